@@ -1,0 +1,313 @@
+// Record+Encoding: the canonical bytes of a record (Spec/wire-format.md §5).
+
+extension Record {
+    /// Record flags byte: bit 0 parent present, bit 1 extensions present; bits 2–7 reserved.
+    enum Flags {
+        static let parent: UInt8 = 1
+        static let extensions: UInt8 = 2
+        static let known: UInt8 = 3
+    }
+
+    /// Field slot tag bit 7: a stamp follows the tag.
+    static let stampedBit: UInt8 = 0x80
+
+    /// The record's canonical bytes. Equal records always give equal bytes.
+    public func encoded() -> [UInt8] {
+        WireWriter.encode(size: encodedSize) { encode(into: &$0) }
+    }
+
+    /// Decodes a record from its canonical bytes.
+    /// - Throws: ``WireError`` for malformed, non-canonical or over-limit input.
+    public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
+        let result: Result<Record, WireError> = bytes.withUnsafeBytes { raw in
+            do throws(WireError) { return .success(try Record(decoding: raw, limits: limits)) } catch { return .failure(error) }
+        }
+        self = try result.get()
+    }
+
+    /// Decodes a record from borrowed bytes.
+    /// - Throws: ``WireError`` for malformed, non-canonical or over-limit input.
+    public init(decoding buffer: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) {
+        guard buffer.count <= limits.maxRecordBytes else {
+            throw WireError(.limitExceeded, at: 0, "record is \(buffer.count) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes)")
+        }
+        var r = WireReader(buffer, limits: limits)
+        self = try Record.decode(from: &r)
+        try r.expectEnd("the record")
+    }
+
+    /// Size of ``encoded()``.
+    package var encodedSize: Int {
+        var n = 1 &+ WireSize.string(recordType) &+ WireSize.string(id.name)
+        n &+= WireSize.string(id.zone.name) &+ WireSize.string(id.zone.owner)
+        let vv = versionVector.entries
+        n &+= WireSize.varint(UInt64(vv.count)) &+ vv.count &* 25
+        if !vv.isEmpty { n &+= stampSize(creation) }
+        if let parent { n &+= parent.payloadSize(zone: id.zone) }
+        n &+= WireSize.varint(UInt64(fields.count))
+        for f in fields {
+            n &+= WireSize.string(f.name) &+ 1
+            if f.stamp != nil { n &+= stampSize(f.stamp) }
+            if let v = f.value { n &+= v.payloadSize(zone: id.zone) }
+        }
+        if !extensions.isEmpty {
+            n &+= WireSize.varint(UInt64(extensions.count))
+            for e in extensions { n &+= WireSize.varint(e.tag) &+ WireSize.lengthPrefixed(e.bytes.count) }
+        }
+        return n
+    }
+
+    /// A stamp is the index of its node in the version vector, then how far its timestamp is
+    /// below that node's entry. A stamp whose node is missing from the vector is encoded against
+    /// index 0 with the full timestamp (such records are rejected on decode; see ``validate``).
+    func stampSize(_ dot: Dot?) -> Int {
+        guard let dot else { return 2 }
+        let (i, back) = stampParts(dot)
+        return WireSize.varint(UInt64(i)) &+ WireSize.varint(back)
+    }
+
+    @inline(__always) func stampParts(_ dot: Dot) -> (Int, UInt64) {
+        if let i = versionVector.index(of: dot.node) {
+            let top = versionVector.entries[i].hlc.rawValue
+            return (i, top &- dot.hlc.rawValue)
+        }
+        return (0, 0)
+    }
+
+    func writeStamp(_ dot: Dot?, into w: inout WireWriter) {
+        guard let dot else { w.writeVarint(0); w.writeVarint(0); return }
+        let (i, back) = stampParts(dot)
+        w.writeVarint(UInt64(i))
+        w.writeVarint(back)
+    }
+
+    /// Writes ``encoded()`` into `w`.
+    package func encode(into w: inout WireWriter) {
+        var flags: UInt8 = 0
+        if parent != nil { flags |= Flags.parent }
+        if !extensions.isEmpty { flags |= Flags.extensions }
+        w.writeByte(flags)
+        w.writeString(recordType)
+        w.writeString(id.name)
+        w.writeString(id.zone.name)
+        w.writeString(id.zone.owner)
+        let vv = versionVector.entries
+        w.writeVarint(UInt64(vv.count))
+        var h = 0
+        for e in vv {
+            w.writeNodeID(e.node)
+            w.writeFixed64(e.hlc.rawValue)
+            while h < heads.count && heads[h].node < e.node { h &+= 1 }
+            if h < heads.count && heads[h].node == e.node {
+                w.writeByte(heads[h].isDeletion ? 2 : 1)
+            } else {
+                w.writeByte(0)
+            }
+        }
+        if !vv.isEmpty { writeStamp(creation, into: &w) }
+        if let parent { parent.encodePayload(into: &w, zone: id.zone) }
+        w.writeVarint(UInt64(fields.count))
+        for f in fields {
+            w.writeString(f.name)
+            let tag = (f.value?.tag ?? 0) | (f.stamp != nil ? Record.stampedBit : 0)
+            w.writeByte(tag)
+            if f.stamp != nil { writeStamp(f.stamp, into: &w) }
+            if let v = f.value { v.encodePayload(into: &w, zone: id.zone) }
+        }
+        if !extensions.isEmpty {
+            w.writeVarint(UInt64(extensions.count))
+            for e in extensions {
+                w.writeVarint(e.tag)
+                w.writeBytes(e.bytes)
+            }
+        }
+    }
+
+    /// Reads one record from `r`, leaving `r` after it.
+    @usableFromInline package static func decode(from r: inout WireReader) throws(WireError) -> Record {
+        let start = r.position
+        let flagsAt = r.offset
+        let flags = try r.readByte("record flags")
+        guard flags & ~Flags.known == 0 else {
+            throw WireError(.unknownRequiredTag, at: flagsAt, "record flags 0x\(String(flags, radix: 16)) set reserved bits; this record needs a newer Shoal")
+        }
+        let recordType = try r.readIdentifier("record type", max: r.limits.maxNameBytes, limitName: "maxNameBytes")
+        let name = try r.readName("record name")
+        let zone = RecordZone.ID(name: try r.readName("zone name"), owner: try r.readName("zone owner"))
+
+        // Version vector with head states.
+        let vvCount = try r.readCount(max: r.limits.maxVectorEntries, "version vector entry count", limitName: "maxVectorEntries")
+        try r.require(vvCount &* 25, "\(vvCount) version vector entries")
+        var entries = [VersionVector.Entry]()
+        var heads = [Head]()
+        if vvCount > 0 {
+            entries.reserveCapacity(vvCount)
+            var previous: NodeID? = nil
+            for _ in 0..<vvCount {
+                let at = r.offset
+                let node = try r.readNodeID("version vector node")
+                if let p = previous {
+                    if node == p { throw WireError(.duplicate, at: at, "node \(node) appears twice in the version vector") }
+                    if node < p { throw WireError(.unsorted, at: at, "version vector nodes must increase; \(node) follows \(p)") }
+                }
+                previous = node
+                let hAt = r.offset
+                let hlc = try r.readFixed64("version vector timestamp")
+                if hlc == 0 { throw WireError(.invalidValue, at: hAt, "version vector entry for \(node) is zero; zero entries are omitted") }
+                let sAt = r.offset
+                switch try r.readByte("head state") {
+                case 0: break
+                case 1: heads.append(Head(node: node, isDeletion: false))
+                case 2: heads.append(Head(node: node, isDeletion: true))
+                case let s: throw WireError(.invalidValue, at: sAt, "head state \(s) is not 0 (none), 1 (save) or 2 (delete)")
+                }
+                entries.append(VersionVector.Entry(node: node, hlc: HLC(rawValue: hlc)))
+            }
+            if heads.isEmpty {
+                throw WireError(.invalidValue, at: r.offset, "a saved record needs at least one head (state 1 or 2) in its version vector")
+            }
+        }
+        let vv = VersionVector(sortedEntries: entries)
+        let creation: Dot? = vvCount > 0 ? try r.readStamp(vv, "creation stamp") : nil
+        let parent: Reference? = flags & Flags.parent != 0 ? try Reference.decodePayload(from: &r, zone: zone) : nil
+
+        // Fields, strictly increasing by name.
+        let fieldCount = try r.readCount(max: r.limits.maxFieldCount, "field count", limitName: "maxFieldCount")
+        try r.require(fieldCount &* 3, "\(fieldCount) fields")
+        var fields = [Field]()
+        fields.reserveCapacity(fieldCount)
+        var previousName = UnsafeRawBufferPointer(start: nil, count: 0)
+        for i in 0..<fieldCount {
+            let at = r.offset
+            let n = try r.readLength(max: r.limits.maxFieldNameBytes, "field name length", limitName: "maxFieldNameBytes")
+            let raw = try r.readRaw(n, "field name")
+            guard Identifier.isValid(raw) else {
+                throw WireError(.invalidName, at: at, "field name \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
+            }
+            if i > 0 {
+                let c = UTF8Order.compare(previousName, raw)
+                if c == 0 { throw WireError(.duplicate, at: at, "field \(String(decoding: raw, as: UTF8.self)) appears twice") }
+                if c > 0 { throw WireError(.unsorted, at: at, "fields must be sorted by name; \(String(decoding: raw, as: UTF8.self)) follows \(String(decoding: previousName, as: UTF8.self))") }
+            }
+            previousName = raw
+            let fieldName = String(decoding: raw, as: UTF8.self)
+            let tagAt = r.offset
+            let tag = try r.readByte("field type tag")
+            var stamp: Dot? = nil
+            if tag & Record.stampedBit != 0 {
+                guard vvCount > 0 else {
+                    throw WireError(.invalidValue, at: tagAt, "field \(fieldName) has a stamp but the record has no version vector")
+                }
+                stamp = try r.readStamp(vv, "stamp of field \(fieldName)")
+            }
+            let valueTag = tag & ~Record.stampedBit
+            let value: FieldValue? = valueTag == 0 ? nil : try FieldValue.decodePayload(tag: valueTag, from: &r, zone: zone)
+            fields.append(Field(name: fieldName, value: value, stamp: stamp))
+        }
+
+        var extensions = [Extension]()
+        if flags & Flags.extensions != 0 {
+            extensions = try r.readExtensions("record")
+        }
+        if r.position &- start > r.limits.maxRecordBytes {
+            throw WireError(.limitExceeded, at: r.base &+ start, "record is \(r.position &- start) bytes, over the limit of \(r.limits.maxRecordBytes) (WireLimits.maxRecordBytes)")
+        }
+        return Record(recordType: recordType, id: ID(name: name, zone: zone), parent: parent, creation: creation,
+                      versionVector: vv, heads: heads, fields: fields, extensions: extensions)
+    }
+
+    /// Checks what the encoder cannot: names follow the rules and every stamp's node is in the
+    /// version vector at or above the stamp. The store validates every record it saves.
+    /// - Throws: ``WireError`` naming the first problem.
+    public func validate(limits: WireLimits = .default) throws(WireError) {
+        guard Identifier.isValid(recordType), recordType.utf8.count <= limits.maxNameBytes else {
+            throw WireError(.invalidName, at: 0, "record type \(recordType.debugDescription) must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxNameBytes) bytes")
+        }
+        for (what, n) in [("record name", id.name), ("zone name", id.zone.name), ("zone owner", id.zone.owner)] {
+            guard !n.isEmpty, n.utf8.count <= limits.maxNameBytes else {
+                throw WireError(.invalidName, at: 0, "\(what) \(n.debugDescription) must be 1–\(limits.maxNameBytes) bytes")
+            }
+        }
+        guard fields.count <= limits.maxFieldCount else {
+            throw WireError(.limitExceeded, at: 0, "record has \(fields.count) fields, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)")
+        }
+        for f in fields {
+            guard Identifier.isValid(f.name), f.name.utf8.count <= limits.maxFieldNameBytes else {
+                throw WireError(.invalidName, at: 0, "field name \(f.name.debugDescription) must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxFieldNameBytes) bytes")
+            }
+            if let s = f.stamp, !versionVector.covers(s) || versionVector.isEmpty {
+                throw WireError(.invalidValue, at: 0, "field \(f.name) has stamp \(s) not covered by the version vector")
+            }
+            if case .list(let l)? = f.value, l.count > limits.maxListCount {
+                throw WireError(.limitExceeded, at: 0, "field \(f.name) has \(l.count) elements, over the limit of \(limits.maxListCount) (WireLimits.maxListCount)")
+            }
+        }
+        if let c = creation, !versionVector.covers(c) {
+            throw WireError(.invalidValue, at: 0, "creation stamp \(c) is not covered by the version vector")
+        }
+        if !versionVector.isEmpty && heads.isEmpty {
+            throw WireError(.invalidValue, at: 0, "a saved record needs at least one head")
+        }
+        let size = encodedSize
+        guard size <= limits.maxRecordBytes else {
+            throw WireError(.limitExceeded, at: 0, "record \(id) encodes to \(size) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets")
+        }
+    }
+}
+
+extension WireReader {
+    /// Reads a stamp (node index, distance below that node's entry) against `vv`.
+    @inlinable package mutating func readStamp(_ vv: VersionVector, _ what: @autoclosure () -> String) throws(WireError) -> Dot {
+        let at = offset
+        let i = try readVarint("\(what()) node index")
+        guard i < UInt64(vv.entries.count) else {
+            throw WireError(.invalidValue, at: at, "\(what()) names node index \(i) but the version vector has \(vv.entries.count) entries")
+        }
+        let e = vv.entries[Int(i)]
+        let backAt = offset
+        let back = try readVarint("\(what()) timestamp offset")
+        guard back < e.hlc.rawValue else {
+            throw WireError(.invalidValue, at: backAt, "\(what()) lies \(back) below an entry of \(e.hlc.rawValue); a stamp's timestamp must be positive")
+        }
+        return Dot(node: e.node, hlc: HLC(rawValue: e.hlc.rawValue &- back))
+    }
+
+    /// Reads a record type or field name: an ASCII letter, then letters, digits or `_`.
+    @inlinable package mutating func readIdentifier(_ what: @autoclosure () -> String, max limit: Int, limitName: @autoclosure () -> String) throws(WireError) -> String {
+        let at = offset
+        let n = try readLength(max: limit, "\(what()) length", limitName: limitName())
+        let raw = try readRaw(n, what())
+        guard Identifier.isValid(raw) else {
+            throw WireError(.invalidName, at: at, "\(what()) \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
+        }
+        return String(decoding: raw, as: UTF8.self)
+    }
+
+    /// Reads an extension list: a count ≥ 1, then (tag, length-prefixed bytes) with strictly
+    /// increasing tags. Unknown even tags are required and rejected; odd tags are kept.
+    package mutating func readExtensions(_ container: String) throws(WireError) -> [Record.Extension] {
+        let countAt = offset
+        let count = try readCount(max: limits.maxFieldCount, "\(container) extension count", limitName: "maxFieldCount")
+        guard count > 0 else {
+            throw WireError(.invalidValue, at: countAt, "\(container) extension flag is set but the list is empty; canonical form clears the flag")
+        }
+        try require(count &* 2, "\(count) extensions")
+        var out = [Record.Extension]()
+        out.reserveCapacity(count)
+        var previous: UInt64? = nil
+        for _ in 0..<count {
+            let at = offset
+            let tag = try readVarint("extension tag")
+            if let p = previous, tag <= p {
+                throw WireError(tag == p ? .duplicate : .unsorted, at: at, "extension tags must strictly increase; \(tag) follows \(p)")
+            }
+            previous = tag
+            if tag & 1 == 0 {
+                throw WireError(.unknownRequiredTag, at: at, "\(container) extension tag \(tag) is required (even) and unknown to this version of Shoal")
+            }
+            let n = try readLength(max: limits.maxBlobBytes, "extension length", limitName: "maxBlobBytes")
+            out.append(Record.Extension(tag: tag, bytes: try readBytes(n, "extension bytes")))
+        }
+        return out
+    }
+}

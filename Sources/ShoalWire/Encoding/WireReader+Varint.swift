@@ -1,0 +1,78 @@
+// WireReader+Varint: canonical LEB128 varints, zigzag, lengths and counts bounded by limits.
+
+extension WireReader {
+    /// Reads a canonical unsigned LEB128 varint of at most 64 bits.
+    ///
+    /// Rejects overlong forms (a final byte of zero after the first) and values above 64 bits.
+    @inlinable package mutating func readVarint(_ what: @autoclosure () -> String) throws(WireError) -> UInt64 {
+        guard position < count, let start else {
+            throw error(.truncated, "expected a varint (\(what())), input ended")
+        }
+        let first = start.load(fromByteOffset: position, as: UInt8.self)
+        if first < 0x80 {  // one-byte fast path
+            position &+= 1
+            return UInt64(first)
+        }
+        return try readVarintSlow(start, what())
+    }
+
+    @usableFromInline package mutating func readVarintSlow(_ start: UnsafeRawPointer, _ what: @autoclosure () -> String) throws(WireError) -> UInt64 {
+        let begin = position
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        var i = position
+        while true {
+            guard i < count else {
+                throw WireError(.truncated, at: base &+ begin, "varint (\(what())) runs past the end of the input")
+            }
+            let byte = start.load(fromByteOffset: i, as: UInt8.self)
+            i &+= 1
+            if shift == 63 && byte > 1 {
+                throw WireError(.varintOverflow, at: base &+ begin, "varint (\(what())) exceeds 64 bits")
+            }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 {
+                if byte == 0 && i &- begin > 1 {
+                    throw WireError(.overlongVarint, at: base &+ begin, "varint (\(what())) has a redundant trailing zero byte; canonical form uses the fewest bytes")
+                }
+                position = i
+                return result
+            }
+            shift &+= 7
+        }
+    }
+
+    /// Reads a zigzag-encoded signed 64-bit integer.
+    @inlinable package mutating func readZigzag(_ what: @autoclosure () -> String) throws(WireError) -> Int64 {
+        let u = try readVarint(what())
+        return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
+    }
+
+    /// Reads a varint that must fit in `Int` and be at most `limit`; `limitName` names the setting.
+    @inlinable package mutating func readCount(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String) throws(WireError) -> Int {
+        let at = offset
+        let v = try readVarint(what())
+        guard v <= UInt64(limit) else {
+            throw WireError(.limitExceeded, at: at, "\(what()) is \(v), over the limit of \(limit) (WireLimits.\(limitName()))")
+        }
+        return Int(truncatingIfNeeded: v)
+    }
+
+    /// Reads a varint length prefix and checks the bytes are present (never allocates on a bare claim).
+    @inlinable package mutating func readLength(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String) throws(WireError) -> Int {
+        let n = try readCount(max: limit, what(), limitName: limitName())
+        try require(n, what())
+        return n
+    }
+
+    /// Reads a length-prefixed, valid UTF-8 string of at most `limit` bytes.
+    @inlinable package mutating func readString(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String) throws(WireError) -> String {
+        let at = offset
+        let n = try readLength(max: limit, what(), limitName: limitName())
+        let raw = try readRaw(n, what())
+        guard let s = String(validating: UnsafeBufferPointer<UInt8>(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count), as: UTF8.self) else {
+            throw WireError(.invalidUTF8, at: at, "\(what()) is not valid UTF-8")
+        }
+        return s
+    }
+}

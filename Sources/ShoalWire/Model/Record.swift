@@ -1,0 +1,248 @@
+// Record: a typed bag of fields with CloudKit's system fields and Shoal's replication metadata.
+
+/// A record: a record type, an ID, named typed fields, and system fields.
+///
+/// Set and read fields by name with the subscript (`record["title"] = .string("Hello")`).
+/// System fields — creation and modification time, the nodes that created and last modified the
+/// record, its change tag and version vector — are maintained by the store and by replication;
+/// they are read-only here. Every field also carries the ``Dot`` of the write that last set it,
+/// which is how concurrent edits merge field by field.
+public struct Record: Hashable, Sendable, CustomStringConvertible {
+    /// A record's identity: its name and the zone it lives in.
+    public struct ID: Hashable, Comparable, Sendable, CustomStringConvertible {
+        /// The record's name, unique within its zone: 1–255 UTF-8 bytes.
+        public var name: String
+        /// The zone the record lives in.
+        public var zone: RecordZone.ID
+
+        /// Creates a record ID.
+        public init(name: String, zone: RecordZone.ID) {
+            self.name = name
+            self.zone = zone
+        }
+
+        /// Orders by zone, then by the UTF-8 bytes of the name (the order digests use).
+        public static func < (a: ID, b: ID) -> Bool {
+            if a.zone != b.zone { return a.zone < b.zone }
+            return UTF8Order.compare(a.name, b.name) < 0
+        }
+
+        public var description: String { "\(zone)/\(name)" }
+    }
+
+    /// One field slot: a name, its value (nil marks a removed field), and the write that set it.
+    public struct Field: Hashable, Sendable {
+        /// The field's name.
+        public let name: String
+        /// The value, or nil when the field was removed (the marker keeps the removal's dot).
+        public var value: FieldValue?
+        /// The write that last set or removed the field; nil for an edit not yet saved.
+        public var stamp: Dot?
+
+        /// Creates a field slot.
+        public init(name: String, value: FieldValue?, stamp: Dot? = nil) {
+            self.name = name
+            self.value = value
+            self.stamp = stamp
+        }
+    }
+
+    /// Whether the latest of a node's writes that the record has seen saved or deleted it.
+    public struct Head: Hashable, Sendable {
+        /// The node whose newest write (at `versionVector[node]`) is a head.
+        public var node: NodeID
+        /// Whether that write deleted the record.
+        public var isDeletion: Bool
+
+        /// Creates a head.
+        public init(node: NodeID, isDeletion: Bool) {
+            self.node = node
+            self.isDeletion = isDeletion
+        }
+    }
+
+    /// An extension section this version of Shoal does not understand, kept so that re-encoding
+    /// reproduces the original bytes.
+    public struct Extension: Hashable, Sendable {
+        /// The tag; odd tags are optional to understand.
+        public var tag: UInt64
+        /// The section's bytes.
+        public var bytes: [UInt8]
+        /// Creates an extension.
+        public init(tag: UInt64, bytes: [UInt8]) {
+            self.tag = tag
+            self.bytes = bytes
+        }
+    }
+
+    /// The record's type, e.g. `Note`: a letter, then letters, digits or `_`; at most 255 bytes.
+    public var recordType: String
+    /// The record's identity.
+    public let id: ID
+    /// The record's parent, for hierarchical sharing (same zone, action `.none`).
+    public var parent: Reference?
+    /// The write that created the record; nil until saved.
+    public package(set) var creation: Dot?
+    /// Every write this version of the record has seen, per node.
+    public package(set) var versionVector: VersionVector
+    /// The concurrent latest writes, sorted by node; empty until saved.
+    public package(set) var heads: [Head]
+    /// All field slots, sorted by name, including removed-field markers.
+    public package(set) var fields: [Field]
+    /// Unknown optional extensions, preserved.
+    public package(set) var extensions: [Extension]
+
+    /// Creates a new, unsaved record with no fields.
+    public init(recordType: String, id: ID) {
+        self.recordType = recordType
+        self.id = id
+        self.parent = nil
+        self.creation = nil
+        self.versionVector = VersionVector()
+        self.heads = []
+        self.fields = []
+        self.extensions = []
+    }
+
+    /// Creates a record from all of its parts (decoders and the store use this).
+    package init(recordType: String, id: ID, parent: Reference?, creation: Dot?, versionVector: VersionVector,
+                 heads: [Head], fields: [Field], extensions: [Extension]) {
+        self.recordType = recordType
+        self.id = id
+        self.parent = parent
+        self.creation = creation
+        self.versionVector = versionVector
+        self.heads = heads
+        self.fields = fields
+        self.extensions = extensions
+    }
+
+    // MARK: Fields
+
+    /// The position of the slot named `name`, or where it would be inserted.
+    @inlinable package func slot(of name: String) -> (index: Int, found: Bool) {
+        var lo = 0, hi = fields.count
+        while lo < hi {
+            let mid = (lo &+ hi) >> 1
+            let c = UTF8Order.compare(fields[mid].name, name)
+            if c == 0 { return (mid, true) }
+            if c < 0 { lo = mid &+ 1 } else { hi = mid }
+        }
+        return (lo, false)
+    }
+
+    /// The value of the field `key`, or nil if it has none. Setting nil removes the field.
+    public subscript(key: String) -> FieldValue? {
+        get {
+            let s = slot(of: key)
+            return s.found ? fields[s.index].value : nil
+        }
+        set {
+            let s = slot(of: key)
+            if let newValue {
+                if s.found {
+                    fields[s.index].value = newValue
+                    fields[s.index].stamp = nil
+                } else {
+                    fields.insert(Field(name: key, value: newValue), at: s.index)
+                }
+            } else if s.found {
+                if versionVector.isEmpty {
+                    fields.remove(at: s.index)
+                } else if fields[s.index].value != nil || fields[s.index].stamp == nil {
+                    fields[s.index].value = nil
+                    fields[s.index].stamp = nil
+                }
+            }
+        }
+    }
+
+    /// The names of the fields that have values, in sorted order.
+    public var allKeys: [String] { fields.compactMap { $0.value == nil ? nil : $0.name } }
+
+    /// Names of fields set or removed since the record was last saved or fetched.
+    public var changedKeys: [String] { fields.compactMap { $0.stamp == nil ? $0.name : nil } }
+
+    // MARK: System fields
+
+    /// The node that created the record; nil until saved.
+    public var createdBy: NodeID? { creation?.node }
+    /// When the record was created; nil until saved.
+    public var creationDate: Timestamp? { creation?.hlc.timestamp }
+    /// The node whose write is the newest this version has seen; nil until saved.
+    public var modifiedBy: NodeID? { versionVector.latest?.node }
+    /// When the newest write this version has seen was made; nil until saved.
+    public var modificationDate: Timestamp? { versionVector.latest?.hlc.timestamp }
+
+    /// A short string naming this version; changes whenever the record does. Nil until saved.
+    ///
+    /// Save policies compare it: a save with ``Record/changeTag`` different from the stored
+    /// record's fails with `serverRecordChanged`.
+    public var changeTag: String? {
+        if versionVector.isEmpty { return nil }
+        var h = FNV1a64()
+        for e in versionVector.entries {
+            h.add(e.node.high); h.add(e.node.low); h.add(e.hlc.rawValue)
+        }
+        return Hex.string(h.value)
+    }
+
+    /// Whether every latest write deleted the record (a tombstone), under the default rule that a
+    /// save concurrent with a delete keeps the record.
+    public var isDeleted: Bool { !heads.isEmpty && heads.allSatisfy(\.isDeletion) }
+
+    public var description: String {
+        "\(recordType) \(id) {" + fields.compactMap { f in f.value.map { "\(f.name): \($0)" } }.joined(separator: ", ") + "}"
+    }
+}
+
+/// Byte-order comparison of strings' UTF-8 (the canonical order of names in Shoal).
+@usableFromInline package enum UTF8Order {
+    @inlinable package static func compare(_ a: String, _ b: String) -> Int {
+        var a = a, b = b
+        return a.withUTF8 { pa in
+            b.withUTF8 { pb in compare(UnsafeRawBufferPointer(pa), UnsafeRawBufferPointer(pb)) }
+        }
+    }
+
+    @inlinable package static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let n = min(a.count, b.count)
+        if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {
+            let c = memcmpBytes(pa, pb, n)
+            if c != 0 { return c }
+        }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+
+    @inlinable package static func memcmpBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Int {
+        var i = 0
+        while i &+ 8 <= n {
+            let x = UInt64(bigEndian: a.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            let y = UInt64(bigEndian: b.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            if x != y { return x < y ? -1 : 1 }
+            i &+= 8
+        }
+        while i < n {
+            let x = a.load(fromByteOffset: i, as: UInt8.self), y = b.load(fromByteOffset: i, as: UInt8.self)
+            if x != y { return x < y ? -1 : 1 }
+            i &+= 1
+        }
+        return 0
+    }
+}
+
+/// 64-bit FNV-1a, for short non-cryptographic tags.
+package struct FNV1a64 {
+    package private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+    package init() {}
+    package mutating func add(_ word: UInt64) {
+        var w = word
+        for _ in 0..<8 {
+            value = (value ^ (w & 0xFF)) &* 0x100_0000_01b3
+            w >>= 8
+        }
+    }
+    package mutating func add(bytes: some Sequence<UInt8>) {
+        for b in bytes { value = (value ^ UInt64(b)) &* 0x100_0000_01b3 }
+    }
+}

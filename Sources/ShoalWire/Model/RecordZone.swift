@@ -1,0 +1,41 @@
+// RecordZone and RecordZone.ID: the unit of replication, atomic batches and permissions.
+
+/// A zone: a named group of records that replicates, commits and is shared as one unit.
+public struct RecordZone: Hashable, Sendable {
+    /// A zone's identity: its name and its owner's name.
+    ///
+    /// Nodes that replicate a zone agree on its ID; two zones with the same name but different
+    /// owners are different zones.
+    public struct ID: Hashable, Comparable, Sendable, CustomStringConvertible {
+        /// The owner name used when none is given (CloudKit's `CKCurrentUserDefaultName`).
+        public static let defaultOwnerName = "_defaultOwner"
+
+        /// The zone's name, 1–255 UTF-8 bytes.
+        public var name: String
+        /// The owner's name, 1–255 UTF-8 bytes.
+        public var owner: String
+
+        /// Creates a zone ID.
+        public init(name: String, owner: String = ID.defaultOwnerName) {
+            self.name = name
+            self.owner = owner
+        }
+
+        public static func < (a: ID, b: ID) -> Bool {
+            a.name != b.name ? Array(a.name.utf8).lexicographicallyPrecedes(b.name.utf8)
+                : Array(a.owner.utf8).lexicographicallyPrecedes(b.owner.utf8)
+        }
+
+        /// `name` alone for the default owner, else `name@owner`.
+        public var description: String { owner == ID.defaultOwnerName ? name : "\(name)@\(owner)" }
+    }
+
+    /// The zone's identity.
+    public var id: ID
+
+    /// Creates a zone.
+    public init(id: ID) { self.id = id }
+
+    /// Creates a zone with the default owner.
+    public init(name: String) { self.id = ID(name: name) }
+}
