@@ -40,9 +40,8 @@ extension Record {
     package var encodedSize: Int {
         var n = 1 &+ WireSize.string(recordType) &+ WireSize.string(id.name)
         n &+= WireSize.string(id.zone.name) &+ WireSize.string(id.zone.owner)
-        let vv = versionVector.entries
-        n &+= WireSize.varint(UInt64(vv.count)) &+ vv.count &* 25
-        if !vv.isEmpty { n &+= stampSize(creation) }
+        n &+= HeadedVector.size(versionVector)
+        if !versionVector.isEmpty { n &+= stampSize(creation) }
         if let parent { n &+= parent.payloadSize(zone: id.zone) }
         n &+= WireSize.varint(UInt64(fields.count))
         for f in fields {
@@ -57,29 +56,8 @@ extension Record {
         return n
     }
 
-    /// A stamp is the index of its node in the version vector, then how far its timestamp is
-    /// below that node's entry. A stamp whose node is missing from the vector is encoded against
-    /// index 0 with the full timestamp (such records are rejected on decode; see ``validate``).
-    func stampSize(_ dot: Dot?) -> Int {
-        guard let dot else { return 2 }
-        let (i, back) = stampParts(dot)
-        return WireSize.varint(UInt64(i)) &+ WireSize.varint(back)
-    }
-
-    @inline(__always) func stampParts(_ dot: Dot) -> (Int, UInt64) {
-        if let i = versionVector.index(of: dot.node) {
-            let top = versionVector.entries[i].hlc.rawValue
-            return (i, top &- dot.hlc.rawValue)
-        }
-        return (0, 0)
-    }
-
-    func writeStamp(_ dot: Dot?, into w: inout WireWriter) {
-        guard let dot else { w.writeVarint(0); w.writeVarint(0); return }
-        let (i, back) = stampParts(dot)
-        w.writeVarint(UInt64(i))
-        w.writeVarint(back)
-    }
+    func stampSize(_ dot: Dot?) -> Int { StampCoding.size(dot, in: versionVector) }
+    func writeStamp(_ dot: Dot?, into w: inout WireWriter) { StampCoding.write(dot, in: versionVector, into: &w) }
 
     /// Writes ``encoded()`` into `w`.
     package func encode(into w: inout WireWriter) {
@@ -91,20 +69,8 @@ extension Record {
         w.writeString(id.name)
         w.writeString(id.zone.name)
         w.writeString(id.zone.owner)
-        let vv = versionVector.entries
-        w.writeVarint(UInt64(vv.count))
-        var h = 0
-        for e in vv {
-            w.writeNodeID(e.node)
-            w.writeFixed64(e.hlc.rawValue)
-            while h < heads.count && heads[h].node < e.node { h &+= 1 }
-            if h < heads.count && heads[h].node == e.node {
-                w.writeByte(heads[h].isDeletion ? 2 : 1)
-            } else {
-                w.writeByte(0)
-            }
-        }
-        if !vv.isEmpty { writeStamp(creation, into: &w) }
+        HeadedVector.write(versionVector, heads: heads, into: &w)
+        if !versionVector.isEmpty { writeStamp(creation, into: &w) }
         if let parent { parent.encodePayload(into: &w, zone: id.zone) }
         w.writeVarint(UInt64(fields.count))
         for f in fields {
@@ -135,39 +101,8 @@ extension Record {
         let name = try r.readName("record name")
         let zone = RecordZone.ID(name: try r.readName("zone name"), owner: try r.readName("zone owner"))
 
-        // Version vector with head states.
-        let vvCount = try r.readCount(max: r.limits.maxVectorEntries, "version vector entry count", limitName: "maxVectorEntries")
-        try r.require(vvCount &* 25, "\(vvCount) version vector entries")
-        var entries = [VersionVector.Entry]()
-        var heads = [Head]()
-        if vvCount > 0 {
-            entries.reserveCapacity(vvCount)
-            var previous: NodeID? = nil
-            for _ in 0..<vvCount {
-                let at = r.offset
-                let node = try r.readNodeID("version vector node")
-                if let p = previous {
-                    if node == p { throw WireError(.duplicate, at: at, "node \(node) appears twice in the version vector") }
-                    if node < p { throw WireError(.unsorted, at: at, "version vector nodes must increase; \(node) follows \(p)") }
-                }
-                previous = node
-                let hAt = r.offset
-                let hlc = try r.readFixed64("version vector timestamp")
-                if hlc == 0 { throw WireError(.invalidValue, at: hAt, "version vector entry for \(node) is zero; zero entries are omitted") }
-                let sAt = r.offset
-                switch try r.readByte("head state") {
-                case 0: break
-                case 1: heads.append(Head(node: node, isDeletion: false))
-                case 2: heads.append(Head(node: node, isDeletion: true))
-                case let s: throw WireError(.invalidValue, at: sAt, "head state \(s) is not 0 (none), 1 (save) or 2 (delete)")
-                }
-                entries.append(VersionVector.Entry(node: node, hlc: HLC(rawValue: hlc)))
-            }
-            if heads.isEmpty {
-                throw WireError(.invalidValue, at: r.offset, "a saved record needs at least one head (state 1 or 2) in its version vector")
-            }
-        }
-        let vv = VersionVector(sortedEntries: entries)
+        let (vv, heads) = try HeadedVector.read(from: &r)
+        let vvCount = vv.count
         let creation: Dot? = vvCount > 0 ? try r.readStamp(vv, "creation stamp") : nil
         let parent: Reference? = flags & Flags.parent != 0 ? try Reference.decodePayload(from: &r, zone: zone) : nil
 
