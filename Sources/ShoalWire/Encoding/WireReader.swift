@@ -91,3 +91,14 @@
         return [UInt8](raw)
     }
 }
+
+/// Borrowing an array's bytes under typed throws (`withUnsafeBytes` only rethrows `any Error`).
+package enum Borrowed {
+    /// Calls `body` with the bytes of `array` and passes its `WireError` through unchanged.
+    @inlinable package static func bytes<T>(of array: [UInt8], _ body: (UnsafeRawBufferPointer) throws(WireError) -> T) throws(WireError) -> T {
+        let result: Result<T, WireError> = array.withUnsafeBytes { raw in
+            do throws(WireError) { return .success(try body(raw)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+}

@@ -6,12 +6,19 @@
 /// through this cursor. Every write is checked against the end of the buffer; a mismatch between
 /// the size pass and the write pass is a programming error caught by the encoder's tests.
 @usableFromInline package struct WireWriter {
+    @usableFromInline let begin: UnsafeMutableRawPointer
     @usableFromInline var cursor: UnsafeMutableRawPointer
     @usableFromInline let end: UnsafeMutableRawPointer
 
     @inlinable package init(start: UnsafeMutableRawPointer, count: Int) {
+        self.begin = start
         self.cursor = start
         self.end = start + count
+    }
+
+    /// The CRC-32C of everything written so far (frames end with it).
+    package func checksumOfWritten() -> UInt32 {
+        CRC32C.checksum(UnsafeRawBufferPointer(start: begin, count: cursor - begin))
     }
 
     /// Bytes written so far are `cursor - start`; this is what remains.

@@ -1,0 +1,63 @@
+// Frame: the unit on the wire and on disk — header, optional dictionary ID, payload, CRC32C.
+
+/// One frame: a type and its payload, as the application sees them (decompressed).
+///
+/// On the wire a frame is a 9-byte header (magic `SH`, version, type, flags, payload length),
+/// a dictionary ID when the payload is compressed with a dictionary, the payload, and the
+/// CRC-32C of everything before it. ``FrameEncoder`` writes frames; ``FrameReader`` reads them
+/// from a byte stream in any split. Spec/wire-format.md, "Frames", has the byte layout.
+public struct Frame: Hashable, Sendable {
+    /// What the payload is.
+    public var type: FrameType
+    /// The payload, decompressed.
+    public var payload: [UInt8]
+    /// How the payload travelled (informational; re-encoding may choose differently).
+    public var compression: Compression
+
+    /// Creates a frame.
+    public init(type: FrameType, payload: [UInt8], compression: Compression = .none) {
+        self.type = type
+        self.payload = payload
+        self.compression = compression
+    }
+
+    /// How a frame's payload is compressed on the wire: the low two bits of the flags byte.
+    public enum Compression: Hashable, Sendable {
+        /// Sent as is.
+        case none
+        /// One standard zstd frame declaring its content size.
+        case zstd
+        /// One standard zstd frame compressed with the dictionary of this ID.
+        case dictionary(id: UInt32)
+
+        /// The flags bits.
+        var bits: UInt8 {
+            switch self {
+            case .none: return 0
+            case .zstd: return 1
+            case .dictionary: return 2
+            }
+        }
+    }
+}
+
+/// The fixed layout of a frame (Spec/wire-format.md, "Frames").
+package enum FrameLayout {
+    /// `S`, `H`.
+    package static let magic: (UInt8, UInt8) = (0x53, 0x48)
+    /// The only protocol version this Shoal speaks.
+    package static let version: UInt8 = 1
+    /// Magic (2), version, type, flags, payload length (u32 little-endian).
+    package static let headerSize = 9
+    /// Present when the payload uses a dictionary.
+    package static let dictionaryIDSize = 4
+    /// CRC-32C, u32 little-endian.
+    package static let trailerSize = 4
+    /// Flags bits 0–1: compression; every other bit is reserved and must be zero.
+    package static let compressionMask: UInt8 = 0x03
+
+    /// The offsets of the header fields.
+    package static let typeOffset = 3
+    package static let flagsOffset = 4
+    package static let lengthOffset = 5
+}

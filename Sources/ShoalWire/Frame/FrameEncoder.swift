@@ -1,0 +1,113 @@
+// FrameEncoder: writes frames, compressing a payload only when it is large enough and it pays.
+
+/// Writes frames: header, payload (compressed when worthwhile), CRC-32C.
+///
+/// A payload is compressed only when it is at least ``Options/threshold`` bytes and compression
+/// saves at least ``Options/minimumSavingsPercent`` percent (counting the dictionary ID); otherwise
+/// it goes out plain. The encoder keeps one zstd context for all its frames, so it belongs to one
+/// connection direction or one file writer at a time (it is not `Sendable`).
+public struct FrameEncoder {
+    /// How an encoder compresses.
+    public struct Options: Sendable {
+        /// Which compression to try.
+        public enum Mode: Sendable {
+            /// Never compress.
+            case none
+            /// zstd without a dictionary.
+            case zstd
+            /// zstd with a dictionary the peer also holds.
+            case dictionary(ZstdDictionary)
+        }
+
+        /// Which compression to try. Default: the built-in records dictionary, which the
+        /// benchmark chose (Spec/wire-format.md, "Compression", has the numbers).
+        public var mode: Mode = .dictionary(BuiltInDictionaries.records)
+        /// zstd level, 1 (fast) to 19 (small). Default 3.
+        public var level: Int32 = 3
+        /// Payloads smaller than this many bytes go plain. Default 64.
+        public var threshold: Int = 64
+        /// Compressed output must save at least this percentage to be used. Default 3.
+        public var minimumSavingsPercent: Int = 3
+        /// The limits; a payload over `maxFramePayloadBytes` is refused.
+        public var limits: WireLimits = .default
+
+        /// The default options.
+        public init() {}
+
+        /// Default options with `mode`.
+        public init(mode: Mode) { self.mode = mode }
+    }
+
+    /// The options in use.
+    public let options: Options
+    private let compressor: ZstdCompressor
+
+    /// Creates an encoder.
+    public init(options: Options = Options()) {
+        self.options = options
+        self.compressor = ZstdCompressor()
+    }
+
+    /// Encodes a frame of `type` carrying `payload`.
+    /// - Throws: ``WireError`` `limitExceeded` when the payload is over
+    ///   `options.limits.maxFramePayloadBytes`; split it (changes batches are chunked by count and bytes).
+    public func encode(_ type: FrameType, payload: [UInt8]) throws(WireError) -> [UInt8] {
+        try Borrowed.bytes(of: payload) { (raw) throws(WireError) -> [UInt8] in try encode(type, payload: raw) }
+    }
+
+    /// Encodes `frame` (its ``Frame/compression`` is ignored; the options decide).
+    /// - Throws: ``WireError`` `limitExceeded` for an oversized payload.
+    public func encode(_ frame: Frame) throws(WireError) -> [UInt8] {
+        try encode(frame.type, payload: frame.payload)
+    }
+
+    /// Encodes a frame from borrowed payload bytes.
+    /// - Throws: ``WireError`` `limitExceeded` for an oversized payload.
+    public func encode(_ type: FrameType, payload: UnsafeRawBufferPointer) throws(WireError) -> [UInt8] {
+        let limit = options.limits.maxFramePayloadBytes
+        guard payload.count <= limit else {
+            throw WireError(.limitExceeded, at: 0, "frame payload is \(payload.count) bytes, over the limit of \(limit) (WireLimits.maxFramePayloadBytes); send it in smaller pieces")
+        }
+        guard type.rawValue != 0 else {
+            throw WireError(.invalidValue, at: 0, "frame type 0 is reserved")
+        }
+        if let (compressed, compression) = compress(payload) {
+            return compressed.withUnsafeBytes { assemble(type, compression: compression, body: $0) }
+        }
+        return assemble(type, compression: .none, body: payload)
+    }
+
+    private func compress(_ payload: UnsafeRawBufferPointer) -> ([UInt8], Frame.Compression)? {
+        guard payload.count >= options.threshold, payload.count > 0 else { return nil }
+        let dictionary: ZstdDictionary?
+        switch options.mode {
+        case .none: return nil
+        case .zstd: dictionary = nil
+        case .dictionary(let d): dictionary = d
+        }
+        // Worth it only if the output plus any dictionary ID is at most (100 - p)% of the input.
+        let extra = dictionary == nil ? 0 : FrameLayout.dictionaryIDSize
+        let budget = payload.count &* (100 &- options.minimumSavingsPercent) / 100 &- extra
+        guard budget > 0, let out = compressor.compress(payload, level: options.level, dictionary: dictionary, notBelow: budget &+ 1) else {
+            return nil
+        }
+        return (out, dictionary.map { .dictionary(id: $0.id) } ?? .zstd)
+    }
+
+    private func assemble(_ type: FrameType, compression: Frame.Compression, body: UnsafeRawBufferPointer) -> [UInt8] {
+        var dictionaryID: UInt32? = nil
+        if case .dictionary(let id) = compression { dictionaryID = id }
+        let size = FrameLayout.headerSize &+ (dictionaryID == nil ? 0 : FrameLayout.dictionaryIDSize) &+ body.count &+ FrameLayout.trailerSize
+        return WireWriter.encode(size: size) { w in
+            w.writeByte(FrameLayout.magic.0)
+            w.writeByte(FrameLayout.magic.1)
+            w.writeByte(FrameLayout.version)
+            w.writeByte(type.rawValue)
+            w.writeByte(compression.bits)
+            w.writeFixed32(UInt32(truncatingIfNeeded: body.count))
+            if let dictionaryID { w.writeFixed32(dictionaryID) }
+            w.writeRaw(body)
+            w.writeFixed32(w.checksumOfWritten())
+        }
+    }
+}

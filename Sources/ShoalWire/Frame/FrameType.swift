@@ -1,0 +1,52 @@
+// FrameType: what a frame carries; unknown types are delivered so that receivers can skip them.
+
+/// The type byte of a frame: what its payload is.
+///
+/// This version of Shoal defines the types below; the replication protocol
+/// (Spec/replication.md) gives their payloads meaning. A reader delivers frames of types it does
+/// not know (``isKnown`` is false) instead of failing, and the session skips them: that is how
+/// new message types are added without breaking older peers. Type 0 is reserved and invalid.
+public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The type byte.
+    public let rawValue: UInt8
+
+    /// Wraps a type byte.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// First frame on a connection: protocol version, node ID, capabilities, zones.
+    public static let hello = FrameType(rawValue: 0x01)
+    /// A batch of changes: records, deltas and tombstones of one zone.
+    public static let changes = FrameType(rawValue: 0x02)
+    /// Acknowledges batches up to a change token.
+    public static let acknowledgement = FrameType(rawValue: 0x03)
+    /// A chunk of an asset's bytes.
+    public static let assetChunk = FrameType(rawValue: 0x04)
+    /// An error with a code, an optional retry-after and a message (``ErrorMessage``).
+    public static let error = FrameType(rawValue: 0x05)
+    /// A keepalive probe (``PingMessage``).
+    public static let ping = FrameType(rawValue: 0x06)
+    /// The answer to a ping, echoing its nonce (``PingMessage``).
+    public static let pong = FrameType(rawValue: 0x07)
+    /// The sender is closing the connection on purpose (``GoodbyeMessage``).
+    public static let goodbye = FrameType(rawValue: 0x08)
+
+    /// The types this version of Shoal defines.
+    public static let known: [FrameType] = [.hello, .changes, .acknowledgement, .assetChunk, .error, .ping, .pong, .goodbye]
+
+    /// Whether this version of Shoal defines the type.
+    public var isKnown: Bool { rawValue >= 0x01 && rawValue <= 0x08 }
+
+    public var description: String {
+        switch self {
+        case .hello: return "hello"
+        case .changes: return "changes"
+        case .acknowledgement: return "acknowledgement"
+        case .assetChunk: return "asset-chunk"
+        case .error: return "error"
+        case .ping: return "ping"
+        case .pong: return "pong"
+        case .goodbye: return "goodbye"
+        default: return "unknown(0x\(String(rawValue, radix: 16)))"
+        }
+    }
+}
