@@ -47,16 +47,17 @@ extension FieldValue {
         }
     }
 
-    /// Reads a payload of the value with type tag `tag`.
-    @usableFromInline package static func decodePayload(tag: UInt8, from r: inout WireReader, zone: RecordZone.ID) throws(WireError) -> FieldValue {
+    /// Reads a payload of the value with type tag `tag`, which was read at offset `tagOffset`
+    /// (an undefined tag is reported there, not after a stamp that may follow it).
+    @usableFromInline package static func decodePayload(tag: UInt8, at tagOffset: Int, from r: inout WireReader, zone: RecordZone.ID) throws(WireError) -> FieldValue {
         if tag & ValueTag.listBit != 0 {
             guard tag & 0x80 == 0, let kind = Kind(rawValue: tag & ValueTag.kindMask) else {
-                throw r.error(.unknownRequiredTag, "value type tag 0x\(String(tag, radix: 16)) is not defined (lists are 0x41–0x49)")
+                throw WireError(.unknownRequiredTag, at: tagOffset, "value type tag 0x\(String(tag, radix: 16)) is not defined (lists are 0x41–0x49)")
             }
             return .list(try ListValue.decodePayload(kind: kind, from: &r, zone: zone))
         }
         guard let kind = Kind(rawValue: tag) else {
-            throw r.error(.unknownRequiredTag, "value type tag 0x\(String(tag, radix: 16)) is not defined (scalars are 0x01–0x09)")
+            throw WireError(.unknownRequiredTag, at: tagOffset, "value type tag 0x\(String(tag, radix: 16)) is not defined (scalars are 0x01–0x09)")
         }
         return try decodeScalar(kind: kind, from: &r, zone: zone)
     }

@@ -136,7 +136,7 @@ extension Record {
                 stamp = try r.readStamp(vv, "stamp of field \(fieldName)")
             }
             let valueTag = tag & ~Record.stampedBit
-            let value: FieldValue? = valueTag == 0 ? nil : try FieldValue.decodePayload(tag: valueTag, from: &r, zone: zone)
+            let value: FieldValue? = valueTag == 0 ? nil : try FieldValue.decodePayload(tag: valueTag, at: tagAt, from: &r, zone: zone)
             fields.append(Field(name: fieldName, value: value, stamp: stamp))
         }
 

@@ -195,7 +195,7 @@ extension RecordDelta {
             case OpTag.patch:
                 ops.append(.patch(name: name, stamp: stamp, edits: try decodePatches(from: &r)))
             default:
-                let value: FieldValue? = low == 0 ? nil : try FieldValue.decodePayload(tag: low, from: &r, zone: zone)
+                let value: FieldValue? = low == 0 ? nil : try FieldValue.decodePayload(tag: low, at: tagAt, from: &r, zone: zone)
                 ops.append(.set(Record.Field(name: name, value: value, stamp: stamp)))
             }
         }
