@@ -63,9 +63,9 @@ enum SpecVectors {
 /// Decoders and encoders as the vectors name them.
 enum SpecCodec {
     /// A field value as a vector holds it: the slot's type tag (stamped bit clear), then the payload.
-    static func decodeValue(_ bytes: [UInt8], zone: RecordZone.ID) throws(WireError) -> FieldValue {
+    static func decodeValue(_ bytes: [UInt8], zone: RecordZone.ID, limits: WireLimits = .default) throws(WireError) -> FieldValue {
         let result: Result<FieldValue, WireError> = bytes.withUnsafeBytes { raw in
-            var r = WireReader(raw, limits: .default)
+            var r = WireReader(raw, limits: limits)
             do throws(WireError) {
                 let tag = try r.readByte("value type tag")
                 let v = try FieldValue.decodePayload(tag: tag, at: 0, from: &r, zone: zone)

@@ -245,7 +245,7 @@ extension ListValue {
             return .string(try many { (r: inout WireReader) throws(WireError) in try r.readString(max: r.limits.maxRecordBytes, "list string", limitName: "maxRecordBytes") })
         case .int64: return .int64(try many { (r: inout WireReader) throws(WireError) in try r.readZigzag("list int64") })
         case .double:
-            try r.require(n &* 8, "\(n) list doubles")
+            try r.require(n, each: 8, "\(n) list doubles")
             return .double(try many { (r: inout WireReader) throws(WireError) in try r.readCanonicalDouble("list double") })
         case .bool: return .bool(try many { (r: inout WireReader) throws(WireError) in try r.readBool("list bool") })
         case .bytes:
@@ -256,10 +256,10 @@ extension ListValue {
         case .date: return .date(try many { (r: inout WireReader) throws(WireError) in Timestamp(millisecondsSince1970: try r.readZigzag("list date")) })
         case .reference: return .reference(try many { (r: inout WireReader) throws(WireError) in try Reference.decodePayload(from: &r, zone: zone) })
         case .asset:
-            try r.require(n &* 33, "\(n) list assets")
+            try r.require(n, each: 33, "\(n) list assets")
             return .asset(try many { (r: inout WireReader) throws(WireError) in try Asset.decodePayload(from: &r) })
         case .location:
-            try r.require(n &* 17, "\(n) list locations")
+            try r.require(n, each: 17, "\(n) list locations")
             return .location(try many { (r: inout WireReader) throws(WireError) in try Location.decodePayload(from: &r) })
         }
     }

@@ -25,7 +25,7 @@ package enum HeadedVector {
     package static func read(from r: inout WireReader) throws(WireError) -> (VersionVector, [Record.Head]) {
         let vectorAt = r.offset
         let vvCount = try r.readCount(max: r.limits.maxVectorEntries, "version vector entry count", limitName: "maxVectorEntries")
-        try r.require(vvCount &* 25, "\(vvCount) version vector entries")
+        try r.require(vvCount, each: 25, "\(vvCount) version vector entries")
         var entries = [VersionVector.Entry]()
         var heads = [Record.Head]()
         guard vvCount > 0 else { return (VersionVector(), heads) }

@@ -108,7 +108,7 @@ extension Record {
 
         // Fields, strictly increasing by name.
         let fieldCount = try r.readCount(max: r.limits.maxFieldCount, "field count", limitName: "maxFieldCount")
-        try r.require(fieldCount &* 3, "\(fieldCount) fields")
+        try r.require(fieldCount, each: 3, "\(fieldCount) fields")
         var fields = [Field]()
         fields.reserveCapacity(fieldCount)
         var previousName = UnsafeRawBufferPointer(start: nil, count: 0)
@@ -188,7 +188,7 @@ extension WireReader {
         guard count > 0 else {
             throw WireError(.invalidValue, at: countAt, "\(container) extension flag is set but the list is empty; canonical form clears the flag")
         }
-        try require(count &* 2, "\(count) extensions")
+        try require(count, each: 2, "\(count) extensions")
         var out = [Record.Extension]()
         out.reserveCapacity(count)
         var previous: UInt64? = nil
