@@ -1,6 +1,7 @@
 // SpecVectorTests: every vector in Spec/vectors, decoded and re-encoded (valid) or rejected (invalid).
 
 import Foundation
+import ShoalSamples
 import Testing
 @testable import ShoalWire
 
@@ -190,5 +191,42 @@ enum SpecCodec {
         let kinds: Set = ["value", "record", "delta", "tombstone", "token"]
         #expect(Set(SpecVectors.valid.map(\.kind)) == kinds)
         #expect(Set(SpecVectors.invalid.map(\.kind)) == kinds)
+    }
+}
+
+/// Mutations of the valid vectors: every decoder returns a value or an error, and whatever it
+/// accepts it re-encodes to the same bytes (one encoding per value).
+@Suite struct SpecVectorMutationTests {
+    @Test func mutatedVectorsDecodeCanonicallyOrFail() throws {
+        let seed = SplitMix64.seed(fromEnvironment: "SHOAL_SEED", default: 0x5EED_0003)
+        var rng = SplitMix64(seed: seed)
+        let vectors = SpecVectors.valid
+        try #require(!vectors.isEmpty)
+        for i in 0..<20_000 {
+            let v = vectors[Int(rng.next() % UInt64(vectors.count))]
+            var bytes = v.bytes
+            switch rng.next() % 4 {
+            case 0 where !bytes.isEmpty: bytes[Int(rng.next() % UInt64(bytes.count))] ^= UInt8(1 << (rng.next() % 8))
+            case 1 where !bytes.isEmpty: bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next())
+            case 2: bytes = Array(bytes.prefix(Int(rng.next() % UInt64(bytes.count + 1))))
+            default: bytes.insert(UInt8(truncatingIfNeeded: rng.next()), at: Int(rng.next() % UInt64(bytes.count + 1)))
+            }
+            let reencoded: [UInt8]?
+            switch v.kind {
+            case "value":
+                let zone = v.zone ?? RecordZone.ID(name: "z")
+                reencoded = (try? SpecCodec.decodeValue(bytes, zone: zone)).map { SpecCodec.encodeValue($0, zone: zone) }
+            case "record": reencoded = (try? Record(decoding: bytes))?.encoded()
+            case "delta":
+                let zone = v.zone ?? RecordZone.ID(name: "z")
+                reencoded = (try? RecordDelta(decoding: bytes, zone: zone))?.encoded(zone: zone)
+            case "tombstone": reencoded = (try? Tombstone(decoding: bytes))?.encoded()
+            default: reencoded = (try? ChangeToken(bytes: bytes).contents()).map { ChangeToken($0).bytes }
+            }
+            if let reencoded, reencoded != bytes {
+                Issue.record("seed \(seed) case \(i): \(v.name) mutated to \(Hex.string(bytes)) decodes but re-encodes to \(Hex.string(reencoded))")
+                return
+            }
+        }
     }
 }

@@ -32,6 +32,7 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
             a.zone == b.zone && UTF8Order.equal(a.name, b.name)
         }
 
+        /// Hashes the zone and the name's UTF-8 bytes, consistently with `==`.
         public func hash(into h: inout Hasher) {
             h.combine(zone)
             UTF8Order.hash(name, into: &h)

@@ -26,6 +26,7 @@ public struct RecordZone: Hashable, Sendable {
             UTF8Order.equal(a.name, b.name) && UTF8Order.equal(a.owner, b.owner)
         }
 
+        /// Hashes the UTF-8 bytes of name and owner, consistently with `==`.
         public func hash(into h: inout Hasher) {
             UTF8Order.hash(name, into: &h)
             UTF8Order.hash(owner, into: &h)
