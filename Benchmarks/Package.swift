@@ -1,0 +1,34 @@
+// swift-tools-version: 6.0
+// Shoal's benchmark harness: ShoalWire against its peers (swift-protobuf, Foundation JSON), measured in one run.
+import PackageDescription
+
+let package = Package(
+    name: "ShoalBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Shoal", path: ".."),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "shoal-bench",
+            dependencies: [
+                .product(name: "ShoalWire", package: "Shoal"),
+                .product(name: "ShoalSamples", package: "Shoal"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                "CMallocCounter",
+                "CZstdStreaming",
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        // Counts calls to malloc and friends by interposing them over glibc's (Linux only).
+        .target(name: "CMallocCounter"),
+        // libzstd's streaming API, for the compression suite's one-context-per-connection case.
+        .systemLibrary(
+            name: "CZstdStreaming",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
