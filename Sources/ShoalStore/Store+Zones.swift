@@ -11,9 +11,13 @@ extension Store {
     ///   - id: the zone's name and owner.
     ///   - scope: the database it belongs to (default private).
     ///   - readOnly: refuse local writes with `permissionFailure` (for zones shared read-only).
+    ///   - incarnation: the incarnation to adopt — replication passes the one of the peer the zone
+    ///     is replicated from, so every replica of a zone answers the same change tokens; nil (the
+    ///     default) for a new random one.
     /// - Throws: `invalidArguments` for an invalid name; `internalError` if SQLite fails.
     @discardableResult
-    public func createZone(_ id: RecordZone.ID, scope: DatabaseScope = .private, readOnly: Bool = false) throws(ShoalError) -> ZoneInfo {
+    public func createZone(_ id: RecordZone.ID, scope: DatabaseScope = .private, readOnly: Bool = false,
+                           incarnation: NodeID? = nil) throws(ShoalError) -> ZoneInfo {
         for (what, n) in [("zone name", id.name), ("zone owner", id.owner)] {
             guard !n.isEmpty, n.utf8.count <= configuration.limits.maxNameBytes else {
                 throw .invalidArguments("\(what) \(n.debugDescription) must be 1–\(configuration.limits.maxNameBytes) UTF-8 bytes")
@@ -24,7 +28,7 @@ extension Store {
             databaseSequence += 1
             if var z = zones[id] {
                 z.deleted = false
-                z.incarnation = .random()
+                z.incarnation = incarnation ?? .random()
                 z.vector = VersionVector()
                 z.horizon = VersionVector()
                 z.scope = scope
@@ -36,7 +40,7 @@ extension Store {
                 return z.info
             }
             let s = try db.statement("INSERT INTO zones(name, owner, scope, read_only, incarnation, seq, vector, horizon, deleted, db_seq) VALUES(?, ?, ?, ?, ?, 0, x'', x'', 0, ?)")
-            let inc = NodeID.random()
+            let inc = incarnation ?? NodeID.random()
             try s.bind(1, id.name).bind(2, id.owner).bind(3, Int(scope.rawValue)).bind(4, readOnly ? 1 : 0)
                 .bind(5, Bytes.nodeID(inc)).bind(6, Int64(bitPattern: databaseSequence)).run()
             let row = try lastRow()

@@ -10,7 +10,7 @@ import Foundation
 #endif
 
 /// A fresh directory under the system temporary directory, removed by `cleanup()`.
-struct TempDirectory: ~Copyable {
+final class TempDirectory {
     let path: String
     init(_ name: String = "shoal-store") {
         path = FileManager.default.temporaryDirectory.path + "/\(name)-\(UInt64.random(in: 0...UInt64.max))"
@@ -26,7 +26,7 @@ final class FakeClock: Sendable {
 }
 
 extension Store {
-    static func temporary(_ dir: borrowing TempDirectory, _ configure: (inout Configuration) -> Void = { _ in }) async throws -> Store {
+    static func temporary(_ dir: TempDirectory, _ configure: (inout Configuration) -> Void = { _ in }) async throws -> Store {
         var c = Configuration()
         c.synchronous = .normal
         configure(&c)
