@@ -71,6 +71,8 @@ public actor Store {
     var indexes: Set<IndexKey> = []
     let notifier = Notifier()
     var subscriptions: [String: Subscription] = [:]
+    /// How many records the last query decoded (tests check that indexes avoid scans).
+    package var lastQueryDecodeCount = 0
 
     /// Opens the store in `directory`, creating the directory and the store if needed.
     ///
