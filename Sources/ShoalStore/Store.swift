@@ -112,6 +112,7 @@ public actor Store {
         }
         indexes = try IndexKey.loadAll(db)
         subscriptions = try Subscription.loadAll(db)
+        notifier.setWantsRecords(subscriptions.values.contains { if case .database = $0.kind { false } else { true } })
     }
 
     /// The last HLC timestamp this node issued or observed (persisted with every write).
@@ -140,7 +141,9 @@ public actor Store {
                 try persistClock()
                 return r
             }
-            notifier.commit(store: self)
+            notifier.commit(subscriptions: Array(subscriptions.values), before: savedZones, after: zones,
+                            storeIncarnation: incarnation, databaseIncarnation: databaseIncarnation,
+                            databaseSequenceBefore: savedSeq)
             return result
         } catch {
             zones = savedZones
