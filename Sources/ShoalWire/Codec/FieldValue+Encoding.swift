@@ -47,16 +47,17 @@ extension FieldValue {
         }
     }
 
-    /// Reads a payload of the value with type tag `tag`.
-    @usableFromInline package static func decodePayload(tag: UInt8, from r: inout WireReader, zone: RecordZone.ID) throws(WireError) -> FieldValue {
+    /// Reads a payload of the value with type tag `tag`, which was read at offset `tagOffset`
+    /// (an undefined tag is reported there, not after a stamp that may follow it).
+    @usableFromInline package static func decodePayload(tag: UInt8, at tagOffset: Int, from r: inout WireReader, zone: RecordZone.ID) throws(WireError) -> FieldValue {
         if tag & ValueTag.listBit != 0 {
             guard tag & 0x80 == 0, let kind = Kind(rawValue: tag & ValueTag.kindMask) else {
-                throw r.error(.unknownRequiredTag, "value type tag 0x\(String(tag, radix: 16)) is not defined (lists are 0x41–0x49)")
+                throw WireError(.unknownRequiredTag, at: tagOffset, "value type tag 0x\(String(tag, radix: 16)) is not defined (lists are 0x41–0x49)")
             }
             return .list(try ListValue.decodePayload(kind: kind, from: &r, zone: zone))
         }
         guard let kind = Kind(rawValue: tag) else {
-            throw r.error(.unknownRequiredTag, "value type tag 0x\(String(tag, radix: 16)) is not defined (scalars are 0x01–0x09)")
+            throw WireError(.unknownRequiredTag, at: tagOffset, "value type tag 0x\(String(tag, radix: 16)) is not defined (scalars are 0x01–0x09)")
         }
         return try decodeScalar(kind: kind, from: &r, zone: zone)
     }
@@ -244,7 +245,7 @@ extension ListValue {
             return .string(try many { (r: inout WireReader) throws(WireError) in try r.readString(max: r.limits.maxRecordBytes, "list string", limitName: "maxRecordBytes") })
         case .int64: return .int64(try many { (r: inout WireReader) throws(WireError) in try r.readZigzag("list int64") })
         case .double:
-            try r.require(n &* 8, "\(n) list doubles")
+            try r.require(n, each: 8, "\(n) list doubles")
             return .double(try many { (r: inout WireReader) throws(WireError) in try r.readCanonicalDouble("list double") })
         case .bool: return .bool(try many { (r: inout WireReader) throws(WireError) in try r.readBool("list bool") })
         case .bytes:
@@ -255,10 +256,10 @@ extension ListValue {
         case .date: return .date(try many { (r: inout WireReader) throws(WireError) in Timestamp(millisecondsSince1970: try r.readZigzag("list date")) })
         case .reference: return .reference(try many { (r: inout WireReader) throws(WireError) in try Reference.decodePayload(from: &r, zone: zone) })
         case .asset:
-            try r.require(n &* 33, "\(n) list assets")
+            try r.require(n, each: 33, "\(n) list assets")
             return .asset(try many { (r: inout WireReader) throws(WireError) in try Asset.decodePayload(from: &r) })
         case .location:
-            try r.require(n &* 17, "\(n) list locations")
+            try r.require(n, each: 17, "\(n) list locations")
             return .location(try many { (r: inout WireReader) throws(WireError) in try Location.decodePayload(from: &r) })
         }
     }

@@ -23,8 +23,9 @@ package enum HeadedVector {
     }
 
     package static func read(from r: inout WireReader) throws(WireError) -> (VersionVector, [Record.Head]) {
+        let vectorAt = r.offset
         let vvCount = try r.readCount(max: r.limits.maxVectorEntries, "version vector entry count", limitName: "maxVectorEntries")
-        try r.require(vvCount &* 25, "\(vvCount) version vector entries")
+        try r.require(vvCount, each: 25, "\(vvCount) version vector entries")
         var entries = [VersionVector.Entry]()
         var heads = [Record.Head]()
         guard vvCount > 0 else { return (VersionVector(), heads) }
@@ -51,7 +52,7 @@ package enum HeadedVector {
             entries.append(VersionVector.Entry(node: node, hlc: HLC(rawValue: hlc)))
         }
         if heads.isEmpty {
-            throw WireError(.invalidValue, at: r.offset, "a saved record needs at least one head (state 1 or 2) in its version vector")
+            throw WireError(.invalidValue, at: vectorAt, "a saved record needs at least one head (state 1 or 2) in its version vector")
         }
         return (VersionVector(sortedEntries: entries), heads)
     }

@@ -108,7 +108,7 @@ extension Record {
 
         // Fields, strictly increasing by name.
         let fieldCount = try r.readCount(max: r.limits.maxFieldCount, "field count", limitName: "maxFieldCount")
-        try r.require(fieldCount &* 3, "\(fieldCount) fields")
+        try r.require(fieldCount, each: 3, "\(fieldCount) fields")
         var fields = [Field]()
         fields.reserveCapacity(fieldCount)
         var previousName = UnsafeRawBufferPointer(start: nil, count: 0)
@@ -136,7 +136,7 @@ extension Record {
                 stamp = try r.readStamp(vv, "stamp of field \(fieldName)")
             }
             let valueTag = tag & ~Record.stampedBit
-            let value: FieldValue? = valueTag == 0 ? nil : try FieldValue.decodePayload(tag: valueTag, from: &r, zone: zone)
+            let value: FieldValue? = valueTag == 0 ? nil : try FieldValue.decodePayload(tag: valueTag, at: tagAt, from: &r, zone: zone)
             fields.append(Field(name: fieldName, value: value, stamp: stamp))
         }
 
@@ -149,44 +149,6 @@ extension Record {
         }
         return Record(recordType: recordType, id: ID(name: name, zone: zone), parent: parent, creation: creation,
                       versionVector: vv, heads: heads, fields: fields, extensions: extensions)
-    }
-
-    /// Checks what the encoder cannot: names follow the rules and every stamp's node is in the
-    /// version vector at or above the stamp. The store validates every record it saves.
-    /// - Throws: ``WireError`` naming the first problem.
-    public func validate(limits: WireLimits = .default) throws(WireError) {
-        guard Identifier.isValid(recordType), recordType.utf8.count <= limits.maxNameBytes else {
-            throw WireError(.invalidName, at: 0, "record type \(recordType.debugDescription) must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxNameBytes) bytes")
-        }
-        for (what, n) in [("record name", id.name), ("zone name", id.zone.name), ("zone owner", id.zone.owner)] {
-            guard !n.isEmpty, n.utf8.count <= limits.maxNameBytes else {
-                throw WireError(.invalidName, at: 0, "\(what) \(n.debugDescription) must be 1–\(limits.maxNameBytes) bytes")
-            }
-        }
-        guard fields.count <= limits.maxFieldCount else {
-            throw WireError(.limitExceeded, at: 0, "record has \(fields.count) fields, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)")
-        }
-        for f in fields {
-            guard Identifier.isValid(f.name), f.name.utf8.count <= limits.maxFieldNameBytes else {
-                throw WireError(.invalidName, at: 0, "field name \(f.name.debugDescription) must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxFieldNameBytes) bytes")
-            }
-            if let s = f.stamp, !versionVector.covers(s) || versionVector.isEmpty {
-                throw WireError(.invalidValue, at: 0, "field \(f.name) has stamp \(s) not covered by the version vector")
-            }
-            if case .list(let l)? = f.value, l.count > limits.maxListCount {
-                throw WireError(.limitExceeded, at: 0, "field \(f.name) has \(l.count) elements, over the limit of \(limits.maxListCount) (WireLimits.maxListCount)")
-            }
-        }
-        if let c = creation, !versionVector.covers(c) {
-            throw WireError(.invalidValue, at: 0, "creation stamp \(c) is not covered by the version vector")
-        }
-        if !versionVector.isEmpty && heads.isEmpty {
-            throw WireError(.invalidValue, at: 0, "a saved record needs at least one head")
-        }
-        let size = encodedSize
-        guard size <= limits.maxRecordBytes else {
-            throw WireError(.limitExceeded, at: 0, "record \(id) encodes to \(size) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets")
-        }
     }
 }
 
@@ -226,7 +188,7 @@ extension WireReader {
         guard count > 0 else {
             throw WireError(.invalidValue, at: countAt, "\(container) extension flag is set but the list is empty; canonical form clears the flag")
         }
-        try require(count &* 2, "\(count) extensions")
+        try require(count, each: 2, "\(count) extensions")
         var out = [Record.Extension]()
         out.reserveCapacity(count)
         var previous: UInt64? = nil

@@ -162,7 +162,7 @@ extension RecordDelta {
         }
         let vv = system?.versionVector ?? VersionVector()
         let count = try r.readCount(max: r.limits.maxDeltaOperations, "delta operation count", limitName: "maxDeltaOperations")
-        try r.require(count &* 3, "\(count) delta operations")
+        try r.require(count, each: 3, "\(count) delta operations")
         var ops = [Operation]()
         ops.reserveCapacity(count)
         var previous = ""
@@ -195,7 +195,7 @@ extension RecordDelta {
             case OpTag.patch:
                 ops.append(.patch(name: name, stamp: stamp, edits: try decodePatches(from: &r)))
             default:
-                let value: FieldValue? = low == 0 ? nil : try FieldValue.decodePayload(tag: low, from: &r, zone: zone)
+                let value: FieldValue? = low == 0 ? nil : try FieldValue.decodePayload(tag: low, at: tagAt, from: &r, zone: zone)
                 ops.append(.set(Record.Field(name: name, value: value, stamp: stamp)))
             }
         }
@@ -222,7 +222,7 @@ extension RecordDelta {
         let cAt = r.offset
         let n = try r.readCount(max: r.limits.maxListCount, "splice count", limitName: "maxListCount")
         guard n > 0 else { throw WireError(.invalidValue, at: cAt, "a splice operation has at least one edit") }
-        try r.require(n &* 3, "\(n) splices")
+        try r.require(n, each: 3, "\(n) splices")
         var out = [ListSplice]()
         out.reserveCapacity(n)
         var end: Int? = nil
@@ -247,7 +247,7 @@ extension RecordDelta {
         let cAt = r.offset
         let n = try r.readCount(max: r.limits.maxDeltaOperations, "patch count", limitName: "maxDeltaOperations")
         guard n > 0 else { throw WireError(.invalidValue, at: cAt, "a patch operation has at least one edit") }
-        try r.require(n &* 3, "\(n) patches")
+        try r.require(n, each: 3, "\(n) patches")
         var out = [BytePatch]()
         out.reserveCapacity(n)
         var end: Int? = nil

@@ -49,10 +49,11 @@ extension WireReader {
     }
 
     /// Reads a varint that must fit in `Int` and be at most `limit`; `limitName` names the setting.
+    /// A negative `limit` allows nothing (it never traps).
     @inlinable package mutating func readCount(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String) throws(WireError) -> Int {
         let at = offset
         let v = try readVarint(what())
-        guard v <= UInt64(limit) else {
+        guard v <= UInt64(clamping: limit) else {
             throw WireError(.limitExceeded, at: at, "\(what()) is \(v), over the limit of \(limit) (WireLimits.\(limitName()))")
         }
         return Int(truncatingIfNeeded: v)

@@ -50,6 +50,17 @@
         }
     }
 
+    /// Throws `truncated` unless `count` elements of at least `size` bytes each can still follow.
+    ///
+    /// Checked before any allocation sized by `count`; a product that overflows `Int` cannot fit
+    /// either, so huge limits never turn a claimed count into a trap.
+    @inlinable package func require(_ count: Int, each size: Int, _ what: @autoclosure () -> String) throws(WireError) {
+        let (total, overflow) = count.multipliedReportingOverflow(by: size)
+        if overflow || total > available || total < 0 {
+            throw error(.truncated, "expected \(what()) of at least \(size) byte(s) each, \(available) byte(s) left")
+        }
+    }
+
     @inlinable package mutating func readByte(_ what: @autoclosure () -> String) throws(WireError) -> UInt8 {
         guard position < count, let start else {
             throw error(.truncated, "expected \(what()), input ended")

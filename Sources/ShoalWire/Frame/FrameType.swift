@@ -30,11 +30,16 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// The sender is closing the connection on purpose (``GoodbyeMessage``).
     public static let goodbye = FrameType(rawValue: 0x08)
 
+    /// Asks for a zone's changes since a token, then live updates (``SubscribeMessage``).
+    public static let subscribe = FrameType(rawValue: 0x09)
+    /// Zones created or deleted since the hello (``ZonesMessage``).
+    public static let zones = FrameType(rawValue: 0x0A)
+
     /// The types this version of Shoal defines.
-    public static let known: [FrameType] = [.hello, .changes, .acknowledgement, .assetChunk, .error, .ping, .pong, .goodbye]
+    public static let known: [FrameType] = [.hello, .changes, .acknowledgement, .assetChunk, .error, .ping, .pong, .goodbye, .subscribe, .zones]
 
     /// Whether this version of Shoal defines the type.
-    public var isKnown: Bool { rawValue >= 0x01 && rawValue <= 0x08 }
+    public var isKnown: Bool { rawValue >= 0x01 && rawValue <= 0x0A }
 
     public var description: String {
         switch self {
@@ -46,6 +51,8 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .ping: return "ping"
         case .pong: return "pong"
         case .goodbye: return "goodbye"
+        case .subscribe: return "subscribe"
+        case .zones: return "zones"
         default: return "unknown(0x\(String(rawValue, radix: 16)))"
         }
     }

@@ -159,7 +159,7 @@ extension WireReader {
     /// Reads a version vector without head states, checking order, uniqueness and non-zero entries.
     package mutating func readPlainVector(_ what: @autoclosure () -> String) throws(WireError) -> VersionVector {
         let n = try readCount(max: limits.maxVectorEntries, "\(what()) entry count", limitName: "maxVectorEntries")
-        try require(n &* 24, "\(n) \(what()) entries")
+        try require(n, each: 24, "\(n) \(what()) entries")
         var entries = [VersionVector.Entry]()
         entries.reserveCapacity(n)
         for _ in 0..<n {

@@ -3,8 +3,9 @@
 /// The value of a record field.
 ///
 /// Equality is by canonical encoding: doubles compare by bit pattern after every NaN is made the
-/// one canonical NaN, so `NaN == NaN` and `-0.0 != +0.0` (they encode differently). Two values are
-/// equal exactly when they encode to the same bytes.
+/// one canonical NaN, so `NaN == NaN` and `-0.0 != +0.0` (they encode differently); strings
+/// compare by their UTF-8 bytes, so canonically equivalent but differently encoded text is
+/// unequal. Two values are equal exactly when they encode to the same bytes.
 public enum FieldValue: Hashable, Sendable {
     /// UTF-8 text.
     case string(String)
@@ -70,7 +71,7 @@ public enum FieldValue: Hashable, Sendable {
 
     public static func == (a: FieldValue, b: FieldValue) -> Bool {
         switch (a, b) {
-        case let (.string(x), .string(y)): return x == y
+        case let (.string(x), .string(y)): return UTF8Order.equal(x, y)
         case let (.int64(x), .int64(y)): return x == y
         case let (.double(x), .double(y)): return CanonicalDouble.same(x, y)
         case let (.bool(x), .bool(y)): return x == y
@@ -86,7 +87,7 @@ public enum FieldValue: Hashable, Sendable {
 
     public func hash(into h: inout Hasher) {
         switch self {
-        case .string(let v): h.combine(1 as UInt8); h.combine(v)
+        case .string(let v): h.combine(1 as UInt8); UTF8Order.hash(v, into: &h)
         case .int64(let v): h.combine(2 as UInt8); h.combine(v)
         case .double(let v): h.combine(3 as UInt8); h.combine(CanonicalDouble.bits(v))
         case .bool(let v): h.combine(4 as UInt8); h.combine(v)
@@ -185,7 +186,7 @@ public enum ListValue: Hashable, Sendable {
 
     public static func == (a: ListValue, b: ListValue) -> Bool {
         switch (a, b) {
-        case let (.string(x), .string(y)): return x == y
+        case let (.string(x), .string(y)): return x.count == y.count && zip(x, y).allSatisfy { UTF8Order.equal($0, $1) }
         case let (.int64(x), .int64(y)): return x == y
         case let (.double(x), .double(y)):
             return x.count == y.count && zip(x, y).allSatisfy { CanonicalDouble.same($0, $1) }
@@ -203,7 +204,7 @@ public enum ListValue: Hashable, Sendable {
         h.combine(elementKind.rawValue)
         switch self {
         case .double(let v): for d in v { h.combine(CanonicalDouble.bits(d)) }
-        case .string(let v): h.combine(v)
+        case .string(let v): h.combine(v.count); for s in v { UTF8Order.hash(s, into: &h) }
         case .int64(let v): h.combine(v)
         case .bool(let v): h.combine(v)
         case .bytes(let v): h.combine(v)

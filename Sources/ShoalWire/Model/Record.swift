@@ -27,6 +27,17 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
             return UTF8Order.compare(a.name, b.name) < 0
         }
 
+        /// Equal when the zones are equal and the names have the same UTF-8 bytes.
+        public static func == (a: ID, b: ID) -> Bool {
+            a.zone == b.zone && UTF8Order.equal(a.name, b.name)
+        }
+
+        /// Hashes the zone and the name's UTF-8 bytes, consistently with `==`.
+        public func hash(into h: inout Hasher) {
+            h.combine(zone)
+            UTF8Order.hash(name, into: &h)
+        }
+
         public var description: String { "\(zone)/\(name)" }
     }
 
@@ -197,7 +208,23 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Byte-order comparison of strings' UTF-8 (the canonical order of names in Shoal).
+///
+/// Shoal compares names and string values by their UTF-8 bytes, never by Swift's `String ==`,
+/// which treats canonically equivalent text (`"é"` and `"e\u{301}"`) as equal although the two
+/// encode differently (Spec/wire-format.md §3.4).
 @usableFromInline package enum UTF8Order {
+    /// Whether two strings have the same UTF-8 bytes.
+    @inlinable package static func equal(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && compare(a, b) == 0
+    }
+
+    /// Feeds the UTF-8 bytes of `s` (and their count) to `h`, consistently with ``equal(_:_:)``.
+    @inlinable package static func hash(_ s: String, into h: inout Hasher) {
+        var s = s
+        s.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
+        h.combine(s.utf8.count)
+    }
+
     @inlinable package static func compare(_ a: String, _ b: String) -> Int {
         var a = a, b = b
         return a.withUTF8 { pa in

@@ -21,9 +21,20 @@ public struct RecordZone: Hashable, Sendable {
             self.owner = owner
         }
 
+        /// Equal when name and owner have the same UTF-8 bytes (no Unicode normalisation).
+        public static func == (a: ID, b: ID) -> Bool {
+            UTF8Order.equal(a.name, b.name) && UTF8Order.equal(a.owner, b.owner)
+        }
+
+        /// Hashes the UTF-8 bytes of name and owner, consistently with `==`.
+        public func hash(into h: inout Hasher) {
+            UTF8Order.hash(name, into: &h)
+            UTF8Order.hash(owner, into: &h)
+        }
+
         public static func < (a: ID, b: ID) -> Bool {
-            a.name != b.name ? Array(a.name.utf8).lexicographicallyPrecedes(b.name.utf8)
-                : Array(a.owner.utf8).lexicographicallyPrecedes(b.owner.utf8)
+            let c = UTF8Order.compare(a.name, b.name)
+            return c != 0 ? c < 0 : UTF8Order.compare(a.owner, b.owner) < 0
         }
 
         /// `name` alone for the default owner, else `name@owner`.

@@ -1,0 +1,97 @@
+// ChangesMessage: one batch of a zone's changes — latest record versions, tombstones included.
+
+/// The payload of a ``FrameType/changes`` frame (Spec/replication.md, "Changes").
+///
+/// Layout: zone ID, incarnation (16 bytes), batch number (varint, from 1 per subscription),
+/// flags (bit 0: caught up — the sender had nothing more when it made this batch; bit 1: a
+/// knowledge vector follows the token; other bits reserved), the sender's change token after
+/// this batch (length-prefixed), the knowledge vector (plain vector) when flagged, the record
+/// count (varint), then the records' canonical encodings back to back (each is self-delimiting).
+/// Deleted records travel as records whose heads are all deletions.
+public struct ChangesMessage: Hashable, Sendable {
+    /// The zone.
+    public var zone: RecordZone.ID
+    /// The incarnation.
+    public var incarnation: NodeID
+    /// The batch number within the subscription, from 1.
+    public var batch: UInt64
+    /// Whether the sender had sent everything it held when it made this batch.
+    public var isCaughtUp: Bool
+    /// The token to resubscribe with after applying this batch.
+    public var token: ChangeToken
+    /// Every change the sender knew of when it started reading this batch (sent with caught-up
+    /// batches only): the receiver may add it to its own knowledge once the batch is applied.
+    public var knowledge: VersionVector?
+    /// The latest versions of the records that changed.
+    public var records: [Record]
+
+    /// Creates a batch.
+    public init(zone: RecordZone.ID, incarnation: NodeID, batch: UInt64, isCaughtUp: Bool, token: ChangeToken,
+                knowledge: VersionVector? = nil, records: [Record]) {
+        self.zone = zone
+        self.incarnation = incarnation
+        self.batch = batch
+        self.isCaughtUp = isCaughtUp
+        self.token = token
+        self.knowledge = knowledge
+        self.records = records
+    }
+
+    enum Flags {
+        static let caughtUp: UInt8 = 1
+        static let knowledge: UInt8 = 2
+    }
+
+    /// The canonical payload bytes. Every record must be in `zone` and pass `Record.validate()`.
+    public func encoded() -> [UInt8] {
+        var size = WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(batch) &+ 1 &+ WireSize.lengthPrefixed(token.bytes.count)
+        if let k = knowledge { size &+= WireSize.plainVector(k) }
+        size &+= WireSize.varint(UInt64(records.count))
+        for r in records { size &+= r.encodedSize }
+        return WireWriter.encode(size: size) { w in
+            w.writeZoneID(zone)
+            w.writeNodeID(incarnation)
+            w.writeVarint(batch)
+            w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0))
+            w.writeBytes(token.bytes)
+            if let k = knowledge { w.writePlainVector(k) }
+            w.writeVarint(UInt64(records.count))
+            for r in records { r.encode(into: &w) }
+        }
+    }
+
+    /// Decodes a changes payload.
+    /// - Throws: ``WireError`` for malformed, non-canonical or over-limit input, including a
+    ///   record that belongs to another zone (`invalid_value`).
+    public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
+        self = try ControlPayload.decode(bytes, limits: limits, "the changes message") { (r) throws(WireError) -> ChangesMessage in
+            let zone = try r.readZoneID()
+            let incarnation = try r.readNodeID("zone incarnation")
+            let bAt = r.offset
+            let batch = try r.readVarint("batch number")
+            guard batch >= 1 else { throw WireError(.invalidValue, at: bAt, "batch numbers start at 1") }
+            let fAt = r.offset
+            let flags = try r.readByte("changes flags")
+            guard flags & ~(Flags.caughtUp | Flags.knowledge) == 0 else {
+                throw WireError(.unknownRequiredTag, at: fAt, "changes flags 0x\(Hex.string([flags])) set reserved bits")
+            }
+            let n = try r.readLength(max: r.limits.maxBlobBytes, "token length", limitName: "maxBlobBytes")
+            let token = ChangeToken(bytes: try r.readBytes(n, "token"))
+            let knowledge: VersionVector? = flags & Flags.knowledge != 0 ? try r.readPlainVector("knowledge") : nil
+            let count = try r.readCount(max: r.limits.maxMessageItems, "record count", limitName: "maxMessageItems")
+            try r.require(count, "\(count) records")
+            var records = [Record]()
+            records.reserveCapacity(min(count, 4096))
+            for _ in 0..<count {
+                let at = r.offset
+                let record = try Record.decode(from: &r)
+                guard record.id.zone == zone else {
+                    throw WireError(.invalidValue, at: at, "record \(record.id) is not in zone \(zone) of this batch")
+                }
+                records.append(record)
+            }
+            return ChangesMessage(zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
+                                  token: token, knowledge: knowledge, records: records)
+        }
+    }
+}

@@ -1,0 +1,196 @@
+// FrameVectorTests: Spec/vectors/frames.json — frames and control payloads, decoded and re-encoded.
+
+import Foundation
+import Testing
+import ShoalSamples
+@testable import ShoalWire
+
+/// One entry of `Spec/vectors/frames.json`.
+struct FrameVector: Sendable, CustomTestStringConvertible {
+    var name: String
+    var kind: String
+    var hex: String
+    var json: [String: String]
+    var error: String?
+    var offset: Int?
+
+    var testDescription: String { name }
+
+    static let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Spec/vectors/frames.json")
+
+    static func load() -> [FrameVector] {
+        guard let data = try? Data(contentsOf: file),
+              let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
+        return list.map { v in
+            FrameVector(name: v["name"] as? String ?? "?", kind: v["kind"] as? String ?? "?", hex: v["hex"] as? String ?? "",
+                        json: (v["json"] as? [String: Any])?.mapValues { "\($0)" } ?? [:],
+                        error: v["error"] as? String, offset: v["offset"] as? Int)
+        }
+    }
+
+    var bytes: [UInt8] { Hex.bytes(hex) ?? [] }
+}
+
+@Suite struct FrameVectorTests {
+    static let vectors = FrameVector.load()
+
+    @Test func vectorFileIsPresent() {
+        #expect(Self.vectors.count >= 20, "Spec/vectors/frames.json is missing or short")
+    }
+
+    @Test(arguments: vectors.filter { $0.error == nil })
+    func validVector(_ v: FrameVector) throws {
+        switch v.kind {
+        case "frame":
+            let f = try FrameReader.decodeOne(v.bytes)
+            #expect(String(f.type.rawValue) == v.json["type"])
+            #expect(Hex.string(f.payload) == v.json["payload"])
+            #expect(FrameVectorTests.compressionName(f.compression) == v.json["compression"])
+            if f.compression == .none {
+                // Plain frames are fully determined: re-encoding gives the same bytes.
+                let again = try FrameEncoder(options: .init(mode: .none)).encode(f.type, payload: f.payload)
+                #expect(Hex.string(again) == v.hex)
+            }
+        case "error_message":
+            let m = try ErrorMessage(decoding: v.bytes)
+            #expect(m.code == v.json["code"] && m.message == v.json["message"])
+            #expect(m.retryAfterMilliseconds.map(String.init) == v.json["retry_after_ms"])
+            #expect(Hex.string(m.encoded()) == v.hex)
+        case "ping":
+            let m = try PingMessage(decoding: v.bytes)
+            #expect(String(m.nonce) == v.json["nonce"])
+            #expect(Hex.string(m.encoded()) == v.hex)
+        case "goodbye":
+            let m = try GoodbyeMessage(decoding: v.bytes)
+            #expect(m.reason == v.json["reason"])
+            #expect(Hex.string(m.encoded()) == v.hex)
+        default:
+            Issue.record("unknown vector kind \(v.kind)")
+        }
+    }
+
+    @Test(arguments: vectors.filter { $0.error != nil })
+    func invalidVector(_ v: FrameVector) {
+        do {
+            switch v.kind {
+            case "frame": _ = try FrameReader.decodeOne(v.bytes)
+            case "error_message": _ = try ErrorMessage(decoding: v.bytes)
+            case "ping": _ = try PingMessage(decoding: v.bytes)
+            case "goodbye": _ = try GoodbyeMessage(decoding: v.bytes)
+            default: Issue.record("unknown vector kind \(v.kind)")
+            }
+            Issue.record("\(v.name): decoded, expected \(v.error ?? "")")
+        } catch {
+            #expect(error.code.name == v.error, "\(v.name): \(error)")
+            #expect(error.offset == v.offset, "\(v.name): \(error)")
+        }
+    }
+
+    /// A dictionary-compressed payload is a standard zstd frame: the zstd tool decodes it with the
+    /// Spec's copy of the dictionary. Runs where the `zstd` command is installed.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/zstd")))
+    func zstdToolDecodesDictionaryPayloads() throws {
+        let payload = NotesCorpus.records(count: 3, seed: 5).flatMap { $0.encoded() }
+        let frame = try FrameEncoder().encode(.changes, payload: payload)
+        guard case .dictionary = try FrameReader.decodeOne(frame).compression else {
+            Issue.record("expected the default encoder to use the built-in dictionary")
+            return
+        }
+        let body = Array(frame[13..<(frame.count - 4)])
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-zstd-\(UInt32.random(in: 0 ... .max))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("payload.zst"), output = dir.appendingPathComponent("payload")
+        try Data(body).write(to: input)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/zstd")
+        p.arguments = ["-q", "-d", "-D", DictionaryTrainingTests.specCopy.path, input.path, "-o", output.path]
+        try p.run()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        #expect(try [UInt8](Data(contentsOf: output)) == payload)
+    }
+
+    static func compressionName(_ c: Frame.Compression) -> String {
+        switch c {
+        case .none: return "none"
+        case .zstd: return "zstd"
+        case .dictionary(let id): return "dictionary:\(id)"
+        }
+    }
+
+    // MARK: Generating the vectors
+
+    /// Writes Spec/vectors/frames.json when SHOAL_WRITE_VECTORS=1.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["SHOAL_WRITE_VECTORS"] == "1"))
+    func writeFrameVectors() throws {
+        var out = [[String: Any]]()
+        func frame(_ name: String, _ type: FrameType, _ payload: [UInt8], _ mode: FrameEncoder.Options.Mode) throws {
+            let bytes = try FrameEncoder(options: .init(mode: mode)).encode(type, payload: payload)
+            let f = try FrameReader.decodeOne(bytes)
+            out.append(["name": name, "kind": "frame", "hex": Hex.string(bytes),
+                        "json": ["type": Int(type.rawValue), "compression": Self.compressionName(f.compression), "payload": Hex.string(payload)]])
+        }
+        func invalid(_ name: String, _ kind: String, _ bytes: [UInt8]) {
+            var error: WireError? = nil
+            do {
+                switch kind {
+                case "frame": _ = try FrameReader.decodeOne(bytes)
+                case "error_message": _ = try ErrorMessage(decoding: bytes)
+                case "ping": _ = try PingMessage(decoding: bytes)
+                default: _ = try GoodbyeMessage(decoding: bytes)
+                }
+            } catch let e { error = e }
+            guard let error else { Issue.record("\(name) decoded"); return }
+            out.append(["name": name, "kind": kind, "hex": Hex.string(bytes), "error": error.code.name, "offset": error.offset, "detail": error.detail])
+        }
+        let record = NotesCorpus.records(count: 1, seed: 11)[0].encoded()
+        let batch = NotesCorpus.records(count: 8, seed: 12).flatMap { $0.encoded() }
+        try frame("ping-plain", .ping, PingMessage(nonce: 1).encoded(), .none)
+        try frame("empty-payload", .goodbye, [], .none)
+        try frame("unknown-type-plain", FrameType(rawValue: 0x7F), [0xDE, 0xAD], .none)
+        try frame("record-plain", .changes, record, .none)
+        try frame("record-zstd", .changes, batch, .zstd)
+        try frame("record-dictionary", .changes, record, .dictionary(BuiltInDictionaries.records))
+        try frame("batch-dictionary", .changes, batch, .dictionary(BuiltInDictionaries.records))
+        try frame("below-threshold-stays-plain", .changes, Array(record.prefix(40)), .zstd)
+        let e = ErrorMessage(code: "requestRateLimited", retryAfterMilliseconds: 2500, message: "too many batches; retry later")
+        out.append(["name": "error-with-retry", "kind": "error_message", "hex": Hex.string(e.encoded()),
+                    "json": ["code": e.code, "retry_after_ms": "2500", "message": e.message]])
+        let e2 = ErrorMessage(code: "zoneNotFound", message: "zone \"notes\" does not exist on this node")
+        out.append(["name": "error-without-retry", "kind": "error_message", "hex": Hex.string(e2.encoded()),
+                    "json": ["code": e2.code, "message": e2.message]])
+        out.append(["name": "ping-max-nonce", "kind": "ping", "hex": Hex.string(PingMessage(nonce: .max).encoded()), "json": ["nonce": String(UInt64.max)]])
+        out.append(["name": "goodbye", "kind": "goodbye", "hex": Hex.string(GoodbyeMessage(reason: "shutting down").encoded()), "json": ["reason": "shutting down"]])
+
+        let good = FrameTests.frame(payload: [42])
+        var b = good; b[0] = 0x47
+        invalid("bad-magic", "frame", b)
+        b = good; b[2] = 2
+        invalid("unsupported-version", "frame", b)
+        invalid("reserved-type-zero", "frame", FrameTests.frame(0, payload: [42]))
+        invalid("reserved-flag-bit", "frame", FrameTests.frame(flags: 0x04, payload: [42]))
+        invalid("reserved-compression-3", "frame", FrameTests.frame(flags: 0x03, payload: [42]))
+        b = good; b[9] ^= 1
+        invalid("checksum-mismatch", "frame", b)
+        invalid("truncated-header", "frame", Array(good.prefix(5)))
+        invalid("truncated-payload", "frame", Array(good.dropLast()))
+        invalid("trailing-bytes", "frame", good + [0])
+        invalid("length-over-limit", "frame", FrameTests.frame(payload: [], length: (4 << 20) + 1))
+        invalid("unknown-dictionary", "frame", FrameTests.frame(flags: 2, payload: [1, 2, 3], dictionaryID: 12345))
+        invalid("not-a-zstd-frame", "frame", FrameTests.frame(flags: 1, payload: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]))
+        let bomb = try #require([UInt8](repeating: 0, count: 8 << 20).withUnsafeBytes { ZstdCompressor().compress($0, level: 19, dictionary: nil, notBelow: 1 << 20) })
+        invalid("decompression-bomb", "frame", FrameTests.frame(flags: 1, payload: bomb))
+        let z = try #require(batch.withUnsafeBytes { ZstdCompressor().compress($0, level: 3, dictionary: nil, notBelow: batch.count) })
+        invalid("zstd-then-garbage", "frame", FrameTests.frame(flags: 1, payload: z + [0]))
+        invalid("error-reserved-flag", "error_message", [1, 0x61, 2, 0])
+        invalid("error-code-not-identifier", "error_message", [1, 0x31, 0, 0])
+        invalid("ping-overlong-varint", "ping", [0x80, 0x00])
+        invalid("ping-empty", "ping", [])
+        invalid("goodbye-trailing-byte", "goodbye", [1, 0x61, 0])
+        invalid("goodbye-invalid-utf8", "goodbye", [1, 0xFF])
+        let data = try JSONSerialization.data(withJSONObject: out, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: FrameVector.file)
+    }
+}

@@ -1,0 +1,203 @@
+// MessageVectorTests: Spec/vectors/messages.json — replication messages both ways, and their invalid forms.
+
+import Foundation
+import Testing
+import ShoalSamples
+@testable import ShoalWire
+
+/// The JSON form of replication messages (Spec/vectors/README.md, "Message vectors").
+extension VectorJSON {
+    static func announcements(_ zones: [ZoneAnnouncement]) -> [Any] {
+        zones.map { ["zone": zone($0.zone), "incarnation": node($0.incarnation), "deleted": $0.isDeleted] as [String: Any] }
+    }
+
+    static func announcements(_ any: Any?) throws -> [ZoneAnnouncement] {
+        try array(any, "zones").map { z in
+            let o = try object(z, "zone")
+            return ZoneAnnouncement(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
+                                    isDeleted: try bool(o["deleted"], "deleted"))
+        }
+    }
+
+    static func message(_ kind: String, _ bytes: [UInt8]) throws -> (json: [String: Any], encoded: [UInt8]) {
+        switch kind {
+        case "hello":
+            let m = try HelloMessage(decoding: bytes)
+            return (["min_version": String(m.minimumVersion), "max_version": String(m.maximumVersion), "node": node(m.node), "name": m.name,
+                     "capabilities": String(m.capabilities), "dictionaries": m.dictionaries.map { String($0) },
+                     "max_frame_payload": String(m.maxFramePayloadBytes), "zones": announcements(m.zones)], m.encoded())
+        case "zones":
+            let m = try ZonesMessage(decoding: bytes)
+            return (["zones": announcements(m.zones)], m.encoded())
+        case "subscribe":
+            let m = try SubscribeMessage(decoding: bytes)
+            return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "token": m.token.map { hex($0.bytes) } ?? NSNull(),
+                     "window": String(m.window)], m.encoded())
+        case "acknowledgement":
+            let m = try AcknowledgementMessage(decoding: bytes)
+            return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "batch": String(m.batch)], m.encoded())
+        case "changes":
+            let m = try ChangesMessage(decoding: bytes)
+            return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "batch": String(m.batch), "caught_up": m.isCaughtUp,
+                     "token": hex(m.token.bytes), "knowledge": m.knowledge.map { vector($0) } ?? NSNull(),
+                     "records": m.records.map { record($0) }], m.encoded())
+        default:
+            throw VectorJSONError("unknown message kind \(kind)")
+        }
+    }
+
+    /// Builds the message `json` describes and encodes it.
+    static func encodeMessage(_ kind: String, _ o: [String: Any]) throws -> [UInt8] {
+        switch kind {
+        case "hello":
+            return HelloMessage(minimumVersion: try uint64(o["min_version"], "min_version"), maximumVersion: try uint64(o["max_version"], "max_version"),
+                                node: try node(o["node"], "node"), name: try string(o["name"], "name"),
+                                capabilities: try uint64(o["capabilities"], "capabilities"),
+                                dictionaries: try array(o["dictionaries"], "dictionaries").map { UInt32(try uint64($0, "dictionary")) },
+                                maxFramePayloadBytes: try uint64(o["max_frame_payload"], "max_frame_payload"),
+                                zones: try announcements(o["zones"])).encoded()
+        case "zones":
+            return ZonesMessage(zones: try announcements(o["zones"])).encoded()
+        case "subscribe":
+            let t = optional(o["token"]).map { try? bytes($0, "token") } ?? nil
+            return SubscribeMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
+                                    token: t.map(ChangeToken.init(bytes:)), window: try uint64(o["window"], "window")).encoded()
+        case "acknowledgement":
+            return AcknowledgementMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
+                                          batch: try uint64(o["batch"], "batch")).encoded()
+        case "changes":
+            return ChangesMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
+                                  batch: try uint64(o["batch"], "batch"), isCaughtUp: try bool(o["caught_up"], "caught_up"),
+                                  token: ChangeToken(bytes: try bytes(o["token"], "token")),
+                                  knowledge: try optional(o["knowledge"]).map { try vector($0, "knowledge") },
+                                  records: try array(o["records"], "records").map { try record($0) }).encoded()
+        default:
+            throw VectorJSONError("unknown message kind \(kind)")
+        }
+    }
+}
+
+@Suite struct MessageVectorTests {
+    static let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Spec/vectors/messages.json")
+
+    struct Vector: Sendable, CustomTestStringConvertible {
+        var name: String, kind: String, hex: String, error: String?, offset: Int?
+        var json: String  // serialized, so the vector is Sendable
+        var testDescription: String { name }
+    }
+
+    static let vectors: [Vector] = {
+        guard let data = try? Data(contentsOf: file), let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
+        return list.map { v in
+            let json = (v["json"]).flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            return Vector(name: v["name"] as? String ?? "?", kind: v["kind"] as? String ?? "?", hex: v["hex"] as? String ?? "",
+                          error: v["error"] as? String, offset: v["offset"] as? Int, json: json)
+        }
+    }()
+
+    @Test func everyMessageKindHasVectors() {
+        for kind in ["hello", "zones", "subscribe", "acknowledgement", "changes"] {
+            #expect(Self.vectors.contains { $0.kind == kind && $0.error == nil }, "no valid \(kind) vector")
+            #expect(Self.vectors.contains { $0.kind == kind && $0.error != nil }, "no invalid \(kind) vector")
+        }
+    }
+
+    @Test(arguments: vectors.filter { $0.error == nil })
+    func validVector(_ v: Vector) throws {
+        let bytes = try #require(Hex.bytes(v.hex))
+        let (json, encoded) = try VectorJSON.message(v.kind, bytes)
+        #expect(Hex.string(encoded) == v.hex, "decode → encode changed the bytes")
+        let expected = try #require(try JSONSerialization.jsonObject(with: Data(v.json.utf8)) as? [String: Any])
+        #expect(try Hex.string(VectorJSON.encodeMessage(v.kind, expected)) == v.hex, "JSON → encode differs")
+        let got = String(decoding: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]), as: UTF8.self)
+        #expect(got == v.json, "decoded value differs from the vector's JSON")
+    }
+
+    @Test(arguments: vectors.filter { $0.error != nil })
+    func invalidVector(_ v: Vector) throws {
+        let bytes = try #require(Hex.bytes(v.hex))
+        do {
+            _ = try VectorJSON.message(v.kind, bytes)
+            Issue.record("decoded; expected \(v.error ?? "")")
+        } catch let e as WireError {
+            #expect(e.code.name == v.error, "\(e)")
+            #expect(e.offset == v.offset, "\(e)")
+        }
+    }
+
+    /// Seeded round trips of changes batches built from random records.
+    @Test func randomBatchesRoundTrip() throws {
+        let seed = SplitMix64.seed(fromEnvironment: "SHOAL_SEED", default: 0xC4A6_0001)
+        var gen = RandomRecords(seed: seed)
+        for i in 0..<300 {
+            let zone = RecordZone.ID(name: "z\(i % 3)")
+            let records = (0..<Int(gen.rng.next() % 6)).compactMap { _ -> Record? in
+                let r = gen.record()
+                return r.id.zone == zone ? r : nil
+            }
+            let m = ChangesMessage(zone: zone, incarnation: NodeID(high: 1, low: UInt64(i)), batch: UInt64(i + 1), isCaughtUp: i % 2 == 0,
+                                   token: ChangeToken(bytes: [1, 2, 3]), knowledge: i % 2 == 0 ? VersionVector([(NodeID(high: 9, low: 9), HLC(rawValue: 77))]) : nil,
+                                   records: records)
+            let back = try ChangesMessage(decoding: m.encoded())
+            #expect(back == m, "seed \(seed) case \(i)")
+        }
+    }
+
+    /// Writes Spec/vectors/messages.json when SHOAL_WRITE_VECTORS=1.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["SHOAL_WRITE_VECTORS"] == "1"))
+    func writeMessageVectors() throws {
+        var out = [[String: Any]]()
+        func valid(_ name: String, _ kind: String, _ bytes: [UInt8]) throws {
+            out.append(["name": name, "kind": kind, "hex": Hex.string(bytes), "json": try VectorJSON.message(kind, bytes).json])
+        }
+        func invalid(_ name: String, _ kind: String, _ bytes: [UInt8]) {
+            do {
+                _ = try VectorJSON.message(kind, bytes)
+                Issue.record("\(name) decoded")
+            } catch let e as WireError {
+                out.append(["name": name, "kind": kind, "hex": Hex.string(bytes), "error": e.code.name, "offset": e.offset, "detail": e.detail])
+            } catch { Issue.record("\(name): \(error)") }
+        }
+        let a = NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111)
+        let inc = NodeID(high: 0x1AC0_0000_0000_0001, low: 0x2)
+        let notes = RecordZone.ID(name: "notes"), shared = RecordZone.ID(name: "lab", owner: "bob")
+        let zones = [ZoneAnnouncement(zone: shared, incarnation: inc), ZoneAnnouncement(zone: notes, incarnation: inc, isDeleted: true)]
+        let hello = HelloMessage(node: a, name: "node-a", zones: zones)
+        try valid("hello", "hello", hello.encoded())
+        try valid("hello-no-zones-no-dictionaries", "hello", HelloMessage(node: a, dictionaries: [], zones: []).encoded())
+        try valid("zones", "zones", ZonesMessage(zones: zones).encoded())
+        let token = ChangeToken(ChangeToken.Contents(kind: .zone, incarnation: inc, vector: VersionVector([(a, HLC(rawValue: 1 << 20))]),
+                                                     cursor: .init(source: a, sequence: 42)))
+        try valid("subscribe-from-start", "subscribe", SubscribeMessage(zone: notes, incarnation: inc, token: nil).encoded())
+        try valid("subscribe-with-token", "subscribe", SubscribeMessage(zone: notes, incarnation: inc, token: token, window: 8).encoded())
+        try valid("acknowledgement", "acknowledgement", AcknowledgementMessage(zone: notes, incarnation: inc, batch: 300).encoded())
+        let records = NotesCorpus.records(count: 2, seed: 21)
+        try valid("changes-two-records", "changes", ChangesMessage(zone: NotesCorpus.zone, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: records).encoded())
+        try valid("changes-caught-up-empty", "changes", ChangesMessage(zone: notes, incarnation: inc, batch: 2, isCaughtUp: true, token: token,
+                                                                      knowledge: VersionVector([(a, HLC(rawValue: 5 << 20))]), records: []).encoded())
+
+        var b = hello.encoded(); b[1] = 0
+        invalid("hello-empty-version-range", "hello", b)
+        invalid("hello-unsorted-zones", "hello", HelloMessage(node: a, zones: zones.reversed()).encoded())
+        invalid("hello-duplicate-dictionary", "hello", HelloMessage(node: a, dictionaries: [7, 7], zones: []).encoded())
+        b = ZonesMessage(zones: [zones[0]]).encoded(); b[b.count - 1] = 4
+        invalid("zones-reserved-flag", "zones", b)
+        invalid("zones-empty-zone-name", "zones", ZonesMessage(zones: [ZoneAnnouncement(zone: RecordZone.ID(name: ""), incarnation: inc)]).encoded())
+        b = SubscribeMessage(zone: notes, incarnation: inc, token: nil).encoded(); b[b.count - 1] = 0
+        invalid("subscribe-zero-window", "subscribe", b)
+        invalid("acknowledgement-trailing-byte", "acknowledgement", AcknowledgementMessage(zone: notes, incarnation: inc, batch: 1).encoded() + [0])
+        b = ChangesMessage(zone: notes, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: []).encoded()
+        let flagsAt = WireSize.zoneID(notes) + 16 + 1
+        var c = b; c[flagsAt] = 4
+        invalid("changes-reserved-flag", "changes", c)
+        c = b; c[flagsAt - 1] = 0
+        invalid("changes-batch-zero", "changes", c)
+        invalid("changes-record-from-other-zone", "changes",
+                ChangesMessage(zone: shared, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: [records[0]]).encoded())
+        c = b; c[c.count - 1] = 200
+        invalid("changes-claims-more-records-than-bytes", "changes", c)
+        let data = try JSONSerialization.data(withJSONObject: out, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: Self.file)
+    }
+}
