@@ -32,10 +32,10 @@ extension VectorJSON {
         case "subscribe":
             let m = try SubscribeMessage(decoding: bytes)
             return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "token": m.token.map { hex($0.bytes) } ?? NSNull(),
-                     "window": String(m.window)], m.encoded())
+                     "knowledge": vector(m.knowledge), "window": String(m.window)], m.encoded())
         case "acknowledgement":
             let m = try AcknowledgementMessage(decoding: bytes)
-            return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "batch": String(m.batch)], m.encoded())
+            return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "batch": String(m.batch), "knowledge": vector(m.knowledge)], m.encoded())
         case "changes":
             let m = try ChangesMessage(decoding: bytes)
             return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "batch": String(m.batch), "caught_up": m.isCaughtUp,
@@ -61,10 +61,11 @@ extension VectorJSON {
         case "subscribe":
             let t = optional(o["token"]).map { try? bytes($0, "token") } ?? nil
             return SubscribeMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
-                                    token: t.map(ChangeToken.init(bytes:)), window: try uint64(o["window"], "window")).encoded()
+                                    token: t.map(ChangeToken.init(bytes:)), knowledge: try vector(o["knowledge"], "knowledge"),
+                                    window: try uint64(o["window"], "window")).encoded()
         case "acknowledgement":
             return AcknowledgementMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
-                                          batch: try uint64(o["batch"], "batch")).encoded()
+                                          batch: try uint64(o["batch"], "batch"), knowledge: try vector(o["knowledge"], "knowledge")).encoded()
         case "changes":
             return ChangesMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
                                   batch: try uint64(o["batch"], "batch"), isCaughtUp: try bool(o["caught_up"], "caught_up"),
@@ -170,8 +171,9 @@ extension VectorJSON {
         let token = ChangeToken(ChangeToken.Contents(kind: .zone, incarnation: inc, vector: VersionVector([(a, HLC(rawValue: 1 << 20))]),
                                                      cursor: .init(source: a, sequence: 42)))
         try valid("subscribe-from-start", "subscribe", SubscribeMessage(zone: notes, incarnation: inc, token: nil).encoded())
-        try valid("subscribe-with-token", "subscribe", SubscribeMessage(zone: notes, incarnation: inc, token: token, window: 8).encoded())
-        try valid("acknowledgement", "acknowledgement", AcknowledgementMessage(zone: notes, incarnation: inc, batch: 300).encoded())
+        let k = VersionVector([(a, HLC(rawValue: 3 << 20)), (inc, HLC(rawValue: 7 << 20))])
+        try valid("subscribe-with-token", "subscribe", SubscribeMessage(zone: notes, incarnation: inc, token: token, knowledge: k, window: 8).encoded())
+        try valid("acknowledgement", "acknowledgement", AcknowledgementMessage(zone: notes, incarnation: inc, batch: 300, knowledge: k).encoded())
         let records = NotesCorpus.records(count: 2, seed: 21)
         try valid("changes-two-records", "changes", ChangesMessage(zone: NotesCorpus.zone, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: records).encoded())
         try valid("changes-caught-up-empty", "changes", ChangesMessage(zone: notes, incarnation: inc, batch: 2, isCaughtUp: true, token: token,
