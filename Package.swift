@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "ShoalWire", targets: ["ShoalWire"]),
         .library(name: "ShoalSamples", targets: ["ShoalSamples"]),
         .library(name: "ShoalStore", targets: ["ShoalStore"]),
+        .library(name: "ShoalSync", targets: ["ShoalSync"]),
         .executable(name: "shoal-crash-writer", targets: ["ShoalCrashWriter"]),
     ],
     targets: [
@@ -29,9 +30,11 @@ let package = Package(
         ),
         .target(name: "ShoalWire", dependencies: ["CZstd"], swiftSettings: strict),
         .target(name: "ShoalStore", dependencies: ["ShoalWire", "CSQLite"], swiftSettings: strict),
+        .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalStore"], swiftSettings: strict),
         .executableTarget(name: "ShoalCrashWriter", dependencies: ["ShoalStore", "ShoalWire"], swiftSettings: strict),
         .target(name: "ShoalSamples", dependencies: ["ShoalWire"], swiftSettings: strict),
         .testTarget(name: "ShoalWireTests", dependencies: ["ShoalWire", "ShoalSamples"], swiftSettings: strict),
+        .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
