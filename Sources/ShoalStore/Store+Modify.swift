@@ -40,14 +40,14 @@ extension Store {
         if atomically && total > configuration.maxAtomicBatchItems {
             throw .limitExceeded("an atomic modify request has \(total) items, over the limit of \(configuration.maxAtomicBatchItems) (Configuration.maxAtomicBatchItems); split it, or pass atomically: false to have it chunked into transactions of \(configuration.chunkSize)")
         }
-        var items: [Item] = saving.map { .save($0) } + deleting.map { .delete($0) }
+        let items: [Item] = saving.map { .save($0) } + deleting.map { .delete($0) }
         var saved = [Record]()
+        saved.reserveCapacity(saving.count)
         var deleted = [Record.ID]()
         var errors = [Record.ID: ShoalError]()
         let chunk = atomically ? max(items.count, 1) : max(configuration.chunkSize, 1)
-        while !items.isEmpty {
-            let part = Array(items.prefix(chunk))
-            items.removeFirst(part.count)
+        for start in stride(from: 0, to: items.count, by: chunk) {
+            let part = Array(items[start..<min(start + chunk, items.count)])
             let r = try modifyChunk(part, policy: policy, atomically: atomically)
             saved += r.saved
             deleted += r.deleted
@@ -127,16 +127,18 @@ extension Store {
             // 3. Write, then cascade deletions.
             var saved = [Record](), deleted = [Record.ID]()
             var cascadeFrom = [Record.ID]()
+            var touched = Set<RecordZone.ID>()
             for p in plans {
                 guard var z = zones[p.item.id.zone] else { continue }
                 try writeVersion(p.new, over: p.old, in: &z)
-                try z.save(db)
                 zones[z.id] = z
+                touched.insert(z.id)
                 switch p.item {
                 case .save: saved.append(p.new)
                 case .delete(let id): deleted.append(id); cascadeFrom.append(id)
                 }
             }
+            for id in touched { try zones[id]?.save(db) }
             deleted += try cascadeDeletes(from: cascadeFrom)
             return (saved, deleted, errors)
         }

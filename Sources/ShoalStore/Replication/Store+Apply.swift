@@ -40,6 +40,7 @@ extension Store {
             var result = ApplyResult()
             var newlyDeleted = [Record.ID]()
             var live = [Record]()
+            var touched = Set<RecordZone.ID>()
             for incoming in records {
                 guard var z = zones[incoming.id.zone], !z.deleted else { throw .zoneNotFound(incoming.id.zone) }
                 if let latest = incoming.versionVector.latest {
@@ -75,14 +76,15 @@ extension Store {
                     result.inserted += 1
                 }
                 try writeVersion(next, over: stored, in: &z)
-                try z.save(db)
                 zones[z.id] = z
+                touched.insert(z.id)
                 if next.isDeleted {
                     if !(stored?.isDeleted ?? false) { newlyDeleted.append(next.id) }
                 } else {
                     live.append(next)
                 }
             }
+            for id in touched { try zones[id]?.save(db) }
             // A live record pointing (deleteSelf) at a record already deleted here goes too, so
             // every node ends with the same cascade whatever the order of arrival.
             for r in live {
