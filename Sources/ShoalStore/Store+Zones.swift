@@ -28,7 +28,7 @@ extension Store {
             databaseSequence += 1
             if var z = zones[id] {
                 z.deleted = false
-                z.incarnation = incarnation ?? .random()
+                z.incarnation = incarnation ?? configuration.newIdentifier()
                 z.vector = VersionVector()
                 z.horizon = VersionVector()
                 z.scope = scope
@@ -40,7 +40,7 @@ extension Store {
                 return z.info
             }
             let s = try db.statement("INSERT INTO zones(name, owner, scope, read_only, incarnation, seq, vector, horizon, deleted, db_seq) VALUES(?, ?, ?, ?, ?, 0, x'', x'', 0, ?)")
-            let inc = incarnation ?? NodeID.random()
+            let inc = incarnation ?? configuration.newIdentifier()
             try s.bind(1, id.name).bind(2, id.owner).bind(3, Int(scope.rawValue)).bind(4, readOnly ? 1 : 0)
                 .bind(5, Bytes.nodeID(inc)).bind(6, Int64(bitPattern: databaseSequence)).run()
             let row = try lastRow()

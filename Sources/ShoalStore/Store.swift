@@ -43,6 +43,9 @@ public actor Store {
         public var busyTimeout: Duration = .seconds(5)
         /// Wall-clock milliseconds since 1970, read for every HLC tick; replace it in simulations.
         public var wallClock: @Sendable () -> UInt64 = { UInt64(max(0, Timestamp.now().millisecondsSince1970)) }
+        /// Where new node IDs and zone incarnations come from. Default: the system's secure
+        /// generator. Simulations pass a seeded source so a seed replays the same run.
+        public var newIdentifier: @Sendable () -> NodeID = { NodeID.random() }
         /// How far ahead of our wall clock a remote timestamp may be (``HLC/Clock/maxForwardDrift``).
         public var maxForwardDrift: UInt64 = HLC.Clock.defaultMaxForwardDrift
         /// Largest atomic batch, in items per call; larger atomic batches fail with
@@ -91,7 +94,7 @@ public actor Store {
         let timeout = Int32(clamping: ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000)
         let db = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: timeout)
         try Schema.create(db, synchronous: configuration.synchronous)
-        let meta = try Schema.loadOrCreateMeta(db)
+        let meta = try Schema.loadOrCreateMeta(db, newIdentifier: configuration.newIdentifier)
         return try Store(db: db, configuration: configuration, meta: meta)
     }
 

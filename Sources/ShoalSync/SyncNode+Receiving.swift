@@ -19,6 +19,7 @@ extension SyncNode {
             throw SyncFailure(error.code.name, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
         }
         await setPosition(m.token, peer: peer, zone: m.zone)
+        trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(m.records.map { "\($0.id.name)\($0.versionVector)" }) caughtUp=\(m.isCaughtUp) K=\(m.knowledge.map { "\($0)" } ?? "-")")
         if let k = m.knowledge, m.isCaughtUp { await addKnowledge(k, to: m.zone) }
         sessions[id]?.inbound[m.zone]?.nextBatch = m.batch &+ 1
         let ack = AcknowledgementMessage(zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: await knowledge(of: m.zone))

@@ -84,6 +84,7 @@ extension SyncNode {
                 limit = max(1, limit / 2)
             }
             let caughtUp = !page.moreComing
+            trace?("\(nodeID.short) serving \(zone) to conn \(id): page \(page.records.map { "\($0.id.name)\($0.versionVector)" }) sent \(records.map(\.id.name)) peerK=\(sub.peerKnowledge) token=\((try? page.token.contents())?.cursor?.sequence ?? 0) caughtUp=\(caughtUp) K=\(k)")
             if caughtUp && records.isEmpty && sub.sentAny && page.token == sub.token {
                 sub.idle = !(sessions[id]?.outbound[zone]?.dirty ?? false)
                 continue

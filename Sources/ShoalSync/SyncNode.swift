@@ -23,6 +23,13 @@ public actor SyncNode {
     var nextConnection: UInt64 = 1
     /// Knowledge per zone, cached from the store (Spec/replication.md §1.1).
     var knowledgeCache: [RecordZone.ID: VersionVector] = [:]
+    /// A zone's incarnation changed here or a zone was deleted: every connection must restart.
+    var restartPending = false
+    /// A zone was created here from a peer's announcement: tell every peer.
+    var announcePending = false
+    /// Receives a line for every knowledge adoption and batch (tests use it to explain a failure).
+    package var trace: (@Sendable (String) -> Void)? = nil
+    package func setTrace(_ t: (@Sendable (String) -> Void)?) { trace = t }
 
     /// The protocol versions this node speaks.
     public static let versions: ClosedRange<UInt64> = 1...1
@@ -65,8 +72,36 @@ public actor SyncNode {
                             maxFramePayloadBytes: UInt64(configuration.limits.maxFramePayloadBytes), zones: zones)
     }
 
-    /// Handles one frame received on `id` and returns what to send (and whether to close).
-    public func receive(_ frame: Frame, on id: ConnectionID) async -> [SyncOutput] {
+    /// Handles one frame received on `id` and returns what to send, per connection: usually only
+    /// on `id`, but a change of a zone's incarnation restarts every connection (Spec/replication.md §4).
+    public func receive(_ frame: Frame, on id: ConnectionID) async -> [ConnectionID: [SyncOutput]] {
+        let out = await handle(frame, on: id)
+        if restartPending {
+            restartPending = false
+            announcePending = false
+            return restartAll(reason: "zones changed on node \(nodeID.short); reconnect to exchange them again")
+        }
+        var result: [ConnectionID: [SyncOutput]] = out.isEmpty ? [:] : [id: out]
+        if announcePending {
+            // A zone created here from a peer's announcement: every peer (this one included)
+            // learns we hold it now, and subscribes to it.
+            announcePending = false
+            for (c, more) in await announceZones() { result[c, default: []] += more }
+        }
+        return result
+    }
+
+    /// Says goodbye on every connection (the transport reconnects; hellos carry the new zones).
+    func restartAll(reason: String) -> [ConnectionID: [SyncOutput]] {
+        var result = [ConnectionID: [SyncOutput]]()
+        for id in sessions.keys {
+            result[id] = [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: reason).encoded())), .close(nil)]
+            sessions[id]?.phase = .closed
+        }
+        return result
+    }
+
+    func handle(_ frame: Frame, on id: ConnectionID) async -> [SyncOutput] {
         guard let session = sessions[id], session.phase != .closed else { return [] }
         do throws(SyncFailure) {
             if session.phase == .awaitingHello {
@@ -139,14 +174,19 @@ public actor SyncNode {
                     if let m = mine, !m.isDeleted, m.incarnation == a.incarnation {
                         try await store.deleteZone(a.zone)
                         knowledgeCache[a.zone] = nil
+                        restartPending = true
                     }
                 } else if mine == nil || (mine?.isDeleted == true && mine?.incarnation != a.incarnation) {
                     // New to us, or re-created after a deletion we hold: adopt the peer's incarnation.
                     let scope: DatabaseScope = a.zone.owner == RecordZone.ID.defaultOwnerName ? .private : .shared
                     try await store.createZone(a.zone, scope: scope, incarnation: a.incarnation)
+                    if mine != nil { restartPending = true } else { announcePending = true }
                 } else if let m = mine, !m.isDeleted, a.incarnation > m.incarnation {
-                    // Created independently on both nodes: both keep the larger incarnation.
+                    // Created independently on both nodes: both keep the larger incarnation, and
+                    // every connection restarts so no batch of the old one is in flight.
                     try await store.adoptIncarnation(a.incarnation, for: a.zone)
+                    knowledgeCache[a.zone] = nil
+                    restartPending = true
                 }
             } catch {
                 throw SyncFailure("internalError", "could not apply the peer's announcement of zone \(a.zone): \(error)")
@@ -174,8 +214,9 @@ public actor SyncNode {
         return out
     }
 
-    /// Announces the current zones to every established peer (call after creating or deleting
-    /// a zone locally) and subscribes where a new zone is shared.
+    /// Announces the current zones to every established peer and subscribes where a new zone is
+    /// shared (call after creating a zone locally). Call ``restartConnections(reason:)`` instead
+    /// after deleting a zone, so no subscription to it survives.
     public func announceZones() async -> [ConnectionID: [SyncOutput]] {
         let zones = await store.zoneAnnouncements().filter { configuration.zones.allows($0.zone) }
         var result = [ConnectionID: [SyncOutput]]()
@@ -192,7 +233,16 @@ public actor SyncNode {
             }
             result[id] = out
         }
+        if restartPending {
+            restartPending = false
+            return restartAll(reason: "zones changed on node \(nodeID.short); reconnect to exchange them again")
+        }
         return result
+    }
+
+    /// Closes every connection with a goodbye (after a local zone deletion, or before shutdown).
+    public func restartConnections(reason: String) -> [ConnectionID: [SyncOutput]] {
+        restartAll(reason: reason)
     }
 }
 

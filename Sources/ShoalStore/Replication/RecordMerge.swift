@@ -62,8 +62,14 @@ enum RecordMerge {
                 parent = a.parent ?? b.parent
             }
         }
+        // Creation is the latest (re-)creation either side has seen. A version that dominates
+        // another has a creation at least as late (it inherits it, or re-created the record after
+        // a delete with a newer dot), so "the larger dot" agrees with replacing a dominated version
+        // and is a join: any order of merges gives the same creation. ("The earlier", or "the one
+        // the other side has not seen", both diverge once a record is deleted and re-created
+        // concurrently with an edit; the simulation found both.)
         let creation: Dot? = switch (a.creation, b.creation) {
-        case let (x?, y?): min(x, y)
+        case let (x?, y?): max(x, y)
         case (nil, _): b.creation
         case (_, nil): a.creation
         }

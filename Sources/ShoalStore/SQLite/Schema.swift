@@ -64,13 +64,13 @@ enum Schema {
         var databaseSequence: UInt64
     }
 
-    static func loadOrCreateMeta(_ db: SQLiteDatabase) throws(ShoalError) -> Meta {
+    static func loadOrCreateMeta(_ db: SQLiteDatabase, newIdentifier: () -> NodeID = { NodeID.random() }) throws(ShoalError) -> Meta {
         try db.transaction { () throws(ShoalError) -> Meta in
             var values: [String: (Int64, [UInt8])] = [:]
             let s = try db.statement("SELECT key, value FROM meta")
             while try s.step() { values[s.text(0)] = (s.int64(1), s.blob(1)) }
             if values.isEmpty {
-                let m = Meta(nodeID: .random(), incarnation: .random(), databaseIncarnation: .random(), clock: .zero, databaseSequence: 0)
+                let m = Meta(nodeID: newIdentifier(), incarnation: newIdentifier(), databaseIncarnation: newIdentifier(), clock: .zero, databaseSequence: 0)
                 try setMeta(db, "schema", version)
                 try setMeta(db, "node", Bytes.nodeID(m.nodeID))
                 try setMeta(db, "incarnation", Bytes.nodeID(m.incarnation))
