@@ -13,6 +13,9 @@ let package = Package(
     products: [
         .library(name: "ShoalWire", targets: ["ShoalWire"]),
         .library(name: "ShoalSamples", targets: ["ShoalSamples"]),
+        .library(name: "ShoalStore", targets: ["ShoalStore"]),
+        .library(name: "ShoalSync", targets: ["ShoalSync"]),
+        .executable(name: "shoal-crash-writer", targets: ["ShoalCrashWriter"]),
     ],
     targets: [
         .systemLibrary(
@@ -20,9 +23,19 @@ let package = Package(
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
         .target(name: "ShoalWire", dependencies: ["CZstd"], swiftSettings: strict),
+        .target(name: "ShoalStore", dependencies: ["ShoalWire", "CSQLite"], swiftSettings: strict),
+        .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalStore"], swiftSettings: strict),
+        .executableTarget(name: "ShoalCrashWriter", dependencies: ["ShoalStore", "ShoalWire"], swiftSettings: strict),
         .target(name: "ShoalSamples", dependencies: ["ShoalWire"], swiftSettings: strict),
         .testTarget(name: "ShoalWireTests", dependencies: ["ShoalWire", "ShoalSamples"], swiftSettings: strict),
+        .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
+        .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalSamples", "CSQLite"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,125 @@
+// Store+Apply: applying a batch of record versions from a peer, in one transaction, idempotently.
+
+public import ShoalWire
+
+/// What ``Store/apply(remoteChanges:)`` did with a batch.
+public struct ApplyResult: Sendable, Hashable {
+    /// Versions of records this store did not hold.
+    public var inserted = 0
+    /// Versions that causally followed the stored one and replaced it.
+    public var replaced = 0
+    /// Versions concurrent with the stored one, merged field by field.
+    public var merged = 0
+    /// Versions the store had already seen (equal or older): no-ops.
+    public var unchanged = 0
+    /// Records deleted locally by `deleteSelf` cascades the batch triggered.
+    public var cascaded = 0
+    /// Versions stamped by a clock more than `maxForwardDrift` ahead of ours: applied, but their
+    /// timestamps were not absorbed into this node's clock.
+    public var skewed = 0
+}
+
+extension Store {
+    /// Applies record versions received from a peer — live records and tombstones (records whose
+    /// heads are all deletions) — in one transaction.
+    ///
+    /// Idempotent and order-insensitive: a version the stored one dominates is a no-op, one that
+    /// dominates the stored one replaces it, and concurrent ones are merged field by field by
+    /// their dots (the larger dot wins a field both changed; vectors union; a save concurrent
+    /// with a delete keeps the record). A version of a record this store purged (its vector is
+    /// dominated by the zone's purge horizon) is ignored. Every change gets a new local change
+    /// sequence number, fires subscriptions, and may cascade `deleteSelf` deletions.
+    ///
+    /// - Throws: `invalidArguments` for an unsaved or malformed record (nothing is applied);
+    ///   `zoneNotFound` for a zone this store does not
+    ///   hold; `limitExceeded` for a record over the limits.
+    @discardableResult
+    public func apply(remoteChanges records: [Record]) throws(ShoalError) -> ApplyResult {
+        for r in records { try checkRemote(r) }
+        return try writeTransaction { () throws(ShoalError) -> ApplyResult in
+            var result = ApplyResult()
+            var newlyDeleted = [Record.ID]()
+            var live = [Record]()
+            var touched = Set<RecordZone.ID>()
+            for incoming in records {
+                guard var z = zones[incoming.id.zone], !z.deleted else { throw .zoneNotFound(incoming.id.zone) }
+                if let latest = incoming.versionVector.latest {
+                    // A timestamp too far ahead of our wall clock is not absorbed (our later writes
+                    // keep our own clock), but the version is still applied: refusing it would stall
+                    // replication of the whole zone (Spec/replication.md §7).
+                    do throws(HLC.ClockError) {
+                        try clock.observe(latest.hlc, wallMilliseconds: configuration.wallClock())
+                    } catch {
+                        result.skewed += 1
+                    }
+                }
+                let stored = try loadStored(z, incoming.id.name)?.record
+                let next: Record
+                if let stored {
+                    switch incoming.versionVector.compare(stored.versionVector) {
+                    case .equal, .before:
+                        result.unchanged += 1
+                        continue
+                    case .after:
+                        next = incoming
+                        result.replaced += 1
+                    case .concurrent:
+                        next = RecordMerge.merge(stored, incoming)
+                        result.merged += 1
+                    }
+                } else {
+                    if !z.horizon.isEmpty && incoming.versionVector.isDominated(by: z.horizon) {
+                        result.unchanged += 1  // a version of a record whose tombstone was purged
+                        continue
+                    }
+                    next = incoming
+                    result.inserted += 1
+                }
+                try writeVersion(next, over: stored, in: &z)
+                zones[z.id] = z
+                touched.insert(z.id)
+                if next.isDeleted {
+                    if !(stored?.isDeleted ?? false) { newlyDeleted.append(next.id) }
+                } else {
+                    live.append(next)
+                }
+            }
+            for id in touched { try zones[id]?.save(db) }
+            // A live record pointing (deleteSelf) at a record already deleted here goes too, so
+            // every node ends with the same cascade whatever the order of arrival.
+            for r in live {
+                guard let z = zones[r.id.zone] else { continue }
+                for t in Self.cascadeTargets(r).sorted() {
+                    if let target = try loadStored(z, t)?.record, target.isDeleted,
+                       let cur = try loadStored(z, r.id.name)?.record, !cur.isDeleted {
+                        var zz = z
+                        try writeVersion(tombstone(of: cur), over: cur, in: &zz)
+                        try zz.save(db)
+                        zones[zz.id] = zz
+                        newlyDeleted.append(r.id)
+                        result.cascaded += 1
+                        break
+                    }
+                }
+            }
+            result.cascaded += try cascadeDeletes(from: newlyDeleted).count
+            return result
+        }
+    }
+
+    /// Rejects a remote record that is not a saved, well-formed version.
+    func checkRemote(_ r: Record) throws(ShoalError) {
+        do throws(WireError) {
+            try r.validate(limits: configuration.limits)
+        } catch {
+            throw error.code == .limitExceeded ? .limitExceeded("record \(r.id) from a peer: \(error.detail)")
+                : .invalidArguments("record \(r.id) from a peer is not valid: \(error.detail)")
+        }
+        guard !r.versionVector.isEmpty, !r.heads.isEmpty, r.creation != nil else {
+            throw .invalidArguments("record \(r.id) from a peer was never saved (no version vector or heads); peers send saved versions only")
+        }
+        if let f = r.fields.first(where: { $0.stamp == nil }) {
+            throw .invalidArguments("record \(r.id) from a peer has an unsaved edit of field \(f.name) (no stamp); peers send saved versions only")
+        }
+    }
+}

@@ -1,0 +1,155 @@
+// Store+Changes: the per-zone change feed and database feed, with change tokens that never lie.
+
+public import ShoalWire
+
+/// One page of a zone's change feed.
+public struct ZoneChanges: Sendable {
+    /// The latest version of every record changed since the token, tombstones included, in
+    /// change order. Replication sends these as they are.
+    public var records: [Record]
+    /// Pass this to the next fetch.
+    public var token: ChangeToken
+    /// Whether more changes follow; fetch again with ``token``.
+    public var moreComing: Bool
+
+    /// The live records among ``records``.
+    public var modifiedRecords: [Record] { records.filter { !$0.isDeleted } }
+    /// The deletions among ``records``.
+    public var deletions: [Tombstone] { records.compactMap(Tombstone.init) }
+}
+
+/// What changed among a database's zones.
+public struct DatabaseChanges: Sendable {
+    /// Zones created or changed since the token, sorted by ID.
+    public var changedZones: [RecordZone.ID]
+    /// Zones deleted since the token, sorted by ID.
+    public var deletedZones: [RecordZone.ID]
+    /// Pass this to the next fetch.
+    public var token: ChangeToken
+}
+
+extension Store {
+    /// Largest `limit` accepted by ``changes(in:since:limit:)``.
+    public static let maxChangesPerFetch = 10_000
+
+    /// The changes of `zone` since `token` (everything when nil), oldest first.
+    ///
+    /// A token issued by this store resumes exactly by change sequence. Any other token (issued by
+    /// a peer, or by a copy of this store) is answered from its version vector: every record whose
+    /// version vector it does not dominate — found through the per-origin clock index, not a scan.
+    /// The token of the last page carries the zone's version vector as of the last change included;
+    /// mid-feed tokens keep the vector the fetch started from, so a token never claims changes its
+    /// holder has not received.
+    ///
+    /// - Parameters:
+    ///   - limit: records per page, 1…``maxChangesPerFetch``; `moreComing` says whether to fetch again.
+    /// - Throws: `zoneNotFound`; `changeTokenExpired` when the token is for another incarnation of
+    ///   the zone, or older than its purge horizon (tombstones it never saw were purged) — fetch
+    ///   again from nil and use ``allRecordIDs(in:)`` to find deletions; `invalidArguments` for
+    ///   bytes that are not a zone token or a bad limit.
+    public func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000) throws(ShoalError) -> ZoneChanges {
+        let z = try liveZone(zone)
+        guard (1...Self.maxChangesPerFetch).contains(limit) else {
+            throw .invalidArguments("changes(in: \(zone), limit: \(limit)): limit must be 1…\(Self.maxChangesPerFetch)")
+        }
+        var startVector: VersionVector? = nil
+        var afterSeq: UInt64? = 0
+        if let token {
+            let c = try decode(token, kind: .zone, what: "zone \(zone)")
+            guard c.incarnation == z.incarnation else {
+                throw .changeTokenExpired("the token is for incarnation \(c.incarnation.short) of zone \(zone), which was deleted; the zone is now incarnation \(z.incarnation.short)")
+            }
+            guard z.horizon.isDominated(by: c.vector) else {
+                throw .changeTokenExpired("the token for zone \(zone) predates tombstones purged from this store (its vector \(c.vector) does not cover the purge horizon \(z.horizon))")
+            }
+            startVector = c.vector
+            if let cur = c.cursor, cur.source == incarnation, cur.sequence <= z.seq {
+                afterSeq = cur.sequence
+            } else {
+                afterSeq = nil
+            }
+        }
+        var rows = [(seq: UInt64, record: Record)]()
+        if let afterSeq {
+            let s = try db.statement("SELECT seq, name, bytes FROM records WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?")
+            s.bind(1, z.row).bind(2, Int64(bitPattern: afterSeq)).bind(3, limit + 1)
+            while try s.step() {
+                let name = s.text(1)
+                rows.append((UInt64(bitPattern: s.int64(0)), try s.withBlob(2) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: zone, name: name) }))
+            }
+        } else {
+            rows = try changedSince(vector: startVector ?? VersionVector(), in: z, limit: limit + 1)
+        }
+        let more = rows.count > limit
+        if more { rows.removeLast(rows.count - limit) }
+        let next: ChangeToken.Contents
+        if more, let last = rows.last {
+            next = .init(kind: .zone, incarnation: z.incarnation, vector: startVector ?? z.horizon,
+                         cursor: .init(source: incarnation, sequence: last.seq))
+        } else {
+            next = .init(kind: .zone, incarnation: z.incarnation, vector: z.vector,
+                         cursor: .init(source: incarnation, sequence: z.seq))
+        }
+        return ZoneChanges(records: rows.map(\.record), token: ChangeToken(next), moreComing: more)
+    }
+
+    /// Records of `z` whose vectors `v` does not dominate, by change sequence: per origin of the
+    /// zone, the clock rows with `hlc > v[origin]`.
+    func changedSince(vector v: VersionVector, in z: ZoneState, limit: Int) throws(ShoalError) -> [(seq: UInt64, record: Record)] {
+        var names = Set<String>()
+        let s = try db.statement("SELECT name FROM record_clock WHERE zone = ? AND origin = ? AND hlc > ?")
+        for e in z.vector.entries where e.hlc > v[e.node] {
+            s.reset()
+            s.bind(1, z.row).bind(2, Bytes.nodeID(e.node)).bind(3, Bytes.hlcKey(v[e.node]))
+            while try s.step() { names.insert(s.text(0)) }
+        }
+        var rows = [(seq: UInt64, record: Record)]()
+        let get = try db.statement("SELECT seq, bytes FROM records WHERE zone = ? AND name = ?")
+        for name in names {
+            get.reset()
+            get.bind(1, z.row).bind(2, name)
+            guard try get.step() else { continue }
+            rows.append((UInt64(bitPattern: get.int64(0)), try get.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }))
+        }
+        rows.sort { $0.seq < $1.seq }
+        return Array(rows.prefix(limit))
+    }
+
+    /// Decodes a token and checks its kind.
+    func decode(_ token: ChangeToken, kind: ChangeToken.Contents.Kind, what: String) throws(ShoalError) -> ChangeToken.Contents {
+        let c: ChangeToken.Contents
+        do throws(WireError) {
+            c = try token.contents(limits: configuration.limits)
+        } catch {
+            throw .invalidArguments("the change token for \(what) does not decode (\(error)); pass back a token this API returned, or nil to start over")
+        }
+        guard c.kind == kind else {
+            throw .invalidArguments("a \(c.kind) change token was passed for \(what), which needs a \(kind) token")
+        }
+        return c
+    }
+
+    /// The zones created, changed or deleted since `token` (all when nil), in `scope` (all when nil).
+    /// - Throws: `changeTokenExpired` for a token of another database; `invalidArguments` for bad bytes.
+    public func databaseChanges(since token: ChangeToken?, scope: DatabaseScope? = nil) throws(ShoalError) -> DatabaseChanges {
+        var after: UInt64 = 0
+        if let token {
+            let c = try decode(token, kind: .database, what: "the database")
+            guard c.incarnation == databaseIncarnation else {
+                throw .changeTokenExpired("the database token is for another store's database (\(c.incarnation.short))")
+            }
+            if let cur = c.cursor, cur.source == incarnation, cur.sequence <= databaseSequence { after = cur.sequence }
+        }
+        var changed = [RecordZone.ID](), deleted = [RecordZone.ID]()
+        for z in zones.values where z.databaseSequence > after && (scope == nil || z.scope == scope) {
+            if z.deleted {
+                if token != nil { deleted.append(z.id) }
+            } else {
+                changed.append(z.id)
+            }
+        }
+        let t = ChangeToken(.init(kind: .database, incarnation: databaseIncarnation, vector: VersionVector(),
+                                  cursor: .init(source: incarnation, sequence: databaseSequence)))
+        return DatabaseChanges(changedZones: changed.sorted(), deletedZones: deleted.sorted(), token: t)
+    }
+}

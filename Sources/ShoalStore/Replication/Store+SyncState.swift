@@ -1,0 +1,54 @@
+// Store+SyncState: what replication keeps beside the records — positions, knowledge, zone announcements.
+
+public import ShoalWire
+
+extension Store {
+    /// The value replication stored under `key`, or nil.
+    ///
+    /// Replication keeps its per-peer positions and per-zone knowledge here, in the store's own
+    /// database, so they are as durable as the records they describe.
+    /// - Throws: `internalError` if SQLite fails.
+    public func syncValue(_ key: String) throws(ShoalError) -> [UInt8]? {
+        try ensureSyncTable()
+        let s = try db.statement("SELECT value FROM sync_state WHERE key = ?")
+        s.bind(1, key)
+        return try s.step() ? s.blob(0) : nil
+    }
+
+    /// Stores (or, with nil, removes) a replication value durably.
+    /// - Throws: `internalError` if SQLite fails.
+    public func setSyncValue(_ key: String, _ value: [UInt8]?) throws(ShoalError) {
+        try ensureSyncTable()
+        if let value {
+            try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key).bind(2, value).run()
+        } else {
+            try db.statement("DELETE FROM sync_state WHERE key = ?").bind(1, key).run()
+        }
+    }
+
+    private func ensureSyncTable() throws(ShoalError) {
+        try db.execute("CREATE TABLE IF NOT EXISTS sync_state(key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID")
+    }
+
+    /// Every zone this store has held, live or deleted, with its incarnation, sorted by ID — what
+    /// a node announces to its peers.
+    public func zoneAnnouncements() -> [ZoneAnnouncement] {
+        zones.values.map { ZoneAnnouncement(zone: $0.id, incarnation: $0.incarnation, isDeleted: $0.deleted) }
+            .sorted { $0.zone < $1.zone }
+    }
+
+    /// Replaces a live zone's incarnation, keeping its records (replication uses this when two
+    /// nodes created the same zone independently: both adopt the larger incarnation). Change
+    /// tokens of the old incarnation then get `changeTokenExpired`.
+    /// - Throws: `zoneNotFound` for a zone that is not live; `internalError` if SQLite fails.
+    public func adoptIncarnation(_ incarnation: NodeID, for id: RecordZone.ID) throws(ShoalError) {
+        var z = try liveZone(id)
+        guard z.incarnation != incarnation else { return }
+        try writeTransaction { () throws(ShoalError) in
+            z.incarnation = incarnation
+            try z.save(db)
+            zones[id] = z
+            notifier.zoneChanged(id, deleted: false)
+        }
+    }
+}

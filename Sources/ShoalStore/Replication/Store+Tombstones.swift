@@ -1,0 +1,73 @@
+// Store+Tombstones: peer acknowledgements, causally stable tombstone purges and the purge horizon.
+
+public import ShoalWire
+
+extension Store {
+    /// Records that `peer` has received every change of `zone` up to `vector`.
+    ///
+    /// Peers that have acknowledged a zone are its known peers: a tombstone is purged only when
+    /// every one of them has acknowledged it. Acknowledgements only move forward (union).
+    /// - Throws: `zoneNotFound`.
+    public func acknowledge(peer: NodeID, zone: RecordZone.ID, vector: VersionVector) throws(ShoalError) {
+        let z = try liveZone(zone)
+        try writeTransaction { () throws(ShoalError) in
+            var v = vector
+            let s = try db.statement("SELECT vector FROM peer_acks WHERE zone = ? AND peer = ?")
+            s.bind(1, z.row).bind(2, Bytes.nodeID(peer))
+            if try s.step() { v.formUnion(try Bytes.vector(s.blob(0), "the acknowledgement of \(peer.short) for \(zone)")) }
+            try db.statement("INSERT OR REPLACE INTO peer_acks(zone, peer, vector) VALUES(?, ?, ?)")
+                .bind(1, z.row).bind(2, Bytes.nodeID(peer)).bind(3, Bytes.vector(v)).run()
+        }
+    }
+
+    /// Forgets a peer of `zone` (retired for good), so it no longer holds back purges.
+    /// - Throws: `zoneNotFound`.
+    public func removePeer(_ peer: NodeID, from zone: RecordZone.ID) throws(ShoalError) {
+        let z = try liveZone(zone)
+        try writeTransaction { () throws(ShoalError) in
+            try db.statement("DELETE FROM peer_acks WHERE zone = ? AND peer = ?").bind(1, z.row).bind(2, Bytes.nodeID(peer)).run()
+        }
+    }
+
+    /// Deletes tombstones every known peer of their zone has acknowledged (with no known peers,
+    /// every tombstone), and raises each zone's purge horizon to cover them.
+    ///
+    /// A change token whose vector does not cover the new horizon then gets `changeTokenExpired`,
+    /// so a reader that was away is told to refetch rather than silently missing a deletion.
+    /// - Returns: the number of tombstones purged.
+    @discardableResult
+    public func purgeTombstones() throws(ShoalError) -> Int {
+        try writeTransaction { () throws(ShoalError) -> Int in
+            var purged = 0
+            for var z in zones.values.sorted(by: { $0.id < $1.id }) where !z.deleted {
+                var acks = [VersionVector]()
+                let a = try db.statement("SELECT peer, vector FROM peer_acks WHERE zone = ?")
+                a.bind(1, z.row)
+                while try a.step() { acks.append(try Bytes.vector(a.blob(1), "a peer acknowledgement for \(z.id)")) }
+                var dead = [Record]()
+                let s = try db.statement("SELECT name, bytes FROM records WHERE zone = ? AND deleted = 1")
+                s.bind(1, z.row)
+                while try s.step() {
+                    let name = s.text(0)
+                    let r = try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }
+                    if acks.allSatisfy({ r.versionVector.isDominated(by: $0) }) { dead.append(r) }
+                }
+                if dead.isEmpty { continue }
+                for r in dead {
+                    try removeRows(r, in: z)
+                    z.horizon.formUnion(r.versionVector)
+                }
+                purged += dead.count
+                try z.save(db)
+                zones[z.id] = z
+            }
+            return purged
+        }
+    }
+
+    /// The purge horizon of `zone`: the union of the vectors of every tombstone purged from it.
+    /// - Throws: `zoneNotFound`.
+    public func purgeHorizon(of zone: RecordZone.ID) throws(ShoalError) -> VersionVector {
+        try liveZone(zone).horizon
+    }
+}

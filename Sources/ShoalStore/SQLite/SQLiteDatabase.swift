@@ -1,0 +1,87 @@
+// SQLiteDatabase: one SQLite connection through the C API, with cached prepared statements.
+
+import CSQLite
+
+/// One SQLite connection. Not thread-safe: the ``Store`` actor owns it and is its only user.
+final class SQLiteDatabase {
+    private(set) var handle: OpaquePointer?
+    private var cache: [String: SQLiteStatement] = [:]
+    let path: String
+
+    /// Opens (creating if needed) the database at `path`.
+    init(path: String, busyTimeoutMilliseconds: Int32) throws(ShoalError) {
+        self.path = path
+        var h: OpaquePointer? = nil
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &h, flags, nil)
+        guard rc == SQLITE_OK, let h else {
+            let msg = h.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(h)
+            throw .internalError("cannot open the store database at \(path): \(msg) (SQLite code \(rc)); check the directory exists and is writable")
+        }
+        handle = h
+        sqlite3_busy_timeout(h, busyTimeoutMilliseconds)
+        sqlite3_extended_result_codes(h, 1)
+    }
+
+    deinit { close() }
+
+    /// Finalizes every statement and closes the connection.
+    func close() {
+        for s in cache.values { s.finalize() }
+        cache = [:]
+        if let h = handle { sqlite3_close_v2(h) }
+        handle = nil
+    }
+
+    /// The statement for `sql`, prepared once and reset for reuse.
+    func statement(_ sql: String) throws(ShoalError) -> SQLiteStatement {
+        if let s = cache[sql] {
+            s.reset()
+            return s
+        }
+        var stmt: OpaquePointer? = nil
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw error(rc, "preparing \(sql)") }
+        let s = SQLiteStatement(stmt, database: self)
+        cache[sql] = s
+        return s
+    }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String) throws(ShoalError) {
+        var err: UnsafeMutablePointer<CChar>? = nil
+        let rc = sqlite3_exec(handle, sql, nil, nil, &err)
+        if rc != SQLITE_OK {
+            let msg = err.map { String(cString: $0) } ?? ""
+            sqlite3_free(err)
+            throw error(rc, "running \(sql.prefix(80)): \(msg)")
+        }
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws.
+    func transaction<T>(_ body: () throws(ShoalError) -> T) throws(ShoalError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// The error for SQLite result `rc`: busy and locked become `requestRateLimited`.
+    func error(_ rc: Int32, _ doing: String) -> ShoalError {
+        let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection"
+        let primary = rc & 0xFF
+        if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
+            return .requestRateLimited(retryAfter: .milliseconds(100), "the store database \(path) is locked by another connection (\(msg)) while \(doing)")
+        }
+        return .internalError("SQLite error \(rc) (\(msg)) while \(doing) in \(path)")
+    }
+}

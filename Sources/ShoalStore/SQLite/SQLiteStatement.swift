@@ -1,0 +1,89 @@
+// SQLiteStatement: a prepared statement — bind, step, read columns without copying blobs.
+
+import CSQLite
+
+/// SQLite's "copy the bytes now" destructor (`SQLITE_TRANSIENT`, a macro Swift cannot import).
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A prepared statement owned by a ``SQLiteDatabase``.
+final class SQLiteStatement {
+    let stmt: OpaquePointer
+    unowned let database: SQLiteDatabase
+
+    init(_ stmt: OpaquePointer, database: SQLiteDatabase) {
+        self.stmt = stmt
+        self.database = database
+    }
+
+    func finalize() { sqlite3_finalize(stmt) }
+
+    func reset() {
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+    }
+
+    // MARK: Binding (1-based indexes, as SQLite counts)
+
+    @discardableResult func bind(_ i: Int32, _ v: Int64) -> SQLiteStatement {
+        sqlite3_bind_int64(stmt, i, v); return self
+    }
+    @discardableResult func bind(_ i: Int32, _ v: Int) -> SQLiteStatement { bind(i, Int64(v)) }
+    @discardableResult func bind(_ i: Int32, _ v: Double) -> SQLiteStatement {
+        sqlite3_bind_double(stmt, i, v); return self
+    }
+    @discardableResult func bind(_ i: Int32, _ v: String) -> SQLiteStatement {
+        sqlite3_bind_text(stmt, i, v, -1, sqliteTransient); return self
+    }
+    @discardableResult func bind(_ i: Int32, _ v: [UInt8]) -> SQLiteStatement {
+        v.withUnsafeBytes { raw in
+            // A zero-length blob still needs a non-null pointer to bind as a blob, not NULL.
+            _ = sqlite3_bind_blob(stmt, i, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), sqliteTransient)
+        }
+        return self
+    }
+    @discardableResult func bindNull(_ i: Int32) -> SQLiteStatement {
+        sqlite3_bind_null(stmt, i); return self
+    }
+
+    // MARK: Stepping
+
+    /// Advances to the next row; false when done.
+    func step() throws(ShoalError) -> Bool {
+        let rc = sqlite3_step(stmt)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let sql = sqlite3_sql(stmt).map { String(cString: $0) } ?? "?"
+        let e = database.error(rc, "running \(sql.prefix(80))")
+        sqlite3_reset(stmt)
+        throw e
+    }
+
+    /// Runs a statement that returns no rows.
+    func run() throws(ShoalError) {
+        while try step() {}
+    }
+
+    // MARK: Columns (0-based)
+
+    func int64(_ i: Int32) -> Int64 { sqlite3_column_int64(stmt, i) }
+    func int(_ i: Int32) -> Int { Int(sqlite3_column_int64(stmt, i)) }
+    func double(_ i: Int32) -> Double { sqlite3_column_double(stmt, i) }
+    func isNull(_ i: Int32) -> Bool { sqlite3_column_type(stmt, i) == SQLITE_NULL }
+    func text(_ i: Int32) -> String {
+        guard let p = sqlite3_column_text(stmt, i) else { return "" }
+        let n = Int(sqlite3_column_bytes(stmt, i))
+        return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
+    }
+    /// The blob in column `i`, borrowed until the next step or reset.
+    func withBlob<T>(_ i: Int32, _ body: (UnsafeRawBufferPointer) throws(ShoalError) -> T) throws(ShoalError) -> T {
+        let p = sqlite3_column_blob(stmt, i)
+        let n = Int(sqlite3_column_bytes(stmt, i))
+        return try body(UnsafeRawBufferPointer(start: n > 0 ? p : nil, count: n))
+    }
+    func blob(_ i: Int32) -> [UInt8] {
+        let p = sqlite3_column_blob(stmt, i)
+        let n = Int(sqlite3_column_bytes(stmt, i))
+        guard n > 0, let p else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: n))
+    }
+}

@@ -1,0 +1,160 @@
+// Schema: the store's tables, and the identity row every store keeps (node ID, clock, incarnations).
+
+import ShoalWire
+
+/// The SQL schema (version 1). Every table is `WITHOUT ROWID` keyed by what is looked up.
+///
+/// - `meta(key, value)`: node ID, store and database incarnations, last HLC, database sequence.
+/// - `zones`: one row per zone ever created (deleted zones stay as zone tombstones).
+/// - `records(zone, name, type, seq, deleted, bytes, previous)`: the latest version of every record
+///   (tombstones included) as canonical ShoalWire bytes; `seq` is the zone's change sequence of
+///   the write that produced it; `previous` the version before, for conflict ancestors.
+/// - `record_clock(zone, origin, hlc, name)`: one row per version-vector entry of every record, so
+///   "what changed since vector V" is a range scan per origin (`hlc > V[origin]`).
+/// - `refs(zone, target, source)`: live `deleteSelf` references, for cascading deletes.
+/// - `index_decls`, `field_index`: declared secondary indexes and their typed values.
+/// - `peer_acks(zone, peer, vector)`: what each known peer has acknowledged, for tombstone purges.
+/// - `subscriptions(id, bytes)`: persisted subscriptions.
+enum Schema {
+    static let version: Int64 = 1
+
+    static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous) throws(ShoalError) {
+        try db.execute("PRAGMA journal_mode=WAL")
+        try db.execute("PRAGMA synchronous=\(synchronous.rawValue)")
+        try db.execute("PRAGMA foreign_keys=OFF")
+        try db.execute("""
+        CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value ANY NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS zones(
+            id INTEGER PRIMARY KEY, name TEXT NOT NULL, owner TEXT NOT NULL,
+            scope INTEGER NOT NULL, read_only INTEGER NOT NULL, incarnation BLOB NOT NULL,
+            seq INTEGER NOT NULL, vector BLOB NOT NULL, horizon BLOB NOT NULL,
+            deleted INTEGER NOT NULL, deletion BLOB, db_seq INTEGER NOT NULL,
+            UNIQUE(name, owner));
+        CREATE TABLE IF NOT EXISTS records(
+            zone INTEGER NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL, seq INTEGER NOT NULL,
+            deleted INTEGER NOT NULL, bytes BLOB NOT NULL, previous BLOB,
+            PRIMARY KEY(zone, name)) WITHOUT ROWID;
+        CREATE UNIQUE INDEX IF NOT EXISTS records_by_seq ON records(zone, seq);
+        CREATE INDEX IF NOT EXISTS records_by_type ON records(zone, type, deleted);
+        CREATE TABLE IF NOT EXISTS record_clock(
+            zone INTEGER NOT NULL, origin BLOB NOT NULL, hlc INTEGER NOT NULL, name TEXT NOT NULL,
+            PRIMARY KEY(zone, origin, hlc, name)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS refs(
+            zone INTEGER NOT NULL, target TEXT NOT NULL, source TEXT NOT NULL,
+            PRIMARY KEY(zone, target, source)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS index_decls(
+            zone INTEGER NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
+            PRIMARY KEY(zone, type, field)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS field_index(
+            zone INTEGER NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL, kind INTEGER NOT NULL,
+            value BLOB, name TEXT NOT NULL,
+            PRIMARY KEY(zone, type, field, kind, value, name)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS peer_acks(
+            zone INTEGER NOT NULL, peer BLOB NOT NULL, vector BLOB NOT NULL,
+            PRIMARY KEY(zone, peer)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS subscriptions(id TEXT PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
+        """)
+    }
+
+    struct Meta {
+        var nodeID: NodeID
+        var incarnation: NodeID
+        var databaseIncarnation: NodeID
+        var clock: HLC
+        var databaseSequence: UInt64
+    }
+
+    static func loadOrCreateMeta(_ db: SQLiteDatabase, newIdentifier: () -> NodeID = { NodeID.random() }) throws(ShoalError) -> Meta {
+        try db.transaction { () throws(ShoalError) -> Meta in
+            var values: [String: (Int64, [UInt8])] = [:]
+            let s = try db.statement("SELECT key, value FROM meta")
+            while try s.step() { values[s.text(0)] = (s.int64(1), s.blob(1)) }
+            if values.isEmpty {
+                let m = Meta(nodeID: newIdentifier(), incarnation: newIdentifier(), databaseIncarnation: newIdentifier(), clock: .zero, databaseSequence: 0)
+                try setMeta(db, "schema", version)
+                try setMeta(db, "node", Bytes.nodeID(m.nodeID))
+                try setMeta(db, "incarnation", Bytes.nodeID(m.incarnation))
+                try setMeta(db, "db_incarnation", Bytes.nodeID(m.databaseIncarnation))
+                try setMeta(db, "clock", 0)
+                try setMeta(db, "db_seq", 0)
+                return m
+            }
+            guard let schema = values["schema"]?.0, schema == version else {
+                throw .internalError("the store at \(db.path) has schema version \(values["schema"]?.0 ?? 0); this Shoal reads version \(version)")
+            }
+            func id(_ key: String) throws(ShoalError) -> NodeID {
+                guard let b = values[key]?.1, let n = Bytes.nodeID(b) else {
+                    throw .internalError("the store's meta row \(key) is missing or not 16 bytes in \(db.path); the store is damaged")
+                }
+                return n
+            }
+            return Meta(nodeID: try id("node"), incarnation: try id("incarnation"), databaseIncarnation: try id("db_incarnation"),
+                        clock: HLC(rawValue: UInt64(bitPattern: values["clock"]?.0 ?? 0)),
+                        databaseSequence: UInt64(bitPattern: values["db_seq"]?.0 ?? 0))
+        }
+    }
+
+    static func setMeta(_ db: SQLiteDatabase, _ key: String, _ value: Int64) throws(ShoalError) {
+        let s = try db.statement("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)")
+        try s.bind(1, key).bind(2, value).run()
+    }
+
+    static func setMeta(_ db: SQLiteDatabase, _ key: String, _ value: [UInt8]) throws(ShoalError) {
+        let s = try db.statement("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)")
+        try s.bind(1, key).bind(2, value).run()
+    }
+}
+
+/// Byte forms of node IDs, HLCs and vectors in the store's columns.
+enum Bytes {
+    static func nodeID(_ n: NodeID) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(16)
+        for s in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: n.high >> UInt64(s))) }
+        for s in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: n.low >> UInt64(s))) }
+        return out
+    }
+
+    static func nodeID(_ b: some Collection<UInt8>) -> NodeID? {
+        guard b.count == 16 else { return nil }
+        var hi: UInt64 = 0, lo: UInt64 = 0
+        for (i, x) in b.enumerated() {
+            if i < 8 { hi = hi << 8 | UInt64(x) } else { lo = lo << 8 | UInt64(x) }
+        }
+        return NodeID(high: hi, low: lo)
+    }
+
+    /// An HLC as a signed integer that sorts like the unsigned value (top bit flipped).
+    static func hlcKey(_ h: HLC) -> Int64 { Int64(bitPattern: h.rawValue ^ (1 << 63)) }
+
+    /// A vector: 24 bytes per entry (node, big-endian timestamp), sorted by node.
+    static func vector(_ v: VersionVector) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(24 * v.count)
+        for e in v.entries {
+            out += nodeID(e.node)
+            for s in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: e.hlc.rawValue >> UInt64(s))) }
+        }
+        return out
+    }
+
+    static func vector(_ b: [UInt8], _ what: @autoclosure () -> String) throws(ShoalError) -> VersionVector {
+        guard b.count % 24 == 0 else {
+            throw .internalError("\(what()) is \(b.count) bytes, not a multiple of 24; the store is damaged")
+        }
+        var entries = [VersionVector.Entry]()
+        var i = 0
+        while i < b.count {
+            guard let node = nodeID(b[i..<i + 16]) else { break }
+            var h: UInt64 = 0
+            for k in 16..<24 { h = h << 8 | UInt64(b[i + k]) }
+            if let p = entries.last?.node, node <= p {
+                throw .internalError("\(what()) has unsorted nodes; the store is damaged")
+            }
+            if h == 0 { throw .internalError("\(what()) has a zero entry; the store is damaged") }
+            entries.append(.init(node: node, hlc: HLC(rawValue: h)))
+            i += 24
+        }
+        return VersionVector(sortedEntries: entries)
+    }
+}

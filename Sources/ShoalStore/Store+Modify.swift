@@ -1,0 +1,287 @@
+// Store+Modify: saving and deleting records with CloudKit's semantics — policies, atomic zone
+// batches, per-item errors, deleteSelf cascades, limits and automatic chunking.
+
+public import ShoalWire
+
+extension Store {
+    /// Saves and deletes records in one request.
+    ///
+    /// Every saved record gets a new dot (this node, a new HLC tick): the fields it changes are
+    /// stamped with it, its version vector's entry for this node becomes its timestamp, and it
+    /// becomes the record's only head. A deletion keeps the record's fields as a tombstone, so a
+    /// concurrent save elsewhere can restore it. Deleting a record also deletes, in ID order, every
+    /// live record of its zone that holds a `deleteSelf` reference to it, recursively.
+    ///
+    /// - Parameters:
+    ///   - saving: records to save (each ID at most once, and not also in `deleting`).
+    ///   - deleting: IDs of records to delete.
+    ///   - policy: how saves treat the stored record (``SavePolicy``).
+    ///   - atomically: when true (the default), the items of each zone commit all or nothing: if one
+    ///     fails, the others of its zone fail with `batchRequestFailed`. The whole request is one
+    ///     transaction, of at most ``Configuration/maxAtomicBatchItems`` items. When false, the
+    ///     request is chunked into transactions of ``Configuration/chunkSize`` items and each item
+    ///     succeeds or fails alone.
+    /// - Returns: the saved records and deleted IDs.
+    /// - Throws: `partialFailure` when some items failed (``ShoalError/partialErrors`` holds each
+    ///   one's error: `serverRecordChanged`, `unknownItem`, `zoneNotFound`, `permissionFailure`,
+    ///   `limitExceeded`, `invalidArguments`, `batchRequestFailed`; ``ShoalError/savedRecords`` what
+    ///   was saved); `invalidArguments` for a malformed request; `limitExceeded` for an atomic batch
+    ///   over the limit; `requestRateLimited` when another process holds the database lock.
+    @discardableResult
+    public func modify(saving: [Record] = [], deleting: [Record.ID] = [], policy: SavePolicy = .ifServerRecordUnchanged,
+                       atomically: Bool = true) throws(ShoalError) -> ModifyResult {
+        var seen = Set<Record.ID>()
+        for id in saving.map(\.id) + deleting {
+            guard seen.insert(id).inserted else {
+                throw .invalidArguments("record \(id) appears more than once in one modify request; save or delete each record once per request")
+            }
+        }
+        let total = saving.count + deleting.count
+        if atomically && total > configuration.maxAtomicBatchItems {
+            throw .limitExceeded("an atomic modify request has \(total) items, over the limit of \(configuration.maxAtomicBatchItems) (Configuration.maxAtomicBatchItems); split it, or pass atomically: false to have it chunked into transactions of \(configuration.chunkSize)")
+        }
+        let items: [Item] = saving.map { .save($0) } + deleting.map { .delete($0) }
+        var saved = [Record]()
+        saved.reserveCapacity(saving.count)
+        var deleted = [Record.ID]()
+        var errors = [Record.ID: ShoalError]()
+        let chunk = atomically ? max(items.count, 1) : max(configuration.chunkSize, 1)
+        for start in stride(from: 0, to: items.count, by: chunk) {
+            let part = Array(items[start..<min(start + chunk, items.count)])
+            let r = try modifyChunk(part, policy: policy, atomically: atomically)
+            saved += r.saved
+            deleted += r.deleted
+            errors.merge(r.errors) { a, _ in a }
+        }
+        if !errors.isEmpty { throw .partialFailure(errors, saved: saved, total: total) }
+        return ModifyResult(savedRecords: saved, deletedRecordIDs: deleted)
+    }
+
+    /// Saves one record. See ``modify(saving:deleting:policy:atomically:)``.
+    /// - Returns: the record as saved, with its new change tag.
+    /// - Throws: the item's own error (`serverRecordChanged`, `zoneNotFound`, …), not `partialFailure`.
+    @discardableResult
+    public func save(_ record: Record, policy: SavePolicy = .ifServerRecordUnchanged) throws(ShoalError) -> Record {
+        do throws(ShoalError) {
+            let r = try modify(saving: [record], policy: policy)
+            guard let s = r.savedRecords.first else { throw ShoalError.internalError("a save of \(record.id) returned no record") }
+            return s
+        } catch {
+            throw error.code == .partialFailure ? error.partialErrors[record.id] ?? error : error
+        }
+    }
+
+    /// Deletes one record (and its `deleteSelf` dependents).
+    /// - Throws: `unknownItem` if it does not exist; `zoneNotFound`; `permissionFailure`.
+    public func delete(_ id: Record.ID) throws(ShoalError) {
+        do throws(ShoalError) {
+            try modify(deleting: [id])
+        } catch {
+            throw error.code == .partialFailure ? error.partialErrors[id] ?? error : error
+        }
+    }
+
+    enum Item {
+        case save(Record)
+        case delete(Record.ID)
+        var id: Record.ID {
+            switch self {
+            case .save(let r): return r.id
+            case .delete(let id): return id
+            }
+        }
+    }
+
+    /// One transaction's worth of items.
+    func modifyChunk(_ items: [Item], policy: SavePolicy, atomically: Bool) throws(ShoalError)
+        -> (saved: [Record], deleted: [Record.ID], errors: [Record.ID: ShoalError]) {
+        try writeTransaction { () throws(ShoalError) -> ([Record], [Record.ID], [Record.ID: ShoalError]) in
+            // 1. Plan every item against the stored state, without writing.
+            var plans = [(item: Item, old: Record?, new: Record)]()
+            var errors = [Record.ID: ShoalError]()
+            for item in items {
+                do throws(ShoalError) {
+                    let z = try writableZone(item.id.zone)
+                    let stored = try loadStored(z, item.id.name)?.record
+                    switch item {
+                    case .save(let client):
+                        plans.append((item, stored, try planSave(client, stored: stored, policy: policy, zone: z)))
+                    case .delete(let id):
+                        guard let s = stored, !s.isDeleted else { throw ShoalError.unknownItem(id) }
+                        plans.append((item, s, tombstone(of: s)))
+                    }
+                } catch {
+                    errors[item.id] = error
+                }
+            }
+            // 2. Atomic zones with a failure write nothing.
+            if atomically && !errors.isEmpty {
+                var failedZones = [RecordZone.ID: Record.ID]()
+                for id in errors.keys.sorted() where failedZones[id.zone] == nil { failedZones[id.zone] = id }
+                plans = plans.filter { p in
+                    guard let failed = failedZones[p.item.id.zone] else { return true }
+                    errors[p.item.id] = .batchRequestFailed(p.item.id, because: failed)
+                    return false
+                }
+            }
+            // 3. Write, then cascade deletions.
+            var saved = [Record](), deleted = [Record.ID]()
+            var cascadeFrom = [Record.ID]()
+            var touched = Set<RecordZone.ID>()
+            for p in plans {
+                guard var z = zones[p.item.id.zone] else { continue }
+                try writeVersion(p.new, over: p.old, in: &z)
+                zones[z.id] = z
+                touched.insert(z.id)
+                switch p.item {
+                case .save: saved.append(p.new)
+                case .delete(let id): deleted.append(id); cascadeFrom.append(id)
+                }
+            }
+            for id in touched { try zones[id]?.save(db) }
+            deleted += try cascadeDeletes(from: cascadeFrom)
+            return (saved, deleted, errors)
+        }
+    }
+
+    /// The zone for a local write, or its error.
+    func writableZone(_ id: RecordZone.ID) throws(ShoalError) -> ZoneState {
+        let z = try liveZone(id)
+        guard !z.readOnly else {
+            throw .permissionFailure("zone \(id) is read-only on this node (a \(z.scope) zone shared with it read-only); write to it on its owner, or create a zone you own")
+        }
+        return z
+    }
+
+    /// Deletes, in ID order and recursively, live records holding `deleteSelf` references to the
+    /// records just deleted. Every node computes the same set, so cascades converge.
+    func cascadeDeletes(from roots: [Record.ID]) throws(ShoalError) -> [Record.ID] {
+        var queue = roots.sorted()
+        var out = [Record.ID]()
+        var i = 0
+        while i < queue.count {
+            let target = queue[i]
+            i += 1
+            guard var z = zones[target.zone], !z.deleted else { continue }
+            for name in try referrers(of: target.name, in: z) {
+                guard let s = try loadStored(z, name)?.record, !s.isDeleted else { continue }
+                try writeVersion(tombstone(of: s), over: s, in: &z)
+                out.append(s.id)
+                queue.append(s.id)
+            }
+            try z.save(db)
+            zones[z.id] = z
+        }
+        return out
+    }
+
+    /// The tombstone a local delete of `s` writes: fields kept, this node's delete as sole head.
+    func tombstone(of s: Record) -> Record {
+        let dot = tick()
+        var vv = s.versionVector
+        vv.advance(dot.node, to: dot.hlc)
+        return Record(recordType: s.recordType, id: s.id, parent: s.parent, creation: s.creation, versionVector: vv,
+                      heads: [Record.Head(node: dot.node, isDeletion: true)], fields: s.fields, extensions: s.extensions)
+    }
+
+    /// The version a save of `client` over `stored` writes under `policy`, or the item's error.
+    func planSave(_ client: Record, stored: Record?, policy: SavePolicy, zone: ZoneState) throws(ShoalError) -> Record {
+        do throws(WireError) {
+            try client.validate(limits: configuration.limits)
+        } catch {
+            throw error.code == .limitExceeded ? .limitExceeded("record \(client.id): \(error.detail)")
+                : .invalidArguments("record \(client.id) is not valid: \(error.detail)")
+        }
+        let live = stored.flatMap { $0.isDeleted ? nil : $0 }
+        if policy == .ifServerRecordUnchanged {
+            if let live {
+                guard let tag = client.changeTag, tag == live.changeTag else {
+                    let prev = client.changeTag == nil ? nil : try loadPrevious(zone, client.id.name)
+                    let ancestor = prev.flatMap { $0.changeTag == client.changeTag ? $0 : nil }
+                    throw ShoalError.serverRecordChanged(ancestor: ancestor, client: client, server: live)
+                }
+            } else if client.changeTag != nil {
+                throw ShoalError.make(.unknownItem, "record \(client.id) was saved with change tag \(client.changeTag ?? "") but no longer exists (deleted, or never saved here); save a new Record with this ID to create it again", file: #fileID, line: #line)
+            }
+        }
+        let dot = tick()
+        var fields: [Record.Field]
+        var vv: VersionVector
+        var creation: Dot
+        if let live {
+            vv = live.versionVector
+            creation = live.creation ?? dot
+            fields = policy == .allKeys ? Self.replaceAll(live.fields, with: client.fields, dot: dot)
+                : Self.overlayChanged(live.fields, with: client, dot: dot)
+        } else if let stored {
+            // Re-creation over a tombstone: the new record supersedes the deletion and every old field.
+            vv = stored.versionVector
+            creation = dot
+            fields = Self.replaceAll(stored.fields, with: client.fields.map { Record.Field(name: $0.name, value: $0.value) }, dot: dot)
+        } else {
+            vv = VersionVector()
+            creation = dot
+            fields = client.fields.compactMap { $0.value == nil ? nil : Record.Field(name: $0.name, value: $0.value, stamp: dot) }
+        }
+        vv.advance(dot.node, to: dot.hlc)
+        let r = Record(recordType: client.recordType, id: client.id, parent: client.parent, creation: creation, versionVector: vv,
+                       heads: [Record.Head(node: dot.node, isDeletion: false)], fields: fields, extensions: client.extensions)
+        do throws(WireError) {
+            try r.validate(limits: configuration.limits)
+        } catch {
+            throw error.code == .limitExceeded ? .limitExceeded("record \(client.id): \(error.detail)")
+                : .invalidArguments("record \(client.id) is not valid: \(error.detail)")
+        }
+        return r
+    }
+
+    /// `stored` with the client's changed fields (unstamped slots) written at `dot`.
+    static func overlayChanged(_ stored: [Record.Field], with client: Record, dot: Dot) -> [Record.Field] {
+        var out = stored
+        for f in client.fields where f.stamp == nil || client.versionVector.isEmpty {
+            var lo = 0, hi = out.count
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                if UTF8Order.compare(out[mid].name, f.name) < 0 { lo = mid + 1 } else { hi = mid }
+            }
+            if lo < out.count && out[lo].name == f.name {
+                if out[lo].value == f.value && f.value == nil { continue }
+                out[lo] = Record.Field(name: f.name, value: f.value, stamp: dot)
+            } else if f.value != nil {
+                out.insert(Record.Field(name: f.name, value: f.value, stamp: dot), at: lo)
+            }
+        }
+        return out
+    }
+
+    /// Fields equal to `client`'s: unchanged slots keep their stamps, the rest are written at
+    /// `dot`, and stored values the client lacks become removal markers.
+    static func replaceAll(_ stored: [Record.Field], with client: [Record.Field], dot: Dot) -> [Record.Field] {
+        var out = [Record.Field]()
+        var i = 0, j = 0
+        while i < stored.count || j < client.count {
+            let c = i == stored.count ? 1 : j == client.count ? -1 : UTF8Order.compare(stored[i].name, client[j].name)
+            if c < 0 {
+                let s = stored[i]
+                out.append(s.value == nil ? s : Record.Field(name: s.name, value: nil, stamp: dot))
+                i += 1
+            } else if c > 0 {
+                let f = client[j]
+                if f.value != nil { out.append(Record.Field(name: f.name, value: f.value, stamp: dot)) }
+                j += 1
+            } else {
+                let s = stored[i], f = client[j]
+                if f.stamp != nil && f.stamp == s.stamp && f.value == s.value {
+                    out.append(s)  // untouched by the client
+                } else if s.value == nil && f.value == nil {
+                    out.append(s)
+                } else {
+                    out.append(Record.Field(name: f.name, value: f.value, stamp: dot))
+                }
+                i += 1
+                j += 1
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,131 @@
+// Store+Rows: reading and writing one record version — the row, its clock entries, refs and index.
+
+import ShoalWire
+
+/// A record version as stored, with the change sequence of the write that produced it.
+struct StoredRecord {
+    var record: Record
+    var seq: UInt64
+}
+
+extension Store {
+    /// Decodes a stored row, turning damage into `internalError` (never a trap).
+    func decodeRow(_ raw: UnsafeRawBufferPointer, zone: RecordZone.ID, name: String) throws(ShoalError) -> Record {
+        let r: Record
+        do throws(WireError) {
+            r = try Record(decoding: raw, limits: configuration.limits)
+        } catch {
+            throw .internalError("the stored row for record \(zone)/\(name) does not decode (\(error)); the store is damaged — restore it from a peer by deleting the data directory and syncing again")
+        }
+        guard r.id.name == name, r.id.zone == zone else {
+            throw .internalError("the stored row for record \(zone)/\(name) holds record \(r.id); the store is damaged")
+        }
+        return r
+    }
+
+    /// The stored version of `name` in `z`, live or tombstone.
+    func loadStored(_ z: ZoneState, _ name: String) throws(ShoalError) -> StoredRecord? {
+        let s = try db.statement("SELECT seq, bytes FROM records WHERE zone = ? AND name = ?")
+        s.bind(1, z.row).bind(2, name)
+        guard try s.step() else { return nil }
+        let seq = UInt64(bitPattern: s.int64(0))
+        let rec = try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }
+        return StoredRecord(record: rec, seq: seq)
+    }
+
+    /// The version before the stored one, if kept (the ancestor of a conflicting save).
+    func loadPrevious(_ z: ZoneState, _ name: String) throws(ShoalError) -> Record? {
+        let s = try db.statement("SELECT previous FROM records WHERE zone = ? AND name = ?")
+        s.bind(1, z.row).bind(2, name)
+        guard try s.step(), !s.isNull(0) else { return nil }
+        return try s.withBlob(0) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }
+    }
+
+    /// Writes `new` as the latest version of its record, replacing `old`: a new change sequence,
+    /// the zone vector, clock rows, `deleteSelf` refs and declared index entries all follow.
+    func writeVersion(_ new: Record, over old: Record?, in z: inout ZoneState) throws(ShoalError) {
+        z.seq += 1
+        let name = new.id.name
+        let bytes = new.encoded()
+        let s = try db.statement("INSERT OR REPLACE INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES(?, ?, ?, ?, ?, ?, ?)")
+        s.bind(1, z.row).bind(2, name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq))
+            .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes)
+        if let old { s.bind(7, old.encoded()) } else { s.bindNull(7) }
+        try s.run()
+
+        // Clock rows: remove entries that changed, add the new ones.
+        let oldEntries = old?.versionVector.entries ?? []
+        let newEntries = new.versionVector.entries
+        if oldEntries != newEntries {
+            let del = try db.statement("DELETE FROM record_clock WHERE zone = ? AND origin = ? AND hlc = ? AND name = ?")
+            for e in oldEntries where new.versionVector[e.node] != e.hlc {
+                try del.bind(1, z.row).bind(2, Bytes.nodeID(e.node)).bind(3, Bytes.hlcKey(e.hlc)).bind(4, name).run()
+                del.reset()
+            }
+            let ins = try db.statement("INSERT OR IGNORE INTO record_clock(zone, origin, hlc, name) VALUES(?, ?, ?, ?)")
+            let oldVector = old?.versionVector ?? VersionVector()
+            for e in newEntries where oldVector[e.node] != e.hlc {
+                try ins.bind(1, z.row).bind(2, Bytes.nodeID(e.node)).bind(3, Bytes.hlcKey(e.hlc)).bind(4, name).run()
+                ins.reset()
+            }
+        }
+
+        // deleteSelf references held by live versions.
+        let oldRefs = old.map(Self.cascadeTargets) ?? []
+        let newRefs = Self.cascadeTargets(new)
+        if oldRefs != newRefs {
+            let del = try db.statement("DELETE FROM refs WHERE zone = ? AND target = ? AND source = ?")
+            for t in oldRefs.subtracting(newRefs) {
+                try del.bind(1, z.row).bind(2, t).bind(3, name).run()
+                del.reset()
+            }
+            let ins = try db.statement("INSERT OR IGNORE INTO refs(zone, target, source) VALUES(?, ?, ?)")
+            for t in newRefs.subtracting(oldRefs) {
+                try ins.bind(1, z.row).bind(2, t).bind(3, name).run()
+                ins.reset()
+            }
+        }
+
+        try updateIndexes(new, over: old, in: z)
+
+        z.vector.formUnion(new.versionVector)
+        databaseSequence += 1
+        z.databaseSequence = databaseSequence
+        notifier.recordChanged(zone: z.id, old: old, new: new)
+    }
+
+    /// Removes a record's rows entirely (tombstone purge).
+    func removeRows(_ r: Record, in z: ZoneState) throws(ShoalError) {
+        try db.statement("DELETE FROM records WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name).run()
+        let del = try db.statement("DELETE FROM record_clock WHERE zone = ? AND origin = ? AND hlc = ? AND name = ?")
+        for e in r.versionVector.entries {
+            try del.bind(1, z.row).bind(2, Bytes.nodeID(e.node)).bind(3, Bytes.hlcKey(e.hlc)).bind(4, r.id.name).run()
+            del.reset()
+        }
+    }
+
+    /// Names of same-zone records that `r`, while live, deletes itself with (`deleteSelf`).
+    static func cascadeTargets(_ r: Record) -> Set<String> {
+        if r.isDeleted { return [] }
+        var out = Set<String>()
+        for f in r.fields {
+            switch f.value {
+            case .reference(let ref)?:
+                if ref.action == .deleteSelf, ref.recordID.zone == r.id.zone { out.insert(ref.recordID.name) }
+            case .list(.reference(let refs))?:
+                for ref in refs where ref.action == .deleteSelf && ref.recordID.zone == r.id.zone { out.insert(ref.recordID.name) }
+            default: break
+            }
+        }
+        return out
+    }
+
+    /// Live records in `z` holding a `deleteSelf` reference to `target`, sorted by name.
+    func referrers(of target: String, in z: ZoneState) throws(ShoalError) -> [String] {
+        let s = try db.statement("SELECT source FROM refs WHERE zone = ? AND target = ? ORDER BY source")
+        s.bind(1, z.row).bind(2, target)
+        var out = [String]()
+        while try s.step() { out.append(s.text(0)) }
+        return out
+    }
+}

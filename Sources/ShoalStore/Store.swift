@@ -1,0 +1,159 @@
+// Store: a node's local replica — one SQLite database holding zones, records, change log and tokens.
+
+public import ShoalWire
+import CSQLite
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A node's local replica of its zones: records with CloudKit's semantics, a change log with
+/// change tokens, replication entry points, queries and subscriptions, in one SQLite database.
+///
+/// A store is an actor owning one SQLite connection; every method is isolated to it, every value
+/// crossing its boundary is `Sendable`. Open one with ``open(directory:configuration:)``:
+///
+/// ```swift
+/// let store = try await Store.open(directory: "/var/lib/shoal")
+/// try await store.createZone(RecordZone.ID(name: "notes"))
+/// var note = Record(recordType: "Note", id: Record.ID(name: "n1", zone: RecordZone.ID(name: "notes")))
+/// note["title"] = .string("Hello")
+/// let saved = try await store.save(note)
+/// ```
+///
+/// Durability: a method that returned has committed its transaction with `synchronous=FULL` in
+/// WAL mode, so its changes survive `kill -9` and power loss (see `Spec/store.md`).
+public actor Store {
+    /// How a store is opened.
+    public struct Configuration: Sendable {
+        /// How SQLite syncs commits to disk.
+        public enum Synchronous: String, Sendable {
+            /// fsync the WAL at every commit: survives process kill, OS crash and power loss.
+            case full = "FULL"
+            /// fsync only at checkpoints: survives process kill, may lose the last commits on
+            /// power loss or OS crash. Faster for bulk loads.
+            case normal = "NORMAL"
+        }
+
+        /// Commit durability; default ``Synchronous/full``.
+        public var synchronous: Synchronous = .full
+        /// How long a write waits for another connection's lock before failing with
+        /// `requestRateLimited`. Default 5 s.
+        public var busyTimeout: Duration = .seconds(5)
+        /// Wall-clock milliseconds since 1970, read for every HLC tick; replace it in simulations.
+        public var wallClock: @Sendable () -> UInt64 = { UInt64(max(0, Timestamp.now().millisecondsSince1970)) }
+        /// Where new node IDs and zone incarnations come from. Default: the system's secure
+        /// generator. Simulations pass a seeded source so a seed replays the same run.
+        public var newIdentifier: @Sendable () -> NodeID = { NodeID.random() }
+        /// How far ahead of our wall clock a remote timestamp may be (``HLC/Clock/maxForwardDrift``).
+        public var maxForwardDrift: UInt64 = HLC.Clock.defaultMaxForwardDrift
+        /// Largest atomic batch, in items per call; larger atomic batches fail with
+        /// `limitExceeded`. Default 50,000.
+        public var maxAtomicBatchItems: Int = 50_000
+        /// Items per transaction when a non-atomic batch is chunked. Default 2,000.
+        public var chunkSize: Int = 2_000
+        /// Limits records must meet (CloudKit's by default: 1 MiB records, 255-byte names).
+        public var limits: WireLimits = .default
+
+        /// The default configuration.
+        public init() {}
+    }
+
+    let db: SQLiteDatabase
+    let configuration: Configuration
+    /// This node's identity, random when the store was created.
+    public nonisolated let nodeID: NodeID
+    /// This store's incarnation: names its change sequence numbers inside tokens.
+    public nonisolated let incarnation: NodeID
+    /// The incarnation of the database's zone list (for database change tokens).
+    nonisolated let databaseIncarnation: NodeID
+    var clock: HLC.Clock
+    var zones: [RecordZone.ID: ZoneState] = [:]
+    var databaseSequence: UInt64
+    var indexes: Set<IndexKey> = []
+    let notifier = Notifier()
+    var subscriptions: [String: Subscription] = [:]
+    /// How many records the last query decoded (tests check that indexes avoid scans).
+    package var lastQueryDecodeCount = 0
+
+    /// Opens the store in `directory`, creating the directory and the store if needed.
+    ///
+    /// A new store gets a new random ``nodeID``; a store copied from elsewhere keeps its ID, so do
+    /// not run two copies of one data directory.
+    /// - Throws: `internalError` when the directory or database cannot be opened or a stored
+    ///   row does not decode.
+    public static func open(directory: String, configuration: Configuration = Configuration()) throws(ShoalError) -> Store {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .internalError("cannot create the store directory \(directory): \(error); check the path and its permissions")
+        }
+        let path = directory.hasSuffix("/") ? directory + "store.sqlite" : directory + "/store.sqlite"
+        let ms = configuration.busyTimeout.components
+        let timeout = Int32(clamping: ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000)
+        let db = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: timeout)
+        try Schema.create(db, synchronous: configuration.synchronous)
+        let meta = try Schema.loadOrCreateMeta(db, newIdentifier: configuration.newIdentifier)
+        return try Store(db: db, configuration: configuration, meta: meta)
+    }
+
+    init(db: SQLiteDatabase, configuration: Configuration, meta: Schema.Meta) throws(ShoalError) {
+        self.db = db
+        self.configuration = configuration
+        self.nodeID = meta.nodeID
+        self.incarnation = meta.incarnation
+        self.databaseIncarnation = meta.databaseIncarnation
+        self.databaseSequence = meta.databaseSequence
+        self.clock = HLC.Clock(last: meta.clock, maxForwardDrift: configuration.maxForwardDrift)
+        let loaded = try ZoneState.loadAll(db)
+        for z in loaded {
+            zones[z.id] = z
+            // Never issue a timestamp at or below one of ours already stored.
+            let own = z.vector[meta.nodeID]
+            if own > clock.last { clock = HLC.Clock(last: own, maxForwardDrift: configuration.maxForwardDrift) }
+        }
+        indexes = try IndexKey.loadAll(db)
+        subscriptions = try Subscription.loadAll(db)
+        notifier.setWantsRecords(subscriptions.values.contains { if case .database = $0.kind { false } else { true } })
+    }
+
+    /// The last HLC timestamp this node issued or observed (persisted with every write).
+    public var lastTimestamp: HLC { clock.last }
+
+    /// A new dot for a local change.
+    func tick() -> Dot {
+        Dot(node: nodeID, hlc: clock.tick(wallMilliseconds: configuration.wallClock()))
+    }
+
+    /// Persists the clock and database sequence inside the current transaction.
+    func persistClock() throws(ShoalError) {
+        try Schema.setMeta(db, "clock", Int64(bitPattern: clock.last.rawValue))
+        try Schema.setMeta(db, "db_seq", Int64(bitPattern: databaseSequence))
+    }
+
+    /// Runs `body` in one write transaction; zone states and the clock roll back with it.
+    func writeTransaction<T>(_ body: () throws(ShoalError) -> T) throws(ShoalError) -> T {
+        let savedZones = zones
+        let savedSeq = databaseSequence
+        let savedIndexes = indexes
+        notifier.beginTransaction()
+        do {
+            let result = try db.transaction { () throws(ShoalError) -> T in
+                let r = try body()
+                try persistClock()
+                return r
+            }
+            notifier.commit(subscriptions: Array(subscriptions.values), before: savedZones, after: zones,
+                            storeIncarnation: incarnation, databaseIncarnation: databaseIncarnation,
+                            databaseSequenceBefore: savedSeq)
+            return result
+        } catch {
+            zones = savedZones
+            databaseSequence = savedSeq
+            indexes = savedIndexes
+            notifier.rollback()
+            throw error
+        }
+    }
+}

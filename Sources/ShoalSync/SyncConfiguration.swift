@@ -1,0 +1,38 @@
+// SyncConfiguration: how a node replicates — batch sizes, window, which zones, limits.
+
+public import ShoalWire
+
+/// How a ``SyncNode`` replicates.
+public struct SyncConfiguration: Sendable {
+    /// Which zones a node replicates with its peers.
+    public enum ZoneFilter: Sendable {
+        /// Every zone it holds or a peer offers (the default).
+        case all
+        /// Only these zones.
+        case only(Set<RecordZone.ID>)
+
+        func allows(_ zone: RecordZone.ID) -> Bool {
+            switch self {
+            case .all: return true
+            case .only(let set): return set.contains(zone)
+            }
+        }
+    }
+
+    /// A name for this node in peers' logs. Default empty.
+    public var nodeName = ""
+    /// Which zones replicate. Default all.
+    public var zones: ZoneFilter = .all
+    /// Most records in one `changes` batch. Default 500.
+    public var batchRecords = 500
+    /// Most payload bytes in one `changes` batch (also bounded by half the peer's frame limit).
+    /// Default 1 MiB.
+    public var batchBytes = 1 << 20
+    /// Batches a peer may send us unacknowledged, per subscription. Default 4.
+    public var window: UInt64 = 4
+    /// Decoding limits for everything peers send.
+    public var limits: WireLimits = .default
+
+    /// The defaults.
+    public init() {}
+}

@@ -1,0 +1,58 @@
+// SyncNode+Knowledge: per-zone knowledge and per-peer positions, kept in the store's database.
+
+public import ShoalWire
+import ShoalStore
+
+extension SyncNode {
+    /// Every change this node reflects for `zone` (Spec/replication.md §1.1): what it adopted
+    /// from peers at caught-up batches, plus all of its own writes.
+    public func knowledge(of zone: RecordZone.ID) async -> VersionVector {
+        if let k = knowledgeCache[zone] { return k }
+        var k = VersionVector()
+        if let bytes = try? await store.syncValue(Self.knowledgeKey(zone)), let v = Self.decodeVector(bytes) { k = v }
+        if let info = try? await store.zone(zone) {
+            k.advance(nodeID, to: info.versionVector[nodeID])
+        }
+        knowledgeCache[zone] = k
+        return k
+    }
+
+    func addKnowledge(_ v: VersionVector, to zone: RecordZone.ID) async {
+        var stored = VersionVector()
+        if let bytes = try? await store.syncValue(Self.knowledgeKey(zone)), let s = Self.decodeVector(bytes) { stored = s }
+        let merged = stored.union(v)
+        guard merged != stored else { return }
+        try? await store.setSyncValue(Self.knowledgeKey(zone), Self.encodeVector(merged))
+        knowledgeCache[zone] = nil
+    }
+
+    /// The token `peer` last gave for `zone`, if it is for `incarnation`.
+    func position(peer: NodeID, zone: RecordZone.ID, incarnation: NodeID) async -> ChangeToken? {
+        guard let bytes = try? await store.syncValue(Self.positionKey(peer, zone)) else { return nil }
+        let token = ChangeToken(bytes: bytes)
+        guard let c = try? token.contents(limits: configuration.limits), c.incarnation == incarnation else { return nil }
+        return token
+    }
+
+    func setPosition(_ token: ChangeToken, peer: NodeID, zone: RecordZone.ID) async {
+        try? await store.setSyncValue(Self.positionKey(peer, zone), token.bytes)
+    }
+
+    static func knowledgeKey(_ zone: RecordZone.ID) -> String { "knowledge\u{1}\(zone.name)\u{1}\(zone.owner)" }
+    static func positionKey(_ peer: NodeID, _ zone: RecordZone.ID) -> String { "position\u{1}\(peer.hex)\u{1}\(zone.name)\u{1}\(zone.owner)" }
+
+    static func encodeVector(_ v: VersionVector) -> [UInt8] {
+        WireWriter.encode(size: WireSize.plainVector(v)) { $0.writePlainVector(v) }
+    }
+
+    static func decodeVector(_ bytes: [UInt8]) -> VersionVector? {
+        bytes.withUnsafeBytes { raw in
+            var r = WireReader(raw, limits: .default)
+            do throws(WireError) {
+                let v = try r.readPlainVector("knowledge")
+                try r.expectEnd("knowledge")
+                return v
+            } catch { return nil }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+// SyncNode+Receiving: applying a peer's batches, storing positions and knowledge, acknowledging.
+
+import ShoalWire
+import ShoalStore
+
+extension SyncNode {
+    func handleChanges(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+        let m = try decode { (l) throws(WireError) in try ChangesMessage(decoding: frame.payload, limits: l) }
+        guard let sub = sessions[id]?.inbound[m.zone], sub.incarnation == m.incarnation else {
+            throw SyncFailure("protocolViolation", "changes for zone \(m.zone) (incarnation \(m.incarnation.short)), which this connection did not subscribe to")
+        }
+        guard m.batch == sub.nextBatch else {
+            throw SyncFailure("protocolViolation", "changes batch \(m.batch) of zone \(m.zone) arrived; batch \(sub.nextBatch) was expected")
+        }
+        guard let peer = sessions[id]?.peer?.node else { return [] }
+        do throws(ShoalError) {
+            if !m.records.isEmpty { try await store.apply(remoteChanges: m.records) }
+        } catch {
+            throw SyncFailure(error.code.name, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
+        }
+        await setPosition(m.token, peer: peer, zone: m.zone)
+        trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(m.records.map { "\($0.id.name)\($0.versionVector)" }) caughtUp=\(m.isCaughtUp) K=\(m.knowledge.map { "\($0)" } ?? "-")")
+        if let k = m.knowledge, m.isCaughtUp { await addKnowledge(k, to: m.zone) }
+        sessions[id]?.inbound[m.zone]?.nextBatch = m.batch &+ 1
+        let ack = AcknowledgementMessage(zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: await knowledge(of: m.zone))
+        return [.send(Frame(type: .acknowledgement, payload: ack.encoded()))]
+    }
+}

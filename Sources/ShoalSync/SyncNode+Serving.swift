@@ -1,0 +1,108 @@
+// SyncNode+Serving: answering a peer's subscriptions — batches from the change log, window, acks.
+
+public import ShoalWire
+import ShoalStore
+
+extension SyncNode {
+    func handleSubscribe(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+        let m = try decode { (l) throws(WireError) in try SubscribeMessage(decoding: frame.payload, limits: l) }
+        guard configuration.zones.allows(m.zone), let info = try? await store.zone(m.zone) else {
+            return [.send(Frame(type: .error, payload: ErrorMessage(code: "zoneNotFound", message: "zone \(m.zone) is not replicated by node \(nodeID.short)").encoded()))]
+        }
+        guard info.incarnation == m.incarnation else {
+            // The peer will learn our incarnation from our hello or zones message and resubscribe.
+            return []
+        }
+        sessions[id]?.outbound[m.zone] = SyncSession.Outbound(incarnation: m.incarnation, token: m.token, peerKnowledge: m.knowledge,
+                                                              window: min(m.window, 64))
+        return try await pump(m.zone, on: id)
+    }
+
+    func handleAcknowledgement(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+        let m = try decode { (l) throws(WireError) in try AcknowledgementMessage(decoding: frame.payload, limits: l) }
+        guard var sub = sessions[id]?.outbound[m.zone], sub.incarnation == m.incarnation else { return [] }
+        guard m.batch <= sub.nextBatch &- 1, m.batch >= sub.acknowledged else {
+            throw SyncFailure("protocolViolation", "acknowledgement of batch \(m.batch) of zone \(m.zone), but batches \(sub.acknowledged)…\(sub.nextBatch &- 1) are in flight")
+        }
+        sub.acknowledged = m.batch
+        sub.peerKnowledge = m.knowledge
+        sessions[id]?.outbound[m.zone] = sub
+        if let peer = sessions[id]?.peer?.node {
+            // What the peer now holds, for tombstone purges (ShoalStore keeps the horizon).
+            try? await store.acknowledge(peer: peer, zone: m.zone, vector: m.knowledge)
+        }
+        return try await pump(m.zone, on: id)
+    }
+
+    /// A commit to `zone` happened: every idle subscription to it sends the news on.
+    public func zoneChanged(_ zone: RecordZone.ID) async -> [ConnectionID: [SyncOutput]] {
+        knowledgeCache[zone] = nil
+        var result = [ConnectionID: [SyncOutput]]()
+        for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            guard var sub = sessions[id]?.outbound[zone] else { continue }
+            if sub.busy { sub.dirty = true; sessions[id]?.outbound[zone] = sub; continue }
+            guard sub.idle else { continue }
+            sub.idle = false
+            sessions[id]?.outbound[zone] = sub
+            do throws(SyncFailure) {
+                let out = try await pump(zone, on: id)
+                if !out.isEmpty { result[id] = out }
+            } catch {
+                result[id] = [.close(ErrorMessage(code: error.code, message: error.message))]
+            }
+        }
+        return result
+    }
+
+    /// Sends batches of `zone` on `id` while the window allows and there is something to send.
+    func pump(_ zone: RecordZone.ID, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+        guard var sub = sessions[id]?.outbound[zone], !sub.busy, let session = sessions[id] else { return [] }
+        let budget = session.payloadBudget(configuration)
+        var out = [SyncOutput]()
+        sub.busy = true
+        sessions[id]?.outbound[zone] = sub
+        defer { sessions[id]?.outbound[zone]?.busy = false }
+        while sub.unacknowledged < sub.window, !sub.idle {
+            sub.dirty = false
+            // Knowledge is read before the batch: the peer may adopt it once it holds everything
+            // the log had by the time the batch was read (Spec/replication.md §1.1).
+            let k = await knowledge(of: zone)
+            var limit = configuration.batchRecords
+            var page: ZoneChanges
+            var records: [Record]
+            while true {
+                do throws(ShoalError) {
+                    page = try await store.changes(in: zone, since: sub.token, limit: limit)
+                } catch {
+                    sessions[id]?.outbound[zone] = nil
+                    let code = error.code.name
+                    return out + [.send(Frame(type: .error, payload: ErrorMessage(code: code, message: "cannot serve zone \(zone): \(error)").encoded()))]
+                }
+                records = page.records.filter { !$0.versionVector.isDominated(by: sub.peerKnowledge) }
+                // Too large for one frame: read fewer records (the token must match what is sent).
+                if limit == 1 || records.reduce(0, { $0 &+ $1.encodedSize }) <= budget { break }
+                limit = max(1, limit / 2)
+            }
+            let caughtUp = !page.moreComing
+            trace?("\(nodeID.short) serving \(zone) to conn \(id): page \(page.records.map { "\($0.id.name)\($0.versionVector)" }) sent \(records.map(\.id.name)) peerK=\(sub.peerKnowledge) token=\((try? page.token.contents())?.cursor?.sequence ?? 0) caughtUp=\(caughtUp) K=\(k)")
+            if caughtUp && records.isEmpty && sub.sentAny && page.token == sub.token {
+                sub.idle = !(sessions[id]?.outbound[zone]?.dirty ?? false)
+                continue
+            }
+            let message = ChangesMessage(zone: zone, incarnation: sub.incarnation, batch: sub.nextBatch, isCaughtUp: caughtUp,
+                                         token: page.token, knowledge: caughtUp ? k : nil, records: records)
+            out.append(.send(Frame(type: .changes, payload: message.encoded())))
+            sub.nextBatch &+= 1
+            sub.token = page.token
+            sub.sentAny = true
+            if caughtUp {
+                // Go idle unless a commit arrived while we were reading.
+                sub.idle = !(sessions[id]?.outbound[zone]?.dirty ?? false)
+            }
+            sessions[id]?.outbound[zone] = sub
+        }
+        sub.busy = true  // cleared by the deferred reset
+        sessions[id]?.outbound[zone] = sub
+        return out
+    }
+}

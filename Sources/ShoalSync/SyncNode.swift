@@ -1,0 +1,257 @@
+// SyncNode: a node's replication engine — runs every connection's session against the store.
+
+public import ShoalWire
+public import ShoalStore
+
+/// Replicates a ``Store``'s zones with peers, over any transport.
+///
+/// The transport (ShoalNet's TCP, or a simulator in tests) calls ``open()`` for each new
+/// connection and sends the frames it returns, feeds every frame received with
+/// ``receive(_:on:)`` — one at a time per connection, in order — and reports the end of a
+/// connection with ``closed(_:)``. When the store commits a change (a local save, or a batch from
+/// another peer), the owner calls ``zoneChanged(_:)`` so idle subscriptions send it on.
+/// Every call returns what to send; the node never touches a socket itself (Spec/replication.md §4).
+public actor SyncNode {
+    /// The replica.
+    public let store: Store
+    /// The configuration.
+    public let configuration: SyncConfiguration
+    /// This node's ID (the store's).
+    public nonisolated let nodeID: NodeID
+
+    var sessions: [ConnectionID: SyncSession] = [:]
+    var nextConnection: UInt64 = 1
+    /// Knowledge per zone, cached from the store (Spec/replication.md §1.1).
+    var knowledgeCache: [RecordZone.ID: VersionVector] = [:]
+    /// A zone's incarnation changed here or a zone was deleted: every connection must restart.
+    var restartPending = false
+    /// A zone was created here from a peer's announcement: tell every peer.
+    var announcePending = false
+    /// Receives a line for every knowledge adoption and batch (tests use it to explain a failure).
+    package var trace: (@Sendable (String) -> Void)? = nil
+    package func setTrace(_ t: (@Sendable (String) -> Void)?) { trace = t }
+
+    /// The protocol versions this node speaks.
+    public static let versions: ClosedRange<UInt64> = 1...1
+
+    /// Creates a node replicating `store`.
+    public init(store: Store, configuration: SyncConfiguration = SyncConfiguration()) {
+        self.store = store
+        self.configuration = configuration
+        self.nodeID = store.nodeID
+    }
+
+    // MARK: Connections
+
+    /// Registers a new connection and returns its ID and the frames to send first (the hello).
+    public func open() async -> (ConnectionID, [SyncOutput]) {
+        let id = ConnectionID(rawValue: nextConnection)
+        nextConnection &+= 1
+        sessions[id] = SyncSession()
+        return (id, [.send(Frame(type: .hello, payload: await hello().encoded()))])
+    }
+
+    /// Forgets a connection (closed by either side or broken). Its subscriptions end; the peer
+    /// resubscribes from its stored position when it reconnects.
+    public func closed(_ id: ConnectionID) {
+        sessions[id] = nil
+    }
+
+    /// The peer of a connection, once its hello arrived.
+    public func peer(of id: ConnectionID) -> NodeID? { sessions[id]?.peer?.node }
+
+    /// The live connections and their peers.
+    public func connections() -> [(ConnectionID, NodeID?)] {
+        sessions.map { ($0.key, $0.value.peer?.node) }.sorted { $0.0.rawValue < $1.0.rawValue }
+    }
+
+    func hello() async -> HelloMessage {
+        let zones = await store.zoneAnnouncements().filter { configuration.zones.allows($0.zone) }
+        return HelloMessage(minimumVersion: Self.versions.lowerBound, maximumVersion: Self.versions.upperBound, node: nodeID,
+                            name: configuration.nodeName, dictionaries: [BuiltInDictionaries.recordsID],
+                            maxFramePayloadBytes: UInt64(configuration.limits.maxFramePayloadBytes), zones: zones)
+    }
+
+    /// Handles one frame received on `id` and returns what to send, per connection: usually only
+    /// on `id`, but a change of a zone's incarnation restarts every connection (Spec/replication.md §4).
+    public func receive(_ frame: Frame, on id: ConnectionID) async -> [ConnectionID: [SyncOutput]] {
+        let out = await handle(frame, on: id)
+        if restartPending {
+            restartPending = false
+            announcePending = false
+            return restartAll(reason: "zones changed on node \(nodeID.short); reconnect to exchange them again")
+        }
+        var result: [ConnectionID: [SyncOutput]] = out.isEmpty ? [:] : [id: out]
+        if announcePending {
+            // A zone created here from a peer's announcement: every peer (this one included)
+            // learns we hold it now, and subscribes to it.
+            announcePending = false
+            for (c, more) in await announceZones() { result[c, default: []] += more }
+        }
+        return result
+    }
+
+    /// Says goodbye on every connection (the transport reconnects; hellos carry the new zones).
+    func restartAll(reason: String) -> [ConnectionID: [SyncOutput]] {
+        var result = [ConnectionID: [SyncOutput]]()
+        for id in sessions.keys {
+            result[id] = [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: reason).encoded())), .close(nil)]
+            sessions[id]?.phase = .closed
+        }
+        return result
+    }
+
+    func handle(_ frame: Frame, on id: ConnectionID) async -> [SyncOutput] {
+        guard let session = sessions[id], session.phase != .closed else { return [] }
+        do throws(SyncFailure) {
+            if session.phase == .awaitingHello {
+                guard frame.type == .hello else {
+                    throw SyncFailure("protocolViolation", "the first frame must be hello, got \(frame.type)")
+                }
+                return try await handleHello(frame, on: id)
+            }
+            switch frame.type {
+            case .changes: return try await handleChanges(frame, on: id)
+            case .acknowledgement: return try await handleAcknowledgement(frame, on: id)
+            case .subscribe: return try await handleSubscribe(frame, on: id)
+            case .zones:
+                let m = try decode { (l) throws(WireError) in try ZonesMessage(decoding: frame.payload, limits: l) }
+                return try await reconcile(m.zones, on: id)
+            case .ping:
+                _ = try decode { (l) throws(WireError) in try PingMessage(decoding: frame.payload, limits: l) }
+                return [.send(Frame(type: .pong, payload: frame.payload))]
+            case .pong:
+                return []
+            case .hello:
+                throw SyncFailure("protocolViolation", "a second hello on one connection")
+            case .goodbye:
+                sessions[id]?.phase = .closed
+                return [.close(nil)]
+            case .error:
+                let m = try decode { (l) throws(WireError) in try ErrorMessage(decoding: frame.payload, limits: l) }
+                sessions[id]?.lastError = m.description
+                sessions[id]?.phase = .closed
+                return [.close(nil)]
+            default:
+                return []  // unknown types are skipped (wire-format §13.3)
+            }
+        } catch {
+            sessions[id]?.lastError = error.message
+            sessions[id]?.phase = .closed
+            return [.close(ErrorMessage(code: error.code, message: error.message))]
+        }
+    }
+
+    func decode<T>(_ body: (WireLimits) throws(WireError) -> T) throws(SyncFailure) -> T {
+        do throws(WireError) { return try body(configuration.limits) } catch {
+            throw SyncFailure("invalidArguments", "malformed payload from the peer: \(error)")
+        }
+    }
+
+    // MARK: Handshake and zones
+
+    func handleHello(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+        let hello = try decode { (l) throws(WireError) in try HelloMessage(decoding: frame.payload, limits: l) }
+        guard SyncSession.negotiate(Self.versions, hello) != nil else {
+            throw SyncFailure("incompatibleVersion", "the peer speaks protocol versions \(hello.minimumVersion)–\(hello.maximumVersion); this node speaks \(Self.versions.lowerBound)–\(Self.versions.upperBound)")
+        }
+        guard hello.node != nodeID else {
+            throw SyncFailure("invalidArguments", "connected to itself (node \(nodeID.short)); check the peer address")
+        }
+        sessions[id]?.peer = hello
+        sessions[id]?.phase = .established
+        return try await reconcile(hello.zones, on: id)
+    }
+
+    /// Brings local zones in line with a peer's announcements, then subscribes to every zone
+    /// live on both sides that this connection does not yet follow.
+    func reconcile(_ announced: [ZoneAnnouncement], on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+        var local = Dictionary(uniqueKeysWithValues: await store.zoneAnnouncements().map { ($0.zone, $0) })
+        for a in announced where configuration.zones.allows(a.zone) {
+            let mine = local[a.zone]
+            do throws(ShoalError) {
+                if a.isDeleted {
+                    if let m = mine, !m.isDeleted, m.incarnation == a.incarnation {
+                        try await store.deleteZone(a.zone)
+                        knowledgeCache[a.zone] = nil
+                        restartPending = true
+                    }
+                } else if mine == nil || (mine?.isDeleted == true && mine?.incarnation != a.incarnation) {
+                    // New to us, or re-created after a deletion we hold: adopt the peer's incarnation.
+                    let scope: DatabaseScope = a.zone.owner == RecordZone.ID.defaultOwnerName ? .private : .shared
+                    try await store.createZone(a.zone, scope: scope, incarnation: a.incarnation)
+                    if mine != nil { restartPending = true } else { announcePending = true }
+                } else if let m = mine, !m.isDeleted, a.incarnation > m.incarnation {
+                    // Created independently on both nodes: both keep the larger incarnation, and
+                    // every connection restarts so no batch of the old one is in flight.
+                    try await store.adoptIncarnation(a.incarnation, for: a.zone)
+                    knowledgeCache[a.zone] = nil
+                    restartPending = true
+                }
+            } catch {
+                throw SyncFailure("internalError", "could not apply the peer's announcement of zone \(a.zone): \(error)")
+            }
+        }
+        local = Dictionary(uniqueKeysWithValues: await store.zoneAnnouncements().map { ($0.zone, $0) })
+        guard let peerHello = sessions[id]?.peer else { return [] }
+        // What the peer announced, updated by this message.
+        var peerZones = Dictionary(uniqueKeysWithValues: peerHello.zones.map { ($0.zone, $0) })
+        for a in announced { peerZones[a.zone] = a }
+        sessions[id]?.peer?.zones = peerZones.values.sorted { $0.zone < $1.zone }
+        var out = [SyncOutput]()
+        for (zone, theirs) in peerZones.sorted(by: { $0.key < $1.key }) where configuration.zones.allows(zone) {
+            guard let mine = local[zone], !mine.isDeleted, !theirs.isDeleted, mine.incarnation == theirs.incarnation else {
+                sessions[id]?.inbound[zone] = nil
+                continue
+            }
+            if sessions[id]?.inbound[zone]?.incarnation == mine.incarnation { continue }
+            sessions[id]?.inbound[zone] = SyncSession.Inbound(incarnation: mine.incarnation)
+            let token = await position(peer: peerHello.node, zone: zone, incarnation: mine.incarnation)
+            let k = await knowledge(of: zone)
+            let m = SubscribeMessage(zone: zone, incarnation: mine.incarnation, token: token, knowledge: k, window: configuration.window)
+            out.append(.send(Frame(type: .subscribe, payload: m.encoded())))
+        }
+        return out
+    }
+
+    /// Announces the current zones to every established peer and subscribes where a new zone is
+    /// shared (call after creating a zone locally). Call ``restartConnections(reason:)`` instead
+    /// after deleting a zone, so no subscription to it survives.
+    public func announceZones() async -> [ConnectionID: [SyncOutput]] {
+        let zones = await store.zoneAnnouncements().filter { configuration.zones.allows($0.zone) }
+        var result = [ConnectionID: [SyncOutput]]()
+        for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) where sessions[id]?.phase == .established {
+            var out: [SyncOutput] = [.send(Frame(type: .zones, payload: ZonesMessage(zones: zones).encoded()))]
+            do throws(SyncFailure) {
+                out += try await reconcile([], on: id)
+            } catch {
+                out.append(.close(ErrorMessage(code: error.code, message: error.message)))
+            }
+            // Subscriptions the peer holds on zones deleted here end.
+            for zone in sessions[id]?.outbound.keys.map({ $0 }) ?? [] where !zones.contains(where: { $0.zone == zone && !$0.isDeleted }) {
+                sessions[id]?.outbound[zone] = nil
+            }
+            result[id] = out
+        }
+        if restartPending {
+            restartPending = false
+            return restartAll(reason: "zones changed on node \(nodeID.short); reconnect to exchange them again")
+        }
+        return result
+    }
+
+    /// Closes every connection with a goodbye (after a local zone deletion, or before shutdown).
+    public func restartConnections(reason: String) -> [ConnectionID: [SyncOutput]] {
+        restartAll(reason: reason)
+    }
+}
+
+/// A reason to close a connection: a code for the error frame and a message for both logs.
+struct SyncFailure: Error {
+    let code: String
+    let message: String
+    init(_ code: String, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}

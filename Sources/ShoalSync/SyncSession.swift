@@ -1,0 +1,75 @@
+// SyncSession: the protocol state of one connection — handshake, subscriptions both ways, windows.
+
+public import ShoalWire
+
+/// Identifies one connection of a ``SyncNode`` (assigned by ``SyncNode/open()``).
+public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
+    /// The number, unique within the node's lifetime.
+    public let rawValue: UInt64
+    /// Wraps a number.
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public var description: String { "#\(rawValue)" }
+}
+
+/// What a node asks its transport to do on a connection.
+public enum SyncOutput: Sendable, Equatable {
+    /// Send this frame.
+    case send(Frame)
+    /// Close the connection, after sending this error frame when there is one.
+    case close(ErrorMessage?)
+}
+
+/// The protocol state of one connection; ``SyncNode`` owns one per connection.
+///
+/// It holds no store and touches no socket: the node reads and writes the store and hands the
+/// results here, and the transport moves frames. Tests drive it in memory, deterministically.
+struct SyncSession {
+    enum Phase { case awaitingHello, established, closed }
+
+    /// A subscription this node made to the peer: batches we expect.
+    struct Inbound {
+        var incarnation: NodeID
+        var nextBatch: UInt64 = 1
+    }
+
+    /// A subscription the peer made to us: batches we send.
+    struct Outbound {
+        var incarnation: NodeID
+        /// The position after the last batch sent (nil: from the beginning).
+        var token: ChangeToken?
+        /// What the peer last said it knows; versions it dominates are not sent.
+        var peerKnowledge: VersionVector
+        var window: UInt64
+        var nextBatch: UInt64 = 1
+        var acknowledged: UInt64 = 0
+        /// Caught up and waiting for the next commit to the zone.
+        var idle = false
+        /// A pump is reading the store for it right now.
+        var busy = false
+        /// A commit arrived while busy: read again before going idle.
+        var dirty = false
+        /// Whether at least one batch went out (the first is sent even when empty).
+        var sentAny = false
+
+        var unacknowledged: UInt64 { nextBatch &- 1 &- acknowledged }
+    }
+
+    var phase = Phase.awaitingHello
+    var peer: HelloMessage? = nil
+    var inbound: [RecordZone.ID: Inbound] = [:]
+    var outbound: [RecordZone.ID: Outbound] = [:]
+    var lastError: String? = nil
+    var pingNonce: UInt64 = 0
+
+    /// The largest `changes` payload this session sends.
+    func payloadBudget(_ configuration: SyncConfiguration) -> Int {
+        let peerLimit = Int(clamping: peer?.maxFramePayloadBytes ?? UInt64(configuration.limits.maxFramePayloadBytes))
+        return max(4096, min(configuration.batchBytes, min(peerLimit, configuration.limits.maxFramePayloadBytes) / 2))
+    }
+
+    /// Picks the protocol version both ranges contain, or nil.
+    static func negotiate(_ ours: ClosedRange<UInt64>, _ theirs: HelloMessage) -> UInt64? {
+        let low = max(ours.lowerBound, theirs.minimumVersion), high = min(ours.upperBound, theirs.maximumVersion)
+        return low <= high ? high : nil
+    }
+}

@@ -1,0 +1,165 @@
+// SimulationTests: seeded random runs of several nodes — partitions, resets, crashes — must converge.
+
+import Foundation
+import Testing
+import ShoalSamples
+import ShoalStore
+import ShoalWire
+@testable import ShoalSync
+
+/// What the workload did and was told succeeded, to check after the run.
+struct WorkloadLog {
+    /// Acknowledged saves: the record and the write's dot.
+    var saves: [(zone: RecordZone.ID, name: String, dot: Dot)] = []
+    /// Acknowledged deletes: the record and the deletion's version vector.
+    var deletes: [(zone: RecordZone.ID, name: String, vector: VersionVector)] = []
+    var failures = 0
+}
+
+extension Simulation {
+    static let fieldNames = ["alpha", "beta", "gamma", "delta"]
+
+    /// One local write on node `n`: save (create or edit one or two fields) or delete.
+    func write(on n: Int, log: inout WorkloadLog) async {
+        let store = nodes[n].store
+        let zones = await store.zones()
+        guard !zones.isEmpty else { return }
+        let zone = zones[int(zones.count)].id
+        let id = Record.ID(name: "r\(int(8))", zone: zone)
+        let existing = try? await store.record(for: id)
+        do {
+            if let existing, chance(15) {
+                try await store.delete(id)
+                var v = existing.versionVector
+                v.advance(store.nodeID, to: await store.lastTimestamp)
+                log.deletes.append((zone, id.name, v))
+            } else {
+                var r = existing ?? Record(recordType: "Note", id: id)
+                for _ in 0...int(2) {
+                    let f = Self.fieldNames[int(Self.fieldNames.count)]
+                    switch int(4) {
+                    case 0: r[f] = nil
+                    case 1: r[f] = .string("v\(int(1000))")
+                    default: r[f] = .int64(Int64(int(1000)))
+                    }
+                }
+                let saved = try await store.save(r, policy: existing == nil ? .allKeys : .ifServerRecordUnchanged)
+                log.saves.append((zone, id.name, Dot(node: store.nodeID, hlc: saved.versionVector[store.nodeID])))
+            }
+        } catch {
+            log.failures += 1
+        }
+        clock.advance(UInt64(int(5)))
+        try? await notifyChanges(node: n)
+    }
+
+    /// Runs a random workload of `steps` steps, then heals everything and lets it settle.
+    func run(steps: Int) async throws -> WorkloadLog {
+        var log = WorkloadLog()
+        // Zones: one created on node 0, one created independently on two nodes.
+        _ = try await nodes[0].store.createZone(RecordZone.ID(name: "notes"))
+        _ = try await nodes[1 % nodes.count].store.createZone(RecordZone.ID(name: "lab"))
+        _ = try await nodes[nodes.count - 1].store.createZone(RecordZone.ID(name: "lab"))
+        for a in nodes.indices { for b in nodes.indices where a < b { try await connect(a, b) } }
+        for _ in 0..<steps {
+            let r = int(100)
+            if r < 30 {
+                let n = int(nodes.count)
+                if nodes[n].up { await write(on: n, log: &log) }
+            } else if r < 75 {
+                let p = pending
+                if !p.isEmpty {
+                    let (i, toB) = p[int(p.count)]
+                    try await deliver(link: i, toB: toB)
+                }
+            } else if r < 82 {
+                try await connect(int(nodes.count), int(nodes.count))
+            } else if r < 86, !links.isEmpty {
+                await reset(int(links.count))
+            } else if r < 88 {
+                try await crash(int(nodes.count))
+            } else if r < 91 {
+                let a = int(nodes.count), b = int(nodes.count)
+                if a != b {
+                    partitions.insert(pairKey(a, b))
+                    if let i = links.firstIndex(where: { pairKey($0.a, $0.b) == pairKey(a, b) }) { await reset(i) }
+                }
+            } else if r < 94, let p = partitions.sorted(by: { $0.lexicographicallyPrecedes($1) }).first {
+                partitions.remove(p)
+            } else {
+                clock.advance(UInt64(int(2000)))
+            }
+        }
+        // Heal: every node up, no partitions, every pair connected, until the network is quiet.
+        partitions.removeAll()
+        for a in nodes.indices { for b in nodes.indices where a < b { try await connect(a, b) } }
+        let quiet = try await runUntilQuiet()
+        if !quiet { Issue.record("the network did not go quiet") }
+        return log
+    }
+
+    /// Checks convergence and the workload's invariants; returns problems found.
+    func check(_ log: WorkloadLog) async throws -> [String] {
+        var problems = [String]()
+        let zones0 = await nodes[0].store.zones().map(\.id)
+        var states = [RecordZone.ID: [String: [UInt8]]]()
+        for z in zones0 { states[z] = try await state(of: z, on: 0) }
+        for n in nodes.indices.dropFirst() {
+            let zs = await nodes[n].store.zones().map(\.id)
+            if zs != zones0 { problems.append("node \(n) holds zones \(zs), node 0 holds \(zones0)") ; continue }
+            for z in zs {
+                let s = try await state(of: z, on: n)
+                if s != states[z] {
+                    let differing = Set(s.keys).union(states[z]?.keys ?? [:].keys).filter { s[$0] != states[z]?[$0] }.sorted()
+                    problems.append("zone \(z) differs between node 0 and node \(n) in records \(differing)")
+                }
+                let d0 = try await nodes[0].store.digest(of: z), dn = try await nodes[n].store.digest(of: z)
+                if d0 != dn { problems.append("digest of \(z) differs between node 0 and node \(n)") }
+            }
+        }
+        // Every acknowledged save is present or causally superseded.
+        for s in log.saves {
+            guard let bytes = states[s.zone]?[s.name], let r = try? Record(decoding: bytes) else {
+                problems.append("acknowledged save of \(s.zone)/\(s.name) at \(s.dot) is missing")
+                continue
+            }
+            if !r.versionVector.covers(s.dot) { problems.append("acknowledged save \(s.dot) of \(s.name) is not covered by \(r.versionVector)") }
+        }
+        // A delete stays unless a save not causally before it exists.
+        for d in log.deletes {
+            let resurrecting = log.saves.contains { $0.zone == d.zone && $0.name == d.name && !d.vector.covers($0.dot) }
+            guard !resurrecting else { continue }
+            if let bytes = states[d.zone]?[d.name], let r = try? Record(decoding: bytes), !r.isDeleted {
+                problems.append("record \(d.name) deleted at \(d.vector) came back with no later or concurrent save")
+            }
+        }
+        return problems
+    }
+}
+
+@Suite struct SimulationTests {
+    /// `swift test` runs 200 seeds; `SHOAL_SIM_SEEDS=5000 swift test --filter SimulationTests` soaks.
+    static let seedCount = Int(ProcessInfo.processInfo.environment["SHOAL_SIM_SEEDS"] ?? "") ?? 200
+    static let firstSeed = UInt64(ProcessInfo.processInfo.environment["SHOAL_SIM_FIRST_SEED"] ?? "") ?? 1
+
+    @Test func randomRunsConverge() async throws {
+        var failed = [UInt64]()
+        var saves = 0, deletes = 0, frames = 0, crashes = 0, closes = 0
+        for seed in Self.firstSeed..<(Self.firstSeed + UInt64(Self.seedCount)) {
+            let nodeCount = 3 + Int(seed % 2)
+            let sim = try await Simulation(seed: seed, nodes: nodeCount)
+            let log = try await sim.run(steps: 120)
+            let problems = try await sim.check(log)
+            saves += log.saves.count; deletes += log.deletes.count; frames += sim.framesDelivered
+            crashes += sim.crashes; closes += sim.log.count
+            if !problems.isEmpty {
+                failed.append(seed)
+                Issue.record("seed \(seed) (\(nodeCount) nodes; rerun with SHOAL_SIM_FIRST_SEED=\(seed) SHOAL_SIM_SEEDS=1): \(problems.prefix(5).joined(separator: "; ")) — closes: \(sim.log.prefix(5))")
+                if failed.count >= 3 { break }
+            }
+        }
+        // The workload must really exercise replication, or a pass means nothing.
+        print("simulation: \(Self.seedCount) seeds, \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes")
+        #expect(Self.seedCount < 20 || saves > Self.seedCount * 10 && deletes > Self.seedCount && crashes > Self.seedCount / 4 && frames > Self.seedCount * 50)
+    }
+}

@@ -1,0 +1,233 @@
+// Simulator: many SyncNodes over a simulated network driven by one seed (delays, resets, partitions, crashes).
+
+import Foundation
+import Synchronization
+import ShoalSamples
+import ShoalStore
+import ShoalWire
+@testable import ShoalSync
+
+/// A wall clock the simulation advances; every node reads it through its store's configuration.
+final class SimClock: Sendable {
+    let milliseconds = Mutex<UInt64>(1_800_000_000_000)
+    func now() -> UInt64 { milliseconds.withLock { $0 } }
+    func advance(_ ms: UInt64) { milliseconds.withLock { $0 &+= ms } }
+}
+
+/// Node IDs and incarnations from a seeded generator.
+final class SimIdentifiers: Sendable {
+    let rng: Mutex<SplitMix64>
+    init(seed: UInt64) { rng = Mutex(SplitMix64(seed: seed ^ 0x1D5)) }
+    func next() -> NodeID { rng.withLock { NodeID(high: $0.next(), low: $0.next()) } }
+}
+
+/// A deterministic simulation of `count` nodes.
+///
+/// One task drives everything, choosing each step from a seeded generator, so a seed always
+/// replays the same run. Frames cross the simulated network as bytes: encoded with
+/// ``FrameEncoder`` and read back with ``FrameReader`` in random splits, as from a socket.
+final class Simulation {
+    struct Node {
+        let directory: String
+        var store: Store
+        var sync: SyncNode
+        var up = true
+        let skew: Int64
+    }
+
+    /// One direction of a connection: bytes in flight and the reader at the far end.
+    struct Pipe {
+        var inFlight: [[UInt8]] = []
+        var reader = FrameReader()
+    }
+
+    struct Link {
+        let a: Int, b: Int
+        let connA: ConnectionID, connB: ConnectionID
+        var toB = Pipe(), toA = Pipe()
+    }
+
+    var rng: SplitMix64
+    let clock = SimClock()
+    let ids: SimIdentifiers
+    var nodes: [Node] = []
+    var links: [Link] = []
+    var partitions = Set<[Int]>()
+    let root: String
+    let encoder = FrameEncoder()
+    var framesDelivered = 0
+    var crashes = 0
+    /// Print every node's trace lines (for debugging one seed).
+    var trace = false
+
+    func enableTrace() async {
+        trace = true
+        for n in nodes.indices { await nodes[n].sync.setTrace { line in print(line) } }
+    }
+    var log: [String] = []
+
+    init(seed: UInt64, nodes count: Int, configuration: SyncConfiguration = SyncConfiguration()) async throws {
+        rng = SplitMix64(seed: seed)
+        ids = SimIdentifiers(seed: seed)
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-sim-\(seed)-\(UInt32.random(in: 0 ... .max))").path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        for i in 0..<count {
+            let dir = root + "/node\(i)"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let skew = Int64(rng.next() % 2000) - 1000
+            let store = try await Self.openStore(dir, clock: clock, skew: skew, ids: ids)
+            nodes.append(Node(directory: dir, store: store, sync: SyncNode(store: store, configuration: configuration), skew: skew))
+        }
+        self.configuration = configuration
+    }
+
+    let configuration: SyncConfiguration
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    static func openStore(_ dir: String, clock: SimClock, skew: Int64, ids: SimIdentifiers) async throws -> Store {
+        var c = Store.Configuration()
+        c.newIdentifier = { ids.next() }
+        c.synchronous = .normal
+        c.wallClock = { UInt64(Int64(clock.now()) &+ skew) }
+        return try await Store.open(directory: dir, configuration: c)
+    }
+
+    func int(_ n: Int) -> Int { n <= 0 ? 0 : Int(rng.next() % UInt64(n)) }
+    func chance(_ percent: Int) -> Bool { int(100) < percent }
+
+    // MARK: Network
+
+    func pairKey(_ a: Int, _ b: Int) -> [Int] { [min(a, b), max(a, b)] }
+    func connected(_ a: Int, _ b: Int) -> Bool { links.contains { pairKey($0.a, $0.b) == pairKey(a, b) } }
+
+    /// Opens a connection between two up, unpartitioned nodes.
+    func connect(_ a: Int, _ b: Int) async throws {
+        guard a != b, nodes[a].up, nodes[b].up, !partitions.contains(pairKey(a, b)), !connected(a, b) else { return }
+        let (ca, outA) = await nodes[a].sync.open()
+        let (cb, outB) = await nodes[b].sync.open()
+        links.append(Link(a: a, b: b, connA: ca, connB: cb))
+        let i = links.count - 1
+        try await deliverOutputs(outA, link: i, fromA: true)
+        try await deliverOutputs(outB, link: i, fromA: false)
+    }
+
+    /// Breaks link `i` (a connection reset): bytes in flight are lost.
+    func reset(_ i: Int) async {
+        let l = links.remove(at: i)
+        await nodes[l.a].sync.closed(l.connA)
+        await nodes[l.b].sync.closed(l.connB)
+    }
+
+    func deliverOutputs(_ outputs: [SyncOutput], link i: Int, fromA: Bool) async throws {
+        for o in outputs {
+            guard i < links.count else { return }
+            switch o {
+            case .send(let frame):
+                let bytes = try encoder.encode(frame)
+                if fromA { links[i].toB.inFlight.append(bytes) } else { links[i].toA.inFlight.append(bytes) }
+            case .close(let error):
+                if let error { log.append("node \(fromA ? links[i].a : links[i].b) closed a link: \(error)") }
+                await reset(i)
+                return
+            }
+        }
+    }
+
+    /// Delivers the oldest bytes in flight on one direction of link `i`, in random pieces.
+    func deliver(link i: Int, toB: Bool) async throws {
+        var pipe = toB ? links[i].toB : links[i].toA
+        guard !pipe.inFlight.isEmpty else { return }
+        let bytes = pipe.inFlight.removeFirst()
+        var frames = [Frame]()
+        var at = 0
+        while at < bytes.count {
+            let n = min(bytes.count - at, 1 + int(bytes.count))
+            frames += try pipe.reader.frames(in: Array(bytes[at..<at + n]))
+            at += n
+        }
+        if toB { links[i].toB = pipe } else { links[i].toA = pipe }
+        let (receiver, conn) = toB ? (links[i].b, links[i].connB) : (links[i].a, links[i].connA)
+        for frame in frames {
+            framesDelivered += 1
+            guard let li = links.firstIndex(where: { $0.connA == conn || $0.connB == conn }) else { return }
+            _ = li
+            let out = await nodes[receiver].sync.receive(frame, on: conn)
+            try await route(out, from: receiver)
+            if frame.type == .changes { try await notifyChanges(node: receiver) }
+        }
+    }
+
+    /// Tells a node's idle subscriptions that its zones changed.
+    func notifyChanges(node n: Int) async throws {
+        for z in await nodes[n].store.zones() {
+            try await route(await nodes[n].sync.zoneChanged(z.id), from: n)
+        }
+    }
+
+    /// Sends a node's outputs on the links of the connections they name.
+    func route(_ out: [ConnectionID: [SyncOutput]], from n: Int) async throws {
+        for (conn, outputs) in out.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            guard let li = links.firstIndex(where: { ($0.a == n && $0.connA == conn) || ($0.b == n && $0.connB == conn) }) else { continue }
+            try await deliverOutputs(outputs, link: li, fromA: links[li].a == n)
+        }
+    }
+
+    /// Tells every established peer of node `n` about its zones (after a zone was created or deleted).
+    func announceZones(node n: Int) async throws {
+        try await route(await nodes[n].sync.announceZones(), from: n)
+    }
+
+    /// Simulates kill -9 and restart: connections drop, the store is reopened from disk.
+    func crash(_ n: Int) async throws {
+        crashes += 1
+        while let i = links.firstIndex(where: { $0.a == n || $0.b == n }) { await reset(i) }
+        nodes[n].up = false
+        let store = try await Self.openStore(nodes[n].directory, clock: clock, skew: nodes[n].skew, ids: ids)
+        nodes[n].store = store
+        nodes[n].sync = SyncNode(store: store, configuration: configuration)
+        if trace { await nodes[n].sync.setTrace { print($0) } ; print("CRASH node \(n) \(store.nodeID.short)") }
+        nodes[n].up = true
+    }
+
+    /// Pending deliveries: (link, toB).
+    var pending: [(Int, Bool)] {
+        links.indices.flatMap { i -> [(Int, Bool)] in
+            (links[i].toB.inFlight.isEmpty ? [] : [(i, true)]) + (links[i].toA.inFlight.isEmpty ? [] : [(i, false)])
+        }
+    }
+
+    /// Delivers everything until the network is quiet, in a seeded order (bounded); connections
+    /// closed on purpose (a goodbye after zones changed) are re-opened, as a transport would.
+    func runUntilQuiet(maxSteps: Int = 200_000, reconnect: Bool = true) async throws -> Bool {
+        var steps = 0
+        while true {
+            if pending.isEmpty {
+                guard reconnect else { return true }
+                let before = links.count
+                for a in nodes.indices { for b in nodes.indices where a < b { try await connect(a, b) } }
+                if links.count == before { return true }
+                continue
+            }
+            let p = pending
+            let (i, toB) = p[int(p.count)]
+            try await deliver(link: i, toB: toB)
+            clock.advance(UInt64(int(3)))
+            steps += 1
+            if steps > maxSteps { return false }
+        }
+    }
+
+    /// The full state of a zone on node `n`: every record, tombstones included, by name.
+    func state(of zone: RecordZone.ID, on n: Int) async throws -> [String: [UInt8]] {
+        var out = [String: [UInt8]]()
+        var token: ChangeToken? = nil
+        while true {
+            let page = try await nodes[n].store.changes(in: zone, since: token, limit: 1000)
+            for r in page.records { out[r.id.name] = r.encoded() }
+            token = page.token
+            if !page.moreComing { break }
+        }
+        return out
+    }
+}
