@@ -71,9 +71,39 @@ extension WireReader {
         let at = offset
         let n = try readLength(max: limit, what(), limitName: limitName())
         let raw = try readRaw(n, what())
-        guard let s = String(validating: UnsafeBufferPointer<UInt8>(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count), as: UTF8.self) else {
+        guard let s = UTF8Text.string(raw) else {
             throw WireError(.invalidUTF8, at: at, "\(what()) is not valid UTF-8")
         }
         return s
+    }
+}
+
+/// Strings from wire bytes: all-ASCII text (the common case) takes a fast path.
+@usableFromInline package enum UTF8Text {
+    /// The string the bytes encode, or nil when they are not valid UTF-8.
+    ///
+    /// `String(validating:as:)` builds generic metadata on every call, which the codec benchmark
+    /// measured at a fifth of decode time; ASCII is checked eight bytes at a time and needs no
+    /// further validation, and everything else still goes through the standard library.
+    @inlinable package static func string(_ raw: UnsafeRawBufferPointer) -> String? {
+        let bytes = UnsafeBufferPointer<UInt8>(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count)
+        if isASCII(raw) { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    @inlinable package static func isASCII(_ raw: UnsafeRawBufferPointer) -> Bool {
+        guard let p = raw.baseAddress else { return true }
+        let n = raw.count
+        var i = 0
+        var bits: UInt64 = 0
+        while i &+ 8 <= n {
+            bits |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i &+= 8
+        }
+        while i < n {
+            bits |= UInt64(p.load(fromByteOffset: i, as: UInt8.self))
+            i &+= 1
+        }
+        return bits & 0x8080_8080_8080_8080 == 0
     }
 }
