@@ -15,7 +15,11 @@ let package = Package(
         .library(name: "ShoalSamples", targets: ["ShoalSamples"]),
         .library(name: "ShoalStore", targets: ["ShoalStore"]),
         .library(name: "ShoalSync", targets: ["ShoalSync"]),
+        .library(name: "ShoalNet", targets: ["ShoalNet"]),
         .executable(name: "shoal-crash-writer", targets: ["ShoalCrashWriter"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .systemLibrary(
@@ -31,9 +35,14 @@ let package = Package(
         .target(name: "ShoalWire", dependencies: ["CZstd"], swiftSettings: strict),
         .target(name: "ShoalStore", dependencies: ["ShoalWire", "CSQLite"], swiftSettings: strict),
         .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalStore"], swiftSettings: strict),
+        .target(name: "ShoalNet", dependencies: [
+            "ShoalWire", "ShoalStore", "ShoalSync",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        ], swiftSettings: strict),
         .executableTarget(name: "ShoalCrashWriter", dependencies: ["ShoalStore", "ShoalWire"], swiftSettings: strict),
         .target(name: "ShoalSamples", dependencies: ["ShoalWire"], swiftSettings: strict),
         .testTarget(name: "ShoalWireTests", dependencies: ["ShoalWire", "ShoalSamples"], swiftSettings: strict),
+        .testTarget(name: "ShoalNetTests", dependencies: ["ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalSamples", "CSQLite"], swiftSettings: strict),
     ],

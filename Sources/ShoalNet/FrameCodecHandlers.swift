@@ -1,0 +1,87 @@
+// FrameCodecHandlers: NIO handlers that turn bytes into frames and frames into bytes.
+
+import NIOCore
+import ShoalWire
+
+/// Reads frames from a connection's bytes with ``FrameReader``: any split, at most one frame
+/// buffered. A malformed frame sends an error frame and closes the connection; the node and its
+/// data are untouched (DESIGN.md invariant 6).
+final class FrameDecodingHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = Frame
+    typealias OutboundOut = Frame
+
+    private var reader: FrameReader
+    private var failed = false
+
+    init(limits: WireLimits) { reader = FrameReader(limits: limits) }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !failed else { return }
+        let buffer = unwrapInboundIn(data)
+        var frames = [Frame]()
+        var failure: WireError? = nil
+        buffer.withUnsafeReadableBytes { raw in
+            var input = raw
+            do throws(WireError) {
+                while let f = try reader.next(from: &input) { frames.append(f) }
+            } catch { failure = error }
+        }
+        for f in frames { context.fireChannelRead(wrapInboundOut(f)) }
+        if let failure {
+            failed = true
+            let message = ErrorMessage(code: "invalidArguments", message: "malformed frame: \(failure)")
+            context.writeAndFlush(wrapOutboundOut(Frame(type: .error, payload: message.encoded())), promise: nil)
+            context.close(promise: nil)
+        }
+    }
+}
+
+/// Writes frames with ``FrameEncoder`` (compressing with the built-in dictionary when it pays).
+final class FrameEncodingHandler: ChannelOutboundHandler {
+    typealias OutboundIn = Frame
+    typealias OutboundOut = ByteBuffer
+
+    private let encoder: FrameEncoder
+
+    init(options: FrameEncoder.Options) { encoder = FrameEncoder(options: options) }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let frame = unwrapOutboundIn(data)
+        do throws(WireError) {
+            let bytes = try encoder.encode(frame)
+            context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: promise)
+        } catch {
+            promise?.fail(error)
+        }
+    }
+}
+
+/// Sends a ping when the connection has been quiet for a while and closes it when the peer has
+/// been silent for longer (driven by NIO's IdleStateHandler).
+final class KeepaliveHandler: ChannelDuplexHandler {
+    typealias InboundIn = Frame
+    typealias InboundOut = Frame
+    typealias OutboundIn = Frame
+    typealias OutboundOut = Frame
+
+    private var nonce: UInt64 = 0
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let idle = event as? IdleStateHandler.IdleStateEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        switch idle {
+        case .write:
+            nonce &+= 1
+            context.writeAndFlush(wrapOutboundOut(Frame(type: .ping, payload: PingMessage(nonce: nonce).encoded())), promise: nil)
+        case .read:
+            let message = GoodbyeMessage(reason: "no frame from the peer within the idle timeout")
+            context.writeAndFlush(wrapOutboundOut(Frame(type: .goodbye, payload: message.encoded())), promise: nil)
+            context.close(promise: nil)
+        case .all:
+            break
+        }
+    }
+}

@@ -1,0 +1,23 @@
+// NetworkConfiguration: timeouts, keepalive, reconnect backoff and frame options of a node's TCP transport.
+
+public import ShoalWire
+
+/// How a ``NetworkNode`` uses TCP.
+public struct NetworkConfiguration: Sendable {
+    /// A connection whose peer has not sent a valid hello by then is closed. Default 10 s.
+    public var handshakeTimeout: Duration = .seconds(10)
+    /// A ping is sent after this long without sending anything. Default 15 s.
+    public var pingInterval: Duration = .seconds(15)
+    /// A connection is closed after this long without receiving anything. Default 45 s.
+    public var idleTimeout: Duration = .seconds(45)
+    /// The first delay before redialling a peer; it doubles up to ``maxReconnectDelay``, with
+    /// ±25 % jitter. Default 100 ms.
+    public var reconnectDelay: Duration = .milliseconds(100)
+    /// The longest delay between redials. Default 30 s.
+    public var maxReconnectDelay: Duration = .seconds(30)
+    /// How frames are compressed. Default: the built-in records dictionary.
+    public var frames = FrameEncoder.Options()
+
+    /// The defaults.
+    public init() {}
+}

@@ -1,0 +1,238 @@
+// NetworkNode: a node's TCP transport on SwiftNIO — listener, dialer with backoff, routing, live push.
+
+public import NIOCore
+import NIOPosix
+import ShoalStore
+public import ShoalSync
+public import ShoalWire
+
+/// Runs a ``SyncNode`` over TCP: accepts peers, dials peers (and redials them with exponential
+/// backoff and jitter), moves frames between the sockets and the node, and tells the node about
+/// every commit to the store so live changes flow to subscribed peers.
+///
+/// ```swift
+/// let net = NetworkNode(sync: SyncNode(store: store))
+/// let address = try await net.listen(host: "127.0.0.1", port: 7400)
+/// await net.addPeer(host: "127.0.0.1", port: 7401)
+/// try await net.start()
+/// ```
+public actor NetworkNode {
+    /// The replication engine.
+    public let sync: SyncNode
+    /// The transport settings.
+    public let configuration: NetworkConfiguration
+    let group: any EventLoopGroup
+
+    struct Connection {
+        let writer: NIOAsyncChannelOutboundWriter<Frame>
+        let channel: any Channel
+        let dialed: String?
+    }
+
+    var connections: [ConnectionID: Connection] = [:]
+    var tasks: [Task<Void, Never>] = []
+    var servers: [any Channel] = []
+    var peerStates: [String: PeerState] = [:]
+    var stopped = false
+
+    /// What this node knows of one dialled peer address.
+    public struct PeerState: Sendable, Hashable {
+        /// `host:port`.
+        public var address: String
+        /// Whether a connection is open now.
+        public var isConnected: Bool
+        /// The peer's node ID, once a hello arrived.
+        public var node: NodeID?
+        /// Failed dials since the last success.
+        public var failures: Int
+        /// The last error, for `shoal status`.
+        public var lastError: String?
+    }
+
+    /// Creates a transport for `sync`, on NIO's shared event loops unless `group` is given.
+    public init(sync: SyncNode, configuration: NetworkConfiguration = NetworkConfiguration(), group: (any EventLoopGroup)? = nil) {
+        self.sync = sync
+        self.configuration = configuration
+        self.group = group ?? MultiThreadedEventLoopGroup.singleton
+    }
+
+    // MARK: Listening and dialling
+
+    /// Listens on `host:port` (port 0 picks a free one) and returns the bound address.
+    /// - Throws: NIO's error when the address cannot be bound (in use, not local, …).
+    @discardableResult
+    public func listen(host: String, port: Int) async throws -> SocketAddress {
+        let configuration = self.configuration
+        let limits = await sync.configuration.limits
+        let server = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .bind(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits) }
+            }
+        servers.append(server.channel)
+        guard let address = server.channel.localAddress else {
+            throw ChannelError.unknownLocalAddress
+        }
+        tasks.append(Task { [weak self] in
+            try? await server.executeThenClose { inbound in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await child in inbound {
+                        group.addTask { await self?.serve(child, dialed: nil) }
+                    }
+                }
+            }
+        })
+        return address
+    }
+
+    /// Dials `host:port` now and whenever the connection ends, until ``shutdown()``.
+    public func addPeer(host: String, port: Int) {
+        let key = "\(host):\(port)"
+        guard peerStates[key] == nil else { return }
+        peerStates[key] = PeerState(address: key, isConnected: false, node: nil, failures: 0, lastError: nil)
+        tasks.append(Task { [weak self] in await self?.dialLoop(host: host, port: port) })
+    }
+
+    func dialLoop(host: String, port: Int) async {
+        let key = "\(host):\(port)"
+        var delay = configuration.reconnectDelay
+        var rng = SystemRandomNumberGenerator()
+        while !stopped && !Task.isCancelled {
+            do {
+                let configuration = self.configuration
+                let limits = await sync.configuration.limits
+                let channel = try await ClientBootstrap(group: group)
+                    .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                    .connectTimeout(.seconds(5))
+                    .connect(host: host, port: port) { channel in
+                        channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits) }
+                    }
+                peerStates[key]?.failures = 0
+                delay = configuration.reconnectDelay
+                await serve(channel, dialed: key)
+            } catch {
+                peerStates[key]?.failures += 1
+                peerStates[key]?.lastError = "\(error)"
+            }
+            if stopped { return }
+            // Exponential backoff with ±25 % jitter.
+            let jitter = Double.random(in: 0.75...1.25, using: &rng)
+            try? await Task.sleep(for: delay * jitter)
+            delay = min(delay * 2, configuration.maxReconnectDelay)
+        }
+    }
+
+    static func configure(_ channel: any Channel, _ configuration: NetworkConfiguration, _ limits: WireLimits) throws -> NIOAsyncChannel<Frame, Frame> {
+        let ops = channel.pipeline.syncOperations
+        try ops.addHandler(IdleStateHandler(readTimeout: TimeAmount(configuration.idleTimeout), writeTimeout: TimeAmount(configuration.pingInterval)))
+        try ops.addHandler(FrameEncodingHandler(options: configuration.frames))
+        try ops.addHandler(FrameDecodingHandler(limits: limits))
+        try ops.addHandler(KeepaliveHandler())
+        return try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
+    }
+
+    // MARK: Serving one connection
+
+    func serve(_ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?) async {
+        let raw = channel.channel
+        try? await channel.executeThenClose { inbound, outbound in
+            let (id, first) = await sync.open()
+            connections[id] = Connection(writer: outbound, channel: raw, dialed: dialed)
+            if let dialed { peerStates[dialed]?.isConnected = true }
+            await send([id: first])
+            let handshake = Task { [weak self, configuration] in
+                try? await Task.sleep(for: configuration.handshakeTimeout)
+                guard !Task.isCancelled, let self else { return }
+                if await self.sync.peer(of: id) == nil { await self.close(id, reason: "no hello within \(configuration.handshakeTimeout)") }
+            }
+            defer { handshake.cancel() }
+            for try await frame in inbound {
+                let out = await sync.receive(frame, on: id)
+                if let dialed, frame.type == .hello { peerStates[dialed]?.node = await sync.peer(of: id) }
+                await send(out)
+            }
+            connections[id] = nil
+            await sync.closed(id)
+        }
+        // The loop may also end by an error; make sure the node forgets the connection.
+        for (id, c) in connections where c.channel === raw {
+            connections[id] = nil
+            await sync.closed(id)
+        }
+        if let dialed { peerStates[dialed]?.isConnected = false }
+    }
+
+    /// Sends a node's outputs on the connections they name.
+    func send(_ outputs: [ConnectionID: [SyncOutput]]) async {
+        for (id, list) in outputs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            guard let c = connections[id] else { continue }
+            for o in list {
+                switch o {
+                case .send(let frame):
+                    do { try await c.writer.write(frame) } catch { break }
+                case .close(let error):
+                    if let error { try? await c.writer.write(Frame(type: .error, payload: error.encoded())) }
+                    c.writer.finish()
+                    try? await c.channel.close()
+                }
+            }
+        }
+    }
+
+    func close(_ id: ConnectionID, reason: String) async {
+        guard let c = connections[id] else { return }
+        try? await c.writer.write(Frame(type: .goodbye, payload: GoodbyeMessage(reason: reason).encoded()))
+        try? await c.channel.close()
+    }
+
+    // MARK: Live changes
+
+    /// Follows the store's commits (local saves and batches from any peer) and passes them on:
+    /// changed zones to idle subscriptions, created or deleted zones to every peer.
+    /// - Throws: `ShoalError` if the store cannot save its replication subscription.
+    public func start() async throws {
+        let store = await sync.store
+        try await store.saveSubscription(Subscription(id: Self.subscriptionID, kind: .database(nil)))
+        var announced = await store.zoneAnnouncements()
+        let notifications = await store.notifications()
+        tasks.append(Task { [weak self] in
+            for await n in notifications where n.subscriptionID == Self.subscriptionID {
+                guard let self else { return }
+                let now = await store.zoneAnnouncements()
+                if now != announced {
+                    let before = Dictionary(uniqueKeysWithValues: announced.map { ($0.zone, $0) })
+                    let restart = now.contains { a in before[a.zone].map { !$0.isDeleted && ($0.incarnation != a.incarnation || a.isDeleted) } ?? false }
+                    announced = now
+                    if restart {
+                        await self.send(await self.sync.restartConnections(reason: "a zone was deleted or replaced on this node"))
+                    } else {
+                        await self.send(await self.sync.announceZones())
+                    }
+                }
+                for zone in n.zones.sorted() {
+                    await self.send(await self.sync.zoneChanged(zone))
+                }
+            }
+        })
+    }
+
+    static let subscriptionID = "shoal.replication"
+
+    /// Every dialled peer's state.
+    public func peers() -> [PeerState] { peerStates.values.sorted { $0.address < $1.address } }
+
+    /// The number of open connections (dialled and accepted).
+    public var connectionCount: Int { connections.count }
+
+    /// Says goodbye on every connection, stops listening and dialling.
+    public func shutdown() async {
+        stopped = true
+        for (id, _) in connections { await close(id, reason: "the node is shutting down") }
+        for s in servers { try? await s.close() }
+        for t in tasks { t.cancel() }
+        tasks = []
+        servers = []
+    }
+}

@@ -1,0 +1,107 @@
+// LoopbackReplicationTests: nodes replicate over real TCP on 127.0.0.1 — a line, live changes, conflicts.
+
+import Foundation
+import NIOCore
+import Testing
+import ShoalSamples
+import ShoalStore
+import ShoalWire
+import ShoalSync
+@testable import ShoalNet
+
+/// A node with its store in a temporary directory, listening on an ephemeral loopback port.
+struct LoopbackNode {
+    let directory: String
+    let store: Store
+    let net: NetworkNode
+    let port: Int
+
+    static func start(_ name: String) async throws -> LoopbackNode {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-net-\(name)-\(UInt32.random(in: 0 ... .max))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        var c = Store.Configuration()
+        c.synchronous = .normal
+        let store = try await Store.open(directory: dir, configuration: c)
+        var sc = SyncConfiguration()
+        sc.nodeName = name
+        let net = NetworkNode(sync: SyncNode(store: store, configuration: sc))
+        let address = try await net.listen(host: "127.0.0.1", port: 0)
+        try await net.start()
+        return LoopbackNode(directory: dir, store: store, net: net, port: address.port ?? 0)
+    }
+
+    func stop() async {
+        await net.shutdown()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Waits (bounded) until `condition` holds; false on timeout.
+func eventually(timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
+
+@Suite(.serialized) struct LoopbackReplicationTests {
+    static let notes = RecordZone.ID(name: "notes")
+
+    func note(_ name: String, _ text: String) -> Record {
+        var r = Record(recordType: "Note", id: Record.ID(name: name, zone: Self.notes))
+        r["text"] = .string(text)
+        return r
+    }
+
+    @Test func lineOfThreeConvergesOverTCP() async throws {
+        let a = try await LoopbackNode.start("a"), b = try await LoopbackNode.start("b"), c = try await LoopbackNode.start("c")
+        defer { Task { await a.stop(); await b.stop(); await c.stop() } }
+        try await a.store.createZone(Self.notes)
+        for i in 0..<50 { _ = try await a.store.save(note("a\(i)", "from a \(i)")) }
+        // A line: B dials A, C dials B. A change reaches C only through B.
+        await b.net.addPeer(host: "127.0.0.1", port: a.port)
+        await c.net.addPeer(host: "127.0.0.1", port: b.port)
+        #expect(try await eventually { (try? await c.store.allRecordIDs(in: Self.notes).count) == 50 })
+        // Live changes both ways after catch-up.
+        _ = try await c.store.save(note("c1", "from c"))
+        _ = try await a.store.save(note("a-live", "live from a"))
+        #expect(try await eventually {
+            let fromC = try? await a.store.record(for: Record.ID(name: "c1", zone: Self.notes))
+            let fromA = try? await c.store.record(for: Record.ID(name: "a-live", zone: Self.notes))
+            return fromC != nil && fromA != nil
+        })
+        // Concurrent edits of one record on both ends converge to the same bytes everywhere.
+        var ea = try await a.store.record(for: Record.ID(name: "a1", zone: Self.notes))
+        var ec = try await c.store.record(for: Record.ID(name: "a1", zone: Self.notes))
+        ea["text"] = .string("edited on a"); ea["tagA"] = .bool(true)
+        ec["text"] = .string("edited on c"); ec["tagC"] = .bool(true)
+        _ = try await a.store.save(ea)
+        _ = try await c.store.save(ec)
+        #expect(try await eventually {
+            let da = try await a.store.digest(of: Self.notes), db = try await b.store.digest(of: Self.notes), dc = try await c.store.digest(of: Self.notes)
+            return da == db && db == dc && da.recordCount == 52
+        })
+        let merged = try await b.store.record(for: Record.ID(name: "a1", zone: Self.notes))
+        #expect(merged["tagA"] == .bool(true) && merged["tagC"] == .bool(true), "fields changed on one side only merge")
+    }
+
+    @Test func malformedBytesCloseOnlyThatConnection() async throws {
+        let a = try await LoopbackNode.start("a")
+        defer { Task { await a.stop() } }
+        try await a.store.createZone(Self.notes)
+        _ = try await a.store.save(note("kept", "still here"))
+        // A raw TCP client sends garbage; it gets an error frame and the connection closes.
+        let got = try await RawClient.exchange(port: a.port, send: Array("GET / HTTP/1.1\r\n\r\n".utf8))
+        var reader = FrameReader()
+        let frames = try reader.frames(in: got)
+        #expect(frames.contains { $0.type == .error }, "an error frame before closing")
+        #expect(try await a.store.record(for: Record.ID(name: "kept", zone: Self.notes))["text"] == .string("still here"))
+        // The node still serves a well-behaved peer afterwards.
+        let b = try await LoopbackNode.start("b")
+        defer { Task { await b.stop() } }
+        await b.net.addPeer(host: "127.0.0.1", port: a.port)
+        #expect(try await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 1 })
+    }
+}
