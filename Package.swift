@@ -16,10 +16,13 @@ let package = Package(
         .library(name: "ShoalStore", targets: ["ShoalStore"]),
         .library(name: "ShoalSync", targets: ["ShoalSync"]),
         .library(name: "ShoalNet", targets: ["ShoalNet"]),
+        .library(name: "Shoal", targets: ["Shoal"]),
+        .executable(name: "shoal", targets: ["shoal"]),
         .executable(name: "shoal-crash-writer", targets: ["ShoalCrashWriter"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -37,6 +40,11 @@ let package = Package(
         .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalStore"], swiftSettings: strict),
         .target(name: "ShoalNet", dependencies: [
             "ShoalWire", "ShoalStore", "ShoalSync",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        ], swiftSettings: strict),
+        .target(name: "Shoal", dependencies: ["ShoalWire", "ShoalStore", "ShoalSync", "ShoalNet"], swiftSettings: strict),
+        .executableTarget(name: "shoal", dependencies: [
+            "Shoal", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
         ], swiftSettings: strict),
         .executableTarget(name: "ShoalCrashWriter", dependencies: ["ShoalStore", "ShoalWire"], swiftSettings: strict),

@@ -22,6 +22,9 @@ extension SyncNode {
         trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(m.records.map { "\($0.id.name)\($0.versionVector)" }) caughtUp=\(m.isCaughtUp) K=\(m.knowledge.map { "\($0)" } ?? "-")")
         if let k = m.knowledge, m.isCaughtUp { await addKnowledge(k, to: m.zone) }
         sessions[id]?.inbound[m.zone]?.nextBatch = m.batch &+ 1
+        statistics.recordsReceived &+= m.records.count
+        statistics.batchesReceived &+= 1
+        statistics.bytesReceived &+= frame.payload.count
         let ack = AcknowledgementMessage(zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: await knowledge(of: m.zone))
         return [.send(Frame(type: .acknowledgement, payload: ack.encoded()))]
     }

@@ -94,6 +94,8 @@ extension SyncNode {
             out.append(.send(Frame(type: .changes, payload: message.encoded())))
             sub.nextBatch &+= 1
             sub.token = page.token
+            statistics.recordsSent &+= records.count
+            statistics.batchesSent &+= 1
             sub.sentAny = true
             if caughtUp {
                 // Go idle unless a commit arrived while we were reading.

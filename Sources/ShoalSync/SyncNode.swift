@@ -31,6 +31,30 @@ public actor SyncNode {
     package var trace: (@Sendable (String) -> Void)? = nil
     package func setTrace(_ t: (@Sendable (String) -> Void)?) { trace = t }
 
+    /// Counters since the node was created, for status displays and progress.
+    public struct Statistics: Sendable, Hashable {
+        /// Record versions received in batches (applied, or no-ops when already known).
+        public var recordsReceived = 0
+        /// Batches received and applied.
+        public var batchesReceived = 0
+        /// Record versions sent.
+        public var recordsSent = 0
+        /// Batches sent.
+        public var batchesSent = 0
+        /// Payload bytes of the batches received.
+        public var bytesReceived = 0
+    }
+
+    /// Counters since the node was created.
+    public internal(set) var statistics = Statistics()
+
+    /// The last error each peer caused or reported, by peer.
+    public func lastErrors() -> [NodeID: String] {
+        var out = [NodeID: String]()
+        for s in sessions.values { if let p = s.peer?.node, let e = s.lastError { out[p] = e } }
+        return out
+    }
+
     /// The protocol versions this node speaks.
     public static let versions: ClosedRange<UInt64> = 1...1
 

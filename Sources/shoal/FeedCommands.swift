@@ -1,0 +1,134 @@
+// FeedCommands: `shoal changes`, `watch`, `status` and `digest`.
+
+import ArgumentParser
+import Foundation
+import Shoal
+
+struct ChangesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "changes", abstract: "Show what changed in a zone since a token, and the next token.")
+    @OptionGroup var options: NodeOptions
+    @Argument(help: "The zone: name or name@owner.") var zone: String
+    @Option(name: .long, help: "A token printed by an earlier `shoal changes` (omit for everything).") var since: String?
+    @Option(name: .long, help: "At most this many records.") var limit = 1_000
+
+    func run() async throws {
+        try await reportFailures {
+            var token: ChangeToken? = nil
+            if let since {
+                guard let t = ChangeToken(text: since) else { throw CommandFailure(.badInput, "--since \(since.debugDescription) is not a token printed by `shoal changes`") }
+                token = t
+            }
+            try await options.withNode { node in
+                let c = try await node.changes(in: parseZone(zone), since: token, limit: limit)
+                if options.json {
+                    Console.current.line(RecordFormatting.jsonText(["changed": c.modifiedRecords.map(RecordFormatting.json),
+                                                                    "deleted": c.deletions.map { ["name": $0.id.name, "type": $0.recordType] },
+                                                                    "moreComing": c.moreComing, "token": c.token.description]))
+                } else {
+                    for r in c.modifiedRecords { Console.current.line("changed \(r.recordType) \(r.id.name)") }
+                    for d in c.deletions { Console.current.line("deleted \(d.recordType) \(d.id.name)") }
+                    Console.current.line("token \(c.token)\(c.moreComing ? " (more coming: run again with --since this token)" : "")")
+                }
+            }
+        }
+    }
+}
+
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "watch", abstract: "Print every change to a zone as it is committed, local or from a peer (Ctrl-C to stop).")
+    @OptionGroup var options: NodeOptions
+    @Argument(help: "The zone: name or name@owner.") var zone: String
+    @Option(name: .long, help: "Stop after this many changes (for scripts and tests).") var count: Int?
+
+    func run() async throws {
+        try await reportFailures {
+            let z = parseZone(zone)
+            try await options.withNode { node in
+                let subscription = "shoal.watch.\(UInt32.random(in: 0 ... .max))"
+                try await node.store.saveSubscription(Subscription(id: subscription, kind: .zone(z)))
+                let notifications = await node.store.notifications()
+                var token = try await node.changes(in: z, since: nil, limit: 1).token
+                // Start from now: skip what is already there.
+                while true {
+                    let c = try await node.changes(in: z, since: token, limit: 10_000)
+                    token = c.token
+                    if !c.moreComing { break }
+                }
+                Console.current.line(options.json ? RecordFormatting.jsonText(["watching": z.description]) : "watching \(z) (Ctrl-C to stop)")
+                var seen = 0
+                defer { Task { try? await node.store.deleteSubscription(id: subscription) } }
+                for await n in notifications where n.subscriptionID == subscription {
+                    _ = n
+                    let c = try await node.changes(in: z, since: token, limit: 10_000)
+                    token = c.token
+                    for r in c.records {
+                        let what = r.isDeleted ? "deleted" : "changed"
+                        if options.json {
+                            Console.current.line(RecordFormatting.jsonText(["event": what, "record": RecordFormatting.json(r)]).replacingOccurrences(of: "\n", with: ""))
+                        } else {
+                            Console.current.line("\(what) \(r.recordType) \(r.id.name)" + (r.isDeleted ? "" : ": " + r.fields.compactMap { f in f.value.map { "\(f.name)=\(RecordFormatting.text($0))" } }.joined(separator: " ")))
+                        }
+                        seen += 1
+                        if let count, seen >= count { return }
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the node, its peers, its zones and replication counters.")
+    @OptionGroup var options: NodeOptions
+
+    func run() async throws {
+        try await reportFailures {
+            try await options.withNode { node in
+                let peers = await node.peers()
+                let zones = await node.zones()
+                let stats = await node.sync.statistics
+                let errors = await node.sync.lastErrors()
+                let connections = await node.connectionCount()
+                var zoneRows = [[String]]()
+                for z in zones {
+                    let d = try await node.digest(of: z.id)
+                    zoneRows.append([z.id.description, String(d.recordCount), String(d.description.prefix(16))])
+                }
+                if options.json {
+                    Console.current.line(RecordFormatting.jsonText([
+                        "node": node.nodeID.hex, "connections": connections,
+                        "peers": peers.map { ["address": $0.address, "connected": $0.isConnected, "node": $0.node?.hex ?? NSNull(), "failures": $0.failures, "lastError": $0.lastError ?? NSNull()] as [String: Any] },
+                        "zones": zoneRows.map { ["zone": $0[0], "records": Int($0[1]) ?? 0, "digest": $0[2]] },
+                        "received": ["records": stats.recordsReceived, "batches": stats.batchesReceived], "sent": ["records": stats.recordsSent, "batches": stats.batchesSent],
+                        "errors": Dictionary(uniqueKeysWithValues: errors.map { ($0.key.hex, $0.value) }),
+                    ]))
+                    return
+                }
+                Console.current.line("node \(node.nodeID.hex), \(connections) connection\(connections == 1 ? "" : "s")")
+                if !peers.isEmpty {
+                    for l in RecordFormatting.table(["PEER", "STATE", "NODE", "LAST ERROR"], peers.map {
+                        [$0.address, $0.isConnected ? "connected" : "retrying (\($0.failures) failures)", $0.node?.short ?? "-", $0.lastError ?? ""]
+                    }) { Console.current.line(l) }
+                }
+                for l in RecordFormatting.table(["ZONE", "RECORDS", "DIGEST"], zoneRows) { Console.current.line(l) }
+                Console.current.line("received \(stats.recordsReceived) records in \(stats.batchesReceived) batches; sent \(stats.recordsSent) in \(stats.batchesSent)")
+                for (peer, e) in errors { Console.current.line("last error with \(peer.short): \(e)") }
+            }
+        }
+    }
+}
+
+struct DigestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "digest", abstract: "Print a stable hash of a zone's live records, to compare nodes.")
+    @OptionGroup var options: NodeOptions
+    @Argument(help: "The zone: name or name@owner.") var zone: String
+
+    func run() async throws {
+        try await reportFailures {
+            try await options.withNode { node in
+                let d = try await node.digest(of: parseZone(zone))
+                Console.current.line(options.json ? RecordFormatting.jsonText(["zone": zone, "digest": d.description, "records": d.recordCount]) : "\(d) \(d.recordCount) records")
+            }
+        }
+    }
+}

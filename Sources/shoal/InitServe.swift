@@ -1,0 +1,128 @@
+// InitServe: `shoal init` creates a node's data directory; `shoal serve` runs the node daemon.
+
+import ArgumentParser
+import Dispatch
+import Foundation
+import Shoal
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct InitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a data directory with a new node identity.")
+    @OptionGroup var options: NodeOptions
+
+    func run() async throws {
+        try await reportFailures {
+            let dir = options.directory
+            if dir.exists {
+                throw CommandFailure(.dataDirectory, "\(dir.path) already holds a Shoal node; each data directory is one node identity (use another --data)")
+            }
+            try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true)
+            let node = try await ShoalNode.open(directory: dir.path)
+            Console.current.line(options.json ? RecordFormatting.jsonText(["node": node.nodeID.hex, "data": dir.path]) : "created node \(node.nodeID.hex) in \(dir.path)")
+        }
+    }
+}
+
+/// Log lines in a readable form or as JSON objects.
+struct Logger: Sendable {
+    let json: Bool
+    func log(_ level: String, _ message: String, _ metadata: [String: String] = [:]) {
+        let now = Timestamp.now().description
+        if json {
+            var o: [String: Any] = ["ts": now, "level": level, "msg": message]
+            for (k, v) in metadata { o[k] = v }
+            if let data = try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .withoutEscapingSlashes]) {
+                Console.current.line(String(decoding: data, as: UTF8.self))
+            }
+        } else {
+            let meta = metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            Console.current.line("\(now) \(level.padding(toLength: 5, withPad: " ", startingAt: 0)) \(message)\(meta.isEmpty ? "" : " " + meta)")
+        }
+    }
+}
+
+/// A `host:port` option.
+struct Endpoint: ExpressibleByArgument, Sendable {
+    let host: String
+    let port: Int
+    init?(argument: String) {
+        guard let colon = argument.lastIndex(of: ":"), let port = Int(argument[argument.index(after: colon)...]), (0...65535).contains(port) else { return nil }
+        host = String(argument[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        self.port = port
+    }
+    var description: String { "\(host):\(port)" }
+}
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the node: accept peers, dial peers, replicate, answer other shoal commands.")
+    @OptionGroup var options: NodeOptions
+    @Option(name: .long, help: "Where to accept peers (HOST:PORT). Default 127.0.0.1:7400.") var listen = Endpoint(argument: "127.0.0.1:7400")!
+    @Option(name: .long, help: "A peer to replicate with (HOST:PORT); repeat for several.") var peer: [Endpoint] = []
+    @Option(name: .long, help: "Log format: text (default) or json.") var logFormat = "text"
+
+    func run() async throws {
+        try await reportFailures {
+            let dir = options.directory
+            let log = Logger(json: logFormat == "json")
+            if !dir.exists { try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true) }
+            guard let lock = dir.lockForDaemon() else {
+                throw CommandFailure(.dataDirectory, "another shoal process holds \(dir.path); only one daemon may serve a data directory")
+            }
+            defer { close(lock) }
+            var sc = SyncConfiguration()
+            sc.nodeName = ProcessInfo.processInfo.hostName
+            let node = try await ShoalNode.open(directory: dir.path, sync: sc)
+            let port = try await node.listen(host: listen.host, port: listen.port)
+            log.log("info", "node \(node.nodeID.short) serving \(dir.path)", ["listen": "\(listen.host):\(port)", "node": node.nodeID.hex])
+            for p in peer {
+                await node.connect(to: p.host, port: p.port)
+                log.log("info", "replicating with \(p.description)")
+            }
+            let control = try await ControlServer.start(at: dir.socketPath, node: node)
+            let controlTask = Task { await ControlServer.serve(control, node: node) }
+
+            // Stop cleanly on SIGINT / SIGTERM: goodbye to peers; every acknowledged save is
+            // already durable (each commit is synchronous).
+            let (stops, stop) = AsyncStream<Int32>.makeStream()
+            var sources = [any DispatchSourceSignal]()
+            for sig in [SIGINT, SIGTERM] {
+                signal(sig, SIG_IGN)
+                let s = DispatchSource.makeSignalSource(signal: sig, queue: .main)
+                s.setEventHandler { stop.yield(sig) }
+                s.resume()
+                sources.append(s)
+            }
+            let progress = Task { await Self.report(node, log: log, tty: isatty(STDOUT_FILENO) != 0 && logFormat != "json") }
+            var iterator = stops.makeAsyncIterator()
+            let sig = await iterator.next() ?? SIGTERM
+            log.log("info", "stopping on signal \(sig)")
+            progress.cancel()
+            await node.shutdown()
+            try? await control.channel.close()
+            controlTask.cancel()
+            unlink(dir.socketPath)
+            log.log("info", "stopped")
+            _ = sources
+        }
+    }
+
+    /// Progress while records arrive: a live line on a terminal, a plain line every 5 s otherwise.
+    static func report(_ node: ShoalNode, log: Logger, tty: Bool) async {
+        var last = await node.sync.statistics
+        var lastTime = ContinuousClock.now
+        while !Task.isCancelled {
+            try? await Task.sleep(for: tty ? .milliseconds(500) : .seconds(5))
+            let now = await node.sync.statistics, t = ContinuousClock.now
+            guard now != last else { continue }
+            let seconds = Double((t - lastTime).components.attoseconds) / 1e18 + Double((t - lastTime).components.seconds)
+            let rate = Int(Double(now.recordsReceived - last.recordsReceived) / max(seconds, 0.001))
+            let mb = Double(now.bytesReceived) / 1_000_000
+            let line = "received \(now.recordsReceived) records (\(String(format: "%.1f", mb)) MB, \(rate)/s), sent \(now.recordsSent)"
+            if tty { Console.current.line("\u{1B}[1A\u{1B}[2K" + line) } else { log.log("info", line) }
+            last = now
+            lastTime = t
+        }
+    }
+}

@@ -1,0 +1,178 @@
+// RecordCommands: `shoal zone`, `put`, `get`, `delete` and `query`.
+
+import ArgumentParser
+import Foundation
+import Shoal
+
+/// A zone argument: `name` or `name@owner`.
+func parseZone(_ text: String) -> RecordZone.ID {
+    if let at = text.lastIndex(of: "@"), at != text.startIndex {
+        return RecordZone.ID(name: String(text[..<at]), owner: String(text[text.index(after: at)...]))
+    }
+    return RecordZone.ID(name: text)
+}
+
+struct ZoneCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "zone", abstract: "Create, list or delete zones.",
+                                                    subcommands: [Create.self, List.self, Delete.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a zone (peers learn of it).")
+        @OptionGroup var options: NodeOptions
+        @Argument(help: "The zone: name or name@owner.") var zone: String
+        func run() async throws {
+            try await reportFailures {
+                try await options.withNode { node in
+                    let z = try await node.createZone(parseZone(zone))
+                    Console.current.line(options.json ? RecordFormatting.jsonText(["zone": z.id.description, "incarnation": z.incarnation.hex]) : "created zone \(z.id)")
+                }
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the live zones.")
+        @OptionGroup var options: NodeOptions
+        func run() async throws {
+            try await reportFailures {
+                try await options.withNode { node in
+                    let zones = await node.zones()
+                    if options.json {
+                        Console.current.line(RecordFormatting.jsonText(zones.map { ["zone": $0.id.description, "scope": "\($0.scope)", "incarnation": $0.incarnation.hex] }))
+                    } else {
+                        for l in RecordFormatting.table(["ZONE", "SCOPE", "INCARNATION"], zones.map { [$0.id.description, "\($0.scope)", $0.incarnation.short] }) {
+                            Console.current.line(l)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a zone and all its records, here and on its peers.")
+        @OptionGroup var options: NodeOptions
+        @Argument(help: "The zone: name or name@owner.") var zone: String
+        func run() async throws {
+            try await reportFailures {
+                try await options.withNode { node in
+                    try await node.deleteZone(parseZone(zone))
+                    Console.current.line(options.json ? RecordFormatting.jsonText(["deleted": zone]) : "deleted zone \(zone)")
+                }
+            }
+        }
+    }
+}
+
+struct PutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "put", abstract: "Save a record: shoal put ZONE NAME --type T field=value n:=42 …",
+        discussion: "Values: field=text, field:=42, :=4.5, :=true, :=2026-11-22T10:00:00Z, :=[a,b], :=>other-record, :=@48.85,2.35, :=null (remove).")
+    @OptionGroup var options: NodeOptions
+    @Argument(help: "The zone: name or name@owner.") var zone: String
+    @Argument(help: "The record name.") var name: String
+    @Option(name: .long, help: "The record type (needed when the record is new).") var type: String?
+    @Argument(help: "Fields: field=value or field:=typed-value.") var fields: [String] = []
+
+    func run() async throws {
+        try await reportFailures {
+            let z = parseZone(zone)
+            var parsed = [(String, FieldValue?)]()
+            for f in fields {
+                do { parsed.append(try ValueParsing.field(f, zone: z)) } catch {
+                    throw CommandFailure(.badInput, "\(error)")
+                }
+            }
+            try await options.withNode { node in
+                let id = Record.ID(name: name, zone: z)
+                var record: Record
+                if let existing = try? await node.record(for: id) {
+                    record = existing
+                    if let type, type != existing.recordType {
+                        throw CommandFailure(.badInput, "record \(name) is a \(existing.recordType), not a \(type)")
+                    }
+                } else {
+                    guard let type else { throw CommandFailure(.badInput, "record \(name) is new: give its type with --type (e.g. --type Note)") }
+                    record = Record(recordType: type, id: id)
+                }
+                for (k, v) in parsed { record[k] = v }
+                let saved = try await node.save(record, policy: .changedKeys)
+                if options.json { Console.current.line(RecordFormatting.jsonText(RecordFormatting.json(saved))) } else {
+                    Console.current.line("saved \(saved.recordType) \(saved.id.name) in \(z) (tag \(saved.changeTag ?? "-"))")
+                }
+            }
+        }
+    }
+}
+
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "get", abstract: "Show a record.")
+    @OptionGroup var options: NodeOptions
+    @Argument(help: "The zone: name or name@owner.") var zone: String
+    @Argument(help: "The record name.") var name: String
+    @Option(name: .long, parsing: .upToNextOption, help: "Only these fields.") var keys: [String] = []
+
+    func run() async throws {
+        try await reportFailures {
+            try await options.withNode { node in
+                let r = try await node.record(for: Record.ID(name: name, zone: parseZone(zone)), desiredKeys: keys.isEmpty ? nil : keys)
+                if options.json { Console.current.line(RecordFormatting.jsonText(RecordFormatting.json(r))) } else {
+                    for l in RecordFormatting.lines(r) { Console.current.line(l) }
+                }
+            }
+        }
+    }
+}
+
+struct DeleteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a record (the deletion replicates).")
+    @OptionGroup var options: NodeOptions
+    @Argument(help: "The zone: name or name@owner.") var zone: String
+    @Argument(help: "The record name.") var name: String
+
+    func run() async throws {
+        try await reportFailures {
+            try await options.withNode { node in
+                try await node.delete(Record.ID(name: name, zone: parseZone(zone)))
+                Console.current.line(options.json ? RecordFormatting.jsonText(["deleted": name]) : "deleted \(name)")
+            }
+        }
+    }
+}
+
+struct QueryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "query", abstract: "Find records: shoal query ZONE --type T --where 'n > 3' --sort -modified --limit 20")
+    @OptionGroup var options: NodeOptions
+    @Argument(help: "The zone: name or name@owner.") var zone: String
+    @Option(name: .long, help: "The record type.") var type: String
+    @Option(name: .long, help: "Conditions: 'field OP value [AND …]', OP one of == != < <= > >= BEGINSWITH CONTAINS.") var `where`: String?
+    @Option(name: .long, help: "Sort by a field (prefix - for descending; 'modified' and 'created' are the system dates).") var sort: String?
+    @Option(name: .long, help: "At most this many records.") var limit = 100
+
+    func run() async throws {
+        try await reportFailures {
+            let z = parseZone(zone)
+            var query: Query
+            do {
+                query = Query(recordType: type, predicate: try `where`.map { try ValueParsing.predicate($0, zone: z) } ?? .all)
+            } catch { throw CommandFailure(.badInput, "\(error)") }
+            if let sort {
+                let descending = sort.hasPrefix("-")
+                let key = descending ? String(sort.dropFirst()) : sort
+                let sortKey: Query.SortKey = key == "modified" ? .modificationDate : key == "created" ? .creationDate : .field(key)
+                query.sortDescriptors = [Query.SortDescriptor(sortKey, ascending: !descending)]
+            }
+            try await options.withNode { node in
+                let result = try await node.records(matching: query, in: z, resultsLimit: limit)
+                if options.json {
+                    Console.current.line(RecordFormatting.jsonText(result.records.map(RecordFormatting.json)))
+                } else {
+                    let names = Array(Set(result.records.flatMap(\.allKeys))).sorted()
+                    let rows = result.records.map { r in [r.id.name] + names.map { k in r[k].map(RecordFormatting.text) ?? "" } }
+                    for l in RecordFormatting.table(["NAME"] + names.map { $0.uppercased() }, rows) { Console.current.line(l) }
+                    Console.current.line("(\(result.records.count) record\(result.records.count == 1 ? "" : "s")\(result.cursor != nil ? ", more with a larger --limit" : ""))")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+// ValueParsing: `field=value` and `field:=typed` arguments of `shoal put`, and `--where` clauses.
+
+import Foundation
+import Shoal
+
+/// Parses the field arguments of `shoal put`:
+/// - `title=Hello world` — a string;
+/// - `n:=42` (int64), `x:=4.5` (double), `done:=true` (bool), `d:=2026-11-22T10:00:00Z` (date),
+///   `tags:=[a,b]` (a list; elements typed the same way, all of one type), `ref:=>other-record`
+///   (a reference to a record of the same zone), `where:=@48.85,2.35` (a location);
+/// - `field:=null` removes the field.
+enum ValueParsing {
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    static func field(_ argument: String, zone: RecordZone.ID) throws -> (String, FieldValue?) {
+        if let r = argument.range(of: ":=") {
+            let name = String(argument[..<r.lowerBound])
+            try checkName(name, argument)
+            let text = String(argument[r.upperBound...])
+            if text == "null" { return (name, nil) }
+            return (name, try typed(text, zone: zone, argument: argument))
+        }
+        guard let r = argument.range(of: "=") else {
+            throw Failure(description: "\(argument.debugDescription) is not field=value or field:=typed-value (e.g. title=Hello, n:=42, d:=2026-11-22T10:00:00Z, tags:=[a,b])")
+        }
+        let name = String(argument[..<r.lowerBound])
+        try checkName(name, argument)
+        return (name, .string(String(argument[r.upperBound...])))
+    }
+
+    static func checkName(_ name: String, _ argument: String) throws {
+        guard let first = name.unicodeScalars.first, first.isASCII, CharacterSet.letters.contains(first),
+              name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }) else {
+            throw Failure(description: "field name in \(argument.debugDescription) must start with a letter and use only letters, digits and _")
+        }
+    }
+
+    /// A typed value: int64, double, bool, date, reference, location or list.
+    static func typed(_ text: String, zone: RecordZone.ID, argument: String) throws -> FieldValue {
+        if text.hasPrefix("[") && text.hasSuffix("]") {
+            let inner = text.dropFirst().dropLast()
+            let parts = inner.isEmpty ? [] : inner.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
+            let values = try parts.map { try scalar($0, zone: zone, argument: argument, allowString: true) }
+            let kind = values.first?.kind ?? .string
+            guard let list = ListValue(values, kind: kind) else {
+                throw Failure(description: "list in \(argument.debugDescription) mixes types; a list holds one type (e.g. [1,2,3] or [a,b])")
+            }
+            return .list(list)
+        }
+        return try scalar(text, zone: zone, argument: argument, allowString: false)
+    }
+
+    static func scalar(_ text: String, zone: RecordZone.ID, argument: String, allowString: Bool) throws -> FieldValue {
+        if let i = Int64(text) { return .int64(i) }
+        if let d = Double(text), text.contains(".") || text.lowercased().contains("e") { return .double(d) }
+        if text == "true" || text == "false" { return .bool(text == "true") }
+        if text.first?.isNumber == true, let t = Timestamp(iso8601: text) { return .date(t) }
+        if text.hasPrefix(">") {
+            let name = String(text.dropFirst())
+            guard !name.isEmpty else { throw Failure(description: "reference in \(argument.debugDescription) needs a record name after >") }
+            return .reference(Reference(recordID: Record.ID(name: name, zone: zone)))
+        }
+        if text.hasPrefix("@") {
+            let parts = text.dropFirst().split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count == 2, let lat = parts[0], let lon = parts[1] else {
+                throw Failure(description: "location in \(argument.debugDescription) is @latitude,longitude (e.g. @48.85,2.35)")
+            }
+            return .location(Location(latitude: lat, longitude: lon))
+        }
+        if allowString { return .string(text) }
+        throw Failure(description: "\(text.debugDescription) in \(argument.debugDescription) is not an int, double, bool, ISO 8601 date, >reference, @lat,lon or [list]; for text use field=value")
+    }
+
+    /// A `--where` clause: `field OP value`, joined by `AND`; OP is one of
+    /// `== != < <= > >= BEGINSWITH CONTAINS`. Values are typed as in `put` (`'x'` quotes a string).
+    static func predicate(_ text: String, zone: RecordZone.ID) throws -> ShoalStore.Predicate {
+        let clauses = text.components(separatedBy: " AND ").map { $0.trimmingCharacters(in: .whitespaces) }
+        var out = [ShoalStore.Predicate]()
+        for c in clauses where !c.isEmpty {
+            let ops: [(String, ShoalStore.Predicate.Comparison?)] = [("<=", .lessOrEqual), (">=", .greaterOrEqual), ("!=", .notEqual), ("==", .equal),
+                                                          ("<", .less), (">", .greater), (" BEGINSWITH ", nil), (" CONTAINS ", nil)]
+            guard let (op, cmp) = ops.first(where: { c.contains($0.0) }), let r = c.range(of: op) else {
+                throw Failure(description: "where clause \(c.debugDescription) is not 'field OP value' with OP one of == != < <= > >= BEGINSWITH CONTAINS")
+            }
+            let field = c[..<r.lowerBound].trimmingCharacters(in: .whitespaces)
+            var raw = c[r.upperBound...].trimmingCharacters(in: .whitespaces)
+            let quoted = raw.count >= 2 && raw.hasPrefix("'") && raw.hasSuffix("'")
+            if quoted { raw = String(raw.dropFirst().dropLast()) }
+            let value: FieldValue = quoted ? .string(raw) : ((try? scalar(raw, zone: zone, argument: c, allowString: false)) ?? .string(raw))
+            switch op {
+            case " BEGINSWITH ": out.append(.beginsWith(field, raw))
+            case " CONTAINS ": out.append(.contains(field, value))
+            default: if let cmp { out.append(.compare(field, cmp, value)) }
+            }
+        }
+        return out.count == 1 ? out[0] : .and(out)
+    }
+}
