@@ -50,6 +50,7 @@ let package = Package(
         .executableTarget(name: "ShoalCrashWriter", dependencies: ["ShoalStore", "ShoalWire"], swiftSettings: strict),
         .target(name: "ShoalSamples", dependencies: ["ShoalWire"], swiftSettings: strict),
         .testTarget(name: "ShoalWireTests", dependencies: ["ShoalWire", "ShoalSamples"], swiftSettings: strict),
+        .testTarget(name: "ShoalCLITests", dependencies: ["shoal"], swiftSettings: strict),
         .testTarget(name: "ShoalNetTests", dependencies: ["ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalSamples", "CSQLite"], swiftSettings: strict),

@@ -48,9 +48,11 @@ struct InspectCommand: AsyncParsableCommand {
             if reader.bufferedByteCount > 0 {
                 throw WireError(.truncated, at: reader.consumedByteCount, "the last frame is incomplete: \(reader.bufferedByteCount) byte(s) of it")
             }
-            return try frames.map { f -> [String: Any] in
+            return frames.map { f -> [String: Any] in
                 var o: [String: Any] = ["type": f.type.description, "payload_bytes": f.payload.count, "compression": "\(f.compression)"]
-                o["payload"] = try payload(f)
+                // The frame is valid; a payload that is not the message its type names is
+                // reported beside it (frames carry anything; the replication layer rejects it).
+                do { o["payload"] = try payload(f) } catch { o["payload_error"] = "\(error)" }
                 return o
             }
         case "record": return RecordFormatting.json(try Record(decoding: bytes))

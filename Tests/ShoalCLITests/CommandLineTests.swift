@@ -1,0 +1,127 @@
+// CommandLineTests: the built `shoal` binary end to end — two daemons on 127.0.0.1, records, feeds, inspect.
+
+import Foundation
+import Testing
+
+@Suite(.serialized) struct CommandLineTests {
+    static let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-cli-\(UInt32.random(in: 0 ... .max))").path
+
+    @Test func twoDaemonsReplicateAndCommandsWork() throws {
+        try #require(Shoal.binary != nil, "build the shoal binary (swift build) or set SHOAL_BINARY")
+        let a = Self.root + "/a", b = Self.root + "/b"
+        defer { try? FileManager.default.removeItem(atPath: Self.root) }
+        #expect(try Shoal.run(["init", "--data", a]).status == 0)
+        #expect(try Shoal.run(["init", "--data", b]).status == 0)
+        #expect(try Shoal.run(["init", "--data", a]).status == 6, "a data directory is one identity")
+
+        let da = try Shoal.Daemon(["--data", a, "--listen", "127.0.0.1:0"])
+        defer { da.stop() }
+        let portA = try #require(da.port(), "daemon A did not start: \(da.log)")
+        let db = try Shoal.Daemon(["--data", b, "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)"])
+        defer { db.stop() }
+        _ = try #require(db.port(), "daemon B did not start: \(db.log)")
+
+        // Two-writer protection: a second daemon on A's directory is refused.
+        let second = try Shoal.run(["serve", "--data", a, "--listen", "127.0.0.1:0"])
+        #expect(second.status == 6 && second.error.contains("only one daemon"), "\(second.error)")
+
+        // Writes on A (through its daemon's control socket) arrive on B.
+        #expect(try Shoal.run(["zone", "create", "notes", "--data", a]).status == 0)
+        let put = try Shoal.run(["put", "notes", "groceries", "--type", "Note", "title=Milk and eggs", "count:=2",
+                                 "due:=2026-11-22T10:00:00Z", "tags:=[home,urgent]", "--data", a])
+        #expect(put.status == 0, "\(put.error)")
+        #expect(try Shoal.eventually { try Shoal.run(["get", "notes", "groceries", "--data", b]).output.contains("title = Milk and eggs") })
+        let json = try Shoal.run(["get", "notes", "groceries", "--json", "--data", b])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let fields = try #require(object["fields"] as? [String: Any])
+        #expect(fields["count"] as? Int == 2 && (fields["tags"] as? [String]) == ["home", "urgent"])
+
+        // Query, changes with a token.
+        _ = try Shoal.run(["put", "notes", "n2", "--type", "Note", "title=Other", "count:=7", "--data", a])
+        #expect(try Shoal.eventually { try Shoal.run(["query", "notes", "--type", "Note", "--where", "count > 5", "--data", b]).output.contains("n2") })
+        let changes = try Shoal.run(["changes", "notes", "--json", "--data", b])
+        let feed = try #require(try JSONSerialization.jsonObject(with: Data(changes.output.utf8)) as? [String: Any])
+        let token = try #require(feed["token"] as? String)
+        _ = try Shoal.run(["put", "notes", "n3", "--type", "Note", "title=Third", "--data", a])
+        #expect(try Shoal.eventually {
+            let since = try Shoal.run(["changes", "notes", "--since", token, "--data", b]).output
+            return since.contains("changed Note n3") && !since.contains("groceries")
+        })
+
+        // watch on B receives a change made on A.
+        let watcher = try Shoal.Daemon.watch(["watch", "notes", "--count", "1", "--data", b])
+        usleep(500_000)
+        _ = try Shoal.run(["put", "notes", "groceries", "title=Milk, eggs, bread", "--data", a])
+        let watched = watcher.wait(seconds: 20)
+        #expect(watched.contains("changed Note groceries") && watched.contains("Milk, eggs, bread"), "\(watched)")
+
+        // Digests agree; status lists the zone.
+        #expect(try Shoal.eventually {
+            try Shoal.run(["digest", "notes", "--data", a]).output == Shoal.run(["digest", "notes", "--data", b]).output
+        })
+        #expect(try Shoal.run(["status", "--data", b]).output.contains("notes"))
+        #expect(try Shoal.run(["get", "notes", "missing", "--data", b]).status == 4)
+        #expect(try Shoal.run(["put", "notes", "bad", "--type", "Note", "n:=notanumber", "--data", b]).status == 3)
+    }
+
+    @Test func inspectDecodesVectorsAndRejectsGarbage() throws {
+        try #require(Shoal.binary != nil)
+        let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Spec/vectors/frames.json")
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: vectors)) as? [[String: Any]])
+        let v = try #require(list.first { $0["name"] as? String == "batch-dictionary" })
+        let hex = try #require(v["hex"] as? String)
+        var bytes = [UInt8]()
+        var i = hex.startIndex
+        while i < hex.endIndex { let j = hex.index(i, offsetBy: 2); bytes.append(UInt8(hex[i..<j], radix: 16) ?? 0); i = j }
+        let ok = try Shoal.run(["inspect", "-"], input: bytes)
+        #expect(ok.status == 0 && ok.output.contains("type: changes") && ok.output.contains("dictionary"), "\(ok.output)\(ok.error)")
+        // The vector's payload is raw records, not a changes message: reported, not fatal.
+        #expect(ok.output.contains("payload_error"))
+        let js = try Shoal.run(["inspect", "-", "--json"], input: bytes)
+        #expect((try? JSONSerialization.jsonObject(with: Data(js.output.utf8))) != nil)
+        let garbage = try Shoal.run(["inspect", "-"], input: Array("definitely not shoal".utf8))
+        #expect(garbage.status == 3 && garbage.error.contains("at byte"), "\(garbage.error)")
+        let truncated = try Shoal.run(["inspect", "-"], input: Array(bytes.prefix(30)))
+        #expect(truncated.status == 3 && truncated.error.contains("incomplete"), "\(truncated.error)")
+    }
+}
+
+extension Shoal.Daemon {
+    /// Starts a long-running command (not serve) whose output is collected.
+    static func watch(_ args: [String]) throws -> Watcher { try Watcher(args) }
+}
+
+/// A running `shoal watch`.
+final class Watcher: @unchecked Sendable {
+    let process = Process()
+    let pipe = Pipe()
+    init(_ args: [String]) throws {
+        guard let binary = Shoal.binary else { throw CocoaError(.fileNoSuchFile) }
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = args
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+    }
+
+    /// Waits for it to exit (bounded), killing it on timeout, and returns its output.
+    func wait(seconds: Double) -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+}
+
+@Suite struct DemoTests {
+    /// The README's main command: three nodes converge after a partition, narrated.
+    @Test func demoConverges() throws {
+        try #require(Shoal.binary != nil)
+        let r = try Shoal.run(["demo"])
+        #expect(r.status == 0, "\(r.output)\(r.error)")
+        #expect(r.output.contains("converged in") && r.output.contains("all three digests are"))
+        #expect(r.output.contains("note-2 is alive") && r.output.contains("note-1 tags = [weekend]"))
+    }
+}
