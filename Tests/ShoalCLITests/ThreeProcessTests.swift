@@ -1,0 +1,73 @@
+// ThreeProcessTests: three `shoal serve` processes on 127.0.0.1, writers on all three, one SIGKILLed and restarted.
+
+import Foundation
+import Testing
+
+@Suite(.serialized) struct ThreeProcessTests {
+    @Test func convergesAfterKillNine() throws {
+        try #require(Shoal.binary != nil)
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-3p-\(UInt32.random(in: 0 ... .max))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let dirs = ["a", "b", "c"].map { root + "/" + $0 }
+        for d in dirs { #expect(try Shoal.run(["init", "--data", d]).status == 0) }
+
+        // A listens; B dials A; C dials A and B. Ports are ephemeral, read from the logs.
+        var daemons = [Shoal.Daemon]()
+        defer { for d in daemons { d.stop() } }
+        daemons.append(try Shoal.Daemon(["--data", dirs[0], "--listen", "127.0.0.1:0"]))
+        let portA = try #require(daemons[0].port())
+        daemons.append(try Shoal.Daemon(["--data", dirs[1], "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)"]))
+        let portB = try #require(daemons[1].port())
+        let cArgs = ["--data", dirs[2], "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)", "--peer", "127.0.0.1:\(portB)"]
+        daemons.append(try Shoal.Daemon(cArgs))
+        _ = try #require(daemons[2].port())
+        #expect(try Shoal.run(["zone", "create", "notes", "--data", dirs[0]]).status == 0)
+        #expect(try Shoal.eventually { try Shoal.run(["zone", "list", "--data", dirs[2]]).output.contains("notes") })
+
+        // Concurrent writers on all three nodes (one thread each), shared records to conflict on.
+        let acks = Acks()
+        let group = DispatchGroup()
+        for n in 0..<3 { DispatchQueue.global().async(group: group) { Self.writer(n, rounds: 12, dir: dirs[n], acks: acks) } }
+        // Mid-sync, kill B with SIGKILL and restart it on the same directory.
+        usleep(400_000)
+        kill(daemons[1].process.processIdentifier, SIGKILL)
+        daemons[1].process.waitUntilExit()
+        usleep(200_000)
+        daemons[1] = try Shoal.Daemon(["--data", dirs[1], "--listen", "127.0.0.1:\(portB)", "--peer", "127.0.0.1:\(portA)"])
+        _ = try #require(daemons[1].port(), "B did not restart: \(daemons[1].log)")
+        group.wait()
+        let acknowledged = acks.all
+        #expect(acknowledged.count >= 30, "writers were acknowledged \(acknowledged.count) times")
+
+        // Convergence by digest, then every acknowledged write is there (its own field, by node).
+        let converged = try Shoal.eventually(30) {
+            let d = try dirs.map { try Shoal.run(["digest", "notes", "--data", $0]).output }
+            return Set(d).count == 1 && !d[0].isEmpty
+        }
+        let digests = try dirs.map { try Shoal.run(["digest", "notes", "--data", $0]).output }
+        #expect(converged, "digests differ: \(digests)")
+        for ack in acknowledged where !ack.name.hasPrefix("shared") {
+            let got = try Shoal.run(["get", "notes", ack.name, "--data", dirs[(ack.node + 1) % 3]])
+            #expect(got.output.contains("v = \(ack.value)"), "acknowledged \(ack.name)=\(ack.value) on node \(ack.node) is missing: \(got.output)\(got.error)")
+        }
+    }
+
+    /// Puts records through node `n`'s daemon; records each acknowledged write.
+    static func writer(_ n: Int, rounds: Int, dir: String, acks: Acks) {
+        for i in 0..<rounds {
+            let name = i % 3 == 0 ? "shared\(i % 6)" : "n\(n)-\(i)"
+            let value = "v\(n)-\(i)"
+            if let r = try? Shoal.run(["put", "notes", name, "--type", "Note", "v=\(value)", "w\(n):=\(i)", "--data", dir]), r.status == 0 {
+                acks.add((n, name, value))
+            }
+        }
+    }
+}
+
+/// Acknowledged writes, collected from several threads.
+final class Acks: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list = [(node: Int, name: String, value: String)]()
+    func add(_ a: (node: Int, name: String, value: String)) { lock.lock(); list.append(a); lock.unlock() }
+    var all: [(node: Int, name: String, value: String)] { lock.lock(); defer { lock.unlock() }; return list }
+}
