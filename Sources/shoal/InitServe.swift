@@ -67,9 +67,19 @@ struct ServeCommand: AsyncParsableCommand {
             let dir = options.directory
             let log = Logger(json: logFormat == "json")
             if !dir.exists { try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true) }
-            guard let lock = dir.lockForDaemon() else {
-                throw CommandFailure(.dataDirectory, "another shoal process holds \(dir.path); only one daemon may serve a data directory")
+            // A short command (put, get…) may hold the directory for a moment: wait for it, up to
+            // 10 s. Another daemon (its control socket answers) is refused at once.
+            var lock: Int32? = nil
+            let deadline = ContinuousClock.now + .seconds(10)
+            while lock == nil {
+                lock = dir.lockForDaemon()
+                if lock != nil { break }
+                if ControlClient.answers(dir) || ContinuousClock.now > deadline {
+                    throw CommandFailure(.dataDirectory, "another shoal process holds \(dir.path); only one daemon may serve a data directory")
+                }
+                try await Task.sleep(for: .milliseconds(100))
             }
+            guard let lock else { return }
             defer { close(lock) }
             var sc = SyncConfiguration()
             sc.nodeName = ProcessInfo.processInfo.hostName
