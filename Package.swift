@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "ShoalWire", targets: ["ShoalWire"]),
+        .library(name: "ShoalDiff", targets: ["ShoalDiff"]),
         .library(name: "ShoalSamples", targets: ["ShoalSamples"]),
         .library(name: "ShoalStore", targets: ["ShoalStore"]),
         .library(name: "ShoalSync", targets: ["ShoalSync"]),
@@ -36,7 +37,8 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(name: "ShoalWire", dependencies: ["CZstd"], swiftSettings: strict),
-        .target(name: "ShoalStore", dependencies: ["ShoalWire", "CSQLite"], swiftSettings: strict),
+        .target(name: "ShoalDiff", dependencies: ["ShoalWire"], swiftSettings: strict),
+        .target(name: "ShoalStore", dependencies: ["ShoalWire", "ShoalDiff", "CSQLite"], swiftSettings: strict),
         .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalStore"], swiftSettings: strict),
         .target(name: "ShoalNet", dependencies: [
             "ShoalWire", "ShoalStore", "ShoalSync",
@@ -50,6 +52,7 @@ let package = Package(
         .executableTarget(name: "ShoalCrashWriter", dependencies: ["ShoalStore", "ShoalWire"], swiftSettings: strict),
         .target(name: "ShoalSamples", dependencies: ["ShoalWire"], swiftSettings: strict),
         .testTarget(name: "ShoalWireTests", dependencies: ["ShoalWire", "ShoalSamples"], swiftSettings: strict),
+        .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalCLITests", dependencies: ["shoal"], swiftSettings: strict),
         .testTarget(name: "ShoalNetTests", dependencies: ["ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples"], swiftSettings: strict),

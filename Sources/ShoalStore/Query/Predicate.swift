@@ -116,8 +116,17 @@ enum ValueOrder {
             if let c = compareSameKind(x, y) { return c }
             let kx = Int(x.kind.rawValue) + (x.isList ? 64 : 0), ky = Int(y.kind.rawValue) + (y.isList ? 64 : 0)
             if kx != ky { return kx < ky ? -1 : 1 }
-            let bx = RecordMerge.valueBytes(x), by = RecordMerge.valueBytes(y)
+            let bx = Predicate.valueBytes(x), by = Predicate.valueBytes(y)
             return bx == by ? 0 : (bx.lexicographicallyPrecedes(by) ? -1 : 1)
         }
+    }
+}
+
+extension Predicate {
+    /// A value's canonical bytes, to order values of different kinds deterministically.
+    static func valueBytes(_ v: FieldValue) -> [UInt8] {
+        var r = Record(recordType: "V", id: Record.ID(name: "v", zone: RecordZone.ID(name: "v")))
+        r["v"] = v
+        return r.encoded()
     }
 }

@@ -1,6 +1,7 @@
 // Store+Apply: applying a batch of record versions from a peer, in one transaction, idempotently.
 
 public import ShoalWire
+import ShoalDiff
 
 /// What ``Store/apply(remoteChanges:)`` did with a batch.
 public struct ApplyResult: Sendable, Hashable {
@@ -64,7 +65,11 @@ extension Store {
                         next = incoming
                         result.replaced += 1
                     case .concurrent:
-                        next = RecordMerge.merge(stored, incoming)
+                        do throws(DiffError) {
+                            next = try merge(stored, incoming)
+                        } catch {
+                            throw .internalError("merging two versions of \(incoming.id): \(error)")
+                        }
                         result.merged += 1
                     }
                 } else {

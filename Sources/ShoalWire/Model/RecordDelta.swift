@@ -15,6 +15,7 @@ public struct RecordDelta: Hashable, Sendable {
     public var operations: [Operation]
 
     /// Creates a delta.
+    @inlinable
     public init(baseTag: UInt32, system: SystemFields? = nil, operations: [Operation] = []) {
         self.baseTag = baseTag
         self.system = system
