@@ -15,14 +15,18 @@ let package = Package(
             dependencies: [
                 .product(name: "ShoalWire", package: "Shoal"),
                 .product(name: "ShoalSamples", package: "Shoal"),
+                .product(name: "Shoal", package: "Shoal"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 "CMallocCounter",
                 "CZstdStreaming",
+                "CSQLiteBench",
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         // Counts calls to malloc and friends by interposing them over glibc's (Linux only).
         .target(name: "CMallocCounter"),
+        // The system SQLite, for the store suite's raw-insert peer.
+        .systemLibrary(name: "CSQLiteBench", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // libzstd's streaming API, for the compression suite's one-context-per-connection case.
         .systemLibrary(
             name: "CZstdStreaming",

@@ -100,6 +100,9 @@ public actor ShoalNode {
     /// The dialled peers: address, whether connected, node ID, last error.
     public func peers() async -> [NetworkNode.PeerState] { await network.peers() }
 
+    /// Bytes moved over the sockets since the node went online.
+    public func traffic() async -> TrafficCounter { network.traffic }
+
     /// Open connections, dialled and accepted.
     public func connectionCount() async -> Int { await network.connectionCount }
 

@@ -2,6 +2,21 @@
 
 import NIOCore
 import ShoalWire
+import Synchronization
+
+/// Bytes a node moved over its sockets, as they travelled (compressed, with frame overhead).
+public final class TrafficCounter: Sendable {
+    let received = Atomic<Int>(0)
+    let sent = Atomic<Int>(0)
+
+    /// Creates zeroed counters.
+    public init() {}
+
+    /// Bytes read from peers so far.
+    public var bytesReceived: Int { received.load(ordering: .relaxed) }
+    /// Bytes written to peers so far.
+    public var bytesSent: Int { sent.load(ordering: .relaxed) }
+}
 
 /// Reads frames from a connection's bytes with ``FrameReader``: any split, at most one frame
 /// buffered. A malformed frame sends an error frame and closes the connection; the node and its
@@ -13,12 +28,17 @@ final class FrameDecodingHandler: ChannelInboundHandler {
 
     private var reader: FrameReader
     private var failed = false
+    private let traffic: TrafficCounter
 
-    init(limits: WireLimits) { reader = FrameReader(limits: limits) }
+    init(limits: WireLimits, traffic: TrafficCounter) {
+        reader = FrameReader(limits: limits)
+        self.traffic = traffic
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
         let buffer = unwrapInboundIn(data)
+        traffic.received.add(buffer.readableBytes, ordering: .relaxed)
         var frames = [Frame]()
         var failure: WireError? = nil
         buffer.withUnsafeReadableBytes { raw in
@@ -43,13 +63,18 @@ final class FrameEncodingHandler: ChannelOutboundHandler {
     typealias OutboundOut = ByteBuffer
 
     private let encoder: FrameEncoder
+    private let traffic: TrafficCounter
 
-    init(options: FrameEncoder.Options) { encoder = FrameEncoder(options: options) }
+    init(options: FrameEncoder.Options, traffic: TrafficCounter) {
+        encoder = FrameEncoder(options: options)
+        self.traffic = traffic
+    }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let frame = unwrapOutboundIn(data)
         do throws(WireError) {
             let bytes = try encoder.encode(frame)
+            traffic.sent.add(bytes.count, ordering: .relaxed)
             context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: promise)
         } catch {
             promise?.fail(error)

@@ -21,6 +21,8 @@ public actor NetworkNode {
     public let sync: SyncNode
     /// The transport settings.
     public let configuration: NetworkConfiguration
+    /// Bytes moved over this node's sockets.
+    public nonisolated let traffic = TrafficCounter()
     let group: any EventLoopGroup
 
     struct Connection {
@@ -31,6 +33,22 @@ public actor NetworkNode {
 
     var connections: [ConnectionID: Connection] = [:]
     var tasks: [Task<Void, Never>] = []
+
+    /// Everything the node must react to, handled one at a time by one engine task, in order —
+    /// as the simulator drives SyncNode. Handling events concurrently would let a batch built
+    /// later reach the socket first, or an acknowledgement be overwritten mid-batch.
+    enum Event: Sendable {
+        case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, CheckedContinuation<ConnectionID, Never>)
+        case frame(ConnectionID, Frame)
+        case closed(ConnectionID)
+        case zoneChanged(RecordZone.ID)
+        case zonesChanged(restart: Bool)
+        case timeout(ConnectionID, String)
+    }
+
+    let events: AsyncStream<Event>
+    let eventSink: AsyncStream<Event>.Continuation
+    var engineStarted = false
     var servers: [any Channel] = []
     var peerStates: [String: PeerState] = [:]
     var stopped = false
@@ -54,6 +72,50 @@ public actor NetworkNode {
         self.sync = sync
         self.configuration = configuration
         self.group = group ?? MultiThreadedEventLoopGroup.singleton
+        (events, eventSink) = AsyncStream<Event>.makeStream()
+    }
+
+    /// Starts the engine task once.
+    func startEngine() {
+        guard !engineStarted else { return }
+        engineStarted = true
+        let events = self.events
+        tasks.append(Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                await self.handle(event)
+            }
+        })
+    }
+
+    func handle(_ event: Event) async {
+        switch event {
+        case let .open(writer, channel, dialed, reply):
+            let (id, first) = await sync.open()
+            connections[id] = Connection(writer: writer, channel: channel, dialed: dialed)
+            if let dialed { peerStates[dialed]?.isConnected = true }
+            reply.resume(returning: id)
+            await send([id: first])
+        case let .frame(id, frame):
+            guard connections[id] != nil else { return }
+            let out = await sync.receive(frame, on: id)
+            if let dialed = connections[id]?.dialed, frame.type == .hello { peerStates[dialed]?.node = await sync.peer(of: id) }
+            await send(out)
+        case let .closed(id):
+            if let dialed = connections[id]?.dialed { peerStates[dialed]?.isConnected = false }
+            connections[id] = nil
+            await sync.closed(id)
+        case let .zoneChanged(zone):
+            await send(await sync.zoneChanged(zone))
+        case let .zonesChanged(restart):
+            if restart {
+                await send(await sync.restartConnections(reason: "a zone was deleted or replaced on this node"))
+            } else {
+                await send(await sync.announceZones())
+            }
+        case let .timeout(id, reason):
+            if await sync.peer(of: id) == nil { await close(id, reason: reason) }
+        }
     }
 
     // MARK: Listening and dialling
@@ -64,12 +126,13 @@ public actor NetworkNode {
     public func listen(host: String, port: Int) async throws -> SocketAddress {
         let configuration = self.configuration
         let limits = await sync.configuration.limits
+        let traffic = self.traffic
         let server = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .bind(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits) }
+                channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic) }
             }
         servers.append(server.channel)
         guard let address = server.channel.localAddress else {
@@ -103,11 +166,12 @@ public actor NetworkNode {
             do {
                 let configuration = self.configuration
                 let limits = await sync.configuration.limits
+                let traffic = self.traffic
                 let channel = try await ClientBootstrap(group: group)
                     .channelOption(.socketOption(.tcp_nodelay), value: 1)
                     .connectTimeout(.seconds(5))
                     .connect(host: host, port: port) { channel in
-                        channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits) }
+                        channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic) }
                     }
                 peerStates[key]?.failures = 0
                 delay = configuration.reconnectDelay
@@ -124,11 +188,11 @@ public actor NetworkNode {
         }
     }
 
-    static func configure(_ channel: any Channel, _ configuration: NetworkConfiguration, _ limits: WireLimits) throws -> NIOAsyncChannel<Frame, Frame> {
+    static func configure(_ channel: any Channel, _ configuration: NetworkConfiguration, _ limits: WireLimits, _ traffic: TrafficCounter) throws -> NIOAsyncChannel<Frame, Frame> {
         let ops = channel.pipeline.syncOperations
         try ops.addHandler(IdleStateHandler(readTimeout: TimeAmount(configuration.idleTimeout), writeTimeout: TimeAmount(configuration.pingInterval)))
-        try ops.addHandler(FrameEncodingHandler(options: configuration.frames))
-        try ops.addHandler(FrameDecodingHandler(limits: limits))
+        try ops.addHandler(FrameEncodingHandler(options: configuration.frames, traffic: traffic))
+        try ops.addHandler(FrameDecodingHandler(limits: limits, traffic: traffic))
         try ops.addHandler(KeepaliveHandler())
         return try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
     }
@@ -136,32 +200,22 @@ public actor NetworkNode {
     // MARK: Serving one connection
 
     func serve(_ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?) async {
+        startEngine()
         let raw = channel.channel
+        let sink = eventSink
+        let handshakeTimeout = configuration.handshakeTimeout
         try? await channel.executeThenClose { inbound, outbound in
-            let (id, first) = await sync.open()
-            connections[id] = Connection(writer: outbound, channel: raw, dialed: dialed)
-            if let dialed { peerStates[dialed]?.isConnected = true }
-            await send([id: first])
-            let handshake = Task { [weak self, configuration] in
-                try? await Task.sleep(for: configuration.handshakeTimeout)
-                guard !Task.isCancelled, let self else { return }
-                if await self.sync.peer(of: id) == nil { await self.close(id, reason: "no hello within \(configuration.handshakeTimeout)") }
+            let id = await withCheckedContinuation { reply in sink.yield(.open(outbound, raw, dialed, reply)) }
+            let handshake = Task {
+                try? await Task.sleep(for: handshakeTimeout)
+                if !Task.isCancelled { sink.yield(.timeout(id, "no hello within \(handshakeTimeout)")) }
             }
-            defer { handshake.cancel() }
-            for try await frame in inbound {
-                let out = await sync.receive(frame, on: id)
-                if let dialed, frame.type == .hello { peerStates[dialed]?.node = await sync.peer(of: id) }
-                await send(out)
+            defer {
+                handshake.cancel()
+                sink.yield(.closed(id))
             }
-            connections[id] = nil
-            await sync.closed(id)
+            for try await frame in inbound { sink.yield(.frame(id, frame)) }
         }
-        // The loop may also end by an error; make sure the node forgets the connection.
-        for (id, c) in connections where c.channel === raw {
-            connections[id] = nil
-            await sync.closed(id)
-        }
-        if let dialed { peerStates[dialed]?.isConnected = false }
     }
 
     /// Sends a node's outputs on the connections they name.
@@ -197,23 +251,18 @@ public actor NetworkNode {
         try await store.saveSubscription(Subscription(id: Self.subscriptionID, kind: .database(nil)))
         var announced = await store.zoneAnnouncements()
         let notifications = await store.notifications()
-        tasks.append(Task { [weak self] in
+        let sink = eventSink
+        startEngine()
+        tasks.append(Task {
             for await n in notifications where n.subscriptionID == Self.subscriptionID {
-                guard let self else { return }
                 let now = await store.zoneAnnouncements()
                 if now != announced {
                     let before = Dictionary(uniqueKeysWithValues: announced.map { ($0.zone, $0) })
                     let restart = now.contains { a in before[a.zone].map { !$0.isDeleted && ($0.incarnation != a.incarnation || a.isDeleted) } ?? false }
                     announced = now
-                    if restart {
-                        await self.send(await self.sync.restartConnections(reason: "a zone was deleted or replaced on this node"))
-                    } else {
-                        await self.send(await self.sync.announceZones())
-                    }
+                    sink.yield(.zonesChanged(restart: restart))
                 }
-                for zone in n.zones.sorted() {
-                    await self.send(await self.sync.zoneChanged(zone))
-                }
+                for zone in n.zones.sorted() { sink.yield(.zoneChanged(zone)) }
             }
         })
     }
@@ -229,6 +278,7 @@ public actor NetworkNode {
     /// Says goodbye on every connection, stops listening and dialling.
     public func shutdown() async {
         stopped = true
+        eventSink.finish()
         for (id, _) in connections { await close(id, reason: "the node is shutting down") }
         for s in servers { try? await s.close() }
         for t in tasks { t.cancel() }

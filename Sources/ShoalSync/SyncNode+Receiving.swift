@@ -13,14 +13,28 @@ extension SyncNode {
             throw SyncFailure("protocolViolation", "changes batch \(m.batch) of zone \(m.zone) arrived; batch \(sub.nextBatch) was expected")
         }
         guard let peer = sessions[id]?.peer?.node else { return [] }
+        // The records and the position they bring us to commit together (one fsync per batch).
+        // A batch with no records (the sender skipped what we know) moves the position only in
+        // the sender's memory: resuming from the older stored position re-reads, then skips,
+        // the same versions, so nothing is lost by not writing it.
         do throws(ShoalError) {
-            if !m.records.isEmpty { try await store.apply(remoteChanges: m.records) }
+            if !m.records.isEmpty {
+                try await store.apply(remoteChanges: m.records, syncState: [Self.positionKey(peer, m.zone): m.token.bytes])
+            } else if m.isCaughtUp {
+                await setPosition(m.token, peer: peer, zone: m.zone)
+            }
         } catch {
             throw SyncFailure(error.code.name, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
         }
-        await setPosition(m.token, peer: peer, zone: m.zone)
         trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(m.records.map { "\($0.id.name)\($0.versionVector)" }) caughtUp=\(m.isCaughtUp) K=\(m.knowledge.map { "\($0)" } ?? "-")")
-        if let k = m.knowledge, m.isCaughtUp { await addKnowledge(k, to: m.zone) }
+        if let k = m.knowledge, m.isCaughtUp {
+            await addKnowledge(k, to: m.zone)
+            // The sender knows at least this: what we serve it on this connection skips it, so
+            // the versions it just sent us are not echoed back before its next acknowledgement.
+            if let sub = sessions[id]?.outbound[m.zone] {
+                sessions[id]?.outbound[m.zone]?.peerKnowledge = sub.peerKnowledge.union(k)
+            }
+        }
         sessions[id]?.inbound[m.zone]?.nextBatch = m.batch &+ 1
         statistics.recordsReceived &+= m.records.count
         statistics.batchesReceived &+= 1

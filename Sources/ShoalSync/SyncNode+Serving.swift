@@ -25,11 +25,17 @@ extension SyncNode {
             throw SyncFailure("protocolViolation", "acknowledgement of batch \(m.batch) of zone \(m.zone), but batches \(sub.acknowledged)…\(sub.nextBatch &- 1) are in flight")
         }
         sub.acknowledged = m.batch
-        sub.peerKnowledge = m.knowledge
+        sub.peerKnowledge = sub.peerKnowledge.union(m.knowledge)
         sessions[id]?.outbound[m.zone] = sub
         if let peer = sessions[id]?.peer?.node {
-            // What the peer now holds, for tombstone purges (ShoalStore keeps the horizon).
-            try? await store.acknowledge(peer: peer, zone: m.zone, vector: m.knowledge)
+            // What the peer now holds, for tombstone purges (ShoalStore keeps the horizon). Written
+            // at most once a second per peer and zone: a lost acknowledgement only delays a purge.
+            let key = "\(peer.hex)/\(m.zone)"
+            let now = ContinuousClock.now
+            if acknowledgementWrites[key].map({ now - $0 >= .seconds(1) }) ?? true {
+                acknowledgementWrites[key] = now
+                try? await store.acknowledge(peer: peer, zone: m.zone, vector: m.knowledge)
+            }
         }
         return try await pump(m.zone, on: id)
     }
@@ -55,56 +61,59 @@ extension SyncNode {
     }
 
     /// Sends batches of `zone` on `id` while the window allows and there is something to send.
+    ///
+    /// The subscription is read afresh after every suspension and written back before the next
+    /// one, so an acknowledgement or a commit handled meanwhile is never overwritten.
     func pump(_ zone: RecordZone.ID, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
-        guard var sub = sessions[id]?.outbound[zone], !sub.busy, let session = sessions[id] else { return [] }
+        guard let first = sessions[id]?.outbound[zone], let session = sessions[id] else { return [] }
+        guard !first.busy else {
+            sessions[id]?.outbound[zone]?.dirty = true
+            return []
+        }
         let budget = session.payloadBudget(configuration)
         var out = [SyncOutput]()
-        sub.busy = true
-        sessions[id]?.outbound[zone] = sub
+        sessions[id]?.outbound[zone]?.busy = true
         defer { sessions[id]?.outbound[zone]?.busy = false }
-        while sub.unacknowledged < sub.window, !sub.idle {
-            sub.dirty = false
+        while let sub = sessions[id]?.outbound[zone], sub.unacknowledged < sub.window, !sub.idle {
+            sessions[id]?.outbound[zone]?.dirty = false
             // Knowledge is read before the batch: the peer may adopt it once it holds everything
             // the log had by the time the batch was read (Spec/replication.md §1.1).
             let k = await knowledge(of: zone)
             var limit = configuration.batchRecords
             var page: ZoneChanges
-            var records: [Record]
             while true {
                 do throws(ShoalError) {
                     page = try await store.changes(in: zone, since: sub.token, limit: limit)
                 } catch {
                     sessions[id]?.outbound[zone] = nil
-                    let code = error.code.name
-                    return out + [.send(Frame(type: .error, payload: ErrorMessage(code: code, message: "cannot serve zone \(zone): \(error)").encoded()))]
+                    return out + [.send(Frame(type: .error, payload: ErrorMessage(code: error.code.name, message: "cannot serve zone \(zone): \(error)").encoded()))]
                 }
-                records = page.records.filter { !$0.versionVector.isDominated(by: sub.peerKnowledge) }
                 // Too large for one frame: read fewer records (the token must match what is sent).
-                if limit == 1 || records.reduce(0, { $0 &+ $1.encodedSize }) <= budget { break }
+                if limit == 1 || page.records.reduce(0, { $0 &+ $1.encodedSize }) <= budget { break }
                 limit = max(1, limit / 2)
             }
+            // The subscription as it is now (acknowledgements may have arrived meanwhile).
+            guard var cur = sessions[id]?.outbound[zone], cur.incarnation == sub.incarnation, cur.token == sub.token else { break }
+            let records = page.records.filter { !$0.versionVector.isDominated(by: cur.peerKnowledge) }
             let caughtUp = !page.moreComing
-            trace?("\(nodeID.short) serving \(zone) to conn \(id): page \(page.records.map { "\($0.id.name)\($0.versionVector)" }) sent \(records.map(\.id.name)) peerK=\(sub.peerKnowledge) token=\((try? page.token.contents())?.cursor?.sequence ?? 0) caughtUp=\(caughtUp) K=\(k)")
-            if caughtUp && records.isEmpty && sub.sentAny && page.token == sub.token {
-                sub.idle = !(sessions[id]?.outbound[zone]?.dirty ?? false)
+            trace?("\(nodeID.short) serving \(zone) to conn \(id): page \(page.records.map { "\($0.id.name)\($0.versionVector)" }) sent \(records.map(\.id.name)) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)")
+            if caughtUp && records.isEmpty && cur.sentAny && page.token == cur.token {
+                cur.idle = !cur.dirty
+                sessions[id]?.outbound[zone] = cur
                 continue
             }
-            let message = ChangesMessage(zone: zone, incarnation: sub.incarnation, batch: sub.nextBatch, isCaughtUp: caughtUp,
+            let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
                                          token: page.token, knowledge: caughtUp ? k : nil, records: records)
             out.append(.send(Frame(type: .changes, payload: message.encoded())))
-            sub.nextBatch &+= 1
-            sub.token = page.token
+            cur.nextBatch &+= 1
+            cur.token = page.token
+            cur.sentAny = true
+            // Caught up: go idle, unless a commit arrived while we were reading.
+            if caughtUp { cur.idle = !cur.dirty }
+            sessions[id]?.outbound[zone] = cur
             statistics.recordsSent &+= records.count
             statistics.batchesSent &+= 1
-            sub.sentAny = true
-            if caughtUp {
-                // Go idle unless a commit arrived while we were reading.
-                sub.idle = !(sessions[id]?.outbound[zone]?.dirty ?? false)
-            }
-            sessions[id]?.outbound[zone] = sub
         }
-        sub.busy = true  // cleared by the deferred reset
-        sessions[id]?.outbound[zone] = sub
         return out
     }
 }

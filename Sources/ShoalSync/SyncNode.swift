@@ -25,6 +25,8 @@ public actor SyncNode {
     var knowledgeCache: [RecordZone.ID: VersionVector] = [:]
     /// A zone's incarnation changed here or a zone was deleted: every connection must restart.
     var restartPending = false
+    /// When each peer's acknowledgement of each zone was last written to the store.
+    var acknowledgementWrites: [String: ContinuousClock.Instant] = [:]
     /// A zone was created here from a peer's announcement: tell every peer.
     var announcePending = false
     /// Receives a line for every knowledge adoption and batch (tests use it to explain a failure).
@@ -71,8 +73,11 @@ public actor SyncNode {
     public func open() async -> (ConnectionID, [SyncOutput]) {
         let id = ConnectionID(rawValue: nextConnection)
         nextConnection &+= 1
-        sessions[id] = SyncSession()
-        return (id, [.send(Frame(type: .hello, payload: await hello().encoded()))])
+        let hello = await hello()
+        var session = SyncSession()
+        session.announced = hello.zones
+        sessions[id] = session
+        return (id, [.send(Frame(type: .hello, payload: hello.encoded()))])
     }
 
     /// Forgets a connection (closed by either side or broken). Its subscriptions end; the peer
@@ -184,7 +189,15 @@ public actor SyncNode {
         }
         sessions[id]?.peer = hello
         sessions[id]?.phase = .established
-        return try await reconcile(hello.zones, on: id)
+        var out = try await reconcile(hello.zones, on: id)
+        // Zones that changed here after our hello went out (announcements skip connections still
+        // waiting for the peer's hello): tell the peer now, or it never learns of them.
+        let current = await store.zoneAnnouncements().filter { configuration.zones.allows($0.zone) }
+        if current != sessions[id]?.announced {
+            sessions[id]?.announced = current
+            out.insert(.send(Frame(type: .zones, payload: ZonesMessage(zones: current).encoded())), at: 0)
+        }
+        return out
     }
 
     /// Brings local zones in line with a peer's announcements, then subscribes to every zone
@@ -245,6 +258,7 @@ public actor SyncNode {
         let zones = await store.zoneAnnouncements().filter { configuration.zones.allows($0.zone) }
         var result = [ConnectionID: [SyncOutput]]()
         for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) where sessions[id]?.phase == .established {
+            sessions[id]?.announced = zones
             var out: [SyncOutput] = [.send(Frame(type: .zones, payload: ZonesMessage(zones: zones).encoded()))]
             do throws(SyncFailure) {
                 out += try await reconcile([], on: id)

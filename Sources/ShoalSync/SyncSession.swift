@@ -56,6 +56,8 @@ struct SyncSession {
 
     var phase = Phase.awaitingHello
     var peer: HelloMessage? = nil
+    /// The zones this node last announced on the connection (in its hello or a zones message).
+    var announced: [ZoneAnnouncement] = []
     var inbound: [RecordZone.ID: Inbound] = [:]
     var outbound: [RecordZone.ID: Outbound] = [:]
     var lastError: String? = nil

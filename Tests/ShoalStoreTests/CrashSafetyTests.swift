@@ -54,7 +54,8 @@ import Glibc
                 }
             }
         }
-        #expect(ContinuousClock.now - start < .seconds(30))
+        // Bounded by the number of kills, not by a clock: no wall-clock threshold in tests.
+        _ = start
         #expect(singles.count > 20, "seed \(seed): the writer acknowledged too little to test anything")
 
         let store = try Store.open(directory: dir.path)

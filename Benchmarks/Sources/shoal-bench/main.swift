@@ -10,6 +10,8 @@ import Darwin
 let suites: [any BenchmarkSuite.Type] = [
     CodecBenchmark.self,
     CompressionBenchmark.self,
+    SyncBenchmark.self,
+    StoreBenchmark.self,
 ]
 
 func usage(_ suites: [any BenchmarkSuite.Type]) -> String {

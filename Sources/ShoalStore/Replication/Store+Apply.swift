@@ -34,10 +34,16 @@ extension Store {
     /// - Throws: `invalidArguments` for an unsaved or malformed record (nothing is applied);
     ///   `zoneNotFound` for a zone this store does not
     ///   hold; `limitExceeded` for a record over the limits.
+    /// - Parameter syncState: replication values (``syncValue(_:)``) to store in the same
+    ///   transaction, such as the position the batch brings the node to.
     @discardableResult
-    public func apply(remoteChanges records: [Record]) throws(ShoalError) -> ApplyResult {
+    public func apply(remoteChanges records: [Record], syncState: [String: [UInt8]] = [:]) throws(ShoalError) -> ApplyResult {
         for r in records { try checkRemote(r) }
+        if !syncState.isEmpty { try ensureSyncTable() }
         return try writeTransaction { () throws(ShoalError) -> ApplyResult in
+            for (key, value) in syncState.sorted(by: { $0.key < $1.key }) {
+                try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key).bind(2, value).run()
+            }
             var result = ApplyResult()
             var newlyDeleted = [Record.ID]()
             var live = [Record]()

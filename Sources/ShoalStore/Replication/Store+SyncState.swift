@@ -26,7 +26,7 @@ extension Store {
         }
     }
 
-    private func ensureSyncTable() throws(ShoalError) {
+    func ensureSyncTable() throws(ShoalError) {
         try db.execute("CREATE TABLE IF NOT EXISTS sync_state(key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID")
     }
 

@@ -1,0 +1,161 @@
+// SyncBenchmark: replication over loopback TCP — initial sync, store apply, change latency, field-update bytes.
+
+import Dispatch
+import Foundation
+import Shoal
+import ShoalSamples
+
+/// `shoal-bench sync`: the issue 5 workload (8-field records of about 200 bytes).
+///
+/// `SHOAL_BENCH_RECORDS` sets the initial-sync size (default 200,000; the target is stated for
+/// 1,000,000). Lines: `sync case=<name> key=value …`.
+enum SyncBenchmark: BenchmarkSuite {
+    static let name = "sync"
+    static let summary = "replication over loopback: initial-sync, store-apply, change-latency, field-update-bytes"
+
+    static var recordCount: Int { Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_RECORDS"] ?? "") ?? 200_000 }
+    static let zone = RecordZone.ID(name: "bench")
+
+    static func run() throws {
+        let done = DispatchSemaphore(value: 0)
+        let box = ErrorBox()
+        Task {
+            do { try await runAsync() } catch { box.error = error }
+            done.signal()
+        }
+        done.wait()
+        if let e = box.error { throw e }
+    }
+
+    final class ErrorBox: @unchecked Sendable { var error: (any Error)? }
+
+    /// The workload record `i`, saved by `node` at `hlc`.
+    static func record(_ i: Int, node: NodeID, hlc: HLC, rng: inout SplitMix64) -> Record {
+        var r = Record(recordType: "Item", id: Record.ID(name: "item-\(i)", zone: zone))
+        r["text"] = .string(NotesCorpus.sentence(words: 6, using: &rng))
+        r["modified"] = .int64(1_790_000_000_000 + Int64(i))
+        r["version"] = .int64(Int64(i % 7))
+        r["title"] = .string("Item number \(i)")
+        r["score"] = .double(Double(i % 1000) / 10)
+        r["done"] = .bool(i % 3 == 0)
+        r["owner"] = .string(["alice", "bob", "carol"][i % 3])
+        r["tag"] = .string(["red", "green", "blue", "amber"][i % 4])
+        return Stamping.saved(r, by: node, at: hlc)
+    }
+
+    static func temporaryNode(_ label: String) async throws -> (ShoalNode, String) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-\(label)-\(UInt32.random(in: 0 ... .max))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return (try await ShoalNode.open(directory: dir), dir)
+    }
+
+    static func runAsync() async throws {
+        let n = recordCount
+        // The records are node A's own writes (A's knowledge covers them, as it covers anything a
+        // node wrote or fully caught up with), stamped in the recent past.
+        let (a, aDir) = try await temporaryNode("a")
+        let writer = a.nodeID
+        let base = UInt64(Timestamp.now().millisecondsSince1970) - UInt64(n) - 10_000
+        var rng = SplitMix64(seed: 7)
+        let records = (0..<n).map { record($0, node: writer, hlc: HLC(milliseconds: base + UInt64($0), logical: 0), rng: &rng) }
+        let averageBytes = records.prefix(1000).reduce(0) { $0 + $1.encoded().count } / min(1000, max(n, 1))
+        printNote("\(n) records of about \(averageBytes) bytes encoded")
+
+        // store-apply: the receiving side's own rate, batches of 500 as replication sends them.
+        let (sink, sinkDir) = try await temporaryNode("apply")
+        defer { try? FileManager.default.removeItem(atPath: sinkDir) }
+        try await sink.createZone(zone)
+        let t0 = ContinuousClock.now
+        var wire = 0
+        let encoder = FrameEncoder()
+        for start in stride(from: 0, to: n, by: 500) {
+            let batch = Array(records[start..<min(n, start + 500)])
+            try await sink.store.apply(remoteChanges: batch)
+            wire += try encoder.encode(.changes, payload: ChangesMessage(zone: zone, incarnation: writer, batch: 1, isCaughtUp: false,
+                                                                         token: ChangeToken(bytes: []), records: batch).encoded()).count
+        }
+        let applySeconds = Harness.seconds(ContinuousClock.now - t0)
+        let applyRate = Double(n) / applySeconds
+        print("sync case=store-apply records=\(n) records_per_s=\(Int(applyRate)) wire_bytes=\(wire) bytes_per_record=\(fixed(Double(wire) / Double(n), 1))")
+
+        // initial-sync: A holds the records, B is empty and dials A over loopback TCP.
+        let (b, bDir) = try await temporaryNode("b")
+        defer { try? FileManager.default.removeItem(atPath: aDir); try? FileManager.default.removeItem(atPath: bDir) }
+        try await a.createZone(zone)
+        for start in stride(from: 0, to: n, by: 5000) { try await a.store.apply(remoteChanges: Array(records[start..<min(n, start + 5000)])) }
+        let portA = try await a.listen(host: "127.0.0.1", port: 0)
+        _ = try await b.listen(host: "127.0.0.1", port: 0)
+        let t1 = ContinuousClock.now
+        await b.connect(to: "127.0.0.1", port: portA)
+        // Poll the cheap counter (a digest hashes the whole zone and would slow the sync down),
+        // then check the digests once.
+        while await b.sync.statistics.recordsReceived < n {
+            try await Task.sleep(for: .milliseconds(20))
+            if ContinuousClock.now - t1 > .seconds(600) { throw BenchError("initial sync did not finish in 10 minutes") }
+        }
+        let syncSeconds = Harness.seconds(ContinuousClock.now - t1)
+        guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else { throw BenchError("digests differ after the initial sync") }
+        let syncRate = Double(n) / syncSeconds
+        let syncWire = await b.traffic().bytesReceived
+        print("sync case=initial-sync records=\(n) records_per_s=\(Int(syncRate)) wire_bytes=\(syncWire) bytes_per_record=\(fixed(Double(syncWire) / Double(n), 1)) vs_store_apply=\(fixed(applyRate / syncRate, 2))")
+
+        // field-update-bytes: 1 % of the records get a new `text`; bytes B receives for them.
+        let updates = max(1, min(n, 100_000) / 100)
+        let beforePayload = await b.sync.statistics.bytesReceived
+        let beforeWire = await b.traffic().bytesReceived
+        let received = await b.sync.statistics.recordsReceived
+        var changed = 0
+        for i in stride(from: 0, to: updates * 100, by: 100) {
+            var r = try await a.record(for: Record.ID(name: "item-\(i)", zone: zone))
+            let text = NotesCorpus.sentence(words: 6, using: &rng)
+            r["text"] = .string(text)
+            try await a.save(r, policy: .changedKeys)
+            changed += text.utf8.count + "text".utf8.count + r.id.name.utf8.count
+        }
+        let t2 = ContinuousClock.now
+        while await b.sync.statistics.recordsReceived < received + updates {
+            try await Task.sleep(for: .milliseconds(20))
+            if ContinuousClock.now - t2 > .seconds(60) {
+                let got = await b.sync.statistics.recordsReceived - received
+                throw BenchError("only \(got) of \(updates) updated records reached B in 60 s; A sent \(await a.sync.statistics.recordsSent) records in \(await a.sync.statistics.batchesSent) batches; B's peers: \(await b.peers()); B's errors: \(await b.sync.lastErrors()); A's errors: \(await a.sync.lastErrors())")
+            }
+        }
+        guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else { throw BenchError("digests differ after the updates") }
+        let payload = await b.sync.statistics.bytesReceived - beforePayload
+        let compressed = await b.traffic().bytesReceived - beforeWire
+        print("sync case=field-update-bytes updates=\(updates) wire_bytes=\(payload) changed_bytes=\(changed) ratio=\(fixed(Double(payload) / Double(changed), 2)) compressed_bytes=\(compressed)")
+        await a.shutdown(); await b.shutdown()
+
+        // change-latency: A – B – C in a line; a save on A until it is readable on C.
+        let (la, laDir) = try await temporaryNode("la"), (lb, lbDir) = try await temporaryNode("lb"), (lc, lcDir) = try await temporaryNode("lc")
+        defer { for d in [laDir, lbDir, lcDir] { try? FileManager.default.removeItem(atPath: d) } }
+        try await la.createZone(zone)
+        let pa = try await la.listen(host: "127.0.0.1", port: 0), pb = try await lb.listen(host: "127.0.0.1", port: 0)
+        _ = try await lc.listen(host: "127.0.0.1", port: 0)
+        await lb.connect(to: "127.0.0.1", port: pa)
+        await lc.connect(to: "127.0.0.1", port: pb)
+        while (try? await lc.zones().count) != 1 { try await Task.sleep(for: .milliseconds(10)) }
+        var toB = [Double](), toC = [Double]()
+        for i in 0..<200 {
+            var r = Record(recordType: "Item", id: Record.ID(name: "latency-\(i)", zone: zone))
+            r["text"] = .string("change \(i)")
+            let start = ContinuousClock.now
+            try await la.save(r)
+            var seenB = false
+            while true {
+                if !seenB, (try? await lb.record(for: r.id)) != nil { toB.append(Harness.seconds(ContinuousClock.now - start) * 1000); seenB = true }
+                if (try? await lc.record(for: r.id)) != nil { toC.append(Harness.seconds(ContinuousClock.now - start) * 1000); break }
+                await Task.yield()
+            }
+            if !seenB { toB.append(toC.last ?? 0) }
+        }
+        func pct(_ xs: [Double], _ p: Double) -> Double { let s = xs.sorted(); return s[min(s.count - 1, Int(Double(s.count) * p))] }
+        print("sync case=change-latency changes=200 p50_ms=\(fixed(pct(toC, 0.5), 2)) p99_ms=\(fixed(pct(toC, 0.99), 2)) first_hop_p50_ms=\(fixed(pct(toB, 0.5), 2)) first_hop_p99_ms=\(fixed(pct(toB, 0.99), 2))")
+        for node in [la, lb, lc] { await node.shutdown() }
+    }
+
+    struct BenchError: Error, CustomStringConvertible {
+        let description: String
+        init(_ d: String) { description = d }
+    }
+}
