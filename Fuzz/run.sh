@@ -21,7 +21,11 @@ cd "$fuzz"
 build() {
   swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library --package-path "$fuzz"
 }
-instrumented() { readelf -S ".build/release/$target" 2>/dev/null | grep -q __sancov_cntrs; }
+instrumented() {
+  local sections
+  sections=$(readelf -S ".build/release/$target" 2>/dev/null) || return 1
+  [[ $sections == *__sancov_cntrs* ]]
+}
 if [ "${SHOAL_FUZZ_NO_BUILD:-0}" != 1 ]; then
   build
   # An incremental rebuild (after editing ShoalWire or ShoalSamples) can leave the objects
