@@ -18,25 +18,30 @@ cd "$fuzz"
 
 [ -d "Corpus/$target" ] || { echo "unknown target $target; targets: $(ls Corpus | tr '\n' ' ')" >&2; exit 2; }
 
+# swiftc keeps only the last -sanitize= flag, and SwiftPM emits --sanitize=fuzzer and
+# --sanitize=address in an order that changes from run to run (a Set), so a build got either
+# coverage or ASan, never both. The trailing -Xswiftc flag asks for both explicitly.
 build() {
-  swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library --package-path "$fuzz"
+  swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library \
+    -Xswiftc -sanitize=fuzzer,address --package-path "$fuzz"
 }
+# Coverage counters in the binary, ASan checks in ShoalWire's objects.
 instrumented() {
-  local sections
+  local sections symbols
   sections=$(readelf -S ".build/release/$target" 2>/dev/null) || return 1
-  [[ $sections == *__sancov_cntrs* ]]
+  symbols=$(nm -u .build/release/ShoalWire.build/FrameReader.swift.o 2>/dev/null) || return 1
+  [[ $sections == *__sancov_cntrs* && $symbols == *__asan_* ]]
 }
 if [ "${SHOAL_FUZZ_NO_BUILD:-0}" != 1 ]; then
   build
-  # An incremental rebuild (after editing ShoalWire or ShoalSamples) can leave the objects
-  # without coverage instrumentation (seen with Swift 6.3.1), which blinds libFuzzer: rebuild clean.
+  # Objects from an older build (without the combined flag) lack one of the two: rebuild clean.
   if ! instrumented; then
-    echo "run.sh: $target has no coverage instrumentation after an incremental build; rebuilding from scratch" >&2
+    echo "run.sh: $target lacks coverage or ASan instrumentation; rebuilding from scratch" >&2
     rm -rf "$fuzz/.build"
     build
   fi
 fi
-instrumented || { echo "run.sh: .build/release/$target is not instrumented for coverage" >&2; exit 1; }
+instrumented || { echo "run.sh: .build/release/$target is not instrumented for coverage and ASan" >&2; exit 1; }
 
 work="corpus-work/$target"
 artifacts="artifacts/$target"
