@@ -1,0 +1,344 @@
+// generate-seeds: writes the seed corpora Fuzz/Corpus/<target>/ from ShoalWire's own encoders.
+//
+// The fuzz package is built with `--sanitize=fuzzer`, which links libFuzzer's `main` into every
+// executable, so this tool does its work in libFuzzer's `LLVMFuzzerInitialize` hook and exits
+// before any fuzzing starts: `Fuzz/.build/release/generate-seeds Fuzz/Corpus`.
+
+import ShoalSamples
+import ShoalWire
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Required by libFuzzer; never reached, since `initialize` exits first.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt { 0 }
+
+/// Writes the seeds into the directory named by the first argument, then exits.
+@_cdecl("LLVMFuzzerInitialize")
+public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>) -> CInt {
+    guard argc.pointee == 2, let arg = argv.pointee[1] else {
+        print("usage: generate-seeds CORPUS_DIR   (writes CORPUS_DIR/<target>/<seed>)")
+        exit(2)
+    }
+    let root = String(cString: arg)
+    var failed = false
+    for target in FuzzChecks.Target.allCases {
+        let seeds = Seeds.make(target).filter { $0.bytes.count <= Seeds.maxSeedBytes }
+        let dir = "\(root)/\(target.rawValue)"
+        mkdir(root, 0o755)
+        mkdir(dir, 0o755)
+        var total = 0
+        var valid = 0
+        for (name, bytes) in seeds.prefix(Seeds.maxSeeds) {
+            if Seeds.decodes(target, bytes) { valid += 1 }
+            do {
+                try target.check(bytes)
+            } catch {
+                print("seed \(name) fails its own check: \(error)")
+                failed = true
+            }
+            Seeds.write(bytes, to: "\(dir)/\(name)")
+            total += bytes.count
+        }
+        print("\(target.rawValue): \(min(seeds.count, Seeds.maxSeeds)) seeds (\(valid) decode), \(total) bytes")
+    }
+    exit(failed ? 1 : 0)
+}
+
+/// The seeds of each target, built with the encoders from records, deltas, tokens and frames.
+enum Seeds {
+    static let maxSeeds = 200
+    static let maxSeedBytes = 16 << 10
+
+    typealias Seed = (name: String, bytes: [UInt8])
+
+    static func make(_ target: FuzzChecks.Target) -> [Seed] {
+        switch target {
+        case .record: return records()
+        case .delta: return deltas()
+        case .tombstone: return tombstones()
+        case .token: return tokens()
+        case .control: return controls()
+        case .frame: return frames()
+        case .frameStream: return streams()
+        case .compressed: return compressedPayloads()
+        }
+    }
+
+    /// Whether the target's decoder accepts `bytes` (a seed that is rejected still explores
+    /// the error paths, but most seeds should decode so that mutations start deep).
+    static func decodes(_ target: FuzzChecks.Target, _ bytes: [UInt8]) -> Bool {
+        switch target {
+        case .record: return (try? Record(decoding: bytes)) != nil
+        case .delta: return (try? RecordDelta(decoding: bytes, zone: FuzzChecks.deltaZone)) != nil
+        case .tombstone: return (try? Tombstone(decoding: bytes)) != nil
+        case .token: return (try? ChangeToken(bytes: bytes).contents()) != nil
+        case .control:
+            return (try? ErrorMessage(decoding: bytes)) != nil || (try? PingMessage(decoding: bytes)) != nil
+                || (try? GoodbyeMessage(decoding: bytes)) != nil
+        case .frame: return (try? FrameReader.decodeOne(bytes)) != nil
+        case .frameStream:
+            var reader = FrameReader()
+            return (try? reader.frames(in: bytes)) != nil
+        case .compressed:
+            guard let mode = bytes.first else { return false }
+            let frame = FuzzChecks.wrap(Array(bytes.dropFirst()), compression: mode & 1 == 0 ? .zstd : .dictionary(id: BuiltInDictionaries.recordsID))
+            return (try? FrameReader.decodeOne(frame, limits: FuzzChecks.boundedLimits)) != nil
+        }
+    }
+
+    static func write(_ bytes: [UInt8], to path: String) {
+        guard let f = fopen(path, "wb") else {
+            print("cannot write \(path)")
+            exit(1)
+        }
+        _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) }
+        fclose(f)
+    }
+
+    static func name(_ prefix: String, _ i: Int) -> String {
+        let digits = String(i)
+        return prefix + "-" + String(repeating: "0", count: max(0, 3 - digits.count)) + digits
+    }
+
+    // MARK: Records
+
+    static func records() -> [Seed] {
+        var out = NotesCorpus.records(count: 40, seed: 0xF022).enumerated().map { (name("note", $0.offset), $0.element.encoded()) }
+        var gen = RandomRecords(seed: 0xF022_0001)
+        var i = 0
+        while out.count < 140 {
+            let r = gen.record()
+            let bytes = r.encoded()
+            if bytes.count <= 4096 || i % 10 == 0 { out.append((name("random", i), bytes)) }
+            i += 1
+        }
+        out.append(("empty-unsaved", Record(recordType: "A", id: Record.ID(name: "a", zone: RecordZone.ID(name: "z"))).encoded()))
+        return out
+    }
+
+    // MARK: Deltas
+
+    static func deltas() -> [Seed] {
+        var gen = RandomRecords(seed: 0xF022_0002)
+        let zone = FuzzChecks.deltaZone
+        let notes = NotesCorpus.records(count: 30, seed: 0xF022_0003)
+        var out = [Seed]()
+        for (i, note) in notes.enumerated() {
+            let withSystem = i % 3 != 0
+            let system = withSystem ? RecordDelta.SystemFields(of: note) : nil
+            func stamp(_ field: String) -> Dot? {
+                withSystem ? note.fields.first { $0.name == field }?.stamp : nil
+            }
+            var ops = [RecordDelta.Operation]()
+            switch i % 5 {
+            case 0:
+                ops = [.set(Record.Field(name: "title", value: .string(gen.string()), stamp: stamp("title")))]
+            case 1:
+                ops = [.drop(name: "color"),
+                       .set(Record.Field(name: "done", value: nil, stamp: stamp("done"))),
+                       .patch(name: "text", stamp: stamp("text"), edits: [
+                           RecordDelta.BytePatch(offset: 0, deleteCount: 4, insert: Array("ship".utf8)),
+                           RecordDelta.BytePatch(offset: 9, deleteCount: 2, insert: []),
+                       ])]
+            case 2:
+                ops = [.splice(name: "tags", stamp: stamp("tags"), edits: [
+                    RecordDelta.ListSplice(offset: 0, deleteCount: 1, insert: .string(["urgent"])),
+                    RecordDelta.ListSplice(offset: 2, deleteCount: 0, insert: .string(["travel", "later"])),
+                ])]
+            case 3:
+                var names = Set<String>()
+                for _ in 0..<(1 + i % 6) { names.insert(gen.identifier()) }
+                for n in names.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
+                    ops.append(.set(Record.Field(name: n, value: gen.value(zone: zone), stamp: withSystem ? note.versionVector.latest : nil)))
+                }
+            default:
+                ops = []  // system fields only (or an empty delta)
+            }
+            let delta = RecordDelta(baseTag: note.versionFingerprint, system: system, operations: ops)
+            out.append((name("delta", i), delta.encoded(zone: zone)))
+        }
+        // Splices of every element kind.
+        for (k, kind) in FieldValue.Kind.allCases.enumerated() {
+            let a = ListValue((0..<2).map { _ in gen.scalar(kind, zone: zone) }, kind: kind)!
+            let b = ListValue([], kind: kind)!
+            let delta = RecordDelta(baseTag: UInt32(k), operations: [.splice(name: "list\(k)", stamp: nil, edits: [
+                RecordDelta.ListSplice(offset: 1, deleteCount: 0, insert: a),
+                RecordDelta.ListSplice(offset: 3, deleteCount: 2, insert: b),
+            ])])
+            out.append((name("splice", k), delta.encoded(zone: zone)))
+        }
+        // System fields with a parent, extensions and several heads, from random saved records.
+        for k in 0..<20 {
+            var r = gen.record()
+            r.parent = Reference(recordID: Record.ID(name: "parent\(k)", zone: zone))
+            let saved = gen.saved(r)
+            let delta = RecordDelta(baseTag: saved.versionFingerprint, system: .init(of: saved), operations: [])
+            out.append((name("system", k), delta.encoded(zone: zone)))
+        }
+        return out
+    }
+
+    // MARK: Tombstones and tokens
+
+    static func tombstones() -> [Seed] {
+        var gen = RandomRecords(seed: 0xF022_0004)
+        var out = [Seed]()
+        for k in 0..<40 {
+            let r = gen.saved(gen.record())
+            let entry = r.versionVector.entries[k % r.versionVector.count]
+            let back = k % 2 == 0 ? 0 : UInt64(k) % entry.hlc.rawValue
+            let t = Tombstone(id: r.id, recordType: r.recordType, versionVector: r.versionVector,
+                              deletion: Dot(node: entry.node, hlc: HLC(rawValue: entry.hlc.rawValue - back)))
+            out.append((name("tombstone", k), t.encoded()))
+        }
+        for (k, note) in NotesCorpus.records(count: 10, seed: 0xF022_0005).enumerated() {
+            let latest = note.versionVector.latest!
+            let t = Tombstone(id: note.id, recordType: note.recordType, versionVector: note.versionVector, deletion: latest)
+            out.append((name("note", k), t.encoded()))
+        }
+        return out
+    }
+
+    static func tokens() -> [Seed] {
+        var rng = SplitMix64(seed: 0xF022_0006)
+        var out = [Seed]()
+        for k in 0..<40 {
+            var vv = VersionVector()
+            for _ in 0..<(k % 6) {
+                let node = k % 4 == 0 ? NotesCorpus.nodes[Int(rng.next() % 3)] : NodeID.random(using: &rng)
+                vv.advance(node, to: HLC(rawValue: 1 + rng.next() % (k % 3 == 0 ? 1 << 62 : 1000)))
+            }
+            let cursor = k % 2 == 0 ? nil : ChangeToken.Contents.Cursor(source: NodeID.random(using: &rng), sequence: k % 4 == 1 ? UInt64.max : rng.next() % 10_000)
+            let contents = ChangeToken.Contents(kind: k % 3 == 0 ? .database : .zone, incarnation: NodeID.random(using: &rng), vector: vv, cursor: cursor)
+            out.append((name(cursor == nil ? "token" : "token-cursor", k), ChangeToken(contents).bytes))
+        }
+        return out
+    }
+
+    // MARK: Control payloads
+
+    static func controls() -> [Seed] {
+        var out = [Seed]()
+        let errors = [
+            ErrorMessage(code: "limitExceeded", message: "frame payload is 5000000 bytes, over the limit of 4194304"),
+            ErrorMessage(code: "requestRateLimited", retryAfterMilliseconds: 1500, message: "slow down"),
+            ErrorMessage(code: "requestRateLimited", retryAfterMilliseconds: UInt64.max, message: ""),
+            ErrorMessage(code: "changeTokenExpired", retryAfterMilliseconds: 0, message: "token older than the tombstone horizon; resync"),
+            ErrorMessage(code: "partialFailure", message: "Zürich 日本語 🐟"),
+            ErrorMessage(code: "zoneNotFound", message: "zone notes/_defaultOwner"),
+            ErrorMessage(code: "serverRecordChanged", retryAfterMilliseconds: 127, message: "x"),
+            ErrorMessage(code: "invalidArguments", retryAfterMilliseconds: 128, message: String(repeating: "long ", count: 100)),
+        ]
+        out += errors.enumerated().map { (name("error", $0.offset), $0.element.encoded()) }
+        let nonces: [UInt64] = [0, 1, 127, 128, 16_383, 16_384, 1 << 32, UInt64.max, 0x0123_4567_89AB_CDEF]
+        out += nonces.enumerated().map { (name("ping", $0.offset), PingMessage(nonce: $0.element).encoded()) }
+        let reasons = ["", "shutting down", "idle timeout", "Zürich 🐟", String(repeating: "bye ", count: 64)]
+        out += reasons.enumerated().map { (name("goodbye", $0.offset), GoodbyeMessage(reason: $0.element).encoded()) }
+        return out
+    }
+
+    // MARK: Frames
+
+    /// Every payload goes out plain, with zstd and with the built-in dictionary; `force` makes
+    /// the encoder compress even small payloads that would not pay.
+    static func encoder(_ mode: FrameEncoder.Options.Mode, force: Bool) -> FrameEncoder {
+        var options = FrameEncoder.Options(mode: mode)
+        if force {
+            options.threshold = 1
+            options.minimumSavingsPercent = -1000
+        }
+        return FrameEncoder(options: options)
+    }
+
+    static let modes: [(String, FrameEncoder.Options.Mode)] = [
+        ("none", .none), ("zstd", .zstd), ("dict", .dictionary(BuiltInDictionaries.records)),
+    ]
+
+    static func payloads() -> [(FrameType, [UInt8])] {
+        let notes = NotesCorpus.records(count: 24, seed: 0xF022_0007)
+        var gen = RandomRecords(seed: 0xF022_0008)
+        var out: [(FrameType, [UInt8])] = [
+            (.ping, PingMessage(nonce: 42).encoded()),
+            (.pong, PingMessage(nonce: 42).encoded()),
+            (.goodbye, GoodbyeMessage(reason: "done").encoded()),
+            (.error, ErrorMessage(code: "requestRateLimited", retryAfterMilliseconds: 250, message: "slow down").encoded()),
+            (.acknowledgement, ChangeToken(.init(kind: .zone, incarnation: NotesCorpus.nodes[0], vector: notes[0].versionVector)).bytes),
+            (.hello, []),
+            (FrameType(rawValue: 0x2A), Array("an unknown frame type is delivered, not refused".utf8)),
+            (FrameType(rawValue: 0xFF), [0, 1, 2, 3]),
+        ]
+        out.append((.changes, notes[1].encoded()))
+        out.append((.changes, notes[2..<6].flatMap { $0.encoded() }))
+        out.append((.changes, notes[6..<24].flatMap { $0.encoded() }))
+        out.append((.changes, gen.record().encoded()))
+        out.append((.assetChunk, (0..<600).map { _ in UInt8(truncatingIfNeeded: gen.rng.next()) }))
+        out.append((.assetChunk, [UInt8](repeating: 0x5A, count: 3000)))
+        return out
+    }
+
+    static func frames() -> [Seed] {
+        var out = [Seed]()
+        for (p, (type, payload)) in payloads().enumerated() {
+            for (modeName, mode) in modes {
+                for force in [false, true] where !(mode == .none && force) {
+                    guard let bytes = try? encoder(mode, force: force).encode(type, payload: payload) else { continue }
+                    out.append((name("frame-\(modeName)\(force ? "-forced" : "")", p), bytes))
+                }
+            }
+        }
+        return out
+    }
+
+    static func streams() -> [Seed] {
+        var rng = SplitMix64(seed: 0xF022_0009)
+        let pool = payloads()
+        var out = [Seed]()
+        for k in 0..<48 {
+            var stream = [UInt8]()
+            for _ in 0..<(1 + Int(rng.next() % 5)) {
+                let (type, payload) = pool[Int(rng.next() % UInt64(pool.count))]
+                let (_, mode) = modes[Int(rng.next() % 3)]
+                if let bytes = try? encoder(mode, force: rng.next() % 2 == 0).encode(type, payload: payload) { stream += bytes }
+            }
+            if k % 8 == 7 { stream.removeLast(Int(rng.next() % 12) + 1) }  // a frame still in flight
+            out.append((name("stream", k), stream))
+        }
+        return out
+    }
+
+    /// `fuzz-compressed` inputs: a mode byte (0 zstd, 1 built-in dictionary), then a zstd frame.
+    static func compressedPayloads() -> [Seed] {
+        var out = [Seed]()
+        var sources = payloads().map(\.1).filter { !$0.isEmpty }
+        sources.append([UInt8](repeating: 0, count: 64 << 10))          // exactly the bounded limit
+        sources.append([UInt8](repeating: 0, count: (64 << 10) + 1))    // one byte over it
+        sources.append([UInt8](repeating: 7, count: 1 << 20))           // a 1 MiB bomb in a few bytes
+        for (p, payload) in sources.enumerated() {
+            for (modeName, mode) in modes.dropFirst() {
+                guard let frame = try? encoder(mode, force: true).encode(.changes, payload: payload), frame[4] != 0 else {
+                    print("fuzz-compressed: \(modeName) did not compress source \(p); skipped")
+                    continue
+                }
+                let header = frame[4] == 2 ? 13 : 9
+                let modeByte: UInt8 = frame[4] == 2 ? 1 : 0
+                out.append((name("compressed-\(modeName)", p), [modeByte] + frame[header..<(frame.count - 4)]))
+            }
+        }
+        return out
+    }
+}
+
+extension FrameEncoder.Options.Mode {
+    static func == (a: Self, b: Self) -> Bool {
+        switch (a, b) {
+        case (.none, .none), (.zstd, .zstd): return true
+        case (.dictionary(let x), .dictionary(let y)): return x == y
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,165 @@
+// FuzzChecks: what every fuzz target asserts about a decoder, shared by libFuzzer and `swift test`.
+
+public import ShoalWire
+
+/// The properties the `Fuzz/` targets check for every input, as plain functions so that the
+/// main package's tests replay the committed corpora and crash regressions through exactly the
+/// same code, without sanitizers.
+///
+/// For any input a decoder must either throw a ``WireError`` whose offset lies inside the input,
+/// or return a value that re-encodes to the very same bytes (canonical form) and decodes again
+/// to an equal value. A check returns normally when that holds and throws ``Failure`` when it
+/// does not; a fuzz target turns the failure into a crash.
+public enum FuzzChecks {
+    /// A property a decoder broke: a real bug, with what was expected and what happened.
+    public struct Failure: Error, CustomStringConvertible {
+        /// The target whose check failed, e.g. `fuzz-record`.
+        public let target: String
+        /// What went wrong.
+        public let message: String
+
+        /// Creates a failure.
+        public init(_ target: String, _ message: String) {
+            self.target = target
+            self.message = message
+        }
+
+        public var description: String { "\(target): \(message)" }
+    }
+
+    /// The fuzz targets, named as the executables and the `Fuzz/Corpus/<target>` directories.
+    public enum Target: String, CaseIterable, Sendable {
+        case frameStream = "fuzz-frame-stream"
+        case frame = "fuzz-frame"
+        case record = "fuzz-record"
+        case delta = "fuzz-delta"
+        case tombstone = "fuzz-tombstone"
+        case token = "fuzz-token"
+        case control = "fuzz-control"
+        case compressed = "fuzz-compressed"
+
+        /// Runs this target's check on one input.
+        /// - Throws: ``Failure`` when the decoder broke a property.
+        public func check(_ bytes: [UInt8]) throws(Failure) {
+            switch self {
+            case .frameStream: try FuzzChecks.frameStream(bytes)
+            case .frame: try FuzzChecks.frame(bytes)
+            case .record: try FuzzChecks.record(bytes)
+            case .delta: try FuzzChecks.delta(bytes)
+            case .tombstone: try FuzzChecks.tombstone(bytes)
+            case .token: try FuzzChecks.token(bytes)
+            case .control: try FuzzChecks.control(bytes)
+            case .compressed: try FuzzChecks.compressed(bytes)
+            }
+        }
+    }
+
+    /// The zone `fuzz-delta` decodes deltas against (references into it are written short).
+    public static let deltaZone = NotesCorpus.zone
+
+    /// `Record(decoding:)`: canonical re-encoding, stable round trip, `encodedSize` agrees.
+    /// - Throws: ``Failure`` when a property breaks.
+    public static func record(_ bytes: [UInt8]) throws(Failure) {
+        let t = Target.record.rawValue
+        guard let value = try decoded(t, bytes, { (b) throws(WireError) in try Record(decoding: b) }) else { return }
+        guard value.encodedSize == bytes.count else {
+            throw Failure(t, "encodedSize is \(value.encodedSize) but the record decoded from \(bytes.count) bytes")
+        }
+        try roundTrip(t, value, bytes, encode: { $0.encoded() }, decode: { (b) throws(WireError) in try Record(decoding: b) })
+    }
+
+    /// `RecordDelta(decoding:zone:)` against ``deltaZone``.
+    /// - Throws: ``Failure`` when a property breaks.
+    public static func delta(_ bytes: [UInt8]) throws(Failure) {
+        let t = Target.delta.rawValue
+        let decode = { (b: [UInt8]) throws(WireError) -> RecordDelta in try RecordDelta(decoding: b, zone: deltaZone) }
+        guard let value = try decoded(t, bytes, decode) else { return }
+        try roundTrip(t, value, bytes, encode: { $0.encoded(zone: deltaZone) }, decode: decode)
+    }
+
+    /// `Tombstone(decoding:)`.
+    /// - Throws: ``Failure`` when a property breaks.
+    public static func tombstone(_ bytes: [UInt8]) throws(Failure) {
+        let t = Target.tombstone.rawValue
+        let decode = { (b: [UInt8]) throws(WireError) -> Tombstone in try Tombstone(decoding: b) }
+        guard let value = try decoded(t, bytes, decode) else { return }
+        try roundTrip(t, value, bytes, encode: { $0.encoded() }, decode: decode)
+    }
+
+    /// `ChangeToken(bytes:).contents()`; re-encoding is `ChangeToken(contents).bytes`.
+    /// - Throws: ``Failure`` when a property breaks.
+    public static func token(_ bytes: [UInt8]) throws(Failure) {
+        let t = Target.token.rawValue
+        let decode = { (b: [UInt8]) throws(WireError) -> ChangeToken.Contents in try ChangeToken(bytes: b).contents() }
+        guard let value = try decoded(t, bytes, decode) else { return }
+        try roundTrip(t, value, bytes, encode: { ChangeToken($0).bytes }, decode: decode)
+        guard ChangeToken(text: ChangeToken(bytes: bytes).description)?.bytes == bytes else {
+            throw Failure(t, "the token's base64url text form does not parse back to the same bytes")
+        }
+    }
+
+    /// The control payloads: the same bytes as an error, a ping and a goodbye payload.
+    /// - Throws: ``Failure`` when a property breaks.
+    public static func control(_ bytes: [UInt8]) throws(Failure) {
+        let t = Target.control.rawValue
+        let error = { (b: [UInt8]) throws(WireError) -> ErrorMessage in try ErrorMessage(decoding: b) }
+        if let value = try decoded(t, bytes, error) {
+            try roundTrip(t, value, bytes, encode: { $0.encoded() }, decode: error)
+        }
+        let ping = { (b: [UInt8]) throws(WireError) -> PingMessage in try PingMessage(decoding: b) }
+        if let value = try decoded(t, bytes, ping) {
+            try roundTrip(t, value, bytes, encode: { $0.encoded() }, decode: ping)
+        }
+        let goodbye = { (b: [UInt8]) throws(WireError) -> GoodbyeMessage in try GoodbyeMessage(decoding: b) }
+        if let value = try decoded(t, bytes, goodbye) {
+            try roundTrip(t, value, bytes, encode: { $0.encoded() }, decode: goodbye)
+        }
+    }
+
+    /// Decodes `bytes`; nil when the decoder rejected them with an error located inside them.
+    /// - Throws: ``Failure`` when the error's offset lies outside the input.
+    static func decoded<T>(_ target: String, _ bytes: [UInt8], _ decode: ([UInt8]) throws(WireError) -> T) throws(Failure) -> T? {
+        do {
+            return try decode(bytes)
+        } catch {
+            try checkOffset(target, error, inputCount: bytes.count)
+            return nil
+        }
+    }
+
+    /// An error's offset counts from the start of the input, so it is in `0...inputCount`.
+    static func checkOffset(_ target: String, _ error: WireError, inputCount: Int) throws(Failure) {
+        guard error.offset >= 0, error.offset <= inputCount else {
+            throw Failure(target, "error offset \(error.offset) is outside the \(inputCount)-byte input: \(error)")
+        }
+    }
+
+    /// `value` came from `bytes`: it must encode to `bytes` and decode from them to itself.
+    static func roundTrip<T: Equatable>(_ target: String, _ value: T, _ bytes: [UInt8],
+                                         encode: (T) -> [UInt8], decode: ([UInt8]) throws(WireError) -> T) throws(Failure) {
+        let again = encode(value)
+        guard again == bytes else {
+            throw Failure(target, "not canonical: \(bytes.count) input bytes decode to a value that re-encodes to \(again.count) different bytes\n  input:   \(hex(bytes))\n  encoded: \(hex(again))\n  value:   \(value)")
+        }
+        let back: T
+        do {
+            back = try decode(again)
+        } catch {
+            throw Failure(target, "the re-encoded bytes no longer decode: \(error)")
+        }
+        guard back == value else {
+            throw Failure(target, "decoding the re-encoded bytes gives a different value\n  first:  \(value)\n  second: \(back)")
+        }
+    }
+
+    /// At most the first 256 bytes in hex, for failure messages.
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        for b in bytes.prefix(256) {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self) + (bytes.count > 256 ? "… (\(bytes.count) bytes)" : "")
+    }
+}
