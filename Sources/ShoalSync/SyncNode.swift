@@ -94,8 +94,13 @@ public actor SyncNode {
         sessions.map { ($0.key, $0.value.peer?.node) }.sorted { $0.0.rawValue < $1.0.rawValue }
     }
 
+    /// The zones this node announces: every zone it has held, live or deleted, that it replicates.
+    func announcedZones() async -> [ZoneAnnouncement] {
+        await store.zoneAnnouncements().filter { configuration.zones.allows($0.zone) }
+    }
+
     func hello() async -> HelloMessage {
-        let zones = await store.zoneAnnouncements().filter { configuration.zones.allows($0.zone) }
+        let zones = await announcedZones()
         return HelloMessage(minimumVersion: Self.versions.lowerBound, maximumVersion: Self.versions.upperBound, node: nodeID,
                             name: configuration.nodeName, dictionaries: [BuiltInDictionaries.recordsID],
                             maxFramePayloadBytes: UInt64(configuration.limits.maxFramePayloadBytes), zones: zones)
@@ -192,7 +197,7 @@ public actor SyncNode {
         var out = try await reconcile(hello.zones, on: id)
         // Zones that changed here after our hello went out (announcements skip connections still
         // waiting for the peer's hello): tell the peer now, or it never learns of them.
-        let current = await store.zoneAnnouncements().filter { configuration.zones.allows($0.zone) }
+        let current = await announcedZones()
         if current != sessions[id]?.announced {
             sessions[id]?.announced = current
             out.insert(.send(Frame(type: .zones, payload: ZonesMessage(zones: current).encoded())), at: 0)
@@ -255,7 +260,7 @@ public actor SyncNode {
     /// shared (call after creating a zone locally). Call ``restartConnections(reason:)`` instead
     /// after deleting a zone, so no subscription to it survives.
     public func announceZones() async -> [ConnectionID: [SyncOutput]] {
-        let zones = await store.zoneAnnouncements().filter { configuration.zones.allows($0.zone) }
+        let zones = await announcedZones()
         var result = [ConnectionID: [SyncOutput]]()
         for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) where sessions[id]?.phase == .established {
             sessions[id]?.announced = zones

@@ -61,7 +61,6 @@ struct SyncSession {
     var inbound: [RecordZone.ID: Inbound] = [:]
     var outbound: [RecordZone.ID: Outbound] = [:]
     var lastError: String? = nil
-    var pingNonce: UInt64 = 0
 
     /// The largest `changes` payload this session sends.
     func payloadBudget(_ configuration: SyncConfiguration) -> Int {

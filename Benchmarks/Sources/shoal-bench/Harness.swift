@@ -1,6 +1,7 @@
 // Harness: what a suite is, how a case is timed (monotonic clock, warm-up, best of several runs)
 // and how allocations are counted.
 
+import Dispatch
 import CMallocCounter
 #if canImport(Glibc)
 import Glibc
@@ -120,4 +121,23 @@ func printNote(_ text: String) {
 func writeStandardError(_ text: String) {
     var text = text
     text.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+}
+
+/// Runs an async suite body from the synchronous `BenchmarkSuite.run()`, passing its error through.
+func runBlocking(_ body: @escaping @Sendable () async throws -> Void) throws {
+    final class Outcome: @unchecked Sendable { var error: (any Error)? }
+    let done = DispatchSemaphore(value: 0)
+    let outcome = Outcome()
+    Task {
+        do { try await body() } catch { outcome.error = error }
+        done.signal()
+    }
+    done.wait()
+    if let e = outcome.error { throw e }
+}
+
+/// A benchmark that could not produce its numbers, and why.
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
 }

@@ -15,16 +15,7 @@ enum StoreBenchmark: BenchmarkSuite {
     static var recordCount: Int { Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_RECORDS"] ?? "") ?? 200_000 }
     static let zone = RecordZone.ID(name: "bench")
 
-    static func run() throws {
-        let done = DispatchSemaphore(value: 0)
-        let box = SyncBenchmark.ErrorBox()
-        Task {
-            do { try await runAsync() } catch { box.error = error }
-            done.signal()
-        }
-        done.wait()
-        if let e = box.error { throw e }
-    }
+    static func run() throws { try runBlocking { try await runAsync() } }
 
     static func runAsync() async throws {
         let n = recordCount
@@ -94,7 +85,7 @@ enum StoreBenchmark: BenchmarkSuite {
     /// Inserts `count` rows of `bytes` random-ish bytes with the SQLite C API; records per second.
     static func rawInsert(count: Int, bytes: Int, path: String) throws -> Double {
         var db: OpaquePointer? = nil
-        guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw SyncBenchmark.BenchError("cannot open \(path)") }
+        guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw BenchError("cannot open \(path)") }
         defer { sqlite3_close(db) }
         sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE t(zone INTEGER, name TEXT, seq INTEGER, bytes BLOB, PRIMARY KEY(zone, name)) WITHOUT ROWID;", nil, nil, nil)
         var stmt: OpaquePointer? = nil

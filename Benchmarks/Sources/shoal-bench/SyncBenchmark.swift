@@ -16,18 +16,7 @@ enum SyncBenchmark: BenchmarkSuite {
     static var recordCount: Int { Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_RECORDS"] ?? "") ?? 200_000 }
     static let zone = RecordZone.ID(name: "bench")
 
-    static func run() throws {
-        let done = DispatchSemaphore(value: 0)
-        let box = ErrorBox()
-        Task {
-            do { try await runAsync() } catch { box.error = error }
-            done.signal()
-        }
-        done.wait()
-        if let e = box.error { throw e }
-    }
-
-    final class ErrorBox: @unchecked Sendable { var error: (any Error)? }
+    static func run() throws { try runBlocking { try await runAsync() } }
 
     /// The workload record `i`, saved by `node` at `hlc`.
     static func record(_ i: Int, node: NodeID, hlc: HLC, rng: inout SplitMix64) -> Record {
@@ -152,10 +141,5 @@ enum SyncBenchmark: BenchmarkSuite {
         func pct(_ xs: [Double], _ p: Double) -> Double { let s = xs.sorted(); return s[min(s.count - 1, Int(Double(s.count) * p))] }
         print("sync case=change-latency changes=200 p50_ms=\(fixed(pct(toC, 0.5), 2)) p99_ms=\(fixed(pct(toC, 0.99), 2)) first_hop_p50_ms=\(fixed(pct(toB, 0.5), 2)) first_hop_p99_ms=\(fixed(pct(toB, 0.99), 2))")
         for node in [la, lb, lc] { await node.shutdown() }
-    }
-
-    struct BenchError: Error, CustomStringConvertible {
-        let description: String
-        init(_ d: String) { description = d }
     }
 }
