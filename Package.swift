@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "ShoalWire", dependencies: ["CZstd"], swiftSettings: strict),
         .target(name: "ShoalDiff", dependencies: ["ShoalWire"], swiftSettings: strict),
         .target(name: "ShoalStore", dependencies: ["ShoalWire", "ShoalDiff", "CSQLite"], swiftSettings: strict),
-        .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalStore"], swiftSettings: strict),
+        .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalDiff", "ShoalStore"], swiftSettings: strict),
         .target(name: "ShoalNet", dependencies: [
             "ShoalWire", "ShoalStore", "ShoalSync",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),

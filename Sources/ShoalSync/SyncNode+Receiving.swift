@@ -2,6 +2,7 @@
 
 import ShoalWire
 import ShoalStore
+import ShoalDiff
 
 extension SyncNode {
     func handleChanges(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
@@ -13,20 +14,29 @@ extension SyncNode {
             throw SyncFailure("protocolViolation", "changes batch \(m.batch) of zone \(m.zone) arrived; batch \(sub.nextBatch) was expected")
         }
         guard let peer = sessions[id]?.peer?.node else { return [] }
+        var records = m.records
+        if !m.sparseRecords.isEmpty {
+            guard let rebuilt = await rebuild(m) else {
+                wholeVersionsNeeded.insert(Self.positionKey(peer, m.zone))
+                statistics.wholeVersionRequests &+= 1
+                throw SyncFailure("resyncNeeded", "batch \(m.batch) of zone \(m.zone) holds sparse records this node cannot rebuild (its base is not known here, or a record is missing); reconnecting to receive whole versions")
+            }
+            records += rebuilt
+        }
         // The records and the position they bring us to commit together (one fsync per batch).
         // A batch with no records (the sender skipped what we know) moves the position only in
         // the sender's memory: resuming from the older stored position re-reads, then skips,
         // the same versions, so nothing is lost by not writing it.
         do throws(ShoalError) {
-            if !m.records.isEmpty {
-                try await store.apply(remoteChanges: m.records, syncState: [Self.positionKey(peer, m.zone): m.token.bytes])
+            if !records.isEmpty {
+                try await store.apply(remoteChanges: records, syncState: [Self.positionKey(peer, m.zone): m.token.bytes])
             } else if m.isCaughtUp {
                 await setPosition(m.token, peer: peer, zone: m.zone)
             }
         } catch {
             throw SyncFailure(error.code.name, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
         }
-        trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(m.records.map { "\($0.id.name)\($0.versionVector)" }) caughtUp=\(m.isCaughtUp) K=\(m.knowledge.map { "\($0)" } ?? "-")")
+        trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(m.knowledge.map { "\($0)" } ?? "-")")
         if let k = m.knowledge, m.isCaughtUp {
             await addKnowledge(k, to: m.zone)
             // The sender knows at least this: what we serve it on this connection skips it, so
@@ -36,10 +46,26 @@ extension SyncNode {
             }
         }
         sessions[id]?.inbound[m.zone]?.nextBatch = m.batch &+ 1
-        statistics.recordsReceived &+= m.records.count
+        statistics.recordsReceived &+= records.count
+        statistics.sparseRecordsReceived &+= m.sparseRecords.count
         statistics.batchesReceived &+= 1
         statistics.bytesReceived &+= frame.payload.count
         let ack = AcknowledgementMessage(zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: await knowledge(of: m.zone))
         return [.send(Frame(type: .acknowledgement, payload: ack.encoded()))]
+    }
+
+    /// Whole versions equivalent to a batch's sparse records, rebuilt on the stored versions;
+    /// nil when this node's knowledge does not cover the batch's base or a record is missing.
+    func rebuild(_ m: ChangesMessage) async -> [Record]? {
+        let base = m.base ?? VersionVector()
+        guard base.isDominated(by: await knowledge(of: m.zone)),
+              let stored = try? await store.storedVersions(of: m.sparseRecords.map(\.id)) else { return nil }
+        var out = [Record]()
+        out.reserveCapacity(m.sparseRecords.count)
+        for s in m.sparseRecords {
+            guard let local = stored[s.id], let r = Record(expanding: s, base: base, onto: local) else { return nil }
+            out.append(r)
+        }
+        return out
     }
 }

@@ -2,6 +2,7 @@
 
 public import ShoalWire
 import ShoalStore
+import ShoalDiff
 
 extension SyncNode {
     func handleSubscribe(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
@@ -102,8 +103,19 @@ extension SyncNode {
                 sessions[id]?.outbound[zone] = cur
                 continue
             }
+            // What both sides reflect: versions travel sparse against it when the peer accepts that.
+            var whole = records, sparse = [SparseRecord]()
+            var base: VersionVector? = nil
+            if let p = session.peer, p.capabilities & Capability.sparseRecords != 0, !records.isEmpty {
+                let b = k.meet(cur.peerKnowledge)
+                whole = []
+                for r in records {
+                    if let s = SparseRecord(r, base: b) { sparse.append(s) } else { whole.append(r) }
+                }
+                base = b
+            }
             let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
-                                         token: page.token, knowledge: caughtUp ? k : nil, records: records)
+                                         token: page.token, knowledge: caughtUp ? k : nil, records: whole, sparseRecords: sparse, base: base)
             out.append(.send(Frame(type: .changes, payload: message.encoded())))
             cur.nextBatch &+= 1
             cur.token = page.token

@@ -29,6 +29,9 @@ public actor SyncNode {
     var acknowledgementWrites: [String: ContinuousClock.Instant] = [:]
     /// A zone was created here from a peer's announcement: tell every peer.
     var announcePending = false
+    /// Subscriptions (peer and zone, ``positionKey(_:_:)``) whose next subscribe states no
+    /// knowledge, so the peer sends whole versions: a sparse record could not be rebuilt here.
+    var wholeVersionsNeeded: Set<String> = []
     /// Receives a line for every knowledge adoption and batch (tests use it to explain a failure).
     package var trace: (@Sendable (String) -> Void)? = nil
     package func setTrace(_ t: (@Sendable (String) -> Void)?) { trace = t }
@@ -45,6 +48,11 @@ public actor SyncNode {
         public var batchesSent = 0
         /// Payload bytes of the batches received.
         public var bytesReceived = 0
+        /// Record versions received sparse (rebuilt on the stored version; included in
+        /// ``recordsReceived``).
+        public var sparseRecordsReceived = 0
+        /// Times a sparse record could not be rebuilt and the subscription asked for whole versions.
+        public var wholeVersionRequests = 0
     }
 
     /// Counters since the node was created.
@@ -59,6 +67,15 @@ public actor SyncNode {
 
     /// The protocol versions this node speaks.
     public static let versions: ClosedRange<UInt64> = 1...1
+
+    /// Capability bits this node announces in its hello (Spec/replication.md §3.2): bit 0, it
+    /// accepts sparse records in `changes`.
+    public static let capabilities: UInt64 = Capability.sparseRecords
+
+    /// Capability bits of the hello message.
+    enum Capability {
+        static let sparseRecords: UInt64 = 1
+    }
 
     /// Creates a node replicating `store`.
     public init(store: Store, configuration: SyncConfiguration = SyncConfiguration()) {
@@ -102,7 +119,7 @@ public actor SyncNode {
     func hello() async -> HelloMessage {
         let zones = await announcedZones()
         return HelloMessage(minimumVersion: Self.versions.lowerBound, maximumVersion: Self.versions.upperBound, node: nodeID,
-                            name: configuration.nodeName, dictionaries: [BuiltInDictionaries.recordsID],
+                            name: configuration.nodeName, capabilities: Self.capabilities, dictionaries: [BuiltInDictionaries.recordsID],
                             maxFramePayloadBytes: UInt64(configuration.limits.maxFramePayloadBytes), zones: zones)
     }
 
@@ -249,7 +266,9 @@ public actor SyncNode {
             if sessions[id]?.inbound[zone]?.incarnation == mine.incarnation { continue }
             sessions[id]?.inbound[zone] = SyncSession.Inbound(incarnation: mine.incarnation)
             let token = await position(peer: peerHello.node, zone: zone, incarnation: mine.incarnation)
-            let k = await knowledge(of: zone)
+            // After a sparse record could not be rebuilt, state no knowledge once: the peer then
+            // sends whole versions from the stored position (Spec/replication.md §3.5.1).
+            let k = wholeVersionsNeeded.remove(Self.positionKey(peerHello.node, zone)) != nil ? VersionVector() : await knowledge(of: zone)
             let m = SubscribeMessage(zone: zone, incarnation: mine.incarnation, token: token, knowledge: k, window: configuration.window)
             out.append(.send(Frame(type: .subscribe, payload: m.encoded())))
         }

@@ -144,7 +144,7 @@ extension Simulation {
 
     @Test func randomRunsConverge() async throws {
         var failed = [UInt64]()
-        var saves = 0, deletes = 0, frames = 0, crashes = 0, closes = 0
+        var saves = 0, deletes = 0, frames = 0, crashes = 0, closes = 0, sparse = 0, received = 0, wholeRequests = 0
         for seed in Self.firstSeed..<(Self.firstSeed + UInt64(Self.seedCount)) {
             let nodeCount = 3 + Int(seed % 2)
             let sim = try await Simulation(seed: seed, nodes: nodeCount)
@@ -152,6 +152,10 @@ extension Simulation {
             let problems = try await sim.check(log)
             saves += log.saves.count; deletes += log.deletes.count; frames += sim.framesDelivered
             crashes += sim.crashes; closes += sim.log.count
+            for node in sim.nodes {
+                let st = await node.sync.statistics
+                sparse += st.sparseRecordsReceived; received += st.recordsReceived; wholeRequests += st.wholeVersionRequests
+            }
             if !problems.isEmpty {
                 failed.append(seed)
                 Issue.record("seed \(seed) (\(nodeCount) nodes; rerun with SHOAL_SIM_FIRST_SEED=\(seed) SHOAL_SIM_SEEDS=1): \(problems.prefix(5).joined(separator: "; ")) — closes: \(sim.log.prefix(5))")
@@ -159,7 +163,7 @@ extension Simulation {
             }
         }
         // The workload must really exercise replication, or a pass means nothing.
-        print("simulation: \(Self.seedCount) seeds, \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes")
-        #expect(Self.seedCount < 20 || saves > Self.seedCount * 10 && deletes > Self.seedCount && crashes > Self.seedCount / 4 && frames > Self.seedCount * 50)
+        print("simulation: \(Self.seedCount) seeds, \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(wholeRequests) whole-version requests)")
+        #expect(Self.seedCount < 20 || saves > Self.seedCount * 10 && deletes > Self.seedCount && crashes > Self.seedCount / 4 && frames > Self.seedCount * 50 && sparse > Self.seedCount)
     }
 }

@@ -40,7 +40,8 @@ extension VectorJSON {
             let m = try ChangesMessage(decoding: bytes)
             return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "batch": String(m.batch), "caught_up": m.isCaughtUp,
                      "token": hex(m.token.bytes), "knowledge": m.knowledge.map { vector($0) } ?? NSNull(),
-                     "records": m.records.map { record($0) }], m.encoded())
+                     "records": m.records.map { record($0) }, "sparse_records": m.sparseRecords.map { sparse($0) },
+                     "base": m.base.map { vector($0) } ?? NSNull()], m.encoded())
         default:
             throw VectorJSONError("unknown message kind \(kind)")
         }
@@ -71,7 +72,9 @@ extension VectorJSON {
                                   batch: try uint64(o["batch"], "batch"), isCaughtUp: try bool(o["caught_up"], "caught_up"),
                                   token: ChangeToken(bytes: try bytes(o["token"], "token")),
                                   knowledge: try optional(o["knowledge"]).map { try vector($0, "knowledge") },
-                                  records: try array(o["records"], "records").map { try record($0) }).encoded()
+                                  records: try array(o["records"], "records").map { try record($0) },
+                                  sparseRecords: try array(o["sparse_records"] ?? [Any](), "sparse_records").map { try sparse($0) },
+                                  base: try optional(o["base"]).map { try vector($0, "base") }).encoded()
         default:
             throw VectorJSONError("unknown message kind \(kind)")
         }
@@ -98,6 +101,7 @@ extension VectorJSON {
     }()
 
     @Test func everyMessageKindHasVectors() {
+        #expect(Self.vectors.contains { $0.kind == "changes" && $0.error == nil && $0.json.contains("\"sparse_records\":[{") }, "no valid sparse vector")
         for kind in ["hello", "zones", "subscribe", "acknowledgement", "changes"] {
             #expect(Self.vectors.contains { $0.kind == kind && $0.error == nil }, "no valid \(kind) vector")
             #expect(Self.vectors.contains { $0.kind == kind && $0.error != nil }, "no invalid \(kind) vector")
@@ -191,7 +195,7 @@ extension VectorJSON {
         invalid("acknowledgement-trailing-byte", "acknowledgement", AcknowledgementMessage(zone: notes, incarnation: inc, batch: 1).encoded() + [0])
         b = ChangesMessage(zone: notes, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: []).encoded()
         let flagsAt = WireSize.zoneID(notes) + 16 + 1
-        var c = b; c[flagsAt] = 4
+        var c = b; c[flagsAt] = 8
         invalid("changes-reserved-flag", "changes", c)
         c = b; c[flagsAt - 1] = 0
         invalid("changes-batch-zero", "changes", c)
@@ -199,7 +203,77 @@ extension VectorJSON {
                 ChangesMessage(zone: shared, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: [records[0]]).encoded())
         c = b; c[c.count - 1] = 200
         invalid("changes-claims-more-records-than-bytes", "changes", c)
+        try sparseVectors(valid: valid, invalid: invalid)
         let data = try JSONSerialization.data(withJSONObject: out, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: Self.file)
+    }
+}
+
+extension MessageVectorTests {
+    /// Sparse sections (Spec/replication.md §3.5.1): valid batches and each canonical-form rule broken.
+    func sparseVectors(valid: (String, String, [UInt8]) throws -> Void, invalid: (String, String, [UInt8]) -> Void) throws {
+        let a = NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111)
+        let b = NodeID(high: 0x0B0B_0000_0000_0002, low: 0x2222_2222_2222_2222)
+        let inc = NodeID(high: 0x1AC0_0000_0000_0001, low: 0x2)
+        let zone = RecordZone.ID(name: "notes")
+        let t0 = HLC(milliseconds: 1_790_000_000_000, logical: 0), t1 = HLC(milliseconds: 1_790_000_000_250, logical: 3)
+        let base = VersionVector([(a, t0), (b, t0)])
+        let token = ChangeToken(bytes: [0x01])
+        func item(_ name: String, _ text: String, node: NodeID = a, at t: HLC = t1) -> SparseRecord {
+            SparseRecord(id: Record.ID(name: name, zone: zone), recordType: "Note", entries: VersionVector([(node, t)]),
+                         heads: [Record.Head(node: node, isDeletion: false)],
+                         fields: [Record.Field(name: "text", value: .string(text), stamp: Dot(node: node, hlc: t))])
+        }
+        func message(_ items: [SparseRecord], base: VersionVector = base) -> [UInt8] {
+            ChangesMessage(zone: zone, incarnation: inc, batch: 3, isCaughtUp: false, token: token, records: [],
+                           sparseRecords: items, base: base).encoded()
+        }
+        // One field changed on two records by one node: the shape of most live updates.
+        try valid("changes-sparse-one-field", "changes", message([item("item-1200", "six new words of text"), item("item-1300", "more")]))
+        // Two entries, explicit heads and stamps, a removal marker, a parent.
+        var rich = item("item-1400", "x")
+        rich.entries = VersionVector([(a, t1), (b, HLC(milliseconds: 1_790_000_000_100, logical: 0))])
+        rich.heads = [Record.Head(node: a, isDeletion: false), Record.Head(node: b, isDeletion: false)]
+        rich.fields = [Record.Field(name: "gone", value: nil, stamp: Dot(node: b, hlc: rich.entries[b])),
+                       Record.Field(name: "text", value: .int64(7), stamp: Dot(node: a, hlc: t1))]
+        rich.parent = Reference(recordID: Record.ID(name: "folder", zone: zone))
+        try valid("changes-sparse-two-writers", "changes", message([rich]))
+
+        // Hand-built sections, each breaking one rule of §3.5.1.
+        func varint(_ v: UInt64) -> [UInt8] {
+            var v = v, out = [UInt8]()
+            while v >= 0x80 { out.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
+            return out + [UInt8(v)]
+        }
+        func str(_ s: String) -> [UInt8] { varint(UInt64(s.utf8.count)) + Array(s.utf8) }
+        let d = varint(WireSize.zigzag(Int64(bitPattern: t1.rawValue &- t0.rawValue)))
+        /// flags, shared, suffix, type 0, one entry (node 0, d), fields (name 0, string tag 1, "v").
+        func rawItem(flags: UInt8 = 0, shared: UInt64 = 0, suffix: String, fields: [UInt8]? = nil) -> [UInt8] {
+            [flags] + varint(shared) + str(suffix) + [0] + [1, 0] + d + (fields ?? ([1, 0, 1] + str("v")))
+        }
+        func raw(nodes: [NodeID] = [a], types: [String] = ["Note"], names: [String] = ["text"], items: [[UInt8]]) -> [UInt8] {
+            var out = ChangesMessage(zone: zone, incarnation: inc, batch: 3, isCaughtUp: false, token: token, records: []).encoded()
+            out[WireSize.zoneID(zone) + 16 + 1] |= 4
+            var w = [UInt8]()
+            w += varint(UInt64(base.count))
+            for e in base.entries { w += (Hex.bytes(e.node.hex) ?? []) + withUnsafeBytes(of: e.hlc.rawValue.littleEndian, Array.init) }
+            w += varint(UInt64(nodes.count)) + nodes.flatMap { Hex.bytes($0.hex) ?? [] }
+            w += varint(UInt64(types.count)) + types.flatMap(str)
+            w += varint(UInt64(names.count)) + names.flatMap(str)
+            w += varint(UInt64(items.count)) + items.flatMap { $0 }
+            return out + w
+        }
+        // The builder agrees with the encoder on a valid section.
+        #expect(raw(items: [rawItem(suffix: "item-1200")]) == message([SparseRecord(
+            id: Record.ID(name: "item-1200", zone: zone), recordType: "Note", entries: VersionVector([(a, t1)]),
+            heads: [Record.Head(node: a, isDeletion: false)], fields: [Record.Field(name: "text", value: .string("v"), stamp: Dot(node: a, hlc: t1))])]))
+        invalid("changes-sparse-reserved-item-flag", "changes", raw(items: [rawItem(flags: 0x10, suffix: "item-1200")]))
+        invalid("changes-sparse-default-heads-flagged", "changes", raw(items: [rawItem(flags: 0x02, suffix: "item-1200").prefix(1 + 1 + 10 + 1 + 2 + d.count) + [1, 0, 1] + [1, 0, 1] + str("v")]))
+        invalid("changes-sparse-prefix-beyond-previous", "changes", raw(items: [rawItem(shared: 3, suffix: "item-1200")]))
+        invalid("changes-sparse-prefix-not-maximal", "changes", raw(items: [rawItem(suffix: "item-1200"), rawItem(shared: 5, suffix: "1300")]))
+        invalid("changes-sparse-unused-type", "changes", raw(types: ["Note", "Task"], items: [rawItem(suffix: "item-1200")]))
+        invalid("changes-sparse-unsorted-field-table", "changes", raw(names: ["text", "such"], items: [rawItem(suffix: "item-1200")]))
+        invalid("changes-sparse-node-index-outside-table", "changes", raw(items: [[0] + varint(0) + str("item-1200") + [0] + [1, 1] + d + [0]]))
+        invalid("changes-sparse-empty-section", "changes", raw(items: []))
     }
 }

@@ -285,6 +285,20 @@ enum VectorJSON {
                       extensions: try extensions(o["extensions"], "extensions"))
     }
 
+    static func sparse(_ s: SparseRecord) -> [String: Any] {
+        ["recordType": s.recordType, "id": recordID(s.id), "parent": s.parent.map(reference) ?? NSNull(),
+         "entries": vector(s.entries), "heads": heads(s.heads), "fields": s.fields.map(field), "extensions": extensions(s.extensions)]
+    }
+
+    static func sparse(_ any: Any?) throws -> SparseRecord {
+        let o = try object(any, "sparse record")
+        return SparseRecord(id: try recordID(o["id"], "id"), recordType: try string(o["recordType"], "recordType"),
+                            parent: try optional(o["parent"]).map { try reference($0, "parent") },
+                            entries: try vector(o["entries"], "entries"), heads: try heads(o["heads"], "heads"),
+                            fields: try array(o["fields"], "fields").enumerated().map { i, f in try field(f, "fields[\(i)]") },
+                            extensions: try extensions(o["extensions"], "extensions"))
+    }
+
     static func system(_ s: RecordDelta.SystemFields?) -> Any {
         guard let s else { return NSNull() }
         return ["recordType": s.recordType, "parent": s.parent.map(reference) ?? NSNull(), "creation": dot(s.creation),

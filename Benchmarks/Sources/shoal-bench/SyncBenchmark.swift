@@ -89,30 +89,38 @@ enum SyncBenchmark: BenchmarkSuite {
         print("sync case=initial-sync records=\(n) records_per_s=\(Int(syncRate)) wire_bytes=\(syncWire) bytes_per_record=\(fixed(Double(syncWire) / Double(n), 1)) vs_store_apply=\(fixed(applyRate / syncRate, 2))")
 
         // field-update-bytes: 1 % of the records get a new `text`; bytes B receives for them.
+        // mode=batch saves the updates in one request (an app syncing an edit session); mode=live
+        // saves them one at a time, each pushed on its own as soon as it commits.
         let updates = max(1, min(n, 100_000) / 100)
-        let beforePayload = await b.sync.statistics.bytesReceived
-        let beforeWire = await b.traffic().bytesReceived
-        let received = await b.sync.statistics.recordsReceived
-        var changed = 0
-        for i in stride(from: 0, to: updates * 100, by: 100) {
-            var r = try await a.record(for: Record.ID(name: "item-\(i)", zone: zone))
-            let text = NotesCorpus.sentence(words: 6, using: &rng)
-            r["text"] = .string(text)
-            try await a.save(r, policy: .changedKeys)
-            changed += text.utf8.count + "text".utf8.count + r.id.name.utf8.count
-        }
-        let t2 = ContinuousClock.now
-        while await b.sync.statistics.recordsReceived < received + updates {
-            try await Task.sleep(for: .milliseconds(20))
-            if ContinuousClock.now - t2 > .seconds(60) {
-                let got = await b.sync.statistics.recordsReceived - received
-                throw BenchError("only \(got) of \(updates) updated records reached B in 60 s; A sent \(await a.sync.statistics.recordsSent) records in \(await a.sync.statistics.batchesSent) batches; B's peers: \(await b.peers()); B's errors: \(await b.sync.lastErrors()); A's errors: \(await a.sync.lastErrors())")
+        for mode in ["batch", "live"] {
+            let beforePayload = await b.sync.statistics.bytesReceived
+            let beforeWire = await b.traffic().bytesReceived
+            let received = await b.sync.statistics.recordsReceived
+            let sparseBefore = await b.sync.statistics.sparseRecordsReceived
+            var changed = 0
+            var edited = [Record]()
+            for i in stride(from: mode == "batch" ? 0 : 50, to: updates * 100, by: 100) {
+                var r = try await a.record(for: Record.ID(name: "item-\(i)", zone: zone))
+                let text = NotesCorpus.sentence(words: 6, using: &rng)
+                r["text"] = .string(text)
+                changed += text.utf8.count + "text".utf8.count + r.id.name.utf8.count
+                if mode == "batch" { edited.append(r) } else { try await a.save(r, policy: .changedKeys) }
             }
+            if mode == "batch" { try await a.store.modify(saving: edited, policy: .changedKeys, atomically: false) }
+            let t2 = ContinuousClock.now
+            while await b.sync.statistics.recordsReceived < received + updates {
+                try await Task.sleep(for: .milliseconds(20))
+                if ContinuousClock.now - t2 > .seconds(60) {
+                    let got = await b.sync.statistics.recordsReceived - received
+                    throw BenchError("only \(got) of \(updates) updated records reached B in 60 s; A sent \(await a.sync.statistics.recordsSent) records in \(await a.sync.statistics.batchesSent) batches; B's peers: \(await b.peers()); B's errors: \(await b.sync.lastErrors()); A's errors: \(await a.sync.lastErrors())")
+                }
+            }
+            guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else { throw BenchError("digests differ after the updates") }
+            let payload = await b.sync.statistics.bytesReceived - beforePayload
+            let compressed = await b.traffic().bytesReceived - beforeWire
+            let sparse = await b.sync.statistics.sparseRecordsReceived - sparseBefore
+            print("sync case=field-update-bytes mode=\(mode) updates=\(updates) sparse=\(sparse) wire_bytes=\(payload) changed_bytes=\(changed) ratio=\(fixed(Double(payload) / Double(changed), 2)) compressed_bytes=\(compressed) compressed_ratio=\(fixed(Double(compressed) / Double(changed), 2))")
         }
-        guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else { throw BenchError("digests differ after the updates") }
-        let payload = await b.sync.statistics.bytesReceived - beforePayload
-        let compressed = await b.traffic().bytesReceived - beforeWire
-        print("sync case=field-update-bytes updates=\(updates) wire_bytes=\(payload) changed_bytes=\(changed) ratio=\(fixed(Double(payload) / Double(changed), 2)) compressed_bytes=\(compressed)")
         await a.shutdown(); await b.shutdown()
 
         // change-latency: A – B – C in a line; a save on A until it is readable on C.

@@ -6,8 +6,10 @@
 /// flags (bit 0: caught up — the sender had nothing more when it made this batch; bit 1: a
 /// knowledge vector follows the token; other bits reserved), the sender's change token after
 /// this batch (length-prefixed), the knowledge vector (plain vector) when flagged, the record
-/// count (varint), then the records' canonical encodings back to back (each is self-delimiting).
-/// Deleted records travel as records whose heads are all deletions.
+/// count (varint), then the records' canonical encodings back to back (each is self-delimiting),
+/// then, when flag bit 2 is set, the sparse section (``SparseRecord``s and the base vector they
+/// are relative to; Spec/replication.md §3.5.1). Deleted records travel as records whose heads are
+/// all deletions.
 public struct ChangesMessage: Hashable, Sendable {
     /// The zone.
     public var zone: RecordZone.ID
@@ -24,10 +26,15 @@ public struct ChangesMessage: Hashable, Sendable {
     public var knowledge: VersionVector?
     /// The latest versions of the records that changed.
     public var records: [Record]
+    /// Further changed records, reduced to what the receiver lacks relative to ``base``.
+    public var sparseRecords: [SparseRecord]
+    /// The vector the sparse records are relative to: writes the sender knows the receiver and
+    /// the sender both reflect. Sent (and meaningful) only with sparse records.
+    public var base: VersionVector?
 
     /// Creates a batch.
     public init(zone: RecordZone.ID, incarnation: NodeID, batch: UInt64, isCaughtUp: Bool, token: ChangeToken,
-                knowledge: VersionVector? = nil, records: [Record]) {
+                knowledge: VersionVector? = nil, records: [Record], sparseRecords: [SparseRecord] = [], base: VersionVector? = nil) {
         self.zone = zone
         self.incarnation = incarnation
         self.batch = batch
@@ -35,11 +42,15 @@ public struct ChangesMessage: Hashable, Sendable {
         self.token = token
         self.knowledge = knowledge
         self.records = records
+        self.sparseRecords = sparseRecords
+        self.base = sparseRecords.isEmpty ? nil : (base ?? VersionVector())
     }
 
     enum Flags {
         static let caughtUp: UInt8 = 1
         static let knowledge: UInt8 = 2
+        static let sparse: UInt8 = 4
+        static let known: UInt8 = 7
     }
 
     /// The canonical payload bytes. Every record must be in `zone` and pass `Record.validate()`.
@@ -48,15 +59,17 @@ public struct ChangesMessage: Hashable, Sendable {
         if let k = knowledge { size &+= WireSize.plainVector(k) }
         size &+= WireSize.varint(UInt64(records.count))
         for r in records { size &+= r.encodedSize }
+        if !sparseRecords.isEmpty { size &+= SparseSection.size(sparseRecords, base: base ?? VersionVector(), zone: zone) }
         return WireWriter.encode(size: size) { w in
             w.writeZoneID(zone)
             w.writeNodeID(incarnation)
             w.writeVarint(batch)
-            w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0))
+            w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse))
             w.writeBytes(token.bytes)
             if let k = knowledge { w.writePlainVector(k) }
             w.writeVarint(UInt64(records.count))
             for r in records { r.encode(into: &w) }
+            if !sparseRecords.isEmpty { SparseSection.write(sparseRecords, base: base ?? VersionVector(), zone: zone, into: &w) }
         }
     }
 
@@ -72,7 +85,7 @@ public struct ChangesMessage: Hashable, Sendable {
             guard batch >= 1 else { throw WireError(.invalidValue, at: bAt, "batch numbers start at 1") }
             let fAt = r.offset
             let flags = try r.readByte("changes flags")
-            guard flags & ~(Flags.caughtUp | Flags.knowledge) == 0 else {
+            guard flags & ~Flags.known == 0 else {
                 throw WireError(.unknownRequiredTag, at: fAt, "changes flags 0x\(Hex.string([flags])) set reserved bits")
             }
             let n = try r.readLength(max: r.limits.maxBlobBytes, "token length", limitName: "maxBlobBytes")
@@ -90,8 +103,12 @@ public struct ChangesMessage: Hashable, Sendable {
                 }
                 records.append(record)
             }
+            var sparse = [SparseRecord](), base: VersionVector? = nil
+            if flags & Flags.sparse != 0 {
+                (base, sparse) = try SparseSection.read(from: &r, zone: zone)
+            }
             return ChangesMessage(zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
-                                  token: token, knowledge: knowledge, records: records)
+                                  token: token, knowledge: knowledge, records: records, sparseRecords: sparse, base: base)
         }
     }
 }

@@ -105,6 +105,26 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
         return v
     }
 
+    /// The greatest lower bound of two vectors: per node, the lesser entry (writes both have seen,
+    /// when both are knowledge vectors).
+    public func meet(_ other: VersionVector) -> VersionVector {
+        var out = [Entry]()
+        out.reserveCapacity(Swift.min(entries.count, other.entries.count))
+        var i = 0, j = 0
+        let a = entries, b = other.entries
+        while i < a.count && j < b.count {
+            if a[i].node < b[j].node {
+                i += 1
+            } else if b[j].node < a[i].node {
+                j += 1
+            } else {
+                out.append(Entry(node: a[i].node, hlc: Swift.min(a[i].hlc, b[j].hlc)))
+                i += 1; j += 1
+            }
+        }
+        return VersionVector(sortedEntries: out)
+    }
+
     /// How two states relate causally.
     public enum Ordering: Sendable, Hashable {
         /// Both have seen exactly the same writes.

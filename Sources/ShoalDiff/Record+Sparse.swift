@@ -1,0 +1,100 @@
+// Record+Sparse: reducing a version to what a peer lacks, and rebuilding it on the peer
+// (Spec/replication.md §3.5.1).
+
+public import ShoalWire
+
+extension SparseRecord {
+    /// `record` without the slots and vector entries `base` covers, or nil when it cannot travel
+    /// sparse: it is deleted, unsaved, or `base` does not cover its creation.
+    ///
+    /// `base` must be reflected by both the receiver's replica and this one (for example the
+    /// meet of the receiver's stated knowledge and this node's knowledge).
+    public init?(_ record: Record, base: VersionVector) {
+        guard !record.isDeleted, !record.heads.isEmpty, let creation = record.creation, base.covers(creation) else { return nil }
+        var entries = [VersionVector.Entry]()
+        var h = 0
+        for e in record.versionVector.entries {
+            while h < record.heads.count && record.heads[h].node < e.node { h &+= 1 }
+            let isHead = h < record.heads.count && record.heads[h].node == e.node
+            if isHead || e.hlc > base[e.node] { entries.append(e) }
+        }
+        var fields = [Record.Field]()
+        for f in record.fields {
+            guard let stamp = f.stamp else { return nil }
+            if !base.covers(stamp) { fields.append(f) }
+        }
+        self.init(id: record.id, recordType: record.recordType, parent: record.parent,
+                  entries: VersionVector(sortedEntries: entries), heads: record.heads, fields: fields, extensions: record.extensions)
+    }
+}
+
+extension Record {
+    /// Rebuilds, from the receiver's own version `local`, a version that merges with `local`
+    /// exactly as the sender's whole version would; nil when `local` cannot serve as the base
+    /// (the caller then asks for whole versions).
+    ///
+    /// The rebuilt vector takes the sparse entries, and for every other node the lesser of
+    /// `base` and `local`'s entry — which is the sender's entry whenever a merge decision depends
+    /// on it, because `base` is reflected on both sides. Fields are the sparse slots plus `local`'s
+    /// slots for the other names that the rebuilt vector covers (the sender holds those, or a
+    /// version both sides have seen superseded). A creation the rebuilt vector does not cover (a
+    /// re-creation the sender has not seen) is replaced by a placeholder that loses every merge,
+    /// since merges keep the later creation.
+    ///
+    /// - Parameters:
+    ///   - sparse: the received sparse record.
+    ///   - base: the batch's base vector, which the receiver's knowledge must cover.
+    ///   - local: the receiver's stored version of the record (live or a tombstone).
+    public init?(expanding sparse: SparseRecord, base: VersionVector, onto local: Record) {
+        guard sparse.id == local.id, let localCreation = local.creation else { return nil }
+        // The vector: sparse entries, else min(base, local) per node.
+        var entries = [VersionVector.Entry]()
+        entries.reserveCapacity(local.versionVector.count &+ sparse.entries.count)
+        let se = sparse.entries.entries, le = local.versionVector.entries
+        var i = 0, j = 0
+        while i < se.count || j < le.count {
+            if j == le.count || (i < se.count && se[i].node < le[j].node) {
+                entries.append(se[i])
+                i &+= 1
+            } else if i == se.count || le[j].node < se[i].node {
+                let v = Swift.min(base[le[j].node], le[j].hlc)
+                if v.rawValue != 0 { entries.append(VersionVector.Entry(node: le[j].node, hlc: v)) }
+                j &+= 1
+            } else {
+                entries.append(se[i])
+                i &+= 1
+                j &+= 1
+            }
+        }
+        let vv = VersionVector(sortedEntries: entries)
+        // The fields: sparse slots, plus the covered local slots of the other names.
+        var fields = [Record.Field]()
+        fields.reserveCapacity(local.fields.count &+ sparse.fields.count)
+        let sf = sparse.fields, lf = local.fields
+        i = 0
+        j = 0
+        while i < sf.count || j < lf.count {
+            let c = i == sf.count ? 1 : j == lf.count ? -1 : UTF8Order.compare(sf[i].name, lf[j].name)
+            if c < 0 {
+                fields.append(sf[i])
+                i &+= 1
+            } else {
+                if c > 0, let stamp = lf[j].stamp, vv.covers(stamp) { fields.append(lf[j]) }
+                if c == 0 {
+                    fields.append(sf[i])
+                    i &+= 1
+                }
+                j &+= 1
+            }
+        }
+        let creation: Dot
+        if vv.covers(localCreation) {
+            creation = localCreation
+        } else {
+            guard let first = entries.first, localCreation.hlc.rawValue > 1 else { return nil }
+            creation = Dot(node: first.node, hlc: HLC(rawValue: 1))
+        }
+        self.init(recordType: sparse.recordType, id: sparse.id, parent: sparse.parent, creation: creation, versionVector: vv,
+                  heads: sparse.heads, fields: fields, extensions: sparse.extensions)
+    }
+}

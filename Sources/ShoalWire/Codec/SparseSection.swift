@@ -1,0 +1,413 @@
+// SparseSection: the sparse records of a changes batch — base vector, tables, then items
+// (Spec/replication.md §3.5.1).
+
+/// Encodes and decodes the sparse section of a ``ChangesMessage``.
+///
+/// Layout: the base vector (plain vector); the node table (count ≥ 1, node IDs strictly
+/// increasing); the record-type table and the field-name table (count, then identifiers strictly
+/// increasing by UTF-8 bytes; the type table has at least one entry); the item count (≥ 1); the
+/// items. Every table entry is used by at least one item. An item is:
+///
+/// ```
+/// flags (1 byte: bit 0 parent, bit 1 heads follow, bit 2 stamps follow, bit 3 extensions)
+/// name: shared prefix with the previous item's name (varint, maximal), suffix (length-prefixed)
+/// record type (table index) | [parent payload]
+/// entries: count ≥ 1, then per entry: node (table index, strictly increasing),
+///          zigzag(timestamp − base[node])
+/// [heads: count ≥ 1, then per head: entry index (strictly increasing), state (1 save, 2 delete)]
+/// fields: count, then per field: name (table index, strictly increasing), value tag (0 = removed),
+///         [stamp: entry index, offset below that entry], value payload
+/// [extensions, as in a record]
+/// ```
+/// Without bit 1 the item has exactly one entry and its node is the only head, a save. Without
+/// bit 2 the item has exactly one entry and every field is stamped with that entry's dot.
+/// Canonical encoders clear bits 1 and 2 whenever those defaults hold.
+package enum SparseSection {
+    enum Flags {
+        static let parent: UInt8 = 1
+        static let heads: UInt8 = 2
+        static let stamps: UInt8 = 4
+        static let extensions: UInt8 = 8
+        static let known: UInt8 = 15
+    }
+
+    /// The tables an encoding uses, built once for both passes.
+    struct Tables {
+        var nodes: [NodeID]
+        var types: [String]
+        var names: [String]
+
+        init(_ items: [SparseRecord]) {
+            var nodes = Set<NodeID>(), types = Set<String>(), names = Set<String>()
+            for s in items {
+                types.insert(s.recordType)
+                for e in s.entries.entries { nodes.insert(e.node) }
+                for f in s.fields { names.insert(f.name) }
+            }
+            self.nodes = nodes.sorted()
+            self.types = types.sorted { UTF8Order.compare($0, $1) < 0 }
+            self.names = names.sorted { UTF8Order.compare($0, $1) < 0 }
+        }
+
+        static func index(_ s: String, in table: [String]) -> Int {
+            var lo = 0, hi = table.count
+            while lo < hi {
+                let mid = (lo &+ hi) >> 1
+                if UTF8Order.compare(table[mid], s) < 0 { lo = mid &+ 1 } else { hi = mid }
+            }
+            return lo
+        }
+
+        func node(_ n: NodeID) -> Int {
+            var lo = 0, hi = nodes.count
+            while lo < hi {
+                let mid = (lo &+ hi) >> 1
+                if nodes[mid] < n { lo = mid &+ 1 } else { hi = mid }
+            }
+            return lo
+        }
+    }
+
+    static func flags(_ s: SparseRecord) -> UInt8 {
+        var f: UInt8 = 0
+        if s.parent != nil { f |= Flags.parent }
+        if !defaultHeads(s) { f |= Flags.heads }
+        if !defaultStamps(s) { f |= Flags.stamps }
+        if !s.extensions.isEmpty { f |= Flags.extensions }
+        return f
+    }
+
+    static func defaultHeads(_ s: SparseRecord) -> Bool {
+        s.entries.count == 1 && s.heads.count == 1 && s.heads[0].node == s.entries.entries[0].node && !s.heads[0].isDeletion
+    }
+
+    static func defaultStamps(_ s: SparseRecord) -> Bool {
+        guard s.entries.count == 1 else { return false }
+        let e = s.entries.entries[0]
+        return s.fields.allSatisfy { $0.stamp == Dot(node: e.node, hlc: e.hlc) }
+    }
+
+    static func sharedPrefix(_ a: String, _ b: String) -> Int {
+        var a = a, b = b
+        return a.withUTF8 { pa in
+            b.withUTF8 { pb in
+                var i = 0
+                let n = min(pa.count, pb.count)
+                while i < n && pa[i] == pb[i] { i &+= 1 }
+                return i
+            }
+        }
+    }
+
+    static func delta(_ e: VersionVector.Entry, base: VersionVector) -> Int64 {
+        Int64(bitPattern: e.hlc.rawValue &- base[e.node].rawValue)
+    }
+
+    static func stampParts(_ dot: Dot?, in entries: VersionVector) -> (Int, UInt64) {
+        guard let dot, let i = entries.index(of: dot.node) else { return (0, 0) }
+        return (i, entries.entries[i].hlc.rawValue &- dot.hlc.rawValue)
+    }
+
+    /// The section's size in bytes.
+    package static func size(_ items: [SparseRecord], base: VersionVector, zone: RecordZone.ID) -> Int {
+        let t = Tables(items)
+        var n = WireSize.plainVector(base) &+ WireSize.varint(UInt64(t.nodes.count)) &+ 16 &* t.nodes.count
+        n &+= WireSize.varint(UInt64(t.types.count)) &+ WireSize.varint(UInt64(t.names.count))
+        for s in t.types { n &+= WireSize.string(s) }
+        for s in t.names { n &+= WireSize.string(s) }
+        n &+= WireSize.varint(UInt64(items.count))
+        var previous = ""
+        for s in items {
+            let flags = flags(s)
+            let shared = sharedPrefix(previous, s.id.name)
+            n &+= 1 &+ WireSize.varint(UInt64(shared)) &+ WireSize.lengthPrefixed(s.id.name.utf8.count &- shared)
+            n &+= WireSize.varint(UInt64(Tables.index(s.recordType, in: t.types)))
+            if let p = s.parent { n &+= p.payloadSize(zone: zone) }
+            n &+= WireSize.varint(UInt64(s.entries.count))
+            for e in s.entries.entries {
+                n &+= WireSize.varint(UInt64(t.node(e.node))) &+ WireSize.varint(WireSize.zigzag(delta(e, base: base)))
+            }
+            if flags & Flags.heads != 0 {
+                n &+= WireSize.varint(UInt64(s.heads.count))
+                for h in s.heads { n &+= WireSize.varint(UInt64(s.entries.index(of: h.node) ?? 0)) &+ 1 }
+            }
+            n &+= WireSize.varint(UInt64(s.fields.count))
+            for f in s.fields {
+                n &+= WireSize.varint(UInt64(Tables.index(f.name, in: t.names))) &+ 1
+                if flags & Flags.stamps != 0 {
+                    let (i, back) = stampParts(f.stamp, in: s.entries)
+                    n &+= WireSize.varint(UInt64(i)) &+ WireSize.varint(back)
+                }
+                if let v = f.value { n &+= v.payloadSize(zone: zone) }
+            }
+            if !s.extensions.isEmpty {
+                n &+= WireSize.varint(UInt64(s.extensions.count))
+                for e in s.extensions { n &+= WireSize.varint(e.tag) &+ WireSize.lengthPrefixed(e.bytes.count) }
+            }
+            previous = s.id.name
+        }
+        return n
+    }
+
+    /// Writes the section.
+    package static func write(_ items: [SparseRecord], base: VersionVector, zone: RecordZone.ID, into w: inout WireWriter) {
+        let t = Tables(items)
+        w.writePlainVector(base)
+        w.writeVarint(UInt64(t.nodes.count))
+        for node in t.nodes { w.writeNodeID(node) }
+        w.writeVarint(UInt64(t.types.count))
+        for s in t.types { w.writeString(s) }
+        w.writeVarint(UInt64(t.names.count))
+        for s in t.names { w.writeString(s) }
+        w.writeVarint(UInt64(items.count))
+        var previous = ""
+        for s in items {
+            let flags = flags(s)
+            w.writeByte(flags)
+            let shared = sharedPrefix(previous, s.id.name)
+            w.writeVarint(UInt64(shared))
+            w.writeBytes(s.id.name.utf8.dropFirst(shared))
+            w.writeVarint(UInt64(Tables.index(s.recordType, in: t.types)))
+            if let p = s.parent { p.encodePayload(into: &w, zone: zone) }
+            w.writeVarint(UInt64(s.entries.count))
+            for e in s.entries.entries {
+                w.writeVarint(UInt64(t.node(e.node)))
+                w.writeVarint(WireSize.zigzag(delta(e, base: base)))
+            }
+            if flags & Flags.heads != 0 {
+                w.writeVarint(UInt64(s.heads.count))
+                for h in s.heads {
+                    w.writeVarint(UInt64(s.entries.index(of: h.node) ?? 0))
+                    w.writeByte(h.isDeletion ? 2 : 1)
+                }
+            }
+            w.writeVarint(UInt64(s.fields.count))
+            for f in s.fields {
+                w.writeVarint(UInt64(Tables.index(f.name, in: t.names)))
+                w.writeByte(f.value?.tag ?? 0)
+                if flags & Flags.stamps != 0 {
+                    let (i, back) = stampParts(f.stamp, in: s.entries)
+                    w.writeVarint(UInt64(i))
+                    w.writeVarint(back)
+                }
+                if let v = f.value { v.encodePayload(into: &w, zone: zone) }
+            }
+            if !s.extensions.isEmpty {
+                w.writeVarint(UInt64(s.extensions.count))
+                for e in s.extensions {
+                    w.writeVarint(e.tag)
+                    w.writeBytes(e.bytes)
+                }
+            }
+            previous = s.id.name
+        }
+    }
+
+    /// Reads a section, checking order, table use, canonical flags and maximal name prefixes.
+    package static func read(from r: inout WireReader, zone: RecordZone.ID) throws(WireError) -> (VersionVector, [SparseRecord]) {
+        let base = try r.readPlainVector("sparse base vector")
+        let nodesAt = r.offset
+        let nodeCount = try r.readCount(max: r.limits.maxVectorEntries, "sparse node table count", limitName: "maxVectorEntries")
+        guard nodeCount > 0 else { throw WireError(.invalidValue, at: nodesAt, "the sparse node table is empty; every sparse record has at least one vector entry") }
+        try r.require(nodeCount, each: 16, "\(nodeCount) sparse node table entries")
+        var nodes = [NodeID]()
+        nodes.reserveCapacity(nodeCount)
+        for _ in 0..<nodeCount {
+            let at = r.offset
+            let node = try r.readNodeID("sparse node table entry")
+            if let p = nodes.last, node <= p {
+                throw WireError(node == p ? .duplicate : .unsorted, at: at, "sparse node table entries must strictly increase; \(node) follows \(p)")
+            }
+            nodes.append(node)
+        }
+        let typesAt = r.offset
+        let types = try readTable(&r, "sparse record type table", max: r.limits.maxNameBytes, limitName: "maxNameBytes")
+        guard !types.isEmpty else { throw WireError(.invalidValue, at: typesAt, "the sparse record type table is empty; every sparse record has a type") }
+        let namesAt = r.offset
+        let names = try readTable(&r, "sparse field name table", max: r.limits.maxFieldNameBytes, limitName: "maxFieldNameBytes")
+        let countAt = r.offset
+        let count = try r.readCount(max: r.limits.maxMessageItems, "sparse record count", limitName: "maxMessageItems")
+        guard count > 0 else { throw WireError(.invalidValue, at: countAt, "the sparse section has no records; canonical form leaves the section out") }
+        try r.require(count, each: 6, "\(count) sparse records")
+        var usedNodes = [Bool](repeating: false, count: nodes.count)
+        var usedTypes = [Bool](repeating: false, count: types.count)
+        var usedNames = [Bool](repeating: false, count: names.count)
+        var items = [SparseRecord]()
+        items.reserveCapacity(min(count, 4096))
+        var previous = [UInt8]()
+        for _ in 0..<count {
+            let flagsAt = r.offset
+            let flags = try r.readByte("sparse record flags")
+            guard flags & ~Flags.known == 0 else {
+                throw WireError(.unknownRequiredTag, at: flagsAt, "sparse record flags 0x\(String(flags, radix: 16)) set reserved bits; this batch needs a newer Shoal")
+            }
+            // The name: a prefix shared with the previous item's name, then the rest.
+            let sharedAt = r.offset
+            let shared = try r.readVarint("shared name prefix")
+            guard shared <= UInt64(previous.count) else {
+                throw WireError(.invalidValue, at: sharedAt, "the name shares \(shared) bytes with a previous name of \(previous.count) bytes")
+            }
+            let suffixAt = r.offset
+            let suffixCount = try r.readLength(max: r.limits.maxNameBytes, "record name suffix length", limitName: "maxNameBytes")
+            let suffix = try r.readRaw(suffixCount, "record name suffix")
+            let keep = Int(shared)
+            if keep < previous.count, let first = suffix.first, first == previous[keep] {
+                throw WireError(.invalidValue, at: suffixAt, "the name's shared prefix is not maximal; canonical form shares every common leading byte")
+            }
+            var nameBytes = [UInt8](previous.prefix(keep))
+            nameBytes.append(contentsOf: suffix)
+            guard !nameBytes.isEmpty, nameBytes.count <= r.limits.maxNameBytes else {
+                throw WireError(nameBytes.isEmpty ? .invalidName : .limitExceeded, at: sharedAt,
+                                "a record name is 1–\(r.limits.maxNameBytes) bytes (WireLimits.maxNameBytes); this one is \(nameBytes.count)")
+            }
+            guard let name = nameBytes.withUnsafeBytes({ UTF8Text.string($0) }) else {
+                throw WireError(.invalidUTF8, at: sharedAt, "the record name is not valid UTF-8")
+            }
+            previous = nameBytes
+            let id = Record.ID(name: name, zone: zone)
+
+            let typeAt = r.offset
+            let typeIndex = try r.readVarint("record type index")
+            guard typeIndex < UInt64(types.count) else {
+                throw WireError(.invalidValue, at: typeAt, "record type index \(typeIndex) is outside the table of \(types.count)")
+            }
+            usedTypes[Int(typeIndex)] = true
+            let parent: Reference? = flags & Flags.parent != 0 ? try Reference.decodePayload(from: &r, zone: zone) : nil
+
+            let entriesAt = r.offset
+            let entryCount = try r.readCount(max: r.limits.maxVectorEntries, "sparse entry count", limitName: "maxVectorEntries")
+            guard entryCount > 0 else { throw WireError(.invalidValue, at: entriesAt, "a sparse record has at least one vector entry") }
+            try r.require(entryCount, each: 2, "\(entryCount) sparse entries")
+            var entries = [VersionVector.Entry]()
+            entries.reserveCapacity(entryCount)
+            var lastNode = -1
+            for _ in 0..<entryCount {
+                let at = r.offset
+                let ni = try r.readVarint("entry node index")
+                guard ni < UInt64(nodes.count) else {
+                    throw WireError(.invalidValue, at: at, "entry node index \(ni) is outside the table of \(nodes.count)")
+                }
+                guard Int(ni) > lastNode else {
+                    throw WireError(Int(ni) == lastNode ? .duplicate : .unsorted, at: at, "entry node indexes must strictly increase; \(ni) follows \(lastNode)")
+                }
+                lastNode = Int(ni)
+                usedNodes[Int(ni)] = true
+                let node = nodes[Int(ni)]
+                let dAt = r.offset
+                let d = try r.readZigzag("entry timestamp difference")
+                // Modulo 2^64, so every timestamp has exactly one encoding.
+                let h = base[node].rawValue &+ UInt64(bitPattern: d)
+                guard h != 0 else {
+                    throw WireError(.invalidValue, at: dAt, "entry for \(node) is zero; zero entries are omitted")
+                }
+                entries.append(VersionVector.Entry(node: node, hlc: HLC(rawValue: h)))
+            }
+            let vv = VersionVector(sortedEntries: entries)
+
+            var heads = [Record.Head]()
+            if flags & Flags.heads != 0 {
+                let hAt = r.offset
+                let n = try r.readCount(max: entryCount, "head count", limitName: "the entry count")
+                guard n > 0 else { throw WireError(.invalidValue, at: hAt, "the heads flag is set but there are no heads") }
+                var last = -1
+                for _ in 0..<n {
+                    let at = r.offset
+                    let i = try r.readVarint("head entry index")
+                    guard i < UInt64(entryCount), Int(i) > last else {
+                        throw WireError(.invalidValue, at: at, "head entry index \(i) is outside the \(entryCount) entries or not increasing")
+                    }
+                    last = Int(i)
+                    let sAt = r.offset
+                    switch try r.readByte("head state") {
+                    case 1: heads.append(Record.Head(node: entries[Int(i)].node, isDeletion: false))
+                    case 2: heads.append(Record.Head(node: entries[Int(i)].node, isDeletion: true))
+                    case let s: throw WireError(.invalidValue, at: sAt, "head state \(s) is not 1 (save) or 2 (delete)")
+                    }
+                }
+            } else {
+                guard entryCount == 1 else {
+                    throw WireError(.invalidValue, at: flagsAt, "a sparse record with \(entryCount) entries must list its heads (flag bit 1)")
+                }
+                heads = [Record.Head(node: entries[0].node, isDeletion: false)]
+            }
+
+            if flags & Flags.stamps == 0 && entryCount != 1 {
+                throw WireError(.invalidValue, at: flagsAt, "a sparse record with \(entryCount) entries must stamp its fields (flag bit 2)")
+            }
+            let fieldsAt = r.offset
+            let fieldCount = try r.readCount(max: r.limits.maxFieldCount, "sparse field count", limitName: "maxFieldCount")
+            try r.require(fieldCount, each: 2, "\(fieldCount) sparse fields")
+            var fields = [Record.Field]()
+            fields.reserveCapacity(fieldCount)
+            var lastName = -1
+            var allDefault = true
+            for _ in 0..<fieldCount {
+                let at = r.offset
+                let ni = try r.readVarint("field name index")
+                guard ni < UInt64(names.count) else {
+                    throw WireError(.invalidValue, at: at, "field name index \(ni) is outside the table of \(names.count)")
+                }
+                guard Int(ni) > lastName else {
+                    throw WireError(Int(ni) == lastName ? .duplicate : .unsorted, at: at, "field name indexes must strictly increase; \(ni) follows \(lastName)")
+                }
+                lastName = Int(ni)
+                usedNames[Int(ni)] = true
+                let tagAt = r.offset
+                let tag = try r.readByte("field type tag")
+                let stamp: Dot
+                if flags & Flags.stamps != 0 {
+                    stamp = try r.readStamp(vv, "stamp of field \(names[Int(ni)])")
+                    if entryCount != 1 || stamp != Dot(node: entries[0].node, hlc: entries[0].hlc) { allDefault = false }
+                } else {
+                    stamp = Dot(node: entries[0].node, hlc: entries[0].hlc)
+                }
+                let value: FieldValue? = tag == 0 ? nil : try FieldValue.decodePayload(tag: tag, at: tagAt, from: &r, zone: zone)
+                fields.append(Record.Field(name: names[Int(ni)], value: value, stamp: stamp))
+            }
+            if flags & Flags.heads != 0 && entryCount == 1 && heads.count == 1 && !heads[0].isDeletion {
+                throw WireError(.invalidValue, at: flagsAt, "the heads flag is set but the heads are the default; canonical form clears it")
+            }
+            if flags & Flags.stamps != 0 && allDefault && entryCount == 1 {
+                throw WireError(.invalidValue, at: fieldsAt, "the stamps flag is set but every stamp is the default; canonical form clears it")
+            }
+            let extensions = flags & Flags.extensions != 0 ? try r.readExtensions("sparse record") : []
+            items.append(SparseRecord(id: id, recordType: types[Int(typeIndex)], parent: parent, entries: vv, heads: heads,
+                                      fields: fields, extensions: extensions))
+        }
+        if let i = usedNodes.firstIndex(of: false) {
+            throw WireError(.invalidValue, at: nodesAt, "sparse node table entry \(i) (\(nodes[i])) is not used; canonical tables list only what the items use")
+        }
+        if let i = usedTypes.firstIndex(of: false) {
+            throw WireError(.invalidValue, at: typesAt, "record type table entry \(i) (\(types[i])) is not used; canonical tables list only what the items use")
+        }
+        if let i = usedNames.firstIndex(of: false) {
+            throw WireError(.invalidValue, at: namesAt, "field name table entry \(i) (\(names[i])) is not used; canonical tables list only what the items use")
+        }
+        return (base, items)
+    }
+
+    static func readTable(_ r: inout WireReader, _ what: String, max limit: Int, limitName: String) throws(WireError) -> [String] {
+        let n = try r.readCount(max: r.limits.maxMessageItems, "\(what) count", limitName: "maxMessageItems")
+        try r.require(n, each: 2, "\(n) \(what) entries")
+        var out = [String]()
+        out.reserveCapacity(n)
+        var previous = UnsafeRawBufferPointer(start: nil, count: 0)
+        for i in 0..<n {
+            let at = r.offset
+            let len = try r.readLength(max: limit, "\(what) entry length", limitName: limitName)
+            let raw = try r.readRaw(len, "\(what) entry")
+            guard Identifier.isValid(raw) else {
+                throw WireError(.invalidName, at: at, "\(what) entry \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
+            }
+            if i > 0 {
+                let c = UTF8Order.compare(previous, raw)
+                if c >= 0 {
+                    throw WireError(c == 0 ? .duplicate : .unsorted, at: at, "\(what) entries must strictly increase; \(String(decoding: raw, as: UTF8.self)) follows \(String(decoding: previous, as: UTF8.self))")
+                }
+            }
+            previous = raw
+            out.append(String(decoding: raw, as: UTF8.self))
+        }
+        return out
+    }
+}

@@ -1,0 +1,69 @@
+// SparseRecordTests: a version sent sparse and rebuilt on the receiver merges exactly like the whole version.
+
+import Testing
+import ShoalDiff
+import ShoalSamples
+@testable import ShoalWire
+
+@Suite struct SparseRecordTests {
+    static let cases = 10_000
+
+    /// For seeded histories — a saved base both sides hold, then edits on the sender and on the
+    /// receiver (concurrent, none, or after already merging the sender's) — the rebuilt version
+    /// is valid and `merge(local, rebuilt)` has the bytes of `merge(local, whole)`.
+    @Test func rebuiltVersionsMergeLikeWholeOnes() throws {
+        let seed = SplitMix64.seed(fromEnvironment: "SHOAL_SEED", default: 0x5BA2_0001)
+        var editor = RecordEditor(seed: seed)
+        var sparseCount = 0
+        for i in 0..<Self.cases {
+            let (base, a, b) = MergeTests.concurrentEdits(&editor, disjoint: editor.chance(30))
+            var sender = a
+            if editor.chance(30) { sender = editor.edited(sender, stamp: editor.freshDot(after: sender, node: MergeTests.nodeA)) }
+            let local: Record
+            switch editor.int(3) {
+            case 0: local = b
+            case 1: local = base
+            default: local = editor.edited(try merge(b, a), stamp: editor.freshDot(after: try merge(b, a), node: MergeTests.nodeB))
+            }
+            let knowledge = base.versionVector
+            guard let sparse = SparseRecord(sender, base: knowledge) else {
+                #expect(!(sender.creation.map(knowledge.covers) ?? false) || sender.isDeleted, "seed \(seed) case \(i): a saved version did not go sparse")
+                continue
+            }
+            sparseCount += 1
+            let rebuilt = try #require(Record(expanding: sparse, base: knowledge, onto: local), "seed \(seed) case \(i)")
+            do {
+                try rebuilt.validate()
+            } catch {
+                Issue.record("seed \(seed) case \(i): rebuilt version is not valid: \(error)\nsender: \(sender)\nlocal: \(local)\nrebuilt: \(rebuilt)")
+                return
+            }
+            let expected = try merge(local, sender), got = try merge(local, rebuilt)
+            guard expected.encoded() == got.encoded() else {
+                Issue.record("seed \(seed) case \(i): rebuilt merge differs\nsender: \(sender)\nlocal: \(local)\nsparse: \(sparse)\nexpected: \(expected)\ngot: \(got)")
+                return
+            }
+            // The store replaces a dominated version instead of merging: the rebuilt one must
+            // dominate exactly when the whole one does, and then be the whole one.
+            let wholeOrder = sender.versionVector.compare(local.versionVector)
+            #expect(rebuilt.versionVector.compare(local.versionVector) == wholeOrder, "seed \(seed) case \(i): vector order differs")
+            if wholeOrder == .after { #expect(rebuilt.encoded() == sender.encoded(), "seed \(seed) case \(i): dominating rebuild differs") }
+            let m = ChangesMessage(zone: sender.id.zone, incarnation: NodeID(high: 1, low: 1), batch: 1, isCaughtUp: false,
+                                   token: ChangeToken(bytes: [1]), records: [], sparseRecords: [sparse], base: knowledge)
+            let back = try ChangesMessage(decoding: m.encoded())
+            #expect(back.sparseRecords == [sparse] && back.base == knowledge, "seed \(seed) case \(i): sparse round trip")
+        }
+        #expect(sparseCount > Self.cases / 2, "seed \(seed): only \(sparseCount) of \(Self.cases) versions went sparse")
+    }
+
+    /// A version whose creation the base does not cover, or a deletion, travels whole.
+    @Test func deletionsAndUnseenCreationsTravelWhole() throws {
+        var editor = RecordEditor(seed: 0x5BA2_0002)
+        let (base, a, _) = MergeTests.concurrentEdits(&editor, disjoint: false)
+        #expect(SparseRecord(a, base: VersionVector()) == nil)
+        var deleted = a
+        deleted.heads = [Record.Head(node: MergeTests.nodeA, isDeletion: true)]
+        #expect(SparseRecord(deleted, base: base.versionVector) == nil)
+        #expect(SparseRecord(a, base: base.versionVector) != nil)
+    }
+}
