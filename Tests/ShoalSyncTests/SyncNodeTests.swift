@@ -28,3 +28,39 @@ import ShoalWire
         #expect(s0 == s1)
     }
 }
+
+extension SyncNodeTests {
+    /// A sparse record the receiver cannot rebuild (it holds no version of the record) is not
+    /// applied: the connection closes with `resyncNeeded`, the next subscription states empty
+    /// knowledge, whole versions arrive, and both nodes converge (Spec/replication.md §3.5.1).
+    @Test func unrebuildableSparseRecordFallsBackToWholeVersions() async throws {
+        let sim = try await Simulation(seed: 7, nodes: 2)
+        try await sim.nodes[0].store.createZone(Self.notes)
+        _ = try await sim.nodes[0].store.save(note("kept", ["title": .string("first")]))
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        // An edit on node 0 that node 1 would receive sparse — but node 1 is told about a record
+        // it never held, under node 0's real base, as a faulty or confused peer might.
+        let saved = try await sim.nodes[0].store.save(try await sim.nodes[0].store.record(for: Record.ID(name: "kept", zone: Self.notes)), policy: .allKeys)
+        let link = sim.links[0]
+        let conn1 = link.a == 1 ? link.connA : link.connB
+        let inbound = try #require(await sim.nodes[1].sync.sessions[conn1]?.inbound[Self.notes])
+        let base = await sim.nodes[1].sync.knowledge(of: Self.notes)
+        var ghost = try #require(SparseRecord(saved, base: base))
+        ghost.id = Record.ID(name: "ghost", zone: Self.notes)
+        let m = ChangesMessage(zone: Self.notes, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: false,
+                               token: ChangeToken(bytes: [1]), records: [], sparseRecords: [ghost], base: base)
+        let out = await sim.nodes[1].sync.receive(Frame(type: .changes, payload: m.encoded()), on: conn1)
+        let closes = out[conn1, default: []].compactMap { if case .close(let e) = $0 { e } else { nil } }
+        #expect(closes.first?.code == "resyncNeeded", "\(out)")
+        #expect(await sim.nodes[1].sync.statistics.wholeVersionRequests == 1)
+        #expect(try await sim.nodes[1].store.storedVersions(of: [ghost.id]).isEmpty, "the batch must not be applied")
+        #expect(await !sim.nodes[1].sync.wholeVersionsNeeded.isEmpty)
+        // Reconnect: the flag is spent on the new subscription, and the nodes converge.
+        await sim.reset(0)
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        #expect(await sim.nodes[1].sync.wholeVersionsNeeded.isEmpty)
+        #expect(try await sim.state(of: Self.notes, on: 0) == (try await sim.state(of: Self.notes, on: 1)))
+    }
+}
