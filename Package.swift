@@ -24,6 +24,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -43,11 +44,13 @@ let package = Package(
         .target(name: "ShoalNet", dependencies: [
             "ShoalWire", "ShoalStore", "ShoalSync",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .target(name: "Shoal", dependencies: ["ShoalWire", "ShoalStore", "ShoalSync", "ShoalNet"], swiftSettings: strict),
         .executableTarget(name: "shoal", dependencies: [
             "Shoal", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .executableTarget(name: "ShoalCrashWriter", dependencies: ["ShoalStore", "ShoalWire"], swiftSettings: strict),
         .target(name: "ShoalSamples", dependencies: ["ShoalWire"], swiftSettings: strict),

@@ -1,6 +1,7 @@
 // NetworkConfiguration: timeouts, keepalive, reconnect backoff and frame options of a node's TCP transport.
 
 public import ShoalWire
+public import Logging
 
 /// How a ``NetworkNode`` uses TCP.
 public struct NetworkConfiguration: Sendable {
@@ -17,6 +18,9 @@ public struct NetworkConfiguration: Sendable {
     public var maxReconnectDelay: Duration = .seconds(30)
     /// How frames are compressed. Default: the built-in records dictionary.
     public var frames = FrameEncoder.Options()
+    /// Where connection events go (swift-log): connections opened and identified, closed with
+    /// the error that closed them, failed dials with the next retry delay. Default: discarded.
+    public var logger = Logger(label: "shoal.net", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// The defaults.
     public init() {}

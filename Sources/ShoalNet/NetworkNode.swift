@@ -2,6 +2,7 @@
 
 public import NIOCore
 import NIOPosix
+import Logging
 import ShoalStore
 public import ShoalSync
 public import ShoalWire
@@ -93,16 +94,27 @@ public actor NetworkNode {
         case let .open(writer, channel, dialed, reply):
             let (id, first) = await sync.open()
             connections[id] = Connection(writer: writer, channel: channel, dialed: dialed)
+            configuration.logger.debug("connection opened", metadata: ["connection": "\(id)", "remote": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "dialed": "\(dialed != nil)"])
             if let dialed { peerStates[dialed]?.isConnected = true }
             reply.resume(returning: id)
             await send([id: first])
         case let .frame(id, frame):
             guard connections[id] != nil else { return }
             let out = await sync.receive(frame, on: id)
-            if let dialed = connections[id]?.dialed, frame.type == .hello { peerStates[dialed]?.node = await sync.peer(of: id) }
+            if frame.type == .hello, let peer = await sync.peer(of: id) {
+                if let dialed = connections[id]?.dialed { peerStates[dialed]?.node = peer }
+                configuration.logger.info("peer connected", metadata: ["peer": "\(peer.short)", "connection": "\(id)",
+                                                                        "remote": "\(connections[id]?.channel.remoteAddress.map { "\($0)" } ?? "?")"])
+            } else if frame.type == .error, let e = try? ErrorMessage(decoding: frame.payload) {
+                configuration.logger.warning("peer reported an error", metadata: ["connection": "\(id)", "code": "\(e.code)", "error": "\(e.message)"])
+            }
             await send(out)
         case let .closed(id):
             if let dialed = connections[id]?.dialed { peerStates[dialed]?.isConnected = false }
+            if connections[id] != nil {
+                let peer = await sync.peer(of: id)?.short ?? "-"
+                configuration.logger.info("connection closed", metadata: ["connection": "\(id)", "peer": "\(peer)"])
+            }
             connections[id] = nil
             await sync.closed(id)
         case let .zoneChanged(zone):
@@ -179,10 +191,15 @@ public actor NetworkNode {
             } catch {
                 peerStates[key]?.failures += 1
                 peerStates[key]?.lastError = "\(error)"
+                // The first failure and then every power of two: a peer down for a day is not a flood.
+                let failures = peerStates[key]?.failures ?? 0
+                configuration.logger.log(level: failures & (failures &- 1) == 0 ? .notice : .debug, "could not reach peer",
+                                         metadata: ["peer": "\(key)", "error": "\(error)", "failures": "\(failures)"])
             }
             if stopped { return }
             // Exponential backoff with ±25 % jitter.
             let jitter = Double.random(in: 0.75...1.25, using: &rng)
+            configuration.logger.debug("redialling", metadata: ["peer": "\(key)", "after": "\(delay * jitter)"])
             try? await Task.sleep(for: delay * jitter)
             delay = min(delay * 2, configuration.maxReconnectDelay)
         }
@@ -227,7 +244,10 @@ public actor NetworkNode {
                 case .send(let frame):
                     do { try await c.writer.write(frame) } catch { break }
                 case .close(let error):
-                    if let error { try? await c.writer.write(Frame(type: .error, payload: error.encoded())) }
+                    if let error {
+                        configuration.logger.warning("closing connection", metadata: ["connection": "\(id)", "code": "\(error.code)", "error": "\(error.message)"])
+                        try? await c.writer.write(Frame(type: .error, payload: error.encoded()))
+                    }
                     c.writer.finish()
                     try? await c.channel.close()
                 }

@@ -4,6 +4,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Shoal
+import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,24 +22,6 @@ struct InitCommand: AsyncParsableCommand {
             try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true)
             let node = try await ShoalNode.open(directory: dir.path)
             Console.current.line(options.json ? RecordFormatting.jsonText(["node": node.nodeID.hex, "data": dir.path]) : "created node \(node.nodeID.hex) in \(dir.path)")
-        }
-    }
-}
-
-/// Log lines in a readable form or as JSON objects.
-struct Logger: Sendable {
-    let json: Bool
-    func log(_ level: String, _ message: String, _ metadata: [String: String] = [:]) {
-        let now = Timestamp.now().description
-        if json {
-            var o: [String: Any] = ["ts": now, "level": level, "msg": message]
-            for (k, v) in metadata { o[k] = v }
-            if let data = try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .withoutEscapingSlashes]) {
-                Console.current.line(String(decoding: data, as: UTF8.self))
-            }
-        } else {
-            let meta = metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            Console.current.line("\(now) \(level.padding(toLength: 5, withPad: " ", startingAt: 0)) \(message)\(meta.isEmpty ? "" : " " + meta)")
         }
     }
 }
@@ -61,11 +44,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Where to accept peers (HOST:PORT). Default 127.0.0.1:7400.") var listen = Endpoint(argument: "127.0.0.1:7400")!
     @Option(name: .long, help: "A peer to replicate with (HOST:PORT); repeat for several.") var peer: [Endpoint] = []
     @Option(name: .long, help: "Log format: text (default) or json.") var logFormat = "text"
+    @Option(name: .long, help: "Log level: trace, debug, info (default), notice, warning, error.") var logLevel = "info"
 
     func run() async throws {
         try await reportFailures {
             let dir = options.directory
-            let log = Logger(json: logFormat == "json")
+            guard ["text", "json"].contains(logFormat) else {
+                throw CommandFailure(.usage, "--log-format must be text or json, not \(logFormat)")
+            }
+            guard let level = Logger.Level(rawValue: logLevel) else {
+                throw CommandFailure(.usage, "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), not \(logLevel)")
+            }
+            let log = ConsoleLogHandler.logger(json: logFormat == "json", level: level)
             if !dir.exists { try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true) }
             // A short command (put, get…) may hold the directory for a moment: wait for it, up to
             // 10 s. Another daemon (its control socket answers) is refused at once.
@@ -83,12 +73,14 @@ struct ServeCommand: AsyncParsableCommand {
             defer { close(lock) }
             var sc = SyncConfiguration()
             sc.nodeName = ProcessInfo.processInfo.hostName
-            let node = try await ShoalNode.open(directory: dir.path, sync: sc)
+            var nc = NetworkConfiguration()
+            nc.logger = log
+            let node = try await ShoalNode.open(directory: dir.path, sync: sc, network: nc)
             let port = try await node.listen(host: listen.host, port: listen.port)
-            log.log("info", "node \(node.nodeID.short) serving \(dir.path)", ["listen": "\(listen.host):\(port)", "node": node.nodeID.hex])
+            log.info("node \(node.nodeID.short) serving \(dir.path)", metadata: ["listen": "\(listen.host):\(port)", "node": "\(node.nodeID.hex)"])
             for p in peer {
                 await node.connect(to: p.host, port: p.port)
-                log.log("info", "replicating with \(p.description)")
+                log.info("replicating with \(p.description)")
             }
             let control = try await ControlServer.start(at: dir.socketPath, node: node)
             let controlTask = Task { await ControlServer.serve(control, node: node) }
@@ -107,13 +99,13 @@ struct ServeCommand: AsyncParsableCommand {
             let progress = Task { await Self.report(node, log: log, tty: isatty(STDOUT_FILENO) != 0 && logFormat != "json") }
             var iterator = stops.makeAsyncIterator()
             let sig = await iterator.next() ?? SIGTERM
-            log.log("info", "stopping on signal \(sig)")
+            log.info("stopping on signal \(sig)")
             progress.cancel()
             await node.shutdown()
             try? await control.channel.close()
             controlTask.cancel()
             unlink(dir.socketPath)
-            log.log("info", "stopped")
+            log.info("stopped")
             _ = sources
         }
     }
@@ -130,7 +122,7 @@ struct ServeCommand: AsyncParsableCommand {
             let rate = Int(Double(now.recordsReceived - last.recordsReceived) / max(seconds, 0.001))
             let mb = Double(now.bytesReceived) / 1_000_000
             let line = "received \(now.recordsReceived) records (\(String(format: "%.1f", mb)) MB, \(rate)/s), sent \(now.recordsSent)"
-            if tty { Console.current.line("\u{1B}[1A\u{1B}[2K" + line) } else { log.log("info", line) }
+            if tty { Console.current.line("\u{1B}[1A\u{1B}[2K" + line) } else { log.info("\(line)") }
             last = now
             lastTime = t
         }
