@@ -37,6 +37,7 @@ public enum FuzzChecks {
         case token = "fuzz-token"
         case control = "fuzz-control"
         case compressed = "fuzz-compressed"
+        case messages = "fuzz-messages"
 
         /// Runs this target's check on one input.
         /// - Throws: ``Failure`` when the decoder broke a property.
@@ -50,6 +51,7 @@ public enum FuzzChecks {
             case .token: try FuzzChecks.token(bytes)
             case .control: try FuzzChecks.control(bytes)
             case .compressed: try FuzzChecks.compressed(bytes)
+            case .messages: try FuzzChecks.messages(bytes)
             }
         }
     }
@@ -114,6 +116,27 @@ public enum FuzzChecks {
         if let value = try decoded(t, bytes, goodbye) {
             try roundTrip(t, value, bytes, encode: { $0.encoded() }, decode: goodbye)
         }
+    }
+
+    /// The replication messages (Spec/replication.md §3): the first byte picks the kind (modulo
+    /// 5: hello, zones, subscribe, acknowledgement, changes), the rest is the payload.
+    /// - Throws: ``Failure`` when a property breaks.
+    public static func messages(_ bytes: [UInt8]) throws(Failure) {
+        let t = Target.messages.rawValue
+        guard let selector = bytes.first else { return }
+        let payload = Array(bytes.dropFirst())
+        switch selector % 5 {
+        case 0: try message(t, payload, { (b) throws(WireError) in try HelloMessage(decoding: b) }, { $0.encoded() })
+        case 1: try message(t, payload, { (b) throws(WireError) in try ZonesMessage(decoding: b) }, { $0.encoded() })
+        case 2: try message(t, payload, { (b) throws(WireError) in try SubscribeMessage(decoding: b) }, { $0.encoded() })
+        case 3: try message(t, payload, { (b) throws(WireError) in try AcknowledgementMessage(decoding: b) }, { $0.encoded() })
+        default: try message(t, payload, { (b) throws(WireError) in try ChangesMessage(decoding: b) }, { $0.encoded() })
+        }
+    }
+
+    static func message<T: Equatable>(_ t: String, _ payload: [UInt8], _ decode: ([UInt8]) throws(WireError) -> T, _ encode: (T) -> [UInt8]) throws(Failure) {
+        guard let value = try decoded(t, payload, decode) else { return }
+        try roundTrip(t, value, payload, encode: encode, decode: decode)
     }
 
     /// Decodes `bytes`; nil when the decoder rejected them with an error located inside them.

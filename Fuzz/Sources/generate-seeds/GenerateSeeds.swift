@@ -66,6 +66,7 @@ enum Seeds {
         case .frame: return frames()
         case .frameStream: return streams()
         case .compressed: return compressedPayloads()
+        case .messages: return messages()
         }
     }
 
@@ -81,6 +82,7 @@ enum Seeds {
             return (try? ErrorMessage(decoding: bytes)) != nil || (try? PingMessage(decoding: bytes)) != nil
                 || (try? GoodbyeMessage(decoding: bytes)) != nil
         case .frame: return (try? FrameReader.decodeOne(bytes)) != nil
+        case .messages: return (try? FuzzChecks.messages(bytes)) != nil && bytes.count > 1
         case .frameStream:
             var reader = FrameReader()
             return (try? reader.frames(in: bytes)) != nil
@@ -239,6 +241,47 @@ enum Seeds {
         out += nonces.enumerated().map { (name("ping", $0.offset), PingMessage(nonce: $0.element).encoded()) }
         let reasons = ["", "shutting down", "idle timeout", "Zürich 🐟", String(repeating: "bye ", count: 64)]
         out += reasons.enumerated().map { (name("goodbye", $0.offset), GoodbyeMessage(reason: $0.element).encoded()) }
+        return out
+    }
+
+    // MARK: Replication messages
+
+    /// One or more of each message kind behind its selector byte, including sparse batches.
+    static func messages() -> [Seed] {
+        var out = [Seed]()
+        let a = NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111)
+        let b = NodeID(high: 0x0B0B_0000_0000_0002, low: 0x2222_2222_2222_2222)
+        let inc = NodeID(high: 0x1AC0_0000_0000_0001, low: 2)
+        let zone = NotesCorpus.zone
+        let zones = [ZoneAnnouncement(zone: zone, incarnation: inc), ZoneAnnouncement(zone: RecordZone.ID(name: "lab", owner: "bob"), incarnation: a, isDeleted: true)]
+        let t0 = HLC(milliseconds: 1_790_000_000_000, logical: 0), t1 = HLC(milliseconds: 1_790_000_000_250, logical: 3)
+        let k = VersionVector([(a, t0), (b, t1)])
+        let token = ChangeToken(ChangeToken.Contents(kind: .zone, incarnation: inc, vector: k, cursor: .init(source: a, sequence: 42)))
+        out.append((name("hello", 0), [0] + HelloMessage(node: a, name: "node-a", capabilities: 1, zones: zones).encoded()))
+        out.append((name("hello", 1), [0] + HelloMessage(node: b, dictionaries: [], zones: []).encoded()))
+        out.append((name("zones", 0), [1] + ZonesMessage(zones: zones).encoded()))
+        out.append((name("subscribe", 0), [2] + SubscribeMessage(zone: zone, incarnation: inc, token: token, knowledge: k, window: 4).encoded()))
+        out.append((name("subscribe", 1), [2] + SubscribeMessage(zone: zone, incarnation: inc, token: nil).encoded()))
+        out.append((name("ack", 0), [3] + AcknowledgementMessage(zone: zone, incarnation: inc, batch: 300, knowledge: k).encoded()))
+        let records = NotesCorpus.records(count: 3, seed: 5)
+        out.append((name("changes", 0), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: records).encoded()))
+        out.append((name("changes", 1), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 2, isCaughtUp: true, token: token, knowledge: k, records: []).encoded()))
+        func sparse(_ name: String, _ text: String) -> SparseRecord {
+            SparseRecord(id: Record.ID(name: name, zone: zone), recordType: "Note", entries: VersionVector([(a, t1)]),
+                         heads: [Record.Head(node: a, isDeletion: false)],
+                         fields: [Record.Field(name: "text", value: .string(text), stamp: Dot(node: a, hlc: t1))])
+        }
+        var rich = sparse("note-9", "x")
+        rich.entries = VersionVector([(a, t1), (b, t0)])
+        rich.heads = [Record.Head(node: a, isDeletion: false), Record.Head(node: b, isDeletion: true)]
+        rich.fields = [Record.Field(name: "gone", value: nil, stamp: Dot(node: b, hlc: t0)),
+                       Record.Field(name: "tags", value: .list(.string(["a", "b"])), stamp: Dot(node: a, hlc: t1))]
+        rich.parent = Reference(recordID: Record.ID(name: "folder", zone: zone))
+        rich.extensions = [Record.Extension(tag: 3, bytes: [1, 2])]
+        out.append((name("changes-sparse", 0), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 3, isCaughtUp: false, token: token, records: [],
+                                                                    sparseRecords: [sparse("note-1", "one"), sparse("note-12", "two"), sparse("note-2", "")], base: k).encoded()))
+        out.append((name("changes-sparse", 1), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 4, isCaughtUp: true, token: token, knowledge: k,
+                                                                    records: [records[0]], sparseRecords: [rich], base: k).encoded()))
         return out
     }
 
