@@ -18,6 +18,8 @@ public struct NetworkConfiguration: Sendable {
     public var maxReconnectDelay: Duration = .seconds(30)
     /// How frames are compressed. Default: the built-in records dictionary.
     public var frames = FrameEncoder.Options()
+    /// How often tombstones every known peer has acknowledged are purged; nil never. Default 10 min.
+    public var tombstonePurgeInterval: Duration? = .seconds(600)
     /// Where connection events go (swift-log): connections opened and identified, closed with
     /// the error that closed them, failed dials with the next retry delay. Default: discarded.
     public var logger = Logger(label: "shoal.net", factory: { _ in SwiftLogNoOpLogHandler() })

@@ -40,6 +40,7 @@ extension SyncNode {
 
     static func knowledgeKey(_ zone: RecordZone.ID) -> String { "knowledge\u{1}\(zone.name)\u{1}\(zone.owner)" }
     static func positionKey(_ peer: NodeID, _ zone: RecordZone.ID) -> String { "position\u{1}\(peer.hex)\u{1}\(zone.name)\u{1}\(zone.owner)" }
+    static func resyncKey(_ peer: NodeID, _ zone: RecordZone.ID) -> String { "resync\u{1}\(peer.hex)\u{1}\(zone.name)\u{1}\(zone.owner)" }
 
     static func encodeVector(_ v: VersionVector) -> [UInt8] {
         WireWriter.encode(size: WireSize.plainVector(v)) { $0.writePlainVector(v) }

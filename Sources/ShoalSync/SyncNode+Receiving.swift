@@ -27,16 +27,28 @@ extension SyncNode {
         // A batch with no records (the sender skipped what we know) moves the position only in
         // the sender's memory: resuming from the older stored position re-reads, then skips,
         // the same versions, so nothing is lost by not writing it.
+        let key = Self.positionKey(peer, m.zone)
+        if m.isReset { resyncs[key] = [] }
         do throws(ShoalError) {
+            // A resync's marker commits with its first batch: a crash cannot lose the fact that
+            // the stream must be read to the end before deletions are reconciled.
+            var state = [key: m.token.bytes]
+            if m.isReset { state[Self.resyncKey(peer, m.zone)] = [1] }
             if !records.isEmpty {
-                try await store.apply(remoteChanges: records, syncState: [Self.positionKey(peer, m.zone): m.token.bytes])
-            } else if m.isCaughtUp {
-                await setPosition(m.token, peer: peer, zone: m.zone)
+                try await store.apply(remoteChanges: records, syncState: state)
+            } else if m.isCaughtUp || m.isReset {
+                try await store.apply(remoteChanges: [], syncState: state)
             }
         } catch {
             throw SyncFailure(error.code.name, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
         }
         trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(m.knowledge.map { "\($0)" } ?? "-")")
+        if resyncs[key] != nil {
+            for r in records { resyncs[key]?.insert(r.id.name) }
+            if m.isCaughtUp, let k = m.knowledge, let names = resyncs[key] {
+                await finishResync(peer: peer, zone: m.zone, received: names, knowledge: k)
+            }
+        }
         if let k = m.knowledge, m.isCaughtUp {
             await addKnowledge(k, to: m.zone)
             // The sender knows at least this: what we serve it on this connection skips it, so
@@ -50,8 +62,31 @@ extension SyncNode {
         statistics.sparseRecordsReceived &+= m.sparseRecords.count
         statistics.batchesReceived &+= 1
         statistics.bytesReceived &+= frame.payload.count
-        let ack = AcknowledgementMessage(zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: await knowledge(of: m.zone))
+        // During a resync the peer must not skip what we hold (we learn what it lacks from what
+        // it leaves out), so acknowledgements state no knowledge until the resync completes.
+        let ackKnowledge = resyncs[key] != nil ? VersionVector() : await knowledge(of: m.zone)
+        let ack = AcknowledgementMessage(zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: ackKnowledge)
         return [.send(Frame(type: .acknowledgement, payload: ack.encoded()))]
+    }
+
+    /// Ends a full resync from `peer` at its caught-up batch: a live local record the stream left
+    /// out, whose vector `knowledge` (the peer's) covers, was deleted on the peer and its tombstone
+    /// purged since — delete it here too. Records the peer has not seen stay (they replicate to it).
+    func finishResync(peer: NodeID, zone: RecordZone.ID, received: Set<String>, knowledge: VersionVector) async {
+        do throws(ShoalError) {
+            let stale = try await store.allRecordIDs(in: zone).filter { !received.contains($0.name) }
+            let versions = try await store.storedVersions(of: stale)
+            let gone = stale.filter { id in versions[id].map { !$0.isDeleted && $0.versionVector.isDominated(by: knowledge) } ?? false }
+            if !gone.isEmpty { try await store.modify(deleting: gone, policy: .allKeys, atomically: false) }
+            try await store.setSyncValue(Self.resyncKey(peer, zone), nil)
+            resyncs[Self.positionKey(peer, zone)] = nil
+            statistics.resyncsCompleted &+= 1
+            statistics.resyncDeletions &+= gone.count
+            trace?("\(nodeID.short) resync of \(zone) from \(peer.short) done: \(received.count) received, \(gone.count) deleted")
+        } catch {
+            // The marker stays: the next connection resyncs again.
+            trace?("\(nodeID.short) resync of \(zone) from \(peer.short) could not finish: \(error)")
+        }
     }
 
     /// Whole versions equivalent to a batch's sparse records, rebuilt on the stored versions;

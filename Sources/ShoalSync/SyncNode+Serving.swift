@@ -81,24 +81,34 @@ extension SyncNode {
             // the log had by the time the batch was read (Spec/replication.md §1.1).
             let k = await knowledge(of: zone)
             var limit = configuration.batchRecords
-            var page: ZoneChanges
+            var read: ZoneChanges? = nil
             while true {
                 do throws(ShoalError) {
-                    page = try await store.changes(in: zone, since: sub.token, limit: limit)
+                    read = try await store.changes(in: zone, since: sub.token, limit: limit)
                 } catch {
+                    if error.code == .changeTokenExpired && sub.token != nil { break }
                     sessions[id]?.outbound[zone] = nil
                     return out + [.send(Frame(type: .error, payload: ErrorMessage(code: error.code.name, message: "cannot serve zone \(zone): \(error)").encoded()))]
                 }
                 // Too large for one frame: read fewer records (the token must match what is sent).
-                if limit == 1 || page.records.reduce(0, { $0 &+ $1.encodedSize }) <= budget { break }
+                if limit == 1 || (read?.records ?? []).reduce(0, { $0 &+ $1.encodedSize }) <= budget { break }
                 limit = max(1, limit / 2)
+            }
+            guard let page = read else {
+                // The peer's token predates tombstones purged here: restart from the beginning,
+                // sending every record (no skipping by its knowledge), and say so (§3.5.2).
+                trace?("\(nodeID.short) token of conn \(id) for \(zone) expired: resetting")
+                sessions[id]?.outbound[zone]?.token = nil
+                sessions[id]?.outbound[zone]?.peerKnowledge = VersionVector()
+                sessions[id]?.outbound[zone]?.resetNext = true
+                continue
             }
             // The subscription as it is now (acknowledgements may have arrived meanwhile).
             guard var cur = sessions[id]?.outbound[zone], cur.incarnation == sub.incarnation, cur.token == sub.token else { break }
             let records = page.records.filter { !$0.versionVector.isDominated(by: cur.peerKnowledge) }
             let caughtUp = !page.moreComing
             trace?("\(nodeID.short) serving \(zone) to conn \(id): page \(page.records.map { "\($0.id.name)\($0.versionVector)" }) sent \(records.map(\.id.name)) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)")
-            if caughtUp && records.isEmpty && cur.sentAny && page.token == cur.token {
+            if caughtUp && records.isEmpty && cur.sentAny && page.token == cur.token && !cur.resetNext {
                 cur.idle = !cur.dirty
                 sessions[id]?.outbound[zone] = cur
                 continue
@@ -115,11 +125,12 @@ extension SyncNode {
                 base = b
             }
             let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
-                                         token: page.token, knowledge: caughtUp ? k : nil, records: whole, sparseRecords: sparse, base: base)
+                                         isReset: cur.resetNext, token: page.token, knowledge: caughtUp ? k : nil, records: whole, sparseRecords: sparse, base: base)
             out.append(.send(Frame(type: .changes, payload: message.encoded())))
             cur.nextBatch &+= 1
             cur.token = page.token
             cur.sentAny = true
+            cur.resetNext = false
             // Caught up: go idle, unless a commit arrived while we were reading.
             if caughtUp { cur.idle = !cur.dirty }
             sessions[id]?.outbound[zone] = cur

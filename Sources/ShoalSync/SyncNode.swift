@@ -32,6 +32,9 @@ public actor SyncNode {
     /// Subscriptions (peer and zone, ``positionKey(_:_:)``) whose next subscribe states no
     /// knowledge, so the peer sends whole versions: a sparse record could not be rebuilt here.
     var wholeVersionsNeeded: Set<String> = []
+    /// Full resyncs in progress (peer and zone, ``positionKey(_:_:)``): the names received so far.
+    /// Persisted as a marker (``resyncKey(_:_:)``) so a resync cut short restarts whole.
+    var resyncs: [String: Set<String>] = [:]
     /// Receives a line for every knowledge adoption and batch (tests use it to explain a failure).
     package var trace: (@Sendable (String) -> Void)? = nil
     package func setTrace(_ t: (@Sendable (String) -> Void)?) { trace = t }
@@ -53,6 +56,10 @@ public actor SyncNode {
         public var sparseRecordsReceived = 0
         /// Times a sparse record could not be rebuilt and the subscription asked for whole versions.
         public var wholeVersionRequests = 0
+        /// Full resyncs completed after an expired token (Spec/replication.md §3.5.2).
+        public var resyncsCompleted = 0
+        /// Local records deleted by those resyncs: deleted on the peer, tombstone since purged.
+        public var resyncDeletions = 0
     }
 
     /// Counters since the node was created.
@@ -266,10 +273,18 @@ public actor SyncNode {
             if sessions[id]?.inbound[zone]?.incarnation == mine.incarnation { continue }
             sessions[id]?.inbound[zone] = SyncSession.Inbound(incarnation: mine.incarnation)
             let token = await position(peer: peerHello.node, zone: zone, incarnation: mine.incarnation)
+            let key = Self.positionKey(peerHello.node, zone)
             // After a sparse record could not be rebuilt, state no knowledge once: the peer then
             // sends whole versions from the stored position (Spec/replication.md §3.5.1).
-            let k = wholeVersionsNeeded.remove(Self.positionKey(peerHello.node, zone)) != nil ? VersionVector() : await knowledge(of: zone)
-            let m = SubscribeMessage(zone: zone, incarnation: mine.incarnation, token: token, knowledge: k, window: configuration.window)
+            var k = wholeVersionsNeeded.remove(key) != nil ? VersionVector() : await knowledge(of: zone)
+            var from = token
+            // A resync cut short starts over: everything, from the beginning (§3.5.2).
+            if (try? await store.syncValue(Self.resyncKey(peerHello.node, zone))) != nil {
+                k = VersionVector()
+                from = nil
+                resyncs[key] = []
+            }
+            let m = SubscribeMessage(zone: zone, incarnation: mine.incarnation, token: from, knowledge: k, window: configuration.window)
             out.append(.send(Frame(type: .subscribe, payload: m.encoded())))
         }
         return out

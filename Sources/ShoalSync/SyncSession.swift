@@ -50,6 +50,8 @@ struct SyncSession {
         var dirty = false
         /// Whether at least one batch went out (the first is sent even when empty).
         var sentAny = false
+        /// The token expired: the next batch restarts from the beginning and says so.
+        var resetNext = false
 
         var unacknowledged: UInt64 { nextBatch &- 1 &- acknowledged }
     }

@@ -79,7 +79,17 @@ struct InspectCommand: AsyncParsableCommand {
             return ["node": m.node.hex, "name": m.name, "versions": "\(m.minimumVersion)-\(m.maximumVersion)", "zones": m.zones.map(\.description), "dictionaries": m.dictionaries]
         case .changes:
             let m = try ChangesMessage(decoding: f.payload)
-            return ["zone": m.zone.description, "batch": m.batch, "caughtUp": m.isCaughtUp, "records": m.records.map(RecordFormatting.json)]
+            var o: [String: Any] = ["zone": m.zone.description, "batch": m.batch, "caughtUp": m.isCaughtUp, "records": m.records.map(RecordFormatting.json)]
+            if m.isReset { o["reset"] = true }
+            if let base = m.base {
+                o["sparseBase"] = base.description
+                o["sparseRecords"] = m.sparseRecords.map { s -> [String: Any] in
+                    ["name": s.id.name, "type": s.recordType, "entries": s.entries.description,
+                     "heads": s.heads.map { "\($0.node.short)\($0.isDeletion ? " (delete)" : "")" },
+                     "fields": Dictionary(s.fields.map { ($0.name, $0.value.map { "\($0)" } ?? "(removed)") }, uniquingKeysWith: { a, _ in a })]
+                }
+            }
+            return o
         case .subscribe:
             let m = try SubscribeMessage(decoding: f.payload)
             return ["zone": m.zone.description, "window": m.window, "fromStart": m.token == nil]

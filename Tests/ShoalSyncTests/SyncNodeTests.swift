@@ -94,3 +94,32 @@ extension SyncNodeTests {
         #expect(try await sim.state(of: Self.notes, on: 0) == (try await sim.state(of: Self.notes, on: 1)))
     }
 }
+
+extension SyncNodeTests {
+    /// A peer away while a deletion's tombstone was purged gets `changeTokenExpired` on resuming:
+    /// the server restarts the stream (reset flag), and at caught-up the subscriber deletes what
+    /// the peer no longer holds but has seen, keeping what the peer has not seen (§3.5.2).
+    @Test func expiredTokenResyncFindsEveryDeletionAndKeepsUnseenWrites() async throws {
+        let sim = try await Simulation(seed: 13, nodes: 2)
+        try await sim.nodes[0].store.createZone(Self.notes)
+        for name in ["r1", "r2", "r3"] { _ = try await sim.nodes[0].store.save(note(name, ["title": .string(name)])) }
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        #expect(try await sim.nodes[1].store.allRecordIDs(in: Self.notes).count == 3)
+        await sim.reset(0)
+        // Apart: node 0 deletes r1, retires node 1 and purges; node 1 writes r4.
+        try await sim.nodes[0].store.delete(Record.ID(name: "r1", zone: Self.notes))
+        try await sim.nodes[0].store.removePeer(sim.nodes[1].store.nodeID, from: Self.notes)
+        #expect(try await sim.nodes[0].store.purgeTombstones() == 1)
+        _ = try await sim.nodes[1].store.save(note("r4", ["title": .string("offline")]))
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        let names1 = try await sim.nodes[1].store.allRecordIDs(in: Self.notes).map(\.name)
+        #expect(names1 == ["r2", "r3", "r4"], "\(names1)")
+        #expect(try await sim.nodes[0].store.allRecordIDs(in: Self.notes).map(\.name) == ["r2", "r3", "r4"])
+        let stats = await sim.nodes[1].sync.statistics
+        #expect(stats.resyncsCompleted == 1 && stats.resyncDeletions == 1, "\(stats)")
+        #expect(try await sim.nodes[1].store.syncValue(SyncNode.resyncKey(sim.nodes[0].store.nodeID, Self.notes)) == nil)
+        #expect(try await sim.nodes[0].store.digest(of: Self.notes) == (try await sim.nodes[1].store.digest(of: Self.notes)))
+    }
+}

@@ -38,7 +38,7 @@ extension VectorJSON {
             return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "batch": String(m.batch), "knowledge": vector(m.knowledge)], m.encoded())
         case "changes":
             let m = try ChangesMessage(decoding: bytes)
-            return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "batch": String(m.batch), "caught_up": m.isCaughtUp,
+            return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "batch": String(m.batch), "caught_up": m.isCaughtUp, "reset": m.isReset,
                      "token": hex(m.token.bytes), "knowledge": m.knowledge.map { vector($0) } ?? NSNull(),
                      "records": m.records.map { record($0) }, "sparse_records": m.sparseRecords.map { sparse($0) },
                      "base": m.base.map { vector($0) } ?? NSNull()], m.encoded())
@@ -70,6 +70,7 @@ extension VectorJSON {
         case "changes":
             return ChangesMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
                                   batch: try uint64(o["batch"], "batch"), isCaughtUp: try bool(o["caught_up"], "caught_up"),
+                                  isReset: try bool(o["reset"], "reset"),
                                   token: ChangeToken(bytes: try bytes(o["token"], "token")),
                                   knowledge: try optional(o["knowledge"]).map { try vector($0, "knowledge") },
                                   records: try array(o["records"], "records").map { try record($0) },
@@ -183,6 +184,12 @@ extension VectorJSON {
         try valid("changes-caught-up-empty", "changes", ChangesMessage(zone: notes, incarnation: inc, batch: 2, isCaughtUp: true, token: token,
                                                                       knowledge: VersionVector([(a, HLC(rawValue: 5 << 20))]), records: []).encoded())
 
+        try valid("changes-reset", "changes", ChangesMessage(zone: notes, incarnation: inc, batch: 5, isCaughtUp: false, isReset: true, token: token,
+                                                            records: [records[0]].map { r in
+                                                                Record(recordType: r.recordType, id: Record.ID(name: r.id.name, zone: notes), parent: nil,
+                                                                       creation: r.creation, versionVector: r.versionVector, heads: r.heads,
+                                                                       fields: r.fields.filter { $0.value?.kind != .reference }, extensions: r.extensions)
+                                                            }).encoded())
         var b = hello.encoded(); b[1] = 0
         invalid("hello-empty-version-range", "hello", b)
         invalid("hello-unsorted-zones", "hello", HelloMessage(node: a, zones: zones.reversed()).encoded())
@@ -195,7 +202,7 @@ extension VectorJSON {
         invalid("acknowledgement-trailing-byte", "acknowledgement", AcknowledgementMessage(zone: notes, incarnation: inc, batch: 1).encoded() + [0])
         b = ChangesMessage(zone: notes, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: []).encoded()
         let flagsAt = WireSize.zoneID(notes) + 16 + 1
-        var c = b; c[flagsAt] = 8
+        var c = b; c[flagsAt] = 16
         invalid("changes-reserved-flag", "changes", c)
         c = b; c[flagsAt - 1] = 0
         invalid("changes-batch-zero", "changes", c)

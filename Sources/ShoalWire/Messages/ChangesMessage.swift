@@ -4,7 +4,8 @@
 ///
 /// Layout: zone ID, incarnation (16 bytes), batch number (varint, from 1 per subscription),
 /// flags (bit 0: caught up — the sender had nothing more when it made this batch; bit 1: a
-/// knowledge vector follows the token; other bits reserved), the sender's change token after
+/// knowledge vector follows the token; bit 2: a sparse section follows the records; bit 3: the
+/// subscription restarts from the beginning; other bits reserved), the sender's change token after
 /// this batch (length-prefixed), the knowledge vector (plain vector) when flagged, the record
 /// count (varint), then the records' canonical encodings back to back (each is self-delimiting),
 /// then, when flag bit 2 is set, the sparse section (``SparseRecord``s and the base vector they
@@ -19,6 +20,11 @@ public struct ChangesMessage: Hashable, Sendable {
     public var batch: UInt64
     /// Whether the sender had sent everything it held when it made this batch.
     public var isCaughtUp: Bool
+    /// Whether the sender restarted the subscription from the beginning with this batch because
+    /// the subscriber's token predates tombstones it purged: from here to the next caught-up batch
+    /// it sends every record it holds, and a record the subscriber holds that the stream leaves out,
+    /// with a vector the caught-up knowledge covers, was deleted (Spec/replication.md §3.5.2).
+    public var isReset: Bool
     /// The token to resubscribe with after applying this batch.
     public var token: ChangeToken
     /// Every change the sender knew of when it started reading this batch (sent with caught-up
@@ -33,12 +39,13 @@ public struct ChangesMessage: Hashable, Sendable {
     public var base: VersionVector?
 
     /// Creates a batch.
-    public init(zone: RecordZone.ID, incarnation: NodeID, batch: UInt64, isCaughtUp: Bool, token: ChangeToken,
+    public init(zone: RecordZone.ID, incarnation: NodeID, batch: UInt64, isCaughtUp: Bool, isReset: Bool = false, token: ChangeToken,
                 knowledge: VersionVector? = nil, records: [Record], sparseRecords: [SparseRecord] = [], base: VersionVector? = nil) {
         self.zone = zone
         self.incarnation = incarnation
         self.batch = batch
         self.isCaughtUp = isCaughtUp
+        self.isReset = isReset
         self.token = token
         self.knowledge = knowledge
         self.records = records
@@ -50,7 +57,8 @@ public struct ChangesMessage: Hashable, Sendable {
         static let caughtUp: UInt8 = 1
         static let knowledge: UInt8 = 2
         static let sparse: UInt8 = 4
-        static let known: UInt8 = 7
+        static let reset: UInt8 = 8
+        static let known: UInt8 = 15
     }
 
     /// The canonical payload bytes. Every record must be in `zone` and pass `Record.validate()`.
@@ -64,7 +72,7 @@ public struct ChangesMessage: Hashable, Sendable {
             w.writeZoneID(zone)
             w.writeNodeID(incarnation)
             w.writeVarint(batch)
-            w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse))
+            w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse) | (isReset ? Flags.reset : 0))
             w.writeBytes(token.bytes)
             if let k = knowledge { w.writePlainVector(k) }
             w.writeVarint(UInt64(records.count))
@@ -108,7 +116,7 @@ public struct ChangesMessage: Hashable, Sendable {
                 (base, sparse) = try SparseSection.read(from: &r, zone: zone)
             }
             return ChangesMessage(zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
-                                  token: token, knowledge: knowledge, records: records, sparseRecords: sparse, base: base)
+                                  isReset: flags & Flags.reset != 0, token: token, knowledge: knowledge, records: records, sparseRecords: sparse, base: base)
         }
     }
 }
