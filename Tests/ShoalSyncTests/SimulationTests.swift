@@ -14,6 +14,8 @@ struct WorkloadLog {
     /// Acknowledged deletes: the record and the deletion's version vector.
     var deletes: [(zone: RecordZone.ID, name: String, vector: VersionVector)] = []
     var failures = 0
+    /// Tombstones purged by retiring peers.
+    var purged = 0
 }
 
 extension Simulation {
@@ -86,6 +88,14 @@ extension Simulation {
                 }
             } else if r < 94, let p = partitions.sorted(by: { $0.lexicographicallyPrecedes($1) }).first {
                 partitions.remove(p)
+            } else if chance(15) {
+                // A node retires a peer and purges: that peer may come back with an expired
+                // token and must resync in full (Spec/replication.md §3.5.2).
+                let n = int(nodes.count), other = int(nodes.count)
+                if n != other, nodes[n].up {
+                    for z in await nodes[n].store.zones() { try? await nodes[n].store.removePeer(nodes[other].store.nodeID, from: z.id) }
+                    log.purged += (try? await nodes[n].store.purgeTombstones()) ?? 0
+                }
             } else {
                 clock.advance(UInt64(int(2000)))
             }
@@ -103,12 +113,24 @@ extension Simulation {
         var problems = [String]()
         let zones0 = await nodes[0].store.zones().map(\.id)
         var states = [RecordZone.ID: [String: [UInt8]]]()
-        for z in zones0 { states[z] = try await state(of: z, on: 0) }
+        // Purges drop tombstones on each node at its own time: compare live records then (the
+        // digests also leave tombstones out), and count a write as superseded once a purge
+        // horizon covers it.
+        func comparable(_ s: [String: [UInt8]]) -> [String: [UInt8]] {
+            log.purged == 0 ? s : s.filter { (try? Record(decoding: $0.value))?.isDeleted == false }
+        }
+        var horizon = VersionVector()
+        for n in nodes.indices { for z in zones0 { horizon.formUnion((try? await nodes[n].store.purgeHorizon(of: z)) ?? VersionVector()) } }
+        var raw = [RecordZone.ID: [String: [UInt8]]]()
+        for z in zones0 {
+            raw[z] = try await state(of: z, on: 0)
+            states[z] = comparable(raw[z] ?? [:])
+        }
         for n in nodes.indices.dropFirst() {
             let zs = await nodes[n].store.zones().map(\.id)
             if zs != zones0 { problems.append("node \(n) holds zones \(zs), node 0 holds \(zones0)") ; continue }
             for z in zs {
-                let s = try await state(of: z, on: n)
+                let s = comparable(try await state(of: z, on: n))
                 if s != states[z] {
                     let differing = Set(s.keys).union(states[z]?.keys ?? [:].keys).filter { s[$0] != states[z]?[$0] }.sorted()
                     problems.append("zone \(z) differs between node 0 and node \(n) in records \(differing)")
@@ -118,8 +140,8 @@ extension Simulation {
             }
         }
         // Every acknowledged save is present or causally superseded.
-        for s in log.saves {
-            guard let bytes = states[s.zone]?[s.name], let r = try? Record(decoding: bytes) else {
+        for s in log.saves where !horizon.covers(s.dot) {
+            guard let bytes = raw[s.zone]?[s.name], let r = try? Record(decoding: bytes) else {
                 problems.append("acknowledged save of \(s.zone)/\(s.name) at \(s.dot) is missing")
                 continue
             }
@@ -129,7 +151,7 @@ extension Simulation {
         for d in log.deletes {
             let resurrecting = log.saves.contains { $0.zone == d.zone && $0.name == d.name && !d.vector.covers($0.dot) }
             guard !resurrecting else { continue }
-            if let bytes = states[d.zone]?[d.name], let r = try? Record(decoding: bytes), !r.isDeleted {
+            if let bytes = raw[d.zone]?[d.name], let r = try? Record(decoding: bytes), !r.isDeleted {
                 problems.append("record \(d.name) deleted at \(d.vector) came back with no later or concurrent save")
             }
         }
@@ -145,16 +167,18 @@ extension Simulation {
     @Test func randomRunsConverge() async throws {
         var failed = [UInt64]()
         var saves = 0, deletes = 0, frames = 0, crashes = 0, closes = 0, sparse = 0, received = 0, wholeRequests = 0
+        var purged = 0, resyncs = 0, resyncDeletions = 0
         for seed in Self.firstSeed..<(Self.firstSeed + UInt64(Self.seedCount)) {
             let nodeCount = 3 + Int(seed % 2)
             let sim = try await Simulation(seed: seed, nodes: nodeCount)
             let log = try await sim.run(steps: 120)
             let problems = try await sim.check(log)
-            saves += log.saves.count; deletes += log.deletes.count; frames += sim.framesDelivered
+            saves += log.saves.count; deletes += log.deletes.count; frames += sim.framesDelivered; purged += log.purged
             crashes += sim.crashes; closes += sim.log.count
             for node in sim.nodes {
                 let st = await node.sync.statistics
                 sparse += st.sparseRecordsReceived; received += st.recordsReceived; wholeRequests += st.wholeVersionRequests
+                resyncs += st.resyncsCompleted; resyncDeletions += st.resyncDeletions
             }
             if !problems.isEmpty {
                 failed.append(seed)
@@ -163,7 +187,8 @@ extension Simulation {
             }
         }
         // The workload must really exercise replication, or a pass means nothing.
-        print("simulation: \(Self.seedCount) seeds, \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(wholeRequests) whole-version requests)")
+        print("simulation: \(Self.seedCount) seeds, \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(wholeRequests) whole-version requests), \(purged) tombstones purged, \(resyncs) resyncs (\(resyncDeletions) deletions found)")
         #expect(Self.seedCount < 20 || saves > Self.seedCount * 10 && deletes > Self.seedCount && crashes > Self.seedCount / 4 && frames > Self.seedCount * 50 && sparse > Self.seedCount)
+        #expect(Self.seedCount < 100 || purged > 0 && resyncs > 0, "purges and resyncs must be exercised")
     }
 }
