@@ -14,11 +14,13 @@ public struct DiffOptions: Hashable, Sendable {
     public var listSplices: Bool
 
     /// Creates options; the defaults suit replication.
+    @inlinable
     public init(bytePatchThreshold: Int = 4096, listSplices: Bool = true) {
         self.bytePatchThreshold = bytePatchThreshold
         self.listSplices = listSplices
     }
 
     /// The defaults: patches from 4 KiB, list splices on.
-    public static let `default` = DiffOptions()
+    @inlinable
+    public static var `default`: DiffOptions { DiffOptions() }
 }

@@ -31,8 +31,10 @@ extension Record {
         guard delta.baseTag == found else { throw DiffError.baseMismatch(expected: delta.baseTag, found: found) }
         if delta.operations.count == 1 {
             // The common case, in one pass: the only operation is checked before it writes.
-            try applyOnly(delta.operations[0])
-        } else {
+            try delta.operations.withUnsafeBufferPointer { ops throws(DiffError) in
+                if let op = ops.baseAddress { try applyOnly(op) }
+            }
+        } else if !delta.operations.isEmpty {
             try applyAll(delta.operations)
         }
         if let system = delta.system {
@@ -45,22 +47,38 @@ extension Record {
         }
     }
 
+    /// The position of the slot named `name`, or where it would be inserted; names are compared
+    /// in place (bits first, then UTF-8 bytes), without copying them.
+    func slotIndex(of name: String) -> (index: Int, found: Bool) {
+        fields.withUnsafeBufferPointer { p in
+            guard let base = p.baseAddress else { return (0, false) }
+            var lo = 0, hi = p.count
+            while lo < hi {
+                let mid = (lo &+ hi) >> 1
+                let c = NameOrder.compare(base[mid].name, name)
+                if c == 0 { return (mid, true) }
+                if c < 0 { lo = mid &+ 1 } else { hi = mid }
+            }
+            return (lo, false)
+        }
+    }
+
     /// Applies a delta's single operation: checks, computes, then writes.
-    private mutating func applyOnly(_ op: RecordDelta.Operation) throws(DiffError) {
-        switch op {
+    private mutating func applyOnly(_ op: UnsafePointer<RecordDelta.Operation>) throws(DiffError) {
+        switch op.pointee {
         case .set(let f):
-            let s = slot(of: f.name)
+            let s = slotIndex(of: f.name)
             if s.found { fields[s.index] = f } else { fields.insert(f, at: s.index) }
         case .drop(let name):
-            let s = slot(of: name)
+            let s = slotIndex(of: name)
             guard s.found else { throw Self.missingSlot(name) }
             fields.remove(at: s.index)
         case .splice(let name, let stamp, let edits):
-            let s = slot(of: name)
+            let s = slotIndex(of: name)
             let value = try editedList(at: s, name: name, edits)
             fields[s.index] = Field(name: name, value: value, stamp: stamp)
         case .patch(let name, let stamp, let edits):
-            let s = slot(of: name)
+            let s = slotIndex(of: name)
             guard s.found, let value = fields[s.index].value else { throw Self.missing(name, "patch") }
             let patched = try BytePatcher.apply(edits, to: value, field: name)
             fields[s.index] = Field(name: name, value: patched, stamp: stamp)
@@ -84,17 +102,17 @@ extension Record {
         var previous: String? = nil
         for op in operations {
             let name = op.fieldName
-            if let p = previous, UTF8Order.compare(p, name) >= 0 { throw DiffError.unsorted(name, after: p) }
+            if let p = previous, NameOrder.compare(p, name) >= 0 { throw DiffError.unsorted(name, after: p) }
             previous = name
             switch op {
             case .set:
                 break
             case .drop:
-                guard slot(of: name).found else { throw Self.missingSlot(name) }
+                guard slotIndex(of: name).found else { throw Self.missingSlot(name) }
             case .splice(_, _, let edits):
-                edited.append(try editedList(at: slot(of: name), name: name, edits))
+                edited.append(try editedList(at: slotIndex(of: name), name: name, edits))
             case .patch(_, _, let edits):
-                let s = slot(of: name)
+                let s = slotIndex(of: name)
                 guard s.found, let value = fields[s.index].value else { throw Self.missing(name, "patch") }
                 edited.append(try BytePatcher.apply(edits, to: value, field: name))
             }
@@ -102,7 +120,7 @@ extension Record {
         // Pass 2: cannot fail.
         var next = 0
         for op in operations {
-            let s = slot(of: op.fieldName)
+            let s = slotIndex(of: op.fieldName)
             switch op {
             case .set(let f):
                 if s.found { fields[s.index] = f } else { fields.insert(f, at: s.index) }

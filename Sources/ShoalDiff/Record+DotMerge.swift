@@ -46,15 +46,16 @@ enum DotMerge {
         var i = 0, j = 0
         let n = pa.count, m = pb.count
         if let a = pa.baseAddress, let b = pb.baseAddress {
+            let layout = SlotLayout.field
             while i < n && j < m {
                 let x = a + i, y = b + j
-                if SlotEquality.identical(x, y) {
+                if SlotEquality.identical(x, y, layout) {
                     out.append(x.pointee)
                     i &+= 1
                     j &+= 1
                     continue
                 }
-                let c = SlotEquality.sameNameBits(x, y) ? 0 : UTF8Order.compare(x.pointee.name, y.pointee.name)
+                let c = SlotEquality.order(x, y, layout)
                 if c == 0 {
                     out.append(SlotEquality.sameContent(x, y) ? x.pointee : winner(x.pointee, y.pointee, va, vb, zone: zone))
                     i &+= 1

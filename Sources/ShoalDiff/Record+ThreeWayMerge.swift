@@ -58,12 +58,13 @@ struct ThreeWayMerge {
         var out = [Record.Field]()
         out.reserveCapacity(max(pl.count, pr.count))
         var i = 0, j = 0, k = 0
+        let layout = SlotLayout.field
         while i < pa.count || j < pl.count || k < pr.count {
             // Fast path: both sides hold the same slot, whatever the ancestor had.
             if j < pl.count && k < pr.count, let l = pl.baseAddress.map({ $0 + j }), let r = pr.baseAddress.map({ $0 + k }),
-               SlotEquality.identical(l, r) {
-                while i < pa.count, let a = pa.baseAddress.map({ $0 + i }), Self.order(a, l) < 0 { i &+= 1 }
-                if i < pa.count, let a = pa.baseAddress.map({ $0 + i }), Self.order(a, l) == 0 { i &+= 1 }
+               SlotEquality.identical(l, r, layout) {
+                while i < pa.count, let a = pa.baseAddress.map({ $0 + i }), SlotEquality.order(a, l, layout) < 0 { i &+= 1 }
+                if i < pa.count, let a = pa.baseAddress.map({ $0 + i }), SlotEquality.order(a, l, layout) == 0 { i &+= 1 }
                 out.append(l.pointee)
                 j &+= 1
                 k &+= 1
@@ -72,22 +73,16 @@ struct ThreeWayMerge {
             // The smallest name among the three, and each side's slot of it.
             var least: UnsafePointer<Record.Field>? = nil
             if i < pa.count { least = pa.baseAddress.map { $0 + i } }
-            if j < pl.count, let l = pl.baseAddress.map({ $0 + j }), least.map({ Self.order(l, $0) < 0 }) ?? true { least = l }
-            if k < pr.count, let r = pr.baseAddress.map({ $0 + k }), least.map({ Self.order(r, $0) < 0 }) ?? true { least = r }
+            if j < pl.count, let l = pl.baseAddress.map({ $0 + j }), least.map({ SlotEquality.order(l, $0, layout) < 0 }) ?? true { least = l }
+            if k < pr.count, let r = pr.baseAddress.map({ $0 + k }), least.map({ SlotEquality.order(r, $0, layout) < 0 }) ?? true { least = r }
             guard let least else { break }
             var a: Record.Field? = nil, l: Record.Field? = nil, r: Record.Field? = nil
-            if i < pa.count, let p = pa.baseAddress.map({ $0 + i }), Self.order(p, least) == 0 { a = p.pointee; i &+= 1 }
-            if j < pl.count, let p = pl.baseAddress.map({ $0 + j }), Self.order(p, least) == 0 { l = p.pointee; j &+= 1 }
-            if k < pr.count, let p = pr.baseAddress.map({ $0 + k }), Self.order(p, least) == 0 { r = p.pointee; k &+= 1 }
+            if i < pa.count, let p = pa.baseAddress.map({ $0 + i }), SlotEquality.order(p, least, layout) == 0 { a = p.pointee; i &+= 1 }
+            if j < pl.count, let p = pl.baseAddress.map({ $0 + j }), SlotEquality.order(p, least, layout) == 0 { l = p.pointee; j &+= 1 }
+            if k < pr.count, let p = pr.baseAddress.map({ $0 + k }), SlotEquality.order(p, least, layout) == 0 { r = p.pointee; k &+= 1 }
             if let merged = decide(name: (l ?? r ?? a)?.name ?? "", a, l, r) { out.append(merged) }
         }
         return out
-    }
-
-    /// Orders two slots by name: bitwise-equal names first, then UTF-8 order.
-    @inline(__always)
-    static func order(_ x: UnsafePointer<Record.Field>, _ y: UnsafePointer<Record.Field>) -> Int {
-        SlotEquality.sameNameBits(x, y) ? 0 : UTF8Order.compare(x.pointee.name, y.pointee.name)
     }
 
     /// The merged slot of one field, given the ancestor's, local and remote slots (nil: absent).

@@ -5,7 +5,6 @@ public import ShoalWire
 /// The delta that turns `old` into `new`; `apply(diff(old, new), to: old) == new`.
 ///
 /// See ``ShoalWire/RecordDelta/init(from:to:options:)``.
-@inlinable
 public func diff(_ old: Record, _ new: Record, options: DiffOptions = .default) -> RecordDelta {
     RecordDiffer.delta(from: old, to: new, options: options)
 }
@@ -24,6 +23,6 @@ extension RecordDelta {
     ///
     /// The record IDs are not compared; the delta is meant for `old`'s record.
     public init(from old: borrowing Record, to new: borrowing Record, options: DiffOptions = .default) {
-        self = RecordDiffer.delta(from: old, to: new, options: options)
+        self = diff(old, new, options: options)
     }
 }
