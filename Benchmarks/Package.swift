@@ -14,6 +14,7 @@ let package = Package(
             name: "shoal-bench",
             dependencies: [
                 .product(name: "ShoalWire", package: "Shoal"),
+                .product(name: "ShoalDiff", package: "Shoal"),
                 .product(name: "ShoalSamples", package: "Shoal"),
                 .product(name: "Shoal", package: "Shoal"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -12,6 +12,7 @@ let suites: [any BenchmarkSuite.Type] = [
     CompressionBenchmark.self,
     SyncBenchmark.self,
     StoreBenchmark.self,
+    DiffBenchmark.self,
 ]
 
 func usage(_ suites: [any BenchmarkSuite.Type]) -> String {
