@@ -186,6 +186,7 @@ public actor NetworkNode {
                         channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic) }
                     }
                 peerStates[key]?.failures = 0
+                peerStates[key]?.lastError = nil
                 delay = configuration.reconnectDelay
                 await serve(channel, dialed: key)
             } catch {

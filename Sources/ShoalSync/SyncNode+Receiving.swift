@@ -58,6 +58,8 @@ extension SyncNode {
             }
         }
         sessions[id]?.inbound[m.zone]?.nextBatch = m.batch &+ 1
+        sessions[id]?.inbound[m.zone]?.caughtUp = m.isCaughtUp
+        sessions[id]?.inbound[m.zone]?.records &+= records.count
         statistics.recordsReceived &+= records.count
         statistics.sparseRecordsReceived &+= m.sparseRecords.count
         statistics.batchesReceived &+= 1

@@ -72,6 +72,41 @@ public actor SyncNode {
         return out
     }
 
+    /// Where replication of one zone with one connected peer stands, both ways.
+    public struct ZoneReplication: Sendable, Hashable {
+        /// The peer.
+        public var peer: NodeID
+        /// The zone.
+        public var zone: RecordZone.ID
+        /// Whether this node follows the peer's changes of the zone (a live subscription).
+        public var receiving: Bool
+        /// Whether the peer's last batch said it had nothing newer for us.
+        public var receivedCaughtUp: Bool
+        /// Record versions received from the peer for the zone on this connection.
+        public var recordsReceived: Int
+        /// Whether the peer follows this node's changes of the zone.
+        public var sending: Bool
+        /// Batches sent to the peer that it has not acknowledged yet.
+        public var unacknowledgedBatches: Int
+        /// Whether everything this node knows of the zone was sent and the peer went idle.
+        public var sentCaughtUp: Bool
+    }
+
+    /// Replication state per connected peer and zone, for status displays.
+    public func replication() -> [ZoneReplication] {
+        var out = [ZoneReplication]()
+        for s in sessions.values {
+            guard let peer = s.peer?.node, s.phase == .established else { continue }
+            for zone in Set(s.inbound.keys).union(s.outbound.keys).sorted() {
+                let i = s.inbound[zone], o = s.outbound[zone]
+                out.append(ZoneReplication(peer: peer, zone: zone, receiving: i != nil, receivedCaughtUp: i?.caughtUp ?? false,
+                                           recordsReceived: i?.records ?? 0, sending: o != nil,
+                                           unacknowledgedBatches: Int(o?.unacknowledged ?? 0), sentCaughtUp: o?.idle ?? false))
+            }
+        }
+        return out.sorted { ($0.peer, $0.zone) < ($1.peer, $1.zone) }
+    }
+
     /// The protocol versions this node speaks.
     public static let versions: ClosedRange<UInt64> = 1...1
 

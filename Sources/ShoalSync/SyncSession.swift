@@ -30,6 +30,10 @@ struct SyncSession {
     struct Inbound {
         var incarnation: NodeID
         var nextBatch: UInt64 = 1
+        /// Whether the last batch received said the peer had nothing newer.
+        var caughtUp = false
+        /// Record versions received on this subscription.
+        var records = 0
     }
 
     /// A subscription the peer made to us: batches we send.

@@ -89,6 +89,13 @@ struct StatusCommand: AsyncParsableCommand {
                 let stats = await node.sync.statistics
                 let errors = await node.sync.lastErrors()
                 let connections = await node.connectionCount()
+                let links = await node.sync.replication()
+                func inbound(_ l: SyncNode.ZoneReplication) -> String {
+                    !l.receiving ? "-" : l.receivedCaughtUp ? "caught up (\(l.recordsReceived) received)" : "catching up (\(l.recordsReceived) received)"
+                }
+                func outbound(_ l: SyncNode.ZoneReplication) -> String {
+                    !l.sending ? "-" : l.sentCaughtUp && l.unacknowledgedBatches == 0 ? "up to date" : "sending (\(l.unacknowledgedBatches) batches unacknowledged)"
+                }
                 var zoneRows = [[String]]()
                 for z in zones {
                     let d = try await node.digest(of: z.id)
@@ -101,6 +108,9 @@ struct StatusCommand: AsyncParsableCommand {
                         "zones": zoneRows.map { ["zone": $0[0], "records": Int($0[1]) ?? 0, "digest": $0[2]] },
                         "received": ["records": stats.recordsReceived, "batches": stats.batchesReceived], "sent": ["records": stats.recordsSent, "batches": stats.batchesSent],
                         "errors": Dictionary(uniqueKeysWithValues: errors.map { ($0.key.hex, $0.value) }),
+                        "replication": links.map { ["peer": $0.peer.hex, "zone": $0.zone.description, "receiving": $0.receiving, "receivedCaughtUp": $0.receivedCaughtUp,
+                                                    "recordsReceived": $0.recordsReceived, "sending": $0.sending, "unacknowledgedBatches": $0.unacknowledgedBatches,
+                                                    "sentCaughtUp": $0.sentCaughtUp] as [String: Any] },
                     ]))
                     return
                 }
@@ -111,6 +121,11 @@ struct StatusCommand: AsyncParsableCommand {
                     }) { Console.current.line(l) }
                 }
                 for l in RecordFormatting.table(["ZONE", "RECORDS", "DIGEST"], zoneRows) { Console.current.line(l) }
+                if !links.isEmpty {
+                    for l in RecordFormatting.table(["PEER", "ZONE", "FROM PEER", "TO PEER"], links.map {
+                        [$0.peer.short, $0.zone.description, inbound($0), outbound($0)]
+                    }) { Console.current.line(l) }
+                }
                 Console.current.line("received \(stats.recordsReceived) records in \(stats.batchesReceived) batches; sent \(stats.recordsSent) in \(stats.batchesSent)")
                 for (peer, e) in errors { Console.current.line("last error with \(peer.short): \(e)") }
             }

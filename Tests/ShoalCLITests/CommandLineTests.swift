@@ -60,6 +60,7 @@ import Testing
             try Shoal.run(["digest", "notes", "--data", a]).output == Shoal.run(["digest", "notes", "--data", b]).output
         })
         #expect(try Shoal.run(["status", "--data", b]).output.contains("notes"))
+        #expect(try Shoal.eventually { try Shoal.run(["status", "--data", b]).output.contains("caught up") }, "status shows where replication of notes stands")
         #expect(try Shoal.run(["get", "notes", "missing", "--data", b]).status == 4)
         #expect(try Shoal.run(["put", "notes", "bad", "--type", "Note", "n:=notanumber", "--data", b]).status == 3)
     }
