@@ -45,6 +45,7 @@ public actor NetworkNode {
         case zoneChanged(RecordZone.ID)
         case zonesChanged(restart: Bool)
         case timeout(ConnectionID, String)
+        case fetchAsset(Asset)
     }
 
     let events: AsyncStream<Event>
@@ -117,6 +118,7 @@ public actor NetworkNode {
             }
             connections[id] = nil
             await sync.closed(id)
+            await send(await sync.resumeAssetTransfers())
         case let .zoneChanged(zone):
             await send(await sync.zoneChanged(zone))
         case let .zonesChanged(restart):
@@ -125,6 +127,8 @@ public actor NetworkNode {
             } else {
                 await send(await sync.announceZones())
             }
+        case let .fetchAsset(asset):
+            await send(await sync.fetchAsset(asset))
         case let .timeout(id, reason):
             if await sync.peer(of: id) == nil { await close(id, reason: reason) }
         }
@@ -306,6 +310,18 @@ public actor NetworkNode {
     }
 
     static let subscriptionID = "shoal.replication"
+
+    /// Fetches `asset` from connected peers — manifest, then chunks through a window of
+    /// ``SyncConfiguration/assetWindow``, each verified — and returns once it is held here.
+    /// A connection lost mid-way resumes on another peer from the first missing chunk; with no
+    /// peer connected the fetch waits for one.
+    /// - Throws: `AssetFetchError` `assetNotAvailable` when every connected peer lacks it or
+    ///   sent bytes that did not verify; `assetUnsupported` without an asset store.
+    public func fetchAsset(_ asset: Asset) async throws {
+        startEngine()
+        eventSink.yield(.fetchAsset(asset))
+        try await sync.waitForAsset(asset)
+    }
 
     /// Every dialled peer's state.
     public func peers() -> [PeerState] { peerStates.values.sorted { $0.address < $1.address } }

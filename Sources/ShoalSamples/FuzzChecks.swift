@@ -119,18 +119,21 @@ public enum FuzzChecks {
     }
 
     /// The replication messages (Spec/replication.md §3): the first byte picks the kind (modulo
-    /// 5: hello, zones, subscribe, acknowledgement, changes), the rest is the payload.
+    /// 7: hello, zones, subscribe, acknowledgement, changes, asset request, asset chunk), the rest
+    /// is the payload.
     /// - Throws: ``Failure`` when a property breaks.
     public static func messages(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.messages.rawValue
         guard let selector = bytes.first else { return }
         let payload = Array(bytes.dropFirst())
-        switch selector % 5 {
+        switch selector % 7 {
         case 0: try message(t, payload, { (b) throws(WireError) in try HelloMessage(decoding: b) }, { $0.encoded() })
         case 1: try message(t, payload, { (b) throws(WireError) in try ZonesMessage(decoding: b) }, { $0.encoded() })
         case 2: try message(t, payload, { (b) throws(WireError) in try SubscribeMessage(decoding: b) }, { $0.encoded() })
         case 3: try message(t, payload, { (b) throws(WireError) in try AcknowledgementMessage(decoding: b) }, { $0.encoded() })
-        default: try message(t, payload, { (b) throws(WireError) in try ChangesMessage(decoding: b) }, { $0.encoded() })
+        case 4: try message(t, payload, { (b) throws(WireError) in try ChangesMessage(decoding: b) }, { $0.encoded() })
+        case 5: try message(t, payload, { (b) throws(WireError) in try AssetRequestMessage(decoding: b) }, { $0.encoded() })
+        default: try message(t, payload, { (b) throws(WireError) in try AssetChunkMessage(decoding: b) }, { $0.encoded() })
         }
     }
 

@@ -31,6 +31,11 @@ public struct SyncConfiguration: Sendable {
     public var batchBytes = 1 << 20
     /// Batches a peer may send us unacknowledged, per subscription. Default 4.
     public var window: UInt64 = 4
+    /// Asset chunks requested from a peer and not yet received, per asset. A record batch waits
+    /// behind at most this many chunks on the wire. Default 8.
+    public var assetWindow = 8
+    /// Zones whose assets are fetched as their records arrive; the rest are fetched on demand.
+    public var assetFetch: [RecordZone.ID: AssetFetchPolicy] = [:]
     /// Decoding limits for everything peers send.
     public var limits: WireLimits = .default
 

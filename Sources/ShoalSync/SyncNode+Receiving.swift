@@ -68,6 +68,10 @@ extension SyncNode {
         // it leaves out), so acknowledgements state no knowledge until the resync completes.
         let ackKnowledge = resyncs[key] != nil ? VersionVector() : await knowledge(of: m.zone)
         let ack = AcknowledgementMessage(zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: ackKnowledge)
+        // Zones fetched eagerly: ask for the new records' assets (the sender likely holds them).
+        for asset in await eagerAssets(in: records, zone: m.zone) {
+            for (c, more) in await fetchAsset(asset) { extraOutputs[c, default: []] += more }
+        }
         return [.send(Frame(type: .acknowledgement, payload: ack.encoded()))]
     }
 

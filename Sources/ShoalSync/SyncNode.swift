@@ -18,6 +18,14 @@ public actor SyncNode {
     public let configuration: SyncConfiguration
     /// This node's ID (the store's).
     public nonisolated let nodeID: NodeID
+    /// Where asset bytes live; nil: this node neither serves nor fetches assets.
+    public let assets: (any AssetProvider)?
+    /// Assets being fetched.
+    var transfers: [Asset: AssetTransfer] = [:]
+    /// Fetches that failed before anyone waited for them (at most 64).
+    var recentAssetFailures: [Asset: AssetFetchError] = [:]
+    /// Frames for other connections produced while handling one connection's frame.
+    var extraOutputs: [ConnectionID: [SyncOutput]] = [:]
 
     var sessions: [ConnectionID: SyncSession] = [:]
     var nextConnection: UInt64 = 1
@@ -60,6 +68,14 @@ public actor SyncNode {
         public var resyncsCompleted = 0
         /// Local records deleted by those resyncs: deleted on the peer, tombstone since purged.
         public var resyncDeletions = 0
+        /// Assets fetched and verified.
+        public var assetsFetched = 0
+        /// Asset fetches that ended with an error.
+        public var assetFetchesFailed = 0
+        /// Asset chunks sent to peers.
+        public var assetChunksSent = 0
+        /// Asset chunks received and verified.
+        public var assetChunksReceived = 0
     }
 
     /// Counters since the node was created.
@@ -111,19 +127,21 @@ public actor SyncNode {
     public static let versions: ClosedRange<UInt64> = 1...1
 
     /// Capability bits this node announces in its hello (Spec/replication.md §3.2): bit 0, it
-    /// accepts sparse records in `changes`.
-    public static let capabilities: UInt64 = Capability.sparseRecords
+    /// accepts sparse records in `changes`; bit 1, it answers asset requests (it has an asset store).
+    public var capabilities: UInt64 { Capability.sparseRecords | (assets != nil ? Capability.assets : 0) }
 
     /// Capability bits of the hello message.
     enum Capability {
         static let sparseRecords: UInt64 = 1
+        static let assets: UInt64 = 2
     }
 
-    /// Creates a node replicating `store`.
-    public init(store: Store, configuration: SyncConfiguration = SyncConfiguration()) {
+    /// Creates a node replicating `store`, serving and fetching assets through `assets` if given.
+    public init(store: Store, configuration: SyncConfiguration = SyncConfiguration(), assets: (any AssetProvider)? = nil) {
         self.store = store
         self.configuration = configuration
         self.nodeID = store.nodeID
+        self.assets = assets
     }
 
     // MARK: Connections
@@ -141,8 +159,16 @@ public actor SyncNode {
 
     /// Forgets a connection (closed by either side or broken). Its subscriptions end; the peer
     /// resubscribes from its stored position when it reconnects.
+    ///
+    /// Asset fetches that were asking this peer are parked; ``resumeAssetTransfers()`` moves them
+    /// to another connected peer (the next hello does too), from the first missing chunk.
     public func closed(_ id: ConnectionID) {
         sessions[id] = nil
+        for (asset, t) in transfers where t.connection == id {
+            transfers[asset]?.connection = nil
+            transfers[asset]?.pending = []
+            transfers[asset]?.inFlight = []
+        }
     }
 
     /// The peer of a connection, once its hello arrived.
@@ -161,7 +187,7 @@ public actor SyncNode {
     func hello() async -> HelloMessage {
         let zones = await announcedZones()
         return HelloMessage(minimumVersion: Self.versions.lowerBound, maximumVersion: Self.versions.upperBound, node: nodeID,
-                            name: configuration.nodeName, capabilities: Self.capabilities, dictionaries: [BuiltInDictionaries.recordsID],
+                            name: configuration.nodeName, capabilities: capabilities, dictionaries: [BuiltInDictionaries.recordsID],
                             maxFramePayloadBytes: UInt64(configuration.limits.maxFramePayloadBytes), zones: zones)
     }
 
@@ -169,12 +195,14 @@ public actor SyncNode {
     /// on `id`, but a change of a zone's incarnation restarts every connection (Spec/replication.md §4).
     public func receive(_ frame: Frame, on id: ConnectionID) async -> [ConnectionID: [SyncOutput]] {
         let out = await handle(frame, on: id)
+        defer { extraOutputs = [:] }
         if restartPending {
             restartPending = false
             announcePending = false
             return restartAll(reason: "zones changed on node \(nodeID.short); reconnect to exchange them again")
         }
         var result: [ConnectionID: [SyncOutput]] = out.isEmpty ? [:] : [id: out]
+        for (c, more) in extraOutputs { result[c, default: []] += more }
         if announcePending {
             // A zone created here from a peer's announcement: every peer (this one included)
             // learns we hold it now, and subscribes to it.
@@ -207,6 +235,12 @@ public actor SyncNode {
             case .changes: return try await handleChanges(frame, on: id)
             case .acknowledgement: return try await handleAcknowledgement(frame, on: id)
             case .subscribe: return try await handleSubscribe(frame, on: id)
+            case .assetRequest: return try await handleAssetRequest(frame, on: id)
+            case .assetChunk:
+                var all = try await handleAssetChunk(frame, on: id)
+                let mine = all.removeValue(forKey: id) ?? []
+                for (c, more) in all { extraOutputs[c, default: []] += more }
+                return mine
             case .zones:
                 let m = try decode { (l) throws(WireError) in try ZonesMessage(decoding: frame.payload, limits: l) }
                 return try await reconcile(m.zones, on: id)
@@ -260,6 +294,10 @@ public actor SyncNode {
         if current != sessions[id]?.announced {
             sessions[id]?.announced = current
             out.insert(.send(Frame(type: .zones, payload: ZonesMessage(zones: current).encoded())), at: 0)
+        }
+        // Asset fetches parked for want of a peer ask this one.
+        for (c, more) in await moveTransfers(from: nil) {
+            if c == id { out += more } else { extraOutputs[c, default: []] += more }
         }
         return out
     }

@@ -42,9 +42,32 @@ extension VectorJSON {
                      "token": hex(m.token.bytes), "knowledge": m.knowledge.map { vector($0) } ?? NSNull(),
                      "records": m.records.map { record($0) }, "sparse_records": m.sparseRecords.map { sparse($0) },
                      "base": m.base.map { vector($0) } ?? NSNull()], m.encoded())
+        case "assetRequest":
+            let m = try AssetRequestMessage(decoding: bytes)
+            var o: [String: Any] = ["asset": ["hash": m.asset.hash.hex, "size": String(m.asset.size)]]
+            switch m.part {
+            case .manifest: o["part"] = "manifest"
+            case let .chunks(first, count): o["part"] = "chunks"; o["first"] = String(first); o["count"] = String(count)
+            }
+            return (o, m.encoded())
+        case "assetChunk":
+            let m = try AssetChunkMessage(decoding: bytes)
+            var o: [String: Any] = ["asset": ["hash": m.asset.hash.hex, "size": String(m.asset.size)]]
+            switch m.part {
+            case .manifest(let b): o["part"] = "manifest"; o["bytes"] = hex(b)
+            case let .chunk(index, b): o["part"] = "chunk"; o["index"] = String(index); o["bytes"] = hex(b)
+            case .unavailable: o["part"] = "unavailable"
+            }
+            return (o, m.encoded())
         default:
             throw VectorJSONError("unknown message kind \(kind)")
         }
+    }
+
+    static func asset(_ any: Any?) throws -> Asset {
+        let o = try object(any, "asset")
+        guard let h = ContentHash(hex: try string(o["hash"], "asset.hash")) else { throw VectorJSONError("asset.hash is not 64 hex digits") }
+        return Asset(hash: h, size: try int64(o["size"], "asset.size"))
     }
 
     /// Builds the message `json` describes and encodes it.
@@ -76,6 +99,18 @@ extension VectorJSON {
                                   records: try array(o["records"], "records").map { try record($0) },
                                   sparseRecords: try array(o["sparse_records"] ?? [Any](), "sparse_records").map { try sparse($0) },
                                   base: try optional(o["base"]).map { try vector($0, "base") }).encoded()
+        case "assetRequest":
+            let part: AssetRequestMessage.Part = try string(o["part"], "part") == "manifest" ? .manifest
+                : .chunks(first: try uint64(o["first"], "first"), count: try uint64(o["count"], "count"))
+            return AssetRequestMessage(asset: try asset(o["asset"]), part: part).encoded()
+        case "assetChunk":
+            let part: AssetChunkMessage.Part
+            switch try string(o["part"], "part") {
+            case "manifest": part = .manifest(try bytes(o["bytes"], "bytes"))
+            case "chunk": part = .chunk(index: try uint64(o["index"], "index"), bytes: try bytes(o["bytes"], "bytes"))
+            default: part = .unavailable
+            }
+            return AssetChunkMessage(asset: try asset(o["asset"]), part: part).encoded()
         default:
             throw VectorJSONError("unknown message kind \(kind)")
         }
@@ -103,7 +138,7 @@ extension VectorJSON {
 
     @Test func everyMessageKindHasVectors() {
         #expect(Self.vectors.contains { $0.kind == "changes" && $0.error == nil && $0.json.contains("\"sparse_records\":[{") }, "no valid sparse vector")
-        for kind in ["hello", "zones", "subscribe", "acknowledgement", "changes"] {
+        for kind in ["hello", "zones", "subscribe", "acknowledgement", "changes", "assetRequest", "assetChunk"] {
             #expect(Self.vectors.contains { $0.kind == kind && $0.error == nil }, "no valid \(kind) vector")
             #expect(Self.vectors.contains { $0.kind == kind && $0.error != nil }, "no invalid \(kind) vector")
         }
@@ -211,6 +246,24 @@ extension VectorJSON {
         c = b; c[c.count - 1] = 200
         invalid("changes-claims-more-records-than-bytes", "changes", c)
         try sparseVectors(valid: valid, invalid: invalid)
+        // The asset lane (replication.md §3.7).
+        let photo = Asset(hash: ContentHash(hex: String(repeating: "ab", count: 32))!, size: 300_000)
+        try valid("asset-request-manifest", "assetRequest", AssetRequestMessage(asset: photo, part: .manifest).encoded())
+        try valid("asset-request-chunks", "assetRequest", AssetRequestMessage(asset: photo, part: .chunks(first: 3, count: 8)).encoded())
+        try valid("asset-chunk-manifest", "assetChunk", AssetChunkMessage(asset: photo, part: .manifest([1, 2, 3])).encoded())
+        try valid("asset-chunk", "assetChunk", AssetChunkMessage(asset: photo, part: .chunk(index: 3, bytes: Array(repeating: 7, count: 20))).encoded())
+        try valid("asset-chunk-unavailable", "assetChunk", AssetChunkMessage(asset: photo, part: .unavailable).encoded())
+        var q = AssetRequestMessage(asset: photo, part: .chunks(first: 3, count: 8)).encoded()
+        q[q.count - 1] = 0
+        invalid("asset-request-zero-chunks", "assetRequest", q)
+        q[q.count - 1] = 65
+        invalid("asset-request-too-many-chunks", "assetRequest", q)
+        q = AssetRequestMessage(asset: photo, part: .manifest).encoded()
+        q[q.count - 1] = 4
+        invalid("asset-request-unknown-part", "assetRequest", q)
+        q = AssetChunkMessage(asset: photo, part: .chunk(index: 3, bytes: [1, 2])).encoded()
+        invalid("asset-chunk-truncated", "assetChunk", Array(q.dropLast()))
+        invalid("asset-chunk-trailing-byte", "assetChunk", AssetChunkMessage(asset: photo, part: .unavailable).encoded() + [0])
         let data = try JSONSerialization.data(withJSONObject: out, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: Self.file)
     }

@@ -19,7 +19,7 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let changes = FrameType(rawValue: 0x02)
     /// Acknowledges batches up to a change token.
     public static let acknowledgement = FrameType(rawValue: 0x03)
-    /// A chunk of an asset's bytes.
+    /// A part of an asset — its manifest or one chunk — or word that the sender lacks it (``AssetChunkMessage``).
     public static let assetChunk = FrameType(rawValue: 0x04)
     /// An error with a code, an optional retry-after and a message (``ErrorMessage``).
     public static let error = FrameType(rawValue: 0x05)
@@ -34,12 +34,14 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let subscribe = FrameType(rawValue: 0x09)
     /// Zones created or deleted since the hello (``ZonesMessage``).
     public static let zones = FrameType(rawValue: 0x0A)
+    /// Asks for an asset's manifest or chunks (``AssetRequestMessage``).
+    public static let assetRequest = FrameType(rawValue: 0x0B)
 
     /// The types this version of Shoal defines.
-    public static let known: [FrameType] = [.hello, .changes, .acknowledgement, .assetChunk, .error, .ping, .pong, .goodbye, .subscribe, .zones]
+    public static let known: [FrameType] = [.hello, .changes, .acknowledgement, .assetChunk, .error, .ping, .pong, .goodbye, .subscribe, .zones, .assetRequest]
 
     /// Whether this version of Shoal defines the type.
-    public var isKnown: Bool { rawValue >= 0x01 && rawValue <= 0x0A }
+    public var isKnown: Bool { rawValue >= 0x01 && rawValue <= 0x0B }
 
     public var description: String {
         switch self {
@@ -53,6 +55,7 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .goodbye: return "goodbye"
         case .subscribe: return "subscribe"
         case .zones: return "zones"
+        case .assetRequest: return "asset-request"
         default: return "unknown(0x\(String(rawValue, radix: 16)))"
         }
     }

@@ -1,0 +1,47 @@
+// AssetProvider: what replication needs from the place a node keeps asset bytes, and the error a
+// fetch ends with when no peer can serve an asset.
+
+public import ShoalWire
+
+/// Where a node keeps asset bytes, as the asset lane needs them (Spec/replication.md §3.7).
+///
+/// ShoalAssets' `AssetStore` is the real one; tests use an in-memory one. Every method is
+/// called from the ``SyncNode`` actor, one at a time per asset.
+public protocol AssetProvider: Sendable {
+    /// The encoded manifest of `asset`, when this node holds every chunk of it.
+    func manifest(of asset: Asset) async -> [UInt8]?
+    /// Chunk `index` (in manifest order) of `asset`, when this node holds every chunk of it.
+    func chunk(_ index: Int, of asset: Asset) async -> [UInt8]?
+    /// Keeps a manifest a peer sent for `asset` and returns its chunk count, or nil when it is
+    /// malformed or cannot describe `asset` (its lengths do not add up to the size).
+    func receiveManifest(_ bytes: [UInt8], for asset: Asset) async -> Int?
+    /// Stores chunk `index` of `asset` from a peer after checking it against the manifest's hash;
+    /// false (nothing stored) when it does not match.
+    func receiveChunk(_ bytes: [UInt8], index: Int, of asset: Asset) async -> Bool
+    /// The chunk indexes of `asset` not stored yet, or nil when no manifest is kept for it.
+    func missingChunks(of asset: Asset) async -> [Int]?
+    /// With every chunk in: checks the whole content against the asset's hash and makes the asset
+    /// available. False when it does not match; the partial manifest and chunks are dropped.
+    func finish(_ asset: Asset) async -> Bool
+}
+
+/// How a node fetches the assets of records it receives, per zone.
+public enum AssetFetchPolicy: Sendable, Hashable {
+    /// Fetch assets as soon as their records arrive.
+    case eager
+    /// Fetch an asset when the application asks for it.
+    case lazy
+}
+
+/// A fetch of an asset that could not complete.
+public struct AssetFetchError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// `assetNotAvailable` (no connected peer holds it, or every one that claimed to sent bytes that
+    /// did not verify) or `assetUnsupported` (this node has no asset store).
+    public let code: String
+    /// The asset.
+    public let asset: Asset
+    /// What happened and what to do.
+    public let message: String
+
+    public var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,236 @@
+// SyncNode+Assets: the asset lane — serving manifests and chunks, and fetching an asset from
+// peers with a bounded window, verification, failover and resumption (Spec/replication.md §3.7).
+
+public import ShoalWire
+
+/// One asset being fetched.
+struct AssetTransfer {
+    var asset: Asset
+    /// The connection asked now; nil while parked (no peer to ask yet).
+    var connection: ConnectionID? = nil
+    /// Peers that said they lack it or sent bytes that did not verify.
+    var refused: Set<NodeID> = []
+    /// Chunk indexes not requested yet, in order.
+    var pending: [Int] = []
+    /// Chunk indexes requested and not answered.
+    var inFlight: Set<Int> = []
+    /// Whether the manifest request is out.
+    var awaitingManifest = false
+    var waiters: [CheckedContinuation<Void, any Error>] = []
+}
+
+extension SyncNode {
+    // MARK: Fetching
+
+    /// Starts fetching `asset` from connected peers (nothing to do when it is held already).
+    /// Returns the frames to send; ``waitForAsset(_:)`` reports the outcome.
+    public func fetchAsset(_ asset: Asset) async -> [ConnectionID: [SyncOutput]] {
+        guard let assets else {
+            fail(asset, AssetFetchError(code: "assetUnsupported", asset: asset, message: "node \(nodeID.short) has no asset store; open it with one to fetch assets"))
+            return [:]
+        }
+        if await assets.manifest(of: asset) != nil {
+            complete(asset)
+            return [:]
+        }
+        if transfers[asset] == nil { transfers[asset] = AssetTransfer(asset: asset) }
+        guard transfers[asset]?.connection == nil else { return [:] }  // already under way
+        return await askNextPeer(asset)
+    }
+
+    /// Waits until `asset` is held here (fetched and verified, or already present).
+    /// - Throws: ``AssetFetchError`` `assetNotAvailable` when no connected peer could serve it.
+    public func waitForAsset(_ asset: Asset) async throws {
+        if let e = recentAssetFailures.removeValue(forKey: asset) { throw e }
+        if let assets, await assets.manifest(of: asset) != nil { return }
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            if transfers[asset] == nil { transfers[asset] = AssetTransfer(asset: asset) }
+            transfers[asset]?.waiters.append(c)
+        }
+    }
+
+    /// Assets being fetched and the chunks each still lacks (for status and tests).
+    public func assetTransfers() -> [Asset: Int] {
+        transfers.mapValues { $0.pending.count + $0.inFlight.count }
+    }
+
+    /// Asks the next connected peer that has not refused `asset`: for the chunks still missing
+    /// when a manifest is kept (a resumed transfer), else for the manifest.
+    func askNextPeer(_ asset: Asset) async -> [ConnectionID: [SyncOutput]] {
+        guard let assets, var t = transfers[asset] else { return [:] }
+        let candidates = sessions.filter { $0.value.phase == .established
+            && $0.value.peer.map { $0.capabilities & Capability.assets != 0 && !t.refused.contains($0.node) } ?? false }
+            .keys.sorted { $0.rawValue < $1.rawValue }
+        guard let id = candidates.first else {
+            let connected = sessions.values.contains { $0.phase == .established && ($0.peer?.capabilities ?? 0) & Capability.assets != 0 }
+            if connected || t.refused.isEmpty == false {
+                fail(asset, AssetFetchError(code: "assetNotAvailable", asset: asset, message: "no connected peer can serve \(asset) (\(t.refused.count) refused or sent bytes that did not verify); try again when another peer that holds it is connected"))
+            } else {
+                // Nobody to ask: park until a peer connects.
+                t.connection = nil
+                transfers[asset] = t
+            }
+            return [:]
+        }
+        t.connection = id
+        t.inFlight = []
+        if let missing = await assets.missingChunks(of: asset) {
+            t.pending = missing
+            t.awaitingManifest = false
+            transfers[asset] = t
+            if missing.isEmpty { return await finishTransfer(asset) }
+            return [id: requestChunks(asset)]
+        }
+        t.awaitingManifest = true
+        transfers[asset] = t
+        return [id: [.send(Frame(type: .assetRequest, payload: AssetRequestMessage(asset: asset, part: .manifest).encoded()))]]
+    }
+
+    /// Requests pending chunks while the window allows, in runs of consecutive indexes.
+    func requestChunks(_ asset: Asset) -> [SyncOutput] {
+        guard var t = transfers[asset] else { return [] }
+        var out = [SyncOutput]()
+        while t.inFlight.count < configuration.assetWindow, let first = t.pending.first {
+            var count = 1
+            while count < t.pending.count, count < configuration.assetWindow - t.inFlight.count,
+                  t.pending[count] == first &+ count, UInt64(count) < AssetRequestMessage.maxChunks {
+                count &+= 1
+            }
+            for i in t.pending.prefix(count) { t.inFlight.insert(i) }
+            t.pending.removeFirst(count)
+            out.append(.send(Frame(type: .assetRequest, payload: AssetRequestMessage(
+                asset: asset, part: .chunks(first: UInt64(first), count: UInt64(count))).encoded())))
+        }
+        transfers[asset] = t
+        return out
+    }
+
+    /// The peer on `id` failed `asset` (refused it, or sent bytes that did not verify): ask another.
+    func refuse(_ asset: Asset, on id: ConnectionID) async -> [ConnectionID: [SyncOutput]] {
+        guard var t = transfers[asset] else { return [:] }
+        if let peer = sessions[id]?.peer?.node { t.refused.insert(peer) }
+        t.pending = []
+        t.inFlight = []
+        t.connection = nil
+        transfers[asset] = t
+        return await askNextPeer(asset)
+    }
+
+    func finishTransfer(_ asset: Asset) async -> [ConnectionID: [SyncOutput]] {
+        guard let assets, let id = transfers[asset]?.connection else { return [:] }
+        if await assets.finish(asset) {
+            statistics.assetsFetched &+= 1
+            complete(asset)
+            return [:]
+        }
+        // Every chunk matched the manifest but the content does not match the asset: the
+        // manifest lied. That peer is refused; the next one starts from its manifest.
+        return await refuse(asset, on: id)
+    }
+
+    /// Transfers parked when their connection closed go to another connected peer.
+    public func resumeAssetTransfers() async -> [ConnectionID: [SyncOutput]] {
+        await moveTransfers(from: nil)
+    }
+
+    func complete(_ asset: Asset) {
+        guard let t = transfers.removeValue(forKey: asset) else { return }
+        for w in t.waiters { w.resume() }
+    }
+
+    func fail(_ asset: Asset, _ error: AssetFetchError) {
+        let t = transfers.removeValue(forKey: asset)
+        statistics.assetFetchesFailed &+= 1
+        guard let t, !t.waiters.isEmpty else {
+            // Nobody waits yet (the fetch ran first): the next wait for it reports this.
+            if recentAssetFailures.count >= 64 { recentAssetFailures.removeAll() }
+            recentAssetFailures[asset] = error
+            return
+        }
+        for w in t.waiters { w.resume(throwing: error) }
+    }
+
+    /// Transfers that were on `id` (now closed), or parked, go to another peer; the chunks
+    /// already stored stay, so each resumes from the first missing one.
+    func moveTransfers(from id: ConnectionID?) async -> [ConnectionID: [SyncOutput]] {
+        var out = [ConnectionID: [SyncOutput]]()
+        for asset in transfers.keys.sorted(by: { $0.hash < $1.hash }) where transfers[asset]?.connection == id {
+            transfers[asset]?.connection = nil
+            for (c, o) in await askNextPeer(asset) { out[c, default: []] += o }
+        }
+        return out
+    }
+
+    /// Assets referenced by `records` that this node does not hold, in a zone fetched eagerly.
+    func eagerAssets(in records: [Record], zone: RecordZone.ID) async -> [Asset] {
+        guard let assets, configuration.assetFetch[zone] == .eager else { return [] }
+        var wanted = Set<Asset>()
+        for r in records where !r.isDeleted {
+            for f in r.fields {
+                switch f.value {
+                case .asset(let a)?: wanted.insert(a)
+                case .list(.asset(let list))?: wanted.formUnion(list)
+                default: break
+                }
+            }
+        }
+        var out = [Asset]()
+        for a in wanted.sorted(by: { $0.hash < $1.hash }) where transfers[a] == nil {
+            if await assets.manifest(of: a) == nil { out.append(a) }
+        }
+        return out
+    }
+
+    // MARK: Frames
+
+    func handleAssetRequest(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+        let m = try decode { (l) throws(WireError) in try AssetRequestMessage(decoding: frame.payload, limits: l) }
+        func answer(_ part: AssetChunkMessage.Part) -> SyncOutput {
+            .send(Frame(type: .assetChunk, payload: AssetChunkMessage(asset: m.asset, part: part).encoded()))
+        }
+        guard let assets, let manifest = await assets.manifest(of: m.asset) else { return [answer(.unavailable)] }
+        switch m.part {
+        case .manifest:
+            return [answer(.manifest(manifest))]
+        case let .chunks(first, count):
+            var out = [SyncOutput]()
+            for i in first..<(first &+ count) {
+                guard i <= UInt64(Int.max), let bytes = await assets.chunk(Int(i), of: m.asset) else { return out + [answer(.unavailable)] }
+                out.append(answer(.chunk(index: i, bytes: bytes)))
+                statistics.assetChunksSent &+= 1
+            }
+            return out
+        }
+    }
+
+    func handleAssetChunk(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [ConnectionID: [SyncOutput]] {
+        let m = try decode { (l) throws(WireError) in try AssetChunkMessage(decoding: frame.payload, limits: l) }
+        // An answer for a transfer no longer on this connection (moved, finished) is dropped.
+        guard let assets, let t = transfers[m.asset], t.connection == id else { return [:] }
+        switch m.part {
+        case .unavailable:
+            return await refuse(m.asset, on: id)
+        case .manifest(let bytes):
+            guard t.awaitingManifest, await assets.receiveManifest(bytes, for: m.asset) != nil,
+                  let missing = await assets.missingChunks(of: m.asset) else {
+                return await refuse(m.asset, on: id)
+            }
+            transfers[m.asset]?.awaitingManifest = false
+            transfers[m.asset]?.pending = missing
+            if missing.isEmpty { return await finishTransfer(m.asset) }
+            return [id: requestChunks(m.asset)]
+        case let .chunk(index, bytes):
+            guard index <= UInt64(Int.max), t.inFlight.contains(Int(index)) else {
+                throw SyncFailure("protocolViolation", "chunk \(index) of \(m.asset) was not requested on this connection")
+            }
+            guard await assets.receiveChunk(bytes, index: Int(index), of: m.asset) else {
+                return await refuse(m.asset, on: id)
+            }
+            statistics.assetChunksReceived &+= 1
+            transfers[m.asset]?.inFlight.remove(Int(index))
+            guard let now = transfers[m.asset] else { return [:] }
+            if now.pending.isEmpty && now.inFlight.isEmpty { return await finishTransfer(m.asset) }
+            return [id: requestChunks(m.asset)]
+        }
+    }
+}

@@ -1,0 +1,196 @@
+// AssetLaneTests: fetching assets between simulated nodes — round trips, verification and failover,
+// resumption after a lost connection, unavailability, eager fetch.
+
+import Foundation
+import Synchronization
+import Testing
+import ShoalSamples
+@testable import ShoalStore
+import ShoalWire
+@testable import ShoalSync
+
+/// An in-memory asset store for the lane's tests. Manifest: per chunk, its length (u32 LE) and
+/// SHA-256 (32 bytes). `corrupt` makes it serve a damaged chunk at that index.
+final class MemoryAssets: AssetProvider {
+    struct Partial { var lengths: [Int]; var hashes: [[UInt8]]; var chunks: [Int: [UInt8]] }
+    let state = Mutex<(complete: [Asset: [[UInt8]]], partial: [Asset: Partial], corrupt: Int?)>(([:], [:], nil))
+
+    /// Holds `bytes` as an asset cut into `chunkSize` pieces; returns its reference.
+    @discardableResult
+    func add(_ bytes: [UInt8], chunkSize: Int) -> Asset {
+        let asset = Self.asset(of: bytes)
+        let chunks = stride(from: 0, to: bytes.count, by: chunkSize).map { Array(bytes[$0..<min(bytes.count, $0 + chunkSize)]) }
+        state.withLock { $0.complete[asset] = chunks }
+        return asset
+    }
+
+    static func asset(of bytes: [UInt8]) -> Asset {
+        Asset(hash: ContentHash(bytes: SHA256.hash(bytes))!, size: Int64(bytes.count))
+    }
+
+    func bytes(of asset: Asset) -> [UInt8]? { state.withLock { $0.complete[asset]?.flatMap { $0 } } }
+    func setCorrupt(_ index: Int?) { state.withLock { $0.corrupt = index } }
+
+    func manifest(of asset: Asset) async -> [UInt8]? {
+        state.withLock { s in
+            s.complete[asset].map { chunks in
+                chunks.flatMap { c in withUnsafeBytes(of: UInt32(c.count).littleEndian, Array.init) + SHA256.hash(c) }
+            }
+        }
+    }
+
+    func chunk(_ index: Int, of asset: Asset) async -> [UInt8]? {
+        state.withLock { s in
+            guard let chunks = s.complete[asset], index < chunks.count else { return nil }
+            var c = chunks[index]
+            if s.corrupt == index, !c.isEmpty { c[0] ^= 0xFF }
+            return c
+        }
+    }
+
+    func receiveManifest(_ bytes: [UInt8], for asset: Asset) async -> Int? {
+        guard bytes.count % 36 == 0 else { return nil }
+        var lengths = [Int](), hashes = [[UInt8]]()
+        for at in stride(from: 0, to: bytes.count, by: 36) {
+            lengths.append(Int(UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24))
+            hashes.append(Array(bytes[(at + 4)..<(at + 36)]))
+        }
+        guard lengths.reduce(0, +) == Int(asset.size) else { return nil }
+        return state.withLock { s in
+            if s.partial[asset] == nil { s.partial[asset] = Partial(lengths: lengths, hashes: hashes, chunks: [:]) }
+            return lengths.count
+        }
+    }
+
+    func receiveChunk(_ bytes: [UInt8], index: Int, of asset: Asset) async -> Bool {
+        state.withLock { s in
+            guard let p = s.partial[asset], index < p.hashes.count, SHA256.hash(bytes) == p.hashes[index] else { return false }
+            s.partial[asset]?.chunks[index] = bytes
+            return true
+        }
+    }
+
+    func missingChunks(of asset: Asset) async -> [Int]? {
+        state.withLock { s in s.partial[asset].map { p in p.lengths.indices.filter { p.chunks[$0] == nil } } }
+    }
+
+    func finish(_ asset: Asset) async -> Bool {
+        state.withLock { s in
+            guard let p = s.partial.removeValue(forKey: asset) else { return false }
+            let chunks = p.lengths.indices.compactMap { p.chunks[$0] }
+            guard chunks.count == p.lengths.count, Self.asset(of: chunks.flatMap { $0 }) == asset else { return false }
+            s.complete[asset] = chunks
+            return true
+        }
+    }
+}
+
+@Suite struct AssetLaneTests {
+    static let notes = RecordZone.ID(name: "notes")
+
+    /// A simulation whose nodes each have a MemoryAssets.
+    static func simulation(seed: UInt64, nodes: Int, configuration: SyncConfiguration = SyncConfiguration()) async throws -> (Simulation, [MemoryAssets]) {
+        let sim = try await Simulation(seed: seed, nodes: nodes, configuration: configuration)
+        var stores = [MemoryAssets]()
+        for i in sim.nodes.indices {
+            let m = MemoryAssets()
+            stores.append(m)
+            sim.nodes[i].sync = SyncNode(store: sim.nodes[i].store, configuration: configuration, assets: m)
+        }
+        return (sim, stores)
+    }
+
+    static func content(_ n: Int, seed: UInt64) -> [UInt8] {
+        var rng = SplitMix64(seed: seed)
+        return (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+    }
+
+    /// Starts a fetch on node `n` and runs the network until it is quiet; the result of waiting.
+    static func fetch(_ asset: Asset, on n: Int, in sim: Simulation) async throws -> Result<Void, any Error> {
+        try await sim.route(await sim.nodes[n].sync.fetchAsset(asset), from: n)
+        _ = try await sim.runUntilQuiet()
+        do { try await sim.nodes[n].sync.waitForAsset(asset); return .success(()) } catch { return .failure(error) }
+    }
+
+    @Test(arguments: [0, 1, 1000, 4096, 40_000])
+    func assetsOfEverySizeRoundTrip(_ size: Int) async throws {
+        let (sim, assets) = try await Self.simulation(seed: 21, nodes: 2)
+        let bytes = Self.content(size, seed: UInt64(size))
+        let asset = assets[0].add(bytes, chunkSize: 4096)
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        let result = try await Self.fetch(asset, on: 1, in: sim)
+        #expect((try? result.get()) != nil, "\(result)")
+        #expect(assets[1].bytes(of: asset) == bytes, "size \(size)")
+        #expect(await sim.nodes[1].sync.statistics.assetsFetched == 1)
+    }
+
+    @Test func aCorruptedChunkIsRejectedAndFetchedElsewhere() async throws {
+        let (sim, assets) = try await Self.simulation(seed: 22, nodes: 3)
+        let bytes = Self.content(50_000, seed: 3)
+        let asset = assets[0].add(bytes, chunkSize: 4096)
+        assets[2].add(bytes, chunkSize: 4096)
+        assets[0].setCorrupt(5)
+        try await sim.connect(1, 0)
+        try await sim.connect(1, 2)
+        #expect(try await sim.runUntilQuiet())
+        let result = try await Self.fetch(asset, on: 1, in: sim)
+        #expect((try? result.get()) != nil, "\(result)")
+        #expect(assets[1].bytes(of: asset) == bytes)
+        // Node 0 was asked first (the lower connection) and served the bad chunk; node 2 finished.
+        #expect(await sim.nodes[0].sync.statistics.assetChunksSent > 0)
+        #expect(await sim.nodes[2].sync.statistics.assetChunksSent > 0)
+    }
+
+    @Test func aLostConnectionResumesFromTheFirstMissingChunk() async throws {
+        var configuration = SyncConfiguration()
+        configuration.assetWindow = 2
+        let (sim, assets) = try await Self.simulation(seed: 23, nodes: 3, configuration: configuration)
+        let bytes = Self.content(100_000, seed: 4)
+        let asset = assets[0].add(bytes, chunkSize: 4096)  // 25 chunks
+        assets[2].add(bytes, chunkSize: 4096)
+        try await sim.connect(1, 0)
+        #expect(try await sim.runUntilQuiet())
+        try await sim.route(await sim.nodes[1].sync.fetchAsset(asset), from: 1)
+        // Deliver until node 1 has some chunks, then cut the link to node 0.
+        var steps = 0
+        while await sim.nodes[1].sync.statistics.assetChunksReceived < 10, steps < 10_000 {
+            steps += 1
+            guard let l = sim.links.first else { break }
+            try await sim.deliver(link: 0, toB: l.toB.inFlight.isEmpty ? false : true)
+        }
+        let before = await sim.nodes[1].sync.statistics.assetChunksReceived
+        #expect(before >= 10 && before < 25)
+        await sim.reset(0)
+        try await sim.connect(1, 2)
+        _ = try await sim.runUntilQuiet()
+        try await sim.nodes[1].sync.waitForAsset(asset)
+        #expect(assets[1].bytes(of: asset) == bytes)
+        #expect(await sim.nodes[1].sync.statistics.assetChunksReceived == 25, "no chunk fetched twice")
+    }
+
+    @Test func anAssetNoPeerHoldsIsNotAvailable() async throws {
+        let (sim, _) = try await Self.simulation(seed: 24, nodes: 2)
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        let missing = MemoryAssets.asset(of: [1, 2, 3])
+        let result = try await Self.fetch(missing, on: 1, in: sim)
+        guard case .failure(let e as AssetFetchError) = result else { Issue.record("expected assetNotAvailable, got \(result)"); return }
+        #expect(e.code == "assetNotAvailable")
+    }
+
+    @Test func eagerZonesFetchTheAssetsOfArrivingRecords() async throws {
+        var configuration = SyncConfiguration()
+        configuration.assetFetch = [Self.notes: .eager]
+        let (sim, assets) = try await Self.simulation(seed: 25, nodes: 2, configuration: configuration)
+        let bytes = Self.content(30_000, seed: 5)
+        let asset = assets[0].add(bytes, chunkSize: 4096)
+        try await sim.nodes[0].store.createZone(Self.notes)
+        var r = Record(recordType: "Photo", id: Record.ID(name: "p1", zone: Self.notes))
+        r["image"] = .asset(asset)
+        _ = try await sim.nodes[0].store.save(r)
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        #expect(assets[1].bytes(of: asset) == bytes)
+    }
+}
