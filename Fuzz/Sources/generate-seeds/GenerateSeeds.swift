@@ -282,7 +282,8 @@ enum Seeds {
                                                                     sparseRecords: [sparse("note-1", "one"), sparse("note-12", "two"), sparse("note-2", "")], base: k).encoded()))
         out.append((name("changes-sparse", 1), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 4, isCaughtUp: true, token: token, knowledge: k,
                                                                     records: [records[0]], sparseRecords: [rich], base: k).encoded()))
-        let photo = Asset(hash: ContentHash(words: (1, 2, 3, 4)), size: 300_000)
+        guard let hash = ContentHash(bytes: (0..<32).map { UInt8($0) }) else { return out }
+        let photo = Asset(hash: hash, size: 300_000)
         out.append((name("asset-request", 0), [5] + AssetRequestMessage(asset: photo, part: .manifest).encoded()))
         out.append((name("asset-request", 1), [5] + AssetRequestMessage(asset: photo, part: .chunks(first: 3, count: 8)).encoded()))
         out.append((name("asset-chunk", 0), [6] + AssetChunkMessage(asset: photo, part: .chunk(index: 2, bytes: [9, 9, 9])).encoded()))
