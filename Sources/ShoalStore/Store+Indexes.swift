@@ -99,46 +99,48 @@ extension Store {
 
     /// The indexed fields of `recordType` in `zone`.
     func indexedFields(_ zone: RecordZone.ID, _ recordType: String) -> [String] {
-        if indexes.isEmpty { return [] }
-        return indexes.filter { $0.zone == zone && $0.recordType == recordType }.map(\.field)
+        indexedFieldsByZone[zone]?[recordType] ?? []
     }
 
-    /// Keeps `field_index` in step with a record's new version.
+    /// ``indexes`` grouped by zone and record type, for the write path.
+    static func fieldsByZone(_ keys: Set<IndexKey>) -> [RecordZone.ID: [String: [String]]] {
+        var out = [RecordZone.ID: [String: [String]]]()
+        for k in keys { out[k.zone, default: [:]][k.recordType, default: []].append(k.field) }
+        return out
+    }
+
+    /// Keeps `field_index` in step with a record's new version: entries of values that changed
+    /// are removed and the new ones inserted; unchanged values are not touched.
     func updateIndexes(_ new: Record, over old: Record?, in z: ZoneState) throws(ShoalError) {
-        if indexes.isEmpty { return }
-        var plan: [(type: String, field: String, old: FieldValue?, new: FieldValue?)] = []
-        if let old, !old.isDeleted {
-            for f in indexedFields(z.id, old.recordType) {
-                plan.append((old.recordType, f, old[f], nil))
-            }
-        }
-        if !new.isDeleted {
-            for f in indexedFields(z.id, new.recordType) {
-                if let i = plan.firstIndex(where: { $0.type == new.recordType && $0.field == f }) {
-                    plan[i].new = new[f]
-                } else {
-                    plan.append((new.recordType, f, nil, new[f]))
-                }
-            }
-        }
-        for p in plan where p.old != p.new {
-            if let o = p.old {
-                let del = try db.statement("DELETE FROM field_index WHERE zone = ? AND type = ? AND field = ? AND kind = ? AND value = ? AND name = ?")
+        guard let byType = indexedFieldsByZone[z.id] else { return }
+        let liveOld = old.flatMap { $0.isDeleted ? nil : $0 }
+        let oldFields = liveOld.flatMap { byType[$0.recordType] } ?? []
+        let newFields = new.isDeleted ? [] : byType[new.recordType] ?? []
+        if oldFields.isEmpty && newFields.isEmpty { return }
+        let sameType = liveOld?.recordType == new.recordType
+        let name = new.id.name
+        if let liveOld {
+            for f in oldFields {
+                guard let o = liveOld[f] else { continue }
+                if sameType && newFields.contains(f) && new[f] == o { continue }
+                let del = try db.cached("DELETE FROM field_index WHERE zone = ? AND type = ? AND field = ? AND kind = ? AND value = ? AND name = ?")
                 for (kind, value) in IndexValue.entries(o) {
-                    del.bind(1, z.row).bind(2, p.type).bind(3, p.field).bind(4, kind)
+                    del.bind(1, z.row).bind(2, liveOld.recordType).bind(3, f).bind(4, kind)
                     value.bind(del, 5)
-                    try del.bind(6, new.id.name).run()
+                    try del.bind(6, name).run()
                     del.reset()
                 }
             }
-            if let n = p.new {
-                let ins = try db.statement("INSERT OR IGNORE INTO field_index(zone, type, field, kind, value, name) VALUES(?, ?, ?, ?, ?, ?)")
-                for (kind, value) in IndexValue.entries(n) {
-                    ins.bind(1, z.row).bind(2, p.type).bind(3, p.field).bind(4, kind)
-                    value.bind(ins, 5)
-                    try ins.bind(6, new.id.name).run()
-                    ins.reset()
-                }
+        }
+        for f in newFields {
+            guard let n = new[f] else { continue }
+            if sameType, let liveOld, liveOld[f] == n { continue }
+            let ins = try db.cached("INSERT OR IGNORE INTO field_index(zone, type, field, kind, value, name) VALUES(?, ?, ?, ?, ?, ?)")
+            for (kind, value) in IndexValue.entries(n) {
+                ins.bind(1, z.row).bind(2, new.recordType).bind(3, f).bind(4, kind)
+                value.bind(ins, 5)
+                try ins.bind(6, name).run()
+                ins.reset()
             }
         }
     }

@@ -97,7 +97,8 @@ extension Store {
         -> (saved: [Record], deleted: [Record.ID], errors: [Record.ID: ShoalError]) {
         try writeTransaction { () throws(ShoalError) -> ([Record], [Record.ID], [Record.ID: ShoalError]) in
             // 1. Plan every item against the stored state, without writing.
-            var plans = [(item: Item, old: Record?, new: Record)]()
+            var plans = [(item: Item, old: Record?, new: Record, bytes: [UInt8]?)]()
+            plans.reserveCapacity(items.count)
             var errors = [Record.ID: ShoalError]()
             for item in items {
                 do throws(ShoalError) {
@@ -105,10 +106,11 @@ extension Store {
                     let stored = try loadStored(z, item.id.name)?.record
                     switch item {
                     case .save(let client):
-                        plans.append((item, stored, try planSave(client, stored: stored, policy: policy, zone: z)))
+                        let (new, bytes) = try planSave(client, stored: stored, policy: policy, zone: z)
+                        plans.append((item, stored, new, bytes))
                     case .delete(let id):
                         guard let s = stored, !s.isDeleted else { throw ShoalError.unknownItem(id) }
-                        plans.append((item, s, tombstone(of: s)))
+                        plans.append((item, s, tombstone(of: s), nil))
                     }
                 } catch {
                     errors[item.id] = error
@@ -126,18 +128,29 @@ extension Store {
             }
             // 3. Write, then cascade deletions.
             var saved = [Record](), deleted = [Record.ID]()
+            saved.reserveCapacity(plans.count)
             var cascadeFrom = [Record.ID]()
             var touched = Set<RecordZone.ID>()
+            // Each zone's state is taken out of `zones` once per run of items in that zone, not per
+            // item, and put back (and its row saved) once per transaction.
+            var current: ZoneState? = nil
             for p in plans {
-                guard var z = zones[p.item.id.zone] else { continue }
-                try writeVersion(p.new, over: p.old, in: &z)
-                zones[z.id] = z
-                touched.insert(z.id)
+                if current?.id != p.item.id.zone {
+                    if let c = current { zones[c.id] = c }
+                    current = zones.removeValue(forKey: p.item.id.zone)
+                    touched.insert(p.item.id.zone)
+                }
+                // Moved out while written, so the zone's vector is not copied on every write.
+                guard var z = current else { continue }
+                current = nil
+                try writeVersion(p.new, encoded: p.bytes, over: p.old, in: &z)
+                current = z
                 switch p.item {
                 case .save: saved.append(p.new)
                 case .delete(let id): deleted.append(id); cascadeFrom.append(id)
                 }
             }
+            if let c = current { zones[c.id] = c }
             for id in touched { try zones[id]?.save(db) }
             deleted += try cascadeDeletes(from: cascadeFrom)
             return (saved, deleted, errors)
@@ -184,8 +197,9 @@ extension Store {
                       heads: [Record.Head(node: dot.node, isDeletion: true)], fields: s.fields, extensions: s.extensions)
     }
 
-    /// The version a save of `client` over `stored` writes under `policy`, or the item's error.
-    func planSave(_ client: Record, stored: Record?, policy: SavePolicy, zone: ZoneState) throws(ShoalError) -> Record {
+    /// The version a save of `client` over `stored` writes under `policy`, with its canonical
+    /// bytes, or the item's error.
+    func planSave(_ client: Record, stored: Record?, policy: SavePolicy, zone: ZoneState) throws(ShoalError) -> (Record, [UInt8]) {
         do throws(WireError) {
             try client.validate(limits: configuration.limits)
         } catch {
@@ -226,13 +240,19 @@ extension Store {
         vv.advance(dot.node, to: dot.hlc)
         let r = Record(recordType: client.recordType, id: client.id, parent: client.parent, creation: creation, versionVector: vv,
                        heads: [Record.Head(node: dot.node, isDeletion: false)], fields: fields, extensions: client.extensions)
-        do throws(WireError) {
-            try r.validate(limits: configuration.limits)
-        } catch {
-            throw error.code == .limitExceeded ? .limitExceeded("record \(client.id): \(error.detail)")
-                : .invalidArguments("record \(client.id) is not valid: \(error.detail)")
+        // `r` is built from the validated client record and the stored version (validated when it
+        // was decoded), with stamps this node just issued and covered by the advanced vector: all
+        // it can break is the field count and the size. Debug builds check everything.
+        assert((try? r.validate(limits: configuration.limits)) != nil, "planSave built an invalid record \(r.id)")
+        let limits = configuration.limits
+        guard r.fields.count <= limits.maxFieldCount else {
+            throw .limitExceeded("record \(client.id): record has \(r.fields.count) fields, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)")
         }
-        return r
+        let bytes = r.encoded()
+        guard bytes.count <= limits.maxRecordBytes else {
+            throw .limitExceeded("record \(client.id): record \(r.id) encodes to \(bytes.count) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets")
+        }
+        return (r, bytes)
     }
 
     /// `stored` with the client's changed fields (unstamped slots) written at `dot`.

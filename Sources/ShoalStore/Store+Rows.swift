@@ -25,7 +25,7 @@ extension Store {
 
     /// The stored version of `name` in `z`, live or tombstone.
     func loadStored(_ z: ZoneState, _ name: String) throws(ShoalError) -> StoredRecord? {
-        let s = try db.statement("SELECT seq, bytes FROM records WHERE zone = ? AND name = ?")
+        let s = try db.cached("SELECT seq, bytes FROM records WHERE zone = ? AND name = ?")
         s.bind(1, z.row).bind(2, name)
         guard try s.step() else { return nil }
         let seq = UInt64(bitPattern: s.int64(0))
@@ -41,31 +41,44 @@ extension Store {
         return try s.withBlob(0) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }
     }
 
-    /// Writes `new` as the latest version of its record, replacing `old`: a new change sequence,
-    /// the zone vector, clock rows, `deleteSelf` refs and declared index entries all follow.
-    func writeVersion(_ new: Record, over old: Record?, in z: inout ZoneState) throws(ShoalError) {
+    /// Writes `new` as the latest version of its record, replacing `old` (the stored version, whose
+    /// bytes the row keeps as `previous`): a new change sequence, the zone vector, clock rows,
+    /// `deleteSelf` refs and declared index entries all follow. `encoded` is `new.encoded()` when
+    /// the caller already has it.
+    func writeVersion(_ new: Record, encoded: [UInt8]? = nil, over old: Record?, in z: inout ZoneState) throws(ShoalError) {
         z.seq += 1
         let name = new.id.name
-        let bytes = new.encoded()
-        let s = try db.statement("INSERT OR REPLACE INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES(?, ?, ?, ?, ?, ?, ?)")
-        s.bind(1, z.row).bind(2, name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq))
-            .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes)
-        if let old { s.bind(7, old.encoded()) } else { s.bindNull(7) }
-        try s.run()
+        let bytes = encoded ?? new.encoded()
+        // One statement whether or not the row exists; on update the old bytes move to `previous`
+        // inside SQLite (no re-encoding of the old version) and unchanged index keys stay put.
+        let s = try db.cached("""
+            INSERT INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES(?, ?, ?, ?, ?, ?, NULL)
+            ON CONFLICT(zone, name) DO UPDATE SET type = excluded.type, seq = excluded.seq,
+            deleted = excluded.deleted, previous = records.bytes, bytes = excluded.bytes
+            """)
+        try s.bind(1, z.row).bind(2, name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq))
+            .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes).run()
 
         // Clock rows: remove entries that changed, add the new ones.
-        let oldEntries = old?.versionVector.entries ?? []
-        let newEntries = new.versionVector.entries
-        if oldEntries != newEntries {
-            let del = try db.statement("DELETE FROM record_clock WHERE zone = ? AND origin = ? AND hlc = ? AND name = ?")
-            for e in oldEntries where new.versionVector[e.node] != e.hlc {
-                try del.bind(1, z.row).bind(2, Bytes.nodeID(e.node)).bind(3, Bytes.hlcKey(e.hlc)).bind(4, name).run()
-                del.reset()
+        let newVector = new.versionVector
+        if let old {
+            let oldVector = old.versionVector
+            if oldVector != newVector {
+                let del = try db.cached("DELETE FROM record_clock WHERE zone = ? AND origin = ? AND hlc = ? AND name = ?")
+                for e in oldVector.entries where newVector[e.node] != e.hlc {
+                    try del.bind(1, z.row).bind(2, e.node).bind(3, Bytes.hlcKey(e.hlc)).bind(4, name).run()
+                    del.reset()
+                }
+                let ins = try db.cached("INSERT OR IGNORE INTO record_clock(zone, origin, hlc, name) VALUES(?, ?, ?, ?)")
+                for e in newVector.entries where oldVector[e.node] != e.hlc {
+                    try ins.bind(1, z.row).bind(2, e.node).bind(3, Bytes.hlcKey(e.hlc)).bind(4, name).run()
+                    ins.reset()
+                }
             }
-            let ins = try db.statement("INSERT OR IGNORE INTO record_clock(zone, origin, hlc, name) VALUES(?, ?, ?, ?)")
-            let oldVector = old?.versionVector ?? VersionVector()
-            for e in newEntries where oldVector[e.node] != e.hlc {
-                try ins.bind(1, z.row).bind(2, Bytes.nodeID(e.node)).bind(3, Bytes.hlcKey(e.hlc)).bind(4, name).run()
+        } else {
+            let ins = try db.cached("INSERT OR IGNORE INTO record_clock(zone, origin, hlc, name) VALUES(?, ?, ?, ?)")
+            for e in newVector.entries {
+                try ins.bind(1, z.row).bind(2, e.node).bind(3, Bytes.hlcKey(e.hlc)).bind(4, name).run()
                 ins.reset()
             }
         }
@@ -74,12 +87,12 @@ extension Store {
         let oldRefs = old.map(Self.cascadeTargets) ?? []
         let newRefs = Self.cascadeTargets(new)
         if oldRefs != newRefs {
-            let del = try db.statement("DELETE FROM refs WHERE zone = ? AND target = ? AND source = ?")
+            let del = try db.cached("DELETE FROM refs WHERE zone = ? AND target = ? AND source = ?")
             for t in oldRefs.subtracting(newRefs) {
                 try del.bind(1, z.row).bind(2, t).bind(3, name).run()
                 del.reset()
             }
-            let ins = try db.statement("INSERT OR IGNORE INTO refs(zone, target, source) VALUES(?, ?, ?)")
+            let ins = try db.cached("INSERT OR IGNORE INTO refs(zone, target, source) VALUES(?, ?, ?)")
             for t in newRefs.subtracting(oldRefs) {
                 try ins.bind(1, z.row).bind(2, t).bind(3, name).run()
                 ins.reset()
@@ -88,10 +101,10 @@ extension Store {
 
         try updateIndexes(new, over: old, in: z)
 
-        z.vector.formUnion(new.versionVector)
+        z.vector.formUnion(newVector)
         databaseSequence += 1
         z.databaseSequence = databaseSequence
-        notifier.recordChanged(zone: z.id, old: old, new: new)
+        noteRecordChanged(zone: z.id, old: old, new: new)
     }
 
     /// Removes a record's rows entirely (tombstone purge).
@@ -107,6 +120,12 @@ extension Store {
     /// Names of same-zone records that `r`, while live, deletes itself with (`deleteSelf`).
     static func cascadeTargets(_ r: Record) -> Set<String> {
         if r.isDeleted { return [] }
+        guard r.fields.contains(where: { f in
+            switch f.value {
+            case .reference?, .list(.reference)?: return true
+            default: return false
+            }
+        }) else { return [] }
         var out = Set<String>()
         for f in r.fields {
             switch f.value {

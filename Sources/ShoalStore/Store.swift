@@ -71,9 +71,18 @@ public actor Store {
     var clock: HLC.Clock
     var zones: [RecordZone.ID: ZoneState] = [:]
     var databaseSequence: UInt64
-    var indexes: Set<IndexKey> = []
+    var indexes: Set<IndexKey> = [] {
+        didSet { indexedFieldsByZone = Self.fieldsByZone(indexes) }
+    }
+    /// ``indexes`` as zone → record type → fields, kept in step by `indexes.didSet`.
+    var indexedFieldsByZone: [RecordZone.ID: [String: [String]]] = [:]
     let notifier = Notifier()
     var subscriptions: [String: Subscription] = [:]
+    /// Whether the open transaction reports every changed record to the notifier, or only the
+    /// zones it touched (no query or zone subscription has a listener).
+    var txRecordsWanted = false
+    /// Zones the open transaction has reported to the notifier.
+    var txZonesNoted: [RecordZone.ID] = []
     /// How many records the last query decoded (tests check that indexes avoid scans).
     package var lastQueryDecodeCount = 0
 
@@ -114,6 +123,7 @@ public actor Store {
             if own > clock.last { clock = HLC.Clock(last: own, maxForwardDrift: configuration.maxForwardDrift) }
         }
         indexes = try IndexKey.loadAll(db)
+        indexedFieldsByZone = Self.fieldsByZone(indexes)
         subscriptions = try Subscription.loadAll(db)
         notifier.setWantsRecords(subscriptions.values.contains { if case .database = $0.kind { false } else { true } })
     }
@@ -132,12 +142,23 @@ public actor Store {
         try Schema.setMeta(db, "db_seq", Int64(bitPattern: databaseSequence))
     }
 
+    /// Tells the notifier a record changed — per record only when the transaction wants records
+    /// (a lock per record otherwise buys nothing), else once per zone.
+    func noteRecordChanged(zone: RecordZone.ID, old: Record?, new: Record) {
+        if !txRecordsWanted {
+            if txZonesNoted.contains(zone) { return }
+            txZonesNoted.append(zone)
+        }
+        notifier.recordChanged(zone: zone, old: old, new: new)
+    }
+
     /// Runs `body` in one write transaction; zone states and the clock roll back with it.
     func writeTransaction<T>(_ body: () throws(ShoalError) -> T) throws(ShoalError) -> T {
         let savedZones = zones
         let savedSeq = databaseSequence
         let savedIndexes = indexes
-        notifier.beginTransaction()
+        txRecordsWanted = notifier.beginTransaction()
+        txZonesNoted.removeAll(keepingCapacity: true)
         do {
             let result = try db.transaction { () throws(ShoalError) -> T in
                 let r = try body()

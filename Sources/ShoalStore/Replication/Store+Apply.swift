@@ -48,8 +48,19 @@ extension Store {
             var newlyDeleted = [Record.ID]()
             var live = [Record]()
             var touched = Set<RecordZone.ID>()
+            // The zone being written is held out of `zones` (so its vector is not copied on every
+            // write) and put back when the batch moves to another zone or ends.
+            var current: ZoneState? = nil
+            defer { if let c = current { zones[c.id] = c } }
             for incoming in records {
-                guard var z = zones[incoming.id.zone], !z.deleted else { throw .zoneNotFound(incoming.id.zone) }
+                if current?.id != incoming.id.zone {
+                    if let c = current { zones[c.id] = c }
+                    current = nil
+                    guard let next = zones[incoming.id.zone], !next.deleted else { throw .zoneNotFound(incoming.id.zone) }
+                    current = zones.removeValue(forKey: incoming.id.zone)
+                    touched.insert(next.id)
+                }
+                guard var z = current else { throw .zoneNotFound(incoming.id.zone) }
                 if let latest = incoming.versionVector.latest {
                     // A timestamp too far ahead of our wall clock is not absorbed (our later writes
                     // keep our own clock), but the version is still applied: refusing it would stall
@@ -86,15 +97,17 @@ extension Store {
                     next = incoming
                     result.inserted += 1
                 }
+                current = nil
                 try writeVersion(next, over: stored, in: &z)
-                zones[z.id] = z
-                touched.insert(z.id)
+                current = z
                 if next.isDeleted {
                     if !(stored?.isDeleted ?? false) { newlyDeleted.append(next.id) }
                 } else {
                     live.append(next)
                 }
             }
+            if let c = current { zones[c.id] = c }
+            current = nil
             for id in touched { try zones[id]?.save(db) }
             // A live record pointing (deleteSelf) at a record already deleted here goes too, so
             // every node ends with the same cascade whatever the order of arrival.

@@ -6,6 +6,9 @@ import CSQLite
 final class SQLiteDatabase {
     private(set) var handle: OpaquePointer?
     private var cache: [String: SQLiteStatement] = [:]
+    /// Statements of the hot paths, keyed by the address of their literal SQL: no hashing of the
+    /// SQL text per use.
+    private var literalCache: [UInt: SQLiteStatement] = [:]
     let path: String
 
     /// Opens (creating if needed) the database at `path`.
@@ -29,7 +32,9 @@ final class SQLiteDatabase {
     /// Finalizes every statement and closes the connection.
     func close() {
         for s in cache.values { s.finalize() }
+        for s in literalCache.values { s.finalize() }
         cache = [:]
+        literalCache = [:]
         if let h = handle { sqlite3_close_v2(h) }
         handle = nil
     }
@@ -45,6 +50,23 @@ final class SQLiteDatabase {
         guard rc == SQLITE_OK, let stmt else { throw error(rc, "preparing \(sql)") }
         let s = SQLiteStatement(stmt, database: self)
         cache[sql] = s
+        return s
+    }
+
+    /// The statement for the literal `sql`, prepared once and reset for reuse; looked up by the
+    /// literal's address, so hot paths do not hash their SQL on every call.
+    func cached(_ sql: StaticString) throws(ShoalError) -> SQLiteStatement {
+        let key = UInt(bitPattern: sql.utf8Start)
+        if let s = literalCache[key] {
+            s.reset()
+            return s
+        }
+        var stmt: OpaquePointer? = nil
+        let rc = sqlite3_prepare_v3(handle, UnsafeRawPointer(sql.utf8Start).assumingMemoryBound(to: CChar.self), Int32(sql.utf8CodeUnitCount),
+                                    UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw error(rc, "preparing \(sql)") }
+        let s = SQLiteStatement(stmt, database: self)
+        literalCache[key] = s
         return s
     }
 

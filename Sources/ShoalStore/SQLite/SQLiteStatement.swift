@@ -1,6 +1,7 @@
 // SQLiteStatement: a prepared statement — bind, step, read columns without copying blobs.
 
 import CSQLite
+import ShoalWire
 
 /// SQLite's "copy the bytes now" destructor (`SQLITE_TRANSIENT`, a macro Swift cannot import).
 let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
@@ -38,6 +39,14 @@ final class SQLiteStatement {
         v.withUnsafeBytes { raw in
             // A zero-length blob still needs a non-null pointer to bind as a blob, not NULL.
             _ = sqlite3_bind_blob(stmt, i, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), sqliteTransient)
+        }
+        return self
+    }
+    /// Binds a node ID as its 16 big-endian bytes, without an intermediate array.
+    @discardableResult func bind(_ i: Int32, _ n: NodeID) -> SQLiteStatement {
+        var be = (n.high.bigEndian, n.low.bigEndian)
+        withUnsafeBytes(of: &be) { raw in
+            _ = sqlite3_bind_blob(stmt, i, raw.baseAddress, 16, sqliteTransient)
         }
         return self
     }

@@ -38,10 +38,14 @@ final class Notifier: Sendable {
 
     func setWantsRecords(_ wants: Bool) { state.withLock { $0.wantsRecords = wants } }
 
-    func beginTransaction() {
+    /// Starts collecting a transaction's changes.
+    /// - Returns: whether it wants every changed record (``recordChanged(zone:old:new:)`` for each);
+    ///   when false, one call per changed zone is enough.
+    func beginTransaction() -> Bool {
         state.withLock { s in
             s.tx = Transaction()
             s.tx.wantsRecords = s.wantsRecords && !s.listeners.isEmpty
+            return s.tx.wantsRecords
         }
     }
 
