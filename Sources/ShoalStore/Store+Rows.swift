@@ -11,9 +11,15 @@ struct StoredRecord {
 extension Store {
     /// Decodes a stored row, turning damage into `internalError` (never a trap).
     func decodeRow(_ raw: UnsafeRawBufferPointer, zone: RecordZone.ID, name: String) throws(ShoalError) -> Record {
+        try Self.decodeRow(raw, zone: zone, name: name, limits: configuration.limits)
+    }
+
+    /// ``decodeRow(_:zone:name:)`` off the actor, for decoding pages of rows in parallel.
+    nonisolated static func decodeRow(_ raw: UnsafeRawBufferPointer, zone: RecordZone.ID, name: String,
+                                      limits: WireLimits) throws(ShoalError) -> Record {
         let r: Record
         do throws(WireError) {
-            r = try Record(decoding: raw, limits: configuration.limits)
+            r = try Record(decoding: raw, limits: limits)
         } catch {
             throw .internalError("the stored row for record \(zone)/\(name) does not decode (\(error)); the store is damaged — restore it from a peer by deleting the data directory and syncing again")
         }
@@ -26,6 +32,7 @@ extension Store {
     /// The stored version of `name` in `z`, live or tombstone.
     func loadStored(_ z: ZoneState, _ name: String) throws(ShoalError) -> StoredRecord? {
         let s = try db.cached("SELECT seq, bytes FROM records WHERE zone = ? AND name = ?")
+        defer { s.reset() }  // a statement left on a row would pin this connection's read snapshot
         s.bind(1, z.row).bind(2, name)
         guard try s.step() else { return nil }
         let seq = UInt64(bitPattern: s.int64(0))
@@ -36,6 +43,7 @@ extension Store {
     /// The version before the stored one, if kept (the ancestor of a conflicting save).
     func loadPrevious(_ z: ZoneState, _ name: String) throws(ShoalError) -> Record? {
         let s = try db.statement("SELECT previous FROM records WHERE zone = ? AND name = ?")
+        defer { s.reset() }
         s.bind(1, z.row).bind(2, name)
         guard try s.step(), !s.isNull(0) else { return nil }
         return try s.withBlob(0) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }

@@ -55,6 +55,7 @@ extension Store {
 
     func lastRow() throws(ShoalError) -> Int64 {
         let s = try db.statement("SELECT last_insert_rowid()")
+        defer { s.reset() }
         guard try s.step() else { throw .internalError("SQLite returned no last_insert_rowid") }
         return s.int64(0)
     }

@@ -53,6 +53,10 @@ public actor Store {
         public var maxAtomicBatchItems: Int = 50_000
         /// Items per transaction when a non-atomic batch is chunked. Default 2,000.
         public var chunkSize: Int = 2_000
+        /// SQLite's page cache for this store's connection, in KiB (`PRAGMA cache_size`).
+        /// Default 32 MiB: bulk writes touch several b-trees at once, and a cache that holds
+        /// their working set saves re-reading pages from the OS on every transaction.
+        public var cacheKibibytes: Int = 32 * 1024
         /// Limits records must meet (CloudKit's by default: 1 MiB records, 255-byte names).
         public var limits: WireLimits = .default
 
@@ -102,7 +106,7 @@ public actor Store {
         let ms = configuration.busyTimeout.components
         let timeout = Int32(clamping: ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000)
         let db = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: timeout)
-        try Schema.create(db, synchronous: configuration.synchronous)
+        try Schema.create(db, synchronous: configuration.synchronous, cacheKibibytes: configuration.cacheKibibytes)
         let meta = try Schema.loadOrCreateMeta(db, newIdentifier: configuration.newIdentifier)
         return try Store(db: db, configuration: configuration, meta: meta)
     }

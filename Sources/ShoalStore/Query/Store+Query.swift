@@ -46,6 +46,7 @@ extension Store {
         }
         if let names = try indexCandidates(q, z) {
             let get = try db.statement("SELECT bytes FROM records WHERE zone = ? AND name = ?")
+            defer { get.reset() }
             for name in names.sorted() {
                 get.reset()
                 get.bind(1, z.row).bind(2, name)

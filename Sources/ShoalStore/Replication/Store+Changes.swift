@@ -69,28 +69,39 @@ extension Store {
                 afterSeq = nil
             }
         }
-        var rows = [(seq: UInt64, record: Record)]()
+        var records: [Record]
+        var more = false
+        var lastSeq: UInt64 = 0
         if let afterSeq {
-            let s = try db.statement("SELECT seq, name, bytes FROM records WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?")
+            // One range read of the table (keyed by change order); rows are copied out and
+            // decoded afterwards, in parallel for large pages.
+            let s = try db.cached("SELECT seq, name, bytes FROM records WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?")
             s.bind(1, z.row).bind(2, Int64(bitPattern: afterSeq)).bind(3, limit + 1)
+            var batch = RowBatch(capacity: min(limit, 1024))
             while try s.step() {
+                if batch.count == limit { more = true; break }
+                lastSeq = UInt64(bitPattern: s.int64(0))
                 let name = s.text(1)
-                rows.append((UInt64(bitPattern: s.int64(0)), try s.withBlob(2) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: zone, name: name) }))
+                s.withBlob(2) { raw in batch.append(name: name, bytes: raw) }
             }
+            s.reset()
+            records = try batch.decode(zone: zone, limits: configuration.limits)
         } else {
-            rows = try changedSince(vector: startVector ?? VersionVector(), in: z, limit: limit + 1)
+            var rows = try changedSince(vector: startVector ?? VersionVector(), in: z, limit: limit + 1)
+            more = rows.count > limit
+            if more { rows.removeLast(rows.count - limit) }
+            lastSeq = rows.last?.seq ?? 0
+            records = rows.map(\.record)
         }
-        let more = rows.count > limit
-        if more { rows.removeLast(rows.count - limit) }
         let next: ChangeToken.Contents
-        if more, let last = rows.last {
+        if more {
             next = .init(kind: .zone, incarnation: z.incarnation, vector: startVector ?? z.horizon,
-                         cursor: .init(source: incarnation, sequence: last.seq))
+                         cursor: .init(source: incarnation, sequence: lastSeq))
         } else {
             next = .init(kind: .zone, incarnation: z.incarnation, vector: z.vector,
                          cursor: .init(source: incarnation, sequence: z.seq))
         }
-        return ZoneChanges(records: rows.map(\.record), token: ChangeToken(next), moreComing: more)
+        return ZoneChanges(records: records, token: ChangeToken(next), moreComing: more)
     }
 
     /// Records of `z` whose vectors `v` does not dominate, by change sequence: per origin of the
@@ -105,6 +116,7 @@ extension Store {
         }
         var rows = [(seq: UInt64, record: Record)]()
         let get = try db.statement("SELECT seq, bytes FROM records WHERE zone = ? AND name = ?")
+        defer { get.reset() }
         for name in names {
             get.reset()
             get.bind(1, z.row).bind(2, name)

@@ -11,6 +11,7 @@ extension Store {
     public func syncValue(_ key: String) throws(ShoalError) -> [UInt8]? {
         try ensureSyncTable()
         let s = try db.statement("SELECT value FROM sync_state WHERE key = ?")
+        defer { s.reset() }
         s.bind(1, key)
         return try s.step() ? s.blob(0) : nil
     }

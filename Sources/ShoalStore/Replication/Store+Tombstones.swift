@@ -13,6 +13,7 @@ extension Store {
         try writeTransaction { () throws(ShoalError) in
             var v = vector
             let s = try db.statement("SELECT vector FROM peer_acks WHERE zone = ? AND peer = ?")
+            defer { s.reset() }
             s.bind(1, z.row).bind(2, Bytes.nodeID(peer))
             if try s.step() { v.formUnion(try Bytes.vector(s.blob(0), "the acknowledgement of \(peer.short) for \(zone)")) }
             try db.statement("INSERT OR REPLACE INTO peer_acks(zone, peer, vector) VALUES(?, ?, ?)")

@@ -33,7 +33,16 @@ final class SQLiteStatement {
         sqlite3_bind_double(stmt, i, v); return self
     }
     @discardableResult func bind(_ i: Int32, _ v: String) -> SQLiteStatement {
-        sqlite3_bind_text(stmt, i, v, -1, sqliteTransient); return self
+        var v = v
+        // The UTF-8 bytes in place, with their length: no C-string copy, no strlen.
+        v.withUTF8 { u in
+            if let base = u.baseAddress, u.count > 0 {
+                _ = sqlite3_bind_text(stmt, i, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(u.count), sqliteTransient)
+            } else {
+                _ = sqlite3_bind_text(stmt, i, "", 0, sqliteTransient)  // empty text, not NULL
+            }
+        }
+        return self
     }
     @discardableResult func bind(_ i: Int32, _ v: [UInt8]) -> SQLiteStatement {
         v.withUnsafeBytes { raw in
@@ -84,6 +93,11 @@ final class SQLiteStatement {
         return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
     }
     /// The blob in column `i`, borrowed until the next step or reset.
+    func withBlob<T>(_ i: Int32, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        let p = sqlite3_column_blob(stmt, i)
+        let n = Int(sqlite3_column_bytes(stmt, i))
+        return body(UnsafeRawBufferPointer(start: n > 0 ? p : nil, count: n))
+    }
     func withBlob<T>(_ i: Int32, _ body: (UnsafeRawBufferPointer) throws(ShoalError) -> T) throws(ShoalError) -> T {
         let p = sqlite3_column_blob(stmt, i)
         let n = Int(sqlite3_column_bytes(stmt, i))

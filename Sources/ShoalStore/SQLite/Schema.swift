@@ -2,13 +2,17 @@
 
 import ShoalWire
 
-/// The SQL schema (version 1). Every table is `WITHOUT ROWID` keyed by what is looked up.
+/// The SQL schema (version 2). Every table is `WITHOUT ROWID` keyed by what is looked up.
 ///
 /// - `meta(key, value)`: node ID, store and database incarnations, last HLC, database sequence.
 /// - `zones`: one row per zone ever created (deleted zones stay as zone tombstones).
-/// - `records(zone, name, type, seq, deleted, bytes, previous)`: the latest version of every record
-///   (tombstones included) as canonical ShoalWire bytes; `seq` is the zone's change sequence of
-///   the write that produced it; `previous` the version before, for conflict ancestors.
+/// - `records(zone, seq, name, type, deleted, bytes, previous)`: the latest version of every
+///   record (tombstones included) as canonical ShoalWire bytes, **keyed by change order**: `seq`
+///   is the zone's change sequence of the write that produced it, so the change feed is one range
+///   read of the table and a new version is appended at its end; `records_by_name(zone, name)`
+///   finds a record by name. `previous` holds the version before, for conflict ancestors.
+///   (Version 1 keyed rows by name with indexes on `seq` and on `type`: every feed row cost a
+///   second lookup and every write a third index; queries now filter the zone's rows by type.)
 /// - `record_clock(zone, origin, hlc, name)`: one row per version-vector entry of every record, so
 ///   "what changed since vector V" is a range scan per origin (`hlc > V[origin]`).
 /// - `refs(zone, target, source)`: live `deleteSelf` references, for cascading deletes.
@@ -16,26 +20,24 @@ import ShoalWire
 /// - `peer_acks(zone, peer, vector)`: what each known peer has acknowledged, for tombstone purges.
 /// - `subscriptions(id, bytes)`: persisted subscriptions.
 enum Schema {
-    static let version: Int64 = 1
+    static let version: Int64 = 2
 
-    static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous) throws(ShoalError) {
+    static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int) throws(ShoalError) {
         try db.execute("PRAGMA journal_mode=WAL")
         try db.execute("PRAGMA synchronous=\(synchronous.rawValue)")
         try db.execute("PRAGMA foreign_keys=OFF")
+        try db.execute("PRAGMA cache_size=-\(max(cacheKibibytes, 64))")
+        try db.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value ANY NOT NULL) WITHOUT ROWID")
+        try migrate(db)
         try db.execute("""
-        CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value ANY NOT NULL) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS zones(
             id INTEGER PRIMARY KEY, name TEXT NOT NULL, owner TEXT NOT NULL,
             scope INTEGER NOT NULL, read_only INTEGER NOT NULL, incarnation BLOB NOT NULL,
             seq INTEGER NOT NULL, vector BLOB NOT NULL, horizon BLOB NOT NULL,
             deleted INTEGER NOT NULL, deletion BLOB, db_seq INTEGER NOT NULL,
             UNIQUE(name, owner));
-        CREATE TABLE IF NOT EXISTS records(
-            zone INTEGER NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL, seq INTEGER NOT NULL,
-            deleted INTEGER NOT NULL, bytes BLOB NOT NULL, previous BLOB,
-            PRIMARY KEY(zone, name)) WITHOUT ROWID;
-        CREATE UNIQUE INDEX IF NOT EXISTS records_by_seq ON records(zone, seq);
-        CREATE INDEX IF NOT EXISTS records_by_type ON records(zone, type, deleted);
+        \(recordsTable("records"));
+        CREATE UNIQUE INDEX IF NOT EXISTS records_by_name ON records(zone, name);
         CREATE TABLE IF NOT EXISTS record_clock(
             zone INTEGER NOT NULL, origin BLOB NOT NULL, hlc INTEGER NOT NULL, name TEXT NOT NULL,
             PRIMARY KEY(zone, origin, hlc, name)) WITHOUT ROWID;
@@ -54,6 +56,40 @@ enum Schema {
             PRIMARY KEY(zone, peer)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS subscriptions(id TEXT PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
         """)
+    }
+
+    /// The `records` table of this schema version, under `name`.
+    static func recordsTable(_ name: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(name)(
+            zone INTEGER NOT NULL, seq INTEGER NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL,
+            deleted INTEGER NOT NULL, bytes BLOB NOT NULL, previous BLOB,
+            PRIMARY KEY(zone, seq)) WITHOUT ROWID
+        """
+    }
+
+    /// Brings a store written by an older schema version to this one, in one transaction.
+    ///
+    /// Version 1 → 2: `records` re-keyed from (zone, name) to (zone, seq); the rows are copied as
+    /// they are (bytes, sequence numbers and tokens stay valid).
+    static func migrate(_ db: SQLiteDatabase) throws(ShoalError) {
+        let s = try db.statement("SELECT value FROM meta WHERE key = 'schema'")
+        let stored: Int64? = try s.step() ? s.int64(0) : nil
+        s.reset()
+        guard let stored, stored < version else { return }
+        guard stored == 1 else {
+            throw .internalError("the store at \(db.path) has schema version \(stored); this Shoal reads versions 1 and \(version)")
+        }
+        try db.transaction { () throws(ShoalError) in
+            try db.execute("""
+            \(recordsTable("records_v2"));
+            INSERT INTO records_v2(zone, seq, name, type, deleted, bytes, previous)
+                SELECT zone, seq, name, type, deleted, bytes, previous FROM records;
+            DROP TABLE records;
+            ALTER TABLE records_v2 RENAME TO records;
+            UPDATE meta SET value = \(version) WHERE key = 'schema';
+            """)
+        }
     }
 
     struct Meta {

@@ -1,0 +1,94 @@
+// RowBatch: a page of stored rows copied out of SQLite, decoded into records on every core.
+
+import Dispatch
+import ShoalWire
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Rows read from one statement — names and canonical bytes, packed in one buffer — so the
+/// decoding, the bulk of a page's cost, can run in parallel once the statement is done.
+struct RowBatch {
+    private(set) var names: [String] = []
+    private var bytes: [UInt8] = []
+    /// `ends[i]` is where row `i`'s bytes end in `bytes`.
+    private var ends: [Int] = []
+
+    var count: Int { names.count }
+
+    init(capacity: Int) {
+        names.reserveCapacity(capacity)
+        ends.reserveCapacity(capacity)
+        bytes.reserveCapacity(capacity * 256)
+    }
+
+    /// Appends the row named `name` whose bytes are `raw` (copied).
+    mutating func append(name: String, bytes raw: UnsafeRawBufferPointer) {
+        names.append(name)
+        bytes.append(contentsOf: raw)
+        ends.append(bytes.count)
+    }
+
+    /// Rows below this many are decoded on the calling thread: splitting costs more than it saves.
+    static let parallelThreshold = 512
+
+    /// Every row decoded as a record of `zone` (``Store/decodeRow(_:zone:name:limits:)``: a
+    /// damaged row is `internalError`), in row order. Large batches are split across the cores.
+    func decode(zone: RecordZone.ID, limits: WireLimits) throws(ShoalError) -> [Record] {
+        let n = count
+        if n == 0 { return [] }
+        let parts = n < Self.parallelThreshold ? 1 : min(System.coreCount * 2, n / (Self.parallelThreshold / 2))
+        // Each part decodes rows lo..<hi straight into the result's storage, stopping at its first
+        // damaged row; `reached[p]` is how far part p initialised, `failures[p]` its error.
+        var reached = [Int](repeating: 0, count: parts)
+        var failures = [ShoalError?](repeating: nil, count: parts)
+        let ends = self.ends, names = self.names
+        let records = [Record](unsafeUninitializedCapacity: n) { buffer, initialized in
+            bytes.withUnsafeBytes { allBytes in
+                reached.withUnsafeMutableBufferPointer { reachedBuffer in
+                    failures.withUnsafeMutableBufferPointer { failureBuffer in
+                        // Parts touch disjoint slots of every buffer: no sharing between threads.
+                        nonisolated(unsafe) let all = allBytes, out = buffer
+                        nonisolated(unsafe) let reachedOut = reachedBuffer, failureOut = failureBuffer
+                        let decodePart = { @Sendable (part: Int) in
+                            let lo = n * part / parts, hi = n * (part + 1) / parts
+                            guard let base = out.baseAddress else { return }
+                            var i = lo
+                            while i < hi {
+                                let start = i == 0 ? 0 : ends[i - 1]
+                                let raw = UnsafeRawBufferPointer(rebasing: all[start..<ends[i]])
+                                do throws(ShoalError) {
+                                    (base + i).initialize(to: try Store.decodeRow(raw, zone: zone, name: names[i], limits: limits))
+                                } catch {
+                                    failureOut[part] = error
+                                    break
+                                }
+                                i += 1
+                            }
+                            reachedOut[part] = i
+                        }
+                        if parts == 1 { decodePart(0) } else { DispatchQueue.concurrentPerform(iterations: parts, execute: decodePart) }
+                    }
+                }
+            }
+            if failures.allSatisfy({ $0 == nil }) {
+                initialized = n
+            } else if let base = buffer.baseAddress {
+                for part in 0..<parts {
+                    let lo = n * part / parts
+                    (base + lo).deinitialize(count: reached[part] - lo)
+                }
+                initialized = 0
+            }
+        }
+        if let first = failures.first(where: { $0 != nil }), let error = first { throw error }
+        return records
+    }
+}
+
+/// The machine's processor count, read once.
+enum System {
+    static let coreCount = max(1, ProcessInfo.processInfo.activeProcessorCount)
+}
