@@ -115,6 +115,40 @@ extension Store {
         noteRecordChanged(zone: z.id, old: old, new: new)
     }
 
+    /// Writes `new` as a record this store does not hold, if so: false (and nothing written) when
+    /// a row for its name exists. Does what ``writeVersion(_:encoded:over:in:)`` does with no old
+    /// version, without looking the name up first.
+    func insertVersion(_ new: Record, in z: inout ZoneState) throws(ShoalError) -> Bool {
+        let bytes = new.encoded()
+        let s = try db.cached("""
+            INSERT INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES(?, ?, ?, ?, ?, ?, NULL)
+            ON CONFLICT(zone, name) DO NOTHING
+            """)
+        try s.bind(1, z.row).bind(2, new.id.name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq &+ 1))
+            .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes).run()
+        guard db.changes == 1 else { return false }
+        z.seq += 1
+        let ins = try db.cached("INSERT OR IGNORE INTO record_clock(zone, origin, hlc, name) VALUES(?, ?, ?, ?)")
+        for e in new.versionVector.entries {
+            try ins.bind(1, z.row).bind(2, e.node).bind(3, Bytes.hlcKey(e.hlc)).bind(4, new.id.name).run()
+            ins.reset()
+        }
+        let refs = Self.cascadeTargets(new)
+        if !refs.isEmpty {
+            let r = try db.cached("INSERT OR IGNORE INTO refs(zone, target, source) VALUES(?, ?, ?)")
+            for t in refs {
+                try r.bind(1, z.row).bind(2, t).bind(3, new.id.name).run()
+                r.reset()
+            }
+        }
+        try updateIndexes(new, over: nil, in: z)
+        z.vector.formUnion(new.versionVector)
+        databaseSequence += 1
+        z.databaseSequence = databaseSequence
+        noteRecordChanged(zone: z.id, old: nil, new: new)
+        return true
+    }
+
     /// Removes a record's rows entirely (tombstone purge).
     func removeRows(_ r: Record, in z: ZoneState) throws(ShoalError) {
         try db.statement("DELETE FROM records WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name).run()

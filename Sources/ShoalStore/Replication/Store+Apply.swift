@@ -71,6 +71,19 @@ extension Store {
                         result.skewed += 1
                     }
                 }
+                // A record this store does not hold (the bulk of an initial sync) is inserted
+                // directly: the insert itself tells whether the row existed, saving a lookup.
+                // A version the purge horizon dominates may be of a purged record: look first.
+                if z.horizon.isEmpty || !incoming.versionVector.isDominated(by: z.horizon) {
+                    current = nil
+                    let inserted = try insertVersion(incoming, in: &z)
+                    current = z
+                    if inserted {
+                        result.inserted += 1
+                        if incoming.isDeleted { newlyDeleted.append(incoming.id) } else { live.append(incoming) }
+                        continue
+                    }
+                }
                 let stored = try loadStored(z, incoming.id.name)?.record
                 let next: Record
                 if let stored {
@@ -79,14 +92,12 @@ extension Store {
                         result.unchanged += 1
                         continue
                     case .after:
+                        // Replacing without merging: merge(stored, incoming) is incoming itself
+                        // when incoming's vector dominates (ReplaceFastPathTests checks the bytes).
                         next = incoming
                         result.replaced += 1
                     case .concurrent:
-                        do throws(DiffError) {
-                            next = try merge(stored, incoming)
-                        } catch {
-                            throw .internalError("merging two versions of \(incoming.id): \(error)")
-                        }
+                        next = try Self.merged(stored, incoming)
                         result.merged += 1
                     }
                 } else {
@@ -128,6 +139,15 @@ extension Store {
             }
             result.cascaded += try cascadeDeletes(from: newlyDeleted).count
             return result
+        }
+    }
+
+    /// The dot-driven merge of two versions of one record (ShoalDiff's `merge`).
+    package nonisolated static func merged(_ stored: Record, _ incoming: Record) throws(ShoalError) -> Record {
+        do throws(DiffError) {
+            return try merge(stored, incoming)
+        } catch {
+            throw .internalError("merging two versions of \(incoming.id): \(error)")
         }
     }
 
