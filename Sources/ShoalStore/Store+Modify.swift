@@ -30,26 +30,30 @@ extension Store {
     @discardableResult
     public func modify(saving: [Record] = [], deleting: [Record.ID] = [], policy: SavePolicy = .ifServerRecordUnchanged,
                        atomically: Bool = true) throws(ShoalError) -> ModifyResult {
-        var seen = Set<Record.ID>()
-        for id in saving.map(\.id) + deleting {
+        var seen = Set<Record.ID>(minimumCapacity: saving.count + deleting.count)
+        func once(_ id: Record.ID) throws(ShoalError) {
             guard seen.insert(id).inserted else {
                 throw .invalidArguments("record \(id) appears more than once in one modify request; save or delete each record once per request")
             }
         }
+        for r in saving { try once(r.id) }
+        for id in deleting { try once(id) }
         let total = saving.count + deleting.count
         if atomically && total > configuration.maxAtomicBatchItems {
             throw .limitExceeded("an atomic modify request has \(total) items, over the limit of \(configuration.maxAtomicBatchItems) (Configuration.maxAtomicBatchItems); split it, or pass atomically: false to have it chunked into transactions of \(configuration.chunkSize)")
         }
-        let items: [Item] = saving.map { .save($0) } + deleting.map { .delete($0) }
+        var items = [Item]()
+        items.reserveCapacity(total)
+        for r in saving { items.append(.save(r)) }
+        for id in deleting { items.append(.delete(id)) }
         var saved = [Record]()
         saved.reserveCapacity(saving.count)
         var deleted = [Record.ID]()
         var errors = [Record.ID: ShoalError]()
         let chunk = atomically ? max(items.count, 1) : max(configuration.chunkSize, 1)
         for start in stride(from: 0, to: items.count, by: chunk) {
-            let part = Array(items[start..<min(start + chunk, items.count)])
-            let r = try modifyChunk(part, policy: policy, atomically: atomically)
-            saved += r.saved
+            let r = try modifyChunk(items[start..<min(start + chunk, items.count)], policy: policy, atomically: atomically)
+            if saved.isEmpty { saved = r.saved } else { saved += r.saved }
             deleted += r.deleted
             errors.merge(r.errors) { a, _ in a }
         }
@@ -92,69 +96,110 @@ extension Store {
         }
     }
 
+    typealias ChunkResult = (saved: [Record], deleted: [Record.ID], errors: [Record.ID: ShoalError])
+
     /// One transaction's worth of items.
-    func modifyChunk(_ items: [Item], policy: SavePolicy, atomically: Bool) throws(ShoalError)
-        -> (saved: [Record], deleted: [Record.ID], errors: [Record.ID: ShoalError]) {
-        try writeTransaction { () throws(ShoalError) -> ([Record], [Record.ID], [Record.ID: ShoalError]) in
-            // 1. Plan every item against the stored state, without writing.
-            var plans = [(item: Item, old: Record?, new: Record, bytes: [UInt8]?)]()
-            plans.reserveCapacity(items.count)
-            var errors = [Record.ID: ShoalError]()
-            for item in items {
-                do throws(ShoalError) {
-                    let z = try writableZone(item.id.zone)
-                    let stored = try loadStored(z, item.id.name)?.record
-                    switch item {
-                    case .save(let client):
-                        let (new, bytes) = try planSave(client, stored: stored, policy: policy, zone: z)
-                        plans.append((item, stored, new, bytes))
-                    case .delete(let id):
-                        guard let s = stored, !s.isDeleted else { throw ShoalError.unknownItem(id) }
-                        plans.append((item, s, tombstone(of: s), nil))
-                    }
-                } catch {
-                    errors[item.id] = error
-                }
+    func modifyChunk(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool) throws(ShoalError) -> ChunkResult {
+        try writeTransaction { () throws(ShoalError) -> ChunkResult in
+            // Saves of records with no change tag — new records, the bulk of an import — are
+            // planned as new and inserted without looking each name up first. If one turns out
+            // to exist, that attempt is undone and the chunk takes the full path.
+            if items.allSatisfy({ if case .save(let r) = $0 { r.changeTag == nil } else { false } }),
+               let done = try modifyAssumingNew(items, policy: policy, atomically: atomically) {
+                return done
             }
-            // 2. Atomic zones with a failure write nothing.
-            if atomically && !errors.isEmpty {
-                var failedZones = [RecordZone.ID: Record.ID]()
-                for id in errors.keys.sorted() where failedZones[id.zone] == nil { failedZones[id.zone] = id }
-                plans = plans.filter { p in
-                    guard let failed = failedZones[p.item.id.zone] else { return true }
-                    errors[p.item.id] = .batchRequestFailed(p.item.id, because: failed)
-                    return false
-                }
+            guard let done = try modifyPlanned(items, policy: policy, atomically: atomically, lookUp: true) else {
+                throw .internalError("a modify request planned against the stored records found a record it had not looked up")
             }
-            // 3. Write, then cascade deletions.
-            var saved = [Record](), deleted = [Record.ID]()
-            saved.reserveCapacity(plans.count)
-            var cascadeFrom = [Record.ID]()
-            var touched = Set<RecordZone.ID>()
-            // Each zone's state is taken out of `zones` once per run of items in that zone, not per
-            // item, and put back (and its row saved) once per transaction.
-            var current: ZoneState? = nil
-            for p in plans {
-                if current?.id != p.item.id.zone {
-                    if let c = current { zones[c.id] = c }
-                    current = zones.removeValue(forKey: p.item.id.zone)
-                    touched.insert(p.item.id.zone)
-                }
-                // Moved out while written, so the zone's vector is not copied on every write.
-                guard var z = current else { continue }
-                current = nil
-                try writeVersion(p.new, encoded: p.bytes, over: p.old, in: &z)
-                current = z
-                switch p.item {
-                case .save: saved.append(p.new)
-                case .delete(let id): deleted.append(id); cascadeFrom.append(id)
-                }
-            }
-            if let c = current { zones[c.id] = c }
-            for id in touched { try zones[id]?.save(db) }
-            deleted += try cascadeDeletes(from: cascadeFrom)
-            return (saved, deleted, errors)
+            return done
         }
+    }
+
+    /// ``modifyPlanned(_:policy:atomically:lookUp:)`` without lookups, inside a savepoint: nil,
+    /// with nothing changed, when a record turned out to exist.
+    func modifyAssumingNew(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool) throws(ShoalError) -> ChunkResult? {
+        let savedZones = zones, savedSequence = databaseSequence
+        try db.execute("SAVEPOINT assume_new")
+        if let done = try modifyPlanned(items, policy: policy, atomically: atomically, lookUp: false) {
+            try db.execute("RELEASE assume_new")
+            return done
+        }
+        try db.execute("ROLLBACK TO assume_new")
+        try db.execute("RELEASE assume_new")
+        zones = savedZones
+        databaseSequence = savedSequence
+        txRecordsWanted = notifier.beginTransaction()
+        txZonesNoted.removeAll(keepingCapacity: true)
+        return nil
+    }
+
+    /// Plans every item against the stored records (`lookUp`), or as new records (not `lookUp`:
+    /// nil as soon as an insert finds its record exists), then writes the plans.
+    func modifyPlanned(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool, lookUp: Bool) throws(ShoalError) -> ChunkResult? {
+        // 1. Plan every item against the stored state, without writing.
+        var plans = [(id: Record.ID, isDelete: Bool, old: Record?, new: Record, bytes: [UInt8]?)]()
+        plans.reserveCapacity(items.count)
+        var errors = [Record.ID: ShoalError]()
+        for item in items {
+            do throws(ShoalError) {
+                let z = try writableZone(item.id.zone)
+                let stored = lookUp ? try loadStored(z, item.id.name)?.record : nil
+                switch item {
+                case .save(let client):
+                    let (new, bytes) = try planSave(client, stored: stored, policy: policy, zone: z)
+                    plans.append((client.id, false, stored, new, bytes))
+                case .delete(let id):
+                    guard let s = stored, !s.isDeleted else { throw ShoalError.unknownItem(id) }
+                    plans.append((id, true, s, tombstone(of: s), nil))
+                }
+            } catch {
+                errors[item.id] = error
+            }
+        }
+        // 2. Atomic zones with a failure write nothing.
+        if atomically && !errors.isEmpty {
+            var failedZones = [RecordZone.ID: Record.ID]()
+            for id in errors.keys.sorted() where failedZones[id.zone] == nil { failedZones[id.zone] = id }
+            plans = plans.filter { p in
+                guard let failed = failedZones[p.id.zone] else { return true }
+                errors[p.id] = .batchRequestFailed(p.id, because: failed)
+                return false
+            }
+        }
+        // 3. Write, then cascade deletions.
+        var saved = [Record](), deleted = [Record.ID]()
+        saved.reserveCapacity(plans.count)
+        var cascadeFrom = [Record.ID]()
+        var touched = Set<RecordZone.ID>()
+        // Each zone's state is taken out of `zones` once per run of items in that zone, not per
+        // item, and put back (and its row saved) once per transaction.
+        var current: ZoneState? = nil
+        for p in plans {
+            if current?.id != p.id.zone {
+                if let c = current { zones[c.id] = c }
+                current = zones.removeValue(forKey: p.id.zone)
+                touched.insert(p.id.zone)
+            }
+            // Moved out while written, so the zone's vector is not copied on every write.
+            guard var z = current else { continue }
+            current = nil
+            if lookUp {
+                try writeVersion(p.new, encoded: p.bytes, over: p.old, in: &z)
+            } else if try !insertVersion(p.new, encoded: p.bytes, in: &z) {
+                return nil
+            }
+            current = z
+            if p.isDelete {
+                deleted.append(p.id)
+                cascadeFrom.append(p.id)
+            } else {
+                saved.append(p.new)
+            }
+        }
+        if let c = current { zones[c.id] = c }
+        for id in touched { try zones[id]?.save(db) }
+        deleted += try cascadeDeletes(from: cascadeFrom)
+        return (saved, deleted, errors)
     }
 
     /// The zone for a local write, or its error.

@@ -118,8 +118,8 @@ extension Store {
     /// Writes `new` as a record this store does not hold, if so: false (and nothing written) when
     /// a row for its name exists. Does what ``writeVersion(_:encoded:over:in:)`` does with no old
     /// version, without looking the name up first.
-    func insertVersion(_ new: Record, in z: inout ZoneState) throws(ShoalError) -> Bool {
-        let bytes = new.encoded()
+    func insertVersion(_ new: Record, encoded: [UInt8]? = nil, in z: inout ZoneState) throws(ShoalError) -> Bool {
+        let bytes = encoded ?? new.encoded()
         let s = try db.cached("""
             INSERT INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES(?, ?, ?, ?, ?, ?, NULL)
             ON CONFLICT(zone, name) DO NOTHING

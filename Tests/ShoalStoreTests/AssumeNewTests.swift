@@ -1,0 +1,59 @@
+// AssumeNewTests: saves without change tags are inserted without a lookup first; when one of them
+// names a record that exists (live or tombstone), the chunk is redone through lookups and must end
+// exactly as if it had taken that path from the start.
+
+import Testing
+import ShoalStore
+import ShoalWire
+
+@Suite struct AssumeNewTests {
+    @Test func existingRecordInANewLookingBatchIsUpdatedNotDuplicated() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir)
+        try await store.createZone(notes)
+        let first = try await store.save(note("b", "old"))
+        let before = try await store.changes(in: notes, since: nil).token
+        let r = try await store.modify(saving: [note("a", "A"), note("b", "new"), note("c", "C")], policy: .allKeys)
+        #expect(r.savedRecords.map(\.id.name) == ["a", "b", "c"])
+        let b = try await store.record(for: first.id)
+        #expect(b["title"] == .string("new"))
+        #expect(b.creation == first.creation)
+        #expect(b.versionVector.compare(first.versionVector) == .after)
+        // The feed holds each record once, with no gap or duplicate sequence.
+        let feed = try await store.changes(in: notes, since: before)
+        #expect(feed.records.map(\.id.name).sorted() == ["a", "b", "c"])
+        #expect(try await store.changes(in: notes, since: nil).records.count == 3)
+        #expect(try await store.changes(in: notes, since: feed.token).records.isEmpty)
+    }
+
+    @Test func conflictInANewLookingAtomicBatchWritesNothing() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir)
+        try await store.createZone(notes)
+        try await store.save(note("b", "old"))
+        let e = await expectCode(.partialFailure) {
+            try await store.modify(saving: [note("a", "A"), note("b", "new")])
+        }
+        #expect(e?.partialErrors[Record.ID(name: "b", zone: notes)]?.code == .serverRecordChanged)
+        #expect(e?.partialErrors[Record.ID(name: "a", zone: notes)]?.code == .batchRequestFailed)
+        #expect(try await store.allRecordIDs(in: notes).map(\.name) == ["b"])
+        #expect(try await store.record(for: Record.ID(name: "b", zone: notes))["title"] == .string("old"))
+    }
+
+    @Test func tombstoneInANewLookingChunkIsRecreatedAcrossChunks() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir) { $0.chunkSize = 3 }
+        try await store.createZone(notes)
+        let gone = try await store.save(note("n4", "gone"))
+        try await store.delete(gone.id)
+        let tomb = try #require(try await store.changes(in: notes, since: nil).records.first)
+        // n4 sits in the second chunk of three.
+        let batch = (0..<8).map { note("n\($0)", "v\($0)") }
+        try await store.modify(saving: batch, policy: .changedKeys, atomically: false)
+        let again = try await store.record(for: gone.id)
+        #expect(again["title"] == .string("v4"))
+        #expect(again.versionVector.compare(tomb.versionVector) == .after)
+        #expect(try await store.allRecordIDs(in: notes).count == 8)
+        #expect(try await store.changes(in: notes, since: nil).records.count == 8)
+    }
+}
