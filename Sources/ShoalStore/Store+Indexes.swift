@@ -74,6 +74,7 @@ extension Store {
         let key = IndexKey(zone: zone, recordType: recordType, field: field)
         if indexes.contains(key) { return }
         try writeTransaction { () throws(ShoalError) in
+            try flushIndexLog()
             try db.statement("INSERT OR IGNORE INTO index_decls(zone, type, field) VALUES(?, ?, ?)")
                 .bind(1, z.row).bind(2, recordType).bind(3, field).run()
             indexes.insert(key)
@@ -123,26 +124,54 @@ extension Store {
             for f in oldFields {
                 guard let o = liveOld[f] else { continue }
                 if sameType && newFields.contains(f) && new[f] == o { continue }
-                let del = try db.cached("DELETE FROM field_index WHERE zone = ? AND type = ? AND field = ? AND kind = ? AND value = ? AND name = ?")
                 for (kind, value) in IndexValue.entries(o) {
-                    del.bind(1, z.row).bind(2, liveOld.recordType).bind(3, f).bind(4, kind)
-                    value.bind(del, 5)
-                    try del.bind(6, name).run()
-                    del.reset()
+                    try logIndexChange(z, liveOld.recordType, f, kind, value, name, present: false)
                 }
             }
         }
         for f in newFields {
             guard let n = new[f] else { continue }
             if sameType, let liveOld, liveOld[f] == n { continue }
-            let ins = try db.cached("INSERT OR IGNORE INTO field_index(zone, type, field, kind, value, name) VALUES(?, ?, ?, ?, ?, ?)")
             for (kind, value) in IndexValue.entries(n) {
-                ins.bind(1, z.row).bind(2, new.recordType).bind(3, f).bind(4, kind)
-                value.bind(ins, 5)
-                try ins.bind(6, name).run()
-                ins.reset()
+                try logIndexChange(z, new.recordType, f, kind, value, name, present: true)
             }
         }
+    }
+
+    /// Appends one `field_index` change to the log: an append at the end of a table, where the
+    /// index entry itself would land at a random place in a large b-tree on every write.
+    func logIndexChange(_ z: ZoneState, _ type: String, _ field: String, _ kind: Int, _ value: IndexValue, _ name: String,
+                        present: Bool) throws(ShoalError) {
+        let log = try db.cached("INSERT INTO field_index_log(zone, type, field, kind, value, name, present) VALUES(?, ?, ?, ?, ?, ?, ?)")
+        log.bind(1, z.row).bind(2, type).bind(3, field).bind(4, kind)
+        value.bind(log, 5)
+        try log.bind(6, name).bind(7, present ? 1 : 0).run()
+        indexLogCount += 1
+    }
+
+    /// Applies `field_index_log` to `field_index`, inside the current write transaction, and
+    /// empties it. Each entry ends as its last logged change left it (adding and removing an entry
+    /// both set its presence, so the last one wins whatever was there), applied in key order so
+    /// every page of the index is written once per batch.
+    func flushIndexLog() throws(ShoalError) {
+        if indexLogCount == 0 { return }
+        try db.execute("""
+            DELETE FROM field_index WHERE (zone, type, field, kind, value, name) IN (
+                SELECT zone, type, field, kind, value, name FROM field_index_log
+                WHERE present = 0 AND id IN (SELECT max(id) FROM field_index_log GROUP BY zone, type, field, kind, value, name));
+            INSERT OR IGNORE INTO field_index(zone, type, field, kind, value, name)
+                SELECT zone, type, field, kind, value, name FROM field_index_log
+                WHERE present = 1 AND id IN (SELECT max(id) FROM field_index_log GROUP BY zone, type, field, kind, value, name)
+                ORDER BY zone, type, field, kind, value, name;
+            DELETE FROM field_index_log;
+            """)
+        indexLogCount = 0
+    }
+
+    /// Applies pending index changes before `field_index` is read (its own write transaction).
+    func flushIndexLogForRead() throws(ShoalError) {
+        if indexLogCount == 0 { return }
+        try writeTransaction { () throws(ShoalError) in try flushIndexLog() }
     }
 
     static func isIdentifier(_ s: String) -> Bool {

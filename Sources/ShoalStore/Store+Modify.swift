@@ -118,7 +118,7 @@ extension Store {
     /// ``modifyPlanned(_:policy:atomically:lookUp:)`` without lookups, inside a savepoint: nil,
     /// with nothing changed, when a record turned out to exist.
     func modifyAssumingNew(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool) throws(ShoalError) -> ChunkResult? {
-        let savedZones = zones, savedSequence = databaseSequence
+        let savedZones = zones, savedSequence = databaseSequence, savedIndexLog = indexLogCount
         try db.execute("SAVEPOINT assume_new")
         if let done = try modifyPlanned(items, policy: policy, atomically: atomically, lookUp: false) {
             try db.execute("RELEASE assume_new")
@@ -128,6 +128,7 @@ extension Store {
         try db.execute("RELEASE assume_new")
         zones = savedZones
         databaseSequence = savedSequence
+        indexLogCount = savedIndexLog
         txRecordsWanted = notifier.beginTransaction()
         txZonesNoted.removeAll(keepingCapacity: true)
         return nil

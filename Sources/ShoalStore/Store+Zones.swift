@@ -80,6 +80,7 @@ extension Store {
             throw .permissionFailure("zone \(id) is read-only on this node (shared with it read-only); only its owner can delete it")
         }
         try writeTransaction { () throws(ShoalError) in
+            try flushIndexLog()
             for sql in ["DELETE FROM records WHERE zone = ?", "DELETE FROM record_clock WHERE zone = ?",
                         "DELETE FROM refs WHERE zone = ?", "DELETE FROM field_index WHERE zone = ?",
                         "DELETE FROM index_decls WHERE zone = ?", "DELETE FROM peer_acks WHERE zone = ?"] {

@@ -57,6 +57,8 @@ public actor Store {
         /// Default 32 MiB: bulk writes touch several b-trees at once, and a cache that holds
         /// their working set saves re-reading pages from the OS on every transaction.
         public var cacheKibibytes: Int = 32 * 1024
+        /// Rows of `field_index_log` that make a write transaction apply the log to `field_index`.
+        package var indexLogFlushRows: Int = 50_000
         /// Limits records must meet (CloudKit's by default: 1 MiB records, 255-byte names).
         public var limits: WireLimits = .default
 
@@ -82,6 +84,8 @@ public actor Store {
     var indexedFieldsByZone: [RecordZone.ID: [String: [String]]] = [:]
     let notifier = Notifier()
     var subscriptions: [String: Subscription] = [:]
+    /// Rows in `field_index_log` (declared-index changes not yet applied to `field_index`).
+    var indexLogCount = 0
     /// Whether the open transaction reports every changed record to the notifier, or only the
     /// zones it touched (no query or zone subscription has a listener).
     var txRecordsWanted = false
@@ -128,6 +132,9 @@ public actor Store {
         }
         indexes = try IndexKey.loadAll(db)
         indexedFieldsByZone = Self.fieldsByZone(indexes)
+        let logged = try db.statement("SELECT count(*) FROM field_index_log")
+        indexLogCount = try logged.step() ? logged.int(0) : 0
+        logged.reset()
         subscriptions = try Subscription.loadAll(db)
         notifier.setWantsRecords(subscriptions.values.contains { if case .database = $0.kind { false } else { true } })
     }
@@ -161,11 +168,13 @@ public actor Store {
         let savedZones = zones
         let savedSeq = databaseSequence
         let savedIndexes = indexes
+        let savedIndexLog = indexLogCount
         txRecordsWanted = notifier.beginTransaction()
         txZonesNoted.removeAll(keepingCapacity: true)
         do {
             let result = try db.transaction { () throws(ShoalError) -> T in
                 let r = try body()
+                if indexLogCount >= configuration.indexLogFlushRows { try flushIndexLog() }
                 try persistClock()
                 return r
             }
@@ -177,6 +186,7 @@ public actor Store {
             zones = savedZones
             databaseSequence = savedSeq
             indexes = savedIndexes
+            indexLogCount = savedIndexLog
             notifier.rollback()
             throw error
         }

@@ -74,6 +74,7 @@ extension Store {
     func indexCandidates(_ q: Query, _ z: ZoneState) throws(ShoalError) -> Set<String>? {
         let fields = Set(indexedFields(z.id, q.recordType))
         if fields.isEmpty { return nil }
+        try flushIndexLogForRead()
         for c in q.predicate.conjuncts {
             switch c {
             case let .compare(f, op, v) where fields.contains(f) && op != .notEqual:

@@ -17,6 +17,8 @@ import ShoalWire
 ///   "what changed since vector V" is a range scan per origin (`hlc > V[origin]`).
 /// - `refs(zone, target, source)`: live `deleteSelf` references, for cascading deletes.
 /// - `index_decls`, `field_index`: declared secondary indexes and their typed values.
+/// - `field_index_log`: changes to `field_index` not applied yet, appended in write order and
+///   applied in sorted batches (see `Store.flushIndexLog()`).
 /// - `peer_acks(zone, peer, vector)`: what each known peer has acknowledged, for tombstone purges.
 /// - `subscriptions(id, bytes)`: persisted subscriptions.
 enum Schema {
@@ -51,6 +53,9 @@ enum Schema {
             zone INTEGER NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL, kind INTEGER NOT NULL,
             value BLOB, name TEXT NOT NULL,
             PRIMARY KEY(zone, type, field, kind, value, name)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS field_index_log(
+            id INTEGER PRIMARY KEY, zone INTEGER NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
+            kind INTEGER NOT NULL, value BLOB, name TEXT NOT NULL, present INTEGER NOT NULL);
         CREATE TABLE IF NOT EXISTS peer_acks(
             zone INTEGER NOT NULL, peer BLOB NOT NULL, vector BLOB NOT NULL,
             PRIMARY KEY(zone, peer)) WITHOUT ROWID;
