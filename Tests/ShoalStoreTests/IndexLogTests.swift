@@ -2,7 +2,7 @@
 // index must always answer exactly what a scan answers, across flush thresholds and reopening.
 
 import Testing
-@testable import ShoalStore
+import ShoalStore
 import ShoalWire
 import ShoalSamples
 

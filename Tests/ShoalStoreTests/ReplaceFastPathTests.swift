@@ -3,7 +3,7 @@
 // checked here on every dominated pair of seeded random three-node histories.
 
 import Testing
-@testable import ShoalStore
+import ShoalStore
 import ShoalWire
 import ShoalSamples
 
