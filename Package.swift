@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "ShoalStore", targets: ["ShoalStore"]),
         .library(name: "ShoalSync", targets: ["ShoalSync"]),
         .library(name: "ShoalNet", targets: ["ShoalNet"]),
+        .library(name: "ShoalAssets", targets: ["ShoalAssets"]),
         .library(name: "Shoal", targets: ["Shoal"]),
         .executable(name: "shoal", targets: ["shoal"]),
         .executable(name: "shoal-crash-writer", targets: ["ShoalCrashWriter"]),
@@ -25,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .systemLibrary(
@@ -40,6 +42,9 @@ let package = Package(
         .target(name: "ShoalWire", dependencies: ["CZstd"], swiftSettings: strict),
         .target(name: "ShoalDiff", dependencies: ["ShoalWire"], swiftSettings: strict),
         .target(name: "ShoalStore", dependencies: ["ShoalWire", "ShoalDiff", "CSQLite"], swiftSettings: strict),
+        .target(name: "ShoalAssets", dependencies: [
+            "ShoalWire", .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: strict),
         .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalDiff", "ShoalStore"], swiftSettings: strict),
         .target(name: "ShoalNet", dependencies: [
             "ShoalWire", "ShoalStore", "ShoalSync",
@@ -59,6 +64,7 @@ let package = Package(
         .testTarget(name: "ShoalCLITests", dependencies: ["shoal"], swiftSettings: strict),
         .testTarget(name: "ShoalNetTests", dependencies: ["ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
+        .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalSamples", "CSQLite"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -17,6 +17,7 @@ let package = Package(
                 .product(name: "ShoalDiff", package: "Shoal"),
                 .product(name: "ShoalSamples", package: "Shoal"),
                 .product(name: "Shoal", package: "Shoal"),
+                .product(name: "ShoalAssets", package: "Shoal"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 "CMallocCounter",
                 "CZstdStreaming",

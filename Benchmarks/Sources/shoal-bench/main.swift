@@ -13,6 +13,7 @@ let suites: [any BenchmarkSuite.Type] = [
     SyncBenchmark.self,
     StoreBenchmark.self,
     DiffBenchmark.self,
+    AssetsBenchmark.self,
 ]
 
 func usage(_ suites: [any BenchmarkSuite.Type]) -> String {

@@ -1,0 +1,147 @@
+// ObjectDirectory: content-addressed files under <root>/<two hex digits>/<64 hex digits>,
+// written to a temporary file, fsynced and renamed into place.
+
+import ShoalWire
+
+/// A directory of immutable files named by a SHA-256: `<root>/ab/abcdef…` (256 shard folders).
+///
+/// A file appears under its name only once complete: it is written in ``temporary``, fsynced when
+/// ``sync`` is on, and renamed into its shard (atomic on POSIX). A crash leaves at most a stray
+/// temporary file, which garbage collection removes. Renames become durable once the shard folder
+/// is fsynced: writers collect the shards they touched and call ``syncShards(_:)`` before they
+/// publish anything that refers to the new files.
+struct ObjectDirectory: Sendable {
+    /// The folder holding the shard folders.
+    let root: String
+    /// The folder for files being written (the same file system as `root`).
+    let temporary: String
+    /// Whether files and shard folders are fsynced.
+    let sync: Bool
+
+    /// Creates the root, its 256 shard folders and the temporary folder when missing.
+    init(root: String, temporary: String, sync: Bool) throws(AssetError) {
+        self.root = root
+        self.temporary = temporary
+        self.sync = sync
+        try FileSystem.createDirectories(temporary)
+        try FileSystem.createDirectories(root)
+        for i in 0..<256 where !FileSystem.exists(root + "/" + Self.shardName(UInt8(i))) {
+            try FileSystem.createDirectories(root + "/" + Self.shardName(UInt8(i)))
+        }
+        if sync { try FileSystem.syncDirectory(root) }
+    }
+
+    static func shardName(_ byte: UInt8) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
+    }
+
+    /// The shard folder of `hash`.
+    func shard(of hash: ContentHash) -> String { root + "/" + Self.shardName(UInt8(truncatingIfNeeded: hash.words.0 >> 56)) }
+
+    /// Where the file named `hash` lives.
+    func path(of hash: ContentHash) -> String { shard(of: hash) + "/" + hash.hex }
+
+    /// Whether the file named `hash` exists.
+    func contains(_ hash: ContentHash) -> Bool { FileSystem.exists(path(of: hash)) }
+
+    /// A file written in ``temporary`` and not yet under its name: ``publish(_:)`` or ``discard(_:)`` it.
+    struct StagedFile {
+        let hash: ContentHash
+        let file: POSIXFile
+    }
+
+    /// Writes `parts` back to back into a new temporary file and, when ``sync`` is on, starts
+    /// its writeback without waiting for it, so that the fsync in ``publish(_:)`` — issued after
+    /// more work was done — waits less.
+    func stage(_ hash: ContentHash, parts: [UnsafeRawBufferPointer]) throws(AssetError) -> StagedFile {
+        let file = try POSIXFile.create(temporaryPath(for: hash))
+        do throws(AssetError) {
+            for p in parts { try file.write(p) }
+        } catch {
+            discard(StagedFile(hash: hash, file: file))
+            throw error
+        }
+        if sync { file.startWriteback() }
+        return StagedFile(hash: hash, file: file)
+    }
+
+    /// fsyncs a staged file (when ``sync`` is on), closes it and renames it to its name, replacing
+    /// any file of that name. Returns the shard folder, which the caller fsyncs
+    /// (``syncShards(_:)``) before it relies on the rename surviving a power loss.
+    func publish(_ staged: StagedFile) throws(AssetError) -> String {
+        do throws(AssetError) {
+            if sync { try staged.file.sync() }
+            staged.file.close()
+            try FileSystem.rename(staged.file.path, to: path(of: staged.hash))
+        } catch {
+            staged.file.close()
+            _ = try? FileSystem.remove(staged.file.path)
+            throw error
+        }
+        return shard(of: staged.hash)
+    }
+
+    /// Closes and removes a staged file.
+    func discard(_ staged: StagedFile) {
+        staged.file.close()
+        _ = try? FileSystem.remove(staged.file.path)
+    }
+
+    /// Writes `parts` as the file named `hash` (``stage(_:parts:)`` then ``publish(_:)``).
+    func write(_ hash: ContentHash, parts: [UnsafeRawBufferPointer]) throws(AssetError) -> String {
+        try publish(try stage(hash, parts: parts))
+    }
+
+    /// A fresh temporary path: `<temporary>/<hash>.<random>.tmp`.
+    func temporaryPath(for hash: ContentHash) -> String {
+        temporary + "/" + hash.hex + "." + String(UInt64.random(in: 0 ... .max), radix: 36) + ".tmp"
+    }
+
+    /// fsyncs the given shard folders (when ``sync`` is on).
+    func syncShards(_ shards: Set<String>) throws(AssetError) {
+        guard sync else { return }
+        for s in shards.sorted() { try FileSystem.syncDirectory(s) }
+    }
+
+    /// Reads the whole file named `hash` into `buffer` (replacing its contents), refusing files
+    /// over `maxBytes`. Returns false when there is no such file.
+    func read(_ hash: ContentHash, into buffer: inout [UInt8], maxBytes: Int) throws(AssetError) -> Bool {
+        let p = path(of: hash)
+        let file: POSIXFile
+        do { file = try POSIXFile.openForReading(p) } catch where error.code == .assetFileNotFound { return false }
+        defer { file.close() }
+        let size = try file.status().size
+        guard size <= Int64(maxBytes) else {
+            throw .modified("\(p) has \(size) bytes, more than any valid file of its kind (\(maxBytes)); it was changed on disk — remove it and fetch or import the asset again", hash: hash, path: p)
+        }
+        let n = Int(size)
+        buffer.removeAll(keepingCapacity: true)
+        var got = 0
+        var failure: AssetError?
+        buffer.append(contentsOf: repeatElement(0, count: n))
+        buffer.withUnsafeMutableBytes { raw in
+            do throws(AssetError) { got = try file.read(into: raw) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        guard got == n else {
+            throw .modified("\(p) changed size while being read; it was changed on disk", hash: hash, path: p)
+        }
+        return true
+    }
+
+    /// Removes the file named `hash`; true if it existed.
+    @discardableResult
+    func remove(_ hash: ContentHash) throws(AssetError) -> Bool { try FileSystem.remove(path(of: hash)) }
+
+    /// Every well-named file in the shards. Names that are not 64 lowercase hex digits are skipped.
+    func allHashes() throws(AssetError) -> [ContentHash] {
+        var out: [ContentHash] = []
+        for i in 0..<256 {
+            for name in try FileSystem.contents(of: root + "/" + Self.shardName(UInt8(i))) where name.utf8.count == 64 {
+                if let h = ContentHash(hex: name), h.hex == name { out.append(h) }
+            }
+        }
+        return out
+    }
+}

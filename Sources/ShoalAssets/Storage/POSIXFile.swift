@@ -1,0 +1,207 @@
+// POSIXFile: the system calls the asset store makes (open, read, write, fsync, rename, readdir),
+// each failure turned into an AssetError naming the path.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Names for system error numbers.
+enum SystemError {
+    /// The C library's text for `code`, e.g. "No such file or directory".
+    static func describe(_ code: Int32) -> String {
+        guard let p = strerror(code) else { return "error \(code)" }
+        return String(cString: p)
+    }
+}
+
+/// An open file descriptor. Close it with ``close()``; it is not closed on deinit (it is a value).
+struct POSIXFile {
+    let fd: Int32
+    let path: String
+
+    /// What `stat` says of a file: enough to notice a change during an import.
+    struct Status: Equatable {
+        var size: Int64
+        var isRegular: Bool
+        var modifiedSeconds: Int
+        var modifiedNanoseconds: Int
+    }
+
+    /// Opens an existing file for reading. O_NONBLOCK keeps a FIFO at `path` from blocking the
+    /// open (the caller then refuses it as not a regular file); regular files ignore the flag.
+    static func openForReading(_ path: String) throws(AssetError) -> POSIXFile {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            let e = errno
+            if e == ENOENT || e == ENOTDIR { throw .assetFileNotFound(path) }
+            throw .io("open", path, errno: e)
+        }
+        return POSIXFile(fd: fd, path: path)
+    }
+
+    /// Creates a new file for writing; fails if it exists.
+    static func create(_ path: String) throws(AssetError) -> POSIXFile {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io("create", path, errno: errno) }
+        return POSIXFile(fd: fd, path: path)
+    }
+
+    func close() { _ = systemClose(fd) }
+
+    func status() throws(AssetError) -> Status {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw .io("stat", path, errno: errno) }
+        return Status(st)
+    }
+
+    /// Reads up to `buffer.count` bytes, fewer only at the end of the file; 0 at the end.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(AssetError) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        var done = 0
+        while done < buffer.count {
+            let n = systemRead(fd, base + done, buffer.count - done)
+            if n > 0 { done += n; continue }
+            if n == 0 { break }
+            if errno == EINTR { continue }
+            throw .io("read", path, errno: errno)
+        }
+        return done
+    }
+
+    /// Writes all of `bytes`.
+    func write(_ bytes: UnsafeRawBufferPointer) throws(AssetError) {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            let n = systemWrite(fd, base + done, bytes.count - done)
+            if n >= 0 { done += n; continue }
+            if errno == EINTR { continue }
+            throw .io("write", path, errno: errno)
+        }
+    }
+
+    /// Asks the kernel to start writing the file's dirty pages to disk now, without waiting
+    /// (Linux's `sync_file_range(SYNC_FILE_RANGE_WRITE)`); a later ``sync()`` then waits less.
+    /// Does nothing where that call does not exist. Durability still comes from ``sync()``.
+    func startWriteback() {
+        _ = Writeback.syncFileRange?(fd, 0, 0, 2)
+    }
+
+    /// Flushes the file's data and metadata to stable storage.
+    func sync() throws(AssetError) {
+        guard fsync(fd) == 0 else { throw .io("fsync", path, errno: errno) }
+    }
+}
+
+extension POSIXFile.Status {
+    init(_ st: stat) {
+        size = Int64(st.st_size)
+        isRegular = (st.st_mode & S_IFMT) == S_IFREG
+        #if canImport(Darwin)
+        modifiedSeconds = Int(st.st_mtimespec.tv_sec)
+        modifiedNanoseconds = Int(st.st_mtimespec.tv_nsec)
+        #else
+        modifiedSeconds = Int(st.st_mtim.tv_sec)
+        modifiedNanoseconds = Int(st.st_mtim.tv_nsec)
+        #endif
+    }
+}
+
+/// Path-level operations.
+enum FileSystem {
+    /// `stat` of `path`, or nil when it does not exist.
+    static func status(_ path: String) throws(AssetError) -> POSIXFile.Status? {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw .io("stat", path, errno: errno)
+        }
+        return POSIXFile.Status(st)
+    }
+
+    /// Whether anything exists at `path`.
+    static func exists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    /// Renames atomically, replacing any file at `to`.
+    static func rename(_ from: String, to: String) throws(AssetError) {
+        guard systemRename(from, to) == 0 else { throw .io("rename to \(to) from", from, errno: errno) }
+    }
+
+    /// Removes a file; true if it existed.
+    @discardableResult
+    static func remove(_ path: String) throws(AssetError) -> Bool {
+        if unlink(path) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw .io("unlink", path, errno: errno)
+    }
+
+    /// Creates `path` and its missing parents.
+    static func createDirectories(_ path: String) throws(AssetError) {
+        if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+        guard errno == ENOENT, let slash = path.lastIndex(of: "/"), slash != path.startIndex else {
+            throw .io("mkdir", path, errno: errno)
+        }
+        try createDirectories(String(path[..<slash]))
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw .io("mkdir", path, errno: errno) }
+    }
+
+    /// fsyncs a directory, so the renames and unlinks inside it are durable.
+    static func syncDirectory(_ path: String) throws(AssetError) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io("open directory", path, errno: errno) }
+        defer { _ = systemClose(fd) }
+        guard fsync(fd) == 0 else { throw .io("fsync directory", path, errno: errno) }
+    }
+
+    /// The names in a directory (not `.` or `..`); empty if it does not exist.
+    static func contents(of path: String) throws(AssetError) -> [String] {
+        guard let dir = opendir(path) else {
+            if errno == ENOENT { return [] }
+            throw .io("opendir", path, errno: errno)
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// The current directory joined to a relative `path`; `path` itself when absolute.
+    static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let cwd = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return cwd + "/" + path
+    }
+}
+
+/// `sync_file_range`, which Glibc's Swift module does not export (it needs `_GNU_SOURCE`), looked
+/// up once in the C library; nil elsewhere.
+enum Writeback {
+    typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
+    static let syncFileRange: SyncFileRange? = {
+        #if os(Linux)
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
+        return unsafeBitCast(symbol, to: SyncFileRange.self)
+        #else
+        return nil
+        #endif
+    }()
+}
+
+// The C functions whose names the types above reuse.
+private func systemClose(_ fd: Int32) -> Int32 { close(fd) }
+private func systemRead(_ fd: Int32, _ p: UnsafeMutableRawPointer, _ n: Int) -> Int { read(fd, p, n) }
+private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { write(fd, p, n) }
+private func systemRename(_ a: String, _ b: String) -> Int32 { rename(a, b) }

@@ -1,0 +1,98 @@
+// AssetStore+GarbageCollection: removing manifests and chunks that no kept or pinned asset needs.
+
+public import ShoalWire
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What ``AssetStore/collectGarbage(keeping:)`` removed and kept.
+public struct GarbageCollectionReport: Hashable, Sendable, CustomStringConvertible {
+    /// Manifests removed (assets neither kept nor pinned).
+    public var manifestsRemoved = 0
+    /// Manifests kept.
+    public var manifestsKept = 0
+    /// Chunk files removed (needed by no kept manifest and not pinned).
+    public var chunksRemoved = 0
+    /// Chunk files kept.
+    public var chunksKept = 0
+    /// Bytes of the files removed, as stored on disk.
+    public var bytesRemoved: Int64 = 0
+    /// Kept manifests that did not decode and were removed (their assets must be fetched again).
+    public var damagedManifestsRemoved = 0
+    /// Leftover temporary files of interrupted writes removed (older than an hour).
+    public var temporaryFilesRemoved = 0
+
+    /// Creates an empty report.
+    public init() {}
+
+    /// One line: what was removed and kept.
+    public var description: String {
+        "removed \(manifestsRemoved) manifests, \(chunksRemoved) chunks (\(bytesRemoved) bytes), \(temporaryFilesRemoved) temporary files; kept \(manifestsKept) manifests, \(chunksKept) chunks"
+            + (damagedManifestsRemoved > 0 ? "; \(damagedManifestsRemoved) damaged manifests removed" : "")
+    }
+}
+
+extension AssetStore {
+    /// Temporary files older than this (seconds) belong to writes that were interrupted.
+    static let temporaryFileLifetime = 3600
+
+    /// Removes every manifest whose asset is neither in `keep` nor pinned, then every chunk file
+    /// that no remaining manifest lists and no pin holds, and leftover temporary files.
+    ///
+    /// The store passes the assets referenced by live records and by tombstones within the purge
+    /// horizon. Runs on the actor without suspending, so no pin can be taken meanwhile: an import
+    /// or insert pins each chunk before it checks for or writes the file, and its asset before it
+    /// writes the manifest, so collection never removes what an import in progress relies on.
+    /// Readers of an asset that is neither kept nor pinned may find it gone.
+    ///
+    /// - Throws: ``AssetError`` `io` when a folder cannot be listed or a file removed; files
+    ///   removed until then stay removed, and running it again finishes the work.
+    @discardableResult
+    public func collectGarbage(keeping keep: Set<ContentHash>) throws(AssetError) -> GarbageCollectionReport {
+        var report = GarbageCollectionReport()
+        var live: Set<ContentHash> = []
+        for asset in try manifests.allHashes() {
+            guard keep.contains(asset) || pinnedAssets[asset] != nil else {
+                report.bytesRemoved += try removedBytes(manifests.path(of: asset))
+                report.manifestsRemoved += 1
+                continue
+            }
+            var bytes: [UInt8] = []
+            let limit = 64 + Int(configuration.maxAssetBytes / Int64(configuration.chunking.minimumBytes) + 1) * 37
+            guard try manifests.read(asset, into: &bytes, maxBytes: limit), let manifest = try? AssetManifest(decoding: bytes) else {
+                report.bytesRemoved += try removedBytes(manifests.path(of: asset))
+                report.damagedManifestsRemoved += 1
+                continue
+            }
+            report.manifestsKept += 1
+            for c in manifest.chunks { live.insert(c.hash) }
+        }
+        for chunk in try chunks.objects.allHashes() {
+            if live.contains(chunk) || pinnedChunks[chunk] != nil {
+                report.chunksKept += 1
+            } else {
+                report.bytesRemoved += try removedBytes(chunks.objects.path(of: chunk))
+                report.chunksRemoved += 1
+            }
+        }
+        let now = Int(time(nil))
+        for name in try FileSystem.contents(of: temporary) {
+            let path = temporary + "/" + name
+            if let st = try FileSystem.status(path), now - st.modifiedSeconds > Self.temporaryFileLifetime {
+                _ = try removedBytes(path)
+                report.temporaryFilesRemoved += 1
+            }
+        }
+        return report
+    }
+
+    /// Removes a file, returning its size (0 if it was already gone).
+    private func removedBytes(_ path: String) throws(AssetError) -> Int64 {
+        let size = try FileSystem.status(path)?.size ?? 0
+        return try FileSystem.remove(path) ? size : 0
+    }
+}
