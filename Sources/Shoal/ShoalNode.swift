@@ -4,6 +4,7 @@
 @_exported public import ShoalStore
 @_exported public import ShoalSync
 @_exported public import ShoalNet
+@_exported public import ShoalAssets
 
 /// A Shoal node: a local replica in a data directory that replicates its zones with peers.
 ///
@@ -28,6 +29,8 @@ public actor ShoalNode {
     public nonisolated let store: Store
     /// The replication engine.
     public nonisolated let sync: SyncNode
+    /// The asset store: content-addressed chunks under the data directory's `assets/`.
+    public nonisolated let assets: AssetStore
     /// This node's ID.
     public nonisolated var nodeID: NodeID { store.nodeID }
 
@@ -41,14 +44,23 @@ public actor ShoalNode {
     /// - Throws: ``ShoalError`` when the store cannot be opened.
     public static func open(directory: String, store storeConfiguration: Store.Configuration = Store.Configuration(),
                             sync syncConfiguration: SyncConfiguration = SyncConfiguration(),
-                            network networkConfiguration: NetworkConfiguration = NetworkConfiguration()) async throws(ShoalError) -> ShoalNode {
+                            network networkConfiguration: NetworkConfiguration = NetworkConfiguration(),
+                            assets assetConfiguration: AssetStore.Configuration = AssetStore.Configuration()) async throws(ShoalError) -> ShoalNode {
         let store = try await Store.open(directory: directory, configuration: storeConfiguration)
-        return ShoalNode(store: store, sync: SyncNode(store: store, configuration: syncConfiguration), network: networkConfiguration)
+        let assets: AssetStore
+        do {
+            assets = try AssetStore.open(directory: directory + "/assets", configuration: assetConfiguration)
+        } catch {
+            throw ShoalError.internalError("cannot open the asset store in \(directory)/assets: \(error)")
+        }
+        let sync = SyncNode(store: store, configuration: syncConfiguration, assets: AssetStoreProvider(store: assets))
+        return ShoalNode(store: store, sync: sync, assets: assets, network: networkConfiguration)
     }
 
-    init(store: Store, sync: SyncNode, network: NetworkConfiguration) {
+    init(store: Store, sync: SyncNode, assets: AssetStore, network: NetworkConfiguration) {
         self.store = store
         self.sync = sync
+        self.assets = assets
         self.networkConfiguration = network
         self.network = NetworkNode(sync: sync, configuration: network)
     }
@@ -158,6 +170,74 @@ public actor ShoalNode {
     /// - Throws: ``ShoalError`` `changeTokenExpired` or `zoneNotFound`.
     public func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000) async throws(ShoalError) -> ZoneChanges {
         try await store.changes(in: zone, since: token, limit: limit)
+    }
+
+    // MARK: Assets
+
+    /// Saves `record` with the files at `files` (field name → path) stored as its assets.
+    ///
+    /// The files are chunked into the asset store first and held there until the save commits,
+    /// so no record ever points to an asset this node cannot serve, and a concurrent garbage
+    /// collection cannot take the chunks in between.
+    /// - Throws: `AssetError` (`assetFileNotFound`, `limitExceeded`, `io`) before anything is
+    ///   saved, or ``ShoalError`` from the save.
+    @discardableResult
+    public func save(_ record: Record, attaching files: [String: String], policy: SavePolicy = .ifServerRecordUnchanged,
+                     progress: AssetProgressHandler? = nil) async throws -> Record {
+        let pin = await assets.makePin()
+        do {
+            var r = record
+            for (field, path) in files.sorted(by: { $0.key < $1.key }) {
+                r[field] = .asset(try await assets.importFile(at: path, pin: pin, progress: progress))
+            }
+            let saved = try await store.save(r, policy: policy)
+            await assets.unpin(pin)
+            return saved
+        } catch {
+            await assets.unpin(pin)
+            throw error
+        }
+    }
+
+    /// Makes `asset` available here: at once when held, else fetched from connected peers
+    /// (Spec/replication.md §3.7).
+    /// - Throws: `AssetFetchError` `assetNotAvailable` when no connected peer can serve it.
+    public func fetchAsset(_ asset: Asset) async throws {
+        if (try? assets.isComplete(asset)) == true { return }
+        try await network.fetchAsset(asset)
+    }
+
+    /// The bytes of `asset`, fetched first when this node lacks them: an `AsyncSequence` of
+    /// buffers, one chunk in memory at a time.
+    /// - Throws: `AssetFetchError` or `AssetError`.
+    public func contents(of asset: Asset) async throws -> AssetContents {
+        try await fetchAsset(asset)
+        return try assets.contents(of: asset)
+    }
+
+    /// Removes asset chunks no record of any zone references (live versions and tombstones).
+    /// Safe against concurrent saves: a save holds its chunks from import to commit.
+    /// - Throws: ``ShoalError`` reading the records, `AssetError` removing files.
+    public func collectAssetGarbage() async throws -> GarbageCollectionReport {
+        var keep = Set<ContentHash>()
+        for z in await store.zones() {
+            var token: ChangeToken? = nil
+            while true {
+                let page = try await store.changes(in: z.id, since: token, limit: 2_000)
+                for r in page.records {
+                    for f in r.fields {
+                        switch f.value {
+                        case .asset(let a)?: keep.insert(a.hash)
+                        case .list(.asset(let list))?: for a in list { keep.insert(a.hash) }
+                        default: break
+                        }
+                    }
+                }
+                token = page.token
+                if !page.moreComing { break }
+            }
+        }
+        return try await assets.collectGarbage(keeping: keep)
     }
 
     /// A stable hash of what users see in `zone`, to compare nodes.

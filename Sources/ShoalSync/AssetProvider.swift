@@ -23,6 +23,9 @@ public protocol AssetProvider: Sendable {
     /// With every chunk in: checks the whole content against the asset's hash and makes the asset
     /// available. False when it does not match; the partial manifest and chunks are dropped.
     func finish(_ asset: Asset) async -> Bool
+    /// The fetch of `asset` was given up: drop what was kept for it (the manifest; chunks stored
+    /// stay until garbage collection).
+    func abandon(_ asset: Asset) async
 }
 
 /// How a node fetches the assets of records it receives, per zone.

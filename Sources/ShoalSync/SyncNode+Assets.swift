@@ -16,7 +16,8 @@ struct AssetTransfer {
     var inFlight: Set<Int> = []
     /// Whether the manifest request is out.
     var awaitingManifest = false
-    var waiters: [CheckedContinuation<Void, any Error>] = []
+    /// Tasks waiting for the outcome, by a number that lets one of them cancel alone.
+    var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
 }
 
 extension SyncNode {
@@ -43,10 +44,25 @@ extension SyncNode {
     public func waitForAsset(_ asset: Asset) async throws {
         if let e = recentAssetFailures.removeValue(forKey: asset) { throw e }
         if let assets, await assets.manifest(of: asset) != nil { return }
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-            if transfers[asset] == nil { transfers[asset] = AssetTransfer(asset: asset) }
-            transfers[asset]?.waiters.append(c)
+        nextWaiter &+= 1
+        let ticket = nextWaiter
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled {
+                    c.resume(throwing: CancellationError())
+                    return
+                }
+                if transfers[asset] == nil { transfers[asset] = AssetTransfer(asset: asset) }
+                transfers[asset]?.waiters[ticket] = c
+            }
+        } onCancel: {
+            Task { await self.cancelWait(asset, ticket) }
         }
+    }
+
+    /// A waiting task was cancelled: it stops waiting (the fetch goes on for any other waiter).
+    func cancelWait(_ asset: Asset, _ ticket: UInt64) {
+        transfers[asset]?.waiters.removeValue(forKey: ticket)?.resume(throwing: CancellationError())
     }
 
     /// Assets being fetched and the chunks each still lacks (for status and tests).
@@ -135,11 +151,12 @@ extension SyncNode {
 
     func complete(_ asset: Asset) {
         guard let t = transfers.removeValue(forKey: asset) else { return }
-        for w in t.waiters { w.resume() }
+        for w in t.waiters.values { w.resume() }
     }
 
     func fail(_ asset: Asset, _ error: AssetFetchError) {
         let t = transfers.removeValue(forKey: asset)
+        if let assets { Task { await assets.abandon(asset) } }
         statistics.assetFetchesFailed &+= 1
         guard let t, !t.waiters.isEmpty else {
             // Nobody waits yet (the fetch ran first): the next wait for it reports this.
@@ -147,7 +164,7 @@ extension SyncNode {
             recentAssetFailures[asset] = error
             return
         }
-        for w in t.waiters { w.resume(throwing: error) }
+        for w in t.waiters.values { w.resume(throwing: error) }
     }
 
     /// Transfers that were on `id` (now closed), or parked, go to another peer; the chunks

@@ -22,6 +22,8 @@ public actor SyncNode {
     public let assets: (any AssetProvider)?
     /// Assets being fetched.
     var transfers: [Asset: AssetTransfer] = [:]
+    /// Numbers waiting tasks (``waitForAsset(_:)``).
+    var nextWaiter: UInt64 = 0
     /// Fetches that failed before anyone waited for them (at most 64).
     var recentAssetFailures: [Asset: AssetFetchError] = [:]
     /// Frames for other connections produced while handling one connection's frame.

@@ -25,7 +25,7 @@ final class Console: @unchecked Sendable {
     /// Writes a line to standard error (or the sink).
     func error(_ text: String) {
         lock.lock(); defer { lock.unlock() }
-        if let sink { sink(text) } else {
+        if let sink { sink("\u{0}e " + text) } else {
             FileHandle.standardError.write(Data((text + "\n").utf8))
         }
     }

@@ -11,7 +11,8 @@ import Glibc
 
 /// The daemon's end: a Unix socket in the data directory. A client sends its arguments as one
 /// JSON array and a newline; the daemon runs that command against its node and streams each
-/// output line back prefixed with `o `, then `x CODE` with the exit code.
+/// output line back prefixed with `o ` (standard output) or `e ` (standard error), then `x CODE`
+/// with the exit code.
 enum ControlServer {
     static func start(at path: String, node: ShoalNode) async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
         unlink(path)
@@ -47,7 +48,7 @@ enum ControlServer {
                 continuation.finish()
             }
             for await line in lines {
-                let text = line.hasPrefix("\u{0}x ") ? String(line.dropFirst()) : "o " + line
+                let text = line.hasPrefix("\u{0}x ") || line.hasPrefix("\u{0}e ") ? String(line.dropFirst()) : "o " + line
                 try await outbound.write(ByteBuffer(string: text + "\n"))
             }
             _ = await run.value
@@ -125,6 +126,10 @@ enum ControlClient {
                     let line = String(decoding: pending[..<nl], as: UTF8.self)
                     pending.removeSubrange(...nl)
                     if line.hasPrefix("x ") { return Int32(line.dropFirst(2)) ?? 1 }
+                    if line.hasPrefix("e ") {
+                        FileHandle.standardError.write(Data((String(line.dropFirst(2)) + "\n").utf8))
+                        continue
+                    }
                     FileHandle.standardOutput.write(Data(((line.hasPrefix("o ") ? String(line.dropFirst(2)) : line) + "\n").utf8))
                 }
             }

@@ -40,7 +40,7 @@ extension NodeOptions {
         }
         let dir = directory
         if dir.daemonIsRunning {
-            let status = try await ControlClient.forward(CommandLine.arguments.dropFirst().map { $0 }, to: dir)
+            let status = try await ControlClient.forward(Self.absolutePaths(CommandLine.arguments.dropFirst().map { $0 }), to: dir)
             if status != 0 { throw ExitCode(status) }
             return
         }
@@ -58,6 +58,31 @@ extension NodeOptions {
             throw CommandFailure(.dataDirectory, "cannot open the store in \(dir.path): \(error)")
         }
         try await run(body, node)
+    }
+
+    /// The arguments with file paths made absolute, since the daemon runs in another directory:
+    /// `field=@path` values and `-o` / `--output` paths.
+    static func absolutePaths(_ arguments: [String]) -> [String] {
+        let cwd = FileManager.default.currentDirectoryPath
+        func absolute(_ p: String) -> String { p.hasPrefix("/") || p == "-" ? p : cwd + "/" + p }
+        var out = [String]()
+        var outputNext = false
+        for a in arguments {
+            if outputNext {
+                out.append(absolute(a))
+                outputNext = false
+            } else if a == "-o" || a == "--output" {
+                out.append(a)
+                outputNext = true
+            } else if a.hasPrefix("--output=") {
+                out.append("--output=" + absolute(String(a.dropFirst("--output=".count))))
+            } else if let (field, path) = ValueParsing.file(a) {
+                out.append("\(field)=@\(absolute(path))")
+            } else {
+                out.append(a)
+            }
+        }
+        return out
     }
 
     private func run(_ body: (ShoalNode) async throws -> Void, _ node: ShoalNode) async throws {

@@ -67,7 +67,7 @@ struct ZoneCommand: AsyncParsableCommand {
 struct PutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "put", abstract: "Save a record: shoal put ZONE NAME --type T field=value n:=42 …",
-        discussion: "Values: field=text, field:=42, :=4.5, :=true, :=2026-11-22T10:00:00Z, :=[a,b], :=>other-record, :=@48.85,2.35, :=null (remove).")
+        discussion: "Values: field=text, field:=42, :=4.5, :=true, :=2026-11-22T10:00:00Z, :=[a,b], :=>other-record, :=@48.85,2.35, :=null (remove); field=@path/to/file stores the file as an asset (field=@@text for a text starting with @).")
     @OptionGroup var options: NodeOptions
     @Argument(help: "The zone: name or name@owner.") var zone: String
     @Argument(help: "The record name.") var name: String
@@ -78,7 +78,15 @@ struct PutCommand: AsyncParsableCommand {
         try await reportFailures {
             let z = parseZone(zone)
             var parsed = [(String, FieldValue?)]()
+            var files = [String: String]()
             for f in fields {
+                if let (field, path) = ValueParsing.file(f) {
+                    guard FileManager.default.isReadableFile(atPath: path) else {
+                        throw CommandFailure(.badInput, "\(path) (for field \(field)) is not a readable file; give the path of the file to store as an asset")
+                    }
+                    files[field] = path
+                    continue
+                }
                 do { parsed.append(try ValueParsing.field(f, zone: z)) } catch {
                     throw CommandFailure(.badInput, "\(error)")
                 }
@@ -96,7 +104,16 @@ struct PutCommand: AsyncParsableCommand {
                     record = Record(recordType: type, id: id)
                 }
                 for (k, v) in parsed { record[k] = v }
-                let saved = try await node.save(record, policy: .changedKeys)
+                let saved: Record
+                if files.isEmpty {
+                    saved = try await node.save(record, policy: .changedKeys)
+                } else {
+                    do {
+                        saved = try await node.save(record, attaching: files, policy: .changedKeys)
+                    } catch let e as AssetError {
+                        throw CommandFailure(e.code == .assetFileNotFound ? .notFound : e.code == .limitExceeded ? .conflict : .failure, "\(e)")
+                    }
+                }
                 if options.json { Console.current.line(RecordFormatting.jsonText(RecordFormatting.json(saved))) } else {
                     Console.current.line("saved \(saved.recordType) \(saved.id.name) in \(z) (tag \(saved.changeTag ?? "-"))")
                 }

@@ -25,7 +25,18 @@ enum ValueParsing {
         }
         let name = String(argument[..<r.lowerBound])
         try checkName(name, argument)
-        return (name, .string(String(argument[r.upperBound...])))
+        let text = String(argument[r.upperBound...])
+        // `field=@@text` is the text "@text" (`field=@path` is a file: see ``file(_:)``).
+        return (name, .string(text.hasPrefix("@@") ? String(text.dropFirst()) : text))
+    }
+
+    /// The field and path of a `field=@path` argument (a file to store as an asset), else nil.
+    static func file(_ argument: String) -> (field: String, path: String)? {
+        guard !argument.contains(":="), let r = argument.range(of: "=@") else { return nil }
+        let name = String(argument[..<r.lowerBound])
+        let path = String(argument[r.upperBound...])
+        guard !path.isEmpty, !path.hasPrefix("@"), (try? checkName(name, argument)) != nil else { return nil }
+        return (name, path)
     }
 
     static func checkName(_ name: String, _ argument: String) throws {

@@ -65,6 +65,45 @@ import Testing
         #expect(try Shoal.run(["put", "notes", "bad", "--type", "Note", "n:=notanumber", "--data", b]).status == 3)
     }
 
+    /// `put field=@file` on A stores the file as an asset; `asset get` on B fetches it over TCP,
+    /// byte for byte; a missing file and a field that is not an asset are clear errors.
+    @Test func assetsTravelBetweenDaemons() throws {
+        try #require(Shoal.binary != nil, "build the shoal binary (swift build) or set SHOAL_BINARY")
+        let root = Self.root + "-assets"
+        let a = root + "/a", b = root + "/b"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        #expect(try Shoal.run(["init", "--data", a]).status == 0)
+        #expect(try Shoal.run(["init", "--data", b]).status == 0)
+        let da = try Shoal.Daemon(["--data", a, "--listen", "127.0.0.1:0"])
+        defer { da.stop() }
+        let portA = try #require(da.port(), "daemon A did not start: \(da.log)")
+        let db = try Shoal.Daemon(["--data", b, "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)"])
+        defer { db.stop() }
+        _ = try #require(db.port(), "daemon B did not start: \(db.log)")
+
+        // 700 KB of varied bytes: about ten content-defined chunks.
+        var rng = UInt64(0x5EED)
+        let bytes = (0..<700_000).map { _ -> UInt8 in
+            rng = rng &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: rng >> 33)
+        }
+        let file = root + "/photo.bin"
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        #expect(try Shoal.run(["zone", "create", "album", "--data", a]).status == 0)
+        let put = try Shoal.run(["put", "album", "p1", "--type", "Photo", "title=Lake", "image=@\(file)", "--data", a])
+        #expect(put.status == 0, "\(put.error)")
+        #expect(try Shoal.eventually { try Shoal.run(["get", "album", "p1", "--data", b]).output.contains("asset") })
+        let out = root + "/copy.bin"
+        let got = try Shoal.run(["asset", "get", "album", "p1", "image", "-o", out, "--data", b])
+        #expect(got.status == 0, "\(got.error)")
+        #expect((try? Data(contentsOf: URL(fileURLWithPath: out))) == Data(bytes), "the fetched asset differs")
+
+        let missing = try Shoal.run(["put", "album", "p2", "--type", "Photo", "image=@\(root)/nope.jpg", "--data", a])
+        #expect(missing.status == 3 && missing.error.contains("not a readable file"), "\(missing.error)")
+        let notAsset = try Shoal.run(["asset", "get", "album", "p1", "title", "-o", out, "--data", b])
+        #expect(notAsset.status == 4 && notAsset.error.contains("not an asset"), "[\(notAsset.error)] [\(notAsset.output)]")
+    }
+
     @Test func inspectDecodesVectorsAndRejectsGarbage() throws {
         try #require(Shoal.binary != nil)
         let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -74,6 +74,10 @@ final class MemoryAssets: AssetProvider {
         state.withLock { s in s.partial[asset].map { p in p.lengths.indices.filter { p.chunks[$0] == nil } } }
     }
 
+    func abandon(_ asset: Asset) async {
+        state.withLock { _ = $0.partial.removeValue(forKey: asset) }
+    }
+
     func finish(_ asset: Asset) async -> Bool {
         state.withLock { s in
             guard let p = s.partial.removeValue(forKey: asset) else { return false }

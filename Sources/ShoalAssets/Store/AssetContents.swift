@@ -73,7 +73,9 @@ extension AssetStore {
     public nonisolated func write(_ asset: Asset, to path: String, progress: AssetProgressHandler? = nil) async throws {
         let contents = try contents(of: asset)
         let target = FileSystem.absolute(path)
-        let slash = target.lastIndex(of: "/")!
+        guard let slash = target.lastIndex(of: "/") else {
+            throw AssetError(.io, "cannot write asset \(asset.hash) to \(path): not a path to a file", hash: asset.hash)
+        }
         let folder = slash == target.startIndex ? "/" : String(target[..<slash])
         let temp = folder + "/." + target[target.index(after: slash)...] + "." + String(UInt64.random(in: 0 ... .max), radix: 36) + ".shoal-tmp"
         let file = try POSIXFile.create(temp)

@@ -118,4 +118,20 @@ extension AssetStore {
             try await storeManifest(manifest, pin: pin, chunkShards: [])
         }
     }
+
+    /// The bytes of chunk `index` (in manifest order) of a stored asset, verified: what a peer
+    /// asking for that chunk is sent.
+    ///
+    /// - Throws: ``AssetError`` `assetNotAvailable` (no manifest, or the chunk is missing),
+    ///   `invalidArguments` (no such index), `assetFileModified` (the chunk file is damaged; it
+    ///   has been removed), `io`.
+    public nonisolated func chunkBytes(_ index: Int, of asset: Asset) throws(AssetError) -> [UInt8] {
+        let manifest = try manifest(of: asset)
+        guard index >= 0, index < manifest.chunks.count else {
+            throw AssetError(.invalidArguments, "asset \(asset.hash) has \(manifest.chunks.count) chunks; there is no chunk \(index)", hash: asset.hash)
+        }
+        let c = manifest.chunks[index]
+        var scratch: [UInt8] = []
+        return try chunks.read(c.hash, length: c.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor())
+    }
 }

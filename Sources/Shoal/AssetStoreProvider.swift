@@ -1,0 +1,79 @@
+// AssetStoreProvider: ShoalAssets' store as the asset lane's provider (ShoalSync.AssetProvider).
+
+import ShoalAssets
+import ShoalSync
+import ShoalWire
+import Synchronization
+
+/// Serves complete assets from an `AssetStore` and stores what the lane fetches: a manifest from a
+/// peer is kept in memory (with a pin on its chunks) until every chunk is in, then inserted,
+/// which checks the whole content against the asset's hash.
+final class AssetStoreProvider: AssetProvider {
+    let store: AssetStore
+    /// Manifests received and not yet complete, with the pin that keeps their chunks from the
+    /// garbage collector.
+    let partial = LockedDictionary<Asset, (AssetManifest, AssetPin)>()
+
+    init(store: AssetStore) { self.store = store }
+
+    func manifest(of asset: Asset) async -> [UInt8]? {
+        guard (try? store.isComplete(asset)) == true, let m = try? store.manifest(of: asset) else { return nil }
+        return m.encoded()
+    }
+
+    func chunk(_ index: Int, of asset: Asset) async -> [UInt8]? {
+        try? store.chunkBytes(index, of: asset)
+    }
+
+    func receiveManifest(_ bytes: [UInt8], for asset: Asset) async -> Int? {
+        guard let m = try? AssetManifest(decoding: bytes), m.asset == asset else { return nil }
+        if partial[asset] == nil { partial[asset] = (m, await store.makePin()) }
+        return m.chunks.count
+    }
+
+    func receiveChunk(_ bytes: [UInt8], index: Int, of asset: Asset) async -> Bool {
+        guard let (m, pin) = partial[asset], index >= 0, index < m.chunks.count else { return false }
+        do {
+            try await store.insertChunk(bytes, hash: m.chunks[index].hash, pin: pin)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    func missingChunks(of asset: Asset) async -> [Int]? {
+        guard let (m, _) = partial[asset] else { return nil }
+        let missing = Set(store.missingChunks(of: m).map(\.hash))
+        var seen = Set<ContentHash>()
+        return m.chunks.indices.filter { missing.contains(m.chunks[$0].hash) && seen.insert(m.chunks[$0].hash).inserted }
+    }
+
+    func finish(_ asset: Asset) async -> Bool {
+        guard let (m, pin) = partial.removeValue(forKey: asset) else { return false }
+        let ok: Bool
+        do {
+            try await store.insertManifest(m, pin: pin)
+            ok = true
+        } catch {
+            ok = false
+        }
+        await store.unpin(pin)
+        return ok
+    }
+
+    func abandon(_ asset: Asset) async {
+        if let (_, pin) = partial.removeValue(forKey: asset) { await store.unpin(pin) }
+    }
+}
+
+/// A dictionary behind a lock, for state a `Sendable` class shares across tasks.
+final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private let storage = Mutex<[Key: Value]>([:])
+
+    subscript(key: Key) -> Value? {
+        get { storage.withLock { $0[key] } }
+        set { storage.withLock { $0[key] = newValue } }
+    }
+
+    func removeValue(forKey key: Key) -> Value? { storage.withLock { $0.removeValue(forKey: key) } }
+}
