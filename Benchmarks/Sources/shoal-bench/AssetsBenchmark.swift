@@ -13,7 +13,7 @@ import ShoalWire
 /// the measurements behind `Spec/assets.md` §2.3.
 enum AssetsBenchmark: BenchmarkSuite {
     static let name = "assets"
-    static let summary = "ShoalAssets: import-256mib vs cp-256mib, edit-resend, sha256, chunking"
+    static let summary = "ShoalAssets: import vs cp, edit-resend, sha256, chunking; transfer over TCP vs cp, latency during it"
 
     static var mebibytes: Int { Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_ASSET_MIB"] ?? "") ?? 256 }
     static var chunking: ChunkingParameters {
@@ -140,6 +140,9 @@ enum AssetsBenchmark: BenchmarkSuite {
         let th = ContinuousClock.now
         for _ in 0..<hops { _ = await a.makePin() }
         print("assets case=actor-hop ns_per_hop=\(fixed(Harness.seconds(ContinuousClock.now - th) / Double(hops) * 1e9, 0)) import_hops=\(size / (768 << 10))")
+
+        // Between two nodes over loopback TCP (SHOAL_BENCH_TRANSFER_MIB=0 skips it).
+        if (Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_MIB"] ?? "") ?? 1) > 0 { try await transferCases() }
     }
 
     /// Writes `bytes` random bytes (SplitMix64 words from `seed`) 1 MiB at a time, optionally with

@@ -1,0 +1,84 @@
+// AssetsTransferBenchmark: an asset between two nodes over loopback TCP (the asset lane), next to
+// cp of the same file, and record-change latency idle and during the transfer.
+
+import Foundation
+import Shoal
+
+extension AssetsBenchmark {
+    /// `SHOAL_BENCH_TRANSFER_MIB` (default 1024) MiB of random bytes: imported on A (fsync off, so
+    /// the case measures the lane), fetched by B with `fetchAsset`. Lines: `transfer-<n>mib`
+    /// (`MBps`, `peak_rss_mb` of the process holding both nodes), `cp-<n>mib` (`MBps`),
+    /// `latency-idle` and `latency-during-transfer` (`p50_ms`, `p99_ms`: a save on A until
+    /// readable on B).
+    static func transferCases() async throws {
+        let mib = Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_MIB"] ?? "") ?? 1024
+        let size = mib << 20
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-transfer-\(UInt32.random(in: 0 ... .max))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let source = dir + "/source.bin"
+        try writeRandomFile(source, bytes: size, seed: 7, replacing: nil)
+
+        // cp of the same file (read + write, no fsync: the transfer does not fsync either).
+        let t0 = ContinuousClock.now
+        try FileManager.default.copyItem(atPath: source, toPath: dir + "/copy.bin")
+        let cpSeconds = Harness.seconds(ContinuousClock.now - t0)
+        try? FileManager.default.removeItem(atPath: dir + "/copy.bin")
+
+        var quick = AssetStore.Configuration()
+        quick.fsync = false
+        let a = try await ShoalNode.open(directory: dir + "/a", assets: quick)
+        let b = try await ShoalNode.open(directory: dir + "/b", assets: quick)
+        let zone = RecordZone.ID(name: "media")
+        try await a.createZone(zone)
+        let port = try await a.listen(host: "127.0.0.1", port: 0)
+        await b.connect(to: "127.0.0.1", port: port)
+        var photo = Record(recordType: "Media", id: Record.ID(name: "big", zone: zone))
+        photo["title"] = .string("a large file")
+        let saved = try await a.save(photo, attaching: ["file": source])
+        guard case .asset(let asset)? = saved["file"] else { throw BenchError("the saved record holds no asset") }
+        while (try? await b.record(for: saved.id)) == nil { try await Task.sleep(for: .milliseconds(5)) }
+
+        func latencies(_ count: Int, prefix: String) async throws -> [Double] {
+            var out = [Double]()
+            for i in 0..<count {
+                var r = Record(recordType: "Note", id: Record.ID(name: "\(prefix)-\(i)", zone: zone))
+                r["text"] = .string("change \(i)")
+                let start = ContinuousClock.now
+                try await a.save(r)
+                while (try? await b.record(for: r.id)) == nil { await Task.yield() }
+                out.append(Harness.seconds(ContinuousClock.now - start) * 1000)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return out
+        }
+        func pct(_ xs: [Double], _ p: Double) -> Double {
+            let s = xs.sorted()
+            return s.isEmpty ? 0 : s[min(s.count - 1, Int(Double(s.count) * p))]
+        }
+        let idle = try await latencies(100, prefix: "idle")
+
+        resetPeakRSS()
+        let t1 = ContinuousClock.now
+        let fetch = Task { try await b.fetchAsset(asset) }
+        var during = [Double]()
+        var i = 0
+        while during.count < 100 {
+            // Only samples taken while the transfer is still running count.
+            let lat = try await latencies(1, prefix: "busy-\(i)")
+            i += 1
+            if await b.sync.assetTransfers()[asset] != nil { during += lat } else { break }
+        }
+        try await fetch.value
+        let seconds = Harness.seconds(ContinuousClock.now - t1)
+        let rss = peakRSSMegabytes()
+        guard (try? b.assets.isComplete(asset)) == true else { throw BenchError("B does not hold the asset after the fetch") }
+        let mbps = Double(size) / seconds / 1e6
+        print("assets case=transfer-\(mib)mib MBps=\(fixed(mbps, 1)) seconds=\(fixed(seconds, 2)) peak_rss_mb=\(fixed(rss, 1)) chunks_received=\(await b.sync.statistics.assetChunksReceived)")
+        print("assets case=cp-\(mib)mib MBps=\(fixed(Double(size) / cpSeconds / 1e6, 1)) transfer_vs_cp=\(fixed(cpSeconds / seconds, 3))")
+        print("assets case=latency-idle samples=\(idle.count) p50_ms=\(fixed(pct(idle, 0.5), 2)) p99_ms=\(fixed(pct(idle, 0.99), 2))")
+        print("assets case=latency-during-transfer samples=\(during.count) p50_ms=\(fixed(pct(during, 0.5), 2)) p99_ms=\(fixed(pct(during, 0.99), 2)) vs_idle_p99=\(fixed(pct(during, 0.99) / max(pct(idle, 0.99), 0.001), 2))")
+        await a.shutdown()
+        await b.shutdown()
+    }
+}
