@@ -60,6 +60,10 @@ extension SyncNode {
         sessions[id]?.inbound[m.zone]?.nextBatch = m.batch &+ 1
         sessions[id]?.inbound[m.zone]?.caughtUp = m.isCaughtUp
         sessions[id]?.inbound[m.zone]?.records &+= records.count
+        if let n = m.remaining, let got = sessions[id]?.inbound[m.zone]?.records {
+            sessions[id]?.inbound[m.zone]?.expected = got &+ Int(clamping: n)
+        }
+        if m.isCaughtUp { sessions[id]?.inbound[m.zone]?.expected = nil }
         statistics.recordsReceived &+= records.count
         statistics.sparseRecordsReceived &+= m.sparseRecords.count
         statistics.batchesReceived &+= 1

@@ -124,8 +124,13 @@ extension SyncNode {
                 }
                 base = b
             }
+            // The first batch of a long catch-up says how much is left, for the peer's progress.
+            var remaining: UInt64? = nil
+            if cur.nextBatch == 1 || cur.resetNext, !caughtUp, let n = try? await store.remainingChanges(in: zone, after: page.token) {
+                remaining = UInt64(n)
+            }
             let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
-                                         isReset: cur.resetNext, token: page.token, knowledge: caughtUp ? k : nil, records: whole, sparseRecords: sparse, base: base)
+                                         isReset: cur.resetNext, token: page.token, knowledge: caughtUp ? k : nil, remaining: remaining, records: whole, sparseRecords: sparse, base: base)
             out.append(.send(Frame(type: .changes, payload: message.encoded())))
             cur.nextBatch &+= 1
             cur.token = page.token

@@ -102,6 +102,9 @@ public actor SyncNode {
         public var receivedCaughtUp: Bool
         /// Record versions received from the peer for the zone on this connection.
         public var recordsReceived: Int
+        /// During a catch-up: about how many versions it brings in all (the peer's count of what
+        /// was left, plus what had arrived); nil once caught up or when the peer did not say.
+        public var recordsExpected: Int?
         /// Whether the peer follows this node's changes of the zone.
         public var sending: Bool
         /// Batches sent to the peer that it has not acknowledged yet.
@@ -118,7 +121,7 @@ public actor SyncNode {
             for zone in Set(s.inbound.keys).union(s.outbound.keys).sorted() {
                 let i = s.inbound[zone], o = s.outbound[zone]
                 out.append(ZoneReplication(peer: peer, zone: zone, receiving: i != nil, receivedCaughtUp: i?.caughtUp ?? false,
-                                           recordsReceived: i?.records ?? 0, sending: o != nil,
+                                           recordsReceived: i?.records ?? 0, recordsExpected: i?.expected, sending: o != nil,
                                            unacknowledgedBatches: Int(o?.unacknowledged ?? 0), sentCaughtUp: o?.idle ?? false))
             }
         }

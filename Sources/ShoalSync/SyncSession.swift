@@ -34,6 +34,8 @@ struct SyncSession {
         var caughtUp = false
         /// Record versions received on this subscription.
         var records = 0
+        /// Records this subscription should bring in all, from the peer's remaining count.
+        var expected: Int? = nil
     }
 
     /// A subscription the peer made to us: batches we send.

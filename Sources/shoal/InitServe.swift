@@ -121,7 +121,17 @@ struct ServeCommand: AsyncParsableCommand {
             let seconds = Double((t - lastTime).components.attoseconds) / 1e18 + Double((t - lastTime).components.seconds)
             let rate = Int(Double(now.recordsReceived - last.recordsReceived) / max(seconds, 0.001))
             let mb = Double(now.bytesReceived) / 1_000_000
-            let line = "received \(now.recordsReceived) records (\(String(format: "%.1f", mb)) MB, \(rate)/s), sent \(now.recordsSent)"
+            var line = "received \(now.recordsReceived) records (\(String(format: "%.1f", mb)) MB, \(rate)/s), sent \(now.recordsSent)"
+            // During a catch-up the peers said how much was left: a bar and an ETA.
+            let catching = await node.sync.replication().filter { $0.recordsExpected != nil }
+            let expected = catching.reduce(0) { $0 + ($1.recordsExpected ?? 0) }, got = catching.reduce(0) { $0 + $1.recordsReceived }
+            if expected > 0 {
+                let left = max(0, expected - got)
+                let eta = rate > 0 ? left / rate : 0
+                let done = Double(min(got, expected)) / Double(expected)
+                let bar = String(repeating: "#", count: Int(done * 20)) + String(repeating: ".", count: 20 - Int(done * 20))
+                line = "[\(bar)] \(got)/\(expected) records, \(String(format: "%.1f", mb)) MB, \(rate)/s, ETA \(eta / 60):\(String(format: "%02d", eta % 60)) — \(line)"
+            }
             if tty { Console.current.line("\u{1B}[1A\u{1B}[2K" + line) } else { log.info("\(line)") }
             last = now
             lastTime = t

@@ -85,6 +85,9 @@ extension SyncNodeTests {
         }
         let first = await sim.nodes[1].sync.statistics.recordsReceived
         #expect(first == 100, "the first batch holds 100 versions")
+        // The first batch said how much was left: progress displays know the total.
+        let progress = await sim.nodes[1].sync.replication().first
+        #expect(progress?.recordsExpected == 450 && progress?.recordsReceived == 100, "\(String(describing: progress))")
         await sim.reset(0)
         #expect(try await sim.nodes[1].store.allRecordIDs(in: Self.notes).count == 100)
         // Reconnect: resume from the stored position.

@@ -5,8 +5,9 @@
 /// Layout: zone ID, incarnation (16 bytes), batch number (varint, from 1 per subscription),
 /// flags (bit 0: caught up — the sender had nothing more when it made this batch; bit 1: a
 /// knowledge vector follows the token; bit 2: a sparse section follows the records; bit 3: the
-/// subscription restarts from the beginning; other bits reserved), the sender's change token after
-/// this batch (length-prefixed), the knowledge vector (plain vector) when flagged, the record
+/// subscription restarts from the beginning; bit 4: a count of remaining changes follows; other
+/// bits reserved), the sender's change token after this batch (length-prefixed), the knowledge
+/// vector (plain vector) when flagged, the remaining count (varint) when flagged, the record
 /// count (varint), then the records' canonical encodings back to back (each is self-delimiting),
 /// then, when flag bit 2 is set, the sparse section (``SparseRecord``s and the base vector they
 /// are relative to; Spec/replication.md §3.5.1). Deleted records travel as records whose heads are
@@ -30,6 +31,9 @@ public struct ChangesMessage: Hashable, Sendable {
     /// Every change the sender knew of when it started reading this batch (sent with caught-up
     /// batches only): the receiver may add it to its own knowledge once the batch is applied.
     public var knowledge: VersionVector?
+    /// At most how many more changes the sender had after this batch, for progress displays
+    /// (sent with the first batch of a long catch-up); nil when not sent.
+    public var remaining: UInt64?
     /// The latest versions of the records that changed.
     public var records: [Record]
     /// Further changed records, reduced to what the receiver lacks relative to ``base``.
@@ -40,7 +44,8 @@ public struct ChangesMessage: Hashable, Sendable {
 
     /// Creates a batch.
     public init(zone: RecordZone.ID, incarnation: NodeID, batch: UInt64, isCaughtUp: Bool, isReset: Bool = false, token: ChangeToken,
-                knowledge: VersionVector? = nil, records: [Record], sparseRecords: [SparseRecord] = [], base: VersionVector? = nil) {
+                knowledge: VersionVector? = nil, remaining: UInt64? = nil, records: [Record], sparseRecords: [SparseRecord] = [],
+                base: VersionVector? = nil) {
         self.zone = zone
         self.incarnation = incarnation
         self.batch = batch
@@ -48,6 +53,7 @@ public struct ChangesMessage: Hashable, Sendable {
         self.isReset = isReset
         self.token = token
         self.knowledge = knowledge
+        self.remaining = remaining
         self.records = records
         self.sparseRecords = sparseRecords
         self.base = sparseRecords.isEmpty ? nil : (base ?? VersionVector())
@@ -58,13 +64,15 @@ public struct ChangesMessage: Hashable, Sendable {
         static let knowledge: UInt8 = 2
         static let sparse: UInt8 = 4
         static let reset: UInt8 = 8
-        static let known: UInt8 = 15
+        static let remaining: UInt8 = 16
+        static let known: UInt8 = 31
     }
 
     /// The canonical payload bytes. Every record must be in `zone` and pass `Record.validate()`.
     public func encoded() -> [UInt8] {
         var size = WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(batch) &+ 1 &+ WireSize.lengthPrefixed(token.bytes.count)
         if let k = knowledge { size &+= WireSize.plainVector(k) }
+        if let n = remaining { size &+= WireSize.varint(n) }
         size &+= WireSize.varint(UInt64(records.count))
         for r in records { size &+= r.encodedSize }
         if !sparseRecords.isEmpty { size &+= SparseSection.size(sparseRecords, base: base ?? VersionVector(), zone: zone) }
@@ -72,9 +80,11 @@ public struct ChangesMessage: Hashable, Sendable {
             w.writeZoneID(zone)
             w.writeNodeID(incarnation)
             w.writeVarint(batch)
-            w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse) | (isReset ? Flags.reset : 0))
+            w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse) | (isReset ? Flags.reset : 0)
+                         | (remaining != nil ? Flags.remaining : 0))
             w.writeBytes(token.bytes)
             if let k = knowledge { w.writePlainVector(k) }
+            if let n = remaining { w.writeVarint(n) }
             w.writeVarint(UInt64(records.count))
             for r in records { r.encode(into: &w) }
             if !sparseRecords.isEmpty { SparseSection.write(sparseRecords, base: base ?? VersionVector(), zone: zone, into: &w) }
@@ -99,6 +109,7 @@ public struct ChangesMessage: Hashable, Sendable {
             let n = try r.readLength(max: r.limits.maxBlobBytes, "token length", limitName: "maxBlobBytes")
             let token = ChangeToken(bytes: try r.readBytes(n, "token"))
             let knowledge: VersionVector? = flags & Flags.knowledge != 0 ? try r.readPlainVector("knowledge") : nil
+            let remaining: UInt64? = flags & Flags.remaining != 0 ? try r.readVarint("remaining changes") : nil
             let count = try r.readCount(max: r.limits.maxMessageItems, "record count", limitName: "maxMessageItems")
             try r.require(count, "\(count) records")
             var records = [Record]()
@@ -116,7 +127,7 @@ public struct ChangesMessage: Hashable, Sendable {
                 (base, sparse) = try SparseSection.read(from: &r, zone: zone)
             }
             return ChangesMessage(zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
-                                  isReset: flags & Flags.reset != 0, token: token, knowledge: knowledge, records: records, sparseRecords: sparse, base: base)
+                                  isReset: flags & Flags.reset != 0, token: token, knowledge: knowledge, remaining: remaining, records: records, sparseRecords: sparse, base: base)
         }
     }
 }
