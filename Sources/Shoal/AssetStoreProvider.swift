@@ -14,15 +14,33 @@ final class AssetStoreProvider: AssetProvider {
     /// garbage collector.
     let partial = LockedDictionary<Asset, (AssetManifest, AssetPin)>()
 
+    /// Manifests of complete assets served recently (checking completeness stats every chunk
+    /// file, so it is done once per asset, not per request); at most 64, then cleared.
+    let served = LockedDictionary<Asset, AssetManifest>()
+
     init(store: AssetStore) { self.store = store }
 
-    func manifest(of asset: Asset) async -> [UInt8]? {
+    /// The manifest of a complete asset, from the cache when it was checked before.
+    func complete(_ asset: Asset) -> AssetManifest? {
+        if let m = served[asset] { return m }
         guard (try? store.isComplete(asset)) == true, let m = try? store.manifest(of: asset) else { return nil }
-        return m.encoded()
+        served.insert(m, forKey: asset, limit: 64)
+        return m
+    }
+
+    func manifest(of asset: Asset) async -> [UInt8]? {
+        complete(asset)?.encoded()
     }
 
     func chunk(_ index: Int, of asset: Asset) async -> [UInt8]? {
-        try? store.chunkBytes(index, of: asset)
+        guard let m = complete(asset), index >= 0, index < m.chunks.count else { return nil }
+        do {
+            return try store.chunkBytes(m.chunks[index], of: asset)
+        } catch {
+            // Missing or damaged (garbage-collected, or changed on disk): check again next time.
+            _ = served.removeValue(forKey: asset)
+            return nil
+        }
     }
 
     func receiveManifest(_ bytes: [UInt8], for asset: Asset) async -> Int? {
@@ -76,4 +94,12 @@ final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendabl
     }
 
     func removeValue(forKey key: Key) -> Value? { storage.withLock { $0.removeValue(forKey: key) } }
+
+    /// Sets `value`, first emptying the dictionary when it holds `limit` entries.
+    func insert(_ value: Value, forKey key: Key, limit: Int) {
+        storage.withLock { d in
+            if d.count >= limit { d.removeAll() }
+            d[key] = value
+        }
+    }
 }

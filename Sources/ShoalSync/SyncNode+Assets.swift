@@ -205,9 +205,10 @@ extension SyncNode {
         func answer(_ part: AssetChunkMessage.Part) -> SyncOutput {
             .send(Frame(type: .assetChunk, payload: AssetChunkMessage(asset: m.asset, part: part).encoded()))
         }
-        guard let assets, let manifest = await assets.manifest(of: m.asset) else { return [answer(.unavailable)] }
+        guard let assets else { return [answer(.unavailable)] }
         switch m.part {
         case .manifest:
+            guard let manifest = await assets.manifest(of: m.asset) else { return [answer(.unavailable)] }
             return [answer(.manifest(manifest))]
         case let .chunks(first, count):
             var out = [SyncOutput]()

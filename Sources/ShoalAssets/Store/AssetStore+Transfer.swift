@@ -130,8 +130,15 @@ extension AssetStore {
         guard index >= 0, index < manifest.chunks.count else {
             throw AssetError(.invalidArguments, "asset \(asset.hash) has \(manifest.chunks.count) chunks; there is no chunk \(index)", hash: asset.hash)
         }
-        let c = manifest.chunks[index]
+        return try chunkBytes(manifest.chunks[index], of: asset)
+    }
+
+    /// The bytes of one chunk of a manifest the caller already holds, verified (no manifest read).
+    ///
+    /// - Throws: ``AssetError`` `assetNotAvailable` (the chunk is missing), `assetFileModified`
+    ///   (damaged; removed), `io`.
+    public nonisolated func chunkBytes(_ chunk: AssetManifest.Chunk, of asset: Asset) throws(AssetError) -> [UInt8] {
         var scratch: [UInt8] = []
-        return try chunks.read(c.hash, length: c.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor())
+        return try chunks.read(chunk.hash, length: chunk.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor())
     }
 }
