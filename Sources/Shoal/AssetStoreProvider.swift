@@ -4,6 +4,7 @@ import ShoalAssets
 import ShoalSync
 import ShoalWire
 import Synchronization
+import Dispatch
 
 /// Serves complete assets from an `AssetStore` and stores what the lane fetches: a manifest from a
 /// peer is kept in memory (with a pin on its chunks) until every chunk is in, then inserted,
@@ -17,6 +18,9 @@ final class AssetStoreProvider: AssetProvider {
     /// Manifests of complete assets served recently (checking completeness stats every chunk
     /// file, so it is done once per asset, not per request); at most 64, then cleared.
     let served = LockedDictionary<Asset, AssetManifest>()
+
+    /// This node's asset-lane thread.
+    let io = AssetIOExecutor()
 
     init(store: AssetStore) { self.store = store }
 
@@ -34,12 +38,17 @@ final class AssetStoreProvider: AssetProvider {
 
     func chunk(_ index: Int, of asset: Asset) async -> [UInt8]? {
         guard let m = complete(asset), index >= 0, index < m.chunks.count else { return nil }
-        do {
-            return try store.chunkBytes(m.chunks[index], of: asset)
-        } catch {
-            // Missing or damaged (garbage-collected, or changed on disk): check again next time.
-            _ = served.removeValue(forKey: asset)
-            return nil
+        let store = self.store, served = self.served, io = self.io
+        return await withTaskExecutorPreference(io) { () async -> [UInt8]? in
+            do {
+                // The peer checks every chunk against the manifest; hashing it here too would
+                // only halve the lane's speed.
+                return try store.chunkBytes(m.chunks[index], of: asset, verify: false)
+            } catch {
+                // Missing or damaged (garbage-collected, or changed on disk): check again next time.
+                _ = served.removeValue(forKey: asset)
+                return nil
+            }
         }
     }
 
@@ -51,11 +60,15 @@ final class AssetStoreProvider: AssetProvider {
 
     func receiveChunk(_ bytes: [UInt8], index: Int, of asset: Asset) async -> Bool {
         guard let (m, pin) = partial[asset], index >= 0, index < m.chunks.count else { return false }
-        do {
-            try await store.insertChunk(bytes, hash: m.chunks[index].hash, pin: pin)
-            return true
-        } catch {
-            return false
+        // Hashing and writing run on the asset lane's own thread, not the threads that apply
+        // record batches: a large transfer must not delay record changes.
+        return await withTaskExecutorPreference(io) {
+            do {
+                try await store.insertChunk(bytes, hash: m.chunks[index].hash, pin: pin)
+                return true
+            } catch {
+                return false
+            }
         }
     }
 
@@ -68,12 +81,14 @@ final class AssetStoreProvider: AssetProvider {
 
     func finish(_ asset: Asset) async -> Bool {
         guard let (m, pin) = partial.removeValue(forKey: asset) else { return false }
-        let ok: Bool
-        do {
-            try await store.insertManifest(m, pin: pin)
-            ok = true
-        } catch {
-            ok = false
+        let store = self.store
+        let ok = await withTaskExecutorPreference(io) { () async -> Bool in
+            do {
+                try await store.insertManifest(m, pin: pin)
+                return true
+            } catch {
+                return false
+            }
         }
         await store.unpin(pin)
         return ok
@@ -101,5 +116,17 @@ final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendabl
             if d.count >= limit { d.removeAll() }
             d[key] = value
         }
+    }
+}
+
+/// The asset lane's thread: chunk hashing, reads and writes run here (nonisolated async code
+/// follows the task's executor preference), so the cooperative pool stays free for records.
+final class AssetIOExecutor: TaskExecutor {
+    let queue = DispatchQueue(label: "shoal.assets.io", qos: .utility)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
     }
 }

@@ -50,6 +50,10 @@ public actor NetworkNode {
 
     let events: AsyncStream<Event>
     let eventSink: AsyncStream<Event>.Continuation
+    /// Asset chunks arriving, handled in order by a second task: storing and verifying them
+    /// (and the final check of a whole asset) never delays record batches (Spec/replication.md §3.7).
+    let assetFrames: AsyncStream<(ConnectionID, Frame)>
+    let assetFrameSink: AsyncStream<(ConnectionID, Frame)>.Continuation
     var engineStarted = false
     var servers: [any Channel] = []
     var peerStates: [String: PeerState] = [:]
@@ -75,6 +79,7 @@ public actor NetworkNode {
         self.configuration = configuration
         self.group = group ?? MultiThreadedEventLoopGroup.singleton
         (events, eventSink) = AsyncStream<Event>.makeStream()
+        (assetFrames, assetFrameSink) = AsyncStream<(ConnectionID, Frame)>.makeStream()
     }
 
     /// Starts the engine task once.
@@ -86,6 +91,14 @@ public actor NetworkNode {
             for await event in events {
                 guard let self else { return }
                 await self.handle(event)
+            }
+        })
+        let assetFrames = self.assetFrames
+        tasks.append(Task { [weak self] in
+            for await (id, frame) in assetFrames {
+                guard let self else { return }
+                guard await self.connections[id] != nil else { continue }
+                await self.send(await self.sync.receive(frame, on: id))
             }
         })
     }
@@ -236,7 +249,10 @@ public actor NetworkNode {
                 handshake.cancel()
                 sink.yield(.closed(id))
             }
-            for try await frame in inbound { sink.yield(.frame(id, frame)) }
+            let assetSink = self.assetFrameSink
+            for try await frame in inbound {
+                if frame.type == .assetChunk { assetSink.yield((id, frame)) } else { sink.yield(.frame(id, frame)) }
+            }
         }
     }
 
@@ -333,6 +349,7 @@ public actor NetworkNode {
     public func shutdown() async {
         stopped = true
         eventSink.finish()
+        assetFrameSink.finish()
         for (id, _) in connections { await close(id, reason: "the node is shutting down") }
         for s in servers { try? await s.close() }
         for t in tasks { t.cancel() }

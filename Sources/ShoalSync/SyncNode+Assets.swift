@@ -198,6 +198,18 @@ extension SyncNode {
         return out
     }
 
+    /// Whether `asset` compresses, from a zstd trial on `sample` the first time (remembered for
+    /// up to 256 assets).
+    func compressibility(of asset: Asset, sample: [UInt8]) -> Bool {
+        if let known = assetCompressible[asset] { return known }
+        let saves = sample.withUnsafeBytes { raw in
+            ZstdCompressor().compress(raw, level: 1, dictionary: nil, notBelow: max(1, raw.count * 97 / 100)) != nil
+        }
+        if assetCompressible.count >= 256 { assetCompressible.removeAll() }
+        assetCompressible[asset] = saves
+        return saves
+    }
+
     // MARK: Frames
 
     func handleAssetRequest(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
@@ -214,7 +226,11 @@ extension SyncNode {
             var out = [SyncOutput]()
             for i in first..<(first &+ count) {
                 guard i <= UInt64(Int.max), let bytes = await assets.chunk(Int(i), of: m.asset) else { return out + [answer(.unavailable)] }
-                out.append(answer(.chunk(index: i, bytes: bytes)))
+                // Whether the asset compresses is tried once, on the first chunk served; chunks
+                // of one that does not (most media) go out without a compression attempt.
+                let compressible = compressibility(of: m.asset, sample: bytes)
+                out.append(.send(Frame(type: .assetChunk, payload: AssetChunkMessage(asset: m.asset, part: .chunk(index: i, bytes: bytes)).encoded(),
+                                       mayCompress: compressible)))
                 statistics.assetChunksSent &+= 1
             }
             return out
@@ -233,6 +249,8 @@ extension SyncNode {
                   let missing = await assets.missingChunks(of: m.asset) else {
                 return await refuse(m.asset, on: id)
             }
+            // The transfer may have moved (connection closed) while the manifest was stored.
+            guard transfers[m.asset]?.connection == id else { return [:] }
             transfers[m.asset]?.awaitingManifest = false
             transfers[m.asset]?.pending = missing
             if missing.isEmpty { return await finishTransfer(m.asset) }
@@ -241,10 +259,11 @@ extension SyncNode {
             guard index <= UInt64(Int.max), t.inFlight.contains(Int(index)) else {
                 throw SyncFailure("protocolViolation", "chunk \(index) of \(m.asset) was not requested on this connection")
             }
-            guard await assets.receiveChunk(bytes, index: Int(index), of: m.asset) else {
-                return await refuse(m.asset, on: id)
-            }
-            statistics.assetChunksReceived &+= 1
+            let stored = await assets.receiveChunk(bytes, index: Int(index), of: m.asset)
+            if stored { statistics.assetChunksReceived &+= 1 }
+            // The transfer may have moved (connection closed) while the chunk was stored.
+            guard transfers[m.asset]?.connection == id else { return [:] }
+            guard stored else { return await refuse(m.asset, on: id) }
             transfers[m.asset]?.inFlight.remove(Int(index))
             guard let now = transfers[m.asset] else { return [:] }
             if now.pending.isEmpty && now.inFlight.isEmpty { return await finishTransfer(m.asset) }

@@ -22,6 +22,8 @@ public actor SyncNode {
     public let assets: (any AssetProvider)?
     /// Assets being fetched.
     var transfers: [Asset: AssetTransfer] = [:]
+    /// Whether assets served compress (a trial on their first chunk).
+    var assetCompressible: [Asset: Bool] = [:]
     /// Numbers waiting tasks (``waitForAsset(_:)``).
     var nextWaiter: UInt64 = 0
     /// Fetches that failed before anyone waited for them (at most 64).
@@ -200,14 +202,17 @@ public actor SyncNode {
     /// on `id`, but a change of a zone's incarnation restarts every connection (Spec/replication.md §4).
     public func receive(_ frame: Frame, on id: ConnectionID) async -> [ConnectionID: [SyncOutput]] {
         let out = await handle(frame, on: id)
-        defer { extraOutputs = [:] }
+        // Taken at once: a concurrent call (the asset lane runs beside the record engine) adds
+        // its own extras, which it or this call sends — never both, never neither.
+        let extras = extraOutputs
+        extraOutputs = [:]
         if restartPending {
             restartPending = false
             announcePending = false
             return restartAll(reason: "zones changed on node \(nodeID.short); reconnect to exchange them again")
         }
         var result: [ConnectionID: [SyncOutput]] = out.isEmpty ? [:] : [id: out]
-        for (c, more) in extraOutputs { result[c, default: []] += more }
+        for (c, more) in extras { result[c, default: []] += more }
         if announcePending {
             // A zone created here from a peer's announcement: every peer (this one included)
             // learns we hold it now, and subscribes to it.

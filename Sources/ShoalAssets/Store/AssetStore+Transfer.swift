@@ -133,12 +133,14 @@ extension AssetStore {
         return try chunkBytes(manifest.chunks[index], of: asset)
     }
 
-    /// The bytes of one chunk of a manifest the caller already holds, verified (no manifest read).
+    /// The bytes of one chunk of a manifest the caller already holds (no manifest read).
     ///
+    /// - Parameter verify: false skips the SHA-256 check, for bytes sent to a peer that checks
+    ///   them on arrival (the asset lane does); the length is still checked.
     /// - Throws: ``AssetError`` `assetNotAvailable` (the chunk is missing), `assetFileModified`
     ///   (damaged; removed), `io`.
-    public nonisolated func chunkBytes(_ chunk: AssetManifest.Chunk, of asset: Asset) throws(AssetError) -> [UInt8] {
+    public nonisolated func chunkBytes(_ chunk: AssetManifest.Chunk, of asset: Asset, verify: Bool = true) throws(AssetError) -> [UInt8] {
         var scratch: [UInt8] = []
-        return try chunks.read(chunk.hash, length: chunk.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor())
+        return try chunks.read(chunk.hash, length: chunk.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor(), verify: verify)
     }
 }

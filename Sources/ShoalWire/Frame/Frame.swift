@@ -13,12 +13,16 @@ public struct Frame: Hashable, Sendable {
     public var payload: [UInt8]
     /// How the payload travelled (informational; re-encoding may choose differently).
     public var compression: Compression
+    /// A hint for encoders, not part of the wire: false sends the payload plain without trying
+    /// to compress it (content known not to compress, such as most asset chunks).
+    public var mayCompress: Bool
 
     /// Creates a frame.
-    public init(type: FrameType, payload: [UInt8], compression: Compression = .none) {
+    public init(type: FrameType, payload: [UInt8], compression: Compression = .none, mayCompress: Bool = true) {
         self.type = type
         self.payload = payload
         self.compression = compression
+        self.mayCompress = mayCompress
     }
 
     /// How a frame's payload is compressed on the wire: the low two bits of the flags byte.

@@ -55,15 +55,18 @@ public struct FrameEncoder {
         try Borrowed.bytes(of: payload) { (raw) throws(WireError) -> [UInt8] in try encode(type, payload: raw) }
     }
 
-    /// Encodes `frame` (its ``Frame/compression`` is ignored; the options decide).
+    /// Encodes `frame` (its ``Frame/compression`` is ignored; the options decide, and a frame
+    /// whose ``Frame/mayCompress`` is false goes out plain).
     /// - Throws: ``WireError`` `limitExceeded` for an oversized payload.
     public func encode(_ frame: Frame) throws(WireError) -> [UInt8] {
-        try encode(frame.type, payload: frame.payload)
+        try Borrowed.bytes(of: frame.payload) { (raw) throws(WireError) -> [UInt8] in
+            try encode(frame.type, payload: raw, mayCompress: frame.mayCompress)
+        }
     }
 
-    /// Encodes a frame from borrowed payload bytes.
+    /// Encodes a frame from borrowed payload bytes; `mayCompress: false` skips compression.
     /// - Throws: ``WireError`` `limitExceeded` for an oversized payload.
-    public func encode(_ type: FrameType, payload: UnsafeRawBufferPointer) throws(WireError) -> [UInt8] {
+    public func encode(_ type: FrameType, payload: UnsafeRawBufferPointer, mayCompress: Bool = true) throws(WireError) -> [UInt8] {
         let limit = options.limits.maxFramePayloadBytes
         guard payload.count <= limit else {
             throw WireError(.limitExceeded, at: 0, "frame payload is \(payload.count) bytes, over the limit of \(limit) (WireLimits.maxFramePayloadBytes); send it in smaller pieces")
@@ -71,7 +74,7 @@ public struct FrameEncoder {
         guard type.rawValue != 0 else {
             throw WireError(.invalidValue, at: 0, "frame type 0 is reserved")
         }
-        if let (compressed, compression) = compress(payload) {
+        if mayCompress, let (compressed, compression) = compress(payload) {
             return compressed.withUnsafeBytes { assemble(type, compression: compression, body: $0) }
         }
         return assemble(type, compression: .none, body: payload)
