@@ -18,8 +18,14 @@ public struct NetworkConfiguration: Sendable {
     public var maxReconnectDelay: Duration = .seconds(30)
     /// How frames are compressed. Default: the built-in records dictionary.
     public var frames = FrameEncoder.Options()
-    /// How often tombstones every known peer has acknowledged are purged; nil never. Default 10 min.
-    public var tombstonePurgeInterval: Duration? = .seconds(600)
+    /// How often tombstones every known peer has acknowledged are purged; nil (the default) never.
+    ///
+    /// Purging is safe only when every node that may still send old versions of the zone is a
+    /// known peer that has acknowledged the deletion: a node that never connected here, or a
+    /// retired one that comes back with writes made before the purge, can resurrect state that
+    /// the others merged with the tombstone (Spec/replication.md §3.5.3). Turn it on for a zone
+    /// whose members are all known and stable.
+    public var tombstonePurgeInterval: Duration? = nil
     /// Where connection events go (swift-log): connections opened and identified, closed with
     /// the error that closed them, failed dials with the next retry delay. Default: discarded.
     public var logger = Logger(label: "shoal.net", factory: { _ in SwiftLogNoOpLogHandler() })

@@ -5,8 +5,8 @@ import Foundation
 import Shoal
 
 extension AssetsBenchmark {
-    /// `SHOAL_BENCH_TRANSFER_MIB` (default 1024) MiB of random bytes: imported on A (fsync off, so
-    /// the case measures the lane), fetched by B with `fetchAsset`. Lines: `transfer-<n>mib`
+    /// `SHOAL_BENCH_TRANSFER_MIB` (default 1024) MiB of random bytes: imported on A, fetched by B
+    /// with `fetchAsset`. Lines: `transfer-<n>mib`
     /// (`MBps`, `peak_rss_mb` of the process holding both nodes), `cp-<n>mib` (`MBps`),
     /// `latency-idle` and `latency-during-transfer` (`p50_ms`, `p99_ms`: a save on A until
     /// readable on B).
@@ -25,10 +25,13 @@ extension AssetsBenchmark {
         let cpSeconds = Harness.seconds(ContinuousClock.now - t0)
         try? FileManager.default.removeItem(atPath: dir + "/copy.bin")
 
-        var quick = AssetStore.Configuration()
-        quick.fsync = false
-        let a = try await ShoalNode.open(directory: dir + "/a", assets: quick)
-        let b = try await ShoalNode.open(directory: dir + "/b", assets: quick)
+        // SHOAL_BENCH_TRANSFER_FSYNC=0 stores chunks without fsync (the lane's cost alone); the
+        // default is what a node does: every chunk durable before it counts as held.
+        var config = AssetStore.Configuration()
+        config.fsync = ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_FSYNC"] != "0"
+        printNote("transfer: \(mib) MiB, chunk fsync \(config.fsync)")
+        let a = try await ShoalNode.open(directory: dir + "/a", assets: config)
+        let b = try await ShoalNode.open(directory: dir + "/b", assets: config)
         let zone = RecordZone.ID(name: "media")
         try await a.createZone(zone)
         let port = try await a.listen(host: "127.0.0.1", port: 0)
