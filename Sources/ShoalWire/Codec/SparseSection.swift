@@ -282,17 +282,9 @@ package enum SparseSection {
             entries.reserveCapacity(entryCount)
             var lastNode = -1
             for _ in 0..<entryCount {
-                let at = r.offset
-                let ni = try r.readVarint("entry node index")
-                guard ni < UInt64(nodes.count) else {
-                    throw WireError(.invalidValue, at: at, "entry node index \(ni) is outside the table of \(nodes.count)")
-                }
-                guard Int(ni) > lastNode else {
-                    throw WireError(Int(ni) == lastNode ? .duplicate : .unsorted, at: at, "entry node indexes must strictly increase; \(ni) follows \(lastNode)")
-                }
-                lastNode = Int(ni)
-                usedNodes[Int(ni)] = true
-                let node = nodes[Int(ni)]
+                let ni = try readIndex(&r, after: &lastNode, table: nodes.count, "entry node index")
+                usedNodes[ni] = true
+                let node = nodes[ni]
                 let dAt = r.offset
                 let d = try r.readZigzag("entry timestamp difference")
                 // Modulo 2^64, so every timestamp has exactly one encoding.
@@ -342,27 +334,19 @@ package enum SparseSection {
             var lastName = -1
             var allDefault = true
             for _ in 0..<fieldCount {
-                let at = r.offset
-                let ni = try r.readVarint("field name index")
-                guard ni < UInt64(names.count) else {
-                    throw WireError(.invalidValue, at: at, "field name index \(ni) is outside the table of \(names.count)")
-                }
-                guard Int(ni) > lastName else {
-                    throw WireError(Int(ni) == lastName ? .duplicate : .unsorted, at: at, "field name indexes must strictly increase; \(ni) follows \(lastName)")
-                }
-                lastName = Int(ni)
-                usedNames[Int(ni)] = true
+                let ni = try readIndex(&r, after: &lastName, table: names.count, "field name index")
+                usedNames[ni] = true
                 let tagAt = r.offset
                 let tag = try r.readByte("field type tag")
                 let stamp: Dot
                 if flags & Flags.stamps != 0 {
-                    stamp = try r.readStamp(vv, "stamp of field \(names[Int(ni)])")
+                    stamp = try r.readStamp(vv, "stamp of field \(names[ni])")
                     if entryCount != 1 || stamp != Dot(node: entries[0].node, hlc: entries[0].hlc) { allDefault = false }
                 } else {
                     stamp = Dot(node: entries[0].node, hlc: entries[0].hlc)
                 }
                 let value: FieldValue? = tag == 0 ? nil : try FieldValue.decodePayload(tag: tag, at: tagAt, from: &r, zone: zone)
-                fields.append(Record.Field(name: names[Int(ni)], value: value, stamp: stamp))
+                fields.append(Record.Field(name: names[ni], value: value, stamp: stamp))
             }
             if flags & Flags.heads != 0 && entryCount == 1 && heads.count == 1 && !heads[0].isDeletion {
                 throw WireError(.invalidValue, at: flagsAt, "the heads flag is set but the heads are the default; canonical form clears it")
@@ -384,6 +368,20 @@ package enum SparseSection {
             throw WireError(.invalidValue, at: namesAt, "field name table entry \(i) (\(names[i])) is not used; canonical tables list only what the items use")
         }
         return (base, items)
+    }
+
+    /// Reads a table index that must lie in the table and exceed `last` (then becomes `last`).
+    static func readIndex(_ r: inout WireReader, after last: inout Int, table count: Int, _ what: String) throws(WireError) -> Int {
+        let at = r.offset
+        let i = try r.readVarint(what)
+        guard i < UInt64(count) else {
+            throw WireError(.invalidValue, at: at, "\(what) \(i) is outside the table of \(count)")
+        }
+        guard Int(i) > last else {
+            throw WireError(Int(i) == last ? .duplicate : .unsorted, at: at, "\(what)es must strictly increase; \(i) follows \(last)")
+        }
+        last = Int(i)
+        return Int(i)
     }
 
     static func readTable(_ r: inout WireReader, _ what: String, max limit: Int, limitName: String) throws(WireError) -> [String] {
