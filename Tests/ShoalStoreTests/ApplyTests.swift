@@ -85,35 +85,9 @@ import ShoalSamples
     /// fresh stores in shuffled, duplicated batches, and every store must end byte-identical.
     @Test(arguments: [1 as UInt64, 2, 3, 4])
     func randomHistoriesConvergeWhateverTheOrder(seed: UInt64) async throws {
-        var rng = SplitMix64(seed: seed)
-        let clock = FakeClock()
-        let dirs = [TempDirectory(), TempDirectory(), TempDirectory()]
-        var nodes = [Store]()
-        for d in dirs { nodes.append(try await Store.temporary(d) { $0.wallClock = clock.read }) }
-        let inc = NodeID.random(using: &rng)
-        for n in nodes { try await n.createZone(notes, incarnation: inc) }
-        var versions = [Record]()
-        var tokens = [[ChangeToken?]](repeating: [nil, nil, nil], count: 3)
-        for _ in 0..<120 {
-            let i = Int(rng.next() % 3)
-            let n = nodes[i]
-            let name = "r\(rng.next() % 12)"
-            let id = Record.ID(name: name, zone: notes)
-            switch rng.next() % 6 {
-            case 0, 1, 2:
-                var r = (try? await n.record(for: id)) ?? Record(recordType: "Note", id: id)
-                r["f\(rng.next() % 4)"] = rng.next() % 5 == 0 ? nil : .int64(Int64(rng.next() % 100))
-                if let s = try? await n.save(r, policy: .changedKeys) { versions.append(s) }
-            case 3:
-                try? await n.delete(id)
-            default:
-                // Sync from another node j to i through the change feed.
-                let j = (i + 1 + Int(rng.next() % 2)) % 3
-                let page = try await nodes[j].changes(in: notes, since: tokens[i][j], limit: 5)
-                try await n.apply(remoteChanges: page.records)
-                tokens[i][j] = page.token
-            }
-        }
+        var history = try await RandomHistory(seed: seed, steps: 120, names: 12, keepSynced: false)
+        let nodes = history.nodes, clock = history.clock, inc = history.incarnation
+        var versions = history.versions
         // Collect every version any node holds or held in its feed.
         for n in nodes { versions += try await ChangesTests.drain(n, notes, from: nil, limit: 50).0 }
         // Full sync among the nodes.
@@ -132,10 +106,10 @@ import ShoalSamples
             let d = TempDirectory()
             let fresh = try await Store.temporary(d) { $0.wallClock = clock.read }
             try await fresh.createZone(notes, incarnation: inc)
-            var pool = versions + versions.prefix(Int(rng.next() % UInt64(versions.count + 1)))
-            for k in stride(from: pool.count - 1, to: 0, by: -1) { pool.swapAt(k, Int(rng.next() % UInt64(k + 1))) }
+            var pool = versions + versions.prefix(Int(history.rng.next() % UInt64(versions.count + 1)))
+            for k in stride(from: pool.count - 1, to: 0, by: -1) { pool.swapAt(k, Int(history.rng.next() % UInt64(k + 1))) }
             while !pool.isEmpty {
-                let n = min(pool.count, 1 + Int(rng.next() % 9))
+                let n = min(pool.count, 1 + Int(history.rng.next() % 9))
                 try await fresh.apply(remoteChanges: Array(pool.prefix(n)))
                 pool.removeFirst(n)
             }

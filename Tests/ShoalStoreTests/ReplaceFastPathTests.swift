@@ -10,35 +10,9 @@ import ShoalSamples
 @Suite struct ReplaceFastPathTests {
     /// Every version three nodes produce while editing, deleting and syncing one zone at random.
     static func history(seed: UInt64) async throws -> [Record] {
-        var rng = SplitMix64(seed: seed)
-        let clock = FakeClock()
-        let dirs = [TempDirectory(), TempDirectory(), TempDirectory()]
-        var nodes = [Store]()
-        for d in dirs { nodes.append(try await Store.temporary(d) { $0.wallClock = clock.read }) }
-        let inc = NodeID.random(using: &rng)
-        for n in nodes { try await n.createZone(notes, incarnation: inc) }
-        var versions = [Record]()
-        var tokens = [[ChangeToken?]](repeating: [nil, nil, nil], count: 3)
-        for _ in 0..<150 {
-            let i = Int(rng.next() % 3)
-            let n = nodes[i]
-            let id = Record.ID(name: "r\(rng.next() % 6)", zone: notes)
-            switch rng.next() % 6 {
-            case 0, 1, 2:
-                var r = (try? await n.record(for: id)) ?? Record(recordType: "Note", id: id)
-                r["f\(rng.next() % 4)"] = rng.next() % 5 == 0 ? nil : .int64(Int64(rng.next() % 100))
-                if let s = try? await n.save(r, policy: .changedKeys) { versions.append(s) }
-            case 3:
-                try? await n.delete(id)
-            default:
-                let j = (i + 1 + Int(rng.next() % 2)) % 3
-                let page = try await nodes[j].changes(in: notes, since: tokens[i][j], limit: 5)
-                try await n.apply(remoteChanges: page.records)
-                versions += page.records
-                tokens[i][j] = page.token
-            }
-        }
-        for n in nodes { versions += try await n.changes(in: notes, since: nil, limit: 1_000).records }
+        let history = try await RandomHistory(seed: seed, steps: 150, names: 6, keepSynced: true)
+        var versions = history.versions
+        for n in history.nodes { versions += try await n.changes(in: notes, since: nil, limit: 1_000).records }
         return versions
     }
 

@@ -2,6 +2,7 @@
 
 import ShoalStore
 import ShoalWire
+import ShoalSamples
 import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -57,3 +58,44 @@ func expectCode(_ code: ShoalError.Code, _ body: () async throws -> Void) async 
 }
 
 import Testing
+
+/// Three stores editing, deleting and syncing one zone at random (for convergence properties).
+struct RandomHistory {
+    var rng: SplitMix64
+    let clock = FakeClock()
+    let dirs = [TempDirectory(), TempDirectory(), TempDirectory()]
+    var nodes = [Store]()
+    let incarnation: NodeID
+    /// Every version saved, plus (when asked) every batch applied by a sync step.
+    var versions = [Record]()
+
+    /// Runs `steps` random steps over records `r0`…`r<names-1>`; `keepSynced` also collects
+    /// the versions sync steps carry.
+    init(seed: UInt64, steps: Int, names: UInt64, keepSynced: Bool) async throws {
+        rng = SplitMix64(seed: seed)
+        for d in dirs { nodes.append(try await Store.temporary(d) { [clock] in $0.wallClock = clock.read }) }
+        incarnation = NodeID.random(using: &rng)
+        for n in nodes { try await n.createZone(notes, incarnation: incarnation) }
+        var tokens = [[ChangeToken?]](repeating: [nil, nil, nil], count: 3)
+        for _ in 0..<steps {
+            let i = Int(rng.next() % 3)
+            let n = nodes[i]
+            let id = Record.ID(name: "r\(rng.next() % names)", zone: notes)
+            switch rng.next() % 6 {
+            case 0, 1, 2:
+                var r = (try? await n.record(for: id)) ?? Record(recordType: "Note", id: id)
+                r["f\(rng.next() % 4)"] = rng.next() % 5 == 0 ? nil : .int64(Int64(rng.next() % 100))
+                if let s = try? await n.save(r, policy: .changedKeys) { versions.append(s) }
+            case 3:
+                try? await n.delete(id)
+            default:
+                // Sync from another node j to i through the change feed.
+                let j = (i + 1 + Int(rng.next() % 2)) % 3
+                let page = try await nodes[j].changes(in: notes, since: tokens[i][j], limit: 5)
+                try await n.apply(remoteChanges: page.records)
+                if keepSynced { versions += page.records }
+                tokens[i][j] = page.token
+            }
+        }
+    }
+}
