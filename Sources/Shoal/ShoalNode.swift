@@ -46,7 +46,7 @@ public actor ShoalNode {
                             sync syncConfiguration: SyncConfiguration = SyncConfiguration(),
                             network networkConfiguration: NetworkConfiguration = NetworkConfiguration(),
                             assets assetConfiguration: AssetStore.Configuration = AssetStore.Configuration()) async throws(ShoalError) -> ShoalNode {
-        let store = try await Store.open(directory: directory, configuration: storeConfiguration)
+        let store = try Store.open(directory: directory, configuration: storeConfiguration)
         let assets: AssetStore
         do {
             assets = try AssetStore.open(directory: directory + "/assets", configuration: assetConfiguration)

@@ -185,8 +185,8 @@ extension Store {
             guard var z = current else { continue }
             current = nil
             if lookUp {
-                try writeVersion(p.new, encoded: p.bytes, over: p.old, in: &z)
-            } else if try !insertVersion(p.new, encoded: p.bytes, in: &z) {
+                try writeVersion(p.new, encoded: p.bytes?[...], over: p.old, in: &z)
+            } else if try !insertVersion(p.new, encoded: p.bytes?[...], in: &z) {
                 return nil
             }
             current = z

@@ -53,10 +53,10 @@ extension Store {
     /// bytes the row keeps as `previous`): a new change sequence, the zone vector, clock rows,
     /// `deleteSelf` refs and declared index entries all follow. `encoded` is `new.encoded()` when
     /// the caller already has it.
-    func writeVersion(_ new: Record, encoded: [UInt8]? = nil, over old: Record?, in z: inout ZoneState) throws(ShoalError) {
+    func writeVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, over old: Record?, in z: inout ZoneState) throws(ShoalError) {
         z.seq += 1
         let name = new.id.name
-        let bytes = encoded ?? new.encoded()
+        let bytes = encoded ?? new.encoded()[...]
         // One statement whether or not the row exists; on update the old bytes move to `previous`
         // inside SQLite (no re-encoding of the old version) and unchanged index keys stay put.
         let s = try db.cached("""
@@ -118,8 +118,8 @@ extension Store {
     /// Writes `new` as a record this store does not hold, if so: false (and nothing written) when
     /// a row for its name exists. Does what ``writeVersion(_:encoded:over:in:)`` does with no old
     /// version, without looking the name up first.
-    func insertVersion(_ new: Record, encoded: [UInt8]? = nil, in z: inout ZoneState) throws(ShoalError) -> Bool {
-        let bytes = encoded ?? new.encoded()
+    func insertVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, in z: inout ZoneState) throws(ShoalError) -> Bool {
+        let bytes = encoded ?? new.encoded()[...]
         let s = try db.cached("""
             INSERT INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES(?, ?, ?, ?, ?, ?, NULL)
             ON CONFLICT(zone, name) DO NOTHING

@@ -23,7 +23,10 @@ import Foundation
 /// ```
 ///
 /// Durability: a method that returned has committed its transaction with `synchronous=FULL` in
-/// WAL mode, so its changes survive `kill -9` and power loss (see `Spec/store.md`).
+/// WAL mode, so its changes survive `kill -9` and power loss. What replication writes (versions
+/// applied from peers, positions, acknowledgements) commits with
+/// ``Configuration/replicationSynchronous`` (`NORMAL` by default): it survives `kill -9`, and what
+/// a power cut takes the node fetches again (see `Spec/store.md` §2).
 public actor Store {
     /// How a store is opened.
     public struct Configuration: Sendable {
@@ -36,8 +39,17 @@ public actor Store {
             case normal = "NORMAL"
         }
 
-        /// Commit durability; default ``Synchronous/full``.
+        /// Commit durability of this node's own writes (saves, deletes, zone changes); default
+        /// ``Synchronous/full``.
         public var synchronous: Synchronous = .full
+        /// Commit durability of what replication writes: versions applied from peers
+        /// (``Store/apply(remoteChanges:syncState:)``), replication positions and knowledge
+        /// (``Store/setSyncValue(_:_:)``) and peers' acknowledgements. Default
+        /// ``Synchronous/normal``: all of it survives a killed process; a power cut may lose the
+        /// last of it, which the node then fetches again, because what it tells peers it holds is
+        /// read back from the same database (Spec/store.md §2). Never stronger than
+        /// ``synchronous``.
+        public var replicationSynchronous: Synchronous = .normal
         /// How long a write waits for another connection's lock before failing with
         /// `requestRateLimited`. Default 5 s.
         public var busyTimeout: Duration = .seconds(5)
@@ -59,6 +71,10 @@ public actor Store {
         public var cacheKibibytes: Int = 32 * 1024
         /// Rows of `field_index_log` that make a write transaction apply the log to `field_index`.
         package var indexLogFlushRows: Int = 50_000
+        /// Write-ahead-log pages (4 KiB each) after which a checkpoint copies the log into the
+        /// database, on a thread of its own so no commit waits for it; at eight times as many the
+        /// committing call checkpoints itself. Default 1,000, SQLite's own default.
+        public var checkpointPages: Int = 1_000
         /// Limits records must meet (CloudKit's by default: 1 MiB records, 255-byte names).
         public var limits: WireLimits = .default
 
@@ -91,6 +107,8 @@ public actor Store {
     var txRecordsWanted = false
     /// Zones the open transaction has reported to the notifier.
     var txZonesNoted: [RecordZone.ID] = []
+    /// The `PRAGMA synchronous` the connection is set to (set per transaction by its kind).
+    var connectionSynchronous: Configuration.Synchronous
     /// How many records the last query decoded (tests check that indexes avoid scans).
     package var lastQueryDecodeCount = 0
 
@@ -111,6 +129,8 @@ public actor Store {
         let timeout = Int32(clamping: ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000)
         let db = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: timeout)
         try Schema.create(db, synchronous: configuration.synchronous, cacheKibibytes: configuration.cacheKibibytes)
+        db.checkpointInBackground(threshold: Int32(clamping: configuration.checkpointPages),
+                                  hardLimit: Int32(clamping: min(configuration.checkpointPages, Int(Int32.max) / 8) * 8))
         let meta = try Schema.loadOrCreateMeta(db, newIdentifier: configuration.newIdentifier)
         return try Store(db: db, configuration: configuration, meta: meta)
     }
@@ -118,6 +138,7 @@ public actor Store {
     init(db: SQLiteDatabase, configuration: Configuration, meta: Schema.Meta) throws(ShoalError) {
         self.db = db
         self.configuration = configuration
+        self.connectionSynchronous = configuration.synchronous
         self.nodeID = meta.nodeID
         self.incarnation = meta.incarnation
         self.databaseIncarnation = meta.databaseIncarnation
@@ -164,7 +185,13 @@ public actor Store {
     }
 
     /// Runs `body` in one write transaction; zone states and the clock roll back with it.
-    func writeTransaction<T>(_ body: () throws(ShoalError) -> T) throws(ShoalError) -> T {
+    ///
+    /// `replication` marks what replication writes (peers' versions, positions, acknowledgements):
+    /// it commits with ``Configuration/replicationSynchronous``, everything else with
+    /// ``Configuration/synchronous``. SQLite's WAL keeps commit order across a power cut (it
+    /// recovers a prefix of the log), and a `FULL` commit syncs every commit before it too.
+    func writeTransaction<T>(replication: Bool = false, _ body: () throws(ShoalError) -> T) throws(ShoalError) -> T {
+        try useSynchronous(replication: replication)
         let savedZones = zones
         let savedSeq = databaseSequence
         let savedIndexes = indexes
@@ -191,4 +218,24 @@ public actor Store {
             throw error
         }
     }
+
+    /// Sets the connection's `PRAGMA synchronous` for the next commit (a no-op when it already is).
+    func useSynchronous(replication: Bool) throws(ShoalError) {
+        let wanted: Configuration.Synchronous = replication && configuration.synchronous == .full
+            ? configuration.replicationSynchronous : configuration.synchronous
+        guard wanted != connectionSynchronous else { return }
+        try db.execute("PRAGMA synchronous=\(wanted.rawValue)")
+        connectionSynchronous = wanted
+    }
+
+    /// The connection's `PRAGMA synchronous` as SQLite reports it (1 NORMAL, 2 FULL), for tests of
+    /// which writes commit how.
+    package func sqliteSynchronous() throws(ShoalError) -> Int {
+        let s = try db.statement("PRAGMA synchronous")
+        defer { s.reset() }
+        return try s.step() ? s.int(0) : -1
+    }
+
+    /// Checkpoints the background checkpointer completed (tests check it keeps the log short).
+    package var backgroundCheckpoints: Int { db.checkpointer?.completedCheckpoints ?? 0 }
 }

@@ -6,7 +6,8 @@ import ShoalDiff
 
 extension SyncNode {
     func handleChanges(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
-        let m = try decode { (l) throws(WireError) in try ChangesMessage(decoding: frame.payload, limits: l) }
+        // The records' bytes as received are their canonical encodings: the store keeps them.
+        let (m, ranges) = try decode { (l) throws(WireError) in try ChangesMessage.decodeKeepingRecordBytes(frame.payload, limits: l) }
         guard let sub = sessions[id]?.inbound[m.zone], sub.incarnation == m.incarnation else {
             throw SyncFailure("protocolViolation", "changes for zone \(m.zone) (incarnation \(m.incarnation.short)), which this connection did not subscribe to")
         }
@@ -35,7 +36,8 @@ extension SyncNode {
             var state = [key: m.token.bytes]
             if m.isReset { state[Self.resyncKey(peer, m.zone)] = [1] }
             if !records.isEmpty {
-                try await store.apply(remoteChanges: records, syncState: state)
+                let payload = frame.payload
+                try await store.apply(remoteChanges: records, encodings: ranges.map { payload[$0] }, syncState: state)
             } else if m.isCaughtUp || m.isReset {
                 try await store.apply(remoteChanges: [], syncState: state)
             }

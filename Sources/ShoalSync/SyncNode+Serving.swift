@@ -82,19 +82,32 @@ extension SyncNode {
             let k = await knowledge(of: zone)
             var limit = configuration.batchRecords
             var read: ZoneChanges? = nil
+            // A peer that knows nothing of the zone skips nothing and takes nothing sparse, so
+            // the page travels as the store keeps it: canonical encodings, never decoded here.
+            var encodedPage: EncodedZoneChanges? = nil
             while true {
                 do throws(ShoalError) {
-                    read = try await store.changes(in: zone, since: sub.token, limit: limit)
+                    if sub.peerKnowledge.isEmpty, let e = try await store.encodedChanges(in: zone, since: sub.token, limit: limit) {
+                        encodedPage = e
+                        if limit == 1 || e.bytes.count <= budget { break }
+                    } else {
+                        encodedPage = nil
+                        read = try await store.changes(in: zone, since: sub.token, limit: limit)
+                        // Too large for one frame: read fewer records (the token must match what is sent).
+                        if limit == 1 || (read?.records ?? []).reduce(0, { $0 &+ $1.encodedSize }) <= budget { break }
+                    }
                 } catch {
-                    if error.code == .changeTokenExpired && sub.token != nil { break }
+                    if error.code == .changeTokenExpired && sub.token != nil {
+                        encodedPage = nil
+                        read = nil
+                        break
+                    }
                     sessions[id]?.outbound[zone] = nil
                     return out + [.send(Frame(type: .error, payload: ErrorMessage(code: error.code.name, message: "cannot serve zone \(zone): \(error)").encoded()))]
                 }
-                // Too large for one frame: read fewer records (the token must match what is sent).
-                if limit == 1 || (read?.records ?? []).reduce(0, { $0 &+ $1.encodedSize }) <= budget { break }
                 limit = max(1, limit / 2)
             }
-            guard let page = read else {
+            guard let pageToken = encodedPage?.token ?? read?.token, let moreComing = encodedPage?.moreComing ?? read?.moreComing else {
                 // The peer's token predates tombstones purged here: restart from the beginning,
                 // sending every record (no skipping by its knowledge), and say so (§3.5.2).
                 trace?("\(nodeID.short) token of conn \(id) for \(zone) expired: resetting")
@@ -105,10 +118,11 @@ extension SyncNode {
             }
             // The subscription as it is now (acknowledgements may have arrived meanwhile).
             guard var cur = sessions[id]?.outbound[zone], cur.incarnation == sub.incarnation, cur.token == sub.token else { break }
-            let records = page.records.filter { !$0.versionVector.isDominated(by: cur.peerKnowledge) }
-            let caughtUp = !page.moreComing
-            trace?("\(nodeID.short) serving \(zone) to conn \(id): page \(page.records.map { "\($0.id.name)\($0.versionVector)" }) sent \(records.map(\.id.name)) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)")
-            if caughtUp && records.isEmpty && cur.sentAny && page.token == cur.token && !cur.resetNext {
+            let records = (read?.records ?? []).filter { !$0.versionVector.isDominated(by: cur.peerKnowledge) }
+            let recordCount = encodedPage?.count ?? records.count
+            let caughtUp = !moreComing
+            trace?("\(nodeID.short) serving \(zone) to conn \(id): page \(read?.records.map { "\($0.id.name)\($0.versionVector)" } ?? ["\(recordCount) encoded"]) sent \(records.map(\.id.name)) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)")
+            if caughtUp && recordCount == 0 && cur.sentAny && pageToken == cur.token && !cur.resetNext {
                 cur.idle = !cur.dirty
                 sessions[id]?.outbound[zone] = cur
                 continue
@@ -126,20 +140,21 @@ extension SyncNode {
             }
             // The first batch of a long catch-up says how much is left, for the peer's progress.
             var remaining: UInt64? = nil
-            if cur.nextBatch == 1 || cur.resetNext, !caughtUp, let n = try? await store.remainingChanges(in: zone, after: page.token) {
+            if cur.nextBatch == 1 || cur.resetNext, !caughtUp, let n = try? await store.remainingChanges(in: zone, after: pageToken) {
                 remaining = UInt64(n)
             }
             let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
-                                         isReset: cur.resetNext, token: page.token, knowledge: caughtUp ? k : nil, remaining: remaining, records: whole, sparseRecords: sparse, base: base)
-            out.append(.send(Frame(type: .changes, payload: message.encoded())))
+                                         isReset: cur.resetNext, token: pageToken, knowledge: caughtUp ? k : nil, remaining: remaining, records: whole, sparseRecords: sparse, base: base)
+            let payload = encodedPage.map { message.encoded(count: $0.count, recordBytes: $0.bytes) } ?? message.encoded()
+            out.append(.send(Frame(type: .changes, payload: payload)))
             cur.nextBatch &+= 1
-            cur.token = page.token
+            cur.token = pageToken
             cur.sentAny = true
             cur.resetNext = false
             // Caught up: go idle, unless a commit arrived while we were reading.
             if caughtUp { cur.idle = !cur.dirty }
             sessions[id]?.outbound[zone] = cur
-            statistics.recordsSent &+= records.count
+            statistics.recordsSent &+= recordCount
             statistics.batchesSent &+= 1
         }
         return out

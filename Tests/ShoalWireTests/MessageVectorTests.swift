@@ -181,8 +181,17 @@ extension VectorJSON {
             let m = ChangesMessage(zone: zone, incarnation: NodeID(high: 1, low: UInt64(i)), batch: UInt64(i + 1), isCaughtUp: i % 2 == 0,
                                    token: ChangeToken(bytes: [1, 2, 3]), knowledge: i % 2 == 0 ? VersionVector([(NodeID(high: 9, low: 9), HLC(rawValue: 77))]) : nil,
                                    records: records)
-            let back = try ChangesMessage(decoding: m.encoded())
+            let bytes = m.encoded()
+            let back = try ChangesMessage(decoding: bytes)
             #expect(back == m, "seed \(seed) case \(i)")
+            // Each record's bytes in the payload are its canonical encoding, and a payload made
+            // from those bytes is the same payload.
+            let (kept, ranges) = try ChangesMessage.decodeKeepingRecordBytes(bytes)
+            #expect(kept == m && ranges.count == records.count, "seed \(seed) case \(i)")
+            for (r, range) in zip(records, ranges) { #expect(Array(bytes[range]) == r.encoded(), "seed \(seed) case \(i)") }
+            var header = m
+            header.records = []
+            #expect(header.encoded(count: records.count, recordBytes: records.flatMap { $0.encoded() }) == bytes, "seed \(seed) case \(i)")
         }
     }
 

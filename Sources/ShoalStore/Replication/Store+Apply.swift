@@ -38,9 +38,22 @@ extension Store {
     ///   transaction, such as the position the batch brings the node to.
     @discardableResult
     public func apply(remoteChanges records: [Record], syncState: [String: [UInt8]] = [:]) throws(ShoalError) -> ApplyResult {
+        try apply(remoteChanges: records, encodings: [], syncState: syncState)
+    }
+
+    /// ``apply(remoteChanges:syncState:)`` given the records' canonical encodings as received:
+    /// `encodings[i]` is `records[i].encoded()` for every `i < encodings.count` (a decoder that
+    /// accepts canonical encodings only guarantees it), and a version stored as it arrived keeps
+    /// those bytes instead of being encoded again.
+    @discardableResult
+    package func apply(remoteChanges records: [Record], encodings: [ArraySlice<UInt8>],
+                       syncState: [String: [UInt8]] = [:]) throws(ShoalError) -> ApplyResult {
+        guard encodings.count <= records.count else {
+            throw .invalidArguments("apply(remoteChanges:encodings:): \(encodings.count) encodings for \(records.count) records")
+        }
         for r in records { try checkRemote(r) }
         if !syncState.isEmpty { try ensureSyncTable() }
-        return try writeTransaction { () throws(ShoalError) -> ApplyResult in
+        return try writeTransaction(replication: true) { () throws(ShoalError) -> ApplyResult in
             for (key, value) in syncState.sorted(by: { $0.key < $1.key }) {
                 try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key).bind(2, value).run()
             }
@@ -52,7 +65,8 @@ extension Store {
             // write) and put back when the batch moves to another zone or ends.
             var current: ZoneState? = nil
             defer { if let c = current { zones[c.id] = c } }
-            for incoming in records {
+            for (index, incoming) in records.enumerated() {
+                let encoded = index < encodings.count ? encodings[index] : nil
                 if current?.id != incoming.id.zone {
                     if let c = current { zones[c.id] = c }
                     current = nil
@@ -76,7 +90,7 @@ extension Store {
                 // A version the purge horizon dominates may be of a purged record: look first.
                 if z.horizon.isEmpty || !incoming.versionVector.isDominated(by: z.horizon) {
                     current = nil
-                    let inserted = try insertVersion(incoming, in: &z)
+                    let inserted = try insertVersion(incoming, encoded: encoded, in: &z)
                     current = z
                     if inserted {
                         result.inserted += 1
@@ -86,6 +100,7 @@ extension Store {
                 }
                 let stored = try loadStored(z, incoming.id.name)?.record
                 let next: Record
+                var nextEncoded: ArraySlice<UInt8>? = nil
                 if let stored {
                     switch incoming.versionVector.compare(stored.versionVector) {
                     case .equal, .before:
@@ -95,6 +110,7 @@ extension Store {
                         // Replacing without merging: merge(stored, incoming) is incoming itself
                         // when incoming's vector dominates (ReplaceFastPathTests checks the bytes).
                         next = incoming
+                        nextEncoded = encoded
                         result.replaced += 1
                     case .concurrent:
                         next = try Self.merged(stored, incoming)
@@ -106,10 +122,11 @@ extension Store {
                         continue
                     }
                     next = incoming
+                    nextEncoded = encoded
                     result.inserted += 1
                 }
                 current = nil
-                try writeVersion(next, over: stored, in: &z)
+                try writeVersion(next, encoded: nextEncoded, over: stored, in: &z)
                 current = z
                 if next.isDeleted {
                     if !(stored?.isDeleted ?? false) { newlyDeleted.append(next.id) }

@@ -18,6 +18,18 @@ public struct ZoneChanges: Sendable {
     public var deletions: [Tombstone] { records.compactMap(Tombstone.init) }
 }
 
+/// A page of a zone's change feed as stored canonical encodings (``Store/encodedChanges(in:since:limit:)``).
+package struct EncodedZoneChanges: Sendable {
+    /// How many records the page holds.
+    package var count: Int
+    /// Their canonical encodings, back to back, in change order.
+    package var bytes: [UInt8]
+    /// Pass this to the next fetch.
+    package var token: ChangeToken
+    /// Whether more changes follow.
+    package var moreComing: Bool
+}
+
 /// What changed among a database's zones.
 public struct DatabaseChanges: Sendable {
     /// Zones created or changed since the token, sorted by ID.
@@ -48,60 +60,87 @@ extension Store {
     ///   again from nil and use ``allRecordIDs(in:)`` to find deletions; `invalidArguments` for
     ///   bytes that are not a zone token or a bad limit.
     public func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000) throws(ShoalError) -> ZoneChanges {
-        let z = try liveZone(zone)
-        guard (1...Self.maxChangesPerFetch).contains(limit) else {
-            throw .invalidArguments("changes(in: \(zone), limit: \(limit)): limit must be 1…\(Self.maxChangesPerFetch)")
-        }
-        var startVector: VersionVector? = nil
-        var afterSeq: UInt64? = 0
-        if let token {
-            let c = try decode(token, kind: .zone, what: "zone \(zone)")
-            guard c.incarnation == z.incarnation else {
-                throw .changeTokenExpired("the token is for incarnation \(c.incarnation.short) of zone \(zone), which was deleted; the zone is now incarnation \(z.incarnation.short)")
-            }
-            guard z.horizon.isDominated(by: c.vector) else {
-                throw .changeTokenExpired("the token for zone \(zone) predates tombstones purged from this store (its vector \(c.vector) does not cover the purge horizon \(z.horizon))")
-            }
-            startVector = c.vector
-            if let cur = c.cursor, cur.source == incarnation, cur.sequence <= z.seq {
-                afterSeq = cur.sequence
-            } else {
-                afterSeq = nil
-            }
-        }
+        let start = try feedStart(zone, since: token, limit: limit)
+        let z = start.zone
         var records: [Record]
         var more = false
         var lastSeq: UInt64 = 0
-        if let afterSeq {
+        if let afterSeq = start.afterSeq {
             // One range read of the table (keyed by change order); rows are copied out and
             // decoded afterwards, in parallel for large pages.
-            let s = try db.cached("SELECT seq, name, bytes FROM records WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?")
-            s.bind(1, z.row).bind(2, Int64(bitPattern: afterSeq)).bind(3, limit + 1)
-            var batch = RowBatch(capacity: min(limit, 1024))
-            while try s.step() {
-                if batch.count == limit { more = true; break }
-                lastSeq = UInt64(bitPattern: s.int64(0))
-                let name = s.text(1)
-                s.withBlob(2) { raw in batch.append(name: name, bytes: raw) }
-            }
-            s.reset()
+            let batch: RowBatch
+            (batch, more, lastSeq) = try readFeed(z, after: afterSeq, limit: limit)
             records = try batch.decode(zone: zone, limits: configuration.limits)
         } else {
-            var rows = try changedSince(vector: startVector ?? VersionVector(), in: z, limit: limit + 1)
+            var rows = try changedSince(vector: start.vector ?? VersionVector(), in: z, limit: limit + 1)
             more = rows.count > limit
             if more { rows.removeLast(rows.count - limit) }
             lastSeq = rows.last?.seq ?? 0
             records = rows.map(\.record)
         }
-        let next: ChangeToken.Contents
-        if more {
-            next = .init(kind: .zone, incarnation: z.incarnation, vector: startVector ?? z.horizon,
-                         cursor: .init(source: incarnation, sequence: lastSeq))
-        } else {
-            next = .init(kind: .zone, incarnation: z.incarnation, vector: z.vector,
-                         cursor: .init(source: incarnation, sequence: z.seq))
+        return ZoneChanges(records: records, token: feedToken(z, start: start.vector, more: more, lastSeq: lastSeq), moreComing: more)
+    }
+
+    /// A page of the change feed as the records' stored canonical encodings, back to back, for
+    /// replication to send without decoding and re-encoding them; nil when `token` does not
+    /// resume by this store's change sequence (then use ``changes(in:since:limit:)``). Pages,
+    /// tokens and errors are those of ``changes(in:since:limit:)``.
+    package func encodedChanges(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000) throws(ShoalError) -> EncodedZoneChanges? {
+        let start = try feedStart(zone, since: token, limit: limit)
+        guard let afterSeq = start.afterSeq else { return nil }
+        let (batch, more, lastSeq) = try readFeed(start.zone, after: afterSeq, limit: limit)
+        return EncodedZoneChanges(count: batch.count, bytes: batch.packedBytes,
+                                  token: feedToken(start.zone, start: start.vector, more: more, lastSeq: lastSeq), moreComing: more)
+    }
+
+    /// Checks a feed request; where it starts: after a change sequence of this store, or (nil)
+    /// from a vector, for tokens this store did not issue.
+    func feedStart(_ zone: RecordZone.ID, since token: ChangeToken?, limit: Int) throws(ShoalError) -> (zone: ZoneState, vector: VersionVector?, afterSeq: UInt64?) {
+        let z = try liveZone(zone)
+        guard (1...Self.maxChangesPerFetch).contains(limit) else {
+            throw .invalidArguments("changes(in: \(zone), limit: \(limit)): limit must be 1…\(Self.maxChangesPerFetch)")
         }
-        return ZoneChanges(records: records, token: ChangeToken(next), moreComing: more)
+        guard let token else { return (z, nil, 0) }
+        let c = try decode(token, kind: .zone, what: "zone \(zone)")
+        guard c.incarnation == z.incarnation else {
+            throw .changeTokenExpired("the token is for incarnation \(c.incarnation.short) of zone \(zone), which was deleted; the zone is now incarnation \(z.incarnation.short)")
+        }
+        guard z.horizon.isDominated(by: c.vector) else {
+            throw .changeTokenExpired("the token for zone \(zone) predates tombstones purged from this store (its vector \(c.vector) does not cover the purge horizon \(z.horizon))")
+        }
+        if let cur = c.cursor, cur.source == incarnation, cur.sequence <= z.seq {
+            return (z, c.vector, cur.sequence)
+        }
+        return (z, c.vector, nil)
+    }
+
+    /// Up to `limit` rows of `z` after change sequence `afterSeq`, in change order, copied out of
+    /// SQLite; whether more follow, and the last row's sequence.
+    func readFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int) throws(ShoalError) -> (RowBatch, more: Bool, lastSeq: UInt64) {
+        let s = try db.cached("SELECT seq, name, bytes FROM records WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?")
+        defer { s.reset() }  // a statement left on a row would pin this connection's read snapshot
+        s.bind(1, z.row).bind(2, Int64(bitPattern: afterSeq)).bind(3, limit + 1)
+        var batch = RowBatch(capacity: min(limit, 1024))
+        var more = false
+        var lastSeq: UInt64 = 0
+        while try s.step() {
+            if batch.count == limit { more = true; break }
+            lastSeq = UInt64(bitPattern: s.int64(0))
+            let name = s.text(1)
+            s.withBlob(2) { raw in batch.append(name: name, bytes: raw) }
+        }
+        return (batch, more, lastSeq)
+    }
+
+    /// The token after a page: mid-feed, the vector the fetch started from and the page's last
+    /// sequence; at the end, the zone's vector and sequence.
+    func feedToken(_ z: ZoneState, start: VersionVector?, more: Bool, lastSeq: UInt64) -> ChangeToken {
+        if more {
+            return ChangeToken(.init(kind: .zone, incarnation: z.incarnation, vector: start ?? z.horizon,
+                                     cursor: .init(source: incarnation, sequence: lastSeq)))
+        }
+        return ChangeToken(.init(kind: .zone, incarnation: z.incarnation, vector: z.vector,
+                                 cursor: .init(source: incarnation, sequence: z.seq)))
     }
 
     /// Records of `z` whose vectors `v` does not dominate, by change sequence: per origin of the

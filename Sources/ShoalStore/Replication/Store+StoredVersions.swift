@@ -1,6 +1,6 @@
 // Store+StoredVersions: the stored versions (live or tombstone) replication rebuilds sparse records onto.
 
-public import ShoalWire
+package import ShoalWire
 
 extension Store {
     /// The stored version of each record of `ids` that has one — live, or a tombstone that keeps

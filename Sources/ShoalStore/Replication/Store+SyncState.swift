@@ -16,10 +16,12 @@ extension Store {
         return try s.step() ? s.blob(0) : nil
     }
 
-    /// Stores (or, with nil, removes) a replication value durably.
+    /// Stores (or, with nil, removes) a replication value, committed with
+    /// ``Configuration/replicationSynchronous``.
     /// - Throws: `internalError` if SQLite fails.
     public func setSyncValue(_ key: String, _ value: [UInt8]?) throws(ShoalError) {
         try ensureSyncTable()
+        try useSynchronous(replication: true)
         if let value {
             try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key).bind(2, value).run()
         } else {

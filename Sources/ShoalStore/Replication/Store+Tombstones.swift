@@ -10,7 +10,7 @@ extension Store {
     /// - Throws: `zoneNotFound`.
     public func acknowledge(peer: NodeID, zone: RecordZone.ID, vector: VersionVector) throws(ShoalError) {
         let z = try liveZone(zone)
-        try writeTransaction { () throws(ShoalError) in
+        try writeTransaction(replication: true) { () throws(ShoalError) in
             var v = vector
             let s = try db.statement("SELECT vector FROM peer_acks WHERE zone = ? AND peer = ?")
             defer { s.reset() }

@@ -17,6 +17,8 @@ struct RowBatch {
     private var ends: [Int] = []
 
     var count: Int { names.count }
+    /// Every row's bytes, back to back in row order.
+    var packedBytes: [UInt8] { bytes }
 
     init(capacity: Int) {
         names.reserveCapacity(capacity)

@@ -10,6 +10,8 @@ final class SQLiteDatabase {
     /// SQL text per use.
     private var literalCache: [UInt: SQLiteStatement] = [:]
     let path: String
+    /// The background checkpointer, once ``checkpointInBackground(threshold:hardLimit:)`` ran.
+    private(set) var checkpointer: WALCheckpointer?
 
     /// Opens (creating if needed) the database at `path`.
     init(path: String, busyTimeoutMilliseconds: Int32) throws(ShoalError) {
@@ -29,8 +31,19 @@ final class SQLiteDatabase {
 
     deinit { close() }
 
-    /// Finalizes every statement and closes the connection.
+    /// Moves checkpoints off the commit path (``WALCheckpointer``); call once, after WAL mode is on.
+    func checkpointInBackground(threshold: Int32, hardLimit: Int32) {
+        guard let h = handle, checkpointer == nil else { return }
+        let c = WALCheckpointer(path: path, threshold: threshold, hardLimit: hardLimit)
+        c.install(on: h)
+        checkpointer = c
+    }
+
+    /// Finalizes every statement and closes the connection (the checkpointer's first, so this
+    /// one, the last, checkpoints and removes the log as SQLite does on close).
     func close() {
+        checkpointer?.close(removingHookFrom: handle)
+        checkpointer = nil
         for s in cache.values { s.finalize() }
         for s in literalCache.values { s.finalize() }
         cache = [:]

@@ -44,7 +44,8 @@ final class SQLiteStatement {
         }
         return self
     }
-    @discardableResult func bind(_ i: Int32, _ v: [UInt8]) -> SQLiteStatement {
+    @discardableResult func bind(_ i: Int32, _ v: [UInt8]) -> SQLiteStatement { bind(i, v[...]) }
+    @discardableResult func bind(_ i: Int32, _ v: ArraySlice<UInt8>) -> SQLiteStatement {
         v.withUnsafeBytes { raw in
             // A zero-length blob still needs a non-null pointer to bind as a blob, not NULL.
             _ = sqlite3_bind_blob(stmt, i, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), sqliteTransient)

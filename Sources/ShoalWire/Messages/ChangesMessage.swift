@@ -70,32 +70,69 @@ public struct ChangesMessage: Hashable, Sendable {
 
     /// The canonical payload bytes. Every record must be in `zone` and pass `Record.validate()`.
     public func encoded() -> [UInt8] {
-        var size = WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(batch) &+ 1 &+ WireSize.lengthPrefixed(token.bytes.count)
-        if let k = knowledge { size &+= WireSize.plainVector(k) }
-        if let n = remaining { size &+= WireSize.varint(n) }
-        size &+= WireSize.varint(UInt64(records.count))
+        var size = headerSize &+ WireSize.varint(UInt64(records.count))
         for r in records { size &+= r.encodedSize }
         if !sparseRecords.isEmpty { size &+= SparseSection.size(sparseRecords, base: base ?? VersionVector(), zone: zone) }
         return WireWriter.encode(size: size) { w in
-            w.writeZoneID(zone)
-            w.writeNodeID(incarnation)
-            w.writeVarint(batch)
-            w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse) | (isReset ? Flags.reset : 0)
-                         | (remaining != nil ? Flags.remaining : 0))
-            w.writeBytes(token.bytes)
-            if let k = knowledge { w.writePlainVector(k) }
-            if let n = remaining { w.writeVarint(n) }
+            writeHeader(into: &w)
             w.writeVarint(UInt64(records.count))
             for r in records { r.encode(into: &w) }
             if !sparseRecords.isEmpty { SparseSection.write(sparseRecords, base: base ?? VersionVector(), zone: zone, into: &w) }
         }
     }
 
+    /// The payload with `count` records given already encoded: `recordBytes` is their canonical
+    /// encodings back to back (as the store keeps them), each a record of ``zone``, so a batch
+    /// read from the store travels without decoding and re-encoding every record. ``records``
+    /// and ``sparseRecords`` must be empty (the bytes take their place).
+    package func encoded(count: Int, recordBytes: [UInt8]) -> [UInt8] {
+        let size = headerSize &+ WireSize.varint(UInt64(count)) &+ recordBytes.count
+        return WireWriter.encode(size: size) { w in
+            writeHeader(into: &w)
+            w.writeVarint(UInt64(count))
+            recordBytes.withUnsafeBytes { w.writeRaw($0) }
+        }
+    }
+
+    /// Bytes of everything before the record count.
+    var headerSize: Int {
+        var size = WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(batch) &+ 1 &+ WireSize.lengthPrefixed(token.bytes.count)
+        if let k = knowledge { size &+= WireSize.plainVector(k) }
+        if let n = remaining { size &+= WireSize.varint(n) }
+        return size
+    }
+
+    func writeHeader(into w: inout WireWriter) {
+        w.writeZoneID(zone)
+        w.writeNodeID(incarnation)
+        w.writeVarint(batch)
+        w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse) | (isReset ? Flags.reset : 0)
+                     | (remaining != nil ? Flags.remaining : 0))
+        w.writeBytes(token.bytes)
+        if let k = knowledge { w.writePlainVector(k) }
+        if let n = remaining { w.writeVarint(n) }
+    }
+
     /// Decodes a changes payload.
     /// - Throws: ``WireError`` for malformed, non-canonical or over-limit input, including a
     ///   record that belongs to another zone (`invalid_value`).
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the changes message") { (r) throws(WireError) -> ChangesMessage in
+        var ranges: [Range<Int>]? = nil
+        self = try Self.decode(bytes, limits: limits, recordRanges: &ranges)
+    }
+
+    /// Decodes a changes payload, also returning where each of ``records`` lies in `bytes`: its
+    /// canonical encoding (decoding accepts canonical encodings only), which the store can keep
+    /// without encoding the record again.
+    package static func decodeKeepingRecordBytes(_ bytes: [UInt8], limits: WireLimits = .default) throws(WireError) -> (ChangesMessage, [Range<Int>]) {
+        var ranges: [Range<Int>]? = []
+        let m = try decode(bytes, limits: limits, recordRanges: &ranges)
+        return (m, ranges ?? [])
+    }
+
+    /// The decoder; appends each record's byte range to `recordRanges` unless it is nil.
+    static func decode(_ bytes: [UInt8], limits: WireLimits, recordRanges: inout [Range<Int>]?) throws(WireError) -> ChangesMessage {
+        try ControlPayload.decode(bytes, limits: limits, "the changes message") { (r) throws(WireError) -> ChangesMessage in
             let zone = try r.readZoneID()
             let incarnation = try r.readNodeID("zone incarnation")
             let bAt = r.offset
@@ -121,6 +158,7 @@ public struct ChangesMessage: Hashable, Sendable {
                     throw WireError(.invalidValue, at: at, "record \(record.id) is not in zone \(zone) of this batch")
                 }
                 records.append(record)
+                recordRanges?.append(at..<r.offset)
             }
             var sparse = [SparseRecord](), base: VersionVector? = nil
             if flags & Flags.sparse != 0 {

@@ -1,0 +1,75 @@
+// DurabilityTests: which writes commit with an fsync (FULL) and which leave it to the next one (NORMAL).
+
+import Testing
+import Foundation
+import ShoalStore
+import ShoalWire
+
+@Suite struct DurabilityTests {
+    /// Local writes commit FULL; replication's writes commit with `replicationSynchronous`, and the
+    /// next local write goes back to FULL (which also syncs everything committed before it).
+    @Test func replicationWritesCommitWithTheirOwnSetting() async throws {
+        let d1 = TempDirectory(), d2 = TempDirectory()
+        let a = try await Store.temporary(d1) { $0.synchronous = .full }
+        let b = try await Store.temporary(d2) { $0.synchronous = .full }
+        let inc = try await a.createZone(notes).incarnation
+        try await b.createZone(notes, incarnation: inc)
+        #expect(try await b.sqliteSynchronous() == 2)
+        let v = try await a.save(note("n", "T"))
+        #expect(try await b.apply(remoteChanges: [v], syncState: ["k": [1]]).inserted == 1)
+        #expect(try await b.sqliteSynchronous() == 1)
+        _ = try await b.save(note("m", "local"))
+        #expect(try await b.sqliteSynchronous() == 2)
+        try await b.setSyncValue("position", [2])
+        #expect(try await b.sqliteSynchronous() == 1)
+        try await b.acknowledge(peer: a.nodeID, zone: notes, vector: v.versionVector)
+        #expect(try await b.sqliteSynchronous() == 1)
+        try await b.modify(deleting: [v.id], policy: .allKeys)
+        #expect(try await b.sqliteSynchronous() == 2)
+        // Everything committed, whatever its setting, is there after reopening.
+        let reopened = try await Store.temporary(d2) { $0.synchronous = .full }
+        #expect(try await reopened.syncValue("position") == [2])
+        #expect(try await reopened.syncValue("k") == [1])
+        #expect(try await reopened.record(for: note("m", "").id)["title"] == .string("local"))
+    }
+
+    /// `replicationSynchronous = .full` makes replication commit FULL too; a store opened NORMAL
+    /// commits everything NORMAL.
+    @Test func settingsCompose() async throws {
+        let d1 = TempDirectory(), d2 = TempDirectory(), d3 = TempDirectory()
+        let a = try await Store.temporary(d1) { $0.synchronous = .full }
+        let strict = try await Store.temporary(d2) { $0.synchronous = .full; $0.replicationSynchronous = .full }
+        let loose = try await Store.temporary(d3) { $0.synchronous = .normal; $0.replicationSynchronous = .full }
+        let inc = try await a.createZone(notes).incarnation
+        let v = try await a.save(note("n", "T"))
+        for s in [strict, loose] {
+            try await s.createZone(notes, incarnation: inc)
+            try await s.apply(remoteChanges: [v])
+        }
+        #expect(try await strict.sqliteSynchronous() == 2)
+        #expect(try await loose.sqliteSynchronous() == 1)
+    }
+
+    /// Checkpoints run beside the writer and keep the log short: after many small commits the
+    /// WAL file stays near the threshold, the background checkpointer did the work, and every
+    /// commit is there after reopening.
+    @Test func backgroundCheckpointsKeepTheLogShort() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir) { $0.synchronous = .full; $0.checkpointPages = 64 }
+        try await store.createZone(notes)
+        for i in 0..<400 { _ = try await store.save(note("n\(i)", "title \(i)")) }
+        // Give a queued checkpoint time to finish, then one more commit restarts the log.
+        var waited = 0
+        while try await store.backgroundCheckpoints == 0 && waited < 200 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        #expect(try await store.backgroundCheckpoints > 0)
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: dir.path + "/store.sqlite-wal")[.size] as? Int) ?? 0
+        // 400 commits of several pages each would be thousands of pages without checkpoints;
+        // the hard limit is 8 × 64 pages of 4 KiB.
+        #expect(walSize <= 8 * 64 * 4096 + 64 * 4096, "WAL is \(walSize) bytes")
+        let reopened = try await Store.temporary(dir)
+        #expect(try await reopened.digest(of: notes).recordCount == 400)
+    }
+}
