@@ -59,11 +59,18 @@ public enum FuzzChecks {
     /// The zone `fuzz-delta` decodes deltas against (references into it are written short).
     public static let deltaZone = NotesCorpus.zone
 
-    /// `Record(decoding:)`: canonical re-encoding, stable round trip, `encodedSize` agrees.
+    /// `Record(decoding:)`: canonical re-encoding, stable round trip, `encodedSize` agrees, and the
+    /// decoded record passes `validate()` under the same limits (the store skips validating
+    /// records it is given with their received bytes, relying on this).
     /// - Throws: ``Failure`` when a property breaks.
     public static func record(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.record.rawValue
         guard let value = try decoded(t, bytes, { (b) throws(WireError) in try Record(decoding: b) }) else { return }
+        do throws(WireError) {
+            try value.validate()
+        } catch {
+            throw Failure(t, "the record decoded but does not validate: \(error)")
+        }
         guard value.encodedSize == bytes.count else {
             throw Failure(t, "encodedSize is \(value.encodedSize) but the record decoded from \(bytes.count) bytes")
         }

@@ -37,7 +37,7 @@ extension SyncNode {
             if m.isReset { state[Self.resyncKey(peer, m.zone)] = [1] }
             if !records.isEmpty {
                 let payload = frame.payload
-                try await store.apply(remoteChanges: records, encodings: ranges.map { payload[$0] }, syncState: state)
+                try await store.apply(remoteChanges: records, encodings: ranges.map { payload[$0] }, decodedUnder: configuration.limits, syncState: state)
             } else if m.isCaughtUp || m.isReset {
                 try await store.apply(remoteChanges: [], syncState: state)
             }

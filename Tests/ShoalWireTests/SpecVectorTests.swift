@@ -227,6 +227,14 @@ enum SpecCodec {
                 Issue.record("seed \(seed) case \(i): \(v.name) mutated to \(Hex.string(bytes)) decodes but re-encodes to \(Hex.string(reencoded))")
                 return
             }
+            // Whatever decodes also validates (the store relies on it for received records).
+            for candidate in [v.bytes, bytes] where v.kind == "record" {
+                guard let r = try? Record(decoding: candidate) else { continue }
+                do { try r.validate() } catch {
+                    Issue.record("seed \(seed) case \(i): \(v.name) as \(Hex.string(candidate)) decodes but does not validate: \(error)")
+                    return
+                }
+            }
         }
     }
 }

@@ -45,13 +45,18 @@ extension Store {
     /// `encodings[i]` is `records[i].encoded()` for every `i < encodings.count` (a decoder that
     /// accepts canonical encodings only guarantees it), and a version stored as it arrived keeps
     /// those bytes instead of being encoded again.
+    ///
+    /// `decodedUnder` is the limits the decoder enforced on those records: when they are this
+    /// store's, the records are valid by construction (decoding checks everything
+    /// `Record.validate(limits:)` does) and only the saved-version checks run again.
     @discardableResult
-    package func apply(remoteChanges records: [Record], encodings: [ArraySlice<UInt8>],
+    package func apply(remoteChanges records: [Record], encodings: [ArraySlice<UInt8>], decodedUnder: WireLimits? = nil,
                        syncState: [String: [UInt8]] = [:]) throws(ShoalError) -> ApplyResult {
         guard encodings.count <= records.count else {
             throw .invalidArguments("apply(remoteChanges:encodings:): \(encodings.count) encodings for \(records.count) records")
         }
-        for r in records { try checkRemote(r) }
+        let decodedValid = decodedUnder == configuration.limits ? encodings.count : 0
+        for (i, r) in records.enumerated() { try checkRemote(r, alreadyValid: i < decodedValid) }
         if !syncState.isEmpty { try ensureSyncTable() }
         return try writeTransaction(replication: true) { () throws(ShoalError) -> ApplyResult in
             for (key, value) in syncState.sorted(by: { $0.key < $1.key }) {
@@ -169,12 +174,14 @@ extension Store {
     }
 
     /// Rejects a remote record that is not a saved, well-formed version.
-    func checkRemote(_ r: Record) throws(ShoalError) {
-        do throws(WireError) {
-            try r.validate(limits: configuration.limits)
-        } catch {
-            throw error.code == .limitExceeded ? .limitExceeded("record \(r.id) from a peer: \(error.detail)")
-                : .invalidArguments("record \(r.id) from a peer is not valid: \(error.detail)")
+    func checkRemote(_ r: Record, alreadyValid: Bool = false) throws(ShoalError) {
+        if !alreadyValid {
+            do throws(WireError) {
+                try r.validate(limits: configuration.limits)
+            } catch {
+                throw error.code == .limitExceeded ? .limitExceeded("record \(r.id) from a peer: \(error.detail)")
+                    : .invalidArguments("record \(r.id) from a peer is not valid: \(error.detail)")
+            }
         }
         guard !r.versionVector.isEmpty, !r.heads.isEmpty, r.creation != nil else {
             throw .invalidArguments("record \(r.id) from a peer was never saved (no version vector or heads); peers send saved versions only")
