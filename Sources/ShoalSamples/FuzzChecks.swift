@@ -59,9 +59,10 @@ public enum FuzzChecks {
     /// The zone `fuzz-delta` decodes deltas against (references into it are written short).
     public static let deltaZone = NotesCorpus.zone
 
-    /// `Record(decoding:)`: canonical re-encoding, stable round trip, `encodedSize` agrees, and the
+    /// `Record(decoding:)`: canonical re-encoding, stable round trip, `encodedSize` agrees, the
     /// decoded record passes `validate()` under the same limits (the store skips validating
-    /// records it is given with their received bytes, relying on this).
+    /// records it is given with their received bytes, relying on this), and
+    /// `versionVector(ofEncoded:)` reads the same vector without decoding the rest.
     /// - Throws: ``Failure`` when a property breaks.
     public static func record(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.record.rawValue
@@ -70,6 +71,10 @@ public enum FuzzChecks {
             try value.validate()
         } catch {
             throw Failure(t, "the record decoded but does not validate: \(error)")
+        }
+        let peeked = bytes.withUnsafeBytes { raw in try? Record.versionVector(ofEncoded: raw) }
+        guard peeked == value.versionVector else {
+            throw Failure(t, "versionVector(ofEncoded:) read \(peeked.map { "\($0)" } ?? "an error"), the record has \(value.versionVector)")
         }
         guard value.encodedSize == bytes.count else {
             throw Failure(t, "encodedSize is \(value.encodedSize) but the record decoded from \(bytes.count) bytes")

@@ -82,12 +82,13 @@ extension SyncNode {
             let k = await knowledge(of: zone)
             var limit = configuration.batchRecords
             var read: ZoneChanges? = nil
-            // A peer that knows nothing of the zone skips nothing and takes nothing sparse, so
-            // the page travels as the store keeps it: canonical encodings, never decoded here.
+            // Pages are read as the store keeps them (canonical encodings): versions the peer
+            // holds are skipped by their vectors and whole ones copied as stored, so only those
+            // that travel sparse are decoded (select(_:peerKnowledge:sparseBase:limits:)).
             var encodedPage: EncodedZoneChanges? = nil
             while true {
                 do throws(ShoalError) {
-                    if sub.peerKnowledge.isEmpty, let e = try await store.encodedChanges(in: zone, since: sub.token, limit: limit) {
+                    if let e = try await store.encodedChanges(in: zone, since: sub.token, limit: limit) {
                         encodedPage = e
                         if limit == 1 || e.bytes.count <= budget { break }
                     } else {
@@ -118,25 +119,28 @@ extension SyncNode {
             }
             // The subscription as it is now (acknowledgements may have arrived meanwhile).
             guard var cur = sessions[id]?.outbound[zone], cur.incarnation == sub.incarnation, cur.token == sub.token else { break }
-            let records = (read?.records ?? []).filter { !$0.versionVector.isDominated(by: cur.peerKnowledge) }
-            let recordCount = encodedPage?.count ?? records.count
+            // What travels: versions the peer's knowledge does not cover, sparse against what both
+            // sides reflect when the peer accepts that, whole otherwise.
+            let sparseBase: VersionVector? = session.peer.map { $0.capabilities & Capability.sparseRecords != 0 } == true
+                ? k.meet(cur.peerKnowledge) : nil
+            var selection: Selection
+            if let e = encodedPage {
+                do throws(WireError) {
+                    selection = try Self.select(e, peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, limits: configuration.limits)
+                } catch {
+                    sessions[id]?.outbound[zone] = nil
+                    return out + [.send(Frame(type: .error, payload: ErrorMessage(code: "internalError", message: "cannot serve zone \(zone): a stored version does not decode (\(error)); node \(nodeID.short)'s store is damaged").encoded()))]
+                }
+            } else {
+                selection = Self.select(read?.records ?? [], peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase)
+            }
+            let recordCount = selection.count
             let caughtUp = !moreComing
-            trace?("\(nodeID.short) serving \(zone) to conn \(id): page \(read?.records.map { "\($0.id.name)\($0.versionVector)" } ?? ["\(recordCount) encoded"]) sent \(records.map(\.id.name)) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)")
+            trace?("\(nodeID.short) serving \(zone) to conn \(id): page of \(encodedPage?.count ?? read?.records.count ?? 0) sent \(recordCount) (\(selection.sparse.count) sparse) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)")
             if caughtUp && recordCount == 0 && cur.sentAny && pageToken == cur.token && !cur.resetNext {
                 cur.idle = !cur.dirty
                 sessions[id]?.outbound[zone] = cur
                 continue
-            }
-            // What both sides reflect: versions travel sparse against it when the peer accepts that.
-            var whole = records, sparse = [SparseRecord]()
-            var base: VersionVector? = nil
-            if let p = session.peer, p.capabilities & Capability.sparseRecords != 0, !records.isEmpty {
-                let b = k.meet(cur.peerKnowledge)
-                whole = []
-                for r in records {
-                    if let s = SparseRecord(r, base: b) { sparse.append(s) } else { whole.append(r) }
-                }
-                base = b
             }
             // The first batch of a long catch-up says how much is left, for the peer's progress.
             var remaining: UInt64? = nil
@@ -144,8 +148,10 @@ extension SyncNode {
                 remaining = UInt64(n)
             }
             let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
-                                         isReset: cur.resetNext, token: pageToken, knowledge: caughtUp ? k : nil, remaining: remaining, records: whole, sparseRecords: sparse, base: base)
-            let payload = encodedPage.map { message.encoded(count: $0.count, recordBytes: $0.bytes) } ?? message.encoded()
+                                         isReset: cur.resetNext, token: pageToken, knowledge: caughtUp ? k : nil, remaining: remaining,
+                                         records: selection.whole, sparseRecords: selection.sparse, base: sparseBase)
+            let payload = selection.wholeCountEncoded > 0 ? message.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
+                : message.encoded()
             out.append(.send(Frame(type: .changes, payload: payload)))
             cur.nextBatch &+= 1
             cur.token = pageToken
@@ -158,5 +164,52 @@ extension SyncNode {
             statistics.batchesSent &+= 1
         }
         return out
+    }
+
+    /// The versions of a page that go to a peer: `whole` decoded records, or (from an encoded
+    /// page) `wholeEncoded`, their stored bytes back to back; and `sparse` ones.
+    struct Selection {
+        var whole: [Record] = []
+        var wholeEncoded: [UInt8] = []
+        var wholeCountEncoded = 0
+        var sparse: [SparseRecord] = []
+        var count: Int { whole.count &+ wholeCountEncoded &+ sparse.count }
+    }
+
+    /// Selects from decoded records: those `peerKnowledge` does not dominate, sparse against
+    /// `sparseBase` where possible.
+    static func select(_ records: [Record], peerKnowledge: VersionVector, sparseBase: VersionVector?) -> Selection {
+        var s = Selection()
+        for r in records where !r.versionVector.isDominated(by: peerKnowledge) {
+            if let b = sparseBase, let sr = SparseRecord(r, base: b) { s.sparse.append(sr) } else { s.whole.append(r) }
+        }
+        return s
+    }
+
+    /// Selects from a page of stored encodings, decoding only what may travel sparse: a
+    /// version's vector is read from its bytes to skip what the peer holds; one that goes whole
+    /// is copied as stored. A record can only travel sparse when the base covers its creation,
+    /// so with an empty base nothing is decoded at all.
+    static func select(_ page: EncodedZoneChanges, peerKnowledge: VersionVector, sparseBase: VersionVector?,
+                       limits: WireLimits) throws(WireError) -> Selection {
+        var s = Selection()
+        s.wholeEncoded.reserveCapacity(page.bytes.count)
+        for i in 0..<page.count {
+            let bytes = page.record(i)
+            let vector = try bytes.withUnsafeBytes { raw -> Result<VersionVector, WireError> in
+                do throws(WireError) { return .success(try Record.versionVector(ofEncoded: raw, limits: limits)) } catch { return .failure(error) }
+            }.get()
+            if vector.isDominated(by: peerKnowledge) { continue }
+            if let b = sparseBase, !b.isEmpty {
+                let r = try Record(decoding: Array(bytes), limits: limits)
+                if let sr = SparseRecord(r, base: b) {
+                    s.sparse.append(sr)
+                    continue
+                }
+            }
+            s.wholeEncoded.append(contentsOf: bytes)
+            s.wholeCountEncoded &+= 1
+        }
+        return s
     }
 }

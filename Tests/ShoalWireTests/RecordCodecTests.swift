@@ -23,6 +23,13 @@ import ShoalSamples
                 Issue.record("seed \(seed) case \(i): round trip differs\n\(record)\n\(decoded)")
                 return
             }
+            // The vector read from the bytes alone, and every truncation fails cleanly or agrees.
+            let peeked = try bytes.withUnsafeBytes { try Record.versionVector(ofEncoded: $0) }
+            #expect(peeked == record.versionVector, "seed \(seed) case \(i)")
+            let cut = Array(bytes.prefix(Int(gen.rng.next() % UInt64(bytes.count + 1))))
+            if let v = cut.withUnsafeBytes({ try? Record.versionVector(ofEncoded: $0) }) {
+                #expect(v == record.versionVector, "seed \(seed) case \(i): a truncation read another vector")
+            }
         }
     }
 

@@ -24,10 +24,15 @@ package struct EncodedZoneChanges: Sendable {
     package var count: Int
     /// Their canonical encodings, back to back, in change order.
     package var bytes: [UInt8]
+    /// Where each record's encoding ends in ``bytes``.
+    package var ends: [Int]
     /// Pass this to the next fetch.
     package var token: ChangeToken
     /// Whether more changes follow.
     package var moreComing: Bool
+
+    /// Record `i`'s encoding.
+    package func record(_ i: Int) -> ArraySlice<UInt8> { bytes[(i == 0 ? 0 : ends[i - 1])..<ends[i]] }
 }
 
 /// What changed among a database's zones.
@@ -89,7 +94,7 @@ extension Store {
         let start = try feedStart(zone, since: token, limit: limit)
         guard let afterSeq = start.afterSeq else { return nil }
         let (batch, more, lastSeq) = try readFeed(start.zone, after: afterSeq, limit: limit)
-        return EncodedZoneChanges(count: batch.count, bytes: batch.packedBytes,
+        return EncodedZoneChanges(count: batch.count, bytes: batch.packedBytes, ends: batch.rowEnds,
                                   token: feedToken(start.zone, start: start.vector, more: more, lastSeq: lastSeq), moreComing: more)
     }
 

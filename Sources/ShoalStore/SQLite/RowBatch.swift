@@ -19,6 +19,8 @@ struct RowBatch {
     var count: Int { names.count }
     /// Every row's bytes, back to back in row order.
     var packedBytes: [UInt8] { bytes }
+    /// Where each row's bytes end in ``packedBytes``.
+    var rowEnds: [Int] { ends }
 
     init(capacity: Int) {
         names.reserveCapacity(capacity)

@@ -208,3 +208,22 @@ extension WireReader {
         return out
     }
 }
+
+extension Record {
+    /// The version vector of the record whose canonical encoding starts `bytes`, read without
+    /// decoding the rest (names are skipped, not checked; fields are not read). Replication uses
+    /// it to skip stored versions a peer already holds without decoding them.
+    /// - Throws: ``WireError`` when the bytes up to the vector are malformed or over `limits`.
+    package static func versionVector(ofEncoded bytes: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) -> VersionVector {
+        var r = WireReader(bytes, limits: limits)
+        let flags = try r.readByte("record flags")
+        guard flags & ~Flags.known == 0 else {
+            throw WireError(.unknownRequiredTag, at: 0, "record flags 0x\(String(flags, radix: 16)) set reserved bits; this record needs a newer Shoal")
+        }
+        for what in ["record type", "record name", "zone name", "zone owner"] {
+            let n = try r.readLength(max: r.limits.maxNameBytes, what, limitName: "maxNameBytes")
+            _ = try r.readRaw(n, what)
+        }
+        return try HeadedVector.read(from: &r).0
+    }
+}

@@ -81,16 +81,18 @@ public struct ChangesMessage: Hashable, Sendable {
         }
     }
 
-    /// The payload with `count` records given already encoded: `recordBytes` is their canonical
-    /// encodings back to back (as the store keeps them), each a record of ``zone``, so a batch
-    /// read from the store travels without decoding and re-encoding every record. ``records``
-    /// and ``sparseRecords`` must be empty (the bytes take their place).
+    /// The payload with `count` whole records given already encoded: `recordBytes` is their
+    /// canonical encodings back to back (as the store keeps them), each a record of ``zone``, so a
+    /// batch read from the store travels without decoding and re-encoding every record. ``records``
+    /// must be empty (the bytes take their place); ``sparseRecords`` follow as usual.
     package func encoded(count: Int, recordBytes: [UInt8]) -> [UInt8] {
-        let size = headerSize &+ WireSize.varint(UInt64(count)) &+ recordBytes.count
+        var size = headerSize &+ WireSize.varint(UInt64(count)) &+ recordBytes.count
+        if !sparseRecords.isEmpty { size &+= SparseSection.size(sparseRecords, base: base ?? VersionVector(), zone: zone) }
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
             w.writeVarint(UInt64(count))
             recordBytes.withUnsafeBytes { w.writeRaw($0) }
+            if !sparseRecords.isEmpty { SparseSection.write(sparseRecords, base: base ?? VersionVector(), zone: zone, into: &w) }
         }
     }
 
