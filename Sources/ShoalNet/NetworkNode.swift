@@ -40,7 +40,7 @@ public actor NetworkNode {
     /// later reach the socket first, or an acknowledgement be overwritten mid-batch.
     enum Event: Sendable {
         case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, CheckedContinuation<ConnectionID, Never>)
-        case frame(ConnectionID, Frame)
+        case frame(ConnectionID, Frame, SyncNode.DecodedChanges?)
         case closed(ConnectionID)
         case zoneChanged(RecordZone.ID)
         case zonesChanged(restart: Bool)
@@ -112,9 +112,9 @@ public actor NetworkNode {
             if let dialed { peerStates[dialed]?.isConnected = true }
             reply.resume(returning: id)
             await send([id: first])
-        case let .frame(id, frame):
+        case let .frame(id, frame, decoded):
             guard connections[id] != nil else { return }
-            let out = await sync.receive(frame, on: id)
+            let out = await sync.receive(frame, on: id, decoded: decoded)
             if frame.type == .hello, let peer = await sync.peer(of: id) {
                 if let dialed = connections[id]?.dialed { peerStates[dialed]?.node = peer }
                 configuration.logger.info("peer connected", metadata: ["peer": "\(peer.short)", "connection": "\(id)",
@@ -250,8 +250,11 @@ public actor NetworkNode {
                 sink.yield(.closed(id))
             }
             let assetSink = self.assetFrameSink
+            // Batches are decoded here, on this connection's task, so the engine applies one while
+            // the next is being decoded (the window of unacknowledged batches bounds how many wait).
+            let sync = self.sync
             for try await frame in inbound {
-                if frame.type == .assetChunk { assetSink.yield((id, frame)) } else { sink.yield(.frame(id, frame)) }
+                if frame.type == .assetChunk { assetSink.yield((id, frame)) } else { sink.yield(.frame(id, frame, sync.decodeAhead(frame))) }
             }
         }
     }

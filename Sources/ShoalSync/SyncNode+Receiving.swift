@@ -5,9 +5,12 @@ import ShoalStore
 import ShoalDiff
 
 extension SyncNode {
-    func handleChanges(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+    func handleChanges(_ frame: Frame, on id: ConnectionID, decoded: DecodedChanges? = nil) async throws(SyncFailure) -> [SyncOutput] {
         // The records' bytes as received are their canonical encodings: the store keeps them.
-        let (m, ranges) = try decode { (l) throws(WireError) in try ChangesMessage.decodeKeepingRecordBytes(frame.payload, limits: l) }
+        let (m, ranges) = try decode { (l) throws(WireError) in
+            if let decoded { return try decoded.result.get() }
+            return try ChangesMessage.decodeKeepingRecordBytes(frame.payload, limits: l)
+        }
         guard let sub = sessions[id]?.inbound[m.zone], sub.incarnation == m.incarnation else {
             throw SyncFailure("protocolViolation", "changes for zone \(m.zone) (incarnation \(m.incarnation.short)), which this connection did not subscribe to")
         }

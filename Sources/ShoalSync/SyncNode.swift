@@ -201,7 +201,28 @@ public actor SyncNode {
     /// Handles one frame received on `id` and returns what to send, per connection: usually only
     /// on `id`, but a change of a zone's incarnation restarts every connection (Spec/replication.md §4).
     public func receive(_ frame: Frame, on id: ConnectionID) async -> [ConnectionID: [SyncOutput]] {
-        let out = await handle(frame, on: id)
+        await receive(frame, on: id, decoded: nil)
+    }
+
+    /// A `changes` frame decoded ahead of ``receive(_:on:decoded:)``, off the node's actor.
+    package struct DecodedChanges: Sendable {
+        let result: Result<(ChangesMessage, [Range<Int>]), WireError>
+    }
+
+    /// Decodes a `changes` frame (nil for other frames) without touching the node's state, so a
+    /// transport can decode the next batch while the node applies this one.
+    package nonisolated func decodeAhead(_ frame: Frame) -> DecodedChanges? {
+        guard frame.type == .changes else { return nil }
+        do throws(WireError) {
+            return DecodedChanges(result: .success(try ChangesMessage.decodeKeepingRecordBytes(frame.payload, limits: configuration.limits)))
+        } catch {
+            return DecodedChanges(result: .failure(error))
+        }
+    }
+
+    /// ``receive(_:on:)`` with the frame's ``decodeAhead(_:)`` result, when the transport made it.
+    package func receive(_ frame: Frame, on id: ConnectionID, decoded: DecodedChanges?) async -> [ConnectionID: [SyncOutput]] {
+        let out = await handle(frame, on: id, decoded: decoded)
         // Taken at once: a concurrent call (the asset lane runs beside the record engine) adds
         // its own extras, which it or this call sends — never both, never neither.
         let extras = extraOutputs
@@ -232,7 +253,7 @@ public actor SyncNode {
         return result
     }
 
-    func handle(_ frame: Frame, on id: ConnectionID) async -> [SyncOutput] {
+    func handle(_ frame: Frame, on id: ConnectionID, decoded: DecodedChanges? = nil) async -> [SyncOutput] {
         guard let session = sessions[id], session.phase != .closed else { return [] }
         do throws(SyncFailure) {
             if session.phase == .awaitingHello {
@@ -242,7 +263,7 @@ public actor SyncNode {
                 return try await handleHello(frame, on: id)
             }
             switch frame.type {
-            case .changes: return try await handleChanges(frame, on: id)
+            case .changes: return try await handleChanges(frame, on: id, decoded: decoded)
             case .acknowledgement: return try await handleAcknowledgement(frame, on: id)
             case .subscribe: return try await handleSubscribe(frame, on: id)
             case .assetRequest: return try await handleAssetRequest(frame, on: id)
