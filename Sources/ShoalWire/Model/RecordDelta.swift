@@ -7,12 +7,22 @@
 /// version's vector, and every operation states what it expects to find. Operations are sorted by
 /// field name, one per field.
 public struct RecordDelta: Hashable, Sendable {
+    // Stored in this order, with initial values, so that `init(baseTag:)` compiles to a few
+    // stores: with `system` after `baseTag`, or assigned in the initialiser, the optimiser builds
+    // the ~150-byte value on the stack and copies it out with memcpy (Swift 6.3).
+
+    /// The target's system fields, present when any of them differs from the base's.
+    public var system: SystemFields? = nil
     /// A fingerprint of the base version's vector (see ``Record/versionFingerprint``).
     public var baseTag: UInt32
-    /// The target's system fields, present when any of them differs from the base's.
-    public var system: SystemFields?
     /// Field operations, strictly increasing by field name.
-    public var operations: [Operation]
+    public var operations: [Operation] = []
+
+    /// Creates an empty delta: no system fields, no operations.
+    @inlinable
+    public init(baseTag: UInt32) {
+        self.baseTag = baseTag
+    }
 
     /// Creates a delta.
     @inlinable
