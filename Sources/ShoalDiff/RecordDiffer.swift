@@ -23,7 +23,7 @@ enum RecordDiffer {
     @inline(never)
     static func fill(_ delta: inout RecordDelta, from old: Record, to new: Record, options: DiffOptions) {
         // An empty delta costs one fingerprint and a few comparisons, and allocates nothing.
-        delta.baseTag = old.versionFingerprint
+        delta.baseTag = old.versionVector.fingerprint
         old.fields.withUnsafeBufferPointer { pa in
             new.fields.withUnsafeBufferPointer { pb in
                 if pa.baseAddress != pb.baseAddress || pa.count != pb.count {

@@ -132,8 +132,14 @@ extension Record {
     /// fingerprint is the low 32 bits of MurmurHash3's `fmix64(h)`. An entry's three products do
     /// not depend on `h`, so they overlap: a few cycles per entry, not a chain of 24 dependent
     /// multiplies as byte-wise FNV-1a was.
-    public var versionFingerprint: UInt32 {
-        versionVector.entries.withUnsafeBufferPointer { entries in
+    public var versionFingerprint: UInt32 { versionVector.fingerprint }
+}
+
+extension VersionVector {
+    /// The vector's fingerprint (``Record/versionFingerprint``). Reading it through the vector
+    /// lets a mutating method of `Record` hash without copying the whole record first.
+    package var fingerprint: UInt32 {
+        entries.withUnsafeBufferPointer { entries in
             var h = UInt64(truncatingIfNeeded: entries.count)
             for e in entries {
                 let mixed = (e.node.high &* 0x9E37_79B9_7F4A_7C15) ^ (e.node.low &* 0xC2B2_AE3D_27D4_EB4F)
