@@ -27,7 +27,8 @@ extension Record {
     ///
     /// - Throws: ``DiffError`` when the delta does not fit; the record is then unchanged.
     public mutating func apply(_ delta: RecordDelta) throws(DiffError) {
-        let found = versionFingerprint
+        // Through the vector: the `versionFingerprint` getter on `self` here copies the record.
+        let found = versionVector.fingerprint
         guard delta.baseTag == found else { throw DiffError.baseMismatch(expected: delta.baseTag, found: found) }
         if delta.operations.count == 1 {
             // The common case, in one pass: the only operation is checked before it writes.

@@ -4,29 +4,43 @@ import ShoalWire
 
 /// The merge pass behind ``ShoalWire/RecordDelta/init(from:to:options:)``.
 ///
-/// Costs, for two versions of a 32-field record (`shoal-bench diff`): the base fingerprint (FNV-1a
-/// over 24 bytes per vector entry, a chain of dependent multiplies), one bitwise compare per slot
-/// carried over unchanged, and for each changed slot one operation in an array allocated once.
+/// Costs, for two versions of a 32-field record (`shoal-bench diff`): the base fingerprint (three
+/// independent multiplies per vector entry and a finaliser), one bitwise compare per slot carried
+/// over unchanged (runs of them in ``SlotEquality/identicalRun(_:_:count:_:)``), and for each
+/// changed slot one operation in an array allocated once.
 enum RecordDiffer {
     /// See ``ShoalWire/RecordDelta/init(from:to:options:)``; parameters are borrowed, not copied.
-    /// Inlined into ``diff(_:_:options:)``: as a method of its own, the optimiser gives it a
-    /// thunk (for the unused metatype) that copies the returned delta once more.
     @inline(__always)
     static func delta(from old: Record, to new: Record, options: DiffOptions) -> RecordDelta {
+        // Filled in place from an empty delta: built from parts and returned, the ~150-byte value
+        // was copied through the stack (memcpy, then a copy and destroy of the original).
+        var delta = RecordDelta(baseTag: 0)
+        fill(&delta, from: old, to: new, options: options)
+        return delta
+    }
+
+    /// Sets `delta` (empty on entry) to the delta from `old` to `new`.
+    @inline(never)
+    static func fill(_ delta: inout RecordDelta, from old: Record, to new: Record, options: DiffOptions) {
         // An empty delta costs one fingerprint and a few comparisons, and allocates nothing.
-        let baseTag = old.versionFingerprint
-        var operations: [RecordDelta.Operation] = []
+        delta.baseTag = old.versionVector.fingerprint
         old.fields.withUnsafeBufferPointer { pa in
             new.fields.withUnsafeBufferPointer { pb in
                 if pa.baseAddress != pb.baseAddress || pa.count != pb.count {
-                    diffFields(pa, pb, zone: new.id.zone, options: options, into: &operations)
+                    delta.operations = diffFields(pa, pb, zone: new.id.zone, options: options)
                 }
             }
         }
-        if sameSystemFields(old, new) && (operations.isEmpty || !hasStamp(operations)) {
-            return RecordDelta(baseTag: baseTag, operations: operations)
+        if !sameSystemFields(old, new) || (!delta.operations.isEmpty && hasStamp(delta.operations)) {
+            delta.system = systemFields(of: new)
         }
-        return RecordDelta(baseTag: baseTag, system: RecordDelta.SystemFields(of: new), operations: operations)
+    }
+
+    /// `record`'s system fields, copying only them (not the whole record first).
+    @inline(__always)
+    static func systemFields(of record: Record) -> RecordDelta.SystemFields {
+        RecordDelta.SystemFields(recordType: record.recordType, parent: record.parent, creation: record.creation,
+                                 versionVector: record.versionVector, heads: record.heads, extensions: record.extensions)
     }
 
     /// Whether two arrays share their storage (then they are equal without looking inside).
@@ -58,18 +72,19 @@ enum RecordDiffer {
 
     /// Walks both sorted slot arrays once, appending one operation per differing name.
     static func diffFields(_ pa: UnsafeBufferPointer<Record.Field>, _ pb: UnsafeBufferPointer<Record.Field>,
-                           zone: RecordZone.ID, options: DiffOptions, into ops: inout [RecordDelta.Operation]) {
+                           zone: RecordZone.ID, options: DiffOptions) -> [RecordDelta.Operation] {
+        var ops: [RecordDelta.Operation] = []
         let n = pa.count, m = pb.count
         var i = 0, j = 0
         if let a = pa.baseAddress, let b = pb.baseAddress {
             let layout = SlotLayout.field
             while i < n && j < m {
+                // Skip the run of slots carried over unchanged in one tight loop.
+                let run = SlotEquality.identicalRun(a + i, b + j, count: min(n &- i, m &- j), layout)
+                i &+= run
+                j &+= run
+                guard i < n && j < m else { break }
                 let x = a + i, y = b + j
-                if SlotEquality.identical(x, y, layout) {
-                    i &+= 1
-                    j &+= 1
-                    continue
-                }
                 let c = SlotEquality.order(x, y, layout)
                 if c == 0 {
                     if !SlotEquality.sameContent(x, y) {
@@ -94,6 +109,7 @@ enum RecordDiffer {
             ops.append(.set(pb[j]))
             j &+= 1
         }
+        return ops
     }
 
     /// The cheapest operation turning slot `a` into slot `b` (same name, different slot).

@@ -26,6 +26,40 @@ import ShoalSamples
         }
     }
 
+    /// The diff compares slots by their stored bytes, several at a time: flipping any one byte of
+    /// a slot's value or stamp, in any slot of a run (first, middle, last, odd tail), is one change.
+    @Test func aChangeInAnyByteOfAValueOrStampIsSeen() throws {
+        let node = NodeID(high: 0x0102_0304_0506_0708, low: 0x1112_1314_1516_1718)
+        let dot = Dot(node: node, hlc: HLC(rawValue: 0x2122_2324_2526_2728))
+        let value: Int64 = 0x3132_3334_3536_3738
+        func record(_ fields: [Record.Field]) -> Record {
+            Record(recordType: "T", id: Record.ID(name: "r", zone: RecordZone.ID(name: "z")), parent: nil, creation: dot,
+                   versionVector: VersionVector(), heads: [], fields: fields, extensions: [])
+        }
+        let names = (0..<33).map { "f" + String($0 + 10) }
+        let base = names.map { Record.Field(name: $0, value: .int64(value), stamp: dot) }
+        let a = record(base)
+        for i in [0, 1, 2, 16, 31, 32] {
+            var variants: [Record.Field] = [Record.Field(name: names[i], value: .int64(value), stamp: nil),
+                                            Record.Field(name: names[i], value: nil, stamp: dot)]
+            for k in 0..<8 {
+                let bit = UInt64(1) << (8 * k)
+                variants.append(Record.Field(name: names[i], value: .int64(value ^ Int64(bitPattern: bit)), stamp: dot))
+                variants.append(Record.Field(name: names[i], value: .int64(value), stamp: Dot(node: NodeID(high: node.high ^ bit, low: node.low), hlc: dot.hlc)))
+                variants.append(Record.Field(name: names[i], value: .int64(value), stamp: Dot(node: NodeID(high: node.high, low: node.low ^ bit), hlc: dot.hlc)))
+                variants.append(Record.Field(name: names[i], value: .int64(value), stamp: Dot(node: node, hlc: HLC(rawValue: dot.hlc.rawValue ^ bit))))
+            }
+            for v in variants {
+                var fields = base
+                fields[i] = v
+                let b = record(fields)
+                let d = diff(a, b)
+                #expect(d.operations == [.set(v)], "slot \(i): \(v)")
+                #expect(try apply(d, to: a) == b)
+            }
+        }
+    }
+
     /// apply(diff(a, b), a) == b, and the delta round-trips through the codec (one loop, both properties).
     @Test func applyingTheDiffGivesTheNewVersionAndRoundTrips() {
         let seed = SplitMix64.seed(fromEnvironment: "SHOAL_SEED", default: 0xD1FF_0003)

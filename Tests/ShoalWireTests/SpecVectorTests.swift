@@ -20,6 +20,9 @@ struct SpecVector: Sendable, CustomTestStringConvertible {
     /// Invalid vectors: the error code name and byte offset.
     let error: String?
     let offset: Int?
+    /// Record vectors: the version vector's fingerprint (wire-format §7.1), the base tag of a
+    /// delta computed from the record.
+    let fingerprint: Int?
 
     var testDescription: String { "\(file): \(name)" }
 
@@ -53,7 +56,8 @@ enum SpecVectors {
                               zone: try VectorJSON.optional(o["zone"]).map { try VectorJSON.zone($0, "\(name).zone") },
                               json: json,
                               error: try VectorJSON.optional(o["error"]).map { try VectorJSON.string($0, "\(name).error") },
-                              offset: try VectorJSON.optional(o["offset"]).map { try VectorJSON.int($0, "\(name).offset") })
+                              offset: try VectorJSON.optional(o["offset"]).map { try VectorJSON.int($0, "\(name).offset") },
+                              fingerprint: try VectorJSON.optional(o["fingerprint"]).map { try VectorJSON.int($0, "\(name).fingerprint") })
         }
     }
 
@@ -132,6 +136,8 @@ enum SpecCodec {
             let decoded = try Record(decoding: v.bytes)
             #expect(decoded == expected)
             #expect(Hex.string(expected.encoded()) == Hex.string(v.bytes))
+            let fingerprint = try #require(v.fingerprint, "record vectors state their version fingerprint")
+            #expect(Int(decoded.versionFingerprint) == fingerprint)
         case "delta":
             let zone = try #require(v.zone, "delta vectors name their zone")
             let expected = try VectorJSON.delta(json)

@@ -30,7 +30,8 @@ struct VectorBuilder {
             let back = try Record(decoding: bytes)
             if back != r || back.encoded() != bytes { problems.append("record \(name): round trip differs") }
         } catch { problems.append("record \(name): \(error)") }
-        add("records.json", ["name": name, "kind": "record", "hex": Hex.string(bytes), "json": VectorJSON.record(r)])
+        add("records.json", ["name": name, "kind": "record", "hex": Hex.string(bytes), "json": VectorJSON.record(r),
+                             "fingerprint": Int(r.versionFingerprint)])
     }
 
     mutating func delta(_ name: String, _ d: RecordDelta, zone: RecordZone.ID = SpecFixtures.zone) {
