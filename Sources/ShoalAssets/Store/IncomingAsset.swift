@@ -71,31 +71,75 @@ public final class IncomingAsset: Sendable {
         guard bytes.count == c.length else {
             throw .modified("chunk \(index) of asset \(asset) arrived with \(bytes.count) bytes, not the manifest's \(c.length); request it again, or from another peer", hash: c.hash)
         }
-        let actual = ContentHash.sha256(bytes)
-        guard actual == c.hash else {
-            throw .modified("bytes received as chunk \(index) (\(c.hash)) of asset \(asset) hash to \(actual): they are not that chunk; request it again, or from another peer", hash: c.hash)
-        }
-        let objects = store.chunks.objects
+        let chunkStore = store.chunks, parameters = store.configuration.chunking
+        let compress: Bool = if case .zstd = store.configuration.compression { true } else { false }
+        let last = index == chunks.count - 1
         try state.withLock { (s) throws(AssetError) in
-            if s.wanted.contains(c.hash) {
-                let compressor: ZstdCompressor? = if case .zstd = store.configuration.compression { ZstdCompressor() } else { nil }
-                let staged = try withBytes(of: bytes) { (raw) throws(AssetError) in try store.chunks.stage(c.hash, raw, compressor: compressor) }
+            // Two lanes (this thread and a Dispatch worker): one checks the SHA-256 and, for the
+            // next chunk in order, that it is canonical and its share of the whole-asset hash (on a
+            // copy of the hasher); the other writes the file into tmp/ meanwhile. The file is only
+            // named (published) once the check passed, and removed if it failed.
+            let write = s.wanted.contains(c.hash), feedNow = index == s.next
+            var hasher = s.whole
+            let outcome = withUnsafeMutablePointer(to: &hasher) { h in
+                let shared = LaneSlots(h)
+                return inTwoLanes(write ? 2 : 1) { lane, _ -> ReceiveLane in
+                    bytes.withUnsafeBytes { raw in
+                        if lane == 1 {
+                            return .staged(Result { () throws(AssetError) in try chunkStore.stage(c.hash, raw, compressor: compress ? ZstdCompressor() : nil) })
+                        }
+                        let actual = ContentHash.sha256(raw)
+                        guard actual == c.hash else {
+                            return .checked(.modified("bytes received as chunk \(index) (\(c.hash)) of asset \(asset) hash to \(actual): they are not that chunk; request it again, or from another peer", hash: c.hash))
+                        }
+                        guard feedNow else { return .checked(nil) }
+                        guard parameters.isCanonical(raw, last: last) else {
+                            return .checked(.invalidManifest(asset, "chunk \(index) (\(c.hash)) does not end where content-defined chunking cuts (Spec/assets.md §2); the peer chunks differently"))
+                        }
+                        shared.slots.pointee.update(raw)
+                        return .checked(nil)
+                    }
+                }
+            }
+            var failure: AssetError?
+            var staged: ObjectDirectory.StagedFile?
+            for o in outcome {
+                switch o {
+                case .checked(let e): failure = e
+                case .staged(.success(let f)): staged = f
+                case .staged(.failure(let e)): failure = failure ?? e
+                }
+            }
+            if let failure {
+                if let staged { chunkStore.objects.discard(staged) }
+                throw failure
+            }
+            if let staged {
                 // Without fsync (a test or bulk configuration) it is published at once.
-                if let file = try objects.setAside(staged) {
+                if let file = try chunkStore.objects.setAside(staged) {
                     s.pending[c.hash] = file
                     s.pendingBytes += bytes.count
                     if s.pendingSince == nil { s.pendingSince = .now }
                 }
                 s.wanted.remove(c.hash)
             }
-            if index == s.next {
-                try withBytes(of: bytes) { (raw) throws(AssetError) in try feed(raw, index: index, into: &s) }
+            if feedNow {
+                s.whole = hasher
+                s.next = index + 1
             }
             try advance(&s)
             if s.pendingBytes >= Self.batchBytes || (s.pendingSince.map { ContinuousClock.now - $0 > .seconds(Self.batchSeconds) } ?? false) {
                 flush(&s)
             }
         }
+    }
+
+    /// What a lane of ``receive(_:index:)`` did.
+    private enum ReceiveLane: Sendable {
+        /// The check: nil when the chunk is genuine (and, if next in order, canonical and hashed).
+        case checked(AssetError?)
+        /// The temporary file written.
+        case staged(Result<ObjectDirectory.StagedFile, AssetError>)
     }
 
     /// Checks the chunks not fed yet (reading those that were stored before the fetch, verified),
