@@ -15,7 +15,13 @@ extension AssetsBenchmark {
         let size = mib << 20
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-transfer-\(UInt32.random(in: 0 ... .max))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        defer {
+            // A node's last writes can race the removal (ENOTEMPTY); a left-behind run holds 2 GiB.
+            for _ in 0..<10 where FileManager.default.fileExists(atPath: dir) {
+                if (try? FileManager.default.removeItem(atPath: dir)) != nil { break }
+                usleep(200_000)
+            }
+        }
         let source = dir + "/source.bin"
         try writeRandomFile(source, bytes: size, seed: 7, replacing: nil)
 
