@@ -7,13 +7,13 @@ import Synchronization
 import Dispatch
 
 /// Serves complete assets from an `AssetStore` and stores what the lane fetches: a manifest from a
-/// peer is kept in memory (with a pin on its chunks) until every chunk is in, then inserted,
-/// which checks the whole content against the asset's hash.
+/// peer starts an `IncomingAsset` (with a pin on its chunks), which checks and writes each chunk
+/// as it arrives and, once every chunk is in, checks the whole content against the asset's hash
+/// and makes the asset durable (`Spec/assets.md` §5.1).
 final class AssetStoreProvider: AssetProvider {
     let store: AssetStore
-    /// Manifests received and not yet complete, with the pin that keeps their chunks from the
-    /// garbage collector.
-    let partial = LockedDictionary<Asset, (AssetManifest, AssetPin)>()
+    /// Assets being received, with the pin that keeps their chunks from the garbage collector.
+    let partial = LockedDictionary<Asset, (IncomingAsset, AssetPin)>()
 
     /// Manifests of complete assets served recently (checking completeness stats every chunk
     /// file, so it is done once per asset, not per request); at most 64, then cleared.
@@ -54,48 +54,64 @@ final class AssetStoreProvider: AssetProvider {
 
     func receiveManifest(_ bytes: [UInt8], for asset: Asset) async -> Int? {
         guard let m = try? AssetManifest(decoding: bytes), m.asset == asset else { return nil }
-        if partial[asset] == nil { partial[asset] = (m, await store.makePin()) }
+        if let (incoming, _) = partial[asset] { return incoming.manifest.chunks.count }
+        let pin = await store.makePin()
+        guard let incoming = try? await store.beginReceiving(m, pin: pin) else {
+            // Sizes that break the chunking rules: this peer's manifest cannot be used.
+            await store.unpin(pin)
+            return nil
+        }
+        partial[asset] = (incoming, pin)
         return m.chunks.count
     }
 
     func receiveChunk(_ bytes: [UInt8], index: Int, of asset: Asset) async -> Bool {
-        guard let (m, pin) = partial[asset], index >= 0, index < m.chunks.count else { return false }
+        guard let (incoming, _) = partial[asset] else { return false }
         // Hashing and writing run on the asset lane's own thread, not the threads that apply
         // record batches: a large transfer must not delay record changes.
-        return await withTaskExecutorPreference(io) {
-            do {
-                try await store.insertChunk(bytes, hash: m.chunks[index].hash, pin: pin)
-                return true
+        let outcome = await withTaskExecutorPreference(io) { () async -> AssetError? in
+            do throws(AssetError) {
+                try incoming.receive(bytes, index: index)
+                return nil
             } catch {
-                return false
+                return error
             }
         }
+        guard let outcome else { return true }
+        // A chunk that is not canonical means the manifest is wrong: drop it, so the next peer
+        // is asked for its own.
+        if outcome.code == .invalidArguments { await abandon(asset) }
+        return false
     }
 
     func missingChunks(of asset: Asset) async -> [Int]? {
-        guard let (m, _) = partial[asset] else { return nil }
-        let missing = Set(store.missingChunks(of: m).map(\.hash))
-        var seen = Set<ContentHash>()
-        return m.chunks.indices.filter { missing.contains(m.chunks[$0].hash) && seen.insert(m.chunks[$0].hash).inserted }
+        partial[asset]?.0.missingIndexes
     }
 
     func finish(_ asset: Asset) async -> Bool {
-        guard let (m, pin) = partial.removeValue(forKey: asset) else { return false }
-        let store = self.store
-        let ok = await withTaskExecutorPreference(io) { () async -> Bool in
+        guard let (incoming, pin) = partial[asset] else { return false }
+        let failure = await withTaskExecutorPreference(io) { () async -> (any Error)? in
             do {
-                try await store.insertManifest(m, pin: pin)
-                return true
+                try await incoming.commit()
+                return nil
             } catch {
-                return false
+                return error
             }
         }
+        if let e = failure as? AssetError, e.code == .assetNotAvailable {
+            // Chunks found missing or damaged on disk: keep the fetch; missingChunks lists them.
+            return false
+        }
+        _ = partial.removeValue(forKey: asset)
+        if failure != nil { incoming.discard() }
         await store.unpin(pin)
-        return ok
+        return failure == nil
     }
 
     func abandon(_ asset: Asset) async {
-        if let (_, pin) = partial.removeValue(forKey: asset) { await store.unpin(pin) }
+        guard let (incoming, pin) = partial.removeValue(forKey: asset) else { return }
+        incoming.discard()
+        await store.unpin(pin)
     }
 }
 

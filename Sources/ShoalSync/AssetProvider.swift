@@ -21,7 +21,9 @@ public protocol AssetProvider: Sendable {
     /// The chunk indexes of `asset` not stored yet, or nil when no manifest is kept for it.
     func missingChunks(of asset: Asset) async -> [Int]?
     /// With every chunk in: checks the whole content against the asset's hash and makes the asset
-    /// available. False when it does not match; the partial manifest and chunks are dropped.
+    /// available. False when it does not match (the partial manifest and chunks are dropped), or
+    /// when chunks turned out missing or damaged on disk (the manifest is kept and
+    /// ``missingChunks(of:)`` lists them, for the lane to fetch again).
     func finish(_ asset: Asset) async -> Bool
     /// The fetch of `asset` was given up: drop what was kept for it (the manifest; chunks stored
     /// stay until garbage collection).

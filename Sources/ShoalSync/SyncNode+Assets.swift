@@ -16,6 +16,8 @@ struct AssetTransfer {
     var inFlight: Set<Int> = []
     /// Whether the manifest request is out.
     var awaitingManifest = false
+    /// Times the final check found chunks missing (damaged on disk) and asked for them again.
+    var repairs = 0
     /// Tasks waiting for the outcome, by a number that lets one of them cancel alone.
     var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
 }
@@ -138,6 +140,16 @@ extension SyncNode {
             statistics.assetsFetched &+= 1
             complete(asset)
             return [:]
+        }
+        // Chunks this node held turned out missing or damaged (the manifest is kept and lists
+        // them): fetch them again from the same peer, a bounded number of times.
+        if let missing = await assets.missingChunks(of: asset), !missing.isEmpty,
+           var t = transfers[asset], t.connection == id, t.repairs < 2 {
+            t.repairs += 1
+            t.pending = missing
+            t.inFlight = []
+            transfers[asset] = t
+            return [id: requestChunks(asset)]
         }
         // Every chunk matched the manifest but the content does not match the asset: the
         // manifest lied. That peer is refused; the next one starts from its manifest.

@@ -13,7 +13,7 @@ import ShoalWire
 /// SHA-256 (32 bytes). `corrupt` makes it serve a damaged chunk at that index.
 final class MemoryAssets: AssetProvider {
     struct Partial { var lengths: [Int]; var hashes: [[UInt8]]; var chunks: [Int: [UInt8]] }
-    let state = Mutex<(complete: [Asset: [[UInt8]]], partial: [Asset: Partial], corrupt: Int?)>(([:], [:], nil))
+    let state = Mutex<(complete: [Asset: [[UInt8]]], partial: [Asset: Partial], corrupt: Int?, lostAtFinish: Int?)>(([:], [:], nil, nil))
 
     /// Holds `bytes` as an asset cut into `chunkSize` pieces; returns its reference.
     @discardableResult
@@ -30,6 +30,9 @@ final class MemoryAssets: AssetProvider {
 
     func bytes(of asset: Asset) -> [UInt8]? { state.withLock { $0.complete[asset]?.flatMap { $0 } } }
     func setCorrupt(_ index: Int?) { state.withLock { $0.corrupt = index } }
+    /// The next finish finds chunk `index` gone (as if its file were torn by a crash): it keeps the
+    /// manifest and fails, so the lane must fetch that chunk again.
+    func loseAtFinish(_ index: Int?) { state.withLock { $0.lostAtFinish = index } }
 
     func manifest(of asset: Asset) async -> [UInt8]? {
         state.withLock { s in
@@ -80,6 +83,10 @@ final class MemoryAssets: AssetProvider {
 
     func finish(_ asset: Asset) async -> Bool {
         state.withLock { s in
+            if let lost = s.lostAtFinish, s.partial[asset]?.chunks.removeValue(forKey: lost) != nil {
+                s.lostAtFinish = nil
+                return false
+            }
             guard let p = s.partial.removeValue(forKey: asset) else { return false }
             let chunks = p.lengths.indices.compactMap { p.chunks[$0] }
             guard chunks.count == p.lengths.count, Self.asset(of: chunks.flatMap { $0 }) == asset else { return false }
@@ -144,6 +151,19 @@ final class MemoryAssets: AssetProvider {
         // Node 0 was asked first (the lower connection) and served the bad chunk; node 2 finished.
         #expect(await sim.nodes[0].sync.statistics.assetChunksSent > 0)
         #expect(await sim.nodes[2].sync.statistics.assetChunksSent > 0)
+    }
+
+    @Test func aChunkLostBeforeTheFinalCheckIsFetchedAgainFromTheSamePeer() async throws {
+        let (sim, assets) = try await Self.simulation(seed: 26, nodes: 2)
+        let bytes = Self.content(40_000, seed: 6)
+        let asset = assets[0].add(bytes, chunkSize: 4096)  // 10 chunks
+        assets[1].loseAtFinish(3)
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        let result = try await Self.fetch(asset, on: 1, in: sim)
+        #expect((try? result.get()) != nil, "\(result)")
+        #expect(assets[1].bytes(of: asset) == bytes)
+        #expect(await sim.nodes[1].sync.statistics.assetChunksReceived == 11, "only the lost chunk twice")
     }
 
     @Test func aLostConnectionResumesFromTheFirstMissingChunk() async throws {

@@ -57,6 +57,19 @@ struct ChunkStore: Sendable {
               verify: Bool = true) throws(AssetError) -> [UInt8] {
         let path = objects.path(of: hash)
         guard try objects.read(hash, into: &scratch, maxBytes: maximumBytes &+ 1) else { throw .missingChunk(hash, of: asset) }
+        guard let bytes = decode(scratch, hash: hash, length: length, decompressor: decompressor, verify: verify) else {
+            _ = try? objects.remove(hash)
+            let of = asset.map { " (part of asset \($0))" } ?? ""
+            throw .modified("chunk file \(path)\(of) does not hold the chunk its name says — it was changed or damaged on disk; it has been removed: fetch the asset's missing chunks from a peer or import it again", hash: hash, path: path)
+        }
+        return bytes
+    }
+
+    /// The chunk's bytes from the contents of a chunk file, or nil when they are not the chunk
+    /// `hash` (unknown tag, a frame that does not decode, a wrong length, or — when `verify` —
+    /// a different SHA-256).
+    func decode(_ file: [UInt8], hash: ContentHash, length: Int?, decompressor: ZstdDecompressor, verify: Bool = true) -> [UInt8]? {
+        let scratch = file
         var bytes: [UInt8] = []
         var valid = false
         switch scratch.first {
@@ -73,11 +86,7 @@ struct ChunkStore: Sendable {
         default:
             break
         }
-        guard valid, length == nil || bytes.count == length, !verify || ContentHash.sha256(bytes) == hash else {
-            _ = try? objects.remove(hash)
-            let of = asset.map { " (part of asset \($0))" } ?? ""
-            throw .modified("chunk file \(path)\(of) does not hold the chunk its name says — it was changed or damaged on disk; it has been removed: fetch the asset's missing chunks from a peer or import it again", hash: hash, path: path)
-        }
+        guard valid, length == nil || bytes.count == length, !verify || ContentHash.sha256(bytes) == hash else { return nil }
         return bytes
     }
 }

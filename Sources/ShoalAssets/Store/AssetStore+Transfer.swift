@@ -54,6 +54,21 @@ extension AssetStore {
         }
     }
 
+    /// Starts receiving the asset `manifest` describes from peers: checks the manifest's sizes,
+    /// pins its chunks in `pin` and notes which ones the store lacks. Feed the chunks to the
+    /// returned ``IncomingAsset`` and ``IncomingAsset/commit()`` it; the store holds the asset
+    /// only then. Chunks the store already has are read and verified by the commit.
+    ///
+    /// - Throws: ``AssetError`` `invalidArguments` (the manifest breaks the size rules),
+    ///   `limitExceeded` (over ``Configuration/maxAssetBytes``).
+    public nonisolated func beginReceiving(_ manifest: AssetManifest, pin: AssetPin) async throws -> IncomingAsset {
+        try manifest.validate(configuration.chunking, maxAssetBytes: configuration.maxAssetBytes)
+        // Pinned before checking which exist (§7's order).
+        await hold(chunks: manifest.chunks.map(\.hash), in: pin)
+        let wanted = Set(missingChunks(of: manifest).map(\.hash))
+        return IncomingAsset(manifest: manifest, store: self, pin: pin, wanted: wanted)
+    }
+
     /// Stores a chunk that arrived from a peer, after checking that `bytes` hash to `hash`.
     ///
     /// - Parameter pin: holds the chunk until the manifest that needs it is inserted; without

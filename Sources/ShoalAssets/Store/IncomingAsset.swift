@@ -1,0 +1,251 @@
+// IncomingAsset: an asset being fetched from peers — each chunk verified, checked and hashed into
+// the whole as it arrives, written without a per-chunk fsync, made durable in batches before the
+// manifest (Spec/assets.md §5.1).
+
+public import ShoalWire
+import Synchronization
+
+/// An asset being received from peers, chunk by chunk, against a manifest a peer sent.
+///
+/// ``receive(_:index:)`` checks each chunk against the manifest (length, SHA-256), writes it to
+/// a temporary file with its writeback started but no fsync, and — when it is the next chunk in
+/// content order — checks that it is canonical and feeds it to the SHA-256 of the whole asset,
+/// so ``commit()`` never re-reads what arrived in order. Every 16 MiB (or 30 s) and at the
+/// commit, the pending files are fsynced together, renamed under their names and their folders
+/// fsynced; only then is the manifest written. A chunk file under its name is therefore always
+/// complete and durable, and a manifest never refers to a chunk that a crash could lose or tear
+/// (`Spec/assets.md` §5.1 gives the argument).
+///
+/// Calls must not overlap (the asset lane makes one at a time per asset); the type is
+/// `Sendable` so they may come from different tasks.
+public final class IncomingAsset: Sendable {
+    /// The manifest the chunks are checked against.
+    public let manifest: AssetManifest
+    let store: AssetStore
+    let pin: AssetPin
+    private let state: Mutex<State>
+
+    /// Pending bytes that start a batch of fsyncs, and the age of the oldest pending file that does.
+    static let batchBytes = 16 << 20
+    static let batchSeconds: Int64 = 30
+
+    struct State {
+        /// Chunk hashes still to receive (not stored when the fetch began, or lost since).
+        var wanted: Set<ContentHash>
+        /// Chunks received and written but not yet durable, by hash.
+        var pending: [ContentHash: ObjectDirectory.PendingFile] = [:]
+        var pendingBytes = 0
+        var pendingSince: ContinuousClock.Instant?
+        /// The next manifest index to feed to ``whole``; every chunk before it was checked canonical.
+        var next = 0
+        var whole = ContentHasher()
+        var scratch: [UInt8] = []
+    }
+
+    init(manifest: AssetManifest, store: AssetStore, pin: AssetPin, wanted: Set<ContentHash>) {
+        self.manifest = manifest
+        self.store = store
+        self.pin = pin
+        state = Mutex(State(wanted: wanted))
+    }
+
+    /// Indexes of the chunks still to receive, in content order, one per distinct chunk.
+    public var missingIndexes: [Int] {
+        state.withLock { s in
+            var seen = Set<ContentHash>()
+            return manifest.chunks.indices.filter { s.wanted.contains(manifest.chunks[$0].hash) && seen.insert(manifest.chunks[$0].hash).inserted }
+        }
+    }
+
+    /// Stores chunk `index` of the manifest after checking its length and SHA-256.
+    ///
+    /// - Throws: ``AssetError`` `invalidArguments` (no such index, or a chunk in content order
+    ///   that is not canonical: the manifest is wrong — drop the fetch), `assetFileModified` (the
+    ///   bytes are not that chunk: ask again or another peer), `io`.
+    public func receive(_ bytes: [UInt8], index: Int) throws(AssetError) {
+        let chunks = manifest.chunks, asset = manifest.asset.hash
+        guard index >= 0, index < chunks.count else {
+            throw AssetError(.invalidArguments, "asset \(asset) has \(chunks.count) chunks; there is no chunk \(index)", hash: asset)
+        }
+        let c = chunks[index]
+        guard bytes.count == c.length else {
+            throw .modified("chunk \(index) of asset \(asset) arrived with \(bytes.count) bytes, not the manifest's \(c.length); request it again, or from another peer", hash: c.hash)
+        }
+        let chunkStore = store.chunks, parameters = store.configuration.chunking
+        let compress: Bool = if case .zstd = store.configuration.compression { true } else { false }
+        let last = index == chunks.count - 1
+        try state.withLock { (s) throws(AssetError) in
+            // Two lanes (this thread and a Dispatch worker): one checks the SHA-256 and, for the
+            // next chunk in order, that it is canonical and its share of the whole-asset hash (on a
+            // copy of the hasher); the other writes the file into tmp/ meanwhile. The file is only
+            // named (published) once the check passed, and removed if it failed.
+            let write = s.wanted.contains(c.hash), feedNow = index == s.next
+            var hasher = s.whole
+            let outcome = withUnsafeMutablePointer(to: &hasher) { h in
+                let shared = LaneSlots(h)
+                return inTwoLanes(write ? 2 : 1) { lane, _ -> ReceiveLane in
+                    bytes.withUnsafeBytes { raw in
+                        if lane == 1 {
+                            return .staged(Result { () throws(AssetError) in try chunkStore.stage(c.hash, raw, compressor: compress ? ZstdCompressor() : nil) })
+                        }
+                        let actual = ContentHash.sha256(raw)
+                        guard actual == c.hash else {
+                            return .checked(.modified("bytes received as chunk \(index) (\(c.hash)) of asset \(asset) hash to \(actual): they are not that chunk; request it again, or from another peer", hash: c.hash))
+                        }
+                        guard feedNow else { return .checked(nil) }
+                        guard parameters.isCanonical(raw, last: last) else {
+                            return .checked(.invalidManifest(asset, "chunk \(index) (\(c.hash)) does not end where content-defined chunking cuts (Spec/assets.md §2); the peer chunks differently"))
+                        }
+                        shared.slots.pointee.update(raw)
+                        return .checked(nil)
+                    }
+                }
+            }
+            var failure: AssetError?
+            var staged: ObjectDirectory.StagedFile?
+            for o in outcome {
+                switch o {
+                case .checked(let e): failure = e
+                case .staged(.success(let f)): staged = f
+                case .staged(.failure(let e)): failure = failure ?? e
+                }
+            }
+            if let failure {
+                if let staged { chunkStore.objects.discard(staged) }
+                throw failure
+            }
+            if let staged {
+                // Without fsync (a test or bulk configuration) it is published at once.
+                if let file = try chunkStore.objects.setAside(staged) {
+                    s.pending[c.hash] = file
+                    s.pendingBytes += bytes.count
+                    if s.pendingSince == nil { s.pendingSince = .now }
+                }
+                s.wanted.remove(c.hash)
+            }
+            if feedNow {
+                s.whole = hasher
+                s.next = index + 1
+            }
+            try advance(&s)
+            if s.pendingBytes >= Self.batchBytes || (s.pendingSince.map { ContinuousClock.now - $0 > .seconds(Self.batchSeconds) } ?? false) {
+                flush(&s)
+            }
+        }
+    }
+
+    /// What a lane of ``receive(_:index:)`` did.
+    private enum ReceiveLane: Sendable {
+        /// The check: nil when the chunk is genuine (and, if next in order, canonical and hashed).
+        case checked(AssetError?)
+        /// The temporary file written.
+        case staged(Result<ObjectDirectory.StagedFile, AssetError>)
+    }
+
+    /// Checks the chunks not fed yet (reading those that were stored before the fetch, verified),
+    /// compares the whole content's SHA-256 with the asset's, makes the pending chunks durable and
+    /// writes the manifest. Returns the asset.
+    ///
+    /// - Throws: ``AssetError`` `assetNotAvailable` when chunks are missing — never received, or
+    ///   found damaged on disk and removed: ``missingIndexes`` lists them; receive them and commit
+    ///   again. `assetFileModified` (the chunks do not make up the asset: the manifest is wrong)
+    ///   and `invalidArguments` (a chunk is not canonical): the fetch is over, call ``discard()``.
+    ///   `io`.
+    @discardableResult
+    public func commit() async throws -> Asset {
+        let asset = manifest.asset
+        try state.withLock { (s) throws(AssetError) in
+            try advance(&s)
+            if !s.wanted.isEmpty || s.next < manifest.chunks.count {
+                throw AssetError(.assetNotAvailable, "\(s.wanted.count) chunks of asset \(asset.hash) are missing (never received, or damaged on disk and removed); fetch the chunks missingIndexes lists and commit again", hash: asset.hash)
+            }
+            let actual = s.whole.finalize()
+            guard actual == asset.hash else {
+                throw AssetError.modified("the chunks of the manifest for asset \(asset.hash) hash to \(actual) together: the manifest is wrong; fetch it again or from another peer", hash: asset.hash)
+            }
+            flush(&s)
+            if !s.wanted.isEmpty {
+                throw AssetError(.assetNotAvailable, "\(s.wanted.count) chunks of asset \(asset.hash) could not be made durable; fetch them again (missingIndexes) and commit again", hash: asset.hash)
+            }
+        }
+        // publishDurably made the chunks' renames durable already.
+        try await store.storeManifest(manifest, pin: pin, chunkShards: [])
+        return asset
+    }
+
+    /// Removes the chunk files not yet made durable (the fetch is abandoned). Chunks already
+    /// under their names stay until garbage collection.
+    public func discard() {
+        let files = state.withLock { s in
+            defer { s.pending = [:]; s.pendingBytes = 0; s.pendingSince = nil }
+            return Array(s.pending.values)
+        }
+        for f in files { _ = try? FileSystem.remove(f.path) }
+    }
+
+    deinit { discard() }
+
+    /// Makes the pending chunks durable and names them; those that fail are wanted again.
+    private func flush(_ s: inout State) {
+        let files = Array(s.pending.values)
+        s.pending = [:]
+        s.pendingBytes = 0
+        s.pendingSince = nil
+        guard !files.isEmpty else { return }
+        let failed = store.chunks.objects.publishDurably(files)
+        if !failed.isEmpty { forget(Set(failed.map(\.file.hash)), &s) }
+    }
+
+    /// Feeds chunks in order from ``State/next``, reading from disk (verified) those received out
+    /// of order, repeated, or stored before the fetch; stops at the first chunk still wanted and
+    /// at the end. A chunk found missing or damaged on disk is removed and wanted again.
+    private func advance(_ s: inout State) throws(AssetError) {
+        let chunks = manifest.chunks
+        var decompressor: ZstdDecompressor?
+        while s.next < chunks.count {
+            let c = chunks[s.next]
+            if s.wanted.contains(c.hash) { return }
+            let d = decompressor ?? ZstdDecompressor()
+            decompressor = d
+            guard let bytes = try readBack(c, &s, decompressor: d) else {
+                forget([c.hash], &s)
+                return
+            }
+            let index = s.next
+            try withBytes(of: bytes) { (raw) throws(AssetError) in try feed(raw, index: index, into: &s) }
+        }
+    }
+
+    /// A received or stored chunk's bytes, verified; nil (after removing the file) when it is
+    /// missing or damaged.
+    private func readBack(_ c: AssetManifest.Chunk, _ s: inout State, decompressor: ZstdDecompressor) throws(AssetError) -> [UInt8]? {
+        let chunkStore = store.chunks
+        let path = s.pending[c.hash]?.path ?? chunkStore.objects.path(of: c.hash)
+        guard try chunkStore.objects.read(at: path, hash: c.hash, into: &s.scratch, maxBytes: chunkStore.maximumBytes &+ 1),
+              let bytes = chunkStore.decode(s.scratch, hash: c.hash, length: c.length, decompressor: decompressor) else {
+            _ = try? FileSystem.remove(path)
+            return nil
+        }
+        return bytes
+    }
+
+    /// Marks chunks as to be received again (their files are gone or untrusted). Chunks before
+    /// ``State/next`` were fed from verified bytes already; received again, they are only written.
+    private func forget(_ hashes: Set<ContentHash>, _ s: inout State) {
+        for h in hashes {
+            if let f = s.pending.removeValue(forKey: h) { _ = try? FileSystem.remove(f.path) }
+            s.wanted.insert(h)
+        }
+        if s.pending.isEmpty { s.pendingBytes = 0; s.pendingSince = nil }
+    }
+
+    /// Checks that chunk `index` is canonical and adds it to the whole-content hash.
+    private func feed(_ raw: UnsafeRawBufferPointer, index: Int, into s: inout State) throws(AssetError) {
+        let last = index == manifest.chunks.count - 1
+        guard store.configuration.chunking.isCanonical(raw, last: last) else {
+            throw .invalidManifest(manifest.asset.hash, "chunk \(index) (\(manifest.chunks[index].hash)) does not end where content-defined chunking cuts (Spec/assets.md §2); the peer chunks differently")
+        }
+        s.whole.update(raw)
+        s.next = index + 1
+    }
+}
