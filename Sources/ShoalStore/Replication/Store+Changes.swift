@@ -71,11 +71,9 @@ extension Store {
         var more = false
         var lastSeq: UInt64 = 0
         if let afterSeq = start.afterSeq {
-            // One range read of the table (keyed by change order); rows are copied out and
-            // decoded afterwards, in parallel for large pages.
-            let batch: RowBatch
-            (batch, more, lastSeq) = try readFeed(z, after: afterSeq, limit: limit)
-            records = try batch.decode(zone: zone, limits: configuration.limits)
+            // One range read of the table (keyed by change order); rows are copied out in runs
+            // that other threads decode while the statement reads on.
+            (records, more, lastSeq) = try readAndDecodeFeed(z, after: afterSeq, limit: limit)
         } else {
             var rows = try changedSince(vector: start.vector ?? VersionVector(), in: z, limit: limit + 1)
             more = rows.count > limit
@@ -136,6 +134,38 @@ extension Store {
         }
         return (batch, more, lastSeq)
     }
+
+    /// ``readFeed(_:after:limit:)`` decoded: every ``feedRun`` rows read go to another thread to
+    /// decode while the statement reads the next (on a machine with one core, decoding waits).
+    func readAndDecodeFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int) throws(ShoalError) -> ([Record], more: Bool, lastSeq: UInt64) {
+        guard System.coreCount > 1, limit > Self.feedRun else {
+            let (batch, more, lastSeq) = try readFeed(z, after: afterSeq, limit: limit)
+            return (try batch.decode(zone: z.id, limits: configuration.limits), more, lastSeq)
+        }
+        let s = try db.cached("SELECT seq, name, bytes FROM records WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?")
+        defer { s.reset() }  // a statement left on a row would pin this connection's read snapshot
+        s.bind(1, z.row).bind(2, Int64(bitPattern: afterSeq)).bind(3, limit + 1)
+        let pipeline = PipelinedDecode(zone: z.id, limits: configuration.limits)
+        var batch = RowBatch(capacity: Self.feedRun)
+        var read = 0
+        var more = false
+        var lastSeq: UInt64 = 0
+        while try s.step() {
+            if read == limit { more = true; break }
+            lastSeq = UInt64(bitPattern: s.int64(0))
+            let name = s.text(1)
+            s.withBlob(2) { raw in batch.append(name: name, bytes: raw) }
+            read += 1
+            if batch.count == Self.feedRun {
+                pipeline.add(batch)
+                batch = RowBatch(capacity: Self.feedRun)
+            }
+        }
+        return (try pipeline.finish(decodingHere: batch), more, lastSeq)
+    }
+
+    /// Rows per run of ``readAndDecodeFeed(_:after:limit:)``.
+    static let feedRun = 1_024
 
     /// The token after a page: mid-feed, the vector the fetch started from and the page's last
     /// sequence; at the end, the zone's vector and sequence.

@@ -40,10 +40,10 @@ struct RowBatch {
 
     /// Every row decoded as a record of `zone` (``Store/decodeRow(_:zone:name:limits:)``: a
     /// damaged row is `internalError`), in row order. Large batches are split across the cores.
-    func decode(zone: RecordZone.ID, limits: WireLimits) throws(ShoalError) -> [Record] {
+    func decode(zone: RecordZone.ID, limits: WireLimits, parallel: Bool = true) throws(ShoalError) -> [Record] {
         let n = count
         if n == 0 { return [] }
-        let parts = n < Self.parallelThreshold ? 1 : min(System.coreCount * 2, n / (Self.parallelThreshold / 2))
+        let parts = !parallel || n < Self.parallelThreshold ? 1 : min(System.coreCount * 2, n / (Self.parallelThreshold / 2))
         // Each part decodes rows lo..<hi straight into the result's storage, stopping at its first
         // damaged row; `reached[p]` is how far part p initialised, `failures[p]` its error.
         var reached = [Int](repeating: 0, count: parts)
@@ -89,6 +89,70 @@ struct RowBatch {
         }
         if let first = failures.first(where: { $0 != nil }), let error = first { throw error }
         return records
+    }
+}
+
+/// Decodes pages of rows on other threads while the statement reads the next (``Store``'s change
+/// feed): `add` starts decoding a batch, `finish` waits and returns every row in order.
+final class PipelinedDecode: @unchecked Sendable {
+    private let zone: RecordZone.ID
+    private let limits: WireLimits
+    private let group = DispatchGroup()
+    /// One slot per batch, each written once by its decoding thread before `group` is left.
+    private var results: [UnsafeMutablePointer<Result<[Record], ShoalError>?>] = []
+
+    init(zone: RecordZone.ID, limits: WireLimits) {
+        self.zone = zone
+        self.limits = limits
+    }
+
+    deinit {
+        for r in results {
+            r.deinitialize(count: 1)
+            r.deallocate()
+        }
+    }
+
+    /// Starts decoding `batch` on a global queue.
+    func add(_ batch: RowBatch) {
+        let slot = UnsafeMutablePointer<Result<[Record], ShoalError>?>.allocate(capacity: 1)
+        slot.initialize(to: nil)
+        results.append(slot)
+        nonisolated(unsafe) let out = slot
+        let zone = self.zone, limits = self.limits
+        DispatchQueue.global().async(group: group) {
+            do throws(ShoalError) {
+                out.pointee = .success(try batch.decode(zone: zone, limits: limits, parallel: false))
+            } catch {
+                out.pointee = .failure(error)
+            }
+        }
+    }
+
+    /// Every batch's records in order, once all are decoded; `last`, if any, is decoded on the
+    /// calling thread meanwhile. The first damaged row's error is thrown.
+    func finish(decodingHere last: RowBatch?) throws(ShoalError) -> [Record] {
+        let tail: Result<[Record], ShoalError>
+        do throws(ShoalError) {
+            tail = .success(try last?.decode(zone: zone, limits: limits, parallel: false) ?? [])
+        } catch {
+            tail = .failure(error)
+        }
+        group.wait()
+        var out = [Record]()
+        for r in results {
+            switch r.pointee {
+            case .success(let records)?:
+                if out.isEmpty { out = records } else { out.append(contentsOf: records) }
+            case .failure(let e)?: throw e
+            case nil: throw .internalError("a change-feed page was not decoded")
+            }
+        }
+        switch tail {
+        case .success(let records): out.append(contentsOf: records)
+        case .failure(let e): throw e
+        }
+        return out
     }
 }
 
