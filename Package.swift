@@ -39,7 +39,9 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        .target(name: "ShoalWire", dependencies: ["CZstd"], swiftSettings: strict),
+        // CRC-32C with the processor's instruction where there is one (frames end with it).
+        .target(name: "CShoalCRC"),
+        .target(name: "ShoalWire", dependencies: ["CZstd", "CShoalCRC"], swiftSettings: strict),
         .target(name: "ShoalDiff", dependencies: ["ShoalWire"], swiftSettings: strict),
         .target(name: "ShoalStore", dependencies: ["ShoalWire", "ShoalDiff", "CSQLite"], swiftSettings: strict),
         .target(name: "ShoalAssets", dependencies: [

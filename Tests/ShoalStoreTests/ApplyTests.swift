@@ -69,7 +69,7 @@ import ShoalSamples
         let dir = TempDirectory()
         let store = try await Store.temporary(dir) { $0.wallClock = { 1_795_000_000_000 } }
         try await store.createZone(notes)
-        await expectCode(.invalidArguments) { try await store.apply(remoteChanges: [note("n", "unsaved")]) }
+        _ = await expectCode(.invalidArguments) { try await store.apply(remoteChanges: [note("n", "unsaved")]) }
         let future = Stamping.saved(note("f", "x"), by: .random(), at: HLC(milliseconds: 1_795_000_000_000 + 3_600_000, logical: 0))
         // A version from a clock an hour ahead is applied (refusing it would stall the zone), but
         // its timestamp is not absorbed: this node's later writes keep its own clock.
@@ -77,7 +77,7 @@ import ShoalSamples
         #expect(result.skewed == 1 && result.inserted == 1)
         #expect(await store.lastTimestamp.milliseconds < 1_795_000_000_000 + 60_000)
         let elsewhere = Stamping.saved(note("g", "x", zone: RecordZone.ID(name: "nope")), by: .random(), at: HLC(milliseconds: 1_795_000_000_000, logical: 0))
-        await expectCode(.zoneNotFound) { try await store.apply(remoteChanges: [elsewhere]) }
+        _ = await expectCode(.zoneNotFound) { try await store.apply(remoteChanges: [elsewhere]) }
         #expect(try await store.allRecordIDs(in: notes).map(\.name) == ["f"])
     }
 

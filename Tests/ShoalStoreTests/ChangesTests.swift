@@ -61,7 +61,7 @@ import ShoalWire
         #expect(first.moreComing)
         // Its vector must not cover the undelivered records' writes.
         let v = try first.token.contents().vector
-        let rest = try await store.records(for: (3..<10).map { Record.ID(name: "n\($0)", zone: notes) })
+        let rest = await store.records(for: (3..<10).map { Record.ID(name: "n\($0)", zone: notes) })
         for r in rest.values { #expect(!(try r.get().versionVector.isDominated(by: v))) }
     }
 

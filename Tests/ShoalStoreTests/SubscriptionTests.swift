@@ -16,7 +16,7 @@ import ShoalWire
         try await store.saveSubscription(Subscription(id: "q-urgent", kind: .query(urgent, zone: notes)))
         try await store.saveSubscription(Subscription(id: "zone-notes", kind: .zone(notes)))
         try await store.saveSubscription(Subscription(id: "db", kind: .database(nil)))
-        var it = await store.notifications().makeAsyncIterator()
+        let it = await store.notifications().makeAsyncIterator()
 
         // Local save, not urgent: zone and database fire, the query does not.
         let plain = try await store.save(note("plain", "x"))
@@ -52,7 +52,7 @@ import ShoalWire
         let first = try await store.save(note("first", "x"))
         let before = try await store.changes(in: notes, since: nil).token
         let seq = await store.notifications()
-        var it = seq.makeAsyncIterator()
+        let it = seq.makeAsyncIterator()
         for i in 0..<300 { try await store.save(note("n\(i)", "x")) }
         let n = try #require(await it.next())
         #expect(n.subscriptionID == "z")

@@ -43,6 +43,7 @@ func note(_ name: String, _ title: String, zone: RecordZone.ID = notes) -> Recor
     return r
 }
 
+@discardableResult
 func expectCode(_ code: ShoalError.Code, _ body: () async throws -> Void) async -> ShoalError? {
     do {
         try await body()

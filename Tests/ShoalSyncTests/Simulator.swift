@@ -90,7 +90,7 @@ final class Simulation {
         c.newIdentifier = { ids.next() }
         c.synchronous = .normal
         c.wallClock = { UInt64(Int64(clock.now()) &+ skew) }
-        return try await Store.open(directory: dir, configuration: c)
+        return try Store.open(directory: dir, configuration: c)
     }
 
     func int(_ n: Int) -> Int { n <= 0 ? 0 : Int(rng.next() % UInt64(n)) }

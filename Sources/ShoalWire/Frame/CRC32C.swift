@@ -1,15 +1,29 @@
 // CRC32C: the Castagnoli checksum that ends every frame, computed eight bytes at a time.
 
+import CShoalCRC
+
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), as used by iSCSI, ext4 and SCTP.
 ///
 /// Every frame ends with the CRC-32C of the bytes before it (Spec/wire-format.md, "Frames").
-/// The implementation is table-driven "slicing by 8": it folds eight input bytes per step with
-/// eight 256-entry tables, which runs at several bytes per cycle in portable Swift.
+/// On x86-64 with SSE 4.2 the processor's CRC32 instruction does it, eight bytes per
+/// instruction (CShoalCRC); elsewhere a table-driven "slicing by 8" in portable Swift folds eight
+/// input bytes per step with eight 256-entry tables. Both give the same result (`CRC32CTests`).
 public enum CRC32C {
+    /// Whether the processor's CRC32 instruction is used.
+    static let usesHardware = shoal_crc32c_hw_available() == 1
+
     /// The checksum of `bytes`. Pass a previous result as `continuing` to checksum data in pieces.
     ///
     /// `CRC32C.checksum("123456789")` is `0xE3069283` (the standard check value).
     public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32 {
+        if usesHardware, let p = bytes.baseAddress {
+            return ~shoal_crc32c_hw(~previous, p, bytes.count)
+        }
+        return softwareChecksum(bytes, continuing: previous)
+    }
+
+    /// ``checksum(_:continuing:)`` by the portable tables, whatever the processor.
+    package static func softwareChecksum(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32 {
         var crc = ~previous
         guard var p = bytes.baseAddress else { return previous }
         var n = bytes.count
