@@ -120,18 +120,8 @@ extension Store {
     /// Up to `limit` rows of `z` after change sequence `afterSeq`, in change order, copied out of
     /// SQLite; whether more follow, and the last row's sequence.
     func readFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int) throws(ShoalError) -> (RowBatch, more: Bool, lastSeq: UInt64) {
-        let s = try db.cached("SELECT seq, name, bytes FROM records WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?")
-        defer { s.reset() }  // a statement left on a row would pin this connection's read snapshot
-        s.bind(1, z.row).bind(2, Int64(bitPattern: afterSeq)).bind(3, limit + 1)
         var batch = RowBatch(capacity: min(limit, 1024))
-        var more = false
-        var lastSeq: UInt64 = 0
-        while try s.step() {
-            if batch.count == limit { more = true; break }
-            lastSeq = UInt64(bitPattern: s.int64(0))
-            let name = s.text(1)
-            s.withBlob(2) { raw in batch.append(name: name, bytes: raw) }
-        }
+        let (more, lastSeq) = try scanFeed(z, after: afterSeq, limit: limit, into: &batch, run: limit) { _ in }
         return (batch, more, lastSeq)
     }
 
@@ -142,26 +132,36 @@ extension Store {
             let (batch, more, lastSeq) = try readFeed(z, after: afterSeq, limit: limit)
             return (try batch.decode(zone: z.id, limits: configuration.limits), more, lastSeq)
         }
+        let pipeline = PipelinedDecode(zone: z.id, limits: configuration.limits)
+        var batch = RowBatch(capacity: Self.feedRun)
+        let (more, lastSeq) = try scanFeed(z, after: afterSeq, limit: limit, into: &batch, run: Self.feedRun) { full in
+            pipeline.add(full)
+        }
+        return (try pipeline.finish(decodingHere: batch), more, lastSeq)
+    }
+
+    /// Reads up to `limit` feed rows after `afterSeq` into `batch`; each time it holds `run` rows
+    /// it goes to `emit` and a new batch starts. Returns whether more rows follow and the last
+    /// row's sequence; `batch` keeps the rows not emitted.
+    private func scanFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int, into batch: inout RowBatch, run: Int,
+                          _ emit: (RowBatch) -> Void) throws(ShoalError) -> (more: Bool, lastSeq: UInt64) {
         let s = try db.cached("SELECT seq, name, bytes FROM records WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?")
         defer { s.reset() }  // a statement left on a row would pin this connection's read snapshot
         s.bind(1, z.row).bind(2, Int64(bitPattern: afterSeq)).bind(3, limit + 1)
-        let pipeline = PipelinedDecode(zone: z.id, limits: configuration.limits)
-        var batch = RowBatch(capacity: Self.feedRun)
         var read = 0
-        var more = false
         var lastSeq: UInt64 = 0
         while try s.step() {
-            if read == limit { more = true; break }
+            if read == limit { return (true, lastSeq) }
             lastSeq = UInt64(bitPattern: s.int64(0))
             let name = s.text(1)
             s.withBlob(2) { raw in batch.append(name: name, bytes: raw) }
             read += 1
-            if batch.count == Self.feedRun {
-                pipeline.add(batch)
-                batch = RowBatch(capacity: Self.feedRun)
+            if batch.count == run && read < limit {
+                emit(batch)
+                batch = RowBatch(capacity: run)
             }
         }
-        return (try pipeline.finish(decodingHere: batch), more, lastSeq)
+        return (false, lastSeq)
     }
 
     /// Rows per run of ``readAndDecodeFeed(_:after:limit:)``.
