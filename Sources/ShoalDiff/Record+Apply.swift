@@ -69,7 +69,7 @@ extension Record {
         switch op.pointee {
         case .set(let f):
             let s = slotIndex(of: f.name)
-            if s.found { fields[s.index] = f } else { fields.insert(f, at: s.index) }
+            if s.found { replaceSlot(at: s.index, with: f) } else { fields.insert(f, at: s.index) }
         case .drop(let name):
             let s = slotIndex(of: name)
             guard s.found else { throw Self.missingSlot(name) }
@@ -77,12 +77,12 @@ extension Record {
         case .splice(let name, let stamp, let edits):
             let s = slotIndex(of: name)
             let value = try editedList(at: s, name: name, edits)
-            fields[s.index] = Field(name: name, value: value, stamp: stamp)
+            replaceSlot(at: s.index, with: Field(name: name, value: value, stamp: stamp))
         case .patch(let name, let stamp, let edits):
             let s = slotIndex(of: name)
             guard s.found, let value = fields[s.index].value else { throw Self.missing(name, "patch") }
             let patched = try BytePatcher.apply(edits, to: value, field: name)
-            fields[s.index] = Field(name: name, value: patched, stamp: stamp)
+            replaceSlot(at: s.index, with: Field(name: name, value: patched, stamp: stamp))
         }
     }
 
@@ -124,12 +124,12 @@ extension Record {
             let s = slotIndex(of: op.fieldName)
             switch op {
             case .set(let f):
-                if s.found { fields[s.index] = f } else { fields.insert(f, at: s.index) }
+                if s.found { replaceSlot(at: s.index, with: f) } else { fields.insert(f, at: s.index) }
             case .drop:
                 if s.found { fields.remove(at: s.index) }
             case .splice(let name, let stamp, _), .patch(let name, let stamp, _):
                 if s.found && next < edited.count {
-                    fields[s.index] = Field(name: name, value: edited[next], stamp: stamp)
+                    replaceSlot(at: s.index, with: Field(name: name, value: edited[next], stamp: stamp))
                 }
                 next &+= 1
             }

@@ -6,7 +6,7 @@ public import ShoalWire
 ///
 /// See ``ShoalWire/RecordDelta/init(from:to:options:)``.
 public func diff(_ old: Record, _ new: Record, options: DiffOptions = .default) -> RecordDelta {
-    RecordDiffer.delta(from: old, to: new, options: options)
+    RecordDelta(from: old, to: new, options: options)
 }
 
 extension RecordDelta {
@@ -23,6 +23,9 @@ extension RecordDelta {
     ///
     /// The record IDs are not compared; the delta is meant for `old`'s record.
     public init(from old: borrowing Record, to new: borrowing Record, options: DiffOptions = .default) {
-        self = diff(old, new, options: options)
+        // Filled where the result goes: a delta built in a local and returned was copied on the
+        // way out (memcpy of the ~150-byte value).
+        self.init(baseTag: 0)
+        RecordDiffer.fill(&self, from: old, to: new, options: options)
     }
 }

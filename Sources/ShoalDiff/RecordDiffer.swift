@@ -5,20 +5,14 @@ import ShoalWire
 /// The merge pass behind ``ShoalWire/RecordDelta/init(from:to:options:)``.
 ///
 /// Costs, for two versions of a 32-field record (`shoal-bench diff`): the base fingerprint (three
-/// independent multiplies per vector entry and a finaliser), one bitwise compare per slot carried
-/// over unchanged (runs of them in ``SlotEquality/identicalRun(_:_:count:_:)``), and for each
-/// changed slot one operation in an array allocated once.
+/// independent multiplies per vector entry and a finaliser), then
+/// - for two versions of one ``ShoalWire/FieldEdits`` lineage (one made from the other, or both
+///   from a third, by setting fields: what an app editing a fetched record has), one compare per
+///   slot either side replaced, found from their masks;
+/// - otherwise one bitwise compare per slot carried over unchanged (runs of them in
+///   ``SlotEquality/identicalRun(_:_:count:_:)``);
+/// and for each changed slot one operation in an array allocated once.
 enum RecordDiffer {
-    /// See ``ShoalWire/RecordDelta/init(from:to:options:)``; parameters are borrowed, not copied.
-    @inline(__always)
-    static func delta(from old: Record, to new: Record, options: DiffOptions) -> RecordDelta {
-        // Filled in place from an empty delta: built from parts and returned, the ~150-byte value
-        // was copied through the stack (memcpy, then a copy and destroy of the original).
-        var delta = RecordDelta(baseTag: 0)
-        fill(&delta, from: old, to: new, options: options)
-        return delta
-    }
-
     /// Sets `delta` (empty on entry) to the delta from `old` to `new`.
     @inline(never)
     static func fill(_ delta: inout RecordDelta, from old: Record, to new: Record, options: DiffOptions) {
@@ -26,7 +20,11 @@ enum RecordDiffer {
         delta.baseTag = old.versionVector.fingerprint
         old.fields.withUnsafeBufferPointer { pa in
             new.fields.withUnsafeBufferPointer { pb in
-                if pa.baseAddress != pb.baseAddress || pa.count != pb.count {
+                if pa.baseAddress == pb.baseAddress && pa.count == pb.count { return }
+                if old.edits.isShared(with: new.edits) && pa.count == pb.count {
+                    // One lineage: only the slots either side replaced in place can differ.
+                    delta.operations = diffSlots(pa, pb, old.edits.candidates(with: new.edits), zone: new.id.zone, options: options)
+                } else {
                     delta.operations = diffFields(pa, pb, zone: new.id.zone, options: options)
                 }
             }
@@ -68,6 +66,41 @@ enum RecordDiffer {
             }
         }
         return false
+    }
+
+    /// Compares only the slots whose bits are set in `candidates` (two records of one
+    /// ``ShoalWire/FieldEdits`` lineage: same names at the same indices, every other slot shared),
+    /// appending one operation per slot that differs.
+    static func diffSlots(_ pa: UnsafeBufferPointer<Record.Field>, _ pb: UnsafeBufferPointer<Record.Field>, _ candidates: UInt64,
+                          zone: RecordZone.ID, options: DiffOptions) -> [RecordDelta.Operation] {
+        guard let a = pa.baseAddress, let b = pb.baseAddress else { return [] }
+        // First the slots that differ, then an array of exactly their operations.
+        var differing: UInt64 = 0
+        var bits = candidates
+        while bits != 0 {
+            let i = bits.trailingZeroBitCount
+            bits &= bits &- 1
+            guard i < pa.count else { break }
+            if !SlotEquality.sameContent(a + i, b + i) {
+                differing |= 1 &<< UInt64(i)
+            }
+        }
+        if differing == 0 { return [] }
+        let first = differing.trailingZeroBitCount
+        if differing & (differing &- 1) == 0 {
+            // One slot changed, the common case: an array literal is allocated with type
+            // metadata cached in this module, where the generic paths look it up at run time.
+            return [operation(from: a + first, to: b + first, zone: zone, options: options)]
+        }
+        var ops: [RecordDelta.Operation] = []
+        ops.reserveCapacity(differing.nonzeroBitCount)
+        bits = differing
+        while bits != 0 {
+            let i = bits.trailingZeroBitCount
+            bits &= bits &- 1
+            ops.append(operation(from: a + i, to: b + i, zone: zone, options: options))
+        }
+        return ops
     }
 
     /// Walks both sorted slot arrays once, appending one operation per differing name.
@@ -117,8 +150,34 @@ enum RecordDiffer {
     /// Only lists, and strings and bytes of at least ``DiffOptions/bytePatchThreshold`` bytes,
     /// are looked into; every other change is a `.set` of the new slot, decided without copying
     /// either value.
+    @inline(__always)
     static func operation(from a: UnsafePointer<Record.Field>, to b: UnsafePointer<Record.Field>, zone: RecordZone.ID,
                           options: DiffOptions) -> RecordDelta.Operation {
+        mayEditInPlace(a, b, options) ? editOperation(from: a, to: b, zone: zone, options: options) : .set(b.pointee)
+    }
+
+    /// Whether ``editOperation(from:to:zone:options:)`` could find a splice or a patch: the new
+    /// value is a list, or a string or bytes with either side at the patch threshold.
+    @inline(__always)
+    static func mayEditInPlace(_ a: UnsafePointer<Record.Field>, _ b: UnsafePointer<Record.Field>, _ options: DiffOptions) -> Bool {
+        let t = options.bytePatchThreshold
+        switch b.pointee.value {
+        case .list?: return options.listSplices
+        case .string(let y)?:
+            if y.utf8.count >= t { return true }
+            if case .string(let x)? = a.pointee.value { return x.utf8.count >= t }
+            return false
+        case .bytes(let y)?:
+            if y.count >= t { return true }
+            if case .bytes(let x)? = a.pointee.value { return x.count >= t }
+            return false
+        default: return false
+        }
+    }
+
+    /// The splice or patch turning slot `a` into slot `b` when one is smaller, else a `.set`.
+    static func editOperation(from a: UnsafePointer<Record.Field>, to b: UnsafePointer<Record.Field>, zone: RecordZone.ID,
+                              options: DiffOptions) -> RecordDelta.Operation {
         switch b.pointee.value {
         case .list(let y)?:
             guard options.listSplices, case .list(let x)? = a.pointee.value, x.elementKind == y.elementKind,

@@ -1,5 +1,6 @@
 // DiffBenchmark: the `diff` suite — ShoalDiff's diff, apply and merges against the naive encode-and-compare.
 
+import Foundation
 import ShoalDiff
 import ShoalSamples
 import ShoalWire
@@ -75,16 +76,16 @@ enum DiffBenchmark: BenchmarkSuite {
     static let otherTitle = FieldValue.string("Plant the herb garden")
 
     static func run() throws {
-        var unsaved = note()
+        let unsaved = note()
         guard unsaved.fields.count == 32 else { throw BenchmarkError("the note has \(unsaved.fields.count) fields, not 32") }
         let base = Stamping.saved(unsaved, by: writer, at: savedAt)
-        unsaved = base
+        // A copy of the base (same storage), as a caller holding two references to one version has.
+        let baseCopy = base
 
         // One field changed by a local, not yet saved edit (stamp nil; system fields unchanged).
-        var edited = base
-        edited[changedField] = newTitle
-        var edited2 = base
-        edited2[changedField] = otherTitle
+        // (`let`s, so the timed closures capture the records themselves, not boxes they copy from.)
+        let edited = edit(base, changedField, newTitle)
+        let edited2 = edit(base, changedField, otherTitle)
         // The same edit saved by another node: stamped, the vector advanced, a new head.
         let saved = savedEdit(base, changedField, newTitle, by: editor, at: HLC(milliseconds: 1_795_000_100_000, logical: 0))
         let saved2 = savedEdit(base, changedField, otherTitle, by: editor, at: HLC(milliseconds: 1_795_000_200_000, logical: 0))
@@ -117,13 +118,13 @@ enum DiffBenchmark: BenchmarkSuite {
         printNote("32-field note, \(base.encoded().count) bytes encoded, vector of \(base.versionVector.count); changed field '\(changedField)', new value \(changedValueBytes) bytes (tag + payload); \(opsPerIteration) ops per iteration, best of \(Harness.runs) runs of at least \(Harness.minimumSeconds) s")
 
         var inPlace = edited, savedInPlace = saved
-        let cases: [(name: String, bytes: Int, op: () throws -> Int)] = [
+        let allCases: [(name: String, bytes: Int, op: () throws -> Int)] = [
             ("one-field-diff", size(oneField), { diffOp(base, edited) }),
             ("one-field-apply", size(forward), {
                 try applyOp(&inPlace, forward) &+ applyOp(&inPlace, backward)
             }),
             ("one-field-apply-copy", size(oneField), { try applyCopyOp(oneField, base) }),
-            ("identical-diff", size(diff(base, base)), { diffOp(base, unsaved) }),
+            ("identical-diff", size(diff(base, base)), { diffOp(base, baseCopy) }),
             ("identical-decoded-diff", size(diff(base, decodedBase)), { diffOp(base, decodedBase) }),
             ("naive-one-field-diff", size(naive), { try naiveOp(base, edited) }),
             ("saved-one-field-diff", size(savedDelta), { diffOp(base, saved) }),
@@ -135,9 +136,21 @@ enum DiffBenchmark: BenchmarkSuite {
             ("merge3-disjoint", 0, { try merge3Op(base, left, right) }),
             ("merge3-conflict", 0, { try merge3Op(base, left, conflicting) }),
         ]
+        // SHOAL_BENCH_CASES=a,b runs only the named cases (for profiling one at a time).
+        let wanted = ProcessInfo.processInfo.environment["SHOAL_BENCH_CASES"].map { Set($0.split(separator: ",").map(String.init)) }
+        let cases = allCases.filter { wanted?.contains($0.name) ?? true }
         // The flip cases do two applies per op.
         let opsPerCall = cases.map { $0.name.hasSuffix("-apply") ? 2 : 1 }
 
+        // SHOAL_BENCH_FIXED_OPS=n: run each case n times untimed and stop, so that
+        // `perf stat -e instructions:u` divided by n is a load-independent cost per operation.
+        if let fixed = ProcessInfo.processInfo.environment["SHOAL_BENCH_FIXED_OPS"].flatMap({ Int($0) }) {
+            var n = 0
+            for c in cases { for _ in 0..<fixed { n &+= try c.op() } }
+            blackHole(n)
+            printNote("ran \(cases.count) case(s) \(fixed) times each")
+            return
+        }
         var allocations = [Double?]()
         for c in cases {
             let n = try countAllocations {
@@ -161,11 +174,19 @@ enum DiffBenchmark: BenchmarkSuite {
             let allocs = allocations[i].map { fixed($0 / perCall, 2) } ?? "n/a"
             print("diff case=\(c.name) ns_per_op=\(fixed(ns, 1)) allocs_per_op=\(allocs) delta_bytes=\(c.bytes)")
         }
-        let ratio = (nanoseconds["naive-one-field-diff"] ?? .nan) / (nanoseconds["one-field-diff"] ?? .nan)
+        guard let naiveNS = nanoseconds["naive-one-field-diff"], let diffNS = nanoseconds["one-field-diff"] else { return }
+        let ratio = naiveNS / diffNS
         print("diff ratio naive_vs_diff=\(fixed(ratio, 1)) changed_value_bytes=\(changedValueBytes)")
     }
 
     // MARK: Inputs
+
+    /// `record` with `field` set to `value` by a local, not yet saved edit, as an app makes it.
+    static func edit(_ record: Record, _ field: String, _ value: FieldValue) -> Record {
+        var r = record
+        r[field] = value
+        return r
+    }
 
     /// `record` with `field` set to `value` and saved by `node` at `hlc`, as a store would.
     static func savedEdit(_ record: Record, _ field: String, _ value: FieldValue, by node: NodeID, at hlc: HLC) -> Record {

@@ -99,9 +99,22 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
     /// The concurrent latest writes, sorted by node; empty until saved.
     public package(set) var heads: [Head]
     /// All field slots, sorted by name, including removed-field markers.
-    public package(set) var fields: [Field]
+    ///
+    /// Changing the array through this property starts a new ``FieldEdits`` lineage; the
+    /// subscript's in-place edits only mark their slot.
+    public package(set) var fields: [Field] {
+        _read { yield slots }
+        _modify {
+            edits = FieldEdits()
+            yield &slots
+        }
+    }
     /// Unknown optional extensions, preserved.
     public package(set) var extensions: [Extension]
+    /// The field slots (``fields``).
+    @usableFromInline var slots: [Field]
+    /// Which slots were edited in place since ``slots`` was last built or restructured.
+    package private(set) var edits: FieldEdits
 
     /// Creates a new, unsaved record with no fields.
     public init(recordType: String, id: ID) {
@@ -111,8 +124,9 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
         self.creation = nil
         self.versionVector = VersionVector()
         self.heads = []
-        self.fields = []
+        self.slots = []
         self.extensions = []
+        self.edits = FieldEdits()
     }
 
     /// Creates a record from all of its parts (decoders and the store use this).
@@ -124,8 +138,9 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
         self.creation = creation
         self.versionVector = versionVector
         self.heads = heads
-        self.fields = fields
+        self.slots = fields
         self.extensions = extensions
+        self.edits = FieldEdits()
     }
 
     // MARK: Fields
@@ -152,20 +167,44 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
             let s = slot(of: key)
             if let newValue {
                 if s.found {
-                    fields[s.index].value = newValue
-                    fields[s.index].stamp = nil
+                    replaceSlot(at: s.index, with: Field(name: slots[s.index].name, value: newValue))
                 } else {
                     fields.insert(Field(name: key, value: newValue), at: s.index)
                 }
             } else if s.found {
                 if versionVector.isEmpty {
                     fields.remove(at: s.index)
-                } else if fields[s.index].value != nil || fields[s.index].stamp == nil {
-                    fields[s.index].value = nil
-                    fields[s.index].stamp = nil
+                } else if slots[s.index].value != nil || slots[s.index].stamp == nil {
+                    replaceSlot(at: s.index, with: Field(name: slots[s.index].name, value: nil))
                 }
             }
         }
+    }
+
+    /// Replaces the slot at `index` (an existing slot; `slot.name` must be its name) and marks
+    /// it edited, keeping the record's ``FieldEdits`` lineage.
+    package mutating func replaceSlot(at index: Int, with slot: consuming Field) {
+        edits.mark(index)
+        slots[index] = slot
+    }
+
+    /// Equal when every part is: type, ID, parent, creation, vector, heads, fields, extensions.
+    /// (``edits`` describes how the value was built, not the value.)
+    public static func == (a: Record, b: Record) -> Bool {
+        a.id == b.id && a.recordType == b.recordType && a.creation == b.creation && a.versionVector == b.versionVector
+            && a.heads == b.heads && a.parent == b.parent && a.slots == b.slots && a.extensions == b.extensions
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into h: inout Hasher) {
+        h.combine(recordType)
+        h.combine(id)
+        h.combine(parent)
+        h.combine(creation)
+        h.combine(versionVector)
+        h.combine(heads)
+        h.combine(slots)
+        h.combine(extensions)
     }
 
     /// The names of the fields that have values, in sorted order.

@@ -7,16 +7,19 @@
 /// version's vector, and every operation states what it expects to find. Operations are sorted by
 /// field name, one per field.
 public struct RecordDelta: Hashable, Sendable {
-    // Stored in this order, with initial values, so that `init(baseTag:)` compiles to a few
-    // stores: with `system` after `baseTag`, or assigned in the initialiser, the optimiser builds
-    // the ~150-byte value on the stack and copies it out with memcpy (Swift 6.3).
-
     /// The target's system fields, present when any of them differs from the base's.
-    public var system: SystemFields? = nil
+    public var system: SystemFields? {
+        @inlinable get { systemBox?.fields }
+        @inlinable set { systemBox = newValue.map(SystemFieldsBox.init) }
+    }
     /// A fingerprint of the base version's vector (see ``Record/versionFingerprint``).
     public var baseTag: UInt32
     /// Field operations, strictly increasing by field name.
     public var operations: [Operation] = []
+    /// ``system``, kept behind a reference so that a delta is three words: small enough to be
+    /// returned in registers, where the ~150-byte value with the fields inline was copied
+    /// through memory by every function returning one (most deltas carry none).
+    @usableFromInline var systemBox: SystemFieldsBox? = nil
 
     /// Creates an empty delta: no system fields, no operations.
     @inlinable
@@ -28,8 +31,16 @@ public struct RecordDelta: Hashable, Sendable {
     @inlinable
     public init(baseTag: UInt32, system: SystemFields? = nil, operations: [Operation] = []) {
         self.baseTag = baseTag
-        self.system = system
         self.operations = operations
+        self.system = system
+    }
+
+    /// Holds a delta's system fields (compared and hashed by value).
+    @usableFromInline final class SystemFieldsBox: Hashable, Sendable {
+        @usableFromInline let fields: SystemFields
+        @usableFromInline init(_ fields: SystemFields) { self.fields = fields }
+        @usableFromInline static func == (a: SystemFieldsBox, b: SystemFieldsBox) -> Bool { a === b || a.fields == b.fields }
+        @usableFromInline func hash(into h: inout Hasher) { h.combine(fields) }
     }
 
     /// Whether applying the delta changes nothing.
@@ -138,7 +149,7 @@ extension Record {
 extension VersionVector {
     /// The vector's fingerprint (``Record/versionFingerprint``). Reading it through the vector
     /// lets a mutating method of `Record` hash without copying the whole record first.
-    package var fingerprint: UInt32 {
+    @inlinable package var fingerprint: UInt32 {
         entries.withUnsafeBufferPointer { entries in
             var h = UInt64(truncatingIfNeeded: entries.count)
             for e in entries {
