@@ -37,8 +37,12 @@ extension AssetsBenchmark {
         var config = AssetStore.Configuration()
         config.fsync = ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_FSYNC"] != "0"
         printNote("transfer: \(mib) MiB, chunk fsync \(config.fsync)")
-        let a = try await ShoalNode.open(directory: dir + "/a", assets: config)
-        let b = try await ShoalNode.open(directory: dir + "/b", assets: config)
+        // SHOAL_BENCH_ASSET_WINDOW: chunks B keeps requested (SyncConfiguration.assetWindow).
+        var sync = SyncConfiguration()
+        if let w = ProcessInfo.processInfo.environment["SHOAL_BENCH_ASSET_WINDOW"].flatMap({ Int($0) }), w > 0 { sync.assetWindow = w }
+        printNote("asset window \(sync.assetWindow) chunks")
+        let a = try await ShoalNode.open(directory: dir + "/a", sync: sync, assets: config)
+        let b = try await ShoalNode.open(directory: dir + "/b", sync: sync, assets: config)
         let zone = RecordZone.ID(name: "media")
         try await a.createZone(zone)
         let port = try await a.listen(host: "127.0.0.1", port: 0)

@@ -103,7 +103,7 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
     /// Changing the array through this property starts a new ``FieldEdits`` lineage; the
     /// subscript's in-place edits only mark their slot.
     public package(set) var fields: [Field] {
-        _read { yield slots }
+        @inlinable _read { yield slots }
         _modify {
             edits = FieldEdits()
             yield &slots
