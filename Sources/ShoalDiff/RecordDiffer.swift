@@ -18,18 +18,21 @@ enum RecordDiffer {
     static func fill(_ delta: inout RecordDelta, from old: Record, to new: Record, options: DiffOptions) {
         // An empty delta costs one fingerprint and a few comparisons, and allocates nothing.
         delta.baseTag = old.versionVector.fingerprint
+        var stamped = false
         old.fields.withUnsafeBufferPointer { pa in
             new.fields.withUnsafeBufferPointer { pb in
                 if pa.baseAddress == pb.baseAddress && pa.count == pb.count { return }
                 if old.edits.isShared(with: new.edits) && pa.count == pb.count {
                     // One lineage: only the slots either side replaced in place can differ.
-                    delta.operations = diffSlots(pa, pb, old.edits.candidates(with: new.edits), zone: new.id.zone, options: options)
+                    (delta.operations, stamped) = diffSlots(pa, pb, old.edits.candidates(with: new.edits),
+                                                            zone: new.id.zone, options: options)
                 } else {
                     delta.operations = diffFields(pa, pb, zone: new.id.zone, options: options)
+                    stamped = !delta.operations.isEmpty && hasStamp(delta.operations)
                 }
             }
         }
-        if !sameSystemFields(old, new) || (!delta.operations.isEmpty && hasStamp(delta.operations)) {
+        if stamped || !sameSystemFields(old, new) {
             delta.system = systemFields(of: new)
         }
     }
@@ -70,12 +73,14 @@ enum RecordDiffer {
 
     /// Compares only the slots whose bits are set in `candidates` (two records of one
     /// ``ShoalWire/FieldEdits`` lineage: same names at the same indices, every other slot shared),
-    /// appending one operation per slot that differs.
+    /// giving one operation per slot that differs, and whether any of them carries a stamp (each
+    /// operation has its new slot's stamp).
     static func diffSlots(_ pa: UnsafeBufferPointer<Record.Field>, _ pb: UnsafeBufferPointer<Record.Field>, _ candidates: UInt64,
-                          zone: RecordZone.ID, options: DiffOptions) -> [RecordDelta.Operation] {
-        guard let a = pa.baseAddress, let b = pb.baseAddress else { return [] }
+                          zone: RecordZone.ID, options: DiffOptions) -> ([RecordDelta.Operation], stamped: Bool) {
+        guard let a = pa.baseAddress, let b = pb.baseAddress else { return ([], false) }
         // First the slots that differ, then an array of exactly their operations.
         var differing: UInt64 = 0
+        var stamped = false
         var bits = candidates
         while bits != 0 {
             let i = bits.trailingZeroBitCount
@@ -83,14 +88,15 @@ enum RecordDiffer {
             guard i < pa.count else { break }
             if !SlotEquality.sameContent(a + i, b + i) {
                 differing |= 1 &<< UInt64(i)
+                stamped = stamped || b[i].stamp != nil
             }
         }
-        if differing == 0 { return [] }
+        if differing == 0 { return ([], false) }
         let first = differing.trailingZeroBitCount
         if differing & (differing &- 1) == 0 {
             // One slot changed, the common case: an array literal is allocated with type
             // metadata cached in this module, where the generic paths look it up at run time.
-            return [operation(from: a + first, to: b + first, zone: zone, options: options)]
+            return ([operation(from: a + first, to: b + first, zone: zone, options: options)], stamped)
         }
         var ops: [RecordDelta.Operation] = []
         ops.reserveCapacity(differing.nonzeroBitCount)
@@ -100,7 +106,7 @@ enum RecordDiffer {
             bits &= bits &- 1
             ops.append(operation(from: a + i, to: b + i, zone: zone, options: options))
         }
-        return ops
+        return (ops, stamped)
     }
 
     /// Walks both sorted slot arrays once, appending one operation per differing name.

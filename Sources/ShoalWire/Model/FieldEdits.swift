@@ -39,12 +39,12 @@ package struct FieldEdits: Sendable {
     }
 
     /// Whether `other` belongs to the same lineage (same slot names at the same indices).
-    @inline(__always)
+    @inlinable
     package func isShared(with other: FieldEdits) -> Bool { origin == other.origin }
 
     /// The slots that may differ between two records of one lineage (meaningful only when
     /// ``isShared(with:)``).
-    @inline(__always)
+    @inlinable
     package func candidates(with other: FieldEdits) -> UInt64 { slots | other.slots }
 
     /// The source of origins: a relaxed counter (uniqueness is all that matters, not order).
