@@ -60,6 +60,10 @@ final class SQLiteStatement {
         }
         return self
     }
+    /// Binds column `c` of the row `row` is on, as it is (type and bytes), without converting it.
+    @discardableResult func bind(_ i: Int32, column c: Int32, of row: SQLiteStatement) -> SQLiteStatement {
+        sqlite3_bind_value(stmt, i, sqlite3_column_value(row.stmt, c)); return self
+    }
     @discardableResult func bindNull(_ i: Int32) -> SQLiteStatement {
         sqlite3_bind_null(stmt, i); return self
     }
