@@ -139,14 +139,11 @@ extension Store {
     }
 
     /// Appends one `field_index` change to the log: an append at the end of a table, where the
-    /// index entry itself would land at a random place in a large b-tree on every write.
+    /// index entry itself would land at a random place in a large b-tree on every write. Queued
+    /// with the transaction's other log rows and inserted in batches (``PendingRows``).
     func logIndexChange(_ z: ZoneState, _ type: String, _ field: String, _ kind: Int, _ value: IndexValue, _ name: String,
                         present: Bool) throws(ShoalError) {
-        let log = try db.cached("INSERT INTO field_index_log(zone, type, field, kind, value, name, present) VALUES(?, ?, ?, ?, ?, ?, ?)")
-        log.bind(1, z.row).bind(2, type).bind(3, field).bind(4, kind)
-        value.bind(log, 5)
-        try log.bind(6, name).bind(7, present ? 1 : 0).run()
-        indexLogCount += 1
+        try addLogRow(.init(zone: z.row, type: type, field: field, kind: kind, value: value, name: name, present: present))
     }
 
     /// Applies `field_index_log` to `field_index`, inside the current write transaction, and
@@ -159,6 +156,7 @@ extension Store {
     /// and every change is applied in that order, so each key's last change is applied last;
     /// each row is bound straight from the log's columns, nothing is converted on the way.
     func flushIndexLog() throws(ShoalError) {
+        try insertPendingRows()
         if indexLogCount == 0 { return }
         let removals = try db.cached("SELECT EXISTS(SELECT 1 FROM field_index_log WHERE present = 0)")
         let anyRemoval = try removals.step() && removals.int64(0) != 0

@@ -118,6 +118,7 @@ extension Store {
     /// ``modifyPlanned(_:policy:atomically:lookUp:)`` without lookups, inside a savepoint: nil,
     /// with nothing changed, when a record turned out to exist.
     func modifyAssumingNew(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool) throws(ShoalError) -> ChunkResult? {
+        try insertPendingRows()
         let savedZones = zones, savedSequence = databaseSequence, savedIndexLog = indexLogCount
         try db.execute("SAVEPOINT assume_new")
         if let done = try modifyPlanned(items, policy: policy, atomically: atomically, lookUp: false) {
@@ -126,6 +127,7 @@ extension Store {
         }
         try db.execute("ROLLBACK TO assume_new")
         try db.execute("RELEASE assume_new")
+        discardPendingRows()
         zones = savedZones
         databaseSequence = savedSequence
         indexLogCount = savedIndexLog

@@ -86,6 +86,13 @@ final class SQLiteStatement {
         while try step() {}
     }
 
+    /// Runs a statement that returns no rows and rewinds it for the next use, keeping its
+    /// bindings (for held statements whose every parameter is bound again each time).
+    func runAndRewind() throws(ShoalError) {
+        while try step() {}
+        sqlite3_reset(stmt)
+    }
+
     // MARK: Columns (0-based)
 
     func int64(_ i: Int32) -> Int64 { sqlite3_column_int64(stmt, i) }
