@@ -188,7 +188,7 @@ extension Store {
             current = nil
             if lookUp {
                 try writeVersion(p.new, encoded: p.bytes?[...], over: p.old, in: &z)
-            } else if try !insertVersion(p.new, encoded: p.bytes?[...], in: &z) {
+            } else if try !insertVersion(p.new, encoded: p.bytes?[...], in: &z, queued: true) {
                 return nil
             }
             current = z
@@ -200,6 +200,7 @@ extension Store {
             }
         }
         if let c = current { zones[c.id] = c }
+        if !lookUp, try !insertPendingVersionRows() { return nil }
         for id in touched { try zones[id]?.save(db) }
         deleted += try cascadeDeletes(from: cascadeFrom)
         return (saved, deleted, errors)

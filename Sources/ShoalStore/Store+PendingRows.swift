@@ -24,10 +24,19 @@ struct PendingRows {
         var present: Bool
     }
 
+    /// A `records` row of a version written as new (``Store/insertVersion(_:encoded:in:queued:)``).
+    struct Version {
+        var zone: Int64
+        var name: String
+        var type: String
+        var seq: Int64
+        var deleted: Bool
+        var bytes: ArraySlice<UInt8>
+    }
+
     var clock: [Clock] = []
     var log: [Log] = []
-
-    var isEmpty: Bool { clock.isEmpty && log.isEmpty }
+    var records: [Version] = []
 }
 
 extension Store {
@@ -44,15 +53,58 @@ extension Store {
         if pending.log.count == WriteStatements.batchRows { try insertPendingLogRows() }
     }
 
-    /// Inserts every queued row. Called before the transaction reads or deletes `record_clock` or
-    /// `field_index_log` rows, and before it commits.
+    /// Queues the `records` row of a version written as new; inserts a full batch. False when a
+    /// record of the batch turned out to exist (none of the batch's rows is then certain to be
+    /// written: the caller rolls back).
+    func addNewVersionRow(_ row: PendingRows.Version) throws(ShoalError) -> Bool {
+        pending.records.append(row)
+        if pending.records.count == WriteStatements.batchRows { return try insertPendingVersionRows() }
+        return true
+    }
+
+    /// Inserts the queued `records` rows; false when one of them named a record that exists.
+    func insertPendingVersionRows() throws(ShoalError) -> Bool {
+        if pending.records.isEmpty { return true }
+        defer { pending.records.removeAll(keepingCapacity: true) }
+        let rows = pending.records
+        let batch = rows.count == WriteStatements.batchRows
+        let s = batch ? writes.insertRecordRows : writes.insertRecord
+        var inserted = 0
+        for (i, r) in rows.enumerated() {
+            let p = batch ? Int32(i) * 6 : 0
+            s.bind(p + 1, r.zone).bind(p + 2, r.name).bind(p + 3, r.type).bind(p + 4, r.seq)
+                .bind(p + 5, r.deleted ? 1 : 0).bind(p + 6, r.bytes)
+            if !batch {
+                try s.runAndRewind()
+                inserted += db.changes
+            }
+        }
+        if batch {
+            try s.runAndRewind()
+            inserted = db.changes
+        }
+        return inserted == rows.count
+    }
+
+    /// Inserts the queued `records` rows for a caller that cannot undo them: one naming a record
+    /// that exists is an error (the transaction rolls back).
+    func insertQueuedVersions() throws(ShoalError) {
+        guard try insertPendingVersionRows() else {
+            throw .internalError("a record written as new exists in the store; nothing was saved")
+        }
+    }
+
+    /// Inserts every queued row. Called before the transaction reads `records` or reads or deletes
+    /// `record_clock` or `field_index_log` rows, and before it commits.
     func insertPendingRows() throws(ShoalError) {
+        if !pending.records.isEmpty { try insertQueuedVersions() }
         if !pending.clock.isEmpty { try insertPendingClockRows() }
         if !pending.log.isEmpty { try insertPendingLogRows() }
     }
 
     /// Forgets queued rows (their transaction, or its savepoint, is rolled back).
     func discardPendingRows() {
+        pending.records.removeAll(keepingCapacity: true)
         pending.clock.removeAll(keepingCapacity: true)
         pending.log.removeAll(keepingCapacity: true)
     }

@@ -31,6 +31,7 @@ extension Store {
 
     /// The stored version of `name` in `z`, live or tombstone.
     func loadStored(_ z: ZoneState, _ name: String) throws(ShoalError) -> StoredRecord? {
+        if !pending.records.isEmpty { try insertQueuedVersions() }
         let s = try db.cached("SELECT seq, bytes FROM records WHERE zone = ? AND name = ?")
         defer { s.reset() }  // a statement left on a row would pin this connection's read snapshot
         s.bind(1, z.row).bind(2, name)
@@ -103,11 +104,24 @@ extension Store {
     /// Writes `new` as a record this store does not hold, if so: false (and nothing written) when
     /// a row for its name exists. Does what ``writeVersion(_:encoded:over:in:)`` does with no old
     /// version, without looking the name up first.
-    func insertVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, in z: inout ZoneState) throws(ShoalError) -> Bool {
+    ///
+    /// `queued`: the row is queued with others and inserted in a batch, for callers that undo
+    /// the whole batch when one of its records exists: then false means that a record of the
+    /// batch exists (this one, or one written since the last batch), and the caller must roll
+    /// back to before the batch's first write. Queued rows are inserted by
+    /// ``insertPendingVersionRows()``, or ``insertPendingRows()`` before anything reads `records`.
+    func insertVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, in z: inout ZoneState,
+                       queued: Bool = false) throws(ShoalError) -> Bool {
         let bytes = encoded ?? new.encoded()[...]
-        try writes.insertRecord.bind(1, z.row).bind(2, new.id.name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq &+ 1))
-            .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes).runAndRewind()
-        guard db.changes == 1 else { return false }
+        if queued {
+            guard try addNewVersionRow(.init(zone: z.row, name: new.id.name, type: new.recordType, seq: Int64(bitPattern: z.seq &+ 1),
+                                             deleted: new.isDeleted, bytes: bytes)) else { return false }
+        } else {
+            if !pending.records.isEmpty { try insertQueuedVersions() }  // one may be of this record
+            try writes.insertRecord.bind(1, z.row).bind(2, new.id.name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq &+ 1))
+                .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes).runAndRewind()
+            guard db.changes == 1 else { return false }
+        }
         z.seq += 1
         for e in new.versionVector.entries { try addClockRow(z, e.node, e.hlc, new.id.name) }
         let refs = Self.cascadeTargets(new)

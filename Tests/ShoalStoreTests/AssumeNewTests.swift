@@ -56,4 +56,30 @@ import ShoalWire
         #expect(try await store.allRecordIDs(in: notes).count == 8)
         #expect(try await store.changes(in: notes, since: nil).records.count == 8)
     }
+
+    /// New-looking records are inserted in batches of 32 rows: a stored record inside a full
+    /// batch, or in the tail after it, undoes the whole attempt, and the redo ends as the lookup
+    /// path would: every record once, one feed entry each, no sequence gap.
+    @Test(arguments: [10, 40, 69])
+    func existingRecordInsideABatchOfNewRowsIsRedone(at position: Int) async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir)
+        try await store.createZone(notes)
+        let stored = try await store.save(note("n\(position)", "old"))
+        let batch = (0..<70).map { note("n\($0)", "v\($0)") }
+        let e = await expectCode(.partialFailure) { try await store.modify(saving: batch) }
+        #expect(e?.partialErrors[stored.id]?.code == .serverRecordChanged)
+        #expect(try await store.allRecordIDs(in: notes) == [stored.id])
+        #expect(try await store.changes(in: notes, since: nil).records.count == 1)
+
+        let r = try await store.modify(saving: batch, policy: .allKeys)
+        #expect(r.savedRecords.map(\.id) == batch.map(\.id))
+        #expect(try await store.record(for: stored.id)["title"] == .string("v\(position)"))
+        let feed = try await store.changes(in: notes, since: nil)
+        #expect(feed.records.map(\.id.name).sorted() == batch.map(\.id.name).sorted())
+        #expect(try await store.allRecordIDs(in: notes).count == 70)
+        // The zone's sequence counts one write per save, the first save included.
+        let more = try await store.modify(saving: [note("n70", "x")])
+        #expect(try await store.changes(in: notes, since: feed.token).records.map(\.id) == more.savedRecords.map(\.id))
+    }
 }

@@ -10,6 +10,9 @@ final class WriteStatements {
 
     /// `records`: a version of a record the store does not hold (nothing when it does).
     let insertRecord: SQLiteStatement
+    /// `records`: ``batchRows`` versions of records the store does not hold (nothing for those
+    /// it does).
+    let insertRecordRows: SQLiteStatement
     /// `records`: a version replacing the stored one, whose bytes move to `previous`.
     let upsertRecord: SQLiteStatement
     let insertClock: SQLiteStatement
@@ -19,10 +22,11 @@ final class WriteStatements {
     let insertLogRows: SQLiteStatement
 
     init(_ db: SQLiteDatabase) throws(ShoalError) {
-        insertRecord = try db.prepare("""
-            INSERT INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES(?, ?, ?, ?, ?, ?, NULL)
-            ON CONFLICT(zone, name) DO NOTHING
-            """)
+        let record = "INSERT INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES"
+        let row = " (?, ?, ?, ?, ?, ?, NULL)"
+        insertRecord = try db.prepare(record + row + " ON CONFLICT(zone, name) DO NOTHING")
+        insertRecordRows = try db.prepare(record + Array(repeating: row, count: Self.batchRows).joined(separator: ",")
+                                          + " ON CONFLICT(zone, name) DO NOTHING")
         // One statement whether or not the row exists; on update the old bytes move to `previous`
         // inside SQLite (no re-encoding of the old version) and unchanged index keys stay put.
         upsertRecord = try db.prepare("""
