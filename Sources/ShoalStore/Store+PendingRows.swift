@@ -1,11 +1,13 @@
-// Store+PendingRows: clock and index-log rows a write gathers, inserted many per statement.
+// Store+PendingRows: rows a write gathers (records, clock, index log), inserted many per statement.
 
 import ShoalWire
 
 /// `record_clock` and `field_index_log` rows a write transaction has produced but not inserted
 /// yet: appended as records are written, inserted ``WriteStatements/batchRows`` per statement,
 /// the rest when the transaction is about to read or delete such rows, and before it commits.
-/// Log rows keep their order, so the log's ids still follow write order.
+/// Log rows keep their order, so the log's ids still follow write order. `records` rows are
+/// queued only by writes that undo their whole batch when one of its records exists
+/// (``Store/insertVersion(_:encoded:in:queued:)``).
 struct PendingRows {
     struct Clock {
         var zone: Int64

@@ -55,6 +55,7 @@ extension Store {
     /// `deleteSelf` refs and declared index entries all follow. `encoded` is `new.encoded()` when
     /// the caller already has it.
     func writeVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, over old: Record?, in z: inout ZoneState) throws(ShoalError) {
+        if !pending.records.isEmpty { try insertQueuedVersions() }  // one may be of this record
         z.seq += 1
         let name = new.id.name
         let bytes = encoded ?? new.encoded()[...]
