@@ -118,6 +118,7 @@ extension Store {
     /// ``modifyPlanned(_:policy:atomically:lookUp:)`` without lookups, inside a savepoint: nil,
     /// with nothing changed, when a record turned out to exist.
     func modifyAssumingNew(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool) throws(ShoalError) -> ChunkResult? {
+        try insertPendingRows()
         let savedZones = zones, savedSequence = databaseSequence, savedIndexLog = indexLogCount
         try db.execute("SAVEPOINT assume_new")
         if let done = try modifyPlanned(items, policy: policy, atomically: atomically, lookUp: false) {
@@ -126,6 +127,7 @@ extension Store {
         }
         try db.execute("ROLLBACK TO assume_new")
         try db.execute("RELEASE assume_new")
+        discardPendingRows()
         zones = savedZones
         databaseSequence = savedSequence
         indexLogCount = savedIndexLog
@@ -186,7 +188,7 @@ extension Store {
             current = nil
             if lookUp {
                 try writeVersion(p.new, encoded: p.bytes?[...], over: p.old, in: &z)
-            } else if try !insertVersion(p.new, encoded: p.bytes?[...], in: &z) {
+            } else if try !insertVersion(p.new, encoded: p.bytes?[...], in: &z, queued: true) {
                 return nil
             }
             current = z
@@ -198,6 +200,7 @@ extension Store {
             }
         }
         if let c = current { zones[c.id] = c }
+        if !lookUp, try !insertPendingVersionRows() { return nil }
         for id in touched { try zones[id]?.save(db) }
         deleted += try cascadeDeletes(from: cascadeFrom)
         return (saved, deleted, errors)

@@ -31,6 +31,7 @@ extension Store {
 
     /// The stored version of `name` in `z`, live or tombstone.
     func loadStored(_ z: ZoneState, _ name: String) throws(ShoalError) -> StoredRecord? {
+        if !pending.records.isEmpty { try insertQueuedVersions() }
         let s = try db.cached("SELECT seq, bytes FROM records WHERE zone = ? AND name = ?")
         defer { s.reset() }  // a statement left on a row would pin this connection's read snapshot
         s.bind(1, z.row).bind(2, name)
@@ -54,41 +55,27 @@ extension Store {
     /// `deleteSelf` refs and declared index entries all follow. `encoded` is `new.encoded()` when
     /// the caller already has it.
     func writeVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, over old: Record?, in z: inout ZoneState) throws(ShoalError) {
+        if !pending.records.isEmpty { try insertQueuedVersions() }  // one may be of this record
         z.seq += 1
         let name = new.id.name
         let bytes = encoded ?? new.encoded()[...]
-        // One statement whether or not the row exists; on update the old bytes move to `previous`
-        // inside SQLite (no re-encoding of the old version) and unchanged index keys stay put.
-        let s = try db.cached("""
-            INSERT INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES(?, ?, ?, ?, ?, ?, NULL)
-            ON CONFLICT(zone, name) DO UPDATE SET type = excluded.type, seq = excluded.seq,
-            deleted = excluded.deleted, previous = records.bytes, bytes = excluded.bytes
-            """)
-        try s.bind(1, z.row).bind(2, name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq))
-            .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes).run()
+        try writes.upsertRecord.bind(1, z.row).bind(2, name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq))
+            .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes).runAndRewind()
 
         // Clock rows: remove entries that changed, add the new ones.
         let newVector = new.versionVector
         if let old {
             let oldVector = old.versionVector
             if oldVector != newVector {
-                let del = try db.cached("DELETE FROM record_clock WHERE zone = ? AND origin = ? AND hlc = ? AND name = ?")
+                try insertPendingRows()  // a row to delete may still be queued
+                let del = writes.deleteClock
                 for e in oldVector.entries where newVector[e.node] != e.hlc {
-                    try del.bind(1, z.row).bind(2, e.node).bind(3, Bytes.hlcKey(e.hlc)).bind(4, name).run()
-                    del.reset()
+                    try del.bind(1, z.row).bind(2, e.node).bind(3, Bytes.hlcKey(e.hlc)).bind(4, name).runAndRewind()
                 }
-                let ins = try db.cached("INSERT OR IGNORE INTO record_clock(zone, origin, hlc, name) VALUES(?, ?, ?, ?)")
-                for e in newVector.entries where oldVector[e.node] != e.hlc {
-                    try ins.bind(1, z.row).bind(2, e.node).bind(3, Bytes.hlcKey(e.hlc)).bind(4, name).run()
-                    ins.reset()
-                }
+                for e in newVector.entries where oldVector[e.node] != e.hlc { try addClockRow(z, e.node, e.hlc, name) }
             }
         } else {
-            let ins = try db.cached("INSERT OR IGNORE INTO record_clock(zone, origin, hlc, name) VALUES(?, ?, ?, ?)")
-            for e in newVector.entries {
-                try ins.bind(1, z.row).bind(2, e.node).bind(3, Bytes.hlcKey(e.hlc)).bind(4, name).run()
-                ins.reset()
-            }
+            for e in newVector.entries { try addClockRow(z, e.node, e.hlc, name) }
         }
 
         // deleteSelf references held by live versions.
@@ -118,21 +105,26 @@ extension Store {
     /// Writes `new` as a record this store does not hold, if so: false (and nothing written) when
     /// a row for its name exists. Does what ``writeVersion(_:encoded:over:in:)`` does with no old
     /// version, without looking the name up first.
-    func insertVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, in z: inout ZoneState) throws(ShoalError) -> Bool {
+    ///
+    /// `queued`: the row is queued with others and inserted in a batch, for callers that undo
+    /// the whole batch when one of its records exists: then false means that a record of the
+    /// batch exists (this one, or one written since the last batch), and the caller must roll
+    /// back to before the batch's first write. Queued rows are inserted by
+    /// ``insertPendingVersionRows()``, or ``insertPendingRows()`` before anything reads `records`.
+    func insertVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, in z: inout ZoneState,
+                       queued: Bool = false) throws(ShoalError) -> Bool {
         let bytes = encoded ?? new.encoded()[...]
-        let s = try db.cached("""
-            INSERT INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES(?, ?, ?, ?, ?, ?, NULL)
-            ON CONFLICT(zone, name) DO NOTHING
-            """)
-        try s.bind(1, z.row).bind(2, new.id.name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq &+ 1))
-            .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes).run()
-        guard db.changes == 1 else { return false }
-        z.seq += 1
-        let ins = try db.cached("INSERT OR IGNORE INTO record_clock(zone, origin, hlc, name) VALUES(?, ?, ?, ?)")
-        for e in new.versionVector.entries {
-            try ins.bind(1, z.row).bind(2, e.node).bind(3, Bytes.hlcKey(e.hlc)).bind(4, new.id.name).run()
-            ins.reset()
+        if queued {
+            guard try addNewVersionRow(.init(zone: z.row, name: new.id.name, type: new.recordType, seq: Int64(bitPattern: z.seq &+ 1),
+                                             deleted: new.isDeleted, bytes: bytes)) else { return false }
+        } else {
+            if !pending.records.isEmpty { try insertQueuedVersions() }  // one may be of this record
+            try writes.insertRecord.bind(1, z.row).bind(2, new.id.name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq &+ 1))
+                .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes).runAndRewind()
+            guard db.changes == 1 else { return false }
         }
+        z.seq += 1
+        for e in new.versionVector.entries { try addClockRow(z, e.node, e.hlc, new.id.name) }
         let refs = Self.cascadeTargets(new)
         if !refs.isEmpty {
             let r = try db.cached("INSERT OR IGNORE INTO refs(zone, target, source) VALUES(?, ?, ?)")
@@ -151,6 +143,7 @@ extension Store {
 
     /// Removes a record's rows entirely (tombstone purge).
     func removeRows(_ r: Record, in z: ZoneState) throws(ShoalError) {
+        try insertPendingRows()  // a clock row to delete may still be queued
         try db.statement("DELETE FROM records WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name).run()
         let del = try db.statement("DELETE FROM record_clock WHERE zone = ? AND origin = ? AND hlc = ? AND name = ?")
         for e in r.versionVector.entries {

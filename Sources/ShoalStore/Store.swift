@@ -83,6 +83,8 @@ public actor Store {
     }
 
     let db: SQLiteDatabase
+    /// The write path's statements, held by the store.
+    let writes: WriteStatements
     let configuration: Configuration
     /// This node's identity, random when the store was created.
     public nonisolated let nodeID: NodeID
@@ -100,8 +102,11 @@ public actor Store {
     var indexedFieldsByZone: [RecordZone.ID: [String: [String]]] = [:]
     let notifier = Notifier()
     var subscriptions: [String: Subscription] = [:]
-    /// Rows in `field_index_log` (declared-index changes not yet applied to `field_index`).
+    /// Rows in `field_index_log` (declared-index changes not yet applied to `field_index`),
+    /// queued ones included.
     var indexLogCount = 0
+    /// Clock and index-log rows the open transaction has queued but not inserted yet.
+    var pending = PendingRows()
     /// Whether the open transaction reports every changed record to the notifier, or only the
     /// zones it touched (no query or zone subscription has a listener).
     var txRecordsWanted = false
@@ -137,6 +142,7 @@ public actor Store {
 
     init(db: SQLiteDatabase, configuration: Configuration, meta: Schema.Meta) throws(ShoalError) {
         self.db = db
+        self.writes = try WriteStatements(db)
         self.configuration = configuration
         self.connectionSynchronous = configuration.synchronous
         self.nodeID = meta.nodeID
@@ -201,6 +207,7 @@ public actor Store {
         do {
             let result = try db.transaction { () throws(ShoalError) -> T in
                 let r = try body()
+                try insertPendingRows()
                 if indexLogCount >= configuration.indexLogFlushRows { try flushIndexLog() }
                 try persistClock()
                 return r
@@ -214,6 +221,7 @@ public actor Store {
             databaseSequence = savedSeq
             indexes = savedIndexes
             indexLogCount = savedIndexLog
+            discardPendingRows()
             notifier.rollback()
             throw error
         }

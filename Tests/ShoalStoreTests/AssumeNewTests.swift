@@ -56,4 +56,73 @@ import ShoalWire
         #expect(try await store.allRecordIDs(in: notes).count == 8)
         #expect(try await store.changes(in: notes, since: nil).records.count == 8)
     }
+
+    /// New-looking records are inserted in batches of 32 rows: a stored record inside a full
+    /// batch, or in the tail after it, undoes the whole attempt, and the redo ends as the lookup
+    /// path would: every record once, one feed entry each, no sequence gap.
+    @Test(arguments: [10, 40, 69])
+    func existingRecordInsideABatchOfNewRowsIsRedone(at position: Int) async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir)
+        try await store.createZone(notes)
+        let stored = try await store.save(note("n\(position)", "old"))
+        let batch = (0..<70).map { note("n\($0)", "v\($0)") }
+        let e = await expectCode(.partialFailure) { try await store.modify(saving: batch) }
+        #expect(e?.partialErrors[stored.id]?.code == .serverRecordChanged)
+        #expect(try await store.allRecordIDs(in: notes) == [stored.id])
+        #expect(try await store.changes(in: notes, since: nil).records.count == 1)
+
+        let r = try await store.modify(saving: batch, policy: .allKeys)
+        #expect(r.savedRecords.map(\.id) == batch.map(\.id))
+        #expect(try await store.record(for: stored.id)["title"] == .string("v\(position)"))
+        let feed = try await store.changes(in: notes, since: nil)
+        #expect(feed.records.map(\.id.name).sorted() == batch.map(\.id.name).sorted())
+        #expect(try await store.allRecordIDs(in: notes).count == 70)
+        // The zone's sequence counts one write per save, the first save included.
+        let more = try await store.modify(saving: [note("n70", "x")])
+        #expect(try await store.changes(in: notes, since: feed.token).records.map(\.id) == more.savedRecords.map(\.id))
+    }
+
+    /// A peer batch whose first record is not stored is first inserted in batches of 32 rows
+    /// without lookups; a stored record inside a full batch or in the tail, or a record twice
+    /// in the batch, undoes that attempt. Either way the store ends as one applying the same
+    /// versions one call per record: same counts, same records, clock rows following them.
+    @Test(arguments: [(-1, false), (-1, true), (10, false), (40, false), (99, false)])
+    func peerBatchEndsAsRecordByRecord(storedAt position: Int, duplicate: Bool) async throws {
+        let da = TempDirectory(), d1 = TempDirectory(), d2 = TempDirectory()
+        let a = try await Store.temporary(da)
+        let b1 = try await Store.temporary(d1), b2 = try await Store.temporary(d2)
+        let inc = try await a.createZone(notes).incarnation
+        try await b1.createZone(notes, incarnation: inc)
+        try await b2.createZone(notes, incarnation: inc)
+        let saved = try await a.modify(saving: (0..<100).map { note("n\($0)", "v\($0)") }, atomically: false).savedRecords
+        try await a.delete(saved[5].id)
+        var batch = try await a.changes(in: notes, since: nil).records
+        if position >= 0 {
+            // Both receivers hold an older version of the record at `position`.
+            let old = saved[position]
+            try await b1.apply(remoteChanges: [old])
+            try await b2.apply(remoteChanges: [old])
+            var edited = old
+            edited["title"] = .string("edited")
+            let newer = try await a.save(edited)
+            batch.removeAll { $0.id == newer.id }
+            batch.insert(newer, at: position)
+        }
+        if duplicate { batch.append(batch[3]) }
+        let together = try await b1.apply(remoteChanges: batch)
+        func counts(_ x: ApplyResult) -> [Int] { [x.inserted, x.replaced, x.merged, x.unchanged, x.cascaded, x.skewed] }
+        var oneByOne = [0, 0, 0, 0, 0, 0]
+        for r in batch {
+            let x = counts(try await b2.apply(remoteChanges: [r]))
+            for i in oneByOne.indices { oneByOne[i] += x[i] }
+        }
+        #expect(counts(together) == oneByOne)
+        let one = try await b1.changes(in: notes, since: nil).records
+        let two = try await b2.changes(in: notes, since: nil).records
+        #expect(one == two)
+        #expect(one.count == 100)
+        let rows = try await b1.clockRows()
+        #expect(rows.stored == rows.expected)
+    }
 }

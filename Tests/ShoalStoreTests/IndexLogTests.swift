@@ -68,4 +68,96 @@ import ShoalSamples
             }
         }
     }
+
+    /// Names the index finds for `cat == v` (or `tags CONTAINS v`), sorted.
+    func found(_ store: Store, _ field: String, _ v: FieldValue) async throws -> [String] {
+        let p: Predicate = field == "tags" ? .contains(field, v) : .compare(field, .equal, v)
+        return try await store.records(matching: Query(recordType: "Note", predicate: p), in: notes, resultsLimit: 100)
+            .records.map(\.id.name).sorted()
+    }
+
+    func saving(_ store: Store, _ name: String, _ cat: Int64?, tags: [String]? = nil) async throws {
+        let id = Record.ID(name: name, zone: notes)
+        var r = (try? await store.record(for: id)) ?? Record(recordType: "Note", id: id)
+        if r.isDeleted { r = Record(recordType: "Note", id: id) }
+        r["cat"] = cat.map { .int64($0) }
+        if let tags { r["tags"] = .list(.string(tags)) }
+        try await store.save(r, policy: .allKeys)
+    }
+
+    /// One log holding several changes of the same entry (added, removed, added again; added then
+    /// removed; removed, added, removed over an applied index) ends as the last change left it,
+    /// whether the log holds additions only or removals too.
+    @Test func lastLoggedChangeOfAnEntryWins() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir) { $0.indexLogFlushRows = 1_000_000 }
+        try await store.createZone(notes)
+        try await store.declareIndex(zone: notes, recordType: "Note", field: "cat")
+        try await store.declareIndex(zone: notes, recordType: "Note", field: "tags")
+
+        // Additions only, one entry logged twice (a list holding a value twice).
+        try await saving(store, "a", 1, tags: ["t1", "t1", "t2"])
+        try await saving(store, "b", 1)
+        #expect(try await store.indexLogRows() == (counted: 5, stored: 5))
+        #expect(try await found(store, "tags", .string("t1")) == ["a"])
+        #expect(try await found(store, "cat", .int64(1)) == ["a", "b"])
+        #expect(try await store.indexLogRows() == (counted: 0, stored: 0))
+
+        // Over applied entries: (1, a) removed, added, removed; (5, a) added, removed, added.
+        try await saving(store, "a", 5)
+        try await saving(store, "a", 1)
+        try await saving(store, "a", 5)
+        // (2, c) added, removed, added; (3, c) added, removed; (1, b) removed, added.
+        try await saving(store, "c", 2)
+        try await saving(store, "c", 3)
+        try await saving(store, "c", 2)
+        try await saving(store, "b", nil)
+        try await saving(store, "b", 1)
+        // (4, d) added, removed by a delete, added by re-creation over the tombstone; e added then deleted.
+        try await saving(store, "d", 4)
+        try await store.delete(Record.ID(name: "d", zone: notes))
+        try await saving(store, "d", 4)
+        try await saving(store, "e", 3)
+        try await store.delete(Record.ID(name: "e", zone: notes))
+        let logged = try await store.indexLogRows()
+        #expect(logged.counted == logged.stored && logged.stored > 0)
+        #expect(try await found(store, "cat", .int64(1)) == ["b"])
+        #expect(try await found(store, "cat", .int64(5)) == ["a"])
+        #expect(try await found(store, "cat", .int64(2)) == ["c"])
+        #expect(try await found(store, "cat", .int64(3)) == [])
+        #expect(try await found(store, "cat", .int64(4)) == ["d"])
+        #expect(try await found(store, "tags", .string("t1")) == ["a"])
+        #expect(try await store.indexLogRows() == (counted: 0, stored: 0))
+    }
+
+    /// Log rows written by a transaction, or by the part of one undone to its savepoint (a batch
+    /// that looked new but named a stored record), go with it: the count and the table agree, and
+    /// the index answers what the records hold.
+    @Test func rolledBackWritesLeaveTheLogConsistent() async throws {
+        let dir = TempDirectory()
+        var store = try await Store.temporary(dir) { $0.indexLogFlushRows = 1_000_000 }
+        try await store.createZone(notes)
+        try await store.declareIndex(zone: notes, recordType: "Note", field: "cat")
+        try await saving(store, "b", 1)
+        func new(_ name: String, _ cat: Int64) -> Record {
+            var r = Record(recordType: "Note", id: Record.ID(name: name, zone: notes))
+            r["cat"] = .int64(cat)
+            return r
+        }
+        // Atomic, default policy: b exists, so the whole batch fails after a and c were logged.
+        await expectCode(.partialFailure) {
+            try await store.modify(saving: [new("a", 2), new("c", 3), new("b", 9)])
+        }
+        #expect(try await store.indexLogRows() == (counted: 1, stored: 1))
+        // The same batch overwriting: undone to the savepoint, then redone through lookups.
+        try await store.modify(saving: [new("a", 2), new("c", 3), new("b", 9)], policy: .allKeys)
+        let logged = try await store.indexLogRows()
+        #expect(logged.counted == logged.stored)
+        store = try await Store.temporary(dir) { $0.indexLogFlushRows = 1_000_000 }
+        #expect(try await store.indexLogRows() == logged)
+        #expect(try await found(store, "cat", .int64(1)) == [])
+        #expect(try await found(store, "cat", .int64(2)) == ["a"])
+        #expect(try await found(store, "cat", .int64(3)) == ["c"])
+        #expect(try await found(store, "cat", .int64(9)) == ["b"])
+    }
 }

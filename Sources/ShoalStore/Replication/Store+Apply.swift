@@ -62,106 +62,157 @@ extension Store {
             for (key, value) in syncState.sorted(by: { $0.key < $1.key }) {
                 try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key).bind(2, value).run()
             }
-            var result = ApplyResult()
-            var newlyDeleted = [Record.ID]()
-            var live = [Record]()
-            var touched = Set<RecordZone.ID>()
-            // The zone being written is held out of `zones` (so its vector is not copied on every
-            // write) and put back when the batch moves to another zone or ends.
-            var current: ZoneState? = nil
-            defer { if let c = current { zones[c.id] = c } }
-            for (index, incoming) in records.enumerated() {
-                let encoded = index < encodings.count ? encodings[index] : nil
-                if current?.id != incoming.id.zone {
-                    if let c = current { zones[c.id] = c }
-                    current = nil
-                    guard let next = zones[incoming.id.zone], !next.deleted else { throw .zoneNotFound(incoming.id.zone) }
-                    current = zones.removeValue(forKey: incoming.id.zone)
-                    touched.insert(next.id)
+            // Versions of records this store does not hold (the bulk of an initial sync) are
+            // inserted in batches, without lookups; if one turns out to exist, that attempt is
+            // undone and the batch takes the per-record path.
+            if try shouldAssumeNew(records), let done = try applyAssumingNew(records, encodings: encodings) {
+                return done
+            }
+            guard let done = try applyRecords(records, encodings: encodings, queued: false) else {
+                throw .internalError("applying a batch record by record found a record it had not looked up")
+            }
+            return done
+        }
+    }
+
+    /// Whether a batch looks like versions of records this store does not hold: at least a
+    /// batch of rows, and its first record is not stored.
+    func shouldAssumeNew(_ records: [Record]) throws(ShoalError) -> Bool {
+        guard records.count >= WriteStatements.batchRows, let first = records.first,
+              let z = zones[first.id.zone], !z.deleted else { return false }
+        let s = try db.cached("SELECT 1 FROM records WHERE zone = ? AND name = ?")
+        defer { s.reset() }
+        s.bind(1, z.row).bind(2, first.id.name)
+        return try !s.step()
+    }
+
+    /// ``applyRecords(_:encodings:queued:)`` with queued inserts, inside a savepoint: nil, with
+    /// nothing changed, when a record turned out to exist (or to need a lookup).
+    func applyAssumingNew(_ records: [Record], encodings: [ArraySlice<UInt8>]) throws(ShoalError) -> ApplyResult? {
+        try insertPendingRows()
+        let savedZones = zones, savedSequence = databaseSequence, savedIndexLog = indexLogCount
+        try db.execute("SAVEPOINT assume_new")
+        if let done = try applyRecords(records, encodings: encodings, queued: true) {
+            try db.execute("RELEASE assume_new")
+            return done
+        }
+        try db.execute("ROLLBACK TO assume_new")
+        try db.execute("RELEASE assume_new")
+        discardPendingRows()
+        zones = savedZones
+        databaseSequence = savedSequence
+        indexLogCount = savedIndexLog
+        txRecordsWanted = notifier.beginTransaction()
+        txZonesNoted.removeAll(keepingCapacity: true)
+        return nil
+    }
+
+    /// Applies `records` inside the current transaction. `queued`: versions of records the store
+    /// does not hold are inserted in batches (``insertVersion(_:encoded:in:queued:)``), and the
+    /// result is nil as soon as one is found to exist or a version needs a lookup (the caller
+    /// undoes the attempt).
+    func applyRecords(_ records: [Record], encodings: [ArraySlice<UInt8>], queued: Bool) throws(ShoalError) -> ApplyResult? {
+        var result = ApplyResult()
+        var newlyDeleted = [Record.ID]()
+        var live = [Record]()
+        var touched = Set<RecordZone.ID>()
+        // The zone being written is held out of `zones` (so its vector is not copied on every
+        // write) and put back when the batch moves to another zone or ends.
+        var current: ZoneState? = nil
+        defer { if let c = current { zones[c.id] = c } }
+        for (index, incoming) in records.enumerated() {
+            let encoded = index < encodings.count ? encodings[index] : nil
+            if current?.id != incoming.id.zone {
+                if let c = current { zones[c.id] = c }
+                current = nil
+                guard let next = zones[incoming.id.zone], !next.deleted else { throw .zoneNotFound(incoming.id.zone) }
+                current = zones.removeValue(forKey: incoming.id.zone)
+                touched.insert(next.id)
+            }
+            guard var z = current else { throw .zoneNotFound(incoming.id.zone) }
+            if let latest = incoming.versionVector.latest {
+                // A timestamp too far ahead of our wall clock is not absorbed (our later writes
+                // keep our own clock), but the version is still applied: refusing it would stall
+                // replication of the whole zone (Spec/replication.md §7).
+                do throws(HLC.ClockError) {
+                    try clock.observe(latest.hlc, wallMilliseconds: configuration.wallClock())
+                } catch {
+                    result.skewed += 1
                 }
-                guard var z = current else { throw .zoneNotFound(incoming.id.zone) }
-                if let latest = incoming.versionVector.latest {
-                    // A timestamp too far ahead of our wall clock is not absorbed (our later writes
-                    // keep our own clock), but the version is still applied: refusing it would stall
-                    // replication of the whole zone (Spec/replication.md §7).
-                    do throws(HLC.ClockError) {
-                        try clock.observe(latest.hlc, wallMilliseconds: configuration.wallClock())
-                    } catch {
-                        result.skewed += 1
-                    }
+            }
+            // A record this store does not hold (the bulk of an initial sync) is inserted
+            // directly: the insert itself tells whether the row existed, saving a lookup.
+            // A version the purge horizon dominates may be of a purged record: look first.
+            if z.horizon.isEmpty || !incoming.versionVector.isDominated(by: z.horizon) {
+                current = nil
+                let inserted = try insertVersion(incoming, encoded: encoded, in: &z, queued: queued)
+                current = z
+                if inserted {
+                    result.inserted += 1
+                    if incoming.isDeleted { newlyDeleted.append(incoming.id) } else { live.append(incoming) }
+                    continue
                 }
-                // A record this store does not hold (the bulk of an initial sync) is inserted
-                // directly: the insert itself tells whether the row existed, saving a lookup.
-                // A version the purge horizon dominates may be of a purged record: look first.
-                if z.horizon.isEmpty || !incoming.versionVector.isDominated(by: z.horizon) {
-                    current = nil
-                    let inserted = try insertVersion(incoming, encoded: encoded, in: &z)
-                    current = z
-                    if inserted {
-                        result.inserted += 1
-                        if incoming.isDeleted { newlyDeleted.append(incoming.id) } else { live.append(incoming) }
-                        continue
-                    }
-                }
-                let stored = try loadStored(z, incoming.id.name)?.record
-                let next: Record
-                var nextEncoded: ArraySlice<UInt8>? = nil
-                if let stored {
-                    switch incoming.versionVector.compare(stored.versionVector) {
-                    case .equal, .before:
-                        result.unchanged += 1
-                        continue
-                    case .after:
-                        // Replacing without merging: merge(stored, incoming) is incoming itself
-                        // when incoming's vector dominates (ReplaceFastPathTests checks the bytes).
-                        next = incoming
-                        nextEncoded = encoded
-                        result.replaced += 1
-                    case .concurrent:
-                        next = try Self.merged(stored, incoming)
-                        result.merged += 1
-                    }
-                } else {
-                    if !z.horizon.isEmpty && incoming.versionVector.isDominated(by: z.horizon) {
-                        result.unchanged += 1  // a version of a record whose tombstone was purged
-                        continue
-                    }
+            }
+            if queued { return nil }
+            let stored = try loadStored(z, incoming.id.name)?.record
+            let next: Record
+            var nextEncoded: ArraySlice<UInt8>? = nil
+            if let stored {
+                switch incoming.versionVector.compare(stored.versionVector) {
+                case .equal, .before:
+                    result.unchanged += 1
+                    continue
+                case .after:
+                    // Replacing without merging: merge(stored, incoming) is incoming itself
+                    // when incoming's vector dominates (ReplaceFastPathTests checks the bytes).
                     next = incoming
                     nextEncoded = encoded
-                    result.inserted += 1
+                    result.replaced += 1
+                case .concurrent:
+                    next = try Self.merged(stored, incoming)
+                    result.merged += 1
                 }
-                current = nil
-                try writeVersion(next, encoded: nextEncoded, over: stored, in: &z)
-                current = z
-                if next.isDeleted {
-                    if !(stored?.isDeleted ?? false) { newlyDeleted.append(next.id) }
-                } else {
-                    live.append(next)
+            } else {
+                if !z.horizon.isEmpty && incoming.versionVector.isDominated(by: z.horizon) {
+                    result.unchanged += 1  // a version of a record whose tombstone was purged
+                    continue
                 }
+                next = incoming
+                nextEncoded = encoded
+                result.inserted += 1
             }
-            if let c = current { zones[c.id] = c }
             current = nil
-            for id in touched { try zones[id]?.save(db) }
-            // A live record pointing (deleteSelf) at a record already deleted here goes too, so
-            // every node ends with the same cascade whatever the order of arrival.
-            for r in live {
-                guard let z = zones[r.id.zone] else { continue }
-                for t in Self.cascadeTargets(r).sorted() {
-                    if let target = try loadStored(z, t)?.record, target.isDeleted,
-                       let cur = try loadStored(z, r.id.name)?.record, !cur.isDeleted {
-                        var zz = z
-                        try writeVersion(tombstone(of: cur), over: cur, in: &zz)
-                        try zz.save(db)
-                        zones[zz.id] = zz
-                        newlyDeleted.append(r.id)
-                        result.cascaded += 1
-                        break
-                    }
+            try writeVersion(next, encoded: nextEncoded, over: stored, in: &z)
+            current = z
+            if next.isDeleted {
+                if !(stored?.isDeleted ?? false) { newlyDeleted.append(next.id) }
+            } else {
+                live.append(next)
+            }
+        }
+        if let c = current { zones[c.id] = c }
+        current = nil
+        if queued, try !insertPendingVersionRows() { return nil }
+        for id in touched { try zones[id]?.save(db) }
+        // A live record pointing (deleteSelf) at a record already deleted here goes too, so
+        // every node ends with the same cascade whatever the order of arrival.
+        for r in live {
+            guard let z = zones[r.id.zone] else { continue }
+            for t in Self.cascadeTargets(r).sorted() {
+                if let target = try loadStored(z, t)?.record, target.isDeleted,
+                   let cur = try loadStored(z, r.id.name)?.record, !cur.isDeleted {
+                    var zz = z
+                    try writeVersion(tombstone(of: cur), over: cur, in: &zz)
+                    try zz.save(db)
+                    zones[zz.id] = zz
+                    newlyDeleted.append(r.id)
+                    result.cascaded += 1
+                    break
                 }
             }
-            result.cascaded += try cascadeDeletes(from: newlyDeleted).count
-            return result
         }
+        result.cascaded += try cascadeDeletes(from: newlyDeleted).count
+        return result
     }
 
     /// The dot-driven merge of two versions of one record (ShoalDiff's `merge`).

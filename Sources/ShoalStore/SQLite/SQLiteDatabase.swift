@@ -9,6 +9,8 @@ final class SQLiteDatabase {
     /// Statements of the hot paths, keyed by the address of their literal SQL: no hashing of the
     /// SQL text per use.
     private var literalCache: [UInt: SQLiteStatement] = [:]
+    /// Statements prepared for a holder that keeps them (``prepare(_:)``), finalized on close.
+    private var held: [SQLiteStatement] = []
     let path: String
     /// The background checkpointer, once ``checkpointInBackground(threshold:hardLimit:)`` ran.
     private(set) var checkpointer: WALCheckpointer?
@@ -46,8 +48,10 @@ final class SQLiteDatabase {
         checkpointer = nil
         for s in cache.values { s.finalize() }
         for s in literalCache.values { s.finalize() }
+        for s in held { s.finalize() }
         cache = [:]
         literalCache = [:]
+        held = []
         if let h = handle { sqlite3_close_v2(h) }
         handle = nil
     }
@@ -80,6 +84,16 @@ final class SQLiteDatabase {
         guard rc == SQLITE_OK, let stmt else { throw error(rc, "preparing \(sql)") }
         let s = SQLiteStatement(stmt, database: self)
         literalCache[key] = s
+        return s
+    }
+
+    /// A statement for the caller to hold (no lookup per use), finalized when the connection closes.
+    func prepare(_ sql: String) throws(ShoalError) -> SQLiteStatement {
+        var stmt: OpaquePointer? = nil
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw error(rc, "preparing \(sql.prefix(80))") }
+        let s = SQLiteStatement(stmt, database: self)
+        held.append(s)
         return s
     }
 

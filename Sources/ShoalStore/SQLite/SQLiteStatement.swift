@@ -60,6 +60,10 @@ final class SQLiteStatement {
         }
         return self
     }
+    /// Binds column `c` of the row `row` is on, as it is (type and bytes), without converting it.
+    @discardableResult func bind(_ i: Int32, column c: Int32, of row: SQLiteStatement) -> SQLiteStatement {
+        sqlite3_bind_value(stmt, i, sqlite3_column_value(row.stmt, c)); return self
+    }
     @discardableResult func bindNull(_ i: Int32) -> SQLiteStatement {
         sqlite3_bind_null(stmt, i); return self
     }
@@ -80,6 +84,13 @@ final class SQLiteStatement {
     /// Runs a statement that returns no rows.
     func run() throws(ShoalError) {
         while try step() {}
+    }
+
+    /// Runs a statement that returns no rows and rewinds it for the next use, keeping its
+    /// bindings (for held statements whose every parameter is bound again each time).
+    func runAndRewind() throws(ShoalError) {
+        while try step() {}
+        sqlite3_reset(stmt)
     }
 
     // MARK: Columns (0-based)
