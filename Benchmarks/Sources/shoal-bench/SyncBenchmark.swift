@@ -35,7 +35,17 @@ enum SyncBenchmark: BenchmarkSuite {
     static func temporaryNode(_ label: String) async throws -> (ShoalNode, String) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-\(label)-\(UInt32.random(in: 0 ... .max))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return (try await ShoalNode.open(directory: dir), dir)
+        return (try await ShoalNode.open(directory: dir, sync: syncConfiguration), dir)
+    }
+
+    /// The nodes' replication settings: defaults, or `SHOAL_BENCH_SYNC_WINDOW` (batches in flight)
+    /// and `SHOAL_BENCH_SYNC_BATCH` (records per batch) for experiments.
+    static var syncConfiguration: SyncConfiguration {
+        var c = SyncConfiguration()
+        let env = ProcessInfo.processInfo.environment
+        if let w = env["SHOAL_BENCH_SYNC_WINDOW"].flatMap({ UInt64($0) }), w > 0 { c.window = w }
+        if let b = env["SHOAL_BENCH_SYNC_BATCH"].flatMap({ Int($0) }), b > 0 { c.batchRecords = b }
+        return c
     }
 
     static func runAsync() async throws {
