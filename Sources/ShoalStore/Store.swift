@@ -73,8 +73,10 @@ public actor Store {
         package var indexLogFlushRows: Int = 50_000
         /// Write-ahead-log pages (4 KiB each) after which a checkpoint copies the log into the
         /// database, on a thread of its own so no commit waits for it; at eight times as many the
-        /// committing call checkpoints itself. Default 1,000, SQLite's own default.
-        public var checkpointPages: Int = 1_000
+        /// committing call checkpoints itself. Default 256 (1 MiB): each checkpoint then writes
+        /// little enough that a commit syncing the log meanwhile is not held up behind it
+        /// (Spec/store.md §2.2).
+        public var checkpointPages: Int = 256
         /// Limits records must meet (CloudKit's by default: 1 MiB records, 255-byte names).
         public var limits: WireLimits = .default
 

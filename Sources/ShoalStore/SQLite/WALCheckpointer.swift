@@ -35,7 +35,8 @@ final class WALCheckpointer: @unchecked Sendable {
         self.hardLimit = max(self.threshold, hardLimit)
     }
 
-    /// Background checkpoints run so far (tests check the log is kept short this way).
+    /// Background checkpoints so far that copied frames into the database (tests check the log
+    /// is kept short this way, not only by the committer's hard limit).
     var completedCheckpoints: Int { state.withLock { $0.completed } }
 
     /// Installs the hook on `connection`, replacing SQLite's automatic checkpoints.
@@ -77,13 +78,19 @@ final class WALCheckpointer: @unchecked Sendable {
         guard !state.withLock({ $0.closed }) else { return }
         if handle == nil {
             var h: OpaquePointer? = nil
-            guard sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let h else {
+            // A new connection learns the database is in WAL mode only when it first reads it;
+            // until then a checkpoint through it is a successful no-op (SQLite reports a log of
+            // -1 frames). The pragma reads the header and opens the log.
+            guard sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let h,
+                  sqlite3_exec(h, "PRAGMA journal_mode=WAL", nil, nil, nil) == SQLITE_OK else {
                 sqlite3_close_v2(h)
                 return  // the committing connection's hard limit still bounds the log
             }
             handle = h
         }
-        if sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK {
+        var logFrames: Int32 = 0, copiedFrames: Int32 = 0
+        if sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copiedFrames) == SQLITE_OK,
+           copiedFrames > 0 {
             state.withLock { $0.completed += 1 }
         }
     }
