@@ -118,10 +118,18 @@ extension Store {
     /// ``modifyPlanned(_:policy:atomically:lookUp:)`` without lookups, inside a savepoint: nil,
     /// with nothing changed, when a record turned out to exist.
     func modifyAssumingNew(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool) throws(ShoalError) -> ChunkResult? {
+        try assumingNew { () throws(ShoalError) in try modifyPlanned(items, policy: policy, atomically: atomically, lookUp: false) }
+    }
+
+    /// Runs `attempt` (writes that assume their records are new) inside a savepoint, inside the
+    /// current write transaction. When it returns nil — a record turned out to exist — everything
+    /// it did is undone: its rows, the rows it queued, zone states, sequence numbers, the index-log
+    /// count and the notifications it noted; the caller then redoes the work with lookups.
+    func assumingNew<T>(_ attempt: () throws(ShoalError) -> T?) throws(ShoalError) -> T? {
         try insertPendingRows()
         let savedZones = zones, savedSequence = databaseSequence, savedIndexLog = indexLogCount
         try db.execute("SAVEPOINT assume_new")
-        if let done = try modifyPlanned(items, policy: policy, atomically: atomically, lookUp: false) {
+        if let done = try attempt() {
             try db.execute("RELEASE assume_new")
             return done
         }

@@ -89,22 +89,7 @@ extension Store {
     /// ``applyRecords(_:encodings:queued:)`` with queued inserts, inside a savepoint: nil, with
     /// nothing changed, when a record turned out to exist (or to need a lookup).
     func applyAssumingNew(_ records: [Record], encodings: [ArraySlice<UInt8>]) throws(ShoalError) -> ApplyResult? {
-        try insertPendingRows()
-        let savedZones = zones, savedSequence = databaseSequence, savedIndexLog = indexLogCount
-        try db.execute("SAVEPOINT assume_new")
-        if let done = try applyRecords(records, encodings: encodings, queued: true) {
-            try db.execute("RELEASE assume_new")
-            return done
-        }
-        try db.execute("ROLLBACK TO assume_new")
-        try db.execute("RELEASE assume_new")
-        discardPendingRows()
-        zones = savedZones
-        databaseSequence = savedSequence
-        indexLogCount = savedIndexLog
-        txRecordsWanted = notifier.beginTransaction()
-        txZonesNoted.removeAll(keepingCapacity: true)
-        return nil
+        try assumingNew { () throws(ShoalError) in try applyRecords(records, encodings: encodings, queued: true) }
     }
 
     /// Applies `records` inside the current transaction. `queued`: versions of records the store
