@@ -184,6 +184,7 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
     /// Replaces the slot at `index` (an existing slot; `slot.name` must be its name) and marks
     /// it edited, keeping the record's ``FieldEdits`` lineage.
     package mutating func replaceSlot(at index: Int, with slot: consuming Field) {
+        assert(UTF8Order.equal(slots[index].name, slot.name), "replaceSlot(at:with:) may not rename a slot")
         edits.mark(index)
         slots[index] = slot
     }
