@@ -249,12 +249,22 @@ public actor NetworkNode {
                 handshake.cancel()
                 sink.yield(.closed(id))
             }
-            let assetSink = self.assetFrameSink
-            // Batches are decoded here, on this connection's task, so the engine applies one while
-            // the next is being decoded (the window of unacknowledged batches bounds how many wait).
-            let sync = self.sync
-            for try await frame in inbound {
-                if frame.type == .assetChunk { assetSink.yield((id, frame)) } else { sink.yield(.frame(id, frame, sync.decodeAhead(frame))) }
+            try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, assets: assetFrameSink)
+        }
+    }
+
+    /// Passes a connection's frames to the engine (asset chunks to their own lane), decoding
+    /// `changes` batches first, so the engine applies one batch while the next is decoded (the
+    /// window of unacknowledged batches bounds how many wait). Not isolated to the node: a decode
+    /// here never holds the actor the engine needs.
+    @concurrent static func readFrames(_ inbound: NIOAsyncChannelInboundStream<Frame>, of id: ConnectionID, decodingWith sync: SyncNode,
+                                       to sink: AsyncStream<Event>.Continuation,
+                                       assets: AsyncStream<(ConnectionID, Frame)>.Continuation) async throws {
+        for try await frame in inbound {
+            if frame.type == .assetChunk {
+                assets.yield((id, frame))
+            } else {
+                sink.yield(.frame(id, frame, sync.decodeAhead(frame)))
             }
         }
     }

@@ -8,7 +8,7 @@ extension SyncNode {
     func handleChanges(_ frame: Frame, on id: ConnectionID, decoded: DecodedChanges? = nil) async throws(SyncFailure) -> [SyncOutput] {
         // The records' bytes as received are their canonical encodings: the store keeps them.
         let (m, ranges) = try decode { (l) throws(WireError) in
-            if let decoded { return try decoded.result.get() }
+            if let r = decoded?.take() { return try r.get() }
             return try ChangesMessage.decodeKeepingRecordBytes(frame.payload, limits: l)
         }
         guard let sub = sessions[id]?.inbound[m.zone], sub.incarnation == m.incarnation else {
@@ -81,6 +81,7 @@ extension SyncNode {
         for asset in await eagerAssets(in: records, zone: m.zone) {
             for (c, more) in await fetchAsset(asset) { extraOutputs[c, default: []] += more }
         }
+        Self.releaseLater((consume m, consume records))
         return [.send(Frame(type: .acknowledgement, payload: ack.encoded()))]
     }
 

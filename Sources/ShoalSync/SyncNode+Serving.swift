@@ -86,7 +86,15 @@ extension SyncNode {
             // holds are skipped by their vectors and whole ones copied as stored, so only those
             // that travel sparse are decoded (select(_:peerKnowledge:sparseBase:limits:)).
             var encodedPage: EncodedZoneChanges? = nil
-            while true {
+            // Every stored version's vector is dominated by the zone's: when the peer's knowledge
+            // covers that, the rest of the feed would only be read to be skipped (the echo of
+            // what a node just applied from this peer, say) — jump to its end without reading.
+            var mustRead = true
+            if !sub.resetNext, let end = try? await store.feedEnd(of: zone), end.vector.isDominated(by: sub.peerKnowledge) {
+                encodedPage = EncodedZoneChanges(count: 0, bytes: [], ends: [], token: end.token, moreComing: false)
+                mustRead = false
+            }
+            while mustRead {
                 do throws(ShoalError) {
                     if let e = try await store.encodedChanges(in: zone, since: sub.token, limit: limit) {
                         encodedPage = e
@@ -137,7 +145,12 @@ extension SyncNode {
             let recordCount = selection.count
             let caughtUp = !moreComing
             trace?("\(nodeID.short) serving \(zone) to conn \(id): page of \(encodedPage?.count ?? read?.records.count ?? 0) sent \(recordCount) (\(selection.sparse.count) sparse) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)")
-            if caughtUp && recordCount == 0 && cur.sentAny && pageToken == cur.token && !cur.resetNext {
+            if caughtUp && recordCount == 0 && cur.sentAny && !cur.resetNext
+                && (pageToken == cur.token || (cur.caughtUpSent && k.isDominated(by: cur.peerKnowledge))) {
+                // Nothing new for a peer that was told it is caught up and knows all we know: the
+                // position moves in memory only (a resumption from the peer's older stored token
+                // skips the same versions again).
+                cur.token = pageToken
                 cur.idle = !cur.dirty
                 sessions[id]?.outbound[zone] = cur
                 continue
@@ -157,6 +170,7 @@ extension SyncNode {
             cur.token = pageToken
             cur.sentAny = true
             cur.resetNext = false
+            cur.caughtUpSent = caughtUp
             // Caught up: go idle, unless a commit arrived while we were reading.
             if caughtUp { cur.idle = !cur.dirty }
             sessions[id]?.outbound[zone] = cur

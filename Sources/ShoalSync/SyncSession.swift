@@ -58,6 +58,8 @@ struct SyncSession {
         var sentAny = false
         /// The token expired: the next batch restarts from the beginning and says so.
         var resetNext = false
+        /// Whether the last batch sent said the peer was caught up.
+        var caughtUpSent = false
 
         var unacknowledged: UInt64 { nextBatch &- 1 &- acknowledged }
     }

@@ -126,3 +126,36 @@ extension SyncNodeTests {
         #expect(try await sim.nodes[0].store.digest(of: Self.notes) == (try await sim.nodes[1].store.digest(of: Self.notes)))
     }
 }
+
+extension SyncNodeTests {
+    /// A node catching up does not echo what it applied back to the sender: its feed, whose
+    /// vector the sender's knowledge covers, is not read, and no empty batch goes back per batch
+    /// applied. Its own later writes still travel, and so do the sender's.
+    @Test func aCatchUpIsNotEchoedBackAndLaterWritesStillTravel() async throws {
+        var configuration = SyncConfiguration()
+        configuration.batchRecords = 100
+        let sim = try await Simulation(seed: 13, nodes: 2, configuration: configuration)
+        try await sim.nodes[0].store.createZone(Self.notes)
+        _ = try await sim.nodes[0].store.modify(saving: (0..<450).map { note("n\($0)", ["i": .int64(Int64($0))]) }, policy: .allKeys)
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        #expect(await sim.nodes[1].sync.statistics.recordsReceived == 450)
+        #expect(await sim.nodes[0].sync.statistics.recordsReceived == 0, "nothing comes back")
+        // Node 1's zone was empty when it subscribed back: one caught-up batch, then silence
+        // (before, one empty batch followed every batch it applied: 6 in all).
+        #expect(await sim.nodes[1].sync.statistics.batchesSent == 1)
+        // A write on node 1 is not covered by node 0's knowledge: it is read and sent.
+        _ = try await sim.nodes[1].store.save(note("from-1", ["i": .int64(1)]))
+        try await sim.notifyChanges(node: 1)
+        #expect(try await sim.runUntilQuiet())
+        #expect(await sim.nodes[0].sync.statistics.recordsReceived == 1)
+        // And one on node 0 reaches node 1, which again sends nothing back.
+        _ = try await sim.nodes[0].store.save(note("from-0", ["i": .int64(0)]))
+        try await sim.notifyChanges(node: 0)
+        #expect(try await sim.runUntilQuiet())
+        #expect(await sim.nodes[1].sync.statistics.recordsReceived == 451)
+        #expect(await sim.nodes[0].sync.statistics.recordsReceived == 1)
+        #expect(try await sim.state(of: Self.notes, on: 0) == (try await sim.state(of: Self.notes, on: 1)))
+        #expect(sim.log.isEmpty, "\(sim.log)")
+    }
+}

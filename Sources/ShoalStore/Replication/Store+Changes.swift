@@ -31,6 +31,11 @@ package struct EncodedZoneChanges: Sendable {
     /// Whether more changes follow.
     package var moreComing: Bool
 
+    /// A page of `count` records whose encodings are `bytes`, the `i`th ending at `ends[i]`.
+    package init(count: Int, bytes: [UInt8], ends: [Int], token: ChangeToken, moreComing: Bool) {
+        (self.count, self.bytes, self.ends, self.token, self.moreComing) = (count, bytes, ends, token, moreComing)
+    }
+
     /// Record `i`'s encoding.
     package func record(_ i: Int) -> ArraySlice<UInt8> { bytes[(i == 0 ? 0 : ends[i - 1])..<ends[i]] }
 }
@@ -94,6 +99,14 @@ extension Store {
         let (batch, more, lastSeq) = try readFeed(start.zone, after: afterSeq, limit: limit)
         return EncodedZoneChanges(count: batch.count, bytes: batch.packedBytes, ends: batch.rowEnds,
                                   token: feedToken(start.zone, start: start.vector, more: more, lastSeq: lastSeq), moreComing: more)
+    }
+
+    /// The end of `zone`'s feed: the zone's version vector (which dominates every stored version's,
+    /// tombstones included) and the token a fetch reaching the end returns now.
+    /// - Throws: `zoneNotFound` for a zone not held (or deleted).
+    package func feedEnd(of zone: RecordZone.ID) throws(ShoalError) -> (vector: VersionVector, token: ChangeToken) {
+        let z = try liveZone(zone)
+        return (z.vector, feedToken(z, start: nil, more: false, lastSeq: z.seq))
     }
 
     /// Checks a feed request; where it starts: after a change sequence of this store, or (nil)
