@@ -38,6 +38,10 @@ public struct SyncConfiguration: Sendable {
     public var assetFetch: [RecordZone.ID: AssetFetchPolicy] = [:]
     /// Decoding limits for everything peers send.
     public var limits: WireLimits = .default
+    /// A catch-up's first batch carries how many changes remain when counting them is quick (at
+    /// most this many can remain); a longer count runs in the background and a later batch carries
+    /// it, so the first batch never waits for it. Default 50,000 (≈ 5 ms to count).
+    package var remainingCountInlineLimit: UInt64 = 50_000
 
     /// The defaults.
     public init() {}

@@ -155,10 +155,22 @@ extension SyncNode {
                 sessions[id]?.outbound[zone] = cur
                 continue
             }
-            // The first batch of a long catch-up says how much is left, for the peer's progress.
+            // The first batch of a catch-up says how much is left, for the peer's progress; when
+            // counting would take long, the first batch after a background count does.
             var remaining: UInt64? = nil
-            if cur.nextBatch == 1 || cur.resetNext, !caughtUp, let n = try? await store.remainingChanges(in: zone, after: pageToken) {
-                remaining = UInt64(n)
+            let pageRows = encodedPage?.count ?? read?.records.count ?? 0
+            if cur.nextBatch == 1 || cur.resetNext {
+                cur.pendingCount = nil
+                if !caughtUp {
+                    remaining = await remainingAfterFirstBatch(zone, token: pageToken, subscription: &cur)
+                }
+            } else if let pending = cur.pendingCount {
+                cur.rowsSinceCount &+= pageRows
+                let outcome = pending.outcome
+                if outcome.done {
+                    cur.pendingCount = nil
+                    if let n = outcome.value { remaining = UInt64(max(0, n &- cur.rowsSinceCount)) }
+                }
             }
             let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
                                          isReset: cur.resetNext, token: pageToken, knowledge: caughtUp ? k : nil, remaining: remaining,
@@ -178,6 +190,20 @@ extension SyncNode {
             statistics.batchesSent &+= 1
         }
         return out
+    }
+
+    /// How many changes remain after the first batch of a catch-up, if counting them is quick;
+    /// otherwise nil, and the count starts on the store's background reader (`subscription`
+    /// notes it; a later batch carries the result).
+    func remainingAfterFirstBatch(_ zone: RecordZone.ID, token: ChangeToken, subscription cur: inout SyncSession.Outbound) async -> UInt64? {
+        guard let r = try? await store.remainingChanges(in: zone, after: token, quickLimit: configuration.remainingCountInlineLimit) else { return nil }
+        if case .counted(let n) = r { return n.map { UInt64($0) } }
+        let pending = PendingCount()
+        cur.pendingCount = pending
+        cur.rowsSinceCount = 0
+        let store = self.store
+        Task { pending.finish(try? await store.remainingChangesInBackground(in: zone, after: token)) }
+        return nil
     }
 
     /// The versions of a page that go to a peer: `whole` decoded records, or (from an encoded

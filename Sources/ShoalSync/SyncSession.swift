@@ -1,6 +1,7 @@
 // SyncSession: the protocol state of one connection — handshake, subscriptions both ways, windows.
 
 public import ShoalWire
+import Synchronization
 
 /// Identifies one connection of a ``SyncNode`` (assigned by ``SyncNode/open()``).
 public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
@@ -60,6 +61,11 @@ struct SyncSession {
         var resetNext = false
         /// Whether the last batch sent said the peer was caught up.
         var caughtUpSent = false
+        /// A count of the changes remaining after batch 1 of a long catch-up, running in the
+        /// background, and the feed rows read since that batch; the first batch after the count
+        /// finishes carries the difference.
+        var pendingCount: PendingCount? = nil
+        var rowsSinceCount = 0
 
         var unacknowledged: UInt64 { nextBatch &- 1 &- acknowledged }
     }
@@ -83,4 +89,15 @@ struct SyncSession {
         let low = max(ours.lowerBound, theirs.minimumVersion), high = min(ours.upperBound, theirs.maximumVersion)
         return low <= high ? high : nil
     }
+}
+
+/// The result of a background count, once it is known.
+final class PendingCount: Sendable {
+    private let result = Mutex<(done: Bool, value: Int?)>((false, nil))
+
+    /// Records the count (nil: it could not be taken).
+    func finish(_ value: Int?) { result.withLock { $0 = (true, value) } }
+
+    /// Whether the count finished, and its value.
+    var outcome: (done: Bool, value: Int?) { result.withLock { $0 } }
 }

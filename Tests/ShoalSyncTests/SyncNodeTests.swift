@@ -159,3 +159,45 @@ extension SyncNodeTests {
         #expect(sim.log.isEmpty, "\(sim.log)")
     }
 }
+
+extension SyncNodeTests {
+    /// A catch-up whose remaining changes would take long to count does not hold its first batch
+    /// back: the count runs on the store's background reader, and the first batch after it
+    /// finishes carries what is left — the receiver's progress then knows the exact total.
+    @Test func aLongCountTravelsWithALaterBatch() async throws {
+        var configuration = SyncConfiguration()
+        configuration.batchRecords = 20
+        configuration.remainingCountInlineLimit = 10
+        let sim = try await Simulation(seed: 17, nodes: 2, configuration: configuration)
+        try await sim.nodes[0].store.createZone(Self.notes)
+        _ = try await sim.nodes[0].store.modify(saving: (0..<450).map { note("n\($0)", ["i": .int64(Int64($0))]) }, policy: .allKeys)
+        try await sim.connect(0, 1)
+        let link = sim.links[0]
+        let conn0 = link.a == 0 ? link.connA : link.connB
+        var steps = 0
+        while await sim.nodes[1].sync.statistics.batchesReceived < 1, steps < 1_000 {
+            steps += 1
+            let l = sim.links[0]
+            if !l.toB.inFlight.isEmpty { try await sim.deliver(link: 0, toB: true) } else if !l.toA.inFlight.isEmpty { try await sim.deliver(link: 0, toB: false) } else { break }
+        }
+        #expect(await sim.nodes[1].sync.replication().first?.recordsExpected == nil, "the first batch did not wait for the count")
+        // The count finishes on its own thread (bounded wait), then the rest is delivered.
+        var waited = 0
+        while await sim.nodes[0].sync.sessions[conn0]?.outbound[Self.notes]?.pendingCount?.outcome.done == false, waited < 500 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        var expected: Int? = nil
+        while expected == nil, steps < 2_000, await sim.nodes[1].sync.statistics.recordsReceived < 450 {
+            steps += 1
+            let l = sim.links[0]
+            if !l.toB.inFlight.isEmpty { try await sim.deliver(link: 0, toB: true) } else if !l.toA.inFlight.isEmpty { try await sim.deliver(link: 0, toB: false) } else { break }
+            expected = await sim.nodes[1].sync.replication().first?.recordsExpected
+        }
+        let received = await sim.nodes[1].sync.statistics.recordsReceived
+        #expect(expected == 450, "received \(received), expected \(String(describing: expected))")
+        #expect(try await sim.runUntilQuiet())
+        #expect(await sim.nodes[1].sync.statistics.recordsReceived == 450)
+        #expect(try await sim.state(of: Self.notes, on: 0) == (try await sim.state(of: Self.notes, on: 1)))
+    }
+}

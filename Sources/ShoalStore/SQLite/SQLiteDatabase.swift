@@ -14,10 +14,13 @@ final class SQLiteDatabase {
     let path: String
     /// The background checkpointer, once ``checkpointInBackground(threshold:hardLimit:)`` ran.
     private(set) var checkpointer: WALCheckpointer?
+    /// Long read-only queries, on a connection and a thread of their own.
+    let reader: BackgroundReader
 
     /// Opens (creating if needed) the database at `path`.
     init(path: String, busyTimeoutMilliseconds: Int32) throws(ShoalError) {
         self.path = path
+        reader = BackgroundReader(path: path)
         var h: OpaquePointer? = nil
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &h, flags, nil)
@@ -44,6 +47,7 @@ final class SQLiteDatabase {
     /// Finalizes every statement and closes the connection (the checkpointer's first, so this
     /// one, the last, checkpoints and removes the log as SQLite does on close).
     func close() {
+        reader.close()
         checkpointer?.close(removingHookFrom: handle)
         checkpointer = nil
         for s in cache.values { s.finalize() }
