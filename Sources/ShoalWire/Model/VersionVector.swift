@@ -82,6 +82,17 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     public mutating func formUnion(_ other: VersionVector) {
         if other.entries.isEmpty { return }
         if entries.isEmpty { entries = other.entries; return }
+        // Every node of `other` already here (a zone's vector absorbing one more version of the
+        // nodes writing to it, once per applied record): raise the entries in place, no new array.
+        if coversNodes(of: other) {
+            var i = 0
+            for o in other.entries {
+                while entries[i].node < o.node { i += 1 }
+                if entries[i].hlc < o.hlc { entries[i].hlc = o.hlc }
+                i += 1
+            }
+            return
+        }
         var out = [Entry]()
         out.reserveCapacity(entries.count + other.entries.count)
         var i = 0, j = 0
@@ -96,6 +107,17 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
             }
         }
         entries = out
+    }
+
+    /// Whether every node of `other` has an entry here (both lists are sorted by node).
+    private func coversNodes(of other: VersionVector) -> Bool {
+        var i = 0
+        for o in other.entries {
+            while i < entries.count && entries[i].node < o.node { i += 1 }
+            guard i < entries.count, entries[i].node == o.node else { return false }
+            i += 1
+        }
+        return true
     }
 
     /// The least upper bound of two vectors.
