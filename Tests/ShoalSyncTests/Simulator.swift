@@ -134,6 +134,14 @@ final class Simulation {
         }
     }
 
+    /// Delivers the oldest bytes in flight on link `i`, towards B first; false when none are.
+    func step(link i: Int) async throws -> Bool {
+        guard i < links.count else { return false }
+        if !links[i].toB.inFlight.isEmpty { try await deliver(link: i, toB: true); return true }
+        if !links[i].toA.inFlight.isEmpty { try await deliver(link: i, toB: false); return true }
+        return false
+    }
+
     /// Delivers the oldest bytes in flight on one direction of link `i`, in random pieces.
     func deliver(link i: Int, toB: Bool) async throws {
         var pipe = toB ? links[i].toB : links[i].toA

@@ -80,8 +80,7 @@ extension SyncNodeTests {
         var steps = 0
         while await sim.nodes[1].sync.statistics.batchesReceived < 1, steps < 1_000 {
             steps += 1
-            guard let l = sim.links.first else { break }
-            if !l.toB.inFlight.isEmpty { try await sim.deliver(link: 0, toB: true) } else if !l.toA.inFlight.isEmpty { try await sim.deliver(link: 0, toB: false) } else { break }
+            guard try await sim.step(link: 0) else { break }
         }
         let first = await sim.nodes[1].sync.statistics.recordsReceived
         #expect(first == 100, "the first batch holds 100 versions")
@@ -177,8 +176,7 @@ extension SyncNodeTests {
         var steps = 0
         while await sim.nodes[1].sync.statistics.batchesReceived < 1, steps < 1_000 {
             steps += 1
-            let l = sim.links[0]
-            if !l.toB.inFlight.isEmpty { try await sim.deliver(link: 0, toB: true) } else if !l.toA.inFlight.isEmpty { try await sim.deliver(link: 0, toB: false) } else { break }
+            guard try await sim.step(link: 0) else { break }
         }
         #expect(await sim.nodes[1].sync.replication().first?.recordsExpected == nil, "the first batch did not wait for the count")
         // The count finishes on its own thread (bounded wait), then the rest is delivered.
@@ -190,8 +188,7 @@ extension SyncNodeTests {
         var expected: Int? = nil
         while expected == nil, steps < 2_000, await sim.nodes[1].sync.statistics.recordsReceived < 450 {
             steps += 1
-            let l = sim.links[0]
-            if !l.toB.inFlight.isEmpty { try await sim.deliver(link: 0, toB: true) } else if !l.toA.inFlight.isEmpty { try await sim.deliver(link: 0, toB: false) } else { break }
+            guard try await sim.step(link: 0) else { break }
             expected = await sim.nodes[1].sync.replication().first?.recordsExpected
         }
         let received = await sim.nodes[1].sync.statistics.recordsReceived
