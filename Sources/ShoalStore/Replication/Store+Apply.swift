@@ -114,7 +114,9 @@ extension Store {
                 current = zones.removeValue(forKey: incoming.id.zone)
                 touched.insert(next.id)
             }
-            guard var z = current else { throw .zoneNotFound(incoming.id.zone) }
+            // Moved out of `current` (no copy of its vectors) and moved back before the next
+            // record; a throw leaves it out, and writeTransaction restores every zone.
+            guard var z = current.take() else { throw .zoneNotFound(incoming.id.zone) }
             if let latest = incoming.versionVector.latest {
                 // A timestamp too far ahead of our wall clock is not absorbed (our later writes
                 // keep our own clock), but the version is still applied: refusing it would stall
@@ -129,16 +131,18 @@ extension Store {
             // directly: the insert itself tells whether the row existed, saving a lookup.
             // A version the purge horizon dominates may be of a purged record: look first.
             if z.horizon.isEmpty || !incoming.versionVector.isDominated(by: z.horizon) {
-                current = nil
                 let inserted = try insertVersion(incoming, encoded: encoded, in: &z, queued: queued)
-                current = z
                 if inserted {
+                    current = consume z
                     result.inserted += 1
                     if incoming.isDeleted { newlyDeleted.append(incoming.id) } else { live.append(incoming) }
                     continue
                 }
             }
-            if queued { return nil }
+            if queued {
+                current = z
+                return nil
+            }
             let stored = try loadStored(z, incoming.id.name)?.record
             let next: Record
             var nextEncoded: ArraySlice<UInt8>? = nil
@@ -146,6 +150,7 @@ extension Store {
                 switch incoming.versionVector.compare(stored.versionVector) {
                 case .equal, .before:
                     result.unchanged += 1
+                    current = z
                     continue
                 case .after:
                     // Replacing without merging: merge(stored, incoming) is incoming itself
@@ -160,13 +165,13 @@ extension Store {
             } else {
                 if !z.horizon.isEmpty && incoming.versionVector.isDominated(by: z.horizon) {
                     result.unchanged += 1  // a version of a record whose tombstone was purged
+                    current = z
                     continue
                 }
                 next = incoming
                 nextEncoded = encoded
                 result.inserted += 1
             }
-            current = nil
             try writeVersion(next, encoded: nextEncoded, over: stored, in: &z)
             current = z
             if next.isDeleted {
