@@ -187,8 +187,10 @@ extension Store {
         // A live record pointing (deleteSelf) at a record already deleted here goes too, so
         // every node ends with the same cascade whatever the order of arrival.
         for r in live {
-            guard let z = zones[r.id.zone] else { continue }
-            for t in Self.cascadeTargets(r).sorted() {
+            // Most records hold no deleteSelf reference: no zone lookup (hashing its ID) for them.
+            let targets = Self.cascadeTargets(r)
+            guard !targets.isEmpty, let z = zones[r.id.zone] else { continue }
+            for t in targets.sorted() {
                 if let target = try loadStored(z, t)?.record, target.isDeleted,
                    let cur = try loadStored(z, r.id.name)?.record, !cur.isDeleted {
                     var zz = z
