@@ -16,6 +16,18 @@ import ShoalWire
         return r
     }
 
+    /// Two nodes replicating in batches of `batchRecords`; node 0 holds `count` notes n0, n1, ….
+    func twoNodes(seed: UInt64, batchRecords: Int, notes count: Int = 450,
+                  _ configure: (inout SyncConfiguration) -> Void = { _ in }) async throws -> Simulation {
+        var configuration = SyncConfiguration()
+        configuration.batchRecords = batchRecords
+        configure(&configuration)
+        let sim = try await Simulation(seed: seed, nodes: 2, configuration: configuration)
+        try await sim.nodes[0].store.createZone(Self.notes)
+        _ = try await sim.nodes[0].store.modify(saving: (0..<count).map { note("n\($0)", ["i": .int64(Int64($0))]) }, policy: .allKeys)
+        return sim
+    }
+
     @Test func twoNodesConverge() async throws {
         let sim = try await Simulation(seed: 1, nodes: 2)
         try await sim.nodes[0].store.createZone(Self.notes)
@@ -69,12 +81,7 @@ extension SyncNodeTests {
     /// A catch-up cut after its first batch resumes from the position that batch stored: every
     /// version arrives exactly once (no duplicate), and the replicas end equal (no gap).
     @Test func resumptionAfterDisconnectHasNoDuplicatesOrGaps() async throws {
-        var configuration = SyncConfiguration()
-        configuration.batchRecords = 100
-        let sim = try await Simulation(seed: 11, nodes: 2, configuration: configuration)
-        try await sim.nodes[0].store.createZone(Self.notes)
-        let records = (0..<450).map { note("n\($0)", ["i": .int64(Int64($0))]) }
-        _ = try await sim.nodes[0].store.modify(saving: records, policy: .allKeys)
+        let sim = try await twoNodes(seed: 11, batchRecords: 100)
         try await sim.connect(0, 1)
         // Deliver frames until node 1 has applied exactly one batch, then cut the connection.
         var steps = 0
@@ -131,11 +138,7 @@ extension SyncNodeTests {
     /// vector the sender's knowledge covers, is not read, and no empty batch goes back per batch
     /// applied. Its own later writes still travel, and so do the sender's.
     @Test func aCatchUpIsNotEchoedBackAndLaterWritesStillTravel() async throws {
-        var configuration = SyncConfiguration()
-        configuration.batchRecords = 100
-        let sim = try await Simulation(seed: 13, nodes: 2, configuration: configuration)
-        try await sim.nodes[0].store.createZone(Self.notes)
-        _ = try await sim.nodes[0].store.modify(saving: (0..<450).map { note("n\($0)", ["i": .int64(Int64($0))]) }, policy: .allKeys)
+        let sim = try await twoNodes(seed: 13, batchRecords: 100)
         try await sim.connect(0, 1)
         #expect(try await sim.runUntilQuiet())
         #expect(await sim.nodes[1].sync.statistics.recordsReceived == 450)
@@ -164,12 +167,7 @@ extension SyncNodeTests {
     /// back: the count runs on the store's background reader, and the first batch after it
     /// finishes carries what is left — the receiver's progress then knows the exact total.
     @Test func aLongCountTravelsWithALaterBatch() async throws {
-        var configuration = SyncConfiguration()
-        configuration.batchRecords = 20
-        configuration.remainingCountInlineLimit = 10
-        let sim = try await Simulation(seed: 17, nodes: 2, configuration: configuration)
-        try await sim.nodes[0].store.createZone(Self.notes)
-        _ = try await sim.nodes[0].store.modify(saving: (0..<450).map { note("n\($0)", ["i": .int64(Int64($0))]) }, policy: .allKeys)
+        let sim = try await twoNodes(seed: 17, batchRecords: 20) { $0.remainingCountInlineLimit = 10 }
         try await sim.connect(0, 1)
         let link = sim.links[0]
         let conn0 = link.a == 0 ? link.connA : link.connB
