@@ -104,21 +104,55 @@ extension Store {
             // Saves of records with no change tag — new records, the bulk of an import — are
             // planned as new and inserted without looking each name up first. If one turns out
             // to exist, that attempt is undone and the chunk takes the full path.
-            if items.allSatisfy({ if case .save(let r) = $0 { r.changeTag == nil } else { false } }),
-               let done = try modifyAssumingNew(items, policy: policy, atomically: atomically) {
-                return done
-            }
-            guard let done = try modifyPlanned(items, policy: policy, atomically: atomically, lookUp: true) else {
-                throw .internalError("a modify request planned against the stored records found a record it had not looked up")
-            }
-            return done
+            if let done = try modifyAssumingNew(items) { return done }
+            return try modifyPlanned(items, policy: policy, atomically: atomically)
         }
     }
 
-    /// ``modifyPlanned(_:policy:atomically:lookUp:)`` without lookups, inside a savepoint: nil,
-    /// with nothing changed, when a record turned out to exist.
-    func modifyAssumingNew(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool) throws(ShoalError) -> ChunkResult? {
-        try assumingNew { () throws(ShoalError) in try modifyPlanned(items, policy: policy, atomically: atomically, lookUp: false) }
+    /// Saves of records with no change tag, written as new without looking their names up,
+    /// inside a savepoint: nil, with nothing changed, when a record turned out to exist or an
+    /// item failed (the caller then redoes the request with lookups, which also reports each
+    /// item's error). The versions are planned on another core while this one writes
+    /// (``SavePlanner``).
+    func modifyAssumingNew(_ items: ArraySlice<Item>) throws(ShoalError) -> ChunkResult? {
+        var clients = [Record]()
+        clients.reserveCapacity(items.count)
+        var zoneID: RecordZone.ID? = nil
+        for item in items {
+            guard case .save(let r) = item, r.changeTag == nil else { return nil }
+            if zoneID != r.id.zone {
+                guard (try? writableZone(r.id.zone)) != nil else { return nil }
+                zoneID = r.id.zone
+            }
+            clients.append(r)
+        }
+        let dots = clients.map { _ in tick() }
+        return try assumingNew { () throws(ShoalError) -> ChunkResult? in
+            let planner = SavePlanner(clients[...], dots: dots, limits: configuration.limits)
+            defer { planner.finish() }
+            var saved = [Record]()
+            saved.reserveCapacity(clients.count)
+            var touched = Set<RecordZone.ID>()
+            // As in modifyPlanned: the zone's state is moved out of `zones` while written.
+            var current: ZoneState? = nil
+            defer { if let c = current { zones[c.id] = c } }
+            for i in clients.indices {
+                guard case .success(let plan) = planner.take(i) else { return nil }
+                if current?.id != plan.record.id.zone {
+                    if let c = current { zones[c.id] = c }
+                    current = zones.removeValue(forKey: plan.record.id.zone)
+                    touched.insert(plan.record.id.zone)
+                }
+                guard var z = current.take() else { return nil }
+                guard try insertVersion(plan.record, encoded: plan.bytes[...], in: &z, queued: true) else { return nil }
+                current = consume z
+                saved.append(plan.record)
+            }
+            if let c = current.take() { zones[c.id] = c }
+            guard try insertPendingVersionRows() else { return nil }
+            for id in touched { try zones[id]?.save(db) }
+            return (saved, [], [:])
+        }
     }
 
     /// Runs `attempt` (writes that assume their records are new) inside a savepoint, inside the
@@ -144,9 +178,8 @@ extension Store {
         return nil
     }
 
-    /// Plans every item against the stored records (`lookUp`), or as new records (not `lookUp`:
-    /// nil as soon as an insert finds its record exists), then writes the plans.
-    func modifyPlanned(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool, lookUp: Bool) throws(ShoalError) -> ChunkResult? {
+    /// Plans every item against the stored records, then writes the plans.
+    func modifyPlanned(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool) throws(ShoalError) -> ChunkResult {
         // 1. Plan every item against the stored state, without writing.
         var plans = [(id: Record.ID, isDelete: Bool, old: Record?, new: Record, bytes: [UInt8]?)]()
         plans.reserveCapacity(items.count)
@@ -154,7 +187,7 @@ extension Store {
         for item in items {
             do throws(ShoalError) {
                 let z = try writableZone(item.id.zone)
-                let stored = lookUp ? try loadStored(z, item.id.name)?.record : nil
+                let stored = try loadStored(z, item.id.name)?.record
                 switch item {
                 case .save(let client):
                     let (new, bytes) = try planSave(client, stored: stored, policy: policy, zone: z)
@@ -194,11 +227,7 @@ extension Store {
             // Moved out while written, so the zone's vector is not copied on every write.
             guard var z = current else { continue }
             current = nil
-            if lookUp {
-                try writeVersion(p.new, encoded: p.bytes?[...], over: p.old, in: &z)
-            } else if try !insertVersion(p.new, encoded: p.bytes?[...], in: &z, queued: true) {
-                return nil
-            }
+            try writeVersion(p.new, encoded: p.bytes?[...], over: p.old, in: &z)
             current = z
             if p.isDelete {
                 deleted.append(p.id)
@@ -208,7 +237,6 @@ extension Store {
             }
         }
         if let c = current { zones[c.id] = c }
-        if !lookUp, try !insertPendingVersionRows() { return nil }
         for id in touched { try zones[id]?.save(db) }
         deleted += try cascadeDeletes(from: cascadeFrom)
         return (saved, deleted, errors)
@@ -257,12 +285,8 @@ extension Store {
     /// The version a save of `client` over `stored` writes under `policy`, with its canonical
     /// bytes, or the item's error.
     func planSave(_ client: Record, stored: Record?, policy: SavePolicy, zone: ZoneState) throws(ShoalError) -> (Record, [UInt8]) {
-        do throws(WireError) {
-            try client.validate(limits: configuration.limits)
-        } catch {
-            throw error.code == .limitExceeded ? .limitExceeded("record \(client.id): \(error.detail)")
-                : .invalidArguments("record \(client.id) is not valid: \(error.detail)")
-        }
+        let limits = configuration.limits
+        try Self.validateClient(client, limits: limits)
         let live = stored.flatMap { $0.isDeleted ? nil : $0 }
         if policy == .ifServerRecordUnchanged {
             if let live {
@@ -276,38 +300,66 @@ extension Store {
             }
         }
         let dot = tick()
+        guard let stored else { return try Self.stampNew(client, dot: dot, limits: limits) }
         var fields: [Record.Field]
-        var vv: VersionVector
+        var vv = stored.versionVector
         var creation: Dot
         if let live {
-            vv = live.versionVector
             creation = live.creation ?? dot
             fields = policy == .allKeys ? Self.replaceAll(live.fields, with: client.fields, dot: dot)
                 : Self.overlayChanged(live.fields, with: client, dot: dot)
-        } else if let stored {
+        } else {
             // Re-creation over a tombstone: the new record supersedes the deletion and every old field.
-            vv = stored.versionVector
             creation = dot
             fields = Self.replaceAll(stored.fields, with: client.fields.map { Record.Field(name: $0.name, value: $0.value) }, dot: dot)
-        } else {
-            vv = VersionVector()
-            creation = dot
-            fields = client.fields.compactMap { $0.value == nil ? nil : Record.Field(name: $0.name, value: $0.value, stamp: dot) }
         }
         vv.advance(dot.node, to: dot.hlc)
         let r = Record(recordType: client.recordType, id: client.id, parent: client.parent, creation: creation, versionVector: vv,
                        heads: [Record.Head(node: dot.node, isDeletion: false)], fields: fields, extensions: client.extensions)
-        // `r` is built from the validated client record and the stored version (validated when it
-        // was decoded), with stamps this node just issued and covered by the advanced vector: all
-        // it can break is the field count and the size. Debug builds check everything.
-        assert((try? r.validate(limits: configuration.limits)) != nil, "planSave built an invalid record \(r.id)")
-        let limits = configuration.limits
+        return try Self.checkedEncoding(r, limits: limits)
+    }
+
+    /// The version a save of `client` (validated) writes when the store holds no record of its
+    /// ID: its fields stamped with `dot`, which is also its creation, vector and only head.
+    nonisolated static func stampNew(_ client: Record, dot: Dot, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
+        var vv = VersionVector()
+        vv.advance(dot.node, to: dot.hlc)
+        let fields = client.fields.compactMap { $0.value == nil ? nil : Record.Field(name: $0.name, value: $0.value, stamp: dot) }
+        let r = Record(recordType: client.recordType, id: client.id, parent: client.parent, creation: dot, versionVector: vv,
+                       heads: [Record.Head(node: dot.node, isDeletion: false)], fields: fields, extensions: client.extensions)
+        return try checkedEncoding(r, limits: limits)
+    }
+
+    /// ``planSave(_:stored:policy:zone:)`` for a record the store does not hold, off the actor
+    /// (``SavePlanner``): `dot` was issued for it by ``tick()``.
+    nonisolated static func planNewRecord(_ client: Record, dot: Dot, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
+        try validateClient(client, limits: limits)
+        return try stampNew(client, dot: dot, limits: limits)
+    }
+
+    /// `client` checked against `limits`, as `invalidArguments` or `limitExceeded` naming it.
+    nonisolated static func validateClient(_ client: Record, limits: WireLimits) throws(ShoalError) {
+        do throws(WireError) {
+            try client.validate(limits: limits)
+        } catch {
+            throw error.code == .limitExceeded ? .limitExceeded("record \(client.id): \(error.detail)")
+                : .invalidArguments("record \(client.id) is not valid: \(error.detail)")
+        }
+    }
+
+    /// A version a save built, with its canonical bytes, or `limitExceeded`.
+    ///
+    /// `r` is built from a validated client record and the stored version (validated when it was
+    /// decoded), with stamps this node just issued and covered by its vector: all it can break
+    /// is the field count and the size. Debug builds check everything.
+    nonisolated static func checkedEncoding(_ r: Record, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
+        assert((try? r.validate(limits: limits)) != nil, "a save built an invalid record \(r.id)")
         guard r.fields.count <= limits.maxFieldCount else {
-            throw .limitExceeded("record \(client.id): record has \(r.fields.count) fields, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)")
+            throw .limitExceeded("record \(r.id): record has \(r.fields.count) fields, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)")
         }
         let bytes = r.encoded()
         guard bytes.count <= limits.maxRecordBytes else {
-            throw .limitExceeded("record \(client.id): record \(r.id) encodes to \(bytes.count) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets")
+            throw .limitExceeded("record \(r.id): record \(r.id) encodes to \(bytes.count) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets")
         }
         return (r, bytes)
     }

@@ -83,6 +83,53 @@ import ShoalWire
         #expect(try await store.changes(in: notes, since: feed.token).records.map(\.id) == more.savedRecords.map(\.id))
     }
 
+    /// Batches of new records large enough to be planned on another thread (``SavePlanner``,
+    /// 256 records and up, handed over 64 at a time): an invalid record, or a stored one, anywhere
+    /// in them ends as the lookup path would — each item's own error, the rest of an atomic
+    /// batch `batchRequestFailed`, a non-atomic batch saved around it — and a clean batch saves
+    /// every record stamped with its own dot, in order.
+    @Test(arguments: [0, 63, 64, 299, 599])
+    func largeBatchesPlannedOnAnotherThreadEndAsTheLookupPathWould(at position: Int) async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir)
+        try await store.createZone(notes)
+        var batch = (0..<600).map { note("n\($0)", "v\($0)") }
+        batch[position]["bad field"] = .int64(1)
+        let bad = batch[position].id
+        let e = await expectCode(.partialFailure) { try await store.modify(saving: batch) }
+        #expect(e?.partialErrors[bad]?.code == .invalidArguments)
+        #expect(e?.partialErrors.count == 600)
+        #expect(e?.partialErrors.values.filter { $0.code == .batchRequestFailed }.count == 599)
+        #expect(try await store.allRecordIDs(in: notes).isEmpty)
+
+        let f = await expectCode(.partialFailure) { try await store.modify(saving: batch, atomically: false) }
+        #expect(f?.partialErrors.keys.map { $0 } == [bad])
+        #expect(try await store.allRecordIDs(in: notes).count == 599)
+
+        // A stored record (the one that failed, now saved) in a new-looking batch of 600.
+        batch[position]["bad field"] = nil
+        let stored = try await store.save(batch[position])
+        let fresh = (600..<1200).enumerated().map { i, n in i == position ? note(stored.id.name, "again") : note("n\(n)", "v\(n)") }
+        let g = await expectCode(.partialFailure) { try await store.modify(saving: fresh) }
+        #expect(g?.partialErrors[stored.id]?.code == .serverRecordChanged)
+        #expect(try await store.allRecordIDs(in: notes).count == 600)
+
+        let r = try await store.modify(saving: fresh, policy: .allKeys)
+        #expect(r.savedRecords.map(\.id) == fresh.map(\.id))
+        let dots = r.savedRecords.compactMap { $0.fields.first?.stamp }
+        #expect(dots.count == 600)
+        #expect(zip(dots, dots.dropFirst()).allSatisfy { $0 < $1 })
+        for s in r.savedRecords where s.id != stored.id {
+            #expect(s.creation == s.fields.first?.stamp)
+            #expect(s.versionVector.count == 1)
+        }
+        #expect(try await store.record(for: stored.id)["title"] == .string("again"))
+        #expect(try await store.allRecordIDs(in: notes).count == 1199)
+        #expect(try await store.changes(in: notes, since: nil, limit: 2000).records.count == 1199)
+        let rows = try await store.clockRows()
+        #expect(rows.stored == rows.expected)
+    }
+
     /// A peer batch whose first record is not stored is first inserted in batches of 32 rows
     /// without lookups; a stored record inside a full batch or in the tail, or a record twice
     /// in the batch, undoes that attempt. Either way the store ends as one applying the same
