@@ -8,14 +8,21 @@ struct IndexKey: Hashable, Sendable {
     var recordType: String
     var field: String
 
-    static func loadAll(_ db: SQLiteDatabase) throws(ShoalError) -> Set<IndexKey> {
-        let s = try db.statement("SELECT z.name, z.owner, d.type, d.field FROM index_decls d JOIN zones z ON z.id = d.zone")
-        var out = Set<IndexKey>()
+    /// Every declared index with its ID (`index_decls.id`, which names it in its entries).
+    static func loadAll(_ db: SQLiteDatabase) throws(ShoalError) -> [IndexKey: Int64] {
+        let s = try db.statement("SELECT z.name, z.owner, d.type, d.field, d.id FROM index_decls d JOIN zones z ON z.id = d.zone")
+        var out = [IndexKey: Int64]()
         while try s.step() {
-            out.insert(IndexKey(zone: RecordZone.ID(name: s.text(0), owner: s.text(1)), recordType: s.text(2), field: s.text(3)))
+            out[IndexKey(zone: RecordZone.ID(name: s.text(0), owner: s.text(1)), recordType: s.text(2), field: s.text(3))] = s.int64(4)
         }
         return out
     }
+}
+
+/// A declared index's field and ID, as the write path looks them up by zone and record type.
+struct IndexedField: Hashable, Sendable {
+    var field: String
+    var id: Int64
 }
 
 /// A value as the `field_index` table stores it: SQLite's own types, so ranges use the index.
@@ -72,46 +79,51 @@ extension Store {
             throw .invalidArguments("index on \(recordType).\(field): record types and field names start with a letter and contain only letters, digits and _")
         }
         let key = IndexKey(zone: zone, recordType: recordType, field: field)
-        if indexes.contains(key) { return }
+        if indexes[key] != nil { return }
         try writeTransaction { () throws(ShoalError) in
-            try flushIndexLog()
-            try db.statement("INSERT OR IGNORE INTO index_decls(zone, type, field) VALUES(?, ?, ?)")
+            try db.statement("INSERT INTO index_decls(zone, type, field) VALUES(?, ?, ?)")
                 .bind(1, z.row).bind(2, recordType).bind(3, field).run()
-            indexes.insert(key)
-            let s = try db.statement("SELECT name, bytes FROM records WHERE zone = ? AND type = ? AND deleted = 0")
-            s.bind(1, z.row).bind(2, recordType)
-            var records = [Record]()
-            while try s.step() {
-                let name = s.text(0)
-                records.append(try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: zone, name: name) })
-            }
-            let ins = try db.statement("INSERT OR IGNORE INTO field_index(zone, type, field, kind, value, name) VALUES(?, ?, ?, ?, ?, ?)")
-            for r in records {
-                guard let v = r[field] else { continue }
-                for (kind, value) in IndexValue.entries(v) {
-                    ins.bind(1, z.row).bind(2, recordType).bind(3, field).bind(4, kind)
-                    value.bind(ins, 5)
-                    try ins.bind(6, r.id.name).run()
-                    ins.reset()
-                }
+            let id = db.lastInsertRowID
+            indexes[key] = id
+            try logEntries(of: IndexedField(field: field, id: id), recordType: recordType, in: z)
+        }
+    }
+
+    /// Logs an entry for every value of `field` held by a live `recordType` record of `z` (an
+    /// index being built; the next flush applies them).
+    func logEntries(of field: IndexedField, recordType: String, in z: ZoneState) throws(ShoalError) {
+        try insertPendingRows()
+        let s = try db.statement("SELECT name, bytes FROM records WHERE zone = ? AND type = ? AND deleted = 0")
+        defer { s.reset() }
+        s.bind(1, z.row).bind(2, recordType)
+        var records = [Record]()
+        while try s.step() {
+            let name = s.text(0)
+            records.append(try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) })
+        }
+        s.reset()
+        for r in records {
+            guard let v = r[field.field] else { continue }
+            for (kind, value) in IndexValue.entries(v) {
+                try addLogRow(.init(index: field.id, kind: kind, value: value, name: r.id.name, present: true))
             }
         }
     }
 
     /// The indexed fields of `recordType` in `zone`.
-    func indexedFields(_ zone: RecordZone.ID, _ recordType: String) -> [String] {
+    func indexedFields(_ zone: RecordZone.ID, _ recordType: String) -> [IndexedField] {
         indexedFieldsByZone[zone]?[recordType] ?? []
     }
 
     /// ``indexes`` grouped by zone and record type, for the write path.
-    static func fieldsByZone(_ keys: Set<IndexKey>) -> [RecordZone.ID: [String: [String]]] {
-        var out = [RecordZone.ID: [String: [String]]]()
-        for k in keys { out[k.zone, default: [:]][k.recordType, default: []].append(k.field) }
+    static func fieldsByZone(_ keys: [IndexKey: Int64]) -> [RecordZone.ID: [String: [IndexedField]]] {
+        var out = [RecordZone.ID: [String: [IndexedField]]]()
+        for (k, id) in keys { out[k.zone, default: [:]][k.recordType, default: []].append(IndexedField(field: k.field, id: id)) }
         return out
     }
 
-    /// Keeps `field_index` in step with a record's new version: entries of values that changed
-    /// are removed and the new ones inserted; unchanged values are not touched.
+    /// Logs the index changes a record's new version makes: entries of values that changed are
+    /// removed and the new ones added; unchanged values are not touched.
     func updateIndexes(_ new: Record, over old: Record?, in z: ZoneState) throws(ShoalError) {
         guard let byType = indexedFieldsByZone[z.id] else { return }
         let liveOld = old.flatMap { $0.isDeleted ? nil : $0 }
@@ -122,28 +134,20 @@ extension Store {
         let name = new.id.name
         if let liveOld {
             for f in oldFields {
-                guard let o = liveOld[f] else { continue }
-                if sameType && newFields.contains(f) && new[f] == o { continue }
+                guard let o = liveOld[f.field] else { continue }
+                if sameType && newFields.contains(f) && new[f.field] == o { continue }
                 for (kind, value) in IndexValue.entries(o) {
-                    try logIndexChange(z, liveOld.recordType, f, kind, value, name, present: false)
+                    try addLogRow(.init(index: f.id, kind: kind, value: value, name: name, present: false))
                 }
             }
         }
         for f in newFields {
-            guard let n = new[f] else { continue }
-            if sameType, let liveOld, liveOld[f] == n { continue }
+            guard let n = new[f.field] else { continue }
+            if sameType, let liveOld, liveOld[f.field] == n { continue }
             for (kind, value) in IndexValue.entries(n) {
-                try logIndexChange(z, new.recordType, f, kind, value, name, present: true)
+                try addLogRow(.init(index: f.id, kind: kind, value: value, name: name, present: true))
             }
         }
-    }
-
-    /// Appends one `field_index` change to the log: an append at the end of a table, where the
-    /// index entry itself would land at a random place in a large b-tree on every write. Queued
-    /// with the transaction's other log rows and inserted in batches (``PendingRows``).
-    func logIndexChange(_ z: ZoneState, _ type: String, _ field: String, _ kind: Int, _ value: IndexValue, _ name: String,
-                        present: Bool) throws(ShoalError) {
-        try addLogRow(.init(zone: z.row, type: type, field: field, kind: kind, value: value, name: name, present: present))
     }
 
     /// Applies `field_index_log` to `field_index`, inside the current write transaction, and
@@ -163,23 +167,17 @@ extension Store {
         removals.reset()
         if !anyRemoval {
             try db.cached("""
-                INSERT OR IGNORE INTO field_index(zone, type, field, kind, value, name)
-                SELECT zone, type, field, kind, value, name FROM field_index_log
-                ORDER BY zone, type, field, kind, value, name
+                INSERT OR IGNORE INTO field_index(idx, kind, value, name)
+                SELECT idx, kind, value, name FROM field_index_log ORDER BY idx, kind, value, name
                 """).run()
         } else {
-            let log = try db.cached("""
-                SELECT zone, type, field, kind, value, name, present FROM field_index_log
-                ORDER BY zone, type, field, kind, value, name, id
-                """)
+            let log = try db.cached("SELECT idx, kind, value, name, present FROM field_index_log ORDER BY idx, kind, value, name, id")
             defer { log.reset() }  // a statement left on a row would pin this connection's read snapshot
-            let add = try db.cached("INSERT OR IGNORE INTO field_index(zone, type, field, kind, value, name) VALUES(?, ?, ?, ?, ?, ?)")
-            let remove = try db.cached("""
-                DELETE FROM field_index WHERE zone = ? AND type = ? AND field = ? AND kind = ? AND value = ? AND name = ?
-                """)
+            let add = try db.cached("INSERT OR IGNORE INTO field_index(idx, kind, value, name) VALUES(?, ?, ?, ?)")
+            let remove = try db.cached("DELETE FROM field_index WHERE idx = ? AND kind = ? AND value = ? AND name = ?")
             while try log.step() {
-                let s = log.int64(6) != 0 ? add : remove
-                for c in Int32(0)..<6 { s.bind(c + 1, column: c, of: log) }
+                let s = log.int64(4) != 0 ? add : remove
+                for c in Int32(0)..<4 { s.bind(c + 1, column: c, of: log) }
                 try s.run()
                 s.reset()
             }

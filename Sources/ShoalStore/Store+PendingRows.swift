@@ -16,10 +16,9 @@ struct PendingRows {
         var name: String
     }
 
+    /// A `field_index_log` row: an entry of index `index` added (`present`) or removed.
     struct Log {
-        var zone: Int64
-        var type: String
-        var field: String
+        var index: Int64
         var kind: Int
         var value: IndexValue
         var name: String
@@ -130,10 +129,10 @@ extension Store {
         let batch = rows.count == WriteStatements.batchRows
         let s = batch ? writes.insertLogRows : writes.insertLog
         for (i, r) in rows.enumerated() {
-            let p = batch ? Int32(i) * 7 : 0
-            s.bind(p + 1, r.zone).bind(p + 2, r.type).bind(p + 3, r.field).bind(p + 4, r.kind)
-            r.value.bind(s, p + 5)
-            s.bind(p + 6, r.name).bind(p + 7, r.present ? 1 : 0)
+            let p = batch ? Int32(i) * 5 : 0
+            s.bind(p + 1, r.index).bind(p + 2, r.kind)
+            r.value.bind(s, p + 3)
+            s.bind(p + 4, r.name).bind(p + 5, r.present ? 1 : 0)
             if !batch { try s.runAndRewind() }
         }
         if batch { try s.runAndRewind() }

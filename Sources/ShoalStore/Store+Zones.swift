@@ -81,8 +81,11 @@ extension Store {
         }
         try writeTransaction { () throws(ShoalError) in
             try flushIndexLog()
+            for (key, index) in indexes where key.zone == id {
+                try db.statement("DELETE FROM field_index WHERE idx = ?").bind(1, index).run()
+            }
             for sql in ["DELETE FROM records WHERE zone = ?", "DELETE FROM record_clock WHERE zone = ?",
-                        "DELETE FROM refs WHERE zone = ?", "DELETE FROM field_index WHERE zone = ?",
+                        "DELETE FROM refs WHERE zone = ?",
                         "DELETE FROM index_decls WHERE zone = ?", "DELETE FROM peer_acks WHERE zone = ?"] {
                 try db.statement(sql).bind(1, z.row).run()
             }
@@ -95,7 +98,7 @@ extension Store {
             let d = try db.statement("UPDATE zones SET deletion = ? WHERE id = ?")
             try d.bind(1, Bytes.nodeID(dot.node) + Bytes.vector(VersionVector([(dot.node, dot.hlc)])).suffix(8)).bind(2, z.row).run()
             zones[id] = z
-            indexes = indexes.filter { $0.zone != id }
+            indexes = indexes.filter { $0.key.zone != id }
             notifier.zoneChanged(id, deleted: true)
         }
     }

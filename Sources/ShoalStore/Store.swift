@@ -97,11 +97,12 @@ public actor Store {
     var clock: HLC.Clock
     var zones: [RecordZone.ID: ZoneState] = [:]
     var databaseSequence: UInt64
-    var indexes: Set<IndexKey> = [] {
+    /// Declared indexes and their IDs.
+    var indexes: [IndexKey: Int64] = [:] {
         didSet { indexedFieldsByZone = Self.fieldsByZone(indexes) }
     }
     /// ``indexes`` as zone → record type → fields, kept in step by `indexes.didSet`.
-    var indexedFieldsByZone: [RecordZone.ID: [String: [String]]] = [:]
+    var indexedFieldsByZone: [RecordZone.ID: [String: [IndexedField]]] = [:]
     let notifier = Notifier()
     var subscriptions: [String: Subscription] = [:]
     /// Rows in `field_index_log` (declared-index changes not yet applied to `field_index`),

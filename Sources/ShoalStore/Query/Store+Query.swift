@@ -72,12 +72,13 @@ extension Store {
 
     /// Names of candidate records from a declared index, or nil when no conjunct can use one.
     func indexCandidates(_ q: Query, _ z: ZoneState) throws(ShoalError) -> Set<String>? {
-        let fields = Set(indexedFields(z.id, q.recordType))
+        var fields = [String: Int64]()
+        for f in indexedFields(z.id, q.recordType) { fields[f.field] = f.id }
         if fields.isEmpty { return nil }
         try flushIndexLogForRead()
         for c in q.predicate.conjuncts {
             switch c {
-            case let .compare(f, op, v) where fields.contains(f) && op != .notEqual:
+            case let .compare(f, op, v) where fields[f] != nil && op != .notEqual:
                 guard let x = IndexValue.scalar(v) else { continue }
                 let sql: String
                 switch op {
@@ -87,24 +88,26 @@ extension Store {
                 case .greater: sql = "> ?"
                 default: sql = ">= ?"
                 }
-                return try indexNames(z, q.recordType, f, kind: v.kind, condition: "value \(sql)", [x])
-            case let .between(f, lo, hi) where fields.contains(f) && lo.kind == hi.kind:
+                return try indexNames(fields[f] ?? 0, kind: v.kind, condition: "value \(sql)", [x])
+            case let .between(f, lo, hi) where fields[f] != nil && lo.kind == hi.kind:
                 guard let a = IndexValue.scalar(lo), let b = IndexValue.scalar(hi) else { continue }
-                return try indexNames(z, q.recordType, f, kind: lo.kind, condition: "value >= ? AND value <= ?", [a, b])
-            case let .isIn(f, vs) where fields.contains(f):
+                return try indexNames(fields[f] ?? 0, kind: lo.kind, condition: "value >= ? AND value <= ?", [a, b])
+            case let .isIn(f, vs) where fields[f] != nil:
                 var out = Set<String>()
                 for v in vs {
                     guard let x = IndexValue.scalar(v) else { return nil }
-                    out.formUnion(try indexNames(z, q.recordType, f, kind: v.kind, condition: "value = ?", [x]))
+                    out.formUnion(try indexNames(fields[f] ?? 0, kind: v.kind, condition: "value = ?", [x]))
                 }
                 return out
-            case let .contains(f, v) where fields.contains(f):
+            case let .contains(f, v) where fields[f] != nil:
                 guard let x = IndexValue.scalar(v) else { continue }
-                return try indexNames(z, q.recordType, f, kind: v.kind, condition: "value = ?", [x])
-            case let .beginsWith(f, p) where fields.contains(f):
+                return try indexNames(fields[f] ?? 0, kind: v.kind, condition: "value = ?", [x])
+            case let .beginsWith(f, p) where fields[f] != nil:
+                let index = fields[f] ?? 0
                 var out = Set<String>()
-                let s = try db.statement("SELECT name, value FROM field_index WHERE zone = ? AND type = ? AND field = ? AND kind = ? AND value >= ? ORDER BY value")
-                s.bind(1, z.row).bind(2, q.recordType).bind(3, f).bind(4, Int(FieldValue.Kind.string.rawValue)).bind(5, p)
+                let s = try db.statement("SELECT name, value FROM field_index WHERE idx = ? AND kind = ? AND value >= ? ORDER BY value")
+                defer { s.reset() }
+                s.bind(1, index).bind(2, Int(FieldValue.Kind.string.rawValue)).bind(3, p)
                 while try s.step() {
                     guard s.text(1).utf8.starts(with: p.utf8) else { break }
                     out.insert(s.text(0))
@@ -117,10 +120,12 @@ extension Store {
         return nil
     }
 
-    func indexNames(_ z: ZoneState, _ type: String, _ field: String, kind: FieldValue.Kind, condition: String, _ values: [IndexValue]) throws(ShoalError) -> Set<String> {
-        let s = try db.statement("SELECT name FROM field_index WHERE zone = ? AND type = ? AND field = ? AND kind = ? AND \(condition)")
-        s.bind(1, z.row).bind(2, type).bind(3, field).bind(4, Int(kind.rawValue))
-        for (i, v) in values.enumerated() { v.bind(s, Int32(5 + i)) }
+    /// Names of records whose entry in index `index` (of values of `kind`) meets `condition`.
+    func indexNames(_ index: Int64, kind: FieldValue.Kind, condition: String, _ values: [IndexValue]) throws(ShoalError) -> Set<String> {
+        let s = try db.statement("SELECT name FROM field_index WHERE idx = ? AND kind = ? AND \(condition)")
+        defer { s.reset() }
+        s.bind(1, index).bind(2, Int(kind.rawValue))
+        for (i, v) in values.enumerated() { v.bind(s, Int32(3 + i)) }
         var out = Set<String>()
         while try s.step() { out.insert(s.text(0)) }
         return out

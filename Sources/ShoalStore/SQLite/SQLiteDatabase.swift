@@ -128,6 +128,9 @@ final class SQLiteDatabase {
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// The rowid of the last row inserted on this connection.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     /// The error for SQLite result `rc`: busy and locked become `requestRateLimited`.
     func error(_ rc: Int32, _ doing: String) -> ShoalError {
         let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection"

@@ -2,7 +2,7 @@
 
 import ShoalWire
 
-/// The SQL schema (version 2). Every table is `WITHOUT ROWID` keyed by what is looked up.
+/// The SQL schema (version 3). Every table is `WITHOUT ROWID` keyed by what is looked up.
 ///
 /// - `meta(key, value)`: node ID, store and database incarnations, last HLC, database sequence.
 /// - `zones`: one row per zone ever created (deleted zones stay as zone tombstones).
@@ -16,13 +16,17 @@ import ShoalWire
 /// - `record_clock(zone, origin, hlc, name)`: one row per version-vector entry of every record, so
 ///   "what changed since vector V" is a range scan per origin (`hlc > V[origin]`).
 /// - `refs(zone, target, source)`: live `deleteSelf` references, for cascading deletes.
-/// - `index_decls`, `field_index`: declared secondary indexes and their typed values.
+/// - `index_decls(id, zone, type, field)`: declared secondary indexes; `id` (never reused) names
+///   the index in its entries.
+/// - `field_index(idx, kind, value, name)`: the entries, keyed by index ID, value and record.
 /// - `field_index_log`: changes to `field_index` not applied yet, appended in write order and
 ///   applied in sorted batches (see `Store.flushIndexLog()`).
+///   (Version 2 keyed entries and log rows by zone row, record type and field name: every key
+///   comparison of the log's sort and of the index's b-tree compared those strings too.)
 /// - `peer_acks(zone, peer, vector)`: what each known peer has acknowledged, for tombstone purges.
 /// - `subscriptions(id, bytes)`: persisted subscriptions.
 enum Schema {
-    static let version: Int64 = 2
+    static let version: Int64 = 3
 
     static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int) throws(ShoalError) {
         try db.execute("PRAGMA journal_mode=WAL")
@@ -46,16 +50,7 @@ enum Schema {
         CREATE TABLE IF NOT EXISTS refs(
             zone INTEGER NOT NULL, target TEXT NOT NULL, source TEXT NOT NULL,
             PRIMARY KEY(zone, target, source)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS index_decls(
-            zone INTEGER NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
-            PRIMARY KEY(zone, type, field)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS field_index(
-            zone INTEGER NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL, kind INTEGER NOT NULL,
-            value BLOB, name TEXT NOT NULL,
-            PRIMARY KEY(zone, type, field, kind, value, name)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS field_index_log(
-            id INTEGER PRIMARY KEY, zone INTEGER NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
-            kind INTEGER NOT NULL, value BLOB, name TEXT NOT NULL, present INTEGER NOT NULL);
+        \(indexTables);
         CREATE TABLE IF NOT EXISTS peer_acks(
             zone INTEGER NOT NULL, peer BLOB NOT NULL, vector BLOB NOT NULL,
             PRIMARY KEY(zone, peer)) WITHOUT ROWID;
@@ -73,27 +68,66 @@ enum Schema {
         """
     }
 
-    /// Brings a store written by an older schema version to this one, in one transaction.
+    /// The declared indexes and their log, as this schema version keeps them.
+    static let indexTables = """
+        CREATE TABLE IF NOT EXISTS index_decls(
+            id INTEGER PRIMARY KEY AUTOINCREMENT, zone INTEGER NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
+            UNIQUE(zone, type, field));
+        CREATE TABLE IF NOT EXISTS field_index(
+            idx INTEGER NOT NULL, kind INTEGER NOT NULL, value BLOB, name TEXT NOT NULL,
+            PRIMARY KEY(idx, kind, value, name)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS field_index_log(
+            id INTEGER PRIMARY KEY, idx INTEGER NOT NULL, kind INTEGER NOT NULL,
+            value BLOB, name TEXT NOT NULL, present INTEGER NOT NULL)
+        """
+
+    /// Brings a store written by an older schema version to this one, one transaction per step.
     ///
     /// Version 1 → 2: `records` re-keyed from (zone, name) to (zone, seq); the rows are copied as
     /// they are (bytes, sequence numbers and tokens stay valid).
+    /// Version 2 → 3: declared indexes get IDs, and index entries and log rows are keyed by them
+    /// instead of by zone, type and field; every entry and pending log row is carried over.
     static func migrate(_ db: SQLiteDatabase) throws(ShoalError) {
         let s = try db.statement("SELECT value FROM meta WHERE key = 'schema'")
-        let stored: Int64? = try s.step() ? s.int64(0) : nil
+        let found: Int64? = try s.step() ? s.int64(0) : nil
         s.reset()
-        guard let stored, stored < version else { return }
-        guard stored == 1 else {
-            throw .internalError("the store at \(db.path) has schema version \(stored); this Shoal reads versions 1 and \(version)")
+        guard var stored = found, stored < version else { return }
+        guard stored >= 1 else {
+            throw .internalError("the store at \(db.path) has schema version \(stored); this Shoal reads versions 1 to \(version)")
         }
-        try db.transaction { () throws(ShoalError) in
-            try db.execute("""
-            \(recordsTable("records_v2"));
-            INSERT INTO records_v2(zone, seq, name, type, deleted, bytes, previous)
-                SELECT zone, seq, name, type, deleted, bytes, previous FROM records;
-            DROP TABLE records;
-            ALTER TABLE records_v2 RENAME TO records;
-            UPDATE meta SET value = \(version) WHERE key = 'schema';
-            """)
+        if stored == 1 {
+            try db.transaction { () throws(ShoalError) in
+                try db.execute("""
+                \(recordsTable("records_v2"));
+                INSERT INTO records_v2(zone, seq, name, type, deleted, bytes, previous)
+                    SELECT zone, seq, name, type, deleted, bytes, previous FROM records;
+                DROP TABLE records;
+                ALTER TABLE records_v2 RENAME TO records;
+                UPDATE meta SET value = 2 WHERE key = 'schema';
+                """)
+            }
+            stored = 2
+        }
+        if stored == 2 {
+            try db.transaction { () throws(ShoalError) in
+                try db.execute("""
+                ALTER TABLE index_decls RENAME TO index_decls_v2;
+                ALTER TABLE field_index RENAME TO field_index_v2;
+                ALTER TABLE field_index_log RENAME TO field_index_log_v2;
+                \(indexTables);
+                INSERT INTO index_decls(zone, type, field) SELECT zone, type, field FROM index_decls_v2 ORDER BY zone, type, field;
+                INSERT INTO field_index(idx, kind, value, name)
+                    SELECT d.id, f.kind, f.value, f.name FROM field_index_v2 f
+                    JOIN index_decls d ON d.zone = f.zone AND d.type = f.type AND d.field = f.field;
+                INSERT INTO field_index_log(id, idx, kind, value, name, present)
+                    SELECT l.id, d.id, l.kind, l.value, l.name, l.present FROM field_index_log_v2 l
+                    JOIN index_decls d ON d.zone = l.zone AND d.type = l.type AND d.field = l.field;
+                DROP TABLE index_decls_v2;
+                DROP TABLE field_index_v2;
+                DROP TABLE field_index_log_v2;
+                UPDATE meta SET value = 3 WHERE key = 'schema';
+                """)
+            }
         }
     }
 

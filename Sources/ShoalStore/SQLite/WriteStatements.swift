@@ -38,9 +38,9 @@ final class WriteStatements {
         insertClock = try db.prepare(clock + Self.values(4, rows: 1))
         insertClockRows = try db.prepare(clock + Self.values(4, rows: Self.batchRows))
         deleteClock = try db.prepare("DELETE FROM record_clock WHERE zone = ? AND origin = ? AND hlc = ? AND name = ?")
-        let log = "INSERT INTO field_index_log(zone, type, field, kind, value, name, present) VALUES"
-        insertLog = try db.prepare(log + Self.values(7, rows: 1))
-        insertLogRows = try db.prepare(log + Self.values(7, rows: Self.batchRows))
+        let log = "INSERT INTO field_index_log(idx, kind, value, name, present) VALUES"
+        insertLog = try db.prepare(log + Self.values(5, rows: 1))
+        insertLogRows = try db.prepare(log + Self.values(5, rows: Self.batchRows))
     }
 
     /// ` (?, …), (?, …), …`: `rows` groups of `columns` parameters.
