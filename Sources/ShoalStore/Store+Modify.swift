@@ -301,9 +301,9 @@ extension Store {
         }
         let dot = tick()
         guard let stored else { return try Self.stampNew(client, dot: dot, limits: limits) }
-        var fields: [Record.Field]
+        let fields: [Record.Field]
         var vv = stored.versionVector
-        var creation: Dot
+        let creation: Dot
         if let live {
             creation = live.creation ?? dot
             fields = policy == .allKeys ? Self.replaceAll(live.fields, with: client.fields, dot: dot)
