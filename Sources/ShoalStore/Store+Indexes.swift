@@ -25,7 +25,7 @@ struct IndexedField: Hashable, Sendable {
     var id: Int64
 }
 
-/// A value as the `field_index` table stores it: SQLite's own types, so ranges use the index.
+/// A value as the `field_postings` table stores it: SQLite's own types, so ranges use the index.
 enum IndexValue: Hashable {
     case integer(Int64)
     case real(Double)
@@ -85,13 +85,16 @@ extension Store {
                 .bind(1, z.row).bind(2, recordType).bind(3, field).run()
             let id = db.lastInsertRowID
             indexes[key] = id
-            try logEntries(of: IndexedField(field: field, id: id), recordType: recordType, in: z)
+            try addEntries(of: IndexedField(field: field, id: id), recordType: recordType, in: z)
+            // The entries of records written before the index's progress mark are not derived
+            // again on opening: they are written before this transaction commits.
+            try flushIndexLog()
         }
     }
 
-    /// Logs an entry for every value of `field` held by a live `recordType` record of `z` (an
-    /// index being built; the next flush applies them).
-    func logEntries(of field: IndexedField, recordType: String, in z: ZoneState) throws(ShoalError) {
+    /// Queues an entry for every value of `field` held by a live `recordType` record of `z` (an
+    /// index being built).
+    func addEntries(of field: IndexedField, recordType: String, in z: ZoneState) throws(ShoalError) {
         try insertPendingRows()
         let s = try db.statement("SELECT name, bytes FROM records WHERE zone = ? AND type = ? AND deleted = 0")
         defer { s.reset() }
@@ -104,9 +107,7 @@ extension Store {
         s.reset()
         for r in records {
             guard let v = r[field.field] else { continue }
-            for (kind, value) in IndexValue.entries(v) {
-                try addLogRow(.init(index: field.id, kind: kind, value: value, name: r.id.name, present: true))
-            }
+            for (kind, value) in IndexValue.entries(v) { addEntry(field.id, kind, value, r.id.name) }
         }
     }
 
@@ -122,8 +123,14 @@ extension Store {
         return out
     }
 
-    /// Logs the index changes a record's new version makes: entries of values that changed are
-    /// removed and the new ones added; unchanged values are not touched.
+    /// Queues an index entry to add (in memory: additions are derived from `records` again on
+    /// opening, see ``flushIndexLog()``), ordered after every log row written so far.
+    func addEntry(_ index: Int64, _ kind: Int, _ value: IndexValue, _ name: String) {
+        indexAdds.append(IndexChange(index: index, kind: kind, value: value, name: name, order: 2 * indexLogCount, present: true))
+    }
+
+    /// Records the index changes a record's new version makes: entries of values that changed
+    /// are removed (logged) and the new ones added (queued); unchanged values are not touched.
     func updateIndexes(_ new: Record, over old: Record?, in z: ZoneState) throws(ShoalError) {
         guard let byType = indexedFieldsByZone[z.id] else { return }
         let liveOld = old.flatMap { $0.isDeleted ? nil : $0 }
@@ -144,46 +151,146 @@ extension Store {
         for f in newFields {
             guard let n = new[f.field] else { continue }
             if sameType, let liveOld, liveOld[f.field] == n { continue }
-            for (kind, value) in IndexValue.entries(n) {
-                try addLogRow(.init(index: f.id, kind: kind, value: value, name: name, present: true))
-            }
+            for (kind, value) in IndexValue.entries(n) { addEntry(f.id, kind, value, name) }
         }
     }
 
-    /// Applies `field_index_log` to `field_index`, inside the current write transaction, and
-    /// empties it. Each entry ends as its last logged change left it (adding and removing an entry
-    /// both set its presence, so the last one wins whatever was there), and entries are written
-    /// in key order, so every page of the index is written once per batch.
+    /// Runs a value may have before an addition merges them (queries read every run of a value).
+    static let maxRunsPerValue = 8
+
+    /// Writes the queued additions and logged removals to `field_postings`, inside the current
+    /// write transaction, and empties both; every declared index's zone then has its
+    /// `index_progress` at its current sequence.
     ///
-    /// A log of additions only (bulk saves, initial syncs) is one statement: every logged entry is
-    /// present in the end. Otherwise the log is read once, sorted by key and then by log order,
-    /// and every change is applied in that order, so each key's last change is applied last;
-    /// each row is bound straight from the log's columns, nothing is converted on the way.
+    /// The changes are sorted by entry and then by order (a log row's place among the additions
+    /// is kept by ``IndexChange/order``), so each entry's last change is the one applied. Per
+    /// value: additions alone append one run of names; a removal, or a value already holding
+    /// ``maxRunsPerValue`` runs, rewrites the value's runs as one. A batch of new records costs
+    /// one row per distinct value, not one b-tree insert per record.
+    ///
+    /// Additions live in memory only: after a crash (or any reopening) they are derived again
+    /// from the records written since `index_progress` (``pendingAdditions(_:zones:fields:limits:order:)``),
+    /// whose current versions are exactly what those additions would leave; removals are logged
+    /// in the same transaction as the records, as the old values are gone once a record changes.
     func flushIndexLog() throws(ShoalError) {
         try insertPendingRows()
-        if indexLogCount == 0 { return }
-        let removals = try db.cached("SELECT EXISTS(SELECT 1 FROM field_index_log WHERE present = 0)")
-        let anyRemoval = try removals.step() && removals.int64(0) != 0
-        removals.reset()
-        if !anyRemoval {
-            try db.cached("""
-                INSERT OR IGNORE INTO field_index(idx, kind, value, name)
-                SELECT idx, kind, value, name FROM field_index_log ORDER BY idx, kind, value, name
-                """).run()
-        } else {
-            let log = try db.cached("SELECT idx, kind, value, name, present FROM field_index_log ORDER BY idx, kind, value, name, id")
+        if indexLogCount == 0 && indexAdds.isEmpty { return }
+        var changes = indexAdds
+        if indexLogCount > 0 {
+            let log = try db.cached("SELECT idx, kind, value, name, present FROM field_index_log ORDER BY id")
             defer { log.reset() }  // a statement left on a row would pin this connection's read snapshot
-            let add = try db.cached("INSERT OR IGNORE INTO field_index(idx, kind, value, name) VALUES(?, ?, ?, ?)")
-            let remove = try db.cached("DELETE FROM field_index WHERE idx = ? AND kind = ? AND value = ? AND name = ?")
+            var rank = 0
             while try log.step() {
-                let s = log.int64(4) != 0 ? add : remove
-                for c in Int32(0)..<4 { s.bind(c + 1, column: c, of: log) }
-                try s.run()
-                s.reset()
+                changes.append(IndexChange(index: log.int64(0), kind: log.int(1), value: IndexValue(column: 2, of: log),
+                                           name: log.text(3), order: 2 * rank + 1, present: log.int(4) != 0))
+                rank += 1
             }
         }
+        changes.sort(by: IndexChange.sortsBefore)
+        var start = 0
+        while start < changes.count {
+            var end = start + 1
+            while end < changes.count && IndexChange.sameValue(changes[start], changes[end]) { end += 1 }
+            try applyIndexChanges(changes[start..<end])
+            start = end
+        }
         try db.execute("DELETE FROM field_index_log")
+        try saveIndexProgress()
         indexLogCount = 0
+        // Kept until the transaction commits: a rollback queues them again.
+        if txFlushedAdds.isEmpty { swap(&txFlushedAdds, &indexAdds) } else { txFlushedAdds.append(contentsOf: indexAdds) }
+        indexAdds = []
+    }
+
+    /// Applies the changes of one (index, kind, value), sorted by name and then order.
+    private func applyIndexChanges(_ group: ArraySlice<IndexChange>) throws(ShoalError) {
+        var added = [String](), removed = [String]()
+        var i = group.startIndex
+        while i < group.endIndex {
+            var j = i + 1
+            while j < group.endIndex && UTF8Order.equal(group[j].name, group[i].name) { j += 1 }
+            let last = group[j - 1]
+            if last.present { added.append(last.name) } else { removed.append(last.name) }
+            i = j
+        }
+        let first = group[group.startIndex]
+        func bindValue(_ s: SQLiteStatement) -> SQLiteStatement {
+            s.bind(1, first.index).bind(2, first.kind)
+            first.value.bind(s, 3)
+            return s
+        }
+        let runs = try bindValue(db.cached("SELECT run FROM field_postings WHERE idx = ? AND kind = ? AND value = ? ORDER BY run"))
+        var runCount = 0, lastRun: Int64 = 0
+        while try runs.step() {
+            runCount += 1
+            lastRun = runs.int64(0)
+        }
+        runs.reset()
+        let insert = try bindValue(db.cached("INSERT INTO field_postings(idx, kind, value, run, names) VALUES(?, ?, ?, ?, ?)"))
+        if removed.isEmpty && runCount < Self.maxRunsPerValue {
+            if added.isEmpty { return }
+            guard lastRun < Int64.max else { throw .internalError("index \(first.index) has a run numbered \(lastRun); the store is damaged") }
+            try insert.bind(4, lastRun + 1).bind(5, PostingList.encode(added)).runAndRewind()
+            return
+        }
+        var names = Set<String>()
+        if runCount > 0 {
+            let stored = try bindValue(db.cached("SELECT names FROM field_postings WHERE idx = ? AND kind = ? AND value = ?"))
+            defer { stored.reset() }
+            while try stored.step() {
+                try stored.withBlob(0) { (raw) throws(ShoalError) in
+                    try PostingList.forEach(raw, index: first.index) { names.insert($0) }
+                }
+            }
+            stored.reset()
+            try bindValue(db.cached("DELETE FROM field_postings WHERE idx = ? AND kind = ? AND value = ?")).runAndRewind()
+        }
+        names.subtract(removed)
+        names.formUnion(added)
+        if names.isEmpty { return }
+        try insert.bind(4, Int64(1)).bind(5, PostingList.encode(names.sorted { UTF8Order.compare($0, $1) < 0 })).runAndRewind()
+    }
+
+    /// Marks every zone with a declared index as indexed through its current sequence.
+    private func saveIndexProgress() throws(ShoalError) {
+        let s = try db.cached("INSERT OR REPLACE INTO index_progress(zone, seq) VALUES(?, ?)")
+        for zone in indexedFieldsByZone.keys {
+            guard let z = zones[zone], !z.deleted else { continue }
+            try s.bind(1, z.row).bind(2, Int64(bitPattern: z.seq)).runAndRewind()
+        }
+    }
+
+    /// The additions a flush would owe for records written since each indexed zone's
+    /// `index_progress` (their current versions' indexed values), ordered at `order`: what was
+    /// queued in memory when the store was last closed, or lost in a crash.
+    static func pendingAdditions(_ db: SQLiteDatabase, zones: [RecordZone.ID: ZoneState],
+                                 fields: [RecordZone.ID: [String: [IndexedField]]],
+                                 limits: WireLimits, order: Int) throws(ShoalError) -> [IndexChange] {
+        var out = [IndexChange]()
+        let progress = try db.statement("SELECT seq FROM index_progress WHERE zone = ?")
+        let rows = try db.statement("SELECT name, type, bytes FROM records WHERE zone = ? AND seq > ? AND deleted = 0")
+        for (zone, byType) in fields {
+            guard let z = zones[zone], !z.deleted else { continue }
+            progress.bind(1, z.row)
+            let from = try progress.step() ? progress.int64(0) : 0
+            progress.reset()
+            if from >= Int64(bitPattern: z.seq) { continue }
+            rows.bind(1, z.row).bind(2, from)
+            defer { rows.reset() }
+            while try rows.step() {
+                guard let indexed = byType[rows.text(1)] else { continue }
+                let name = rows.text(0)
+                let r = try rows.withBlob(2) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: zone, name: name, limits: limits) }
+                for f in indexed {
+                    guard let v = r[f.field] else { continue }
+                    for (kind, value) in IndexValue.entries(v) {
+                        out.append(IndexChange(index: f.id, kind: kind, value: value, name: name, order: order, present: true))
+                    }
+                }
+            }
+            rows.reset()
+        }
+        return out
     }
 
     /// Rows of `field_index_log` as the store counts them and as the table holds them (tests check
@@ -194,9 +301,12 @@ extension Store {
         return (indexLogCount, try s.step() ? s.int(0) : -1)
     }
 
-    /// Applies pending index changes before `field_index` is read (its own write transaction).
+    /// Additions queued in memory (tests check that rollbacks drop theirs).
+    package var pendingIndexAdditions: Int { indexAdds.count }
+
+    /// Applies pending index changes before `field_postings` is read (its own write transaction).
     func flushIndexLogForRead() throws(ShoalError) {
-        if indexLogCount == 0 { return }
+        if indexLogCount == 0 && indexAdds.isEmpty { return }
         try writeTransaction { () throws(ShoalError) in try flushIndexLog() }
     }
 

@@ -162,6 +162,7 @@ extension Store {
     func assumingNew<T>(_ attempt: () throws(ShoalError) -> T?) throws(ShoalError) -> T? {
         try insertPendingRows()
         let savedZones = zones, savedSequence = databaseSequence, savedIndexLog = indexLogCount
+        let savedIndexAdds = indexAdds.count
         try db.execute("SAVEPOINT assume_new")
         if let done = try attempt() {
             try db.execute("RELEASE assume_new")
@@ -173,6 +174,7 @@ extension Store {
         zones = savedZones
         databaseSequence = savedSequence
         indexLogCount = savedIndexLog
+        if indexAdds.count > savedIndexAdds { indexAdds.removeSubrange(savedIndexAdds...) }
         txRecordsWanted = notifier.beginTransaction()
         txZonesNoted.removeAll(keepingCapacity: true)
         return nil

@@ -82,8 +82,9 @@ extension Store {
         try writeTransaction { () throws(ShoalError) in
             try flushIndexLog()
             for (key, index) in indexes where key.zone == id {
-                try db.statement("DELETE FROM field_index WHERE idx = ?").bind(1, index).run()
+                try db.statement("DELETE FROM field_postings WHERE idx = ?").bind(1, index).run()
             }
+            try db.statement("DELETE FROM index_progress WHERE zone = ?").bind(1, z.row).run()
             for sql in ["DELETE FROM records WHERE zone = ?", "DELETE FROM record_clock WHERE zone = ?",
                         "DELETE FROM refs WHERE zone = ?",
                         "DELETE FROM index_decls WHERE zone = ?", "DELETE FROM peer_acks WHERE zone = ?"] {

@@ -69,7 +69,8 @@ public actor Store {
         /// Default 32 MiB: bulk writes touch several b-trees at once, and a cache that holds
         /// their working set saves re-reading pages from the OS on every transaction.
         public var cacheKibibytes: Int = 32 * 1024
-        /// Rows of `field_index_log` that make a write transaction apply the log to `field_index`.
+        /// Pending index changes (queued additions and logged removals) that make a write
+        /// transaction write them to `field_postings`.
         package var indexLogFlushRows: Int = 50_000
         /// Write-ahead-log pages (4 KiB each) after which a checkpoint copies the log into the
         /// database, on a thread of its own so no commit waits for it; at eight times as many the
@@ -105,9 +106,15 @@ public actor Store {
     var indexedFieldsByZone: [RecordZone.ID: [String: [IndexedField]]] = [:]
     let notifier = Notifier()
     var subscriptions: [String: Subscription] = [:]
-    /// Rows in `field_index_log` (declared-index changes not yet applied to `field_index`),
+    /// Rows in `field_index_log` (declared-index removals not yet applied to `field_postings`),
     /// queued ones included.
     var indexLogCount = 0
+    /// Declared-index additions not yet written to `field_postings`; after a reopening, those
+    /// derived from the records written since `index_progress` (``flushIndexLog()``).
+    var indexAdds: [IndexChange] = []
+    /// Additions a flush in the open transaction has written (kept until it commits, so a
+    /// rollback can queue them again).
+    var txFlushedAdds: [IndexChange] = []
     /// Clock and index-log rows the open transaction has queued but not inserted yet.
     var pending = PendingRows()
     /// Whether the open transaction reports every changed record to the notifier, or only the
@@ -165,6 +172,8 @@ public actor Store {
         let logged = try db.statement("SELECT count(*) FROM field_index_log")
         indexLogCount = try logged.step() ? logged.int(0) : 0
         logged.reset()
+        indexAdds = try Self.pendingAdditions(db, zones: zones, fields: indexedFieldsByZone,
+                                              limits: configuration.limits, order: 2 * indexLogCount)
         subscriptions = try Subscription.loadAll(db)
         notifier.setWantsRecords(subscriptions.values.contains { if case .database = $0.kind { false } else { true } })
     }
@@ -205,16 +214,19 @@ public actor Store {
         let savedSeq = databaseSequence
         let savedIndexes = indexes
         let savedIndexLog = indexLogCount
+        let savedIndexAdds = indexAdds.count
+        txFlushedAdds = []
         txRecordsWanted = notifier.beginTransaction()
         txZonesNoted.removeAll(keepingCapacity: true)
         do {
             let result = try db.transaction { () throws(ShoalError) -> T in
                 let r = try body()
                 try insertPendingRows()
-                if indexLogCount >= configuration.indexLogFlushRows { try flushIndexLog() }
+                if indexLogCount + indexAdds.count >= configuration.indexLogFlushRows { try flushIndexLog() }
                 try persistClock()
                 return r
             }
+            txFlushedAdds = []
             notifier.commit(subscriptions: Array(subscriptions.values), before: savedZones, after: zones,
                             storeIncarnation: incarnation, databaseIncarnation: databaseIncarnation,
                             databaseSequenceBefore: savedSeq)
@@ -224,6 +236,12 @@ public actor Store {
             databaseSequence = savedSeq
             indexes = savedIndexes
             indexLogCount = savedIndexLog
+            if !txFlushedAdds.isEmpty {
+                indexAdds = Array(txFlushedAdds.prefix(savedIndexAdds))
+                txFlushedAdds = []
+            } else if indexAdds.count > savedIndexAdds {
+                indexAdds.removeSubrange(savedIndexAdds...)
+            }
             discardPendingRows()
             notifier.rollback()
             throw error

@@ -57,7 +57,7 @@ import ShoalWire
         #expect(try await store.changes(in: notes, since: nil).records.count == 8)
     }
 
-    /// New-looking records are inserted in batches of 32 rows: a stored record inside a full
+    /// New-looking records are inserted in batches of 64 rows: a stored record inside a full
     /// batch, or in the tail after it, undoes the whole attempt, and the redo ends as the lookup
     /// path would: every record once, one feed entry each, no sequence gap.
     @Test(arguments: [10, 40, 69])
@@ -130,7 +130,7 @@ import ShoalWire
         #expect(rows.stored == rows.expected)
     }
 
-    /// A peer batch whose first record is not stored is first inserted in batches of 32 rows
+    /// A peer batch whose first record is not stored is first inserted in batches of 64 rows
     /// without lookups; a stored record inside a full batch or in the tail, or a record twice
     /// in the batch, undoes that attempt. Either way the store ends as one applying the same
     /// versions one call per record: same counts, same records, clock rows following them.

@@ -1,11 +1,13 @@
 // SchemaMigrationTests: a store written by schema version 1 (records keyed by name, index entries
-// keyed by zone, type and field) opens under version 3 (records keyed by change sequence, index
-// entries keyed by index ID) with every row, token, ancestor and index entry intact.
+// keyed by zone, type and field, one row each) opens under version 4 (records keyed by change
+// sequence, index entries as runs of names keyed by index ID and value) with every row, token,
+// ancestor, index entry and pending index change intact.
 
 import Testing
 import ShoalStore
 import ShoalWire
 import CSQLite
+@testable import ShoalStore
 
 @Suite struct SchemaMigrationTests {
     /// Runs `sql` on a raw connection to the store in `dir`; the SQLite result code.
@@ -26,6 +28,42 @@ import CSQLite
         defer { sqlite3_finalize(s) }
         guard sqlite3_step(s) == SQLITE_ROW, let t = sqlite3_column_text(s, 0) else { return "" }
         return String(cString: t)
+    }
+
+    /// Puts a version-4 store's index entries back as version 3 kept them (`field_index`, one row
+    /// per entry), with `extraLog` (SQL) run first: what version 3 would have logged that version
+    /// 4 keeps in memory. The downgrade below starts from there.
+    static func indexToVersion3(_ dir: TempDirectory, extraLog: String) throws {
+        var h: OpaquePointer? = nil
+        guard sqlite3_open(dir.path + "/store.sqlite", &h) == SQLITE_OK, let h else { throw ShoalError.internalError("cannot open") }
+        defer { sqlite3_close(h) }
+        guard sqlite3_exec(h, extraLog + """
+            ; CREATE TABLE field_index(
+                idx INTEGER NOT NULL, kind INTEGER NOT NULL, value BLOB, name TEXT NOT NULL,
+                PRIMARY KEY(idx, kind, value, name)) WITHOUT ROWID
+            """, nil, nil, nil) == SQLITE_OK else { throw ShoalError.internalError("setup") }
+        var read: OpaquePointer? = nil, write: OpaquePointer? = nil
+        sqlite3_prepare_v2(h, "SELECT idx, kind, value, names FROM field_postings", -1, &read, nil)
+        sqlite3_prepare_v2(h, "INSERT OR IGNORE INTO field_index VALUES(?, ?, ?, ?)", -1, &write, nil)
+        defer { sqlite3_finalize(read); sqlite3_finalize(write) }
+        while sqlite3_step(read) == SQLITE_ROW {
+            var names = [String]()
+            let raw = UnsafeRawBufferPointer(start: sqlite3_column_blob(read, 3), count: Int(sqlite3_column_bytes(read, 3)))
+            try PostingList.forEach(raw, index: 0) { names.append($0) }
+            for name in names {
+                sqlite3_bind_int64(write, 1, sqlite3_column_int64(read, 0))
+                sqlite3_bind_int64(write, 2, sqlite3_column_int64(read, 1))
+                sqlite3_bind_value(write, 3, sqlite3_column_value(read, 2))
+                sqlite3_bind_text(write, 4, name, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+                guard sqlite3_step(write) == SQLITE_DONE else { throw ShoalError.internalError("insert") }
+                sqlite3_reset(write)
+            }
+        }
+        sqlite3_finalize(read)
+        read = nil
+        guard sqlite3_exec(h, "DROP TABLE field_postings; DROP TABLE index_progress", nil, nil, nil) == SQLITE_OK else {
+            throw ShoalError.internalError("drop")
+        }
     }
 
     /// Rewrites a version-3 store's `records` and index tables into version 1's layout, as an old
@@ -76,7 +114,7 @@ import CSQLite
             try await store.createZone(notes)
             try await store.declareIndex(zone: notes, recordType: "Note", field: "title")
             for i in 0..<20 { try await store.save(note("n\(i)", "title \(i)")) }
-            // Applied entries in `field_index`; the edits and the delete below stay in the log.
+            // Applied entries in `field_postings`; the edits and the delete below stay pending.
             #expect(try await store.records(matching: Query(recordType: "Note", predicate: .compare("title", .equal, .string("title 3"))), in: notes).records.count == 1)
             stale = try await store.record(for: Record.ID(name: "n3", zone: notes))
             var edited = stale
@@ -85,13 +123,19 @@ import CSQLite
             try await store.delete(Record.ID(name: "n7", zone: notes))
             feed = try await store.changes(in: notes, since: nil)
             digest = try await store.digest(of: notes)
-            #expect(try await store.indexLogRows().stored == 3)  // n3's title removed and added, n7's removed
+            #expect(try await store.indexLogRows().stored == 2)  // n3's old title and n7's removed
+            #expect(await store.pendingIndexAdditions == 1)  // n3's new title
         }
+        // Version 3 logged additions too: n3's new title is a log row there.
+        try Self.indexToVersion3(dir, extraLog: """
+            INSERT INTO field_index_log(idx, kind, value, name, present)
+            SELECT id, \(FieldValue.Kind.string.rawValue), 'edited', 'n3', 1 FROM index_decls
+            """)
         #expect(Self.exec(dir, Self.downgrade) == SQLITE_OK)
         #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "1")
 
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "3")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "4")
         #expect(Self.scalar(dir, "SELECT count(*) FROM sqlite_master WHERE name = 'records_by_type'") == "0")
         // The index answers from carried-over entries and log rows, without decoding the zone.
         func titled(_ t: String) async throws -> [String] {
@@ -99,8 +143,9 @@ import CSQLite
             return try await store.records(matching: q, in: notes).records.map(\.id.name)
         }
         #expect(try await store.indexLogRows() == (counted: 3, stored: 3))
+        #expect(await store.pendingIndexAdditions == 0)
         #expect(try await titled("edited") == ["n3"])
-        #expect(try await store.lastQueryDecodeCount == 1)
+        #expect(await store.lastQueryDecodeCount == 1)
         #expect(try await titled("title 3") == [])
         #expect(try await titled("title 7") == [])
         #expect(try await titled("title 12") == ["n12"])

@@ -105,12 +105,12 @@ extension Store {
             case let .beginsWith(f, p) where fields[f] != nil:
                 let index = fields[f] ?? 0
                 var out = Set<String>()
-                let s = try db.statement("SELECT name, value FROM field_index WHERE idx = ? AND kind = ? AND value >= ? ORDER BY value")
+                let s = try db.statement("SELECT names, value FROM field_postings WHERE idx = ? AND kind = ? AND value >= ? ORDER BY value")
                 defer { s.reset() }
                 s.bind(1, index).bind(2, Int(FieldValue.Kind.string.rawValue)).bind(3, p)
                 while try s.step() {
                     guard s.text(1).utf8.starts(with: p.utf8) else { break }
-                    out.insert(s.text(0))
+                    try s.withBlob(0) { (raw) throws(ShoalError) in try PostingList.forEach(raw, index: index) { out.insert($0) } }
                 }
                 return out
             default:
@@ -122,12 +122,14 @@ extension Store {
 
     /// Names of records whose entry in index `index` (of values of `kind`) meets `condition`.
     func indexNames(_ index: Int64, kind: FieldValue.Kind, condition: String, _ values: [IndexValue]) throws(ShoalError) -> Set<String> {
-        let s = try db.statement("SELECT name FROM field_index WHERE idx = ? AND kind = ? AND \(condition)")
+        let s = try db.statement("SELECT names FROM field_postings WHERE idx = ? AND kind = ? AND \(condition)")
         defer { s.reset() }
         s.bind(1, index).bind(2, Int(kind.rawValue))
         for (i, v) in values.enumerated() { v.bind(s, Int32(3 + i)) }
         var out = Set<String>()
-        while try s.step() { out.insert(s.text(0)) }
+        while try s.step() {
+            try s.withBlob(0) { (raw) throws(ShoalError) in try PostingList.forEach(raw, index: index) { out.insert($0) } }
+        }
         return out
     }
 }

@@ -99,6 +99,17 @@ final class SQLiteStatement {
     func int(_ i: Int32) -> Int { Int(sqlite3_column_int64(stmt, i)) }
     func double(_ i: Int32) -> Double { sqlite3_column_double(stmt, i) }
     func isNull(_ i: Int32) -> Bool { sqlite3_column_type(stmt, i) == SQLITE_NULL }
+    /// SQLite's storage class of column `i` (NULL reads as a blob: the store never writes one
+    /// where it asks).
+    func columnType(_ i: Int32) -> ColumnType {
+        switch sqlite3_column_type(stmt, i) {
+        case SQLITE_INTEGER: .integer
+        case SQLITE_FLOAT: .real
+        case SQLITE_TEXT: .text
+        default: .blob
+        }
+    }
+    enum ColumnType { case integer, real, text, blob }
     func text(_ i: Int32) -> String {
         guard let p = sqlite3_column_text(stmt, i) else { return "" }
         let n = Int(sqlite3_column_bytes(stmt, i))

@@ -2,7 +2,7 @@
 
 import ShoalWire
 
-/// The SQL schema (version 3). Every table is `WITHOUT ROWID` keyed by what is looked up.
+/// The SQL schema (version 4). Every table is `WITHOUT ROWID` keyed by what is looked up.
 ///
 /// - `meta(key, value)`: node ID, store and database incarnations, last HLC, database sequence.
 /// - `zones`: one row per zone ever created (deleted zones stay as zone tombstones).
@@ -18,15 +18,20 @@ import ShoalWire
 /// - `refs(zone, target, source)`: live `deleteSelf` references, for cascading deletes.
 /// - `index_decls(id, zone, type, field)`: declared secondary indexes; `id` (never reused) names
 ///   the index in its entries.
-/// - `field_index(idx, kind, value, name)`: the entries, keyed by index ID, value and record.
-/// - `field_index_log`: changes to `field_index` not applied yet, appended in write order and
-///   applied in sorted batches (see `Store.flushIndexLog()`).
+/// - `field_postings(idx, kind, value, run, names)`: the entries, keyed by index ID and value:
+///   each row (a *run*) lists names of records holding that value (`PostingList`); a value has
+///   a few runs, appended one per batch of additions and merged into one when a record leaves it.
+/// - `field_index_log`: removals from `field_postings` not applied yet, in write order.
+///   Additions are not logged: they are the indexed fields of the records written since
+///   `index_progress(zone, seq)`, kept in memory and derived again from `records` on opening
+///   (see `Store.flushIndexLog()`).
 ///   (Version 2 keyed entries and log rows by zone row, record type and field name: every key
-///   comparison of the log's sort and of the index's b-tree compared those strings too.)
+///   comparison compared those strings too. Version 3 kept one row per entry in `field_index`
+///   and logged additions as well: a batch of additions cost a b-tree insert per entry.)
 /// - `peer_acks(zone, peer, vector)`: what each known peer has acknowledged, for tombstone purges.
 /// - `subscriptions(id, bytes)`: persisted subscriptions.
 enum Schema {
-    static let version: Int64 = 3
+    static let version: Int64 = 4
 
     static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int) throws(ShoalError) {
         try db.execute("PRAGMA journal_mode=WAL")
@@ -68,8 +73,22 @@ enum Schema {
         """
     }
 
-    /// The declared indexes and their log, as this schema version keeps them.
+    /// The declared indexes, their entries and their log, as this schema version keeps them.
     static let indexTables = """
+        CREATE TABLE IF NOT EXISTS index_decls(
+            id INTEGER PRIMARY KEY AUTOINCREMENT, zone INTEGER NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
+            UNIQUE(zone, type, field));
+        CREATE TABLE IF NOT EXISTS field_postings(
+            idx INTEGER NOT NULL, kind INTEGER NOT NULL, value BLOB, run INTEGER NOT NULL, names BLOB NOT NULL,
+            PRIMARY KEY(idx, kind, value, run)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS field_index_log(
+            id INTEGER PRIMARY KEY, idx INTEGER NOT NULL, kind INTEGER NOT NULL,
+            value BLOB, name TEXT NOT NULL, present INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS index_progress(zone INTEGER PRIMARY KEY, seq INTEGER NOT NULL)
+        """
+
+    /// Version 3's index tables (the 2 → 3 step writes them; 3 → 4 converts them).
+    static let indexTablesV3 = """
         CREATE TABLE IF NOT EXISTS index_decls(
             id INTEGER PRIMARY KEY AUTOINCREMENT, zone INTEGER NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
             UNIQUE(zone, type, field));
@@ -87,6 +106,9 @@ enum Schema {
     /// they are (bytes, sequence numbers and tokens stay valid).
     /// Version 2 → 3: declared indexes get IDs, and index entries and log rows are keyed by them
     /// instead of by zone, type and field; every entry and pending log row is carried over.
+    /// Version 3 → 4: entries become runs of names per value (`field_postings`, one run per
+    /// value); pending log rows stay as they are (a flush applies additions and removals alike),
+    /// and every zone's `index_progress` is its current sequence (version 3 logged every change).
     static func migrate(_ db: SQLiteDatabase) throws(ShoalError) {
         let s = try db.statement("SELECT value FROM meta WHERE key = 'schema'")
         let found: Int64? = try s.step() ? s.int64(0) : nil
@@ -114,7 +136,7 @@ enum Schema {
                 ALTER TABLE index_decls RENAME TO index_decls_v2;
                 ALTER TABLE field_index RENAME TO field_index_v2;
                 ALTER TABLE field_index_log RENAME TO field_index_log_v2;
-                \(indexTables);
+                \(indexTablesV3);
                 INSERT INTO index_decls(zone, type, field) SELECT zone, type, field FROM index_decls_v2 ORDER BY zone, type, field;
                 INSERT INTO field_index(idx, kind, value, name)
                     SELECT d.id, f.kind, f.value, f.name FROM field_index_v2 f
@@ -127,6 +149,36 @@ enum Schema {
                 DROP TABLE field_index_log_v2;
                 UPDATE meta SET value = 3 WHERE key = 'schema';
                 """)
+            }
+            stored = 3
+        }
+        if stored == 3 {
+            try db.transaction { () throws(ShoalError) in
+                try db.execute("""
+                \(indexTables);
+                INSERT OR REPLACE INTO index_progress(zone, seq) SELECT id, seq FROM zones;
+                """)
+                let read = try db.statement("SELECT idx, kind, value, name FROM field_index ORDER BY idx, kind, value, name")
+                let write = try db.statement("INSERT INTO field_postings(idx, kind, value, run, names) VALUES(?, ?, ?, 1, ?)")
+                var names = [String]()
+                var current: (Int64, Int, IndexValue)? = nil
+                func emit() throws(ShoalError) {
+                    guard let (idx, kind, value) = current, !names.isEmpty else { return }
+                    write.bind(1, idx).bind(2, kind)
+                    value.bind(write, 3)
+                    write.bind(4, PostingList.encode(names))
+                    try write.runAndRewind()
+                    names.removeAll(keepingCapacity: true)
+                }
+                while try read.step() {
+                    let key = (read.int64(0), read.int(1), IndexValue(column: 2, of: read))
+                    if let c = current, c.0 != key.0 || c.1 != key.1 || IndexValue.compare(c.2, key.2) != 0 { try emit() }
+                    current = key
+                    names.append(read.text(3))
+                }
+                try emit()
+                read.reset()
+                try db.execute("DROP TABLE field_index; UPDATE meta SET value = 4 WHERE key = 'schema'")
             }
         }
     }

@@ -6,7 +6,7 @@
 /// batch instead of once per row.
 final class WriteStatements {
     /// Rows per multi-row insert.
-    static let batchRows = 32
+    static let batchRows = 64
 
     /// `records`: a version of a record the store does not hold (nothing when it does).
     let insertRecord: SQLiteStatement
