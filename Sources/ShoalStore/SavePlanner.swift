@@ -3,7 +3,8 @@
 import Dispatch
 import ShoalWire
 
-/// Plans saves of new records (validate, stamp, encode: ``Store/planNewRecord(_:dot:limits:)``)
+/// Plans saves of new records (validate, stamp, encode: ``Store/planNewRecord(_:dot:limits:)``;
+/// and the declared-index entries each adds)
 /// on a global queue, a run of ``runLength`` at a time, while the store's thread writes the runs
 /// already planned: a bulk save's encoding overlaps its SQLite work instead of preceding it.
 /// Batches under ``inlineBelow`` records are planned on the caller's thread (a hop to another
@@ -12,7 +13,7 @@ import ShoalWire
 /// ``take(_:)`` hands out plans in order, each once; ``finish()`` (also run by `deinit`) waits
 /// for the planning thread, so a batch abandoned halfway never leaves it writing freed memory.
 final class SavePlanner: @unchecked Sendable {
-    typealias Plan = Result<(record: Record, bytes: [UInt8]), ShoalError>
+    typealias Plan = Result<(record: Record, bytes: [UInt8], entries: [IndexChange]), ShoalError>
 
     /// Records planned per hand-over between the two threads.
     static let runLength = 64
@@ -28,8 +29,10 @@ final class SavePlanner: @unchecked Sendable {
     private var taken = 0
     private var finished = false
 
-    /// Starts planning `records` as new, `records[i]` at `dots[i]`.
-    init(_ records: ArraySlice<Record>, dots: [Dot], limits: WireLimits) {
+    /// Starts planning `records` as new, `records[i]` at `dots[i]`, with the entries of the
+    /// `indexed` fields (zone → record type → fields) each adds (their `order` is the store's
+    /// to set).
+    init(_ records: ArraySlice<Record>, dots: [Dot], limits: WireLimits, indexed: [RecordZone.ID: [String: [IndexedField]]]) {
         precondition(records.count == dots.count, "one dot per planned record")
         count = records.count
         slots = .allocate(capacity: max(count, 1))
@@ -37,7 +40,7 @@ final class SavePlanner: @unchecked Sendable {
         runsReady = (0..<runs).map { _ in DispatchSemaphore(value: 0) }
         let base = records.startIndex
         if runs == 0 {
-            for i in 0..<count { (slots + i).initialize(to: Self.plan(records[base + i], dots[i], limits)) }
+            for i in 0..<count { (slots + i).initialize(to: Self.plan(records[base + i], dots[i], limits, indexed)) }
             return
         }
         nonisolated(unsafe) let out = slots
@@ -45,7 +48,7 @@ final class SavePlanner: @unchecked Sendable {
         DispatchQueue.global().async(group: group) {
             for run in 0..<runs {
                 let lo = run * Self.runLength, hi = min(total, lo + Self.runLength)
-                for i in lo..<hi { (out + i).initialize(to: Self.plan(records[base + i], dots[i], limits)) }
+                for i in lo..<hi { (out + i).initialize(to: Self.plan(records[base + i], dots[i], limits, indexed)) }
                 ready[run].signal()
             }
         }
@@ -56,12 +59,24 @@ final class SavePlanner: @unchecked Sendable {
         slots.deallocate()
     }
 
-    private static func plan(_ client: Record, _ dot: Dot, _ limits: WireLimits) -> Plan {
+    private static func plan(_ client: Record, _ dot: Dot, _ limits: WireLimits,
+                             _ indexed: [RecordZone.ID: [String: [IndexedField]]]) -> Plan {
+        let record: Record, bytes: [UInt8]
         do throws(ShoalError) {
-            return .success(try Store.planNewRecord(client, dot: dot, limits: limits))
+            (record, bytes) = try Store.planNewRecord(client, dot: dot, limits: limits)
         } catch {
             return .failure(error)
         }
+        var entries = [IndexChange]()
+        if !record.isDeleted, let fields = indexed[record.id.zone]?[record.recordType] {
+            for f in fields {
+                guard let v = record[f.field] else { continue }
+                for (kind, value) in IndexValue.entries(v) {
+                    entries.append(IndexChange(index: f.id, kind: kind, value: value, name: record.id.name, order: 0, present: true))
+                }
+            }
+        }
+        return .success((record, bytes, entries))
     }
 
     /// The plan of record `i`, waiting for it if needed. Plans are taken in order, each once.

@@ -186,13 +186,33 @@ extension Store {
                 rank += 1
             }
         }
-        changes.sort(by: IndexChange.sortsBefore)
-        var start = 0
-        while start < changes.count {
-            var end = start + 1
-            while end < changes.count && IndexChange.sameValue(changes[start], changes[end]) { end += 1 }
-            try applyIndexChanges(changes[start..<end])
-            start = end
+        if indexLogCount == 0 {
+            // Additions only: every entry ends present, so grouping by value is all there is to
+            // do (a name twice in a run is harmless: runs are read into a set).
+            var groups = [IndexedValue: [String]]()
+            for a in changes { groups[IndexedValue(index: a.index, kind: a.kind, value: a.value), default: []].append(a.name) }
+            for (key, names) in groups.sorted(by: { IndexedValue.sortsBefore($0.key, $1.key) }) {
+                try applyIndexChanges(key, added: names, removed: [])
+            }
+        } else {
+            changes.sort(by: IndexChange.sortsBefore)
+            var start = 0
+            while start < changes.count {
+                var end = start + 1
+                while end < changes.count && IndexChange.sameValue(changes[start], changes[end]) { end += 1 }
+                // The group is sorted by name, then order: each name's last change counts.
+                var added = [String](), removed = [String]()
+                var i = start
+                while i < end {
+                    var j = i + 1
+                    while j < end && UTF8Order.equal(changes[j].name, changes[i].name) { j += 1 }
+                    if changes[j - 1].present { added.append(changes[i].name) } else { removed.append(changes[i].name) }
+                    i = j
+                }
+                let c = changes[start]
+                try applyIndexChanges(IndexedValue(index: c.index, kind: c.kind, value: c.value), added: added, removed: removed)
+                start = end
+            }
         }
         try db.execute("DELETE FROM field_index_log")
         try saveIndexProgress()
@@ -202,18 +222,8 @@ extension Store {
         indexAdds = []
     }
 
-    /// Applies the changes of one (index, kind, value), sorted by name and then order.
-    private func applyIndexChanges(_ group: ArraySlice<IndexChange>) throws(ShoalError) {
-        var added = [String](), removed = [String]()
-        var i = group.startIndex
-        while i < group.endIndex {
-            var j = i + 1
-            while j < group.endIndex && UTF8Order.equal(group[j].name, group[i].name) { j += 1 }
-            let last = group[j - 1]
-            if last.present { added.append(last.name) } else { removed.append(last.name) }
-            i = j
-        }
-        let first = group[group.startIndex]
+    /// Makes the names in `added` present and those in `removed` absent under one value.
+    private func applyIndexChanges(_ first: IndexedValue, added: [String], removed: [String]) throws(ShoalError) {
         func bindValue(_ s: SQLiteStatement) -> SQLiteStatement {
             s.bind(1, first.index).bind(2, first.kind)
             first.value.bind(s, 3)
@@ -233,22 +243,29 @@ extension Store {
             try insert.bind(4, lastRun + 1).bind(5, PostingList.encode(added)).runAndRewind()
             return
         }
-        var names = Set<String>()
+        // One run from all of them: stored names, less the removed (and the re-added, which
+        // are appended again), then the additions. Without removals the runs' bytes are
+        // concatenated as they are (a name twice is harmless; the next merge with a removal
+        // drops the copy).
+        var merged = [UInt8]()
         if runCount > 0 {
+            let dropped = removed.isEmpty ? Set<String>() : Set(removed).union(added)
             let stored = try bindValue(db.cached("SELECT names FROM field_postings WHERE idx = ? AND kind = ? AND value = ?"))
             defer { stored.reset() }
             while try stored.step() {
                 try stored.withBlob(0) { (raw) throws(ShoalError) in
-                    try PostingList.forEach(raw, index: first.index) { names.insert($0) }
+                    if dropped.isEmpty { merged.append(contentsOf: raw); return }
+                    try PostingList.forEach(raw, index: first.index) { name in
+                        if !dropped.contains(name) { PostingList.append(name, to: &merged) }
+                    }
                 }
             }
             stored.reset()
             try bindValue(db.cached("DELETE FROM field_postings WHERE idx = ? AND kind = ? AND value = ?")).runAndRewind()
         }
-        names.subtract(removed)
-        names.formUnion(added)
-        if names.isEmpty { return }
-        try insert.bind(4, Int64(1)).bind(5, PostingList.encode(names.sorted { UTF8Order.compare($0, $1) < 0 })).runAndRewind()
+        for name in added { PostingList.append(name, to: &merged) }
+        if merged.isEmpty { return }
+        try insert.bind(4, Int64(1)).bind(5, merged).runAndRewind()
     }
 
     /// Marks every zone with a declared index as indexed through its current sequence.

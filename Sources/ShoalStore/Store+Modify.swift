@@ -128,7 +128,7 @@ extension Store {
         }
         let dots = clients.map { _ in tick() }
         return try assumingNew { () throws(ShoalError) -> ChunkResult? in
-            let planner = SavePlanner(clients[...], dots: dots, limits: configuration.limits)
+            let planner = SavePlanner(clients[...], dots: dots, limits: configuration.limits, indexed: indexedFieldsByZone)
             defer { planner.finish() }
             var saved = [Record]()
             saved.reserveCapacity(clients.count)
@@ -144,7 +144,7 @@ extension Store {
                     touched.insert(plan.record.id.zone)
                 }
                 guard var z = current.take() else { return nil }
-                guard try insertVersion(plan.record, encoded: plan.bytes[...], in: &z, queued: true) else { return nil }
+                guard try insertVersion(plan.record, encoded: plan.bytes[...], in: &z, queued: true, indexEntries: plan.entries) else { return nil }
                 current = consume z
                 saved.append(plan.record)
             }

@@ -111,8 +111,11 @@ extension Store {
     /// batch exists (this one, or one written since the last batch), and the caller must roll
     /// back to before the batch's first write. Queued rows are inserted by
     /// ``insertPendingVersionRows()``, or ``insertPendingRows()`` before anything reads `records`.
+    ///
+    /// `indexEntries`: the declared-index entries `new` adds, when already computed
+    /// (``SavePlanner``); nil computes them here.
     func insertVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, in z: inout ZoneState,
-                       queued: Bool = false) throws(ShoalError) -> Bool {
+                       queued: Bool = false, indexEntries: [IndexChange]? = nil) throws(ShoalError) -> Bool {
         let bytes = encoded ?? new.encoded()[...]
         if queued {
             guard try addNewVersionRow(.init(zone: z.row, name: new.id.name, type: new.recordType, seq: Int64(bitPattern: z.seq &+ 1),
@@ -133,7 +136,15 @@ extension Store {
                 r.reset()
             }
         }
-        try updateIndexes(new, over: nil, in: z)
+        if let indexEntries {
+            let order = 2 * indexLogCount
+            for var e in indexEntries {
+                e.order = order
+                indexAdds.append(e)
+            }
+        } else {
+            try updateIndexes(new, over: nil, in: z)
+        }
         z.vector.formUnion(new.versionVector)
         databaseSequence += 1
         z.databaseSequence = databaseSequence

@@ -93,6 +93,7 @@ import ShoalWire
         let dir = TempDirectory()
         let store = try await Store.temporary(dir)
         try await store.createZone(notes)
+        try await store.declareIndex(zone: notes, recordType: "Note", field: "title")
         var batch = (0..<600).map { note("n\($0)", "v\($0)") }
         batch[position]["bad field"] = .int64(1)
         let bad = batch[position].id
@@ -101,6 +102,7 @@ import ShoalWire
         #expect(e?.partialErrors.count == 600)
         #expect(e?.partialErrors.values.filter { $0.code == .batchRequestFailed }.count == 599)
         #expect(try await store.allRecordIDs(in: notes).isEmpty)
+        #expect(await store.pendingIndexAdditions == 0)
 
         let f = await expectCode(.partialFailure) { try await store.modify(saving: batch, atomically: false) }
         #expect(f?.partialErrors.keys.map { $0 } == [bad])
@@ -128,6 +130,16 @@ import ShoalWire
         #expect(try await store.changes(in: notes, since: nil, limit: 2000).records.count == 1199)
         let rows = try await store.clockRows()
         #expect(rows.stored == rows.expected)
+        // The index entries the planner computed answer as the records do.
+        func titled(_ t: String) async throws -> [String] {
+            try await store.records(matching: Query(recordType: "Note", predicate: .compare("title", .equal, .string(t))), in: notes)
+                .records.map(\.id.name)
+        }
+        #expect(try await titled("again") == [stored.id.name])
+        #expect(try await titled("v\(position)") == [])
+        for n in [0, 63, 64, 599, 600, 663, 1199] where n != position && n != 600 + position {
+            #expect(try await titled("v\(n)") == ["n\(n)"], "title v\(n)")
+        }
     }
 
     /// A peer batch whose first record is not stored is first inserted in batches of 64 rows

@@ -3,7 +3,7 @@
 // thresholds and reopening (which derives the queued additions again from the records).
 
 import Testing
-import ShoalStore
+@testable import ShoalStore
 import ShoalWire
 import ShoalSamples
 
@@ -167,5 +167,33 @@ import ShoalSamples
         #expect(try await found(store, "cat", .int64(2)) == ["a"])
         #expect(try await found(store, "cat", .int64(3)) == ["c"])
         #expect(try await found(store, "cat", .int64(9)) == ["b"])
+    }
+}
+
+/// Runs of names as `field_postings` stores them: seeded round trips, and damaged runs (a length
+/// cut off, too long, or past the end) are `internalError`, never a trap or an overread.
+@Suite struct PostingListTests {
+    func names(_ bytes: [UInt8]) throws -> [String] {
+        var out = [String]()
+        try bytes.withUnsafeBytes { raw in try PostingList.forEach(raw, index: 7) { out.append($0) } }
+        return out
+    }
+
+    @Test func roundTripsSeededNames() throws {
+        var rng = SplitMix64(seed: 31)
+        for round in 0..<50 {
+            let list = (0..<Int(rng.next() % 40)).map { i in
+                String(repeating: "é", count: Int(rng.next() % 90)) + "n\(i)-\(rng.next() % 1000)"
+            }
+            #expect(try names(PostingList.encode(list)) == list, "seed 31, round \(round)")
+        }
+        #expect(try names([]) == [])
+    }
+
+    @Test func damagedRunsAreErrors() {
+        let good = PostingList.encode(["alpha", "beta"])
+        for bad in [[0x80], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01], [5, 0x61], Array(good.dropLast()), good + [200]] as [[UInt8]] {
+            #expect(throws: ShoalError.self, "\(bad)") { try names(bad) }
+        }
     }
 }

@@ -4,7 +4,6 @@
 // ancestor, index entry and pending index change intact.
 
 import Testing
-import ShoalStore
 import ShoalWire
 import CSQLite
 @testable import ShoalStore

@@ -9,18 +9,22 @@ enum PostingList {
     /// `names` encoded as one run.
     static func encode<S: Sequence>(_ names: S) -> [UInt8] where S.Element == String {
         var out = [UInt8]()
-        for var name in names {
-            name.withUTF8 { b in
-                var n = UInt64(b.count)
-                while n >= 0x80 {
-                    out.append(UInt8(truncatingIfNeeded: n) | 0x80)
-                    n >>= 7
-                }
-                out.append(UInt8(n))
-                out.append(contentsOf: b)
-            }
-        }
+        for name in names { append(name, to: &out) }
         return out
+    }
+
+    /// Appends `name` to an encoded run.
+    static func append(_ name: String, to out: inout [UInt8]) {
+        var name = name
+        name.withUTF8 { b in
+            var n = UInt64(b.count)
+            while n >= 0x80 {
+                out.append(UInt8(truncatingIfNeeded: n) | 0x80)
+                n >>= 7
+            }
+            out.append(UInt8(n))
+            out.append(contentsOf: b)
+        }
     }
 
     /// Calls `body` with every name of a stored run; a run that does not parse is `internalError`
@@ -75,6 +79,19 @@ struct IndexChange {
     /// Whether `a` and `b` name the same (index, kind, value).
     static func sameValue(_ a: IndexChange, _ b: IndexChange) -> Bool {
         a.index == b.index && a.kind == b.kind && IndexValue.compare(a.value, b.value) == 0
+    }
+}
+
+/// One value of one declared index: the key of its runs in `field_postings`.
+struct IndexedValue: Hashable {
+    var index: Int64
+    var kind: Int
+    var value: IndexValue
+
+    static func sortsBefore(_ a: IndexedValue, _ b: IndexedValue) -> Bool {
+        if a.index != b.index { return a.index < b.index }
+        if a.kind != b.kind { return a.kind < b.kind }
+        return IndexValue.compare(a.value, b.value) < 0
     }
 }
 
