@@ -27,8 +27,15 @@ guard args.count == 3 else {
 }
 let zone = RecordZone.ID(name: "crash")
 do {
-    let store = try Store.open(directory: args[1])
+    // A small flush threshold, so kills land between, inside and after index flushes.
+    var configuration = Store.Configuration()
+    configuration.indexLogFlushRows = 7
+    let store = try Store.open(directory: args[1], configuration: configuration)
     try await store.createZone(zone)
+    // Declared on `i` and `v`; `iTwin` and `vTwin` hold the same values undeclared, so the test
+    // can compare indexed queries with scans after every crash.
+    try await store.declareIndex(zone: zone, recordType: "Item", field: "i")
+    try await store.declareIndex(zone: zone, recordType: "Item", field: "v")
     var i = 0
     while true {
         if i % 4 == 3 {
@@ -36,6 +43,7 @@ do {
             let batch = (0..<3).map { k -> Record in
                 var r = Record(recordType: "Item", id: Record.ID(name: "\(args[2])-b\(i)-\(k)", zone: zone))
                 r["i"] = .int64(Int64(i))
+                r["iTwin"] = .int64(Int64(i))
                 return r
             }
             try await store.modify(saving: batch)
@@ -44,12 +52,15 @@ do {
             // Update an earlier record: the acknowledged version must survive.
             let id = Record.ID(name: "\(args[2])-\(i - 2)", zone: zone)
             var r = try await store.record(for: id)
-            r["v"] = .int64(Int64(i))
+            r["v"] = .int64(Int64(i % 5))
+            r["vTwin"] = .int64(Int64(i % 5))
+            r["vFull"] = .int64(Int64(i))
             let s = try await store.save(r)
             say("U \(id.name) \(i) \(s.changeTag ?? "")")
         } else {
             var r = Record(recordType: "Item", id: Record.ID(name: "\(args[2])-\(i)", zone: zone))
             r["i"] = .int64(Int64(i))
+            r["iTwin"] = .int64(Int64(i))
             r["pad"] = .bytes([UInt8](repeating: UInt8(truncatingIfNeeded: i), count: 150))
             try await store.save(r)
             say("S \(args[2])-\(i)")
