@@ -190,8 +190,8 @@ extension Store {
             // Additions only: every entry ends present, so grouping by value is all there is to
             // do (a name twice in a run is harmless: runs are read into a set).
             var groups = [IndexedValue: [String]]()
-            for a in changes { groups[IndexedValue(index: a.index, kind: a.kind, value: a.value), default: []].append(a.name) }
-            for (key, names) in groups.sorted(by: { IndexedValue.sortsBefore($0.key, $1.key) }) {
+            for a in changes { groups[a.key, default: []].append(a.name) }
+            for (key, names) in groups.sorted(by: { IndexedValue.compare($0.key, $1.key) < 0 }) {
                 try applyIndexChanges(key, added: names, removed: [])
             }
         } else {
@@ -199,7 +199,7 @@ extension Store {
             var start = 0
             while start < changes.count {
                 var end = start + 1
-                while end < changes.count && IndexChange.sameValue(changes[start], changes[end]) { end += 1 }
+                while end < changes.count && IndexedValue.compare(changes[start].key, changes[end].key) == 0 { end += 1 }
                 // The group is sorted by name, then order: each name's last change counts.
                 var added = [String](), removed = [String]()
                 var i = start
@@ -209,8 +209,7 @@ extension Store {
                     if changes[j - 1].present { added.append(changes[i].name) } else { removed.append(changes[i].name) }
                     i = j
                 }
-                let c = changes[start]
-                try applyIndexChanges(IndexedValue(index: c.index, kind: c.kind, value: c.value), added: added, removed: removed)
+                try applyIndexChanges(changes[start].key, added: added, removed: removed)
                 start = end
             }
         }

@@ -67,19 +67,15 @@ struct IndexChange {
     /// Whether `a` sorts before `b` by entry, then by order. The value order only has to group
     /// equal values (it is not the order SQLite keeps them in).
     static func sortsBefore(_ a: IndexChange, _ b: IndexChange) -> Bool {
-        if a.index != b.index { return a.index < b.index }
-        if a.kind != b.kind { return a.kind < b.kind }
-        let v = IndexValue.compare(a.value, b.value)
+        let v = IndexedValue.compare(a.key, b.key)
         if v != 0 { return v < 0 }
         let n = UTF8Order.compare(a.name, b.name)
         if n != 0 { return n < 0 }
         return a.order < b.order
     }
 
-    /// Whether `a` and `b` name the same (index, kind, value).
-    static func sameValue(_ a: IndexChange, _ b: IndexChange) -> Bool {
-        a.index == b.index && a.kind == b.kind && IndexValue.compare(a.value, b.value) == 0
-    }
+    /// The (index, kind, value) the change is under.
+    var key: IndexedValue { IndexedValue(index: index, kind: kind, value: value) }
 }
 
 /// One value of one declared index: the key of its runs in `field_postings`.
@@ -88,10 +84,11 @@ struct IndexedValue: Hashable {
     var kind: Int
     var value: IndexValue
 
-    static func sortsBefore(_ a: IndexedValue, _ b: IndexedValue) -> Bool {
-        if a.index != b.index { return a.index < b.index }
-        if a.kind != b.kind { return a.kind < b.kind }
-        return IndexValue.compare(a.value, b.value) < 0
+    /// By index, kind, then value (``IndexValue/compare(_:_:)``): -1, 0 or 1.
+    static func compare(_ a: IndexedValue, _ b: IndexedValue) -> Int {
+        if a.index != b.index { return a.index < b.index ? -1 : 1 }
+        if a.kind != b.kind { return a.kind < b.kind ? -1 : 1 }
+        return IndexValue.compare(a.value, b.value)
     }
 }
 
