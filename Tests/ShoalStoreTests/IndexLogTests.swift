@@ -190,6 +190,28 @@ import ShoalSamples
         #expect(try names([]) == [])
     }
 
+    /// Seeded random bytes and mutated good runs: every input either parses (at most one name per
+    /// input byte, each length prefix taking one; invalid UTF-8 is read with replacement
+    /// characters) or is an error — the stored-data counterpart of the wire decoders' fuzz
+    /// targets (runs are read from the store's own file, never from the network).
+    @Test func arbitraryBytesParseOrFail() {
+        var rng = SplitMix64(seed: 0x5EED)
+        let good = PostingList.encode((0..<20).map { "name-\($0)" })
+        for round in 0..<5_000 {
+            var bytes = round % 2 == 0
+                ? (0..<Int(rng.next() % 64)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+                : good
+            if round % 2 == 1 {
+                for _ in 0..<(1 + Int(rng.next() % 4)) {
+                    bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next())
+                }
+            }
+            if let read = try? names(bytes) {
+                #expect(read.count <= bytes.count, "seed 0x5EED, round \(round): \(bytes)")
+            }
+        }
+    }
+
     @Test func damagedRunsAreErrors() {
         let good = PostingList.encode(["alpha", "beta"])
         for bad in [[0x80], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01], [5, 0x61], Array(good.dropLast()), good + [200]] as [[UInt8]] {
