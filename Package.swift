@@ -41,11 +41,13 @@ let package = Package(
         ),
         // CRC-32C with the processor's instruction where there is one (frames end with it).
         .target(name: "CShoalCRC"),
+        // Lowering a thread's CPU and I/O priority (the asset lane's threads yield to records).
+        .target(name: "CShoalThread"),
         .target(name: "ShoalWire", dependencies: ["CZstd", "CShoalCRC"], swiftSettings: strict),
         .target(name: "ShoalDiff", dependencies: ["ShoalWire"], swiftSettings: strict),
         .target(name: "ShoalStore", dependencies: ["ShoalWire", "ShoalDiff", "CSQLite"], swiftSettings: strict),
         .target(name: "ShoalAssets", dependencies: [
-            "ShoalWire", .product(name: "Crypto", package: "swift-crypto"),
+            "ShoalWire", "CShoalThread", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalDiff", "ShoalStore"], swiftSettings: strict),
         .target(name: "ShoalNet", dependencies: [

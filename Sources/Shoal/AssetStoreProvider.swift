@@ -19,8 +19,9 @@ final class AssetStoreProvider: AssetProvider {
     /// file, so it is done once per asset, not per request); at most 64, then cleared.
     let served = LockedDictionary<Asset, AssetManifest>()
 
-    /// This node's asset-lane thread.
-    let io = AssetIOExecutor()
+    /// Where the lane's hashing and file I/O run: the process's background threads, at the
+    /// lowest CPU and I/O priority, so they never hold up the threads that apply records.
+    let io = AssetLaneExecutor()
 
     init(store: AssetStore) { self.store = store }
 
@@ -32,13 +33,20 @@ final class AssetStoreProvider: AssetProvider {
         return m
     }
 
+    /// The manifest of a complete asset, checked on the lane's threads the first time (a check
+    /// looks for every chunk: thousands of lookups for a large asset).
+    func completeOffLane(_ asset: Asset) async -> AssetManifest? {
+        if let m = served[asset] { return m }
+        return await withTaskExecutorPreference(io) { () async -> AssetManifest? in complete(asset) }
+    }
+
     func manifest(of asset: Asset) async -> [UInt8]? {
-        complete(asset)?.encoded()
+        await completeOffLane(asset)?.encoded()
     }
 
     func chunk(_ index: Int, of asset: Asset) async -> [UInt8]? {
-        guard let m = complete(asset), index >= 0, index < m.chunks.count else { return nil }
-        let store = self.store, served = self.served, io = self.io
+        guard let m = await completeOffLane(asset), index >= 0, index < m.chunks.count else { return nil }
+        let store = self.store, served = self.served
         return await withTaskExecutorPreference(io) { () async -> [UInt8]? in
             do {
                 // The peer checks every chunk against the manifest; hashing it here too would
@@ -56,7 +64,10 @@ final class AssetStoreProvider: AssetProvider {
         guard let m = try? AssetManifest(decoding: bytes), m.asset == asset else { return nil }
         if let (incoming, _) = partial[asset] { return incoming.manifest.chunks.count }
         let pin = await store.makePin()
-        guard let incoming = try? await store.beginReceiving(m, pin: pin) else {
+        // Beginning looks for every chunk of the manifest: on the lane's threads.
+        let store = self.store
+        let begun = await withTaskExecutorPreference(io) { () async -> IncomingAsset? in try? await store.beginReceiving(m, pin: pin) }
+        guard let incoming = begun else {
             // Sizes that break the chunking rules: this peer's manifest cannot be used.
             await store.unpin(pin)
             return nil
@@ -135,14 +146,3 @@ final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendabl
     }
 }
 
-/// The asset lane's thread: chunk hashing, reads and writes run here (nonisolated async code
-/// follows the task's executor preference), so the cooperative pool stays free for records.
-final class AssetIOExecutor: TaskExecutor {
-    let queue = DispatchQueue(label: "shoal.assets.io", qos: .utility)
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
-    }
-}
