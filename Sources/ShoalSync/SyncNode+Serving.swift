@@ -31,11 +31,16 @@ extension SyncNode {
         if let peer = sessions[id]?.peer?.node {
             // What the peer now holds, for tombstone purges (ShoalStore keeps the horizon). Written
             // at most once a second per peer and zone: a lost acknowledgement only delays a purge.
+            // The write (a commit, with its fsync) runs beside this connection's frames, not
+            // before the next one: waiting for it held every change behind it for the length of
+            // a commit once a second — 30–60 ms when the disk is busy.
             let key = "\(peer.hex)/\(m.zone)"
             let now = ContinuousClock.now
             if acknowledgementWrites[key].map({ now - $0 >= .seconds(1) }) ?? true {
                 acknowledgementWrites[key] = now
-                try? await store.acknowledge(peer: peer, zone: m.zone, vector: m.knowledge)
+                let store = self.store, zone = m.zone, knowledge = m.knowledge
+                // Acknowledgements merge (a union), so their order does not matter.
+                Task { try? await store.acknowledge(peer: peer, zone: zone, vector: knowledge) }
             }
         }
         return try await pump(m.zone, on: id)
