@@ -10,8 +10,9 @@ struct AssetTransfer {
     var connection: ConnectionID? = nil
     /// Peers that said they lack it or sent bytes that did not verify.
     var refused: Set<NodeID> = []
-    /// Chunk indexes not requested yet, in order.
-    var pending: [Int] = []
+    /// Chunk indexes not requested yet, in order (a slice: requesting drops from the front
+    /// without moving the rest).
+    var pending: ArraySlice<Int> = []
     /// Chunk indexes requested and not answered.
     var inFlight: Set<Int> = []
     /// Whether the manifest request is out.
@@ -93,7 +94,7 @@ extension SyncNode {
         t.connection = id
         t.inFlight = []
         if let missing = await assets.missingChunks(of: asset) {
-            t.pending = missing
+            t.pending = missing[...]
             t.awaitingManifest = false
             transfers[asset] = t
             if missing.isEmpty { return await finishTransfer(asset) }
@@ -106,12 +107,13 @@ extension SyncNode {
 
     /// Requests pending chunks while the window allows, in runs of consecutive indexes.
     func requestChunks(_ asset: Asset) -> [SyncOutput] {
-        guard var t = transfers[asset] else { return [] }
+        // Taken out of the dictionary while it changes, so its arrays are not copied.
+        guard var t = transfers.removeValue(forKey: asset) else { return [] }
         var out = [SyncOutput]()
         while t.inFlight.count < configuration.assetWindow, let first = t.pending.first {
             var count = 1
             while count < t.pending.count, count < configuration.assetWindow - t.inFlight.count,
-                  t.pending[count] == first &+ count, UInt64(count) < AssetRequestMessage.maxChunks {
+                  t.pending[t.pending.startIndex + count] == first &+ count, UInt64(count) < AssetRequestMessage.maxChunks {
                 count &+= 1
             }
             for i in t.pending.prefix(count) { t.inFlight.insert(i) }
@@ -146,7 +148,7 @@ extension SyncNode {
         if let missing = await assets.missingChunks(of: asset), !missing.isEmpty,
            var t = transfers[asset], t.connection == id, t.repairs < 2 {
             t.repairs += 1
-            t.pending = missing
+            t.pending = missing[...]
             t.inFlight = []
             transfers[asset] = t
             return [id: requestChunks(asset)]
@@ -264,7 +266,7 @@ extension SyncNode {
             // The transfer may have moved (connection closed) while the manifest was stored.
             guard transfers[m.asset]?.connection == id else { return [:] }
             transfers[m.asset]?.awaitingManifest = false
-            transfers[m.asset]?.pending = missing
+            transfers[m.asset]?.pending = missing[...]
             if missing.isEmpty { return await finishTransfer(m.asset) }
             return [id: requestChunks(m.asset)]
         case let .chunk(index, bytes):
