@@ -48,6 +48,44 @@ import ShoalWire
         #expect(try FileSystem.contents(of: target.temporary).isEmpty, "no temporary file left")
     }
 
+    /// With a receive batch smaller than the asset, chunks go under their names batch by batch
+    /// (durable first), while the manifest still waits for the commit; a batch under a byte is
+    /// refused when the store opens.
+    @Test func batchesMakeChunksDurableBeforeTheCommit() async throws {
+        let da = TempDirectory(), db = TempDirectory()
+        let bytes = randomBytes(150_000, seed: 95)
+        let source = try AssetStore.temporary(da, small: true)
+        let target = try AssetStore.temporary(db, small: true) { $0.fsync = true; $0.receiveBatchBytes = 30_000 }
+        let asset = try await source.importBytes(bytes)
+        var chunks: [[UInt8]] = []
+        for try await chunk in try source.contents(of: asset) { chunks.append(chunk) }
+        let manifest = try source.manifest(of: asset)
+        #expect(manifest.chunks.count >= 4, "small chunking cuts 150 kB into several chunks")
+        let pin = await target.makePin()
+        let incoming = try await target.beginReceiving(manifest, pin: pin)
+        var received = 0
+        for i in manifest.chunks.indices {
+            try incoming.receive(chunks[i], index: i)
+            received += chunks[i].count
+            let named = manifest.chunks.prefix(i + 1).filter { target.chunks.contains($0.hash) }.count
+            if received >= 30_000 {
+                // The batch that crossed the limit was published: every chunk so far is named.
+                #expect(named == i + 1, "chunk \(i): \(named) of \(i + 1) under their names after \(received) bytes")
+                received = 0
+            } else if i < manifest.chunks.count - 1 {
+                #expect(named < i + 1, "chunk \(i) is under its name before its batch was durable")
+            }
+        }
+        #expect(try target.isComplete(asset) == false, "no manifest before the commit")
+        #expect(try await incoming.commit() == asset)
+        #expect(try await target.readAll(asset) == bytes)
+        await target.unpin(pin)
+
+        let dc = TempDirectory()
+        let e = await expectAssetError(.invalidArguments) { _ = try AssetStore.temporary(dc) { $0.receiveBatchBytes = 0 } }
+        #expect(e?.message.contains("receiveBatchBytes") == true)
+    }
+
     /// A crash mid-transfer leaves received chunks in `tmp/` (never trusted) and, on a file system
     /// that does not order data before renames, possibly a torn chunk under its name. The resumed
     /// fetch lists the first as missing; the commit reads the second, finds it does not verify,

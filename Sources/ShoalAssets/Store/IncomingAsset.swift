@@ -10,9 +10,9 @@ import Synchronization
 /// ``receive(_:index:)`` checks each chunk against the manifest (length, SHA-256), writes it to
 /// a temporary file with its writeback started but no fsync, and — when it is the next chunk in
 /// content order — checks that it is canonical and feeds it to the SHA-256 of the whole asset,
-/// so ``commit()`` never re-reads what arrived in order. Every 16 MiB (or 30 s) and at the
-/// commit, the pending files are fsynced together, renamed under their names and their folders
-/// fsynced; only then is the manifest written. A chunk file under its name is therefore always
+/// so ``commit()`` never re-reads what arrived in order. Every `receiveBatchBytes` (2 MiB by
+/// default; or 30 s) and at the commit, the pending files are fsynced together, renamed under
+/// their names and their folders fsynced; only then is the manifest written. A chunk file under its name is therefore always
 /// complete and durable, and a manifest never refers to a chunk that a crash could lose or tear
 /// (`Spec/assets.md` §5.1 gives the argument).
 ///
@@ -25,8 +25,8 @@ public final class IncomingAsset: Sendable {
     let pin: AssetPin
     private let state: Mutex<State>
 
-    /// Pending bytes that start a batch of fsyncs, and the age of the oldest pending file that does.
-    static let batchBytes = 16 << 20
+    /// The age of the oldest pending file that starts a batch of fsyncs (or
+    /// `Configuration.receiveBatchBytes` pending bytes).
     static let batchSeconds: Int64 = 30
 
     struct State {
@@ -128,7 +128,7 @@ public final class IncomingAsset: Sendable {
                 s.next = index + 1
             }
             try advance(&s)
-            if s.pendingBytes >= Self.batchBytes || (s.pendingSince.map { ContinuousClock.now - $0 > .seconds(Self.batchSeconds) } ?? false) {
+            if s.pendingBytes >= store.configuration.receiveBatchBytes || (s.pendingSince.map { ContinuousClock.now - $0 > .seconds(Self.batchSeconds) } ?? false) {
                 flush(&s)
             }
         }
