@@ -50,8 +50,9 @@ public actor NetworkNode {
 
     let events: AsyncStream<Event>
     let eventSink: AsyncStream<Event>.Continuation
-    /// Asset chunks arriving, handled in order by a second task: storing and verifying them
-    /// (and the final check of a whole asset) never delays record batches (Spec/replication.md §3.7).
+    /// Asset requests and chunks arriving, handled in order by a second task: serving chunks
+    /// (reading them, and the first check that an asset is complete), storing and verifying them
+    /// and the final check of a whole asset never delay record batches (Spec/replication.md §3.7).
     let assetFrames: AsyncStream<(ConnectionID, Frame)>
     let assetFrameSink: AsyncStream<(ConnectionID, Frame)>.Continuation
     var engineStarted = false
@@ -261,7 +262,7 @@ public actor NetworkNode {
                                        to sink: AsyncStream<Event>.Continuation,
                                        assets: AsyncStream<(ConnectionID, Frame)>.Continuation) async throws {
         for try await frame in inbound {
-            if frame.type == .assetChunk {
+            if frame.type == .assetChunk || frame.type == .assetRequest {
                 assets.yield((id, frame))
             } else {
                 sink.yield(.frame(id, frame, sync.decodeAhead(frame)))

@@ -1,0 +1,91 @@
+// AssetLaneTCPTests: over real TCP, serving an asset never holds up a node's record changes.
+
+import Foundation
+import Synchronization
+import Testing
+import ShoalStore
+import ShoalWire
+import ShoalSync
+@testable import ShoalNet
+
+/// A provider holding one asset whose manifest is served only once ``open()`` is called (a chunk
+/// read that takes as long as the test wants); it stores nothing.
+final class GatedAssets: AssetProvider {
+    let held: Asset?
+    private let state = Mutex<(open: Bool, asked: Int, waiting: [CheckedContinuation<Void, Never>])>((false, 0, []))
+
+    init(holding asset: Asset?) { held = asset }
+
+    /// How many manifest requests arrived.
+    var asked: Int { state.withLock { $0.asked } }
+
+    /// Lets every stalled and later request through.
+    func open() {
+        let waiting = state.withLock { s in
+            s.open = true
+            defer { s.waiting = [] }
+            return s.waiting
+        }
+        for c in waiting { c.resume() }
+    }
+
+    func manifest(of asset: Asset) async -> [UInt8]? {
+        guard asset == held else { return nil }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let go = state.withLock { s in
+                s.asked += 1
+                if !s.open { s.waiting.append(c) }
+                return s.open
+            }
+            if go { c.resume() }
+        }
+        return nil  // then "unavailable": the fetch ends, which is all this test needs
+    }
+
+    func chunk(_ index: Int, of asset: Asset) async -> [UInt8]? { nil }
+    func receiveManifest(_ bytes: [UInt8], for asset: Asset) async -> Int? { nil }
+    func receiveChunk(_ bytes: [UInt8], index: Int, of asset: Asset) async -> Bool { false }
+    func missingChunks(of asset: Asset) async -> [Int]? { nil }
+    func finish(_ asset: Asset) async -> Bool { false }
+    func abandon(_ asset: Asset) async {}
+}
+
+@Suite(.serialized) struct AssetLaneTCPTests {
+    static let notes = RecordZone.ID(name: "notes")
+
+    func note(_ name: String) -> Record {
+        var r = Record(recordType: "Note", id: Record.ID(name: name, zone: Self.notes))
+        r["text"] = .string(name)
+        return r
+    }
+
+    /// B asks A for an asset whose serving stalls on A (a slow disk, a large manifest). A change
+    /// saved on A meanwhile still reaches B: asset requests are handled beside the engine that
+    /// sends record changes, not in it (Spec/replication.md §3.7).
+    @Test func aStalledAssetRequestDoesNotHoldUpRecordChanges() async throws {
+        let asset = Asset(hash: ContentHash(bytes: [UInt8](repeating: 7, count: 32))!, size: 1 << 20)
+        let served = GatedAssets(holding: asset)
+        let a = try await LoopbackNode.start("a", assets: served)
+        let b = try await LoopbackNode.start("b", assets: GatedAssets(holding: nil))
+        try await a.store.createZone(Self.notes)
+        _ = try await a.store.save(note("before"))
+        await b.net.addPeer(host: "127.0.0.1", port: a.port)
+        #expect(try await eventually { (try? await b.store.record(for: Record.ID(name: "before", zone: Self.notes))) != nil })
+
+        let fetch = Task { try await b.net.fetchAsset(asset) }
+        #expect(await eventually { served.asked >= 1 }, "A never received the manifest request")
+
+        // A is now serving the request and stalled in it.
+        _ = try await a.store.save(note("during"))
+        let arrived = try await eventually(timeout: .seconds(10)) {
+            (try? await b.store.record(for: Record.ID(name: "during", zone: Self.notes))) != nil
+        }
+        #expect(arrived, "a change saved on A waited behind the asset request it was serving")
+
+        served.open()
+        // A answers unavailable; B has no other peer, so the fetch ends with assetNotAvailable.
+        await #expect(throws: AssetFetchError.self) { try await fetch.value }
+        await a.stop()
+        await b.stop()
+    }
+}
