@@ -9,6 +9,7 @@ int shoal_thread_is_lowered(void) { return shoal_thread_lowered; }
 #if defined(__linux__)
 #define _GNU_SOURCE
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,6 +29,9 @@ int shoal_thread_lower_priority(void) {
 #endif
     return done;
 }
+
+void shoal_thread_set_name(const char *name) { (void)prctl(PR_SET_NAME, name, 0, 0, 0); }
 #else
+void shoal_thread_set_name(const char *name) { (void)name; }
 int shoal_thread_lower_priority(void) { shoal_thread_lowered = 1; return 0; }
 #endif

@@ -4,6 +4,7 @@
 import Testing
 @testable import ShoalAssets
 import Synchronization
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,12 +51,15 @@ import Glibc
     }
 
     #if os(Linux)
-    /// Work on the lane's executor runs with SCHED_IDLE: the policy the issue's latency target
+    /// Work on the lane's executor runs on a thread named `shoal-assets`, with SCHED_IDLE: the policy the issue's latency target
     /// relies on (records get a core first). The pool records what it achieved; containers may
     /// refuse, in which case the policy must be the normal one, never something else.
     @Test func laneThreadsRunAtIdlePriority() async {
         let executor = AssetLaneExecutor()
-        let policy = await withTaskExecutorPreference(executor) { () async -> Int32 in sched_getscheduler(0) }
+        let (policy, name) = await withTaskExecutorPreference(executor) { () async -> (Int32, String?) in
+            (sched_getscheduler(0), try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))
+        }
+        #expect(name == "shoal-assets\n", "lane threads are named for top -H and perf; got \(name ?? "nothing")")
         let lowered = BackgroundThreads.shared.lowered.load(ordering: .relaxed)
         #expect(lowered >= 0, "no lane thread has started")
         if lowered & 1 != 0 {

@@ -13,4 +13,8 @@ int shoal_thread_lower_priority(void);
 /// priority must not block waiting for a lowered one (it could wait as long as the machine is busy).
 int shoal_thread_is_lowered(void);
 
+/// Names the calling thread for top -H, perf and debuggers (Linux keeps the first 15 bytes); a
+/// new thread otherwise carries its creator's name. Does nothing elsewhere.
+void shoal_thread_set_name(const char *name);
+
 #endif

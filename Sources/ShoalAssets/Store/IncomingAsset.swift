@@ -75,39 +75,47 @@ public final class IncomingAsset: Sendable {
         let compress: Bool = if case .zstd = store.configuration.compression { true } else { false }
         let last = index == chunks.count - 1
         try state.withLock { (s) throws(AssetError) in
-            // Two lanes (this thread and a Dispatch worker): one checks the SHA-256 and, for the
-            // next chunk in order, that it is canonical and its share of the whole-asset hash (on a
-            // copy of the hasher); the other writes the file into tmp/ meanwhile. The file is only
-            // named (published) once the check passed, and removed if it failed.
+            // Two lanes (this thread and a second one, ``inTwoLanes(_:_:)``): lane 0 checks the
+            // SHA-256 and, for the next chunk in order, adds it to the whole-asset hash (on a copy
+            // of the hasher); lane 1 writes the file into tmp/ and, for the next chunk in order,
+            // checks that it is canonical — two passes over the bytes each, so neither waits long
+            // for the other. The file is only named (published) once both checks passed, and
+            // removed if either failed.
             let write = s.wanted.contains(c.hash), feedNow = index == s.next
             var hasher = s.whole
             let outcome = withUnsafeMutablePointer(to: &hasher) { h in
                 let shared = LaneSlots(h)
-                return inTwoLanes(write ? 2 : 1) { lane, _ -> ReceiveLane in
+                return inTwoLanes(write || feedNow ? 2 : 1) { lane, _ -> ReceiveLane in
                     bytes.withUnsafeBytes { raw in
                         if lane == 1 {
-                            return .staged(Result { () throws(AssetError) in try chunkStore.stage(c.hash, raw, compressor: compress ? ZstdCompressor() : nil) })
+                            if feedNow && !parameters.isCanonical(raw, last: last) {
+                                return .written(nil, .invalidManifest(asset, "chunk \(index) (\(c.hash)) does not end where content-defined chunking cuts (Spec/assets.md §2); the peer chunks differently"))
+                            }
+                            guard write else { return .written(nil, nil) }
+                            do throws(AssetError) {
+                                return .written(try chunkStore.stage(c.hash, raw, compressor: compress ? ZstdCompressor() : nil), nil)
+                            } catch {
+                                return .written(nil, error)
+                            }
                         }
                         let actual = ContentHash.sha256(raw)
                         guard actual == c.hash else {
                             return .checked(.modified("bytes received as chunk \(index) (\(c.hash)) of asset \(asset) hash to \(actual): they are not that chunk; request it again, or from another peer", hash: c.hash))
                         }
-                        guard feedNow else { return .checked(nil) }
-                        guard parameters.isCanonical(raw, last: last) else {
-                            return .checked(.invalidManifest(asset, "chunk \(index) (\(c.hash)) does not end where content-defined chunking cuts (Spec/assets.md §2); the peer chunks differently"))
-                        }
-                        shared.slots.pointee.update(raw)
+                        if feedNow { shared.slots.pointee.update(raw) }
                         return .checked(nil)
                     }
                 }
             }
+            // The hash check first: bytes that are not the chunk say nothing about the chunking.
             var failure: AssetError?
             var staged: ObjectDirectory.StagedFile?
             for o in outcome {
                 switch o {
-                case .checked(let e): failure = e
-                case .staged(.success(let f)): staged = f
-                case .staged(.failure(let e)): failure = failure ?? e
+                case .checked(let e): failure = e ?? failure
+                case .written(let f, let e):
+                    staged = f
+                    if failure == nil { failure = e }
                 }
             }
             if let failure {
@@ -136,10 +144,11 @@ public final class IncomingAsset: Sendable {
 
     /// What a lane of ``receive(_:index:)`` did.
     private enum ReceiveLane: Sendable {
-        /// The check: nil when the chunk is genuine (and, if next in order, canonical and hashed).
+        /// Lane 0: nil when the chunk is genuine (and, if next in order, hashed into the whole).
         case checked(AssetError?)
-        /// The temporary file written.
-        case staged(Result<ObjectDirectory.StagedFile, AssetError>)
+        /// Lane 1: the temporary file written (nil when the chunk was not wanted or writing
+        /// failed), and the error — a chunk next in order that is not canonical, or the write's.
+        case written(ObjectDirectory.StagedFile?, AssetError?)
     }
 
     /// Checks the chunks not fed yet (reading those that were stored before the fetch, verified),

@@ -51,6 +51,7 @@ final class BackgroundThreads: Sendable {
 
     /// A thread's loop: lower its priority once, then run work forever.
     fileprivate func serve() {
+        shoal_thread_set_name("shoal-assets")
         let achieved = Int(shoal_thread_lower_priority())
         _ = lowered.compareExchange(expected: -1, desired: achieved, ordering: .relaxed)
         while true {
