@@ -38,13 +38,28 @@ package final class ZstdCompressor {
 }
 
 /// A zstd decompression context, reused for every frame a reader decodes (not thread-safe).
+///
+/// The libzstd context is made on the first compressed frame: most readers (a connection that
+/// receives only small frames, a read of an uncompressed chunk) never need one, and making one
+/// costs more than decoding a small frame.
 package final class ZstdDecompressor {
-    let context: OpaquePointer?
+    private var made: OpaquePointer?
+    private var tried = false
 
-    /// Creates a context; if libzstd cannot allocate one, every compressed frame fails to decode.
-    package init() { context = ZSTD_createDCtx() }
+    /// The libzstd context, made on first use; nil if libzstd could not allocate one (then every
+    /// compressed frame fails to decode).
+    var context: OpaquePointer? {
+        if !tried {
+            tried = true
+            made = ZSTD_createDCtx()
+        }
+        return made
+    }
 
-    deinit { if let context { ZSTD_freeDCtx(context) } }
+    /// A decompressor; its context is allocated when the first frame needs it.
+    package init() {}
+
+    deinit { if let made { ZSTD_freeDCtx(made) } }
 
     /// Decompresses exactly one zstd frame that fills `source`, allocating only the content size
     /// the frame declares, and only if that is at most `maxBytes`.
