@@ -48,6 +48,33 @@ import ShoalWire
         #expect(try FileSystem.contents(of: target.temporary).isEmpty, "no temporary file left")
     }
 
+    /// Chunks in a shuffled order with batches of about two chunks: batches are made durable
+    /// while most chunks are still out of order, so feeding the whole-asset hash reads many back
+    /// from under their names (verified); the asset comes out whole and nothing is left in `tmp/`.
+    @Test(arguments: [UInt64(1), 2, 3, 4])
+    func shuffledChunksWithSmallBatchesMakeTheAsset(seed: UInt64) async throws {
+        let da = TempDirectory(), db = TempDirectory()
+        let bytes = randomBytes(300_000, seed: 120 + seed)
+        let source = try AssetStore.temporary(da, small: true)
+        let target = try AssetStore.temporary(db, small: true) { $0.fsync = true; $0.receiveBatchBytes = 20_000 }
+        let asset = try await source.importBytes(bytes)
+        var chunks: [[UInt8]] = []
+        for try await chunk in try source.contents(of: asset) { chunks.append(chunk) }
+        let manifest = try source.manifest(of: asset)
+        let pin = await target.makePin()
+        let incoming = try await target.beginReceiving(manifest, pin: pin)
+        var order = Array(manifest.chunks.indices)
+        var rng = SplitMix64(seed: seed)
+        order.shuffle(using: &rng)
+        for i in order { try incoming.receive(chunks[i], index: i) }
+        #expect(incoming.missingIndexes.isEmpty, "seed \(seed)")
+        #expect(try target.isComplete(asset) == false, "seed \(seed): no manifest before the commit")
+        #expect(try await incoming.commit() == asset, "seed \(seed)")
+        #expect(try await target.readAll(asset) == bytes, "seed \(seed)")
+        await target.unpin(pin)
+        #expect(try FileSystem.contents(of: target.temporary).isEmpty, "seed \(seed): no temporary file left")
+    }
+
     /// With a receive batch smaller than the asset, chunks go under their names batch by batch
     /// (durable first), while the manifest still waits for the commit; a batch under a byte is
     /// refused when the store opens.
