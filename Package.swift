@@ -41,7 +41,7 @@ let package = Package(
         ),
         // CRC-32C with the processor's instruction where there is one (frames end with it).
         .target(name: "CShoalCRC"),
-        // Lowering a thread's CPU and I/O priority (the asset lane's threads yield to records).
+        // Naming a thread, and marking the asset lane's threads (a thread-local flag).
         .target(name: "CShoalThread"),
         .target(name: "ShoalWire", dependencies: ["CZstd", "CShoalCRC"], swiftSettings: strict),
         .target(name: "ShoalDiff", dependencies: ["ShoalWire"], swiftSettings: strict),

@@ -19,8 +19,8 @@ final class AssetStoreProvider: AssetProvider {
     /// file, so it is done once per asset, not per request); at most 64, then cleared.
     let served = LockedDictionary<Asset, AssetManifest>()
 
-    /// Where the lane's hashing and file I/O run: the process's background threads, at the
-    /// lowest CPU and I/O priority, so they never hold up the threads that apply records.
+    /// Where the lane's hashing and file I/O run: the process's asset threads, so they never
+    /// occupy the cooperative pool that applies records.
     let io = AssetLaneExecutor()
 
     init(store: AssetStore) { self.store = store }

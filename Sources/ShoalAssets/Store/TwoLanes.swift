@@ -1,5 +1,5 @@
-// TwoLanes: the asset lane's background threads (lowest CPU and I/O priority), an executor on
-// them, and running a batch of blocking work on two threads at once.
+// TwoLanes: the asset lane's own threads, an executor on them, and running a batch of blocking
+// work on two threads at once.
 
 import CShoalThread
 import Dispatch
@@ -12,11 +12,12 @@ import Musl
 import Darwin
 #endif
 
-/// Threads for asset work — hashing, chunk reads and writes, fsyncs — that yield to everything
-/// else: on Linux each runs with the `SCHED_IDLE` policy and the idle I/O class
-/// (`shoal_thread_lower_priority`), so the threads that apply record changes get a core, and
-/// their disk writes are dispatched, first. A large transfer then takes what records leave
-/// (issue #8: it must not delay record changes).
+/// Threads for a transfer's asset work — hashing, chunk reads and writes, fsyncs — apart from the
+/// cooperative pool that applies record changes, so that blocking work never occupies the threads
+/// records need (issue #8: a transfer must not delay record changes). They are named
+/// `shoal-assets` and run at normal priority: lowering them (`SCHED_IDLE` and the idle I/O
+/// class, or nice 10) bought no measurable record latency and starved transfers whenever other
+/// programs kept the cores busy (Spec/assets.md §5.1 has the measurements).
 ///
 /// The threads are created once per process and live as long as it does, like Dispatch's.
 final class BackgroundThreads: Sendable {
@@ -28,8 +29,6 @@ final class BackgroundThreads: Sendable {
     private let available = DispatchSemaphore(value: 0)
     /// Threads actually started (creation can fail; with none, work goes to Dispatch).
     private let started: Int
-    /// What ``shoal_thread_lower_priority()`` achieved on the first thread (1 CPU, 2 I/O).
-    let lowered = Atomic<Int>(-1)
 
     init(count: Int) {
         var n = 0
@@ -42,18 +41,17 @@ final class BackgroundThreads: Sendable {
     /// Runs `work` on one of the threads (in submission order, as threads free up).
     func submit(_ work: @escaping @Sendable () -> Void) {
         guard started > 0 else {
-            DispatchQueue.global(qos: .background).async(execute: work)
+            DispatchQueue.global(qos: .utility).async(execute: work)
             return
         }
         queue.withLock { $0.append(work) }
         available.signal()
     }
 
-    /// A thread's loop: lower its priority once, then run work forever.
+    /// A thread's loop: name and mark the thread, then run work forever.
     fileprivate func serve() {
         shoal_thread_set_name("shoal-assets")
-        let achieved = Int(shoal_thread_lower_priority())
-        _ = lowered.compareExchange(expected: -1, desired: achieved, ordering: .relaxed)
+        shoal_thread_mark_lane()
         while true {
             available.wait()
             let work = queue.withLock { q -> (@Sendable () -> Void)? in q.isEmpty ? nil : q.removeFirst() }
@@ -65,7 +63,6 @@ final class BackgroundThreads: Sendable {
 /// Starts threads that wait for the pool to exist, then serve it.
 private final class ThreadBody: Sendable {
     let pool = Mutex<BackgroundThreads?>(nil)
-    let ready = DispatchSemaphore(value: 0)
 
     /// Starts one detached thread; false if the system refused.
     func start() -> Bool {
@@ -154,11 +151,10 @@ private final class LaneJob: Sendable {
 /// once both are done. For batches of hashing, file creations and fsyncs: two at a time use both
 /// cores.
 ///
-/// The second thread has the caller's priority. Called on a ``BackgroundThreads`` thread (the
-/// asset lane), lane 1 goes to the other background thread, or runs here after lane 0 if none
-/// was free. Called elsewhere (a local import, at the application's priority), lane 1 runs on a
-/// Dispatch worker: a normal thread never blocks waiting for a lowered one, which may not get a
-/// core while the machine is busy.
+/// Called on a ``BackgroundThreads`` thread (a transfer), lane 1 goes to the other background
+/// thread, or runs here after lane 0 if none was free — so two callers on the two threads never
+/// wait for each other. Called elsewhere (a local import, in the application's task), lane 1
+/// runs on a Dispatch worker, leaving the two background threads to transfers.
 func inTwoLanes<T: Sendable>(_ count: Int, _ body: @Sendable (_ index: Int, _ lane: Int) -> T) -> [T] {
     guard count > 1 else { return (0..<count).map { body($0, 0) } }
     let results = LaneSlots(UnsafeMutableBufferPointer<T>.allocate(capacity: count))
@@ -168,7 +164,7 @@ func inTwoLanes<T: Sendable>(_ count: Int, _ body: @Sendable (_ index: Int, _ la
         @Sendable func lane(_ l: Int) {
             for i in stride(from: l, to: count, by: 2) { (results.slots.baseAddress.unsafelyUnwrapped + i).initialize(to: body(i, l)) }
         }
-        guard shoal_thread_is_lowered() != 0 else {
+        guard shoal_thread_is_lane() != 0 else {
             DispatchQueue.concurrentPerform(iterations: 2, execute: lane)
             return
         }
