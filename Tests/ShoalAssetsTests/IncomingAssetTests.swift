@@ -10,9 +10,12 @@ import ShoalWire
 @Suite struct IncomingAssetTests {
     /// A store with small chunks and fsync on (the batch-durability path), and an asset held by
     /// a second store to fetch from.
-    static func peers(_ da: TempDirectory, _ db: TempDirectory, bytes: [UInt8]) async throws -> (source: AssetStore, target: AssetStore, asset: Asset, chunks: [[UInt8]]) {
+    static func peers(_ da: TempDirectory, _ db: TempDirectory, bytes: [UInt8], receiveBatchBytes: Int? = nil) async throws -> (source: AssetStore, target: AssetStore, asset: Asset, chunks: [[UInt8]]) {
         let source = try AssetStore.temporary(da, small: true)
-        let target = try AssetStore.temporary(db, small: true) { $0.fsync = true }
+        let target = try AssetStore.temporary(db, small: true) { c in
+            c.fsync = true
+            if let receiveBatchBytes { c.receiveBatchBytes = receiveBatchBytes }
+        }
         let asset = try await source.importBytes(bytes)
         var chunks: [[UInt8]] = []
         for try await chunk in try source.contents(of: asset) { chunks.append(chunk) }
@@ -55,11 +58,7 @@ import ShoalWire
     func shuffledChunksWithSmallBatchesMakeTheAsset(seed: UInt64) async throws {
         let da = TempDirectory(), db = TempDirectory()
         let bytes = randomBytes(300_000, seed: 120 + seed)
-        let source = try AssetStore.temporary(da, small: true)
-        let target = try AssetStore.temporary(db, small: true) { $0.fsync = true; $0.receiveBatchBytes = 20_000 }
-        let asset = try await source.importBytes(bytes)
-        var chunks: [[UInt8]] = []
-        for try await chunk in try source.contents(of: asset) { chunks.append(chunk) }
+        let (source, target, asset, chunks) = try await Self.peers(da, db, bytes: bytes, receiveBatchBytes: 20_000)
         let manifest = try source.manifest(of: asset)
         let pin = await target.makePin()
         let incoming = try await target.beginReceiving(manifest, pin: pin)
@@ -81,11 +80,7 @@ import ShoalWire
     @Test func batchesMakeChunksDurableBeforeTheCommit() async throws {
         let da = TempDirectory(), db = TempDirectory()
         let bytes = randomBytes(150_000, seed: 95)
-        let source = try AssetStore.temporary(da, small: true)
-        let target = try AssetStore.temporary(db, small: true) { $0.fsync = true; $0.receiveBatchBytes = 30_000 }
-        let asset = try await source.importBytes(bytes)
-        var chunks: [[UInt8]] = []
-        for try await chunk in try source.contents(of: asset) { chunks.append(chunk) }
+        let (source, target, asset, chunks) = try await Self.peers(da, db, bytes: bytes, receiveBatchBytes: 30_000)
         let manifest = try source.manifest(of: asset)
         #expect(manifest.chunks.count >= 4, "small chunking cuts 150 kB into several chunks")
         let pin = await target.makePin()
