@@ -12,9 +12,9 @@ import Synchronization
 /// content order — checks that it is canonical and feeds it to the SHA-256 of the whole asset,
 /// so ``commit()`` never re-reads what arrived in order. Every `receiveBatchBytes` (2 MiB by
 /// default; or 30 s) and at the commit, the pending files are fsynced together, renamed under
-/// their names and their folders fsynced; only then is the manifest written. A chunk file under its name is therefore always
-/// complete and durable, and a manifest never refers to a chunk that a crash could lose or tear
-/// (`Spec/assets.md` §5.1 gives the argument).
+/// their names and their folders fsynced; only then is the manifest written. A chunk file under
+/// its name is therefore always complete and durable, and a manifest never refers to a chunk that
+/// a crash could lose or tear (`Spec/assets.md` §5.1 gives the argument).
 ///
 /// Calls must not overlap (the asset lane makes one at a time per asset); the type is
 /// `Sendable` so they may come from different tasks.
