@@ -6,6 +6,7 @@ import Testing
 import ShoalSamples
 import ShoalWire
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,7 +30,9 @@ import Glibc
         #expect(again.chunksKept == report.chunksKept)
         let all = try await store.collectGarbage(keeping: [])
         #expect(all.chunksKept == 0 && all.manifestsKept == 0)
-        #expect(try store.chunks.objects.allHashes().isEmpty)
+        #expect(store.chunks.segments.hashes().isEmpty)
+        #expect(all.segmentsCompacted > 0 && all.segmentBytesFreed > 0)
+        #expect(try FileSystem.contents(of: store.chunks.segments.folder).isEmpty, "every segment was dead, so every file is gone")
     }
 
     @Test func pinnedImportsSurviveUntilUnpinned() async throws {
@@ -78,10 +81,12 @@ import Glibc
         let seed = SplitMix64.seed(fromEnvironment: "SHOAL_ASSETS_GC_SEED", default: UInt64.random(in: 0 ... .max))
         let rounds = Int(ProcessInfo.processInfo.environment["SHOAL_ASSETS_GC_ROUNDS"] ?? "") ?? 40
         let dir = TempDirectory()
-        let store = try AssetStore.temporary(dir, small: true)
+        // Small segments, so collections compact (rewrite and remove segments) while imports append.
+        let store = try AssetStore.temporary(dir, small: true) { $0.segmentBytes = 48 << 10 }
         let pool = (0..<24).map { randomBytes(6000, seed: seed &+ UInt64($0)) }
         let kept = KeptAssets()
         let failures = FailureLog()
+        let compacted = Counter()
 
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<4 {
@@ -110,9 +115,14 @@ import Glibc
                     // Forget some kept assets for good.
                     for (hash, _) in keep where Int.random(in: 0..<10, using: &rng) == 0 { kept.remove(hash); keep[hash] = nil }
                     do {
-                        try await store.collectGarbage(keeping: Set(keep.keys))
+                        let report = try await store.collectGarbage(keeping: Set(keep.keys))
+                        compacted.add(report.segmentsCompacted)
                         for (_, entry) in keep {
                             if try !store.isComplete(entry.asset) { failures.add("seed \(seed): kept asset \(entry.asset) lost a chunk") }
+                        }
+                        // Compaction moved records: one kept asset's bytes must still read back.
+                        if let entry = keep.values.randomElement(using: &rng), try await store.readAll(entry.asset) != entry.bytes {
+                            failures.add("seed \(seed): kept asset \(entry.asset) reads back wrong after a collection")
                         }
                     } catch {
                         failures.add("seed \(seed): collection failed: \(error)")
@@ -122,9 +132,13 @@ import Glibc
             }
         }
         let found = failures.all
+        #expect(compacted.value > 0, "seed \(seed): no collection compacted a segment")
         #expect(found.count == 0, "\(found.count) failures, first \(found.prefix(3)) (replay with SHOAL_ASSETS_GC_SEED=\(seed))")
+        // The segments as compaction left them, scanned by a fresh open.
+        let reopened = try AssetStore.open(directory: store.directory, configuration: store.configuration)
         for (_, entry) in kept.snapshot() {
             #expect(try await store.readAll(entry.asset) == entry.bytes, "seed \(seed)")
+            #expect(try await reopened.readAll(entry.asset) == entry.bytes, "seed \(seed), reopened")
         }
         #expect(await store.pinnedCounts == (0, 0))
     }
@@ -145,4 +159,11 @@ final class FailureLog: @unchecked Sendable {
     private let lock = NSLock()
     func add(_ s: String) { lock.lock(); items.append(s); lock.unlock() }
     var all: [String] { lock.lock(); defer { lock.unlock() }; return items }
+}
+
+/// A count shared by concurrent tasks.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add(_ n: Int) { count.withLock { $0 += n } }
+    var value: Int { count.withLock { $0 } }
 }

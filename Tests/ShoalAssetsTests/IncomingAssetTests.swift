@@ -53,7 +53,8 @@ import ShoalWire
 
     /// Chunks in a shuffled order with batches of about two chunks: batches are made durable
     /// while most chunks are still out of order, so feeding the whole-asset hash reads many back
-    /// from under their names (verified); the asset comes out whole and nothing is left in `tmp/`.
+    /// (verified) — stored, pending, or in the batch in flight; the asset comes out whole and
+    /// nothing is left in `tmp/`.
     @Test(arguments: [UInt64(1), 2, 3, 4])
     func shuffledChunksWithSmallBatchesMakeTheAsset(seed: UInt64) async throws {
         let da = TempDirectory(), db = TempDirectory()
@@ -74,9 +75,9 @@ import ShoalWire
         #expect(try FileSystem.contents(of: target.temporary).isEmpty, "seed \(seed): no temporary file left")
     }
 
-    /// With a receive batch smaller than the asset, chunks go under their names batch by batch
-    /// (durable first), while the manifest still waits for the commit; a batch under a byte is
-    /// refused when the store opens.
+    /// With a receive batch smaller than the asset, chunks are stored batch by batch — each
+    /// durable first, on another thread, without waiting for the commit — while the manifest
+    /// still waits for the commit; a batch under a byte is refused when the store opens.
     @Test func batchesMakeChunksDurableBeforeTheCommit() async throws {
         let da = TempDirectory(), db = TempDirectory()
         let bytes = randomBytes(150_000, seed: 95)
@@ -86,18 +87,22 @@ import ShoalWire
         let pin = await target.makePin()
         let incoming = try await target.beginReceiving(manifest, pin: pin)
         var received = 0
+        var crossed = false
         for i in manifest.chunks.indices {
             try incoming.receive(chunks[i], index: i)
             received += chunks[i].count
-            let named = manifest.chunks.prefix(i + 1).filter { target.chunks.contains($0.hash) }.count
-            if received >= 30_000 {
-                // The batch that crossed the limit was published: every chunk so far is named.
-                #expect(named == i + 1, "chunk \(i): \(named) of \(i + 1) under their names after \(received) bytes")
-                received = 0
-            } else if i < manifest.chunks.count - 1 {
-                #expect(named < i + 1, "chunk \(i) is under its name before its batch was durable")
+            let stored = { manifest.chunks.prefix(i + 1).filter { target.chunks.contains($0.hash) }.count }
+            if !crossed && received < 30_000 {
+                #expect(stored() == 0, "chunk \(i) is stored before its batch was durable")
+            } else if !crossed {
+                // The first batch: nothing was in flight, so it is being made durable now.
+                crossed = true
+                let deadline = ContinuousClock.now + .seconds(10)
+                while stored() < i + 1 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+                #expect(stored() == i + 1, "the first batch (chunks 0...\(i)) is stored without a commit")
             }
         }
+        #expect(crossed)
         #expect(try target.isComplete(asset) == false, "no manifest before the commit")
         #expect(try await incoming.commit() == asset)
         #expect(try await target.readAll(asset) == bytes)
@@ -112,34 +117,39 @@ import ShoalWire
     /// that does not order data before renames, possibly a torn chunk under its name. The resumed
     /// fetch lists the first as missing; the commit reads the second, finds it does not verify,
     /// removes it and asks for it again; the asset is only stored once every chunk verifies.
-    @Test func aTruncatedChunkLeftByACrashIsFetchedAgain() async throws {
+    @Test func aTornChunkLeftByACrashIsFetchedAgain() async throws {
         let da = TempDirectory(), db = TempDirectory()
         let bytes = randomBytes(120_000, seed: 90)
         let (source, target, asset, chunks) = try await Self.peers(da, db, bytes: bytes)
         let manifest = try source.manifest(of: asset)
 
-        // Before the crash: chunks 0 and 1 received and left pending (their temporary files survive
-        // the "crash" because the process kept no state), chunk 2 torn under its name.
-        let tmp = target.temporary
-        try Data(chunks[0]).write(to: URL(fileURLWithPath: tmp + "/" + manifest.chunks[0].hash.hex + ".x.tmp"))
-        let torn = target.chunks.objects.path(of: manifest.chunks[2].hash)
-        try Data([ChunkStore.rawTag] + chunks[2].prefix(chunks[2].count / 2)).write(to: URL(fileURLWithPath: torn))
+        // Before the crash: chunk 0 appended and never committed; chunk 2's record torn (its
+        // header written, the second half of its bytes not).
+        _ = try withBytes(of: chunks[0]) { (raw) throws(AssetError) in try target.chunks.stage(manifest.chunks[0].hash, raw, compressor: nil) }
+        var torn = chunks[2]
+        for i in torn.count / 2..<torn.count { torn[i] = 0 }
+        _ = try withBytes(of: torn) { (raw) throws(AssetError) in try target.chunks.stage(manifest.chunks[2].hash, raw, compressor: nil) }
 
-        // After the restart: a new fetch of the same manifest.
-        let pin = await target.makePin()
-        let incoming = try await target.beginReceiving(manifest, pin: pin)
-        #expect(incoming.missingIndexes.contains(0), "a temporary file is never a stored chunk")
-        #expect(!incoming.missingIndexes.contains(2), "the torn chunk looks present by name")
+        // After the restart: the open scans the segments, makes them durable and indexes both.
+        let reopened = try AssetStore.open(directory: target.directory, configuration: target.configuration)
+        let pin = await reopened.makePin()
+        let incoming = try await reopened.beginReceiving(manifest, pin: pin)
+        #expect(!incoming.missingIndexes.contains(0), "a complete record found by the scan is stored")
+        #expect(!incoming.missingIndexes.contains(2), "the torn record looks present")
         for i in incoming.missingIndexes { try incoming.receive(chunks[i], index: i) }
         let e = await expectAssetError(.assetNotAvailable) { try await incoming.commit() }
         #expect(e?.message.contains("missing") == true)
         #expect(incoming.missingIndexes == [2])
-        #expect(!FileSystem.exists(torn), "the torn file is removed, never served")
-        #expect(try target.isComplete(asset) == false)
+        #expect(!reopened.chunks.contains(manifest.chunks[2].hash), "the torn record is dropped, never served")
+        #expect(try reopened.isComplete(asset) == false)
         try incoming.receive(chunks[2], index: 2)
         try await incoming.commit()
-        #expect(try await target.readAll(asset) == bytes)
-        await target.unpin(pin)
+        #expect(try await reopened.readAll(asset) == bytes)
+        await reopened.unpin(pin)
+
+        // And again: the refetched record is later in the segments than the torn one, so it wins.
+        let third = try AssetStore.open(directory: target.directory, configuration: target.configuration)
+        #expect(try await third.readAll(asset) == bytes)
     }
 
     @Test func wrongChunksAndManifestsAreRefused() async throws {

@@ -16,16 +16,15 @@ import Foundation
         let asset = try await store.importBytes(bytes)
         let manifest = try store.manifest(of: asset)
         let victim = manifest.chunks[1]
-        let path = store.chunks.objects.path(of: victim.hash)
-        var file = try readFile(path)
-        file[file.count / 2] ^= 0x40
-        try Data(file).write(to: URL(fileURLWithPath: path))
+        let location = try #require(store.chunks.segments.location(of: victim.hash))
+        let path = location.segment.path
+        try damage(path, at: location.offset + Int64(SegmentStore.headerBytes + location.stored / 2))
 
         let e = await expectAssetError(.assetFileModified) { _ = try await store.readAll(asset) }
         #expect(e?.hash == victim.hash && e?.path == path)
-        #expect(e?.message.contains("removed") == true)
-        // The damaged file is gone, so the asset is incomplete and the chunk is listed for a refetch.
-        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(e?.message.contains("dropped") == true)
+        // The damaged record is dropped, so the asset is incomplete and the chunk is listed for a refetch.
+        #expect(!store.chunks.contains(victim.hash))
         #expect(try store.isComplete(asset) == false)
         #expect(try store.missingChunks(of: asset) == [victim])
         await expectAssetError(.assetNotAvailable) { try await store.write(asset, to: dir.path + "/out") }
@@ -36,18 +35,17 @@ import Foundation
         #expect(try await store.readAll(asset) == bytes)
     }
 
-    @Test func truncatedAndUnknownChunkFilesAreDamage() async throws {
+    @Test func damagedRecordHeadersAreDamage() async throws {
         let dir = TempDirectory()
         let store = try AssetStore.temporary(dir, small: true)
         let bytes = randomBytes(50_000, seed: 12)
         let asset = try await store.importBytes(bytes)
         let chunks = try store.manifest(of: asset).chunks
-        // Truncated, an unknown tag byte, and an empty file.
-        var a = try readFile(store.chunks.objects.path(of: chunks[0].hash)); a.removeLast()
-        try Data(a).write(to: URL(fileURLWithPath: store.chunks.objects.path(of: chunks[0].hash)))
-        var b = try readFile(store.chunks.objects.path(of: chunks[1].hash)); b[0] = 7
-        try Data(b).write(to: URL(fileURLWithPath: store.chunks.objects.path(of: chunks[1].hash)))
-        try Data().write(to: URL(fileURLWithPath: store.chunks.objects.path(of: chunks[2].hash)))
+        // The header's CRC, its tag (7 is no tag) and its hash.
+        for (c, byte) in zip(chunks.prefix(3), [48, 4, 20]) {
+            let l = try #require(store.chunks.segments.location(of: c.hash))
+            try damage(l.segment.path, at: l.offset + Int64(byte))
+        }
         var scratch: [UInt8] = []
         for c in chunks.prefix(3) {
             await expectAssetError(.assetFileModified) {
@@ -55,6 +53,53 @@ import Foundation
             }
         }
         #expect(try store.missingChunks(of: asset).map(\.hash) == chunks.prefix(3).map(\.hash))
+    }
+
+    /// A store written before segments keeps one file per chunk (`chunks/ab/<hash>`, a tag byte
+    /// then the bytes): still read, verified and collected.
+    @Test func chunkFilesOfOlderStoresAreReadCheckedAndCollected() async throws {
+        let source = TempDirectory(), dir = TempDirectory()
+        let writer = try AssetStore.temporary(source, small: true)
+        let bytes = randomBytes(90_000, seed: 14)
+        let asset = try await writer.importBytes(bytes)
+        let chunks = try writer.manifest(of: asset).chunks
+        // Lay the asset out as an older store did.
+        let old = try ObjectDirectory(root: dir.path + "/assets/chunks", temporary: dir.path + "/assets/tmp", sync: false)
+        var offset = 0
+        for c in chunks {
+            try withBytes(of: [ChunkStore.rawTag] + bytes[offset..<offset + c.length]) { (raw) throws(AssetError) in _ = try old.write(c.hash, parts: [raw]) }
+            offset += c.length
+        }
+        let manifests = try ObjectDirectory(root: dir.path + "/assets/manifests", temporary: dir.path + "/assets/tmp", sync: false)
+        try withBytes(of: try writer.manifest(of: asset).encoded()) { (raw) throws(AssetError) in _ = try manifests.write(asset.hash, parts: [raw]) }
+
+        let store = try AssetStore.temporary(dir, small: true)
+        #expect(store.chunks.legacy != nil && store.chunks.segments.hashes().isEmpty)
+        #expect(try store.isComplete(asset))
+        #expect(try await store.readAll(asset) == bytes)
+        // Truncated, an unknown tag byte, and an empty file.
+        var a = try readFile(old.path(of: chunks[0].hash)); a.removeLast()
+        try Data(a).write(to: URL(fileURLWithPath: old.path(of: chunks[0].hash)))
+        try damage(old.path(of: chunks[1].hash), at: 0, to: 7)
+        try Data().write(to: URL(fileURLWithPath: old.path(of: chunks[2].hash)))
+        var scratch: [UInt8] = []
+        for c in chunks.prefix(3) {
+            let e = await expectAssetError(.assetFileModified) {
+                _ = try store.chunks.read(c.hash, length: c.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor())
+            }
+            #expect(e?.path == old.path(of: c.hash))
+        }
+        #expect(try store.missingChunks(of: asset).map(\.hash) == chunks.prefix(3).map(\.hash))
+        // Refetched chunks go to a segment; collection removes the old files with the asset.
+        offset = 0
+        for c in chunks.prefix(3) {
+            try await store.insertChunk(Array(bytes[offset..<offset + c.length]), hash: c.hash)
+            offset += c.length
+        }
+        #expect(try await store.readAll(asset) == bytes)
+        let report = try await store.collectGarbage(keeping: [])
+        #expect(report.chunksRemoved == chunks.count && report.chunksKept == 0)
+        #expect(try old.allHashes().isEmpty && store.chunks.segments.hashes().isEmpty)
     }
 
     @Test func damagedManifestIsReported() async throws {

@@ -87,3 +87,14 @@ func readFile(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: U
 
 /// The repository root (for Spec/ files).
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// Overwrites one byte of a file in place (the same inode, which an open store may hold):
+/// with `to`, or with the byte XOR 0x40.
+func damage(_ path: String, at offset: Int64, to value: UInt8? = nil) throws {
+    let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+    defer { try? handle.close() }
+    try handle.seek(toOffset: UInt64(offset))
+    let old = try handle.read(upToCount: 1)?.first ?? 0
+    try handle.seek(toOffset: UInt64(offset))
+    try handle.write(contentsOf: [value ?? old ^ 0x40])
+}

@@ -12,6 +12,8 @@ extension AssetsBenchmark {
     /// readable on B).
     static func transferCases() async throws {
         let mib = Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_MIB"] ?? "") ?? 1024
+        // The issue names the 1 GiB cases `transfer-1gib` and `cp-1gib`; other sizes keep MiB.
+        let label = mib % 1024 == 0 ? "\(mib / 1024)gib" : "\(mib)mib"
         let size = mib << 20
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-transfer-\(UInt32.random(in: 0 ... .max))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -36,7 +38,9 @@ extension AssetsBenchmark {
         // (in batches, Spec/assets.md §5.1).
         var config = AssetStore.Configuration()
         config.fsync = ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_FSYNC"] != "0"
-        printNote("transfer: \(mib) MiB, chunk fsync \(config.fsync)")
+        // SHOAL_BENCH_RECEIVE_BATCH_KIB: AssetStore.Configuration.receiveBatchBytes, in KiB.
+        if let k = ProcessInfo.processInfo.environment["SHOAL_BENCH_RECEIVE_BATCH_KIB"].flatMap({ Int($0) }), k > 0 { config.receiveBatchBytes = k << 10 }
+        printNote("transfer: \(mib) MiB, chunk fsync \(config.fsync), receive batch \(config.receiveBatchBytes >> 10) KiB")
         // SHOAL_BENCH_ASSET_WINDOW: chunks B keeps requested (SyncConfiguration.assetWindow).
         var sync = SyncConfiguration()
         if let w = ProcessInfo.processInfo.environment["SHOAL_BENCH_ASSET_WINDOW"].flatMap({ Int($0) }), w > 0 { sync.assetWindow = w }
@@ -109,8 +113,8 @@ extension AssetsBenchmark {
         let rss = peakRSSMegabytes()
         guard (try? b.assets.isComplete(asset)) == true else { throw BenchError("B does not hold the asset after the fetch") }
         let mbps = Double(size) / seconds / 1e6
-        print("assets case=transfer-\(mib)mib MBps=\(fixed(mbps, 1)) seconds=\(fixed(seconds, 2)) peak_rss_mb=\(fixed(rss, 1)) chunks_received=\(await b.sync.statistics.assetChunksReceived)")
-        print("assets case=cp-\(mib)mib MBps=\(fixed(Double(size) / cpSeconds / 1e6, 1)) transfer_vs_cp=\(fixed(cpSeconds / seconds, 3))")
+        print("assets case=transfer-\(label) MBps=\(fixed(mbps, 1)) seconds=\(fixed(seconds, 2)) peak_rss_mb=\(fixed(rss, 1)) chunks_received=\(await b.sync.statistics.assetChunksReceived)")
+        print("assets case=cp-\(label) MBps=\(fixed(Double(size) / cpSeconds / 1e6, 1)) transfer_vs_cp=\(fixed(cpSeconds / seconds, 3))")
         print("assets case=latency-idle samples=\(idle.count) p50_ms=\(fixed(pct(idle, 0.5), 2)) p90_ms=\(fixed(pct(idle, 0.9), 2)) p99_ms=\(fixed(pct(idle, 0.99), 2)) max_ms=\(fixed(idle.max() ?? 0, 2))")
         print("assets case=latency-during-transfer samples=\(during.count) p50_ms=\(fixed(pct(during, 0.5), 2)) p90_ms=\(fixed(pct(during, 0.9), 2)) p99_ms=\(fixed(pct(during, 0.99), 2)) max_ms=\(fixed(during.max() ?? 0, 2)) vs_idle_p99=\(fixed(pct(during, 0.99) / max(pct(idle, 0.99), 0.001), 2))")
         await a.shutdown()

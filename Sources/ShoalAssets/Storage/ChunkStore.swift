@@ -1,5 +1,6 @@
-// ChunkStore: chunk files — one tag byte (raw or zstd) and the bytes, named by the SHA-256 of
-// the raw bytes; compressed only when that pays; verified on every read.
+// ChunkStore: chunk records in segment files — one tag (raw or zstd) and the bytes, keyed by the
+// SHA-256 of the raw bytes; compressed only when that pays; verified on every read. Chunk files
+// of stores written before segments are still read.
 
 import ShoalWire
 
@@ -12,81 +13,102 @@ public enum ChunkCompression: Hashable, Sendable {
     case zstd(level: Int32)
 }
 
-/// The chunk files of an asset store (`<assets>/chunks/ab/abcdef…`).
+/// The chunks of an asset store: records in ``SegmentStore`` segments (`<assets>/chunks/segments/`),
+/// and — read, listed and removed, never written — the one-file-per-chunk layout of older stores
+/// (`<assets>/chunks/ab/abcdef…`, one tag byte then the bytes).
 ///
-/// A chunk file is one tag byte, 0 (raw) or 1 (one zstd frame declaring its content size), then
-/// the bytes. The name is the SHA-256 of the raw bytes, and every read checks it: a file that
-/// does not decode or hash to its name is removed (so ``AssetStore/missingChunks(of:)-(Asset)``
-/// lists it for a refetch) and reported as `assetFileModified`.
+/// A chunk is stored with tag 0 (raw) or 1 (one zstd frame declaring its content size). Every
+/// read checks it against its hash: a chunk that does not decode or hash to its name is dropped
+/// (so ``AssetStore/missingChunks(of:)-(Asset)`` lists it for a refetch) and reported as
+/// `assetFileModified`.
 struct ChunkStore: Sendable {
     static let rawTag: UInt8 = 0
     static let zstdTag: UInt8 = 1
 
-    let objects: ObjectDirectory
+    let segments: SegmentStore
+    /// The chunk files of a store written before segments, when its shard folders exist.
+    let legacy: ObjectDirectory?
     let maximumBytes: Int
     let compression: ChunkCompression
 
-    /// Whether the chunk is stored (its file exists; its bytes are checked when read).
-    func contains(_ hash: ContentHash) -> Bool { objects.contains(hash) }
-
-    /// Writes a chunk whose hash the caller computed into a temporary file (compressed if that
-    /// pays); ``ObjectDirectory/publish(_:)`` puts it under its name.
-    func stage(_ hash: ContentHash, _ bytes: UnsafeRawBufferPointer, compressor: ZstdCompressor?) throws(AssetError) -> ObjectDirectory.StagedFile {
-        if case .zstd(let level) = compression, let compressor, bytes.count >= 64,
-           let packed = compressor.compress(bytes, level: level, dictionary: nil, notBelow: bytes.count &- bytes.count / 32) {
-            return try withBytes(of: [Self.zstdTag]) { (tag) throws(AssetError) -> ObjectDirectory.StagedFile in
-                try withBytes(of: packed) { (p) throws(AssetError) -> ObjectDirectory.StagedFile in try objects.stage(hash, parts: [tag, p]) }
-            }
-        }
-        return try withBytes(of: [Self.rawTag]) { (tag) throws(AssetError) -> ObjectDirectory.StagedFile in try objects.stage(hash, parts: [tag, bytes]) }
+    /// Whether the chunk is stored (indexed, or a legacy file exists; its bytes are checked when read).
+    func contains(_ hash: ContentHash) -> Bool {
+        segments.contains(hash) || legacy?.contains(hash) == true
     }
 
-    /// Writes a chunk under its name; returns the shard folder to fsync.
-    func write(_ hash: ContentHash, _ bytes: UnsafeRawBufferPointer, compressor: ZstdCompressor?) throws(AssetError) -> String {
-        try objects.publish(try stage(hash, bytes, compressor: compressor))
+    /// Appends a chunk whose hash the caller computed (compressed if that pays) to a segment;
+    /// ``SegmentStore/commit(_:)`` makes it durable and stored.
+    func stage(_ hash: ContentHash, _ bytes: UnsafeRawBufferPointer, compressor: ZstdCompressor?) throws(AssetError) -> SegmentStore.Pending {
+        if case .zstd(let level) = compression, let compressor, bytes.count >= 64,
+           let packed = compressor.compress(bytes, level: level, dictionary: nil, notBelow: bytes.count &- bytes.count / 32) {
+            return try withBytes(of: packed) { (p) throws(AssetError) -> SegmentStore.Pending in
+                try segments.append(hash, tag: Self.zstdTag, stored: p, length: bytes.count)
+            }
+        }
+        return try segments.append(hash, tag: Self.rawTag, stored: bytes, length: bytes.count)
+    }
+
+    /// Stores a chunk durably (``stage(_:_:compressor:)`` then commit).
+    func write(_ hash: ContentHash, _ bytes: UnsafeRawBufferPointer, compressor: ZstdCompressor?) throws(AssetError) {
+        let pending = try stage(hash, bytes, compressor: compressor)
+        do throws(AssetError) { try segments.commit([pending]) } catch {
+            segments.discard([pending])
+            throw error
+        }
     }
 
     /// Reads a chunk and checks it against `hash` (and `length`, when known).
     ///
-    /// - Parameter scratch: reused for compressed files.
-    /// - Throws: ``AssetError`` `assetNotAvailable` (no such chunk), `assetFileModified` (the file
-    ///   does not decode or does not match its hash; it has been removed), or `io`.
-    /// - Parameter verify: false skips the hash check (for bytes sent to a peer, which checks
-    ///   them itself); the length and the file's format are still checked.
-    func read(_ hash: ContentHash, length: Int?, of asset: ContentHash?, scratch: inout [UInt8], decompressor: ZstdDecompressor,
-              verify: Bool = true) throws(AssetError) -> [UInt8] {
-        let path = objects.path(of: hash)
-        guard try objects.read(hash, into: &scratch, maxBytes: maximumBytes &+ 1) else { throw .missingChunk(hash, of: asset) }
-        guard let bytes = decode(scratch, hash: hash, length: length, decompressor: decompressor, verify: verify) else {
-            _ = try? objects.remove(hash)
-            let of = asset.map { " (part of asset \($0))" } ?? ""
+    /// - Parameters:
+    ///   - at: a record not yet committed (a fetch reading back what it wrote); nil reads the
+    ///     stored chunk.
+    ///   - scratch: reused between reads.
+    ///   - verify: false skips the hash check (for bytes sent to a peer, which checks them
+    ///     itself); the length and the record's format are still checked.
+    /// - Throws: ``AssetError`` `assetNotAvailable` (no such chunk), `assetFileModified` (the
+    ///   record or file does not decode or does not match its hash; it has been dropped), or `io`.
+    func read(_ hash: ContentHash, length: Int?, of asset: ContentHash?, at pending: SegmentStore.Location? = nil, scratch: inout [UInt8],
+              decompressor: ZstdDecompressor, verify: Bool = true) throws(AssetError) -> [UInt8] {
+        let of = asset.map { " (part of asset \($0))" } ?? ""
+        if let location = pending ?? segments.location(of: hash) {
+            let bytes: [UInt8]? = if try segments.read(hash, at: location, into: &scratch) {
+                withBytes(of: scratch) { decode(tag: location.tag, UnsafeRawBufferPointer(rebasing: $0[SegmentStore.headerBytes...]), hash: hash, length: length, decompressor: decompressor, verify: verify) }
+            } else { nil }
+            guard let bytes else {
+                if pending == nil { segments.remove(hash, at: location) }
+                let path = location.segment.path
+                throw .modified("the record of chunk \(hash)\(of) at offset \(location.offset) of segment \(path) does not hold that chunk — it was changed or damaged on disk; it has been dropped from the store: fetch the asset's missing chunks from a peer or import it again", hash: hash, path: path)
+            }
+            return bytes
+        }
+        guard let legacy else { throw .missingChunk(hash, of: asset) }
+        let path = legacy.path(of: hash)
+        guard try legacy.read(hash, into: &scratch, maxBytes: maximumBytes &+ 1) else { throw .missingChunk(hash, of: asset) }
+        let bytes: [UInt8]? = withBytes(of: scratch) { file in
+            file.isEmpty ? nil : decode(tag: file[0], UnsafeRawBufferPointer(rebasing: file[1...]), hash: hash, length: length, decompressor: decompressor, verify: verify)
+        }
+        guard let bytes else {
+            _ = try? legacy.remove(hash)
             throw .modified("chunk file \(path)\(of) does not hold the chunk its name says — it was changed or damaged on disk; it has been removed: fetch the asset's missing chunks from a peer or import it again", hash: hash, path: path)
         }
         return bytes
     }
 
-    /// The chunk's bytes from the contents of a chunk file, or nil when they are not the chunk
-    /// `hash` (unknown tag, a frame that does not decode, a wrong length, or — when `verify` —
-    /// a different SHA-256).
-    func decode(_ file: [UInt8], hash: ContentHash, length: Int?, decompressor: ZstdDecompressor, verify: Bool = true) -> [UInt8]? {
-        let scratch = file
-        var bytes: [UInt8] = []
-        var valid = false
-        switch scratch.first {
-        case Self.rawTag?:
-            bytes = Array(scratch[1...])
-            valid = true
-        case Self.zstdTag?:
+    /// The chunk's bytes from a stored form, or nil when they are not the chunk `hash` (unknown
+    /// tag, a frame that does not decode, a wrong length, or — when `verify` — a different SHA-256).
+    func decode(tag: UInt8, _ stored: UnsafeRawBufferPointer, hash: ContentHash, length: Int?, decompressor: ZstdDecompressor, verify: Bool = true) -> [UInt8]? {
+        var bytes: [UInt8]
+        switch tag {
+        case Self.rawTag:
+            bytes = Array(stored)
+        case Self.zstdTag:
             do throws(WireError) {
-                bytes = try withBytes(of: scratch) { (raw) throws(WireError) -> [UInt8] in
-                    try decompressor.decompress(UnsafeRawBufferPointer(rebasing: raw[1...]), base: 1, maxBytes: maximumBytes, dictionary: nil)
-                }
-                valid = true
-            } catch {}
+                bytes = try decompressor.decompress(stored, base: 0, maxBytes: maximumBytes, dictionary: nil)
+            } catch { return nil }
         default:
-            break
+            return nil
         }
-        guard valid, length == nil || bytes.count == length, !verify || ContentHash.sha256(bytes) == hash else { return nil }
+        guard length == nil || bytes.count == length, !verify || ContentHash.sha256(bytes) == hash else { return nil }
         return bytes
     }
 }

@@ -18,14 +18,15 @@ struct ObjectDirectory: Sendable {
     /// Whether files and shard folders are fsynced.
     let sync: Bool
 
-    /// Creates the root, its 256 shard folders and the temporary folder when missing.
-    init(root: String, temporary: String, sync: Bool) throws(AssetError) {
+    /// Creates the root and the temporary folder when missing, and the 256 shard folders when
+    /// `createShards` (false for a directory that is only read: older stores' chunk files).
+    init(root: String, temporary: String, sync: Bool, createShards: Bool = true) throws(AssetError) {
         self.root = root
         self.temporary = temporary
         self.sync = sync
         try FileSystem.createDirectories(temporary)
         try FileSystem.createDirectories(root)
-        for i in 0..<256 where !FileSystem.exists(root + "/" + Self.shardName(UInt8(i))) {
+        for i in 0..<256 where createShards && !FileSystem.exists(root + "/" + Self.shardName(UInt8(i))) {
             try FileSystem.createDirectories(root + "/" + Self.shardName(UInt8(i)))
         }
         if sync { try FileSystem.syncDirectory(root) }
@@ -88,83 +89,6 @@ struct ObjectDirectory: Sendable {
         _ = try? FileSystem.remove(staged.file.path)
     }
 
-    /// A file written in ``temporary``, closed, and neither durable nor under its name yet: what a
-    /// transfer writes for each chunk, to make durable in batches (``publishDurably(_:)``).
-    struct PendingFile: Sendable {
-        let hash: ContentHash
-        let path: String
-    }
-
-    /// Closes a staged file, leaving it in ``temporary`` (its writeback was started) for
-    /// ``publishDurably(_:)``; or, when ``sync`` is off, publishes it now and returns nil.
-    func setAside(_ staged: StagedFile) throws(AssetError) -> PendingFile? {
-        guard sync else {
-            _ = try publish(staged)
-            return nil
-        }
-        staged.file.close()
-        return PendingFile(hash: staged.hash, path: staged.file.path)
-    }
-
-    /// Makes a batch of pending files durable and puts them under their names. With `syncfs`
-    /// (Linux): one `syncfs` makes every file's data and inode durable, the files are renamed into
-    /// their shards, and a second `syncfs` makes the renames durable — two device cache flushes
-    /// for the batch, where an fsync per file costs one each (ext4 flushes the device on every
-    /// fsync even when its journal has nothing to commit). Elsewhere: each file is fsynced
-    /// (reopened; two at a time) and renamed, then the shard folders are fsynced. Either way a file
-    /// is under its name only once its bytes are durable, as with ``publish(_:)``. Files that fail
-    /// are removed and returned with their error; the rest are published.
-    func publishDurably(_ files: [PendingFile]) -> [(file: PendingFile, error: AssetError)] {
-        guard !files.isEmpty else { return [] }
-        var filesystem = false
-        if sync {
-            do throws(AssetError) { filesystem = try FileSystem.syncFileSystem(containing: root) } catch {
-                return discard(files, error)
-            }
-        }
-        let perFile = sync && !filesystem
-        let outcomes = inTwoLanes(files.count) { i, _ -> Result<String, AssetError> in
-            let f = files[i]
-            return Result { () throws(AssetError) -> String in
-                if perFile {
-                    let file = try POSIXFile.openForReading(f.path)
-                    defer { file.close() }
-                    try file.sync()
-                }
-                try FileSystem.rename(f.path, to: path(of: f.hash))
-                return shard(of: f.hash)
-            }
-        }
-        var shards = Set<String>()
-        var failed: [(file: PendingFile, error: AssetError)] = []
-        for (f, outcome) in zip(files, outcomes) {
-            switch outcome {
-            case .success(let s): shards.insert(s)
-            case .failure(let e):
-                _ = try? FileSystem.remove(f.path)
-                failed.append((f, e))
-            }
-        }
-        do throws(AssetError) {
-            if filesystem {
-                _ = try FileSystem.syncFileSystem(containing: root)
-            } else {
-                try syncShards(shards)
-            }
-        } catch {
-            // The renames may not survive a power cut: report every file as failed (each is
-            // complete under its name; a later fetch reads and verifies it).
-            return files.map { ($0, error) }
-        }
-        return failed
-    }
-
-    /// Removes pending files that could not be made durable, reporting `error` for each.
-    private func discard(_ files: [PendingFile], _ error: AssetError) -> [(file: PendingFile, error: AssetError)] {
-        for f in files { _ = try? FileSystem.remove(f.path) }
-        return files.map { ($0, error) }
-    }
-
     /// Writes `parts` as the file named `hash` (``stage(_:parts:)`` then ``publish(_:)``).
     func write(_ hash: ContentHash, parts: [UnsafeRawBufferPointer]) throws(AssetError) -> String {
         try publish(try stage(hash, parts: parts))
@@ -220,6 +144,7 @@ struct ObjectDirectory: Sendable {
     func allHashes() throws(AssetError) -> [ContentHash] {
         var out: [ContentHash] = []
         for i in 0..<256 {
+            // Missing shards (a read-only legacy directory) list as empty.
             for name in try FileSystem.contents(of: root + "/" + Self.shardName(UInt8(i))) where name.utf8.count == 64 {
                 if let h = ContentHash(hex: name), h.hex == name { out.append(h) }
             }

@@ -159,18 +159,6 @@ enum FileSystem {
         guard fsync(fd) == 0 else { throw .io("fsync directory", path, errno: errno) }
     }
 
-    /// Flushes every file, inode and directory entry of the file system that holds `path` to
-    /// stable storage, with one device cache flush (Linux's `syncfs`). Returns false where that
-    /// call does not exist; callers then fsync file by file.
-    static func syncFileSystem(containing path: String) throws(AssetError) -> Bool {
-        guard let syncfs = Writeback.syncfs else { return false }
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io("open directory", path, errno: errno) }
-        defer { _ = systemClose(fd) }
-        guard syncfs(fd) == 0 else { throw .io("syncfs on the file system of", path, errno: errno) }
-        return true
-    }
-
     /// The names in a directory (not `.` or `..`); empty if it does not exist.
     static func contents(of path: String) throws(AssetError) -> [String] {
         guard let dir = opendir(path) else {
@@ -198,19 +186,9 @@ enum FileSystem {
     }
 }
 
-/// `sync_file_range` and `syncfs`, which Glibc's Swift module does not export (they need
-/// `_GNU_SOURCE`), looked up once in the C library; nil elsewhere.
+/// `sync_file_range`, which Glibc's Swift module does not export (it needs `_GNU_SOURCE`),
+/// looked up once in the C library; nil elsewhere.
 enum Writeback {
-    typealias SyncFS = @convention(c) (Int32) -> Int32
-    static let syncfs: SyncFS? = {
-        #if os(Linux)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "syncfs") else { return nil }
-        return unsafeBitCast(symbol, to: SyncFS.self)
-        #else
-        return nil
-        #endif
-    }()
-
     typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
     static let syncFileRange: SyncFileRange? = {
         #if os(Linux)

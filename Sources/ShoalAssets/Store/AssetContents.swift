@@ -7,7 +7,7 @@ public import ShoalWire
 /// so memory stays at about one chunk whatever the asset's size.
 ///
 /// Obtained from ``AssetStore/contents(of:)``. Iterating fails with ``AssetError``
-/// `assetFileModified` when a chunk file no longer matches its hash (the file is removed; fetch
+/// `assetFileModified` when a stored chunk no longer matches its hash (it is dropped; fetch
 /// the asset's missing chunks again), `assetNotAvailable` when a chunk was removed meanwhile (an
 /// asset that is neither pinned nor kept can be garbage-collected while it is read), or `io`.
 public struct AssetContents: AsyncSequence, Sendable {
@@ -69,7 +69,7 @@ extension AssetStore {
     /// never holds a partial or wrong copy. Memory: one chunk.
     ///
     /// - Throws: ``AssetError`` `assetNotAvailable` (manifest or chunk missing),
-    ///   `assetFileModified` (a chunk file damaged on disk), `io` (cannot create or write the file).
+    ///   `assetFileModified` (a chunk damaged on disk), `io` (cannot create or write the file).
     public nonisolated func write(_ asset: Asset, to path: String, progress: AssetProgressHandler? = nil) async throws {
         let contents = try contents(of: asset)
         let target = FileSystem.absolute(path)

@@ -40,10 +40,9 @@ final class AssetIngest {
     private var whole = ContentHasher()
     private var size: Int64 = 0
     private var manifestChunks: [AssetManifest.Chunk] = []
-    private var shards: Set<String> = []
-    /// Chunks written by the previous drain, published (fsync, rename) after the next one's
-    /// writes are issued, so their writeback overlaps the hashing in between.
-    private var staged: [ObjectDirectory.StagedFile] = []
+    /// Chunks appended to segments (writeback started), made durable and stored together by
+    /// ``finish()``: one `fdatasync` per segment for the whole import.
+    private var staged: [SegmentStore.Pending] = []
     private var stagedHashes: Set<ContentHash> = []
     private(set) var statistics = IngestStatistics()
 
@@ -63,7 +62,7 @@ final class AssetIngest {
     }
 
     deinit {
-        for f in staged { chunkStore.objects.discard(f) }
+        chunkStore.segments.discard(staged)
         buffer.deallocate()
     }
 
@@ -132,11 +131,8 @@ final class AssetIngest {
         return batch
     }
 
-    /// Stages the chunks of `batch` the store lacks (two at a time), then publishes the previous
-    /// batch's (two at a time).
+    /// Appends the chunks of `batch` the store lacks to segments (two at a time).
     private func write(_ batch: [(offset: Int, chunk: AssetManifest.Chunk)]) throws(AssetError) {
-        let previous = staged
-        staged = []
         var fresh: [(offset: Int, chunk: AssetManifest.Chunk)] = []
         for item in batch where !stagedHashes.contains(item.chunk.hash) && !chunkStore.contains(item.chunk.hash) {
             stagedHashes.insert(item.chunk.hash)
@@ -159,36 +155,17 @@ final class AssetIngest {
                 failure = failure ?? error
             }
         }
-        if let failure {
-            for f in previous { chunkStore.objects.discard(f) }
-            throw failure
-        }
-        try publish(previous)
-    }
-
-    /// Publishes staged chunk files (two at a time), collecting the shard folders to fsync.
-    private func publish(_ files: [ObjectDirectory.StagedFile]) throws(AssetError) {
-        let objects = chunkStore.objects
-        let results = inTwoLanes(files.count) { i, _ in Result { () throws(AssetError) in try objects.publish(files[i]) } }
-        var failure: AssetError?
-        for result in results {
-            switch result {
-            case .success(let shard): shards.insert(shard)
-            case .failure(let error): failure = failure ?? error
-            }
-        }
         if let failure { throw failure }
     }
 
     /// Cuts the last chunks, makes them durable, pins the asset and writes its manifest.
     func finish() async throws -> Asset {
         try await drain(final: true)
-        let last = staged
+        try chunkStore.segments.commit(staged)
         staged = []
-        try publish(last)
         let asset = Asset(hash: whole.finalize(), size: size)
         if manifestChunks.isEmpty { progress?(AssetProgress(completedBytes: 0, totalBytes: totalBytes, chunks: 0)) }
-        try await store.storeManifest(AssetManifest(asset: asset, chunks: manifestChunks), pin: pin, chunkShards: shards)
+        try await store.storeManifest(AssetManifest(asset: asset, chunks: manifestChunks), pin: pin)
         return asset
     }
 }

@@ -15,12 +15,18 @@ public struct GarbageCollectionReport: Hashable, Sendable, CustomStringConvertib
     public var manifestsRemoved = 0
     /// Manifests kept.
     public var manifestsKept = 0
-    /// Chunk files removed (needed by no kept manifest and not pinned).
+    /// Chunks removed (needed by no kept manifest and not pinned).
     public var chunksRemoved = 0
-    /// Chunk files kept.
+    /// Chunks kept.
     public var chunksKept = 0
-    /// Bytes of the files removed, as stored on disk.
+    /// Bytes of what was removed as stored on disk: chunk records (with their headers), chunk
+    /// files of older stores, manifests and temporary files.
     public var bytesRemoved: Int64 = 0
+    /// Segment files rewritten or removed because at least half of their bytes were dead
+    /// (`Spec/assets.md` §7). A removed chunk's record stays in its segment until then.
+    public var segmentsCompacted = 0
+    /// Disk space that compaction gave back: the segments' sizes minus the live records moved.
+    public var segmentBytesFreed: Int64 = 0
     /// Kept manifests that did not decode and were removed (their assets must be fetched again).
     public var damagedManifestsRemoved = 0
     /// Leftover temporary files of interrupted writes removed (older than an hour).
@@ -31,7 +37,7 @@ public struct GarbageCollectionReport: Hashable, Sendable, CustomStringConvertib
 
     /// One line: what was removed and kept.
     public var description: String {
-        "removed \(manifestsRemoved) manifests, \(chunksRemoved) chunks (\(bytesRemoved) bytes), \(temporaryFilesRemoved) temporary files; kept \(manifestsKept) manifests, \(chunksKept) chunks"
+        "removed \(manifestsRemoved) manifests, \(chunksRemoved) chunks (\(bytesRemoved) bytes), \(temporaryFilesRemoved) temporary files; kept \(manifestsKept) manifests, \(chunksKept) chunks; compacted \(segmentsCompacted) segments (\(segmentBytesFreed) bytes freed)"
             + (damagedManifestsRemoved > 0 ? "; \(damagedManifestsRemoved) damaged manifests removed" : "")
     }
 }
@@ -40,7 +46,7 @@ extension AssetStore {
     /// Temporary files older than this (seconds) belong to writes that were interrupted.
     static let temporaryFileLifetime = 3600
 
-    /// Removes every manifest whose asset is neither in `keep` nor pinned, then every chunk file
+    /// Removes every manifest whose asset is neither in `keep` nor pinned, then every chunk
     /// that no remaining manifest lists and no pin holds, and leftover temporary files.
     ///
     /// The store passes the assets referenced by live records and by tombstones within the purge
@@ -71,14 +77,26 @@ extension AssetStore {
             report.manifestsKept += 1
             for c in manifest.chunks { live.insert(c.hash) }
         }
-        for chunk in try chunks.objects.allHashes() {
-            if live.contains(chunk) || pinnedChunks[chunk] != nil {
-                report.chunksKept += 1
-            } else {
-                report.bytesRemoved += try removedBytes(chunks.objects.path(of: chunk))
-                report.chunksRemoved += 1
+        var dead: [ContentHash] = []
+        for chunk in chunks.segments.hashes() {
+            if live.contains(chunk) || pinnedChunks[chunk] != nil { report.chunksKept += 1 } else { dead.append(chunk) }
+        }
+        let removed = chunks.segments.remove(dead)
+        report.chunksRemoved += removed.count
+        report.bytesRemoved += removed.bytes
+        if let legacy = chunks.legacy {
+            for chunk in try legacy.allHashes() {
+                if live.contains(chunk) || pinnedChunks[chunk] != nil {
+                    if !chunks.segments.contains(chunk) { report.chunksKept += 1 }
+                } else {
+                    report.bytesRemoved += try removedBytes(legacy.path(of: chunk))
+                    report.chunksRemoved += 1
+                }
             }
         }
+        let compaction = try chunks.segments.compact()
+        report.segmentsCompacted = compaction.segmentsRewritten + compaction.segmentsRemoved
+        report.segmentBytesFreed = compaction.bytesFreed
         let now = Int(time(nil))
         for name in try FileSystem.contents(of: temporary) {
             let path = temporary + "/" + name

@@ -73,11 +73,10 @@ extension AssetStore {
         }
     }
 
-    /// Pins the manifest's asset, makes the chunk writes durable (`chunkShards`), and writes the
-    /// manifest unless the store already has it.
-    nonisolated func storeManifest(_ manifest: AssetManifest, pin: AssetPin, chunkShards: Set<String>) async throws {
+    /// Pins the manifest's asset and writes the manifest unless the store already has it. The
+    /// caller has stored (made durable) every chunk it lists.
+    nonisolated func storeManifest(_ manifest: AssetManifest, pin: AssetPin) async throws {
         await hold(chunks: [], asset: manifest.asset.hash, in: pin)
-        try chunks.objects.syncShards(chunkShards)
         guard !manifests.contains(manifest.asset.hash) else { return }
         let shard = try withBytes(of: manifest.encoded()) { (bytes) throws(AssetError) -> String in
             try manifests.write(manifest.asset.hash, parts: [bytes])

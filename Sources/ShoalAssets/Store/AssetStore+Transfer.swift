@@ -42,7 +42,7 @@ extension AssetStore {
         missingChunks(of: try manifest(of: asset))
     }
 
-    /// Whether the store holds the asset's manifest and every chunk file it lists (files are
+    /// Whether the store holds the asset's manifest and every chunk it lists (chunks are
     /// checked for presence; their bytes are verified when read).
     ///
     /// - Throws: ``AssetError`` for a damaged manifest or an I/O failure.
@@ -88,8 +88,7 @@ extension AssetStore {
             await hold(chunks: [hash], in: pin)
             guard !chunks.contains(hash) else { return }
             let compressor: ZstdCompressor? = if case .zstd = configuration.compression { ZstdCompressor() } else { nil }
-            let shard = try withBytes(of: bytes) { (raw) throws(AssetError) -> String in try chunks.write(hash, raw, compressor: compressor) }
-            try chunks.objects.syncShards([shard])
+            try withBytes(of: bytes) { (raw) throws(AssetError) in try chunks.write(hash, raw, compressor: compressor) }
         }
     }
 
@@ -130,7 +129,7 @@ extension AssetStore {
             guard actual == asset.hash else {
                 throw AssetError.modified("the chunks of the manifest for asset \(asset.hash) hash to \(actual) together: the manifest is wrong; fetch it again or from another peer", hash: asset.hash)
             }
-            try await storeManifest(manifest, pin: pin, chunkShards: [])
+            try await storeManifest(manifest, pin: pin)
         }
     }
 
@@ -138,7 +137,7 @@ extension AssetStore {
     /// asking for that chunk is sent.
     ///
     /// - Throws: ``AssetError`` `assetNotAvailable` (no manifest, or the chunk is missing),
-    ///   `invalidArguments` (no such index), `assetFileModified` (the chunk file is damaged; it
+    ///   `invalidArguments` (no such index), `assetFileModified` (the chunk is damaged on disk; it
     ///   has been removed), `io`.
     public nonisolated func chunkBytes(_ index: Int, of asset: Asset) throws(AssetError) -> [UInt8] {
         let manifest = try manifest(of: asset)

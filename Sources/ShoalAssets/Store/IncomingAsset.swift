@@ -1,20 +1,21 @@
 // IncomingAsset: an asset being fetched from peers — each chunk verified, checked and hashed into
-// the whole as it arrives, written without a per-chunk fsync, made durable in batches before the
-// manifest (Spec/assets.md §5.1).
+// the whole as it arrives, appended to a segment without a per-chunk fsync, made durable in
+// batches before the manifest (Spec/assets.md §5.1).
 
 public import ShoalWire
 import Synchronization
+import Dispatch
 
 /// An asset being received from peers, chunk by chunk, against a manifest a peer sent.
 ///
-/// ``receive(_:index:)`` checks each chunk against the manifest (length, SHA-256), writes it to
-/// a temporary file with its writeback started but no fsync, and — when it is the next chunk in
-/// content order — checks that it is canonical and feeds it to the SHA-256 of the whole asset,
-/// so ``commit()`` never re-reads what arrived in order. Every `receiveBatchBytes` (2 MiB by
-/// default; or 30 s) and at the commit, the pending files are fsynced together, renamed under
-/// their names and their folders fsynced; only then is the manifest written. A chunk file under
-/// its name is therefore always complete and durable, and a manifest never refers to a chunk that
-/// a crash could lose or tear (`Spec/assets.md` §5.1 gives the argument).
+/// ``receive(_:index:)`` checks each chunk against the manifest (length, SHA-256), appends it to
+/// a segment with its writeback started but no fsync, and — when it is the next chunk in content
+/// order — checks that it is canonical and feeds it to the SHA-256 of the whole asset, so
+/// ``commit()`` never re-reads what arrived in order. Every `receiveBatchBytes` (256 KiB by
+/// default; or 30 s) once the previous batch is done, and at the commit, the pending records are
+/// made durable together (one `fdatasync` per segment, on a Dispatch worker while chunks keep
+/// arriving) and only then stored (indexed); the manifest is written after the last batch. A stored chunk is therefore always complete and durable, and a manifest never
+/// refers to a chunk that a crash could lose or tear (`Spec/assets.md` §5.1 gives the argument).
 ///
 /// Calls must not overlap (the asset lane makes one at a time per asset); the type is
 /// `Sendable` so they may come from different tasks.
@@ -25,17 +26,23 @@ public final class IncomingAsset: Sendable {
     let pin: AssetPin
     private let state: Mutex<State>
 
-    /// The age of the oldest pending file that starts a batch of fsyncs (or
+    /// The age of the oldest pending record that starts a batch (or
     /// `Configuration.receiveBatchBytes` pending bytes).
     static let batchSeconds: Int64 = 30
+
+    /// Pending bytes past which a receive waits for the batch in flight instead of letting
+    /// chunks pile up behind it: eight batches, at least 16 MiB.
+    static func maximumPending(_ batch: Int) -> Int { batch > Int.max / 8 ? Int.max : max(16 << 20, batch * 8) }
 
     struct State {
         /// Chunk hashes still to receive (not stored when the fetch began, or lost since).
         var wanted: Set<ContentHash>
-        /// Chunks received and written but not yet durable, by hash.
-        var pending: [ContentHash: ObjectDirectory.PendingFile] = [:]
+        /// Chunks received and appended to a segment but not yet durable, by hash.
+        var pending: [ContentHash: SegmentStore.Pending] = [:]
         var pendingBytes = 0
         var pendingSince: ContinuousClock.Instant?
+        /// The previous batch, being made durable on another thread while chunks keep arriving.
+        var syncing: BatchSync?
         /// The next manifest index to feed to ``whole``; every chunk before it was checked canonical.
         var next = 0
         var whole = ContentHasher()
@@ -77,10 +84,10 @@ public final class IncomingAsset: Sendable {
         try state.withLock { (s) throws(AssetError) in
             // Two lanes (this thread and a second one, ``inTwoLanes(_:_:)``): lane 0 checks the
             // SHA-256 and, for the next chunk in order, adds it to the whole-asset hash (on a copy
-            // of the hasher); lane 1 writes the file into tmp/ and, for the next chunk in order,
-            // checks that it is canonical — two passes over the bytes each, so neither waits long
-            // for the other. The file is only named (published) once both checks passed, and
-            // removed if either failed.
+            // of the hasher); lane 1 appends the record to a segment and, for the next chunk in
+            // order, checks that it is canonical — two passes over the bytes each, so neither
+            // waits long for the other. The record is kept pending only once both checks passed,
+            // and discarded if either failed.
             let write = s.wanted.contains(c.hash), feedNow = index == s.next
             var hasher = s.whole
             let outcome = withUnsafeMutablePointer(to: &hasher) { h in
@@ -109,7 +116,7 @@ public final class IncomingAsset: Sendable {
             }
             // The hash check first: bytes that are not the chunk say nothing about the chunking.
             var failure: AssetError?
-            var staged: ObjectDirectory.StagedFile?
+            var staged: SegmentStore.Pending?
             for o in outcome {
                 switch o {
                 case .checked(let e): failure = e ?? failure
@@ -119,15 +126,20 @@ public final class IncomingAsset: Sendable {
                 }
             }
             if let failure {
-                if let staged { chunkStore.objects.discard(staged) }
+                if let staged { chunkStore.segments.discard([staged]) }
                 throw failure
             }
             if let staged {
-                // Without fsync (a test or bulk configuration) it is published at once.
-                if let file = try chunkStore.objects.setAside(staged) {
-                    s.pending[c.hash] = file
+                if store.configuration.fsync {
+                    s.pending[c.hash] = staged
                     s.pendingBytes += bytes.count
                     if s.pendingSince == nil { s.pendingSince = .now }
+                } else {
+                    // Without fsync (a test or bulk configuration) it is stored at once.
+                    do throws(AssetError) { try chunkStore.segments.commit([staged]) } catch {
+                        chunkStore.segments.discard([staged])
+                        throw error
+                    }
                 }
                 s.wanted.remove(c.hash)
             }
@@ -136,8 +148,12 @@ public final class IncomingAsset: Sendable {
                 s.next = index + 1
             }
             try advance(&s)
-            if s.pendingBytes >= store.configuration.receiveBatchBytes || (s.pendingSince.map { ContinuousClock.now - $0 > .seconds(Self.batchSeconds) } ?? false) {
-                flush(&s)
+            let batch = store.configuration.receiveBatchBytes
+            if s.pendingBytes >= batch || (s.pendingSince.map { ContinuousClock.now - $0 > .seconds(Self.batchSeconds) } ?? false),
+               s.syncing?.isDone != false || s.pendingBytes >= Self.maximumPending(batch) {
+                // The next batch starts once the one in flight is done (group commit), unless
+                // too much is pending: then this waits for it.
+                flush(&s, wait: false)
             }
         }
     }
@@ -146,9 +162,9 @@ public final class IncomingAsset: Sendable {
     private enum ReceiveLane: Sendable {
         /// Lane 0: nil when the chunk is genuine (and, if next in order, hashed into the whole).
         case checked(AssetError?)
-        /// Lane 1: the temporary file written (nil when the chunk was not wanted or writing
-        /// failed), and the error — a chunk next in order that is not canonical, or the write's.
-        case written(ObjectDirectory.StagedFile?, AssetError?)
+        /// Lane 1: the record appended (nil when the chunk was not wanted or writing failed),
+        /// and the error — a chunk next in order that is not canonical, or the write's.
+        case written(SegmentStore.Pending?, AssetError?)
     }
 
     /// Checks the chunks not fed yet (reading those that were stored before the fetch, verified),
@@ -172,37 +188,47 @@ public final class IncomingAsset: Sendable {
             guard actual == asset.hash else {
                 throw AssetError.modified("the chunks of the manifest for asset \(asset.hash) hash to \(actual) together: the manifest is wrong; fetch it again or from another peer", hash: asset.hash)
             }
-            flush(&s)
+            flush(&s, wait: true)
             if !s.wanted.isEmpty {
                 throw AssetError(.assetNotAvailable, "\(s.wanted.count) chunks of asset \(asset.hash) could not be made durable; fetch them again (missingIndexes) and commit again", hash: asset.hash)
             }
         }
-        // publishDurably made the chunks' renames durable already.
-        try await store.storeManifest(manifest, pin: pin, chunkShards: [])
+        // flush made the chunks durable and stored them already.
+        try await store.storeManifest(manifest, pin: pin)
         return asset
     }
 
-    /// Removes the chunk files not yet made durable (the fetch is abandoned). Chunks already
-    /// under their names stay until garbage collection.
+    /// Gives up the chunks not yet made durable (the fetch is abandoned). Chunks already stored
+    /// stay until garbage collection.
     public func discard() {
-        let files = state.withLock { s in
+        let records = state.withLock { s in
             defer { s.pending = [:]; s.pendingBytes = 0; s.pendingSince = nil }
             return Array(s.pending.values)
         }
-        for f in files { _ = try? FileSystem.remove(f.path) }
+        store.chunks.segments.discard(records)
     }
 
     deinit { discard() }
 
-    /// Makes the pending chunks durable and names them; those that fail are wanted again.
-    private func flush(_ s: inout State) {
-        let files = Array(s.pending.values)
+    /// Makes the pending chunks durable and stores them — on another thread unless `wait`, while
+    /// the next batch arrives; chunks whose batch fails are wanted again. At most one batch is in
+    /// flight: the previous one is waited for first.
+    private func flush(_ s: inout State, wait: Bool) {
+        finishSyncing(&s)
+        let records = Array(s.pending.values)
         s.pending = [:]
         s.pendingBytes = 0
         s.pendingSince = nil
-        guard !files.isEmpty else { return }
-        let failed = store.chunks.objects.publishDurably(files)
-        if !failed.isEmpty { forget(Set(failed.map(\.file.hash)), &s) }
+        guard !records.isEmpty else { return }
+        s.syncing = BatchSync(records, in: store.chunks.segments)
+        if wait { finishSyncing(&s) }
+    }
+
+    /// Waits for the batch in flight, if any; its chunks are wanted again if it failed.
+    private func finishSyncing(_ s: inout State) {
+        guard let batch = s.syncing else { return }
+        s.syncing = nil
+        if !batch.succeeded() { for r in batch.records { s.wanted.insert(r.hash) } }
     }
 
     /// Feeds chunks in order from ``State/next``, reading from disk (verified) those received out
@@ -225,24 +251,27 @@ public final class IncomingAsset: Sendable {
         }
     }
 
-    /// A received or stored chunk's bytes, verified; nil (after removing the file) when it is
-    /// missing or damaged.
+    /// A received or stored chunk's bytes, verified; nil (after dropping it) when it is missing
+    /// or damaged.
     private func readBack(_ c: AssetManifest.Chunk, _ s: inout State, decompressor: ZstdDecompressor) throws(AssetError) -> [UInt8]? {
-        let chunkStore = store.chunks
-        let path = s.pending[c.hash]?.path ?? chunkStore.objects.path(of: c.hash)
-        guard try chunkStore.objects.read(at: path, hash: c.hash, into: &s.scratch, maxBytes: chunkStore.maximumBytes &+ 1),
-              let bytes = chunkStore.decode(s.scratch, hash: c.hash, length: c.length, decompressor: decompressor) else {
-            _ = try? FileSystem.remove(path)
+        do throws(AssetError) {
+            return try store.chunks.read(c.hash, length: c.length, of: manifest.asset.hash, at: s.pending[c.hash]?.location ?? s.syncing?.locations[c.hash],
+                                         scratch: &s.scratch, decompressor: decompressor)
+        } catch where error.code == .assetNotAvailable || error.code == .assetFileModified {
             return nil
         }
-        return bytes
     }
 
     /// Marks chunks as to be received again (their files are gone or untrusted). Chunks before
     /// ``State/next`` were fed from verified bytes already; received again, they are only written.
     private func forget(_ hashes: Set<ContentHash>, _ s: inout State) {
+        if let batch = s.syncing, hashes.contains(where: { batch.locations[$0] != nil }) {
+            finishSyncing(&s)
+            // Stored by that batch, but found damaged since.
+            for h in hashes { if let l = batch.locations[h] { store.chunks.segments.remove(h, at: l) } }
+        }
         for h in hashes {
-            if let f = s.pending.removeValue(forKey: h) { _ = try? FileSystem.remove(f.path) }
+            if let p = s.pending.removeValue(forKey: h) { store.chunks.segments.discard([p]) }
             s.wanted.insert(h)
         }
         if s.pending.isEmpty { s.pendingBytes = 0; s.pendingSince = nil }
@@ -256,5 +285,39 @@ public final class IncomingAsset: Sendable {
         }
         s.whole.update(raw)
         s.next = index + 1
+    }
+}
+
+/// A batch of received chunks being made durable and stored (``SegmentStore/commit(_:)``) on a
+/// Dispatch worker; the records are discarded if that fails.
+final class BatchSync: Sendable {
+    let records: [SegmentStore.Pending]
+    /// Where each record is, for reading back chunks of the batch before it is stored.
+    let locations: [ContentHash: SegmentStore.Location]
+    private let done = DispatchSemaphore(value: 0)
+    private let failed = Atomic<Bool>(false)
+    private let finished = Atomic<Bool>(false)
+
+    /// Whether the batch is stored or given up (``succeeded()`` will not wait).
+    var isDone: Bool { finished.load(ordering: .acquiring) }
+
+    init(_ records: [SegmentStore.Pending], in segments: SegmentStore) {
+        self.records = records
+        locations = Dictionary(records.map { ($0.hash, $0.location) }, uniquingKeysWith: { a, _ in a })
+        DispatchQueue.global().async { [self] in
+            do throws(AssetError) { try segments.commit(records) } catch {
+                segments.discard(records)
+                failed.store(true, ordering: .relaxed)
+            }
+            finished.store(true, ordering: .releasing)
+            done.signal()
+        }
+    }
+
+    /// Waits until the batch is stored or given up; true when stored.
+    func succeeded() -> Bool {
+        done.wait()
+        done.signal()
+        return !failed.load(ordering: .relaxed)
     }
 }

@@ -1,0 +1,117 @@
+// SegmentStoreTests: chunk records in segment files — found again by the scan when a store
+// opens, never hidden by a damaged record, never found once discarded, and compacted by
+// garbage collection without losing a live chunk.
+
+import Testing
+@testable import ShoalAssets
+import ShoalWire
+import Foundation
+
+@Suite struct SegmentStoreTests {
+    /// Bytes of every segment file.
+    static func segmentBytes(_ store: AssetStore) throws -> Int64 {
+        let folder = store.chunks.segments.folder
+        return try FileSystem.contents(of: folder).reduce(0) { $0 + (try FileSystem.status(folder + "/" + $1)?.size ?? 0) }
+    }
+
+    @Test func aReopenedStoreIndexesEverySegment() async throws {
+        let dir = TempDirectory()
+        let store = try AssetStore.temporary(dir, small: true) { $0.segmentBytes = 40 << 10 }
+        let bytes = randomBytes(400_000, seed: 31)
+        let asset = try await store.importBytes(bytes)
+        let files = try FileSystem.contents(of: store.chunks.segments.folder)
+        #expect(files.count >= 5, "400 kB in segments of 40 KiB: \(files)")
+        let reopened = try AssetStore.open(directory: store.directory, configuration: store.configuration)
+        #expect(Set(reopened.chunks.segments.hashes()) == Set(store.chunks.segments.hashes()))
+        #expect(try await reopened.readAll(asset) == bytes)
+        // New records go to a new segment, never after what an earlier process wrote.
+        _ = try await reopened.importBytes(randomBytes(30_000, seed: 32))
+        #expect(try FileSystem.contents(of: store.chunks.segments.folder).count > files.count)
+    }
+
+    /// The scan that rebuilds the index looks past a record it cannot read for the next valid
+    /// header, so one damaged record (here: its magic, then its length) loses only itself.
+    @Test(arguments: [0, 8])
+    func aDamagedRecordHidesNoRecordAfterIt(byte: Int) async throws {
+        let dir = TempDirectory()
+        let store = try AssetStore.temporary(dir, small: true)
+        let bytes = randomBytes(200_000, seed: 33)
+        let asset = try await store.importBytes(bytes)
+        let chunks = try store.manifest(of: asset).chunks
+        #expect(chunks.count >= 5)
+        let victim = chunks[2]
+        let l = try #require(store.chunks.segments.location(of: victim.hash))
+        try damage(l.segment.path, at: l.offset + Int64(byte), to: 0xFF)
+        let reopened = try AssetStore.open(directory: store.directory, configuration: store.configuration)
+        #expect(try reopened.missingChunks(of: asset) == [victim])
+        for c in chunks where c.hash != victim.hash { #expect(reopened.chunks.contains(c.hash)) }
+        // A peer sends it again; the asset is whole.
+        let offset = chunks.prefix(2).reduce(0) { $0 + $1.length }
+        try await reopened.insertChunk(Array(bytes[offset..<offset + victim.length]), hash: victim.hash)
+        #expect(try await reopened.readAll(asset) == bytes)
+    }
+
+    @Test func discardedRecordsAreNotFoundAgain() async throws {
+        let dir = TempDirectory()
+        let store = try AssetStore.temporary(dir, small: true)
+        let bytes = randomBytes(10_000, seed: 34)
+        let hash = ContentHash.sha256(bytes)
+        let kept = try withBytes(of: bytes) { (raw) throws(AssetError) in try store.chunks.stage(hash, raw, compressor: nil) }
+        let other = randomBytes(10_000, seed: 35)
+        let dropped = try withBytes(of: other) { (raw) throws(AssetError) in try store.chunks.stage(.sha256(other), raw, compressor: nil) }
+        #expect(!store.chunks.contains(hash), "a pending record is not stored")
+        try store.chunks.segments.commit([kept])
+        store.chunks.segments.discard([dropped])
+        #expect(store.chunks.contains(hash) && !store.chunks.contains(.sha256(other)))
+        let reopened = try AssetStore.open(directory: store.directory, configuration: store.configuration)
+        #expect(reopened.chunks.contains(hash))
+        #expect(!reopened.chunks.contains(.sha256(other)), "the discarded record's header was zeroed")
+    }
+
+    /// Collection drops dead chunks from the index and rewrites each segment at least half dead:
+    /// the live records move (and read back, also after a reopen), the space comes back.
+    @Test func compactionGivesSpaceBackAndKeepsLiveChunks() async throws {
+        let dir = TempDirectory()
+        let store = try AssetStore.temporary(dir, small: true) { $0.segmentBytes = 64 << 10 }
+        let a = randomBytes(300_000, seed: 36), b = randomBytes(300_000, seed: 37)
+        let assetA = try await store.importBytes(a)
+        let assetB = try await store.importBytes(b)
+        // Interleave: a third asset sharing half of A's content lands in the same segments as B's tail.
+        let c = Array(a.prefix(150_000)) + randomBytes(50_000, seed: 38)
+        let assetC = try await store.importBytes(c)
+        let before = try Self.segmentBytes(store)
+
+        let report = try await store.collectGarbage(keeping: [assetB.hash, assetC.hash])
+        #expect(report.chunksRemoved > 0 && report.segmentsCompacted > 0 && report.segmentBytesFreed > 0)
+        let after = try Self.segmentBytes(store)
+        #expect(before - after == report.segmentBytesFreed)
+        // A's second half is gone but for at most a segment's worth of dead records left in place.
+        #expect(after <= Int64(300_000 + 200_000 + (64 << 10) * 2), "\(after) bytes of segments for 500 kB of live chunks")
+        #expect(try store.isComplete(assetA) == false)
+        #expect(try await store.readAll(assetB) == b)
+        #expect(try await store.readAll(assetC) == c)
+
+        let reopened = try AssetStore.open(directory: store.directory, configuration: store.configuration)
+        #expect(try await reopened.readAll(assetB) == b)
+        #expect(try await reopened.readAll(assetC) == c)
+        let again = try await reopened.collectGarbage(keeping: [assetB.hash, assetC.hash])
+        #expect(again.chunksKept == report.chunksKept)
+        #expect(try await reopened.readAll(assetB) == b)
+    }
+
+    /// Reads racing a compaction either find the chunk where it was (the old file stays open
+    /// until the last reader lets go) or where it moved.
+    @Test func readsDuringCompactionSeeEveryLiveChunk() async throws {
+        let dir = TempDirectory()
+        let store = try AssetStore.temporary(dir, small: true) { $0.segmentBytes = 32 << 10 }
+        let live = randomBytes(200_000, seed: 39)
+        let asset = try await store.importBytes(live)
+        for round in 0..<6 {
+            _ = try await store.importBytes(randomBytes(200_000, seed: 40 + UInt64(round)))
+            async let collected = store.collectGarbage(keeping: [asset.hash])
+            for _ in 0..<3 { #expect(try await store.readAll(asset) == live, "round \(round)") }
+            _ = try await collected
+        }
+        #expect(try await store.readAll(asset) == live)
+    }
+}
