@@ -5,6 +5,7 @@
 import Testing
 @testable import ShoalAssets
 import ShoalWire
+import ShoalSamples
 import Foundation
 
 @Suite struct SegmentStoreTests {
@@ -113,5 +114,60 @@ import Foundation
             _ = try await collected
         }
         #expect(try await store.readAll(asset) == live)
+    }
+
+    static func readChunk(_ hash: ContentHash, in store: AssetStore) -> Result<[UInt8], AssetError> {
+        var scratch: [UInt8] = []
+        return Result { () throws(AssetError) -> [UInt8] in
+            try store.chunks.read(hash, length: nil, of: nil, scratch: &scratch, decompressor: ZstdDecompressor())
+        }
+    }
+
+    /// Segment files that are damaged at random (bytes flipped, cut short, garbage spliced in)
+    /// or are garbage outright never make the open or a read trap, and a chunk is only ever
+    /// served as its own bytes: every indexed chunk reads back verified or is refused as damaged.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func damagedSegmentFilesNeverTrapOrServeWrongBytes(seed: UInt64) async throws {
+        let source = TempDirectory()
+        let writer = try AssetStore.temporary(source, small: true)
+        _ = try await writer.importBytes(randomBytes(120_000, seed: 50 + seed))
+        let folder = writer.chunks.segments.folder
+        let name = try #require(try FileSystem.contents(of: folder).first)
+        let original = try readFile(folder + "/" + name)
+        var rng = SplitMix64(seed: seed)
+        for round in 0..<25 {
+            var bytes = original
+            switch round % 4 {
+            case 0:
+                for _ in 0..<Int.random(in: 1...20, using: &rng) { bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+            case 1:
+                bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &rng)))
+            case 2:
+                let at = Int.random(in: 0..<bytes.count, using: &rng) / 8 * 8
+                bytes.insert(contentsOf: (0..<Int.random(in: 1...3000, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }, at: at)
+            default:
+                // Garbage with the magic at many 8-byte boundaries.
+                bytes = (0..<50_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                for i in stride(from: 0, to: bytes.count - 4, by: 8) {
+                    guard Int.random(in: 0..<4, using: &rng) == 0 else { continue }
+                    bytes[i] = 0x53; bytes[i + 1] = 0x48; bytes[i + 2] = 0x53; bytes[i + 3] = 0x31
+                }
+            }
+            let dir = TempDirectory()
+            try FileSystem.createDirectories(dir.path + "/assets/chunks/segments")
+            try Data(bytes).write(to: URL(fileURLWithPath: dir.path + "/assets/chunks/segments/" + name))
+            let store = try AssetStore.temporary(dir, small: true)
+            for hash in store.chunks.segments.hashes() {
+                switch Self.readChunk(hash, in: store) {
+                case .success(let chunk):
+                    #expect(ContentHash.sha256(chunk) == hash, "seed \(seed) round \(round)")
+                case .failure(let e):
+                    #expect(e.code == .assetFileModified, "seed \(seed) round \(round): \(e)")
+                    #expect(!store.chunks.contains(hash), "seed \(seed) round \(round): a refused chunk is dropped")
+                }
+            }
+            // Collection over whatever survived does not trap either.
+            _ = try await store.collectGarbage(keeping: [])
+        }
     }
 }

@@ -37,15 +37,16 @@ struct ChunkStore: Sendable {
     }
 
     /// Appends a chunk whose hash the caller computed (compressed if that pays) to a segment;
-    /// ``SegmentStore/commit(_:)`` makes it durable and stored.
-    func stage(_ hash: ContentHash, _ bytes: UnsafeRawBufferPointer, compressor: ZstdCompressor?) throws(AssetError) -> SegmentStore.Pending {
+    /// ``SegmentStore/commit(_:)`` makes it durable and stored. `startWriteback`: see
+    /// ``SegmentStore/append(_:tag:stored:length:startWriteback:)``.
+    func stage(_ hash: ContentHash, _ bytes: UnsafeRawBufferPointer, compressor: ZstdCompressor?, startWriteback: Bool = true) throws(AssetError) -> SegmentStore.Pending {
         if case .zstd(let level) = compression, let compressor, bytes.count >= 64,
            let packed = compressor.compress(bytes, level: level, dictionary: nil, notBelow: bytes.count &- bytes.count / 32) {
             return try withBytes(of: packed) { (p) throws(AssetError) -> SegmentStore.Pending in
-                try segments.append(hash, tag: Self.zstdTag, stored: p, length: bytes.count)
+                try segments.append(hash, tag: Self.zstdTag, stored: p, length: bytes.count, startWriteback: startWriteback)
             }
         }
-        return try segments.append(hash, tag: Self.rawTag, stored: bytes, length: bytes.count)
+        return try segments.append(hash, tag: Self.rawTag, stored: bytes, length: bytes.count, startWriteback: startWriteback)
     }
 
     /// Stores a chunk durably (``stage(_:_:compressor:)`` then commit).

@@ -125,7 +125,9 @@ final class SegmentStore: Sendable {
                 entry.live += location.location.recordBytes
             }
             s.segments[id] = entry
-            s.nextID = id + 1
+            // A segment named ffffffffffffffff.seg leaves no number after it: creating the next
+            // segment then fails with the name in the error, instead of trapping here.
+            s.nextID = id == .max ? id : id + 1
         }
         state = Mutex(s)
     }
@@ -176,9 +178,11 @@ final class SegmentStore: Sendable {
     // MARK: Writing
 
     /// Appends a record — `stored` bytes with `tag`, for a chunk of `length` raw bytes — to the
-    /// active segment (starting a new one when it is full), and starts its writeback. The record
-    /// is neither durable nor indexed until ``commit(_:)``.
-    func append(_ hash: ContentHash, tag: UInt8, stored: UnsafeRawBufferPointer, length: Int) throws(AssetError) -> Pending {
+    /// active segment (starting a new one when it is full), and, when `startWriteback`, starts
+    /// its writeback (`sync_file_range`) so that the commit waits less; a writer that commits
+    /// every few hundred kilobytes anyway passes false and saves a write submission per record.
+    /// The record is neither durable nor indexed until ``commit(_:)``.
+    func append(_ hash: ContentHash, tag: UInt8, stored: UnsafeRawBufferPointer, length: Int, startWriteback: Bool = true) throws(AssetError) -> Pending {
         let location = try reserve(tag: tag, stored: stored.count, length: length)
         do throws(AssetError) {
             try Self.writeRecord(location, hash: hash, stored: stored)
@@ -186,7 +190,7 @@ final class SegmentStore: Sendable {
             discard([Pending(hash: hash, location: location)])
             throw error
         }
-        if sync { _ = Writeback.syncFileRange?(location.segment.fd, location.offset, location.recordBytes, 2) }
+        if sync && startWriteback { _ = Writeback.syncFileRange?(location.segment.fd, location.offset, location.recordBytes, 2) }
         return Pending(hash: hash, location: location)
     }
 
