@@ -91,6 +91,23 @@ enum AssetsBenchmark: BenchmarkSuite {
         print("assets case=export-\(label) MBps=\(fixed(Harness.megabytesPerSecond(size, exportSeconds), 1)) peak_rss_mb=\(fixed(peakRSSMegabytes(), 1))")
         try FileManager.default.removeItem(atPath: dir + "/export.bin")
 
+        // In functions of their own, so that their 64 MiB buffers are freed before the transfer
+        // measures its peak memory.
+        try await compressionCases(size: size, chunking: chunking, dir: dir)
+        try hotLoopCases(size: size, chunking: chunking)
+
+        // The cost of one hop onto the store's actor (an import takes one per buffer of chunks).
+        let hops = 100_000
+        let th = ContinuousClock.now
+        for _ in 0..<hops { _ = await a.makePin() }
+        print("assets case=actor-hop ns_per_hop=\(fixed(Harness.seconds(ContinuousClock.now - th) / Double(hops) * 1e9, 0)) import_hops=\(size / (768 << 10))")
+
+        // Between two nodes over loopback TCP (SHOAL_BENCH_TRANSFER_MIB=0 skips it).
+        if (Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_MIB"] ?? "") ?? 1) > 0 { try await transferCases() }
+    }
+
+    /// The `compression` cases: 64 MiB of random bytes and of text imported with and without zstd.
+    static func compressionCases(size: Int, chunking: ChunkingParameters, dir: String) async throws {
         // Compression: import 64 MiB of random bytes and of text (notes sentences) with chunk
         // compression off and with zstd level 3, fsync off (CPU cost only); bytes stored on disk.
         let random = randomBytes(min(size, 64 << 20), seed: 4)
@@ -115,7 +132,10 @@ enum AssetsBenchmark: BenchmarkSuite {
                 try FileManager.default.removeItem(atPath: storeDir)
             }
         }
+    }
 
+    /// The `sha256` and `chunking` cases: the two hot loops over 64 MiB in memory.
+    static func hotLoopCases(size: Int, chunking: ChunkingParameters) throws {
         // The hot loops on 64 MiB in memory.
         let sample = randomBytes(min(size, 64 << 20), seed: 3)
         let params = chunking
@@ -134,15 +154,6 @@ enum AssetsBenchmark: BenchmarkSuite {
         ])
         print("assets case=sha256 MBps=\(fixed(Harness.megabytesPerSecond(sample.count, rates[0]), 1)) bytes=\(sample.count)")
         print("assets case=chunking MBps=\(fixed(Harness.megabytesPerSecond(sample.count, rates[1]), 1)) bytes=\(sample.count)")
-
-        // The cost of one hop onto the store's actor (an import takes one per buffer of chunks).
-        let hops = 100_000
-        let th = ContinuousClock.now
-        for _ in 0..<hops { _ = await a.makePin() }
-        print("assets case=actor-hop ns_per_hop=\(fixed(Harness.seconds(ContinuousClock.now - th) / Double(hops) * 1e9, 0)) import_hops=\(size / (768 << 10))")
-
-        // Between two nodes over loopback TCP (SHOAL_BENCH_TRANSFER_MIB=0 skips it).
-        if (Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_MIB"] ?? "") ?? 1) > 0 { try await transferCases() }
     }
 
     /// Writes `bytes` random bytes (SplitMix64 words from `seed`) 1 MiB at a time, optionally with
@@ -209,8 +220,13 @@ enum AssetsBenchmark: BenchmarkSuite {
         return total
     }
 
-    /// Resets the peak resident set size (Linux: `5` into /proc/self/clear_refs).
+    /// Resets the peak resident set size (Linux: `5` into /proc/self/clear_refs), after handing
+    /// the allocator's free memory back to the system (`malloc_trim`), so that a case's peak
+    /// counts what it holds rather than what earlier cases left in the allocator's free lists.
     static func resetPeakRSS() {
+        // Glibc's Swift module does not export malloc_trim (malloc.h); look it up.
+        typealias Trim = @convention(c) (Int) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
     }
 
