@@ -38,6 +38,7 @@ public enum FuzzChecks {
         case control = "fuzz-control"
         case compressed = "fuzz-compressed"
         case messages = "fuzz-messages"
+        case segment = "fuzz-segment"
 
         /// Runs this target's check on one input.
         /// - Throws: ``Failure`` when the decoder broke a property.
@@ -52,6 +53,7 @@ public enum FuzzChecks {
             case .control: try FuzzChecks.control(bytes)
             case .compressed: try FuzzChecks.compressed(bytes)
             case .messages: try FuzzChecks.messages(bytes)
+            case .segment: try FuzzChecks.segment(bytes)
             }
         }
     }

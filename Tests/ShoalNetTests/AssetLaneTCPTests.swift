@@ -79,7 +79,7 @@ final class GatedAssets: AssetProvider {
         _ = try await a.store.save(note("during"))
         // The default 20 s, as elsewhere: the whole suite shares two cores. With the request in
         // the engine the change never arrives at all, however long the wait.
-        let arrived = try await eventually {
+        let arrived = await eventually {
             (try? await b.store.record(for: Record.ID(name: "during", zone: Self.notes))) != nil
         }
         #expect(arrived, "a change saved on A waited behind the asset request it was serving")

@@ -67,6 +67,7 @@ enum Seeds {
         case .frameStream: return streams()
         case .compressed: return compressedPayloads()
         case .messages: return messages()
+        case .segment: return FuzzChecks.segmentSeeds()
         }
     }
 
@@ -83,6 +84,7 @@ enum Seeds {
                 || (try? GoodbyeMessage(decoding: bytes)) != nil
         case .frame: return (try? FrameReader.decodeOne(bytes)) != nil
         case .messages: return (try? FuzzChecks.messages(bytes)) != nil && bytes.count > 1
+        case .segment: return (try? FuzzChecks.segment(bytes)) != nil && !bytes.isEmpty
         case .frameStream:
             var reader = FrameReader()
             return (try? reader.frames(in: bytes)) != nil

@@ -141,6 +141,14 @@ enum FileSystem {
         throw .io("unlink", path, errno: errno)
     }
 
+    /// Removes an empty directory; true if it existed.
+    @discardableResult
+    static func removeDirectory(_ path: String) throws(AssetError) -> Bool {
+        if rmdir(path) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw .io("rmdir", path, errno: errno)
+    }
+
     /// Creates `path` and its missing parents.
     static func createDirectories(_ path: String) throws(AssetError) {
         if mkdir(path, 0o755) == 0 || errno == EEXIST { return }

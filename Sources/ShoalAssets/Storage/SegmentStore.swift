@@ -349,12 +349,13 @@ final class SegmentStore: Sendable {
         let hash: ContentHash
     }
 
-    private static func encodeHeader(_ location: Location, hash: ContentHash, into out: UnsafeMutableRawBufferPointer) {
+    /// Writes a record header (``headerBytes`` bytes) into `out`.
+    static func encodeHeader(tag: UInt8, stored: Int, length: Int, hash: ContentHash, into out: UnsafeMutableRawBufferPointer) {
         out.initializeMemory(as: UInt8.self, repeating: 0)
         out[0] = magic.0; out[1] = magic.1; out[2] = magic.2; out[3] = magic.3
-        out[4] = location.tag
-        out.storeBytes(of: UInt32(truncatingIfNeeded: location.stored).littleEndian, toByteOffset: 8, as: UInt32.self)
-        out.storeBytes(of: UInt32(truncatingIfNeeded: location.length).littleEndian, toByteOffset: 12, as: UInt32.self)
+        out[4] = tag
+        out.storeBytes(of: UInt32(truncatingIfNeeded: stored).littleEndian, toByteOffset: 8, as: UInt32.self)
+        out.storeBytes(of: UInt32(truncatingIfNeeded: length).littleEndian, toByteOffset: 12, as: UInt32.self)
         for (i, w) in [hash.words.0, hash.words.1, hash.words.2, hash.words.3].enumerated() {
             out.storeBytes(of: w.bigEndian, toByteOffset: 16 + 8 * i, as: UInt64.self)
         }
@@ -377,7 +378,8 @@ final class SegmentStore: Sendable {
     private static func writeRecord(_ location: Location, hash: ContentHash, stored: UnsafeRawBufferPointer) throws(AssetError) {
         var failure: AssetError?
         withUnsafeTemporaryAllocation(byteCount: headerBytes + 8, alignment: 8) { header in
-            encodeHeader(location, hash: hash, into: UnsafeMutableRawBufferPointer(rebasing: header[..<headerBytes]))
+            encodeHeader(tag: location.tag, stored: location.stored, length: location.length, hash: hash,
+                         into: UnsafeMutableRawBufferPointer(rebasing: header[..<headerBytes]))
             let pad = padding(location.stored)
             let zeros = UnsafeMutableRawBufferPointer(rebasing: header[headerBytes...])
             zeros.initializeMemory(as: UInt8.self, repeating: 0)
