@@ -70,7 +70,7 @@ final class GatedAssets: AssetProvider {
         try await a.store.createZone(Self.notes)
         _ = try await a.store.save(note("before"))
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
-        #expect(try await eventually { (try? await b.store.record(for: Record.ID(name: "before", zone: Self.notes))) != nil })
+        #expect(await eventually { (try? await b.store.record(for: Record.ID(name: "before", zone: Self.notes))) != nil })
 
         let fetch = Task { try await b.net.fetchAsset(asset) }
         #expect(await eventually { served.asked >= 1 }, "A never received the manifest request")
