@@ -52,6 +52,27 @@ import Foundation
         #expect(try await reopened.readAll(asset) == bytes)
     }
 
+    /// Files in the segment folder that are not segments this store names are left alone: an
+    /// upper-case spelling of a number, other names; the last possible number is refused with a
+    /// message instead of overflowing.
+    @Test func strayNamesInTheSegmentFolderAreIgnored() async throws {
+        let dir = TempDirectory()
+        let store = try AssetStore.temporary(dir, small: true)
+        let bytes = randomBytes(30_000, seed: 41)
+        let asset = try await store.importBytes(bytes)
+        let folder = store.chunks.segments.folder
+        let name = try #require(try FileSystem.contents(of: folder).first)
+        try Data(try readFile(folder + "/" + name)).write(to: URL(fileURLWithPath: folder + "/00000000000000AB.seg"))
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: folder + "/notes.txt"))
+        let reopened = try AssetStore.open(directory: store.directory, configuration: store.configuration)
+        #expect(try await reopened.readAll(asset) == bytes)
+
+        try Data().write(to: URL(fileURLWithPath: folder + "/ffffffffffffffff.seg"))
+        let full = try AssetStore.open(directory: store.directory, configuration: store.configuration)
+        let e = await expectAssetError(.invalidArguments) { _ = try await full.importBytes(randomBytes(30_000, seed: 42)) }
+        #expect(e?.message.contains("no number is left") == true)
+    }
+
     @Test func discardedRecordsAreNotFoundAgain() async throws {
         let dir = TempDirectory()
         let store = try AssetStore.temporary(dir, small: true)

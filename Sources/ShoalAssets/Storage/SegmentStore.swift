@@ -100,9 +100,12 @@ final class SegmentStore: Sendable {
         self.segmentBytes = segmentBytes
         try FileSystem.createDirectories(folder)
         var s = State()
+        // Only names in the form this store writes (16 lowercase hex digits): another spelling of
+        // a number would open the same path twice, or a path that is not there.
         let names = try FileSystem.contents(of: folder).compactMap { name -> UInt64? in
-            guard name.utf8.count == 20, name.hasSuffix(".seg") else { return nil }
-            return UInt64(name.prefix(16), radix: 16)
+            guard name.utf8.count == 20, name.hasSuffix(".seg"), let id = UInt64(name.prefix(16), radix: 16),
+                  Self.path(folder, id) == folder + "/" + name else { return nil }
+            return id
         }.sorted()
         for id in names {
             let path = Self.path(folder, id)
@@ -204,6 +207,9 @@ final class SegmentStore: Sendable {
             }
             let id = s.nextID
             let path = Self.path(folder, id)
+            guard id < .max else {
+                throw AssetError(.invalidArguments, "\(folder) holds a segment numbered ffffffffffffffff, so no number is left for a new segment; move the segment files aside and import or fetch the assets again")
+            }
             let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw .io("create", path, errno: errno) }
             let segment = Segment(id: id, fd: fd, path: path)
