@@ -135,14 +135,14 @@ extension Shoal.Daemon {
 /// A running `shoal watch`.
 final class Watcher: @unchecked Sendable {
     let process = Process()
-    let pipe = Pipe()
+    let pipe = Shoal.pipe()
     init(_ args: [String]) throws {
         guard let binary = Shoal.binary else { throw CocoaError(.fileNoSuchFile) }
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = args
         process.standardOutput = pipe
         process.standardError = pipe
-        try process.run()
+        try Shoal.start(process)
     }
 
     /// Waits for it to exit (bounded), killing it on timeout, and returns its output.

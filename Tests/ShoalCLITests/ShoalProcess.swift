@@ -20,17 +20,39 @@ enum Shoal {
         let error: String
     }
 
+    /// Serialises creating pipes and starting processes. Foundation's pipes are not
+    /// close-on-exec, so a process started on one thread inherited the pipes another thread had
+    /// just made for its own child: the reader of that child's output then never saw the end
+    /// of it while the other process lived (a `shoal serve` restarted in ThreeProcessTests held a
+    /// writer's `shoal put` output open, and the test hung).
+    static let spawnLock = NSLock()
+
+    /// A pipe whose two ends are close-on-exec (a child still gets the end it is given: Process
+    /// duplicates it onto 0, 1 or 2, and duplicates do not inherit the flag).
+    static func pipe() -> Pipe {
+        spawnLock.lock(); defer { spawnLock.unlock() }
+        let p = Pipe()
+        for h in [p.fileHandleForReading, p.fileHandleForWriting] { _ = fcntl(h.fileDescriptor, F_SETFD, FD_CLOEXEC) }
+        return p
+    }
+
+    /// Starts `process` while no pipe is being made.
+    static func start(_ process: Process) throws {
+        spawnLock.lock(); defer { spawnLock.unlock() }
+        try process.run()
+    }
+
     /// Runs `shoal args…` to completion (bounded: 60 s) with `input` on standard input.
     static func run(_ args: [String], input: [UInt8]? = nil) throws -> Result {
         guard let binary else { throw CocoaError(.fileNoSuchFile) }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = args
-        let out = Pipe(), err = Pipe(), inPipe = Pipe()
+        let out = pipe(), err = pipe(), inPipe = pipe()
         p.standardOutput = out
         p.standardError = err
         p.standardInput = inPipe
-        try p.run()
+        try start(p)
         if let input { inPipe.fileHandleForWriting.write(Data(input)) }
         try? inPipe.fileHandleForWriting.close()
         let deadline = Date().addingTimeInterval(60)
@@ -44,7 +66,7 @@ enum Shoal {
     /// A running `shoal serve`, its output collected.
     final class Daemon: @unchecked Sendable {
         let process = Process()
-        let output = Pipe()
+        let output = Shoal.pipe()
         private let lock = NSLock()
         private var text = ""
 
@@ -59,7 +81,7 @@ enum Shoal {
                 guard let self, !d.isEmpty else { return }
                 self.lock.lock(); self.text += String(decoding: d, as: UTF8.self); self.lock.unlock()
             }
-            try process.run()
+            try Shoal.start(process)
         }
 
         var log: String { lock.lock(); defer { lock.unlock() }; return text }

@@ -34,6 +34,10 @@ import Glibc
             p.executableURL = URL(fileURLWithPath: writer)
             p.arguments = [dir.path, "r\(run)"]
             let out = Pipe()
+            // Close-on-exec, so that a process another test starts meanwhile (the CLI tests'
+            // daemons) cannot hold this pipe open and keep the read below from ever ending; the
+            // writer still gets it, duplicated onto its standard output.
+            for h in [out.fileHandleForReading, out.fileHandleForWriting] { _ = fcntl(h.fileDescriptor, F_SETFD, FD_CLOEXEC) }
             p.standardOutput = out
             try p.run()
             let delay = 40 + Int(rng.next() % 260)
