@@ -30,8 +30,7 @@ import Foundation
         await expectAssetError(.assetNotAvailable) { try await store.write(asset, to: dir.path + "/out") }
 
         // A peer sends the chunk again: verified, stored, and the asset reads back.
-        let offset = manifest.chunks.prefix(1).reduce(0) { $0 + $1.length }
-        try await store.insertChunk(Array(bytes[offset..<offset + victim.length]), hash: victim.hash)
+        try await store.insertChunks([1], of: manifest.chunks, from: bytes)
         #expect(try await store.readAll(asset) == bytes)
     }
 
@@ -91,11 +90,7 @@ import Foundation
         }
         #expect(try store.missingChunks(of: asset).map(\.hash) == chunks.prefix(3).map(\.hash))
         // Refetched chunks go to a segment; collection removes the old files with the asset.
-        offset = 0
-        for c in chunks.prefix(3) {
-            try await store.insertChunk(Array(bytes[offset..<offset + c.length]), hash: c.hash)
-            offset += c.length
-        }
+        try await store.insertChunks(0..<3, of: chunks, from: bytes)
         #expect(try await store.readAll(asset) == bytes)
         let report = try await store.collectGarbage(keeping: [])
         #expect(report.chunksRemoved == chunks.count && report.chunksKept == 0)

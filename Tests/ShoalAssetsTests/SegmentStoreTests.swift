@@ -47,8 +47,7 @@ import Foundation
         #expect(try reopened.missingChunks(of: asset) == [victim])
         for c in chunks where c.hash != victim.hash { #expect(reopened.chunks.contains(c.hash)) }
         // A peer sends it again; the asset is whole.
-        let offset = chunks.prefix(2).reduce(0) { $0 + $1.length }
-        try await reopened.insertChunk(Array(bytes[offset..<offset + victim.length]), hash: victim.hash)
+        try await reopened.insertChunks([2], of: chunks, from: bytes)
         #expect(try await reopened.readAll(asset) == bytes)
     }
 

@@ -43,6 +43,15 @@ func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
 let smallChunks = try! ChunkingParameters(minimum: 1 << 10, average: 4 << 10, maximum: 16 << 10)
 
 extension AssetStore {
+    /// Inserts chunks `indexes` of `chunks` (a manifest's list) as a peer would send them: cut
+    /// from the asset's `bytes`.
+    func insertChunks(_ indexes: some Sequence<Int>, of chunks: [AssetManifest.Chunk], from bytes: [UInt8]) async throws {
+        for i in indexes {
+            let offset = chunks.prefix(i).reduce(0) { $0 + $1.length }
+            try await insertChunk(Array(bytes[offset..<offset + chunks[i].length]), hash: chunks[i].hash)
+        }
+    }
+
     /// A store in `dir` without fsync (tests do not survive power loss), optionally with small chunks.
     static func temporary(_ dir: TempDirectory, small: Bool = false, _ configure: (inout Configuration) -> Void = { _ in }) throws -> AssetStore {
         var c = Configuration()

@@ -58,11 +58,7 @@ import ShoalWire
         let bytes = randomBytes(60_000, seed: 70)
         let asset = try await a.importBytes(bytes)
         let good = try a.manifest(of: asset)
-        var offset = 0
-        for c in good.chunks {
-            try await b.insertChunk(Array(bytes[offset..<offset + c.length]), hash: c.hash)
-            offset += c.length
-        }
+        try await b.insertChunks(good.chunks.indices, of: good.chunks, from: bytes)
         // A manifest claiming another asset hash: the chunks do not hash to it.
         let lie = AssetManifest(asset: Asset(hash: .sha256([9]), size: asset.size), chunks: good.chunks)
         await expectAssetError(.assetFileModified) { try await b.insertManifest(lie) }
