@@ -227,12 +227,7 @@ final class SegmentStore: Sendable {
     /// On failure nothing is indexed and the records stay pending: ``discard(_:)`` them.
     func commit(_ records: [Pending]) throws(AssetError) {
         guard !records.isEmpty else { return }
-        if sync {
-            var seen = Set<UInt64>()
-            for r in records where seen.insert(r.location.segment.id).inserted {
-                guard fdatasync(r.location.segment.fd) == 0 else { throw .io("fdatasync", r.location.segment.path, errno: errno) }
-            }
-        }
+        try makeDurable(records)
         state.withLock { s in
             for r in records {
                 let id = r.location.segment.id
@@ -241,6 +236,15 @@ final class SegmentStore: Sendable {
                 s.index[r.hash] = r.location
                 s.segments[id]?.live += r.location.recordBytes
             }
+        }
+    }
+
+    /// `fdatasync`s each segment that holds one of `records`, once (nothing without ``sync``).
+    private func makeDurable(_ records: [Pending]) throws(AssetError) {
+        guard sync else { return }
+        var seen = Set<UInt64>()
+        for r in records where seen.insert(r.location.segment.id).inserted {
+            guard fdatasync(r.location.segment.fd) == 0 else { throw .io("fdatasync", r.location.segment.path, errno: errno) }
         }
     }
 
@@ -313,14 +317,7 @@ final class SegmentStore: Sendable {
                 }
                 moved.append((old, p))
             }
-            do throws(AssetError) {
-                if sync {
-                    var seen = Set<UInt64>()
-                    for m in moved where seen.insert(m.new.location.segment.id).inserted {
-                        guard fdatasync(m.new.location.segment.fd) == 0 else { throw .io("fdatasync", m.new.location.segment.path, errno: errno) }
-                    }
-                }
-            } catch {
+            do throws(AssetError) { try makeDurable(moved.map(\.new)) } catch {
                 discard(moved.map(\.new))
                 throw error
             }
