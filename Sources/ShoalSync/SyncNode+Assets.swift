@@ -47,6 +47,11 @@ extension SyncNode {
     public func waitForAsset(_ asset: Asset) async throws {
         if let e = recentAssetFailures.removeValue(forKey: asset) { throw e }
         if let assets, await assets.manifest(of: asset) != nil { return }
+        // The fetch may have finished while that check was suspended (it runs on the asset lane,
+        // which a transfer keeps busy): nobody would ever resume a waiter registered after it.
+        // So the failure is looked up and the waiter registered with no suspension between, and
+        // the asset is checked again once the waiter is in place.
+        if let e = recentAssetFailures.removeValue(forKey: asset) { throw e }
         nextWaiter &+= 1
         let ticket = nextWaiter
         try await withTaskCancellationHandler {
@@ -57,10 +62,18 @@ extension SyncNode {
                 }
                 if transfers[asset] == nil { transfers[asset] = AssetTransfer(asset: asset) }
                 transfers[asset]?.waiters[ticket] = c
+                Task { await self.completeIfHeld(asset) }
             }
         } onCancel: {
             Task { await self.cancelWait(asset, ticket) }
         }
+    }
+
+    /// Resumes the waiters for `asset` when it is held already: it was fetched while a waiter was
+    /// still on its way in (``waitForAsset(_:)``).
+    func completeIfHeld(_ asset: Asset) async {
+        guard transfers[asset]?.waiters.isEmpty == false, let assets, await assets.manifest(of: asset) != nil else { return }
+        complete(asset)
     }
 
     /// A waiting task was cancelled: it stops waiting (the fetch goes on for any other waiter).

@@ -34,12 +34,24 @@ final class MemoryAssets: AssetProvider {
     /// manifest and fails, so the lane must fetch that chunk again.
     func loseAtFinish(_ index: Int?) { state.withLock { $0.lostAtFinish = index } }
 
+    /// While set, the next ``manifest(of:)`` answers as of its call but only once ``releaseManifestCheck()``
+    /// is called — a check that a busy asset lane delays.
+    let manifestGate = Mutex<(armed: Bool, held: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func holdNextManifestCheck() { manifestGate.withLock { $0.armed = true } }
+    var aManifestCheckIsHeld: Bool { manifestGate.withLock { $0.held != nil } }
+    func releaseManifestCheck() { manifestGate.withLock { g in g.held?.resume(); g.held = nil } }
+
     func manifest(of asset: Asset) async -> [UInt8]? {
-        state.withLock { s in
+        let answer = state.withLock { s in
             s.complete[asset].map { chunks in
                 chunks.flatMap { c in withUnsafeBytes(of: UInt32(c.count).littleEndian, Array.init) + SHA256.hash(c) }
             }
         }
+        if manifestGate.withLock({ g in defer { g.armed = false }; return g.armed }) {
+            await withCheckedContinuation { c in manifestGate.withLock { $0.held = c } }
+        }
+        return answer
     }
 
     func chunk(_ index: Int, of asset: Asset) async -> [UInt8]? {
@@ -191,6 +203,37 @@ final class MemoryAssets: AssetProvider {
         try await sim.nodes[1].sync.waitForAsset(asset)
         #expect(assets[1].bytes(of: asset) == bytes)
         #expect(await sim.nodes[1].sync.statistics.assetChunksReceived == 25, "no chunk fetched twice")
+    }
+
+    /// Regression: the check a waiter makes before it registers can be delayed past the end of
+    /// the fetch (it runs on the asset lane, which the transfer keeps busy). The waiter used to
+    /// register for a fetch that had finished, and nobody ever resumed it.
+    @Test func aWaiterWhoseCheckIsOvertakenByTheFetchStillReturns() async throws {
+        let (sim, assets) = try await Self.simulation(seed: 27, nodes: 2)
+        let bytes = Self.content(40_000, seed: 7)
+        let asset = assets[0].add(bytes, chunkSize: 4096)
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        try await sim.route(await sim.nodes[1].sync.fetchAsset(asset), from: 1)
+        // The waiter's check sees the asset missing, then stays suspended while the fetch finishes.
+        assets[1].holdNextManifestCheck()
+        let returned = Atomic<Bool>(false)
+        let node = sim.nodes[1].sync
+        let waiter = Task {
+            try await node.waitForAsset(asset)
+            returned.store(true, ordering: .releasing)
+        }
+        for _ in 0..<1_000 where !assets[1].aManifestCheckIsHeld { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(assets[1].aManifestCheckIsHeld)
+        _ = try await sim.runUntilQuiet()
+        #expect(assets[1].bytes(of: asset) == bytes, "the fetch finished while the waiter's check was held")
+        assets[1].releaseManifestCheck()
+        for _ in 0..<1_000 where !returned.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(5)) }
+        let didReturn = returned.load(ordering: .acquiring)
+        #expect(didReturn, "waitForAsset did not return within 5 s for an asset that is held")
+        waiter.cancel()
+        _ = try? await waiter.value
+        #expect(await node.assetTransfers().isEmpty, "no transfer is left behind for a held asset")
     }
 
     @Test func anAssetNoPeerHoldsIsNotAvailable() async throws {
