@@ -9,7 +9,9 @@ extension AssetsBenchmark {
     /// with `fetchAsset`. Lines: `transfer-<n>mib`
     /// (`MBps`, `peak_rss_mb` of the process holding both nodes), `cp-<n>mib` (`MBps`),
     /// `latency-idle` and `latency-during-transfer` (`p50_ms`, `p99_ms`: a save on A until
-    /// readable on B).
+    /// readable on B; `save_p50_ms`, `save_p99_ms`: the part spent in A's local save, its commit
+    /// and fsync). `SHOAL_BENCH_SENDER_DIR` puts A's data directory there instead of beside B's —
+    /// on another file system it stands for the sender's own disk, as on two machines.
     static func transferCases() async throws {
         let mib = Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_MIB"] ?? "") ?? 1024
         // The issue names the 1 GiB cases `transfer-1gib` and `cp-1gib`; other sizes keep MiB.
@@ -45,7 +47,19 @@ extension AssetsBenchmark {
         var sync = SyncConfiguration()
         if let w = ProcessInfo.processInfo.environment["SHOAL_BENCH_ASSET_WINDOW"].flatMap({ Int($0) }), w > 0 { sync.assetWindow = w }
         printNote("asset window \(sync.assetWindow) chunks")
-        let a = try await ShoalNode.open(directory: dir + "/a", sync: sync, assets: config)
+        // SHOAL_BENCH_SENDER_DIR: A's data directory under another folder (another file system
+        // stands for the sender's own disk); removed at the end like the rest.
+        let senderRoot = ProcessInfo.processInfo.environment["SHOAL_BENCH_SENDER_DIR"].map { $0 + "/shoal-bench-sender-\(UInt32.random(in: 0 ... .max))" }
+        let aDirectory = senderRoot ?? dir + "/a"
+        defer {
+            // As for `dir`: A's last writes can race the removal.
+            for _ in 0..<10 where senderRoot.map({ FileManager.default.fileExists(atPath: $0) }) == true {
+                if let senderRoot, (try? FileManager.default.removeItem(atPath: senderRoot)) != nil { break }
+                usleep(200_000)
+            }
+        }
+        printNote("sender A in \(aDirectory), receiver B in \(dir)/b")
+        let a = try await ShoalNode.open(directory: aDirectory, sync: sync, assets: config)
         let b = try await ShoalNode.open(directory: dir + "/b", sync: sync, assets: config)
         let zone = RecordZone.ID(name: "media")
         try await a.createZone(zone)
@@ -69,13 +83,15 @@ extension AssetsBenchmark {
             }
         }
         defer { watcher.cancel() }
-        func latencies(_ count: Int, prefix: String) async throws -> [Double] {
-            var out = [Double]()
+        /// Per sample: milliseconds from A's save to B's notification, and those spent in the save.
+        func latencies(_ count: Int, prefix: String) async throws -> [(total: Double, save: Double)] {
+            var out = [(total: Double, save: Double)]()
             for i in 0..<count {
                 var r = Record(recordType: "Note", id: Record.ID(name: "\(prefix)-\(i)", zone: zone))
                 r["text"] = .string("change \(i)")
                 let start = ContinuousClock.now
                 try await a.save(r)
+                let saved = ContinuousClock.now
                 let deadline = start + .seconds(30)
                 var arrived: ContinuousClock.Instant? = nil
                 while arrived == nil && ContinuousClock.now < deadline {
@@ -83,7 +99,7 @@ extension AssetsBenchmark {
                     arrived = await arrivals.instant(r.id.name)
                 }
                 guard let arrived else { throw BenchError("record \(r.id.name) did not reach B within 30 s") }
-                out.append(Harness.seconds(arrived - start) * 1000)
+                out.append((Harness.seconds(arrived - start) * 1000, Harness.seconds(saved - start) * 1000))
                 try await Task.sleep(for: .milliseconds(20))
             }
             return out
@@ -100,7 +116,7 @@ extension AssetsBenchmark {
         resetPeakRSS()
         let t1 = ContinuousClock.now
         let fetch = Task { try await b.fetchAsset(asset) }
-        var during = [Double]()
+        var during = [(total: Double, save: Double)]()
         var i = 0
         while during.count < 100 {
             // Only samples taken while the transfer is still running count.
@@ -108,15 +124,28 @@ extension AssetsBenchmark {
             i += 1
             if await b.sync.assetTransfers()[asset] != nil { during += lat } else { break }
         }
-        try await fetch.value
+        // A fetch that never ends is reported, not waited for forever.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(600))
+            fetch.cancel()
+        }
+        let outcome = await fetch.result
+        watchdog.cancel()
+        if case .failure(let error) = outcome {
+            throw BenchError("B's fetch of \(asset) did not finish within 600 s (\(error)); \(await b.sync.assetTransfers()[asset] ?? 0) chunks were still missing")
+        }
         let seconds = Harness.seconds(ContinuousClock.now - t1)
         let rss = peakRSSMegabytes()
         guard (try? b.assets.isComplete(asset)) == true else { throw BenchError("B does not hold the asset after the fetch") }
         let mbps = Double(size) / seconds / 1e6
         print("assets case=transfer-\(label) MBps=\(fixed(mbps, 1)) seconds=\(fixed(seconds, 2)) peak_rss_mb=\(fixed(rss, 1)) chunks_received=\(await b.sync.statistics.assetChunksReceived)")
         print("assets case=cp-\(label) MBps=\(fixed(Double(size) / cpSeconds / 1e6, 1)) transfer_vs_cp=\(fixed(cpSeconds / seconds, 3))")
-        print("assets case=latency-idle samples=\(idle.count) p50_ms=\(fixed(pct(idle, 0.5), 2)) p90_ms=\(fixed(pct(idle, 0.9), 2)) p99_ms=\(fixed(pct(idle, 0.99), 2)) max_ms=\(fixed(idle.max() ?? 0, 2))")
-        print("assets case=latency-during-transfer samples=\(during.count) p50_ms=\(fixed(pct(during, 0.5), 2)) p90_ms=\(fixed(pct(during, 0.9), 2)) p99_ms=\(fixed(pct(during, 0.99), 2)) max_ms=\(fixed(during.max() ?? 0, 2)) vs_idle_p99=\(fixed(pct(during, 0.99) / max(pct(idle, 0.99), 0.001), 2))")
+        func line(_ name: String, _ xs: [(total: Double, save: Double)], extra: String = "") -> String {
+            let total = xs.map(\.total), save = xs.map(\.save)
+            return "assets case=\(name) samples=\(xs.count) p50_ms=\(fixed(pct(total, 0.5), 2)) p90_ms=\(fixed(pct(total, 0.9), 2)) p99_ms=\(fixed(pct(total, 0.99), 2)) max_ms=\(fixed(total.max() ?? 0, 2)) save_p50_ms=\(fixed(pct(save, 0.5), 2)) save_p99_ms=\(fixed(pct(save, 0.99), 2))\(extra)"
+        }
+        print(line("latency-idle", idle))
+        print(line("latency-during-transfer", during, extra: " vs_idle_p99=\(fixed(pct(during.map(\.total), 0.99) / max(pct(idle.map(\.total), 0.99), 0.001), 2))"))
         await a.shutdown()
         await b.shutdown()
     }
