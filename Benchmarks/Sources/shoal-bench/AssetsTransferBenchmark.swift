@@ -19,13 +19,15 @@ extension AssetsBenchmark {
         let size = mib << 20
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-transfer-\(UInt32.random(in: 0 ... .max))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer {
-            // A node's last writes can race the removal (ENOTEMPTY); a left-behind run holds 2 GiB.
-            for _ in 0..<10 where FileManager.default.fileExists(atPath: dir) {
-                if (try? FileManager.default.removeItem(atPath: dir)) != nil { break }
+        /// Removes `path`, trying again for up to 2 s: a node's last writes can race the removal
+        /// (ENOTEMPTY), and a left-behind run holds 2 GiB.
+        func remove(_ path: String) {
+            for _ in 0..<10 where FileManager.default.fileExists(atPath: path) {
+                if (try? FileManager.default.removeItem(atPath: path)) != nil { break }
                 usleep(200_000)
             }
         }
+        defer { remove(dir) }
         let source = dir + "/source.bin"
         try writeRandomFile(source, bytes: size, seed: 7, replacing: nil)
 
@@ -51,13 +53,7 @@ extension AssetsBenchmark {
         // stands for the sender's own disk); removed at the end like the rest.
         let senderRoot = ProcessInfo.processInfo.environment["SHOAL_BENCH_SENDER_DIR"].map { $0 + "/shoal-bench-sender-\(UInt32.random(in: 0 ... .max))" }
         let aDirectory = senderRoot ?? dir + "/a"
-        defer {
-            // As for `dir`: A's last writes can race the removal.
-            for _ in 0..<10 where senderRoot.map({ FileManager.default.fileExists(atPath: $0) }) == true {
-                if let senderRoot, (try? FileManager.default.removeItem(atPath: senderRoot)) != nil { break }
-                usleep(200_000)
-            }
-        }
+        defer { if let senderRoot { remove(senderRoot) } }
         printNote("sender A in \(aDirectory), receiver B in \(dir)/b")
         let a = try await ShoalNode.open(directory: aDirectory, sync: sync, assets: config)
         let b = try await ShoalNode.open(directory: dir + "/b", sync: sync, assets: config)
