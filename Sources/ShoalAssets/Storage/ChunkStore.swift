@@ -49,6 +49,17 @@ struct ChunkStore: Sendable {
         return try segments.append(hash, tag: Self.rawTag, stored: bytes, length: bytes.count, startWriteback: startWriteback)
     }
 
+    /// Lays out a chunk whose hash the caller computed (compressed if that pays, as
+    /// ``stage(_:_:compressor:startWriteback:)`` would) as a record of `batch`; false, with the
+    /// batch unchanged, when it does not fit.
+    func layOut(_ hash: ContentHash, _ bytes: UnsafeRawBufferPointer, compressor: ZstdCompressor?, into batch: RecordBatch) -> Bool {
+        if case .zstd(let level) = compression, let compressor, bytes.count >= 64,
+           let packed = compressor.compress(bytes, level: level, dictionary: nil, notBelow: bytes.count &- bytes.count / 32) {
+            return packed.withUnsafeBytes { batch.append(hash, tag: Self.zstdTag, stored: $0, length: bytes.count) }
+        }
+        return batch.append(hash, tag: Self.rawTag, stored: bytes, length: bytes.count)
+    }
+
     /// Stores a chunk durably (``stage(_:_:compressor:)`` then commit).
     func write(_ hash: ContentHash, _ bytes: UnsafeRawBufferPointer, compressor: ZstdCompressor?) throws(AssetError) {
         let pending = try stage(hash, bytes, compressor: compressor)

@@ -1,6 +1,7 @@
 // SegmentStore: chunks appended to a few large files ("segments") instead of one file each; an
 // in-memory index rebuilt from the records' headers when the store opens (Spec/assets.md §3).
 
+import CShoalThread
 import ShoalWire
 import Synchronization
 #if canImport(Glibc)
@@ -34,6 +35,9 @@ final class SegmentStore: Sendable {
     let maximumChunkBytes: Int
     /// A segment stops taking records once it is this long.
     let segmentBytes: Int64
+    /// Whether new segments get an `O_DIRECT` descriptor for batch writes (false in tests of
+    /// the page-cache path, which is also what file systems without direct I/O get).
+    let directWrites: Bool
 
     static let headerBytes = 56
     static let magic: (UInt8, UInt8, UInt8, UInt8) = (0x53, 0x48, 0x53, 0x31)  // "SHS1"
@@ -44,12 +48,20 @@ final class SegmentStore: Sendable {
         let id: UInt64
         let fd: Int32
         let path: String
-        init(id: UInt64, fd: Int32, path: String) {
+        /// A second descriptor opened with `O_DIRECT` for ``SegmentStore/write(_:at:)``, or -1
+        /// (a segment an earlier process wrote, which is never appended to; or a file system,
+        /// such as tmpfs, that refuses direct I/O).
+        let directFD: Int32
+        init(id: UInt64, fd: Int32, path: String, directFD: Int32 = -1) {
             self.id = id
             self.fd = fd
             self.path = path
+            self.directFD = directFD
         }
-        deinit { _ = close(fd) }
+        deinit {
+            _ = close(fd)
+            if directFD >= 0 { _ = close(directFD) }
+        }
     }
 
     /// Where a chunk's record is.
@@ -93,9 +105,10 @@ final class SegmentStore: Sendable {
     private let state: Mutex<State>
 
     /// Opens the segments in `folder` (creating it), makes each durable, and indexes its records.
-    init(folder: String, sync: Bool, maximumChunkBytes: Int, segmentBytes: Int64 = 256 << 20) throws(AssetError) {
+    init(folder: String, sync: Bool, maximumChunkBytes: Int, segmentBytes: Int64 = 256 << 20, directWrites: Bool = true) throws(AssetError) {
         self.folder = folder
         self.sync = sync
+        self.directWrites = directWrites
         self.maximumChunkBytes = maximumChunkBytes
         self.segmentBytes = segmentBytes
         try FileSystem.createDirectories(folder)
@@ -205,21 +218,92 @@ final class SegmentStore: Sendable {
                 s.segments[id]?.outstanding += 1
                 return location
             }
-            let id = s.nextID
-            let path = Self.path(folder, id)
-            guard id < .max else {
-                throw AssetError(.invalidArguments, "\(folder) holds a segment numbered ffffffffffffffff, so no number is left for a new segment; move the segment files aside and import or fetch the assets again")
-            }
-            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw .io("create", path, errno: errno) }
-            let segment = Segment(id: id, fd: fd, path: path)
-            if sync { try FileSystem.syncDirectory(folder) }
-            s.nextID = id + 1
+            let segment = try newSegment(&s)
             let location = Location(segment: segment, offset: 0, tag: tag, stored: stored, length: length)
-            s.segments[id] = SegmentState(segment: segment, end: location.recordBytes, outstanding: 1)
-            s.active = id
+            s.segments[segment.id]?.end = location.recordBytes
+            s.segments[segment.id]?.outstanding = 1
             return location
         }
+    }
+
+    /// Creates the next segment file and makes it the active one (empty).
+    private func newSegment(_ s: inout State) throws(AssetError) -> Segment {
+        let id = s.nextID
+        let path = Self.path(folder, id)
+        guard id < .max else {
+            throw AssetError(.invalidArguments, "\(folder) holds a segment numbered ffffffffffffffff, so no number is left for a new segment; move the segment files aside and import or fetch the assets again")
+        }
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io("create", path, errno: errno) }
+        let segment = Segment(id: id, fd: fd, path: path, directFD: directWrites ? shoal_open_direct_write(path) : -1)
+        if sync { try FileSystem.syncDirectory(folder) }
+        s.nextID = id + 1
+        s.segments[id] = SegmentState(segment: segment, end: 0)
+        s.active = id
+        return segment
+    }
+
+    /// Where a ``RecordBatch`` goes: a segment, the (aligned) offset of its first byte, and its
+    /// records, pending.
+    struct Placement: Sendable {
+        let segment: Segment
+        let offset: Int64
+        let records: [Pending]
+    }
+
+    /// Reserves room for `batch` at the next ``RecordBatch/alignment`` boundary of the active
+    /// segment (a new segment when it is full), covering the batch rounded up to that alignment;
+    /// the gap before it is never written and reads as zeros, which a scan skips. The batch's
+    /// records are pending from here on: ``write(_:at:)`` them, then ``commit(_:)`` or
+    /// ``discard(_:)``.
+    func reserve(_ batch: RecordBatch) throws(AssetError) -> Placement {
+        let length = Int64(RecordBatch.aligned(batch.count))
+        return try state.withLock { (s) throws(AssetError) -> Placement in
+            let segment: Segment, offset: Int64
+            if let id = s.active, let a = s.segments[id], a.end < segmentBytes {
+                segment = a.segment
+                offset = Int64(RecordBatch.aligned(Int(a.end)))
+            } else {
+                segment = try newSegment(&s)
+                offset = 0
+            }
+            s.segments[segment.id]?.end = offset + length
+            s.segments[segment.id]?.outstanding += batch.entries.count
+            let records = batch.entries.map {
+                Pending(hash: $0.hash, location: Location(segment: segment, offset: offset + Int64($0.offset), tag: $0.tag, stored: $0.stored, length: $0.length))
+            }
+            return Placement(segment: segment, offset: offset, records: records)
+        }
+    }
+
+    /// Writes `batch` where ``reserve(_:)`` placed it: one write from the batch's aligned buffer
+    /// through the segment's `O_DIRECT` descriptor, or through the ordinary one when the segment
+    /// has none or the file system refuses the direct write (`EINVAL`). Not durable until
+    /// ``commit(_:)``.
+    func write(_ batch: RecordBatch, at placement: Placement) throws(AssetError) {
+        let bytes = batch.alignedBytes()
+        guard let base = bytes.baseAddress else { return }
+        let segment = placement.segment
+        var done = 0
+        /// Writes from `done` on through `fd`; the errno that stopped it, or 0 when all is written.
+        func writeRest(_ fd: Int32) -> Int32 {
+            while done < bytes.count {
+                let n = pwrite(fd, base + done, bytes.count - done, off_t(placement.offset + Int64(done)))
+                if n > 0 { done += n; continue }
+                if n < 0 && errno == EINTR { continue }
+                return n < 0 ? errno : EIO
+            }
+            return 0
+        }
+        if segment.directFD >= 0 {
+            let e = writeRest(segment.directFD)
+            if e == 0 { return }
+            // A direct write that is refused (alignment this device does not take, a short write
+            // leaving an unaligned rest) is finished through the page cache; anything else fails.
+            guard e == EINVAL else { throw .io("write", segment.path, errno: e) }
+        }
+        let e = writeRest(segment.fd)
+        guard e == 0 else { throw .io("write", segment.path, errno: e) }
     }
 
     /// Makes the records durable (one `fdatasync` per segment they are in) and indexes them.

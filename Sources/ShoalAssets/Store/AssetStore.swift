@@ -41,9 +41,11 @@ public actor AssetStore {
         /// must use to exchange assets (peers' manifests are checked against these); others are for
         /// measurements and tests.
         public var chunking: ChunkingParameters = .standard
-        /// Chunks received from peers are made durable together once this many bytes are pending
-        /// (or 30 s passed) and the previous batch is done: one `fdatasync` of their segment
-        /// per batch, on another thread while chunks keep arriving (`Spec/assets.md` §5.1). How
+        /// Chunks received from peers are laid out in memory and written and made durable
+        /// together once this many bytes are pending (or 30 s passed) and the previous batch is
+        /// done: one aligned write and one `fdatasync` of their segment per batch, on another
+        /// thread while chunks keep arriving (`Spec/assets.md` §5.1). Batches are held in memory
+        /// up to 16 MiB (or this, up to 64 MiB) while one is in flight. How
         /// fast a transfer runs hardly depends on it; smaller batches leave less unflushed data
         /// for a record commit's fsync to wait behind. At least 1; default 256 KiB (measured
         /// against 2 MiB: record-change p50 during a 1 GiB transfer 2.3–2.5 ms against 4.2).

@@ -1,6 +1,6 @@
 // IncomingAsset: an asset being fetched from peers — each chunk verified, checked and hashed into
-// the whole as it arrives, appended to a segment without a per-chunk fsync, made durable in
-// batches before the manifest (Spec/assets.md §5.1).
+// the whole as it arrives, laid out in a batch in memory, the batch written to a segment with one
+// aligned write and made durable before the manifest (Spec/assets.md §5.1).
 
 public import ShoalWire
 import Synchronization
@@ -8,14 +8,17 @@ import Dispatch
 
 /// An asset being received from peers, chunk by chunk, against a manifest a peer sent.
 ///
-/// ``receive(_:index:)`` checks each chunk against the manifest (length, SHA-256), appends it to
-/// a segment with its writeback started but no fsync, and — when it is the next chunk in content
-/// order — checks that it is canonical and feeds it to the SHA-256 of the whole asset, so
-/// ``commit()`` never re-reads what arrived in order. Every `receiveBatchBytes` (256 KiB by
-/// default; or 30 s) once the previous batch is done, and at the commit, the pending records are
-/// made durable together (one `fdatasync` per segment, on a Dispatch worker while chunks keep
-/// arriving) and only then stored (indexed); the manifest is written after the last batch. A stored chunk is therefore always complete and durable, and a manifest never
-/// refers to a chunk that a crash could lose or tear (`Spec/assets.md` §5.1 gives the argument).
+/// ``receive(_:index:)`` checks each chunk against the manifest (length, SHA-256), lays it out as
+/// a segment record in a page-aligned batch in memory (``RecordBatch``), and — when it is the
+/// next chunk in content order — checks that it is canonical and feeds it to the SHA-256 of the
+/// whole asset, so ``commit()`` never re-reads what arrived in order. Every `receiveBatchBytes`
+/// (256 KiB by default; or 30 s) once the previous batch is done, and at the commit, the batch is
+/// written to a segment by one aligned write (`O_DIRECT` where the file system allows: no copy
+/// into the page cache) and made durable (`fdatasync`) on a Dispatch worker while chunks keep
+/// arriving, and only then stored (indexed); the manifest is written after the last batch. A
+/// stored chunk is therefore always complete and durable, and a manifest never refers to a chunk
+/// that a crash could lose or tear (`Spec/assets.md` §5.1 gives the argument). Without fsync
+/// (`AssetStore.Configuration.fsync` false) each chunk is appended and stored as it arrives.
 ///
 /// Calls must not overlap (the asset lane makes one at a time per asset); the type is
 /// `Sendable` so they may come from different tasks.
@@ -30,16 +33,21 @@ public final class IncomingAsset: Sendable {
     /// `Configuration.receiveBatchBytes` pending bytes).
     static let batchSeconds: Int64 = 30
 
-    /// Pending bytes past which a receive waits for the batch in flight instead of letting
-    /// chunks pile up behind it: eight batches, at least 16 MiB.
-    static func maximumPending(_ batch: Int) -> Int { batch > Int.max / 8 ? Int.max : max(16 << 20, batch * 8) }
+    /// The record bytes a batch buffer holds — what piles up behind a batch still in flight
+    /// before a receive waits for it: 16 MiB, or the batch size when larger, at most 64 MiB; no
+    /// more than the chunks still wanted need; plus room for one record of the largest chunk.
+    static func batchCapacity(batch: Int, wantedBytes: Int, maximumChunk: Int) -> Int {
+        min(max(16 << 20, batch), 64 << 20, wantedBytes) + SegmentStore.headerBytes + maximumChunk + 8
+    }
 
     struct State {
         /// Chunk hashes still to receive (not stored when the fetch began, or lost since).
         var wanted: Set<ContentHash>
-        /// Chunks received and appended to a segment but not yet durable, by hash.
-        var pending: [ContentHash: SegmentStore.Pending] = [:]
-        var pendingBytes = 0
+        /// Chunks received and laid out as records, not yet written (fsync on): the next batch.
+        var filling: RecordBatch?
+        /// The buffer of a batch that is done, kept to be filled again.
+        var spare: RecordBatch?
+        /// When the oldest record of ``filling`` arrived.
         var pendingSince: ContinuousClock.Instant?
         /// The previous batch, being made durable on another thread while chunks keep arriving.
         var syncing: BatchSync?
@@ -80,15 +88,17 @@ public final class IncomingAsset: Sendable {
         }
         let chunkStore = store.chunks, parameters = store.configuration.chunking
         let compress: Bool = if case .zstd = store.configuration.compression { true } else { false }
+        let batched = store.configuration.fsync
         let last = index == chunks.count - 1
         try state.withLock { (s) throws(AssetError) in
             // Two lanes (this thread and a second one, ``inTwoLanes(_:_:)``): lane 0 checks the
             // SHA-256 and, for the next chunk in order, adds it to the whole-asset hash (on a copy
-            // of the hasher); lane 1 appends the record to a segment and, for the next chunk in
-            // order, checks that it is canonical — two passes over the bytes each, so neither
-            // waits long for the other. The record is kept pending only once both checks passed,
-            // and discarded if either failed.
+            // of the hasher); lane 1 lays the record out in the batch (or, without fsync, appends
+            // it to a segment) and, for the next chunk in order, checks that it is canonical —
+            // two passes over the bytes each, so neither waits long for the other. The record is
+            // kept only once both checks passed, and taken back if either failed.
             let write = s.wanted.contains(c.hash), feedNow = index == s.next
+            let batch = write && batched ? try roomyBatch(for: c.length, &s) : nil
             var hasher = s.whole
             let outcome = withUnsafeMutablePointer(to: &hasher) { h in
                 let shared = LaneSlots(h)
@@ -99,10 +109,15 @@ public final class IncomingAsset: Sendable {
                                 return .written(nil, .invalidManifest(asset, "chunk \(index) (\(c.hash)) does not end where content-defined chunking cuts (Spec/assets.md §2); the peer chunks differently"))
                             }
                             guard write else { return .written(nil, nil) }
+                            if let batch {
+                                // roomyBatch made room for the largest record this chunk can be.
+                                guard chunkStore.layOut(c.hash, raw, compressor: compress ? ZstdCompressor() : nil, into: batch) else {
+                                    return .written(nil, AssetError(.io, "chunk \(index) (\(c.hash)) of asset \(asset) did not fit in the receive batch", hash: c.hash))
+                                }
+                                return .written(.laidOut, nil)
+                            }
                             do throws(AssetError) {
-                                // No writeback start per record: group commit syncs every few
-                                // hundred kilobytes (measured: fewer write submissions, faster).
-                                return .written(try chunkStore.stage(c.hash, raw, compressor: compress ? ZstdCompressor() : nil, startWriteback: false), nil)
+                                return .written(.record(try chunkStore.stage(c.hash, raw, compressor: compress ? ZstdCompressor() : nil)), nil)
                             } catch {
                                 return .written(nil, error)
                             }
@@ -118,7 +133,7 @@ public final class IncomingAsset: Sendable {
             }
             // The hash check first: bytes that are not the chunk say nothing about the chunking.
             var failure: AssetError?
-            var staged: SegmentStore.Pending?
+            var staged: Staged?
             for o in outcome {
                 switch o {
                 case .checked(let e): failure = e ?? failure
@@ -128,45 +143,77 @@ public final class IncomingAsset: Sendable {
                 }
             }
             if let failure {
-                if let staged { chunkStore.segments.discard([staged]) }
+                switch staged {
+                case .record(let r)?: chunkStore.segments.discard([r])
+                case .laidOut?: batch?.removeLast()
+                case nil: break
+                }
                 throw failure
             }
-            if let staged {
-                if store.configuration.fsync {
-                    s.pending[c.hash] = staged
-                    s.pendingBytes += bytes.count
-                    if s.pendingSince == nil { s.pendingSince = .now }
-                } else {
-                    // Without fsync (a test or bulk configuration) it is stored at once.
-                    do throws(AssetError) { try chunkStore.segments.commit([staged]) } catch {
-                        chunkStore.segments.discard([staged])
-                        throw error
-                    }
+            switch staged {
+            case .laidOut?:
+                if s.pendingSince == nil { s.pendingSince = .now }
+                s.wanted.remove(c.hash)
+            case .record(let r)?:
+                // Without fsync (a test or bulk configuration) it is stored at once.
+                do throws(AssetError) { try chunkStore.segments.commit([r]) } catch {
+                    chunkStore.segments.discard([r])
+                    throw error
                 }
                 s.wanted.remove(c.hash)
+            case nil: break
             }
             if feedNow {
                 s.whole = hasher
                 s.next = index + 1
             }
             try advance(&s)
-            let batch = store.configuration.receiveBatchBytes
-            if s.pendingBytes >= batch || (s.pendingSince.map { ContinuousClock.now - $0 > .seconds(Self.batchSeconds) } ?? false),
-               s.syncing?.isDone != false || s.pendingBytes >= Self.maximumPending(batch) {
-                // The next batch starts once the one in flight is done (group commit), unless
-                // too much is pending: then this waits for it.
+            let pendingBytes = s.filling?.count ?? 0
+            if pendingBytes >= store.configuration.receiveBatchBytes || (s.pendingSince.map { ContinuousClock.now - $0 > .seconds(Self.batchSeconds) } ?? false),
+               s.syncing?.isDone != false {
+                // The next batch starts once the one in flight is done (group commit); a batch
+                // buffer that fills up meanwhile waits for it (roomyBatch).
                 flush(&s, wait: false)
             }
         }
+    }
+
+    /// The batch to lay a chunk of `length` bytes out in, with room for its record: when the
+    /// filling batch is full it is handed over (waiting for the batch in flight first), and a
+    /// spare or new buffer takes its place.
+    private func roomyBatch(for length: Int, _ s: inout State) throws(AssetError) -> RecordBatch {
+        if let b = s.filling, b.fits(stored: length) { return b }
+        if s.filling != nil { flush(&s, wait: false) }
+        if let b = s.spare ?? s.filling {
+            s.spare = nil
+            s.filling = b
+            if b.fits(stored: length) { return b }
+        }
+        let wanted = manifest.chunks.reduce(0) { s.wanted.contains($1.hash) ? $0 + $1.length : $0 }
+        let b = RecordBatch(capacity: Self.batchCapacity(batch: store.configuration.receiveBatchBytes, wantedBytes: wanted,
+                                                         maximumChunk: store.configuration.chunking.maximumBytes))
+        s.filling = b
+        guard b.fits(stored: length) else {
+            throw AssetError(.invalidArguments, "chunk of \(length) bytes of asset \(manifest.asset.hash) is over the maximum chunk size \(store.configuration.chunking.maximumBytes)", hash: manifest.asset.hash)
+        }
+        return b
+    }
+
+    /// Where lane 1 of ``receive(_:index:)`` put a chunk.
+    private enum Staged: Sendable {
+        /// Appended to a segment and pending (without fsync: committed at once).
+        case record(SegmentStore.Pending)
+        /// Laid out as the last record of the filling batch.
+        case laidOut
     }
 
     /// What a lane of ``receive(_:index:)`` did.
     private enum ReceiveLane: Sendable {
         /// Lane 0: nil when the chunk is genuine (and, if next in order, hashed into the whole).
         case checked(AssetError?)
-        /// Lane 1: the record appended (nil when the chunk was not wanted or writing failed),
-        /// and the error — a chunk next in order that is not canonical, or the write's.
-        case written(SegmentStore.Pending?, AssetError?)
+        /// Lane 1: where the chunk went (nil when it was not wanted or writing failed), and the
+        /// error — a chunk next in order that is not canonical, or the write's.
+        case written(Staged?, AssetError?)
     }
 
     /// Checks the chunks not fed yet (reading those that were stored before the fetch, verified),
@@ -203,47 +250,72 @@ public final class IncomingAsset: Sendable {
     /// Gives up the chunks not yet made durable (the fetch is abandoned). Chunks already stored
     /// stay until garbage collection.
     public func discard() {
-        let records = state.withLock { s in
-            defer { s.pending = [:]; s.pendingBytes = 0; s.pendingSince = nil }
-            return Array(s.pending.values)
+        state.withLock { s in
+            s.filling?.removeAll()
+            s.pendingSince = nil
         }
-        store.chunks.segments.discard(records)
     }
 
     deinit { discard() }
 
-    /// Makes the pending chunks durable and stores them — on another thread unless `wait`, while
-    /// the next batch arrives; chunks whose batch fails are wanted again. At most one batch is in
-    /// flight: the previous one is waited for first.
+    /// Writes the filling batch, makes it durable and stores it — on another thread unless
+    /// `wait`, while the next batch arrives; chunks whose batch fails are wanted again. At most
+    /// one batch is in flight: the previous one is waited for first.
     private func flush(_ s: inout State, wait: Bool) {
         finishSyncing(&s)
-        let records = Array(s.pending.values)
-        s.pending = [:]
-        s.pendingBytes = 0
         s.pendingSince = nil
-        guard !records.isEmpty else { return }
-        s.syncing = BatchSync(records, in: store.chunks.segments)
+        guard let batch = s.filling, !batch.isEmpty else { return }
+        s.filling = s.spare
+        s.spare = nil
+        do throws(AssetError) {
+            s.syncing = BatchSync(batch, at: try store.chunks.segments.reserve(batch), in: store.chunks.segments)
+        } catch {
+            // No room could be made (a segment could not be created): received again later.
+            for e in batch.entries { s.wanted.insert(e.hash) }
+            batch.removeAll()
+            s.spare = batch
+        }
         if wait { finishSyncing(&s) }
     }
 
-    /// Waits for the batch in flight, if any; its chunks are wanted again if it failed.
+    /// Waits for the batch in flight, if any; its chunks are wanted again if it failed. Its
+    /// buffer becomes the spare.
     private func finishSyncing(_ s: inout State) {
-        guard let batch = s.syncing else { return }
+        guard let sync = s.syncing else { return }
         s.syncing = nil
-        if !batch.succeeded() { for r in batch.records { s.wanted.insert(r.hash) } }
+        if !sync.succeeded() { for r in sync.placement.records { s.wanted.insert(r.hash) } }
+        sync.batch.removeAll()
+        if s.spare == nil { s.spare = sync.batch }
     }
 
-    /// Feeds chunks in order from ``State/next``, reading from disk (verified) those received out
-    /// of order, repeated, or stored before the fetch; stops at the first chunk still wanted and
-    /// at the end. A chunk found missing or damaged on disk is removed and wanted again.
+    /// Feeds chunks in order from ``State/next``, taking those received out of order from the
+    /// filling batch, and reading from disk (verified) those in a batch already written or stored
+    /// before the fetch; stops at the first chunk still wanted and at the end. A chunk found
+    /// missing or damaged on disk is removed and wanted again.
     private func advance(_ s: inout State) throws(AssetError) {
         let chunks = manifest.chunks
         var decompressor: ZstdDecompressor?
         while s.next < chunks.count {
             let c = chunks[s.next]
             if s.wanted.contains(c.hash) { return }
+            // A chunk of the batch in flight is read once that batch is written and stored (or,
+            // if it failed, wanted again).
+            if s.syncing?.locations[c.hash] != nil {
+                finishSyncing(&s)
+                continue
+            }
             let d = decompressor ?? ZstdDecompressor()
             decompressor = d
+            if let batch = s.filling, let e = batch.entry(c.hash) {
+                // Checked against its hash as it arrived; this memory is ours.
+                guard let bytes = store.chunks.decode(tag: e.tag, batch.stored(e), hash: c.hash, length: c.length, decompressor: d, verify: false) else {
+                    forget([c.hash], &s)
+                    return
+                }
+                let index = s.next
+                try withBytes(of: bytes) { (raw) throws(AssetError) in try feed(raw, index: index, into: &s) }
+                continue
+            }
             guard let bytes = try readBack(c, &s, decompressor: d) else {
                 forget([c.hash], &s)
                 return
@@ -257,8 +329,7 @@ public final class IncomingAsset: Sendable {
     /// or damaged.
     private func readBack(_ c: AssetManifest.Chunk, _ s: inout State, decompressor: ZstdDecompressor) throws(AssetError) -> [UInt8]? {
         do throws(AssetError) {
-            return try store.chunks.read(c.hash, length: c.length, of: manifest.asset.hash, at: s.pending[c.hash]?.location ?? s.syncing?.locations[c.hash],
-                                         scratch: &s.scratch, decompressor: decompressor)
+            return try store.chunks.read(c.hash, length: c.length, of: manifest.asset.hash, scratch: &s.scratch, decompressor: decompressor)
         } catch where error.code == .assetNotAvailable || error.code == .assetFileModified {
             return nil
         }
@@ -273,10 +344,10 @@ public final class IncomingAsset: Sendable {
             for h in hashes { if let l = batch.locations[h] { store.chunks.segments.remove(h, at: l) } }
         }
         for h in hashes {
-            if let p = s.pending.removeValue(forKey: h) { store.chunks.segments.discard([p]) }
+            s.filling?.drop(h)
             s.wanted.insert(h)
         }
-        if s.pending.isEmpty { s.pendingBytes = 0; s.pendingSince = nil }
+        if s.filling?.isEmpty != false { s.pendingSince = nil }
     }
 
     /// Checks that chunk `index` is canonical and adds it to the whole-content hash.
@@ -290,11 +361,14 @@ public final class IncomingAsset: Sendable {
     }
 }
 
-/// A batch of received chunks being made durable and stored (``SegmentStore/commit(_:)``) on a
-/// Dispatch worker; the records are discarded if that fails.
+/// A batch of received chunks being written (``SegmentStore/write(_:at:)``), made durable and
+/// stored (``SegmentStore/commit(_:)``) on a Dispatch worker; the records are discarded if that
+/// fails.
 final class BatchSync: Sendable {
-    let records: [SegmentStore.Pending]
-    /// Where each record is, for reading back chunks of the batch before it is stored.
+    /// The records, laid out; read by the worker until ``isDone``.
+    let batch: RecordBatch
+    let placement: SegmentStore.Placement
+    /// Where each record goes, to tell which chunks the batch holds.
     let locations: [ContentHash: SegmentStore.Location]
     private let done = DispatchSemaphore(value: 0)
     private let failed = Atomic<Bool>(false)
@@ -303,12 +377,16 @@ final class BatchSync: Sendable {
     /// Whether the batch is stored or given up (``succeeded()`` will not wait).
     var isDone: Bool { finished.load(ordering: .acquiring) }
 
-    init(_ records: [SegmentStore.Pending], in segments: SegmentStore) {
-        self.records = records
-        locations = Dictionary(records.map { ($0.hash, $0.location) }, uniquingKeysWith: { a, _ in a })
+    init(_ batch: RecordBatch, at placement: SegmentStore.Placement, in segments: SegmentStore) {
+        self.batch = batch
+        self.placement = placement
+        locations = Dictionary(placement.records.map { ($0.hash, $0.location) }, uniquingKeysWith: { a, _ in a })
         DispatchQueue.global().async { [self] in
-            do throws(AssetError) { try segments.commit(records) } catch {
-                segments.discard(records)
+            do throws(AssetError) {
+                try segments.write(batch, at: placement)
+                try segments.commit(placement.records)
+            } catch {
+                segments.discard(placement.records)
                 failed.store(true, ordering: .relaxed)
             }
             finished.store(true, ordering: .releasing)
