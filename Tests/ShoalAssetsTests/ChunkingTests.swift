@@ -2,6 +2,7 @@
 
 import Testing
 @testable import ShoalAssets
+import ShoalSamples
 import ShoalWire
 import Foundation
 
@@ -55,6 +56,34 @@ import Foundation
             let first = lengths[0]
             #expect(!ChunkingParameters.standard.isCanonical(UnsafeRawBufferPointer(rebasing: raw[0..<first - 1]), last: false))
             #expect(!ChunkingParameters.standard.isCanonical(UnsafeRawBufferPointer(rebasing: raw[0..<first + 1]), last: false))
+        }
+    }
+
+    /// `isCanonical` hashes four stretches of a chunk at once; it must answer exactly as the
+    /// one-byte-at-a-time search for the first cut point does, for windows of random data that
+    /// end at a cut point, just before or after one, or anywhere, with `last` either way.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func theInterleavedCheckAgreesWithTheFirstCutSearch(seed: UInt64) throws {
+        let small = try ChunkingParameters(minimum: 64, average: 2048, maximum: 8192)
+        var rng = SplitMix64(seed: 700 + seed)
+        for (p, windows) in [(small, 1500), (ChunkingParameters.standard, 60)] {
+            // Random bytes, and bytes from a four-letter alphabet (long stretches of few values).
+            for alphabet in [256, 4] {
+                let bytes = randomBytes(4 * p.maximumBytes, seed: rng.next()).map { UInt8(Int($0) % alphabet) }
+                bytes.withUnsafeBytes { raw in
+                    for w in 0..<windows {
+                        let start = Int(rng.next() % UInt64(2 * p.maximumBytes))
+                        let rest = UnsafeRawBufferPointer(rebasing: raw[start...])
+                        var length = Int(rng.next() % UInt64(p.maximumBytes)) + 1
+                        if w % 3 == 0, let cut = p.scan(rest) { length = max(1, cut + Int(rng.next() % 3) - 1) }
+                        let chunk = UnsafeRawBufferPointer(rebasing: rest[..<(rest.startIndex + length)])
+                        for last in [false, true] {
+                            let reference = p.scan(chunk).map { $0 == length } ?? (last || length == p.maximumBytes)
+                            #expect(p.isCanonical(chunk, last: last) == reference, "seed \(seed), chunking \(p), alphabet \(alphabet), start \(start), length \(length), last \(last)")
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -55,15 +55,83 @@ public struct ChunkingParameters: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether `chunk` is a chunk this chunking would cut: no cut point before its end, and one at
     /// its end unless it is `last` or of the maximum size.
+    ///
+    /// The same answer as scanning for the first cut point (``cutPoint(in:)``), computed about
+    /// three times faster: the gear hash at a byte depends only on the 64 bytes up to it (each
+    /// older byte's term is shifted out), so the chunk is checked as four independent stretches
+    /// at once, each starting its hash 64 bytes early — four dependency chains for the CPU to
+    /// overlap instead of one. A receiver checks every chunk that arrives (Spec/assets.md §5.1).
     func isCanonical(_ chunk: UnsafeRawBufferPointer, last: Bool) -> Bool {
-        guard chunk.count >= 1 && chunk.count <= maximumBytes else { return false }
-        guard let cut = scan(chunk) else { return last || chunk.count == maximumBytes }
-        return cut == chunk.count
+        let count = chunk.count
+        guard count >= 1 && count <= maximumBytes else { return false }
+        guard count > minimumBytes, let bytes = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            return last || count == maximumBytes
+        }
+        let end = count &- 1, normal = min(averageBytes, count)
+        return GearTable.words.withUnsafeBufferPointer { gear -> Bool in
+            // No cut at a byte before the last, with the small mask up to the normalization point
+            // and the large one after it.
+            if Self.anyCut(bytes, gear, origin: minimumBytes, from: minimumBytes, to: min(end, normal), mask: smallMask)
+                || Self.anyCut(bytes, gear, origin: minimumBytes, from: max(minimumBytes, normal), to: end, mask: largeMask) {
+                return false
+            }
+            let atEnd = Self.hash(bytes, gear, from: max(minimumBytes, end &- 63), through: end) & (end < normal ? smallMask : largeMask) == 0
+            return atEnd || last || count == maximumBytes
+        }
+    }
+
+    /// The gear hash after byte `through`, started (at zero) at byte `from`.
+    private static func hash(_ bytes: UnsafePointer<UInt8>, _ gear: UnsafeBufferPointer<UInt64>, from: Int, through: Int) -> UInt64 {
+        var fp: UInt64 = 0
+        var i = from
+        while i <= through {
+            fp = (fp &<< 1) &+ gear[Int(bytes[i])]
+            i &+= 1
+        }
+        return fp
+    }
+
+    /// Whether the hash after any byte in `from..<to` has the bits of `mask` all zero, the hash
+    /// starting at zero at byte `origin` (`origin <= from`). Four stretches are hashed in one loop.
+    private static func anyCut(_ bytes: UnsafePointer<UInt8>, _ gear: UnsafeBufferPointer<UInt64>, origin: Int, from: Int, to: Int, mask: UInt64) -> Bool {
+        guard from < to else { return false }
+        let stretch = (to &- from) / 4
+        guard stretch >= 256 else {
+            var fp = from > origin ? hash(bytes, gear, from: max(origin, from &- 64), through: from &- 1) : 0
+            var i = from
+            while i < to {
+                fp = (fp &<< 1) &+ gear[Int(bytes[i])]
+                if fp & mask == 0 { return true }
+                i &+= 1
+            }
+            return false
+        }
+        let s1 = from &+ stretch, s2 = s1 &+ stretch, s3 = s2 &+ stretch
+        // Each stretch's hash as it stands before its first byte: the 64 bytes before it decide it.
+        func warm(_ start: Int) -> UInt64 { start > origin ? hash(bytes, gear, from: max(origin, start &- 64), through: start &- 1) : 0 }
+        var f0 = warm(from), f1 = warm(s1), f2 = warm(s2), f3 = warm(s3)
+        var k = 0
+        while k < stretch {
+            f0 = (f0 &<< 1) &+ gear[Int(bytes[from &+ k])]
+            f1 = (f1 &<< 1) &+ gear[Int(bytes[s1 &+ k])]
+            f2 = (f2 &<< 1) &+ gear[Int(bytes[s2 &+ k])]
+            f3 = (f3 &<< 1) &+ gear[Int(bytes[s3 &+ k])]
+            if (f0 & mask == 0) || (f1 & mask == 0) || (f2 & mask == 0) || (f3 & mask == 0) { return true }
+            k &+= 1
+        }
+        // The last stretch's remainder (to - from is not always a multiple of four).
+        var i = s3 &+ stretch
+        while i < to {
+            f3 = (f3 &<< 1) &+ gear[Int(bytes[i])]
+            if f3 & mask == 0 { return true }
+            i &+= 1
+        }
+        return false
     }
 
     /// The first hash cut point in `data` (at most `maximumBytes` in), or nil when there is none
     /// (the first `minimumBytes` are never cut inside).
-    private func scan(_ data: UnsafeRawBufferPointer) -> Int? {
+    func scan(_ data: UnsafeRawBufferPointer) -> Int? {
         let n = min(data.count, maximumBytes)
         guard n > minimumBytes, let bytes = data.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
         let normal = min(averageBytes, n)
