@@ -94,7 +94,7 @@ import Foundation
     /// each batch starts at a 4 KiB boundary, the gaps before and after read as zeros that the
     /// scan skips, a record dropped from a batch is never found, and a reopened store indexes
     /// exactly the committed and written records (a batch written but never committed is found
-    /// by the scan, like any pending record).
+    /// by the scan, like any pending record), whether a batch went in one write or in pieces.
     @Test(arguments: [true, false])
     func batchesWrittenInOneAlignedWriteAreFoundAgain(direct: Bool) throws {
         let dir = TempDirectory()
@@ -124,7 +124,8 @@ import Foundation
             let placement = try segments.reserve(b)
             #expect(placement.offset % Int64(RecordBatch.alignment) == 0, "a batch starts at a 4 KiB boundary")
             #expect(placement.segment.directFD >= 0 || !direct || placement.segment.path.hasPrefix("/dev/shm"), "direct writes get their own descriptor")
-            try segments.write(b, at: placement)
+            // Committed batches go in 4 KiB pieces, each made durable before the next.
+            try segments.write(b, at: placement, syncEvery: commit ? 4096 : nil)
             if commit { try segments.commit(placement.records) }
             return (b, dropped)
         }

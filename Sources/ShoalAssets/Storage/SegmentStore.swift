@@ -276,34 +276,45 @@ final class SegmentStore: Sendable {
         }
     }
 
-    /// Writes `batch` where ``reserve(_:)`` placed it: one write from the batch's aligned buffer
-    /// through the segment's `O_DIRECT` descriptor, or through the ordinary one when the segment
-    /// has none or the file system refuses the direct write (`EINVAL`). Not durable until
-    /// ``commit(_:)``.
-    func write(_ batch: RecordBatch, at placement: Placement) throws(AssetError) {
+    /// Writes `batch` where ``reserve(_:)`` placed it, from the batch's aligned buffer through the
+    /// segment's `O_DIRECT` descriptor, or through the ordinary one when the segment has none or
+    /// the file system refuses the direct write (`EINVAL`). Not durable until ``commit(_:)``.
+    ///
+    /// With `syncEvery`, the batch goes in pieces of that many bytes (rounded up to
+    /// ``RecordBatch/alignment``), each but the last followed by an `fdatasync` (with ``sync``):
+    /// a record commit elsewhere on the device, whose fsync flushes the device's cache, then
+    /// never waits behind more than one piece of unflushed chunk data (Spec/assets.md §5.1).
+    func write(_ batch: RecordBatch, at placement: Placement, syncEvery: Int? = nil) throws(AssetError) {
         let bytes = batch.alignedBytes()
         guard let base = bytes.baseAddress else { return }
         let segment = placement.segment
+        let piece = syncEvery.map { RecordBatch.aligned(max($0, 1)) } ?? bytes.count
         var done = 0
-        /// Writes from `done` on through `fd`; the errno that stopped it, or 0 when all is written.
-        func writeRest(_ fd: Int32) -> Int32 {
-            while done < bytes.count {
-                let n = pwrite(fd, base + done, bytes.count - done, off_t(placement.offset + Int64(done)))
+        /// Writes from `done` up to `end` through `fd`; the errno that stopped it, or 0.
+        func writeRest(_ fd: Int32, to end: Int) -> Int32 {
+            while done < end {
+                let n = pwrite(fd, base + done, end - done, off_t(placement.offset + Int64(done)))
                 if n > 0 { done += n; continue }
                 if n < 0 && errno == EINTR { continue }
                 return n < 0 ? errno : EIO
             }
             return 0
         }
-        if segment.directFD >= 0 {
-            let e = writeRest(segment.directFD)
-            if e == 0 { return }
-            // A direct write that is refused (alignment this device does not take, a short write
-            // leaving an unaligned rest) is finished through the page cache; anything else fails.
-            guard e == EINVAL else { throw .io("write", segment.path, errno: e) }
+        var direct = segment.directFD >= 0
+        while done < bytes.count {
+            let end = done + min(piece, bytes.count - done)
+            if direct {
+                let e = writeRest(segment.directFD, to: end)
+                // A direct write that is refused (alignment this device does not take, a short
+                // write leaving an unaligned rest) is finished through the page cache; anything
+                // else fails.
+                if e != 0 && e != EINVAL { throw .io("write", segment.path, errno: e) }
+                if e == EINVAL { direct = false }
+            }
+            let e = writeRest(segment.fd, to: end)
+            guard e == 0 else { throw .io("write", segment.path, errno: e) }
+            if sync, end < bytes.count, fdatasync(segment.fd) != 0 { throw .io("fdatasync", segment.path, errno: errno) }
         }
-        let e = writeRest(segment.fd)
-        guard e == 0 else { throw .io("write", segment.path, errno: e) }
     }
 
     /// Makes the records durable (one `fdatasync` per segment they are in) and indexes them.

@@ -268,7 +268,8 @@ public final class IncomingAsset: Sendable {
         s.filling = s.spare
         s.spare = nil
         do throws(AssetError) {
-            s.syncing = BatchSync(batch, at: try store.chunks.segments.reserve(batch), in: store.chunks.segments)
+            s.syncing = BatchSync(batch, at: try store.chunks.segments.reserve(batch), in: store.chunks.segments,
+                                  syncEvery: store.configuration.receiveBatchBytes)
         } catch {
             // No room could be made (a segment could not be created): received again later.
             for e in batch.entries { s.wanted.insert(e.hash) }
@@ -377,13 +378,15 @@ final class BatchSync: Sendable {
     /// Whether the batch is stored or given up (``succeeded()`` will not wait).
     var isDone: Bool { finished.load(ordering: .acquiring) }
 
-    init(_ batch: RecordBatch, at placement: SegmentStore.Placement, in segments: SegmentStore) {
+    /// Writes `batch` in pieces of `syncEvery` bytes, each made durable before the next
+    /// (``SegmentStore/write(_:at:syncEvery:)``), then commits it.
+    init(_ batch: RecordBatch, at placement: SegmentStore.Placement, in segments: SegmentStore, syncEvery: Int) {
         self.batch = batch
         self.placement = placement
         locations = Dictionary(placement.records.map { ($0.hash, $0.location) }, uniquingKeysWith: { a, _ in a })
         DispatchQueue.global().async { [self] in
             do throws(AssetError) {
-                try segments.write(batch, at: placement)
+                try segments.write(batch, at: placement, syncEvery: syncEvery)
                 try segments.commit(placement.records)
             } catch {
                 segments.discard(placement.records)
