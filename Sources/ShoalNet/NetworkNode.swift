@@ -95,7 +95,9 @@ public actor NetworkNode {
             }
         })
         let assetFrames = self.assetFrames
-        tasks.append(Task { [weak self] in
+        // Below the engine's priority: the asset task's jobs (its SyncNode calls and the chunk
+        // writes) wait behind record work on the cooperative pool instead of beside it.
+        tasks.append(Task(priority: .utility) { [weak self] in
             for await (id, frame) in assetFrames {
                 guard let self else { return }
                 guard await self.connections[id] != nil else { continue }
