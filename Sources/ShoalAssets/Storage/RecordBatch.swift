@@ -20,19 +20,14 @@ final class RecordBatch: @unchecked Sendable {
     /// and at least the logical block size of the devices direct writes need alignment to.
     static let alignment = 4096
 
-    /// A record in the batch.
+    /// A record in the batch: its chunk and where it starts; the rest as in a segment's
+    /// ``SegmentStore/Location``, which ``SegmentStore/reserve(_:)`` makes of it.
     struct Entry: Sendable {
         let hash: ContentHash
-        /// ``ChunkStore/rawTag`` or ``ChunkStore/zstdTag``.
         let tag: UInt8
-        /// Where the record starts in the batch.
         let offset: Int
         let stored: Int
-        /// The chunk's raw length.
         let length: Int
-
-        /// Header, stored bytes and padding.
-        var recordBytes: Int { SegmentStore.headerBytes + stored + SegmentStore.padding(stored) }
     }
 
     private let buffer: UnsafeMutableRawBufferPointer
@@ -62,9 +57,7 @@ final class RecordBatch: @unchecked Sendable {
     }
 
     /// Whether a record of `stored` bytes still fits.
-    func fits(stored: Int) -> Bool {
-        SegmentStore.headerBytes + stored + SegmentStore.padding(stored) <= buffer.count - count
-    }
+    func fits(stored: Int) -> Bool { SegmentStore.recordBytes(stored) <= buffer.count - count }
 
     /// Lays out a record for the chunk `hash` (`stored` bytes with `tag`, `length` raw bytes);
     /// false, with nothing changed, when it does not fit.
@@ -78,7 +71,7 @@ final class RecordBatch: @unchecked Sendable {
         (body + stored.count).initializeMemory(as: UInt8.self, repeating: 0, count: SegmentStore.padding(stored.count))
         positions[hash] = entries.count
         entries.append(entry)
-        count += entry.recordBytes
+        count += SegmentStore.recordBytes(stored.count)
         return true
     }
 

@@ -74,7 +74,7 @@ final class SegmentStore: Sendable {
         let length: Int
 
         /// Header, stored bytes and padding.
-        var recordBytes: Int64 { Int64(SegmentStore.headerBytes + stored + SegmentStore.padding(stored)) }
+        var recordBytes: Int64 { Int64(SegmentStore.recordBytes(stored)) }
 
         func same(as other: Location) -> Bool { segment === other.segment && offset == other.offset }
     }
@@ -154,6 +154,9 @@ final class SegmentStore: Sendable {
     }
 
     static func padding(_ stored: Int) -> Int { (8 - stored % 8) % 8 }
+
+    /// A record's length on disk: header, `stored` bytes, padding.
+    static func recordBytes(_ stored: Int) -> Int { headerBytes + stored + padding(stored) }
 
     // MARK: Index
 
