@@ -237,4 +237,16 @@ enum AssetsBenchmark: BenchmarkSuite {
               let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
         return kib * 1024 / 1e6
     }
+
+    /// Time the hypervisor ran something else while this machine's virtual CPUs wanted to run
+    /// (`steal` in /proc/stat, all CPUs), in seconds; 0 where there is no such line. A virtual
+    /// machine over its host's CPU budget is frozen whole for a while, and every latency sample
+    /// that overlaps the freeze carries it (Benchmarks/README.md, ninth session).
+    static func stolenSeconds() -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return 0 }
+        let fields = line.split(separator: " ").dropFirst()
+        guard fields.count >= 8, let ticks = Double(fields[fields.startIndex + 7]) else { return 0 }
+        return ticks / Double(max(sysconf(Int32(_SC_CLK_TCK)), 1))
+    }
 }

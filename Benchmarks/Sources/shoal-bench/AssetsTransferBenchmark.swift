@@ -10,7 +10,9 @@ extension AssetsBenchmark {
     /// (`MBps`, `peak_rss_mb` of the process holding both nodes), `cp-<n>mib` (`MBps`),
     /// `latency-idle` and `latency-during-transfer` (`p50_ms`, `p99_ms`: a save on A until
     /// readable on B; `save_p50_ms`, `save_p99_ms`: the part spent in A's local save, its commit
-    /// and fsync). `SHOAL_BENCH_SENDER_DIR` puts A's data directory there instead of beside B's —
+    /// and fsync; `stolen_samples`, `p99_unstolen_ms`: how many samples overlapped time the
+    /// hypervisor stole, and the p99 of the rest; `stolen_cpu_pct` on the transfer line: the share
+    /// stolen during it). `SHOAL_BENCH_SENDER_DIR` puts A's data directory there instead of beside B's —
     /// on another file system it stands for the sender's own disk, as on two machines.
     static func transferCases() async throws {
         let mib = Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_MIB"] ?? "") ?? 1024
@@ -79,10 +81,13 @@ extension AssetsBenchmark {
             }
         }
         defer { watcher.cancel() }
-        /// Per sample: milliseconds from A's save to B's notification, and those spent in the save.
-        func latencies(_ count: Int, prefix: String) async throws -> [(total: Double, save: Double)] {
-            var out = [(total: Double, save: Double)]()
+        /// Per sample: milliseconds from A's save to B's notification, those spent in the save, and
+        /// whether the hypervisor stole CPU time while it ran (read again after a tick, 10 ms, since
+        /// the guest books stolen time at its next tick).
+        func latencies(_ count: Int, prefix: String) async throws -> [Sample] {
+            var out = [Sample]()
             for i in 0..<count {
+                let stolenBefore = stolenSeconds()
                 var r = Record(recordType: "Note", id: Record.ID(name: "\(prefix)-\(i)", zone: zone))
                 r["text"] = .string("change \(i)")
                 let start = ContinuousClock.now
@@ -95,8 +100,10 @@ extension AssetsBenchmark {
                     arrived = await arrivals.instant(r.id.name)
                 }
                 guard let arrived else { throw BenchError("record \(r.id.name) did not reach B within 30 s") }
-                out.append((Harness.seconds(arrived - start) * 1000, Harness.seconds(saved - start) * 1000))
-                try await Task.sleep(for: .milliseconds(20))
+                try await Task.sleep(for: .milliseconds(10))
+                out.append(Sample(total: Harness.seconds(arrived - start) * 1000, save: Harness.seconds(saved - start) * 1000,
+                                  stolen: stolenSeconds() > stolenBefore))
+                try await Task.sleep(for: .milliseconds(10))
             }
             return out
         }
@@ -112,7 +119,8 @@ extension AssetsBenchmark {
         resetPeakRSS()
         let t1 = ContinuousClock.now
         let fetch = Task { try await b.fetchAsset(asset) }
-        var during = [(total: Double, save: Double)]()
+        let stolenAtStart = stolenSeconds()
+        var during = [Sample]()
         var i = 0
         while during.count < 100 {
             // Only samples taken while the transfer is still running count.
@@ -131,18 +139,31 @@ extension AssetsBenchmark {
             throw BenchError("B's fetch of \(asset) did not finish within 600 s (\(error)); \(await b.sync.assetTransfers()[asset] ?? 0) chunks were still missing")
         }
         let seconds = Harness.seconds(ContinuousClock.now - t1)
+        let stolen = stolenSeconds() - stolenAtStart
         let rss = peakRSSMegabytes()
         guard (try? b.assets.isComplete(asset)) == true else { throw BenchError("B does not hold the asset after the fetch") }
         let mbps = Double(size) / seconds / 1e6
-        print("assets case=transfer-\(label) MBps=\(fixed(mbps, 1)) seconds=\(fixed(seconds, 2)) peak_rss_mb=\(fixed(rss, 1)) chunks_received=\(await b.sync.statistics.assetChunksReceived)")
+        print("assets case=transfer-\(label) MBps=\(fixed(mbps, 1)) seconds=\(fixed(seconds, 2)) peak_rss_mb=\(fixed(rss, 1)) chunks_received=\(await b.sync.statistics.assetChunksReceived) stolen_cpu_pct=\(fixed(stolen / seconds / Double(ProcessInfo.processInfo.activeProcessorCount) * 100, 1))")
         print("assets case=cp-\(label) MBps=\(fixed(Double(size) / cpSeconds / 1e6, 1)) transfer_vs_cp=\(fixed(cpSeconds / seconds, 3))")
-        func line(_ name: String, _ xs: [(total: Double, save: Double)], extra: String = "") -> String {
-            let total = xs.map(\.total), save = xs.map(\.save)
-            return "assets case=\(name) samples=\(xs.count) p50_ms=\(fixed(pct(total, 0.5), 2)) p90_ms=\(fixed(pct(total, 0.9), 2)) p99_ms=\(fixed(pct(total, 0.99), 2)) max_ms=\(fixed(total.max() ?? 0, 2)) save_p50_ms=\(fixed(pct(save, 0.5), 2)) save_p99_ms=\(fixed(pct(save, 0.99), 2))\(extra)"
+        // stolen_samples: samples during which the hypervisor stole time; p99_unstolen_ms: the p99
+        // of the others. Attribution only: p99_ms, over every sample, is the figure.
+        func line(_ name: String, _ xs: [Sample], extra: String = "") -> String {
+            let total = xs.map(\.total), save = xs.map(\.save), unstolen = xs.filter { !$0.stolen }.map(\.total)
+            return "assets case=\(name) samples=\(xs.count) p50_ms=\(fixed(pct(total, 0.5), 2)) p90_ms=\(fixed(pct(total, 0.9), 2)) p99_ms=\(fixed(pct(total, 0.99), 2)) max_ms=\(fixed(total.max() ?? 0, 2)) save_p50_ms=\(fixed(pct(save, 0.5), 2)) save_p99_ms=\(fixed(pct(save, 0.99), 2)) stolen_samples=\(xs.count - unstolen.count) p99_unstolen_ms=\(fixed(pct(unstolen, 0.99), 2))\(extra)"
         }
         print(line("latency-idle", idle))
         print(line("latency-during-transfer", during, extra: " vs_idle_p99=\(fixed(pct(during.map(\.total), 0.99) / max(pct(idle.map(\.total), 0.99), 0.001), 2))"))
         await a.shutdown()
         await b.shutdown()
+    }
+
+    /// One latency sample of ``transferCases()``.
+    struct Sample {
+        /// Milliseconds from A's save to B's notification.
+        var total: Double
+        /// Milliseconds of that in A's save.
+        var save: Double
+        /// Whether the hypervisor stole CPU time while it ran.
+        var stolen: Bool
     }
 }
