@@ -8,6 +8,8 @@ import Synchronization
 public final class TrafficCounter: Sendable {
     let received = Atomic<Int>(0)
     let sent = Atomic<Int>(0)
+    let pausedNanoseconds = Atomic<Int>(0)
+    let pauses = Atomic<Int>(0)
 
     /// Creates zeroed counters.
     public init() {}
@@ -16,6 +18,19 @@ public final class TrafficCounter: Sendable {
     public var bytesReceived: Int { received.load(ordering: .relaxed) }
     /// Bytes written to peers so far.
     public var bytesSent: Int { sent.load(ordering: .relaxed) }
+    /// Times the asset lanes waited to keep to ``NetworkConfiguration/assetReceiveRate`` or
+    /// ``NetworkConfiguration/assetSendRate``.
+    public var assetPauses: Int { pauses.load(ordering: .relaxed) }
+    /// The time those waits asked for, in total.
+    public var assetPausedTime: Duration { .nanoseconds(pausedNanoseconds.load(ordering: .relaxed)) }
+
+    func assetPaused(_ wait: Duration) {
+        let (seconds, attoseconds) = wait.components
+        // A wait is at most a frame's bytes at 1 byte/s (RatePacer caps it far below Int.max ns).
+        let nanoseconds = Int(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        pausedNanoseconds.add(nanoseconds.overflow ? Int.max / 4 : nanoseconds.partialValue &+ Int(attoseconds / 1_000_000_000), ordering: .relaxed)
+        pauses.add(1, ordering: .relaxed)
+    }
 }
 
 /// Reads frames from a connection's bytes with ``FrameReader``: any split, at most one frame

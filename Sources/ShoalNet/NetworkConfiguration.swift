@@ -18,6 +18,19 @@ public struct NetworkConfiguration: Sendable {
     public var maxReconnectDelay: Duration = .seconds(30)
     /// How frames are compressed. Default: the built-in records dictionary.
     public var frames = FrameEncoder.Options()
+    /// Most asset bytes per second this node receives, over all peers together; 0 (the default)
+    /// is unlimited.
+    ///
+    /// The fetching side paces itself: after each chunk it waits, when the rate needs it, before
+    /// asking for the next ones, so a peer never sends faster than this for long (a tenth of a
+    /// second's bytes may pass at once after an idle spell). Record changes are not counted and
+    /// never wait. Set it to leave room on a shared network, or, on a host that stalls under heavy
+    /// synced writes, to keep record changes quick while a large asset arrives.
+    public var assetReceiveRate = 0
+    /// Most asset bytes per second this node serves to peers, over all of them together; 0 (the
+    /// default) is unlimited. Paced as ``assetReceiveRate`` is, by waiting before answering the
+    /// next request; record changes are not counted and never wait.
+    public var assetSendRate = 0
     /// How often tombstones every known peer has acknowledged are purged; nil (the default) never.
     ///
     /// Purging is safe only when every node that may still send old versions of the zone is a

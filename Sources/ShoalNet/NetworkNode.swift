@@ -50,11 +50,15 @@ public actor NetworkNode {
 
     let events: AsyncStream<Event>
     let eventSink: AsyncStream<Event>.Continuation
-    /// Asset requests and chunks arriving, handled in order by a second task: serving chunks
-    /// (reading them, and the first check that an asset is complete), storing and verifying them
-    /// and the final check of a whole asset never delay record batches (Spec/replication.md §3.7).
-    let assetFrames: AsyncStream<(ConnectionID, Frame)>
-    let assetFrameSink: AsyncStream<(ConnectionID, Frame)>.Continuation
+    /// Asset requests arriving, handled in order by a task of their own (the serving lane):
+    /// reading and sending chunks never delays record batches (Spec/replication.md §3.7).
+    let assetRequests: AsyncStream<(ConnectionID, Frame)>
+    let assetRequestSink: AsyncStream<(ConnectionID, Frame)>.Continuation
+    /// Asset manifests and chunks arriving, handled in order by another task (the fetching lane):
+    /// storing and verifying them and the final check of a whole asset never delay record batches,
+    /// and a wait to keep to ``NetworkConfiguration/assetReceiveRate`` never delays serving.
+    let assetChunks: AsyncStream<(ConnectionID, Frame)>
+    let assetChunkSink: AsyncStream<(ConnectionID, Frame)>.Continuation
     var engineStarted = false
     var servers: [any Channel] = []
     var peerStates: [String: PeerState] = [:]
@@ -80,7 +84,8 @@ public actor NetworkNode {
         self.configuration = configuration
         self.group = group ?? MultiThreadedEventLoopGroup.singleton
         (events, eventSink) = AsyncStream<Event>.makeStream()
-        (assetFrames, assetFrameSink) = AsyncStream<(ConnectionID, Frame)>.makeStream()
+        (assetRequests, assetRequestSink) = AsyncStream<(ConnectionID, Frame)>.makeStream()
+        (assetChunks, assetChunkSink) = AsyncStream<(ConnectionID, Frame)>.makeStream()
     }
 
     /// Starts the engine task once.
@@ -94,16 +99,37 @@ public actor NetworkNode {
                 await self.handle(event)
             }
         })
-        let assetFrames = self.assetFrames
-        // Below the engine's priority: the asset task's jobs (its SyncNode calls and the chunk
-        // writes) wait behind record work on the cooperative pool instead of beside it.
-        tasks.append(Task(priority: .utility) { [weak self] in
-            for await (id, frame) in assetFrames {
-                guard let self else { return }
-                guard await self.connections[id] != nil else { continue }
-                await self.send(await self.sync.receive(frame, on: id))
+        // Below the engine's priority: the asset tasks' jobs (their SyncNode calls and the chunk
+        // reads and writes) wait behind record work on the cooperative pool instead of beside it.
+        tasks.append(Task(priority: .utility) { [weak self, assetRequests, rate = configuration.assetSendRate] in
+            await Self.runAssetLane(assetRequests, rate: rate, node: { [weak self] in self }) { out in
+                out.values.joined().reduce(0) { n, o in if case .send(let f) = o, f.type == .assetChunk { n + f.payload.count } else { n } }
             }
         })
+        tasks.append(Task(priority: .utility) { [weak self, assetChunks, rate = configuration.assetReceiveRate] in
+            await Self.runAssetLane(assetChunks, rate: rate, node: { [weak self] in self }) { _ in 0 }
+        })
+    }
+
+    /// Hands `frames` to the engine one at a time and sends what it answers; with a `rate` above
+    /// zero, waits after each so the asset bytes received (the frame's payload) plus those sent
+    /// (`sent` of the answer) stay under `rate` per second. Holds the node only while it handles
+    /// a frame: a node dropped without ``shutdown()`` still goes, and its streams end with it.
+    static func runAssetLane(_ frames: AsyncStream<(ConnectionID, Frame)>, rate: Int, node: () -> NetworkNode?,
+                             sent: ([ConnectionID: [SyncOutput]]) -> Int) async {
+        var pacer = rate > 0 ? RatePacer(bytesPerSecond: rate) : nil
+        for await (id, frame) in frames {
+            guard let node = node() else { return }
+            guard await node.connections[id] != nil else { continue }
+            let out = await node.sync.receive(frame, on: id)
+            await node.send(out)
+            guard pacer != nil else { continue }
+            let bytes = (frame.type == .assetChunk ? frame.payload.count : 0) + sent(out)
+            guard let wait = pacer?.pause(after: bytes, at: .now), wait > .zero else { continue }
+            node.traffic.assetPaused(wait)
+            // Cancelled at shutdown: the loop ends when the stream does.
+            try? await Task.sleep(for: wait)
+        }
     }
 
     func handle(_ event: Event) async {
@@ -252,20 +278,23 @@ public actor NetworkNode {
                 handshake.cancel()
                 sink.yield(.closed(id))
             }
-            try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, assets: assetFrameSink)
+            try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, requests: assetRequestSink, chunks: assetChunkSink)
         }
     }
 
-    /// Passes a connection's frames to the engine (asset chunks to their own lane), decoding
+    /// Passes a connection's frames to the engine (asset requests and chunks to their lanes), decoding
     /// `changes` batches first, so the engine applies one batch while the next is decoded (the
     /// window of unacknowledged batches bounds how many wait). Not isolated to the node: a decode
     /// here never holds the actor the engine needs.
     @concurrent static func readFrames(_ inbound: NIOAsyncChannelInboundStream<Frame>, of id: ConnectionID, decodingWith sync: SyncNode,
                                        to sink: AsyncStream<Event>.Continuation,
-                                       assets: AsyncStream<(ConnectionID, Frame)>.Continuation) async throws {
+                                       requests: AsyncStream<(ConnectionID, Frame)>.Continuation,
+                                       chunks: AsyncStream<(ConnectionID, Frame)>.Continuation) async throws {
         for try await frame in inbound {
-            if frame.type == .assetChunk || frame.type == .assetRequest {
-                assets.yield((id, frame))
+            if frame.type == .assetRequest {
+                requests.yield((id, frame))
+            } else if frame.type == .assetChunk {
+                chunks.yield((id, frame))
             } else {
                 sink.yield(.frame(id, frame, sync.decodeAhead(frame)))
             }
@@ -365,7 +394,8 @@ public actor NetworkNode {
     public func shutdown() async {
         stopped = true
         eventSink.finish()
-        assetFrameSink.finish()
+        assetRequestSink.finish()
+        assetChunkSink.finish()
         for (id, _) in connections { await close(id, reason: "the node is shutting down") }
         for s in servers { try? await s.close() }
         for t in tasks { t.cancel() }

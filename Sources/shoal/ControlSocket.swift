@@ -71,7 +71,7 @@ enum ControlServer {
                     }
                     return 0
                 } catch {
-                    let code = ShoalCLI.exitCode(for: error).rawValue
+                    let code = ShoalCLI.status(for: error)
                     if code != 0 && !(error is ExitCode) { console.error(ShoalCLI.fullMessage(for: error)) }
                     return code
                 }

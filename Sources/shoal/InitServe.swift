@@ -38,6 +38,31 @@ struct Endpoint: ExpressibleByArgument, Sendable {
     var description: String { "\(host):\(port)" }
 }
 
+/// A bytes-per-second option: a count with an optional unit, `k`/`M`/`G` (SI) or `KiB`/`MiB`/`GiB`,
+/// `B` and a trailing `/s` optional (`50MB`, `50M/s`, `1.5GiB`); 0 is unlimited.
+struct ByteRate: ExpressibleByArgument, CustomStringConvertible, Sendable {
+    let bytesPerSecond: Int
+
+    init(bytesPerSecond: Int) { self.bytesPerSecond = bytesPerSecond }
+
+    init?(argument: String) {
+        var text = argument.trimmingCharacters(in: .whitespaces)
+        if text.hasSuffix("/s") { text.removeLast(2) }
+        let units: [(String, Double)] = [("KiB", 1024), ("MiB", 1_048_576), ("GiB", 1_073_741_824), ("kB", 1e3), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9),
+                                         ("k", 1e3), ("K", 1e3), ("M", 1e6), ("G", 1e9), ("B", 1)]
+        var scale = 1.0
+        if let (unit, factor) = units.first(where: { text.hasSuffix($0.0) }) {
+            text.removeLast(unit.count)
+            scale = factor
+        }
+        guard let count = Double(text), count.isFinite, count >= 0, count * scale < 1e15 else { return nil }
+        bytesPerSecond = Int(count * scale)
+    }
+
+    var description: String { "\(bytesPerSecond) B/s" }
+    var defaultValueDescription: String { bytesPerSecond == 0 ? "unlimited" : description }
+}
+
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the node: accept peers, dial peers, replicate, answer other shoal commands.")
     @OptionGroup var options: NodeOptions
@@ -45,6 +70,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A peer to replicate with (HOST:PORT); repeat for several.") var peer: [Endpoint] = []
     @Option(name: .long, help: "Log format: text (default) or json.") var logFormat = "text"
     @Option(name: .long, help: "Log level: trace, debug, info (default), notice, warning, error.") var logLevel = "info"
+    @Option(name: .long, help: ArgumentHelp("Most asset bytes per second received from all peers together, e.g. 50MB or 400KiB; 0 is unlimited. Record changes are never held back.", valueName: "rate"))
+    var assetReceiveRate = ByteRate(bytesPerSecond: 0)
+    @Option(name: .long, help: ArgumentHelp("Most asset bytes per second served to all peers together, as --asset-receive-rate; 0 is unlimited.", valueName: "rate"))
+    var assetSendRate = ByteRate(bytesPerSecond: 0)
 
     func run() async throws {
         try await reportFailures {
@@ -75,6 +104,8 @@ struct ServeCommand: AsyncParsableCommand {
             sc.nodeName = ProcessInfo.processInfo.hostName
             var nc = NetworkConfiguration()
             nc.logger = log
+            nc.assetReceiveRate = assetReceiveRate.bytesPerSecond
+            nc.assetSendRate = assetSendRate.bytesPerSecond
             let node = try await ShoalNode.open(directory: dir.path, sync: sc, network: nc)
             let port = try await node.listen(host: listen.host, port: listen.port)
             log.info("node \(node.nodeID.short) serving \(dir.path)", metadata: ["listen": "\(listen.host):\(port)", "node": "\(node.nodeID.hex)"])

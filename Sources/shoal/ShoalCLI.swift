@@ -22,6 +22,30 @@ struct ShoalCLI: AsyncParsableCommand {
             DigestCommand.self, InspectCommand.self, AssetCommand.self,
         ]
     )
+
+    /// Runs the command the arguments name, exiting with Shoal's codes: a bad argument is 2
+    /// (usage), as documented, not ArgumentParser's 64.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var async = command as? any AsyncParsableCommand {
+                try await async.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = status(for: error)
+            guard code == ExitStatus.usage.rawValue else { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(code)
+        }
+    }
+
+    /// The exit code for `error`: ArgumentParser's, with its usage code (64) made Shoal's (2).
+    static func status(for error: any Error) -> Int32 {
+        let code = exitCode(for: error)
+        return code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue
+    }
 }
 
 /// Options every command that touches a node takes.

@@ -77,7 +77,10 @@ import Testing
         let da = try Shoal.Daemon(["--data", a, "--listen", "127.0.0.1:0"])
         defer { da.stop() }
         let portA = try #require(da.port(), "daemon A did not start: \(da.log)")
-        let db = try Shoal.Daemon(["--data", b, "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)"])
+        let badRate = try Shoal.run(["serve", "--data", b, "--asset-receive-rate", "fast"])
+        #expect(badRate.status == 2 && badRate.error.contains("--asset-receive-rate"), "\(badRate.error)")
+        // B paces what it fetches (700 KB at 4 MB/s: about a sixth of a second).
+        let db = try Shoal.Daemon(["--data", b, "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)", "--asset-receive-rate", "4MB/s"])
         defer { db.stop() }
         _ = try #require(db.port(), "daemon B did not start: \(db.log)")
 

@@ -16,15 +16,15 @@ struct LoopbackNode {
     let net: NetworkNode
     let port: Int
 
-    static func start(_ name: String, assets: (any AssetProvider)? = nil) async throws -> LoopbackNode {
+    static func start(_ name: String, assets: (any AssetProvider)? = nil, network: NetworkConfiguration = NetworkConfiguration()) async throws -> LoopbackNode {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-net-\(name)-\(UInt32.random(in: 0 ... .max))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         var c = Store.Configuration()
         c.synchronous = .normal
-        let store = try await Store.open(directory: dir, configuration: c)
+        let store = try Store.open(directory: dir, configuration: c)
         var sc = SyncConfiguration()
         sc.nodeName = name
-        let net = NetworkNode(sync: SyncNode(store: store, configuration: sc, assets: assets))
+        let net = NetworkNode(sync: SyncNode(store: store, configuration: sc, assets: assets), configuration: network)
         let address = try await net.listen(host: "127.0.0.1", port: 0)
         try await net.start()
         return LoopbackNode(directory: dir, store: store, net: net, port: address.port ?? 0)

@@ -51,6 +51,12 @@ extension AssetsBenchmark {
         var sync = SyncConfiguration()
         if let w = ProcessInfo.processInfo.environment["SHOAL_BENCH_ASSET_WINDOW"].flatMap({ Int($0) }), w > 0 { sync.assetWindow = w }
         printNote("asset window \(sync.assetWindow) chunks")
+        // SHOAL_BENCH_ASSET_RATE_MBPS: B's NetworkConfiguration.assetReceiveRate, in MB/s (10^6).
+        var bNetwork = NetworkConfiguration()
+        if let r = ProcessInfo.processInfo.environment["SHOAL_BENCH_ASSET_RATE_MBPS"].flatMap({ Double($0) }), r > 0, r < 1e6 {
+            bNetwork.assetReceiveRate = Int(r * 1e6)
+            printNote("B receives assets at most \(r) MB/s")
+        }
         // SHOAL_BENCH_SENDER_DIR: A's data directory under another folder (another file system
         // stands for the sender's own disk); removed at the end like the rest.
         let senderRoot = ProcessInfo.processInfo.environment["SHOAL_BENCH_SENDER_DIR"].map { $0 + "/shoal-bench-sender-\(UInt32.random(in: 0 ... .max))" }
@@ -58,7 +64,7 @@ extension AssetsBenchmark {
         defer { if let senderRoot { remove(senderRoot) } }
         printNote("sender A in \(aDirectory), receiver B in \(dir)/b")
         let a = try await ShoalNode.open(directory: aDirectory, sync: sync, assets: config)
-        let b = try await ShoalNode.open(directory: dir + "/b", sync: sync, assets: config)
+        let b = try await ShoalNode.open(directory: dir + "/b", sync: sync, network: bNetwork, assets: config)
         let zone = RecordZone.ID(name: "media")
         try await a.createZone(zone)
         let port = try await a.listen(host: "127.0.0.1", port: 0)

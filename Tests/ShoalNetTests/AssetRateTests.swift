@@ -1,0 +1,107 @@
+// AssetRateTests: the asset lanes keep to a configured rate — the pacer's arithmetic on given
+// instants, and a fetch over real TCP that takes at least as long as its rate allows.
+
+import Foundation
+import Testing
+import ShoalSamples
+import ShoalSyncSamples
+import ShoalSync
+import ShoalWire
+@testable import ShoalNet
+
+@Suite struct RatePacerTests {
+    static let start = ContinuousClock.now
+
+    /// A stream that always sends again as soon as it may: its last bytes pass at exactly the
+    /// rate's time for everything but the burst.
+    @Test func aSteadyStreamKeepsToTheRate() {
+        var pacer = RatePacer(bytesPerSecond: 1_000_000, burst: 100_000)
+        var now = Self.start
+        var waits = 0
+        for _ in 0..<50 {
+            let wait = pacer.pause(after: 40_000, at: now)
+            if wait > .zero { waits += 1 }
+            now += wait
+        }
+        // 2,000,000 bytes at 1 MB/s, less the 100,000-byte burst: 1.9 s.
+        #expect(now - Self.start == .milliseconds(1_900))
+        // The first two chunks (80,000 bytes) fit the burst; the third is the first to wait.
+        #expect(waits == 48)
+    }
+
+    @Test func bytesWithinTheBurstPassAtOnce() {
+        var pacer = RatePacer(bytesPerSecond: 1_000_000, burst: 100_000)
+        #expect(pacer.pause(after: 60_000, at: Self.start) == .zero)
+        #expect(pacer.pause(after: 40_000, at: Self.start) == .zero)
+        #expect(pacer.pause(after: 1, at: Self.start) == .nanoseconds(1_000))
+    }
+
+    /// An idle spell restores the burst and no more: a long pause is not credit for a flood.
+    @Test func idleTimeIsNotSavedUp() {
+        var pacer = RatePacer(bytesPerSecond: 1_000_000, burst: 100_000)
+        _ = pacer.pause(after: 500_000, at: Self.start)
+        let later = Self.start + .seconds(60)
+        #expect(pacer.pause(after: 100_000, at: later) == .zero)
+        #expect(pacer.pause(after: 100_000, at: later) == .milliseconds(100))
+    }
+
+    /// The burst defaults to a tenth of a second's bytes; a rate below 1 byte/s counts as 1, and
+    /// even a count far past any frame gives a wait that converts without trapping.
+    @Test func defaultsAndExtremes() {
+        #expect(RatePacer(bytesPerSecond: 5_000_000).burst == 500_000)
+        var slow = RatePacer(bytesPerSecond: 0)
+        #expect(slow.bytesPerSecond == 1)
+        #expect(slow.pause(after: Int.max, at: Self.start) > .seconds(1_000_000))
+        #expect(slow.pause(after: -5, at: Self.start) > .zero)
+    }
+}
+
+@Suite(.serialized) struct AssetRateTests {
+    static let content: [UInt8] = {
+        var rng = SplitMix64(seed: 0x5A7E)
+        return (0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+    }()
+
+    /// Fetches the 1 MiB `content` in 16 chunks from a node A to a node B with those network
+    /// settings; returns how long the fetch took and both nodes' traffic counters.
+    func fetch(a aNetwork: NetworkConfiguration, b bNetwork: NetworkConfiguration) async throws -> (Duration, TrafficCounter, TrafficCounter) {
+        let held = MemoryAssets(), fetched = MemoryAssets()
+        let asset = held.add(Self.content, chunkSize: 64 << 10)
+        let a = try await LoopbackNode.start("a", assets: held, network: aNetwork)
+        let b = try await LoopbackNode.start("b", assets: fetched, network: bNetwork)
+        await b.net.addPeer(host: "127.0.0.1", port: a.port)
+        #expect(await eventually { await b.net.peers().first?.node != nil }, "B never connected to A")
+        let began = ContinuousClock.now
+        try await b.net.fetchAsset(asset)
+        let took = ContinuousClock.now - began
+        #expect(fetched.bytes(of: asset) == Self.content, "the fetched asset differs from A's")
+        await a.stop()
+        await b.stop()
+        return (took, a.net.traffic, b.net.traffic)
+    }
+
+    /// The shortest a fetch of `content` can take at 2 MiB/s: the lane waits after each chunk,
+    /// so the first 15 chunks' bytes, less the burst (a tenth of a second's bytes), pass at the
+    /// rate before the last is handled: (960 KiB − 204.8 KiB) / 2 MiB ≈ 0.369 s. A lower bound
+    /// only: a slow machine takes longer, never less.
+    static let shortest = Duration.milliseconds(365)
+
+    @Test func aReceiveRateSlowsTheFetchToIt() async throws {
+        var limited = NetworkConfiguration()
+        limited.assetReceiveRate = 2 << 20
+        let (took, a, b) = try await fetch(a: NetworkConfiguration(), b: limited)
+        #expect(took >= Self.shortest, "1 MiB at 2 MiB/s arrived in \(took)")
+        #expect(b.assetPauses > 0)
+        #expect(a.assetPauses == 0, "the serving side has no limit, so it never waits")
+    }
+
+    /// The same from the serving side: it waits after each answer it sends.
+    @Test func aSendRateSlowsTheServingToIt() async throws {
+        var limited = NetworkConfiguration()
+        limited.assetSendRate = 2 << 20
+        let (took, a, b) = try await fetch(a: limited, b: NetworkConfiguration())
+        #expect(took >= Self.shortest, "1 MiB at 2 MiB/s was served in \(took)")
+        #expect(a.assetPauses > 0)
+        #expect(b.assetPauses == 0, "the fetching side has no limit, so it never waits")
+    }
+}
