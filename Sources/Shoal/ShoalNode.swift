@@ -34,7 +34,8 @@ public actor ShoalNode {
     /// This node's ID.
     public nonisolated var nodeID: NodeID { store.nodeID }
 
-    let networkConfiguration: NetworkConfiguration
+    /// The transport settings the node was opened with (timeouts, frame options, asset rate caps).
+    public nonisolated let networkConfiguration: NetworkConfiguration
     var network: NetworkNode
     var listening: [(host: String, port: Int)] = []
     var peerAddresses: [(host: String, port: Int)] = []

@@ -48,3 +48,8 @@ enum ExitStatus: Int32 {
     /// Anything else.
     case failure = 1
 }
+
+extension Duration {
+    /// This duration in seconds, for rates and reports.
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -90,6 +90,8 @@ struct StatusCommand: AsyncParsableCommand {
                 let errors = await node.sync.lastErrors()
                 let connections = await node.connectionCount()
                 let links = await node.sync.replication()
+                let traffic = await node.traffic()
+                let caps = node.networkConfiguration
                 func inbound(_ l: SyncNode.ZoneReplication) -> String {
                     !l.receiving ? "-" : l.receivedCaughtUp ? "caught up (\(l.recordsReceived) received)" : "catching up (\(l.recordsReceived) received)"
                 }
@@ -108,6 +110,9 @@ struct StatusCommand: AsyncParsableCommand {
                         "zones": zoneRows.map { ["zone": $0[0], "records": Int($0[1]) ?? 0, "digest": $0[2]] },
                         "received": ["records": stats.recordsReceived, "batches": stats.batchesReceived], "sent": ["records": stats.recordsSent, "batches": stats.batchesSent],
                         "errors": Dictionary(uniqueKeysWithValues: errors.map { ($0.key.hex, $0.value) }),
+                        "assets": ["fetched": stats.assetsFetched, "fetchesFailed": stats.assetFetchesFailed, "chunksReceived": stats.assetChunksReceived,
+                                   "chunksSent": stats.assetChunksSent, "receiveRate": caps.assetReceiveRate, "sendRate": caps.assetSendRate,
+                                   "pauses": traffic.assetPauses, "pausedSeconds": traffic.assetPausedTime.inSeconds] as [String: Any],
                         "replication": links.map { ["peer": $0.peer.hex, "zone": $0.zone.description, "receiving": $0.receiving, "receivedCaughtUp": $0.receivedCaughtUp,
                                                     "recordsReceived": $0.recordsReceived, "sending": $0.sending, "unacknowledgedBatches": $0.unacknowledgedBatches,
                                                     "sentCaughtUp": $0.sentCaughtUp] as [String: Any] },
@@ -127,6 +132,13 @@ struct StatusCommand: AsyncParsableCommand {
                     }) { Console.current.line(l) }
                 }
                 Console.current.line("received \(stats.recordsReceived) records in \(stats.batchesReceived) batches; sent \(stats.recordsSent) in \(stats.batchesSent)")
+                var assets = "assets: \(stats.assetsFetched) fetched (\(stats.assetFetchesFailed) failed), \(stats.assetChunksReceived) chunks received, \(stats.assetChunksSent) sent"
+                if caps.assetReceiveRate > 0 || caps.assetSendRate > 0 {
+                    func cap(_ rate: Int) -> String { rate > 0 ? String(format: "%.1f MB/s", Double(rate) / 1e6) : "unlimited" }
+                    assets += "; receive cap \(cap(caps.assetReceiveRate)), send cap \(cap(caps.assetSendRate)),"
+                        + " paused \(traffic.assetPauses) times (\(String(format: "%.1f", traffic.assetPausedTime.inSeconds)) s)"
+                }
+                Console.current.line(assets)
                 for (peer, e) in errors { Console.current.line("last error with \(peer.short): \(e)") }
             }
         }

@@ -149,7 +149,7 @@ struct ServeCommand: AsyncParsableCommand {
             try? await Task.sleep(for: tty ? .milliseconds(500) : .seconds(5))
             let now = await node.sync.statistics, t = ContinuousClock.now
             guard now != last else { continue }
-            let seconds = Double((t - lastTime).components.attoseconds) / 1e18 + Double((t - lastTime).components.seconds)
+            let seconds = (t - lastTime).inSeconds
             let rate = Int(Double(now.recordsReceived - last.recordsReceived) / max(seconds, 0.001))
             let mb = Double(now.bytesReceived) / 1_000_000
             var line = "received \(now.recordsReceived) records (\(String(format: "%.1f", mb)) MB, \(rate)/s), sent \(now.recordsSent)"

@@ -100,6 +100,12 @@ import Testing
         let got = try Shoal.run(["asset", "get", "album", "p1", "image", "-o", out, "--data", b])
         #expect(got.status == 0, "\(got.error)")
         #expect((try? Data(contentsOf: URL(fileURLWithPath: out))) == Data(bytes), "the fetched asset differs")
+        // B's status reports the fetch and its cap.
+        let status = try Shoal.run(["status", "--json", "--data", b])
+        let report = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]
+        let assets = report?["assets"] as? [String: Any]
+        #expect(assets?["fetched"] as? Int == 1 && assets?["receiveRate"] as? Int == 4_000_000, "\(status.output)")
+        #expect((assets?["chunksReceived"] as? Int ?? 0) > 1, "\(status.output)")
 
         let missing = try Shoal.run(["put", "album", "p2", "--type", "Photo", "image=@\(root)/nope.jpg", "--data", a])
         #expect(missing.status == 3 && missing.error.contains("not a readable file"), "\(missing.error)")
