@@ -95,6 +95,33 @@ import ShoalWire
         #expect(a.assetPauses == 0, "the serving side has no limit, so it never waits")
     }
 
+    /// B fetches at 2 KiB/s, so its fetching lane waits about 32 s after the first 64 KiB chunk
+    /// — longer than `eventually` waits. A change saved on A meanwhile still reaches B: the
+    /// lane's waits hold back asset requests only, never record batches.
+    @Test func recordChangesDoNotWaitForThePacedLane() async throws {
+        let held = MemoryAssets(), fetched = MemoryAssets()
+        let asset = held.add(Self.content, chunkSize: 64 << 10)
+        var slow = NetworkConfiguration()
+        slow.assetReceiveRate = 2 << 10
+        let a = try await LoopbackNode.start("a", assets: held)
+        let b = try await LoopbackNode.start("b", assets: fetched, network: slow)
+        let notes = RecordZone.ID(name: "notes")
+        try await a.store.createZone(notes)
+        await b.net.addPeer(host: "127.0.0.1", port: a.port)
+        #expect(await eventually { await b.net.peers().first?.node != nil }, "B never connected to A")
+        let fetch = Task { try await b.net.fetchAsset(asset) }
+        #expect(await eventually { b.net.traffic.assetPauses > 0 }, "B's fetching lane never waited")
+
+        var note = Record(recordType: "Note", id: Record.ID(name: "during", zone: notes))
+        note["text"] = .string("saved while B's asset lane waits")
+        _ = try await a.store.save(note)
+        #expect(await eventually { (try? await b.store.record(for: note.id)) != nil }, "the change waited behind the paced fetch")
+        fetch.cancel()
+        _ = try? await fetch.value
+        await a.stop()
+        await b.stop()
+    }
+
     /// The same from the serving side: it waits after each answer it sends.
     @Test func aSendRateSlowsTheServingToIt() async throws {
         var limited = NetworkConfiguration()
