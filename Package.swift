@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "ShoalSamples", dependencies: ["ShoalWire", "ShoalAssets"], swiftSettings: strict),
         // Test doubles for the asset lane (apart from ShoalSamples, which the fuzz targets build).
         .target(name: "ShoalSyncSamples", dependencies: [
-            "ShoalWire", "ShoalSync", .product(name: "Crypto", package: "swift-crypto"),
+            "ShoalWire", "ShoalSync", "ShoalAssets",
         ], swiftSettings: strict),
         .testTarget(name: "ShoalWireTests", dependencies: ["ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),

@@ -1,11 +1,9 @@
 // MemoryAssets: an in-memory AssetProvider for tests of the asset lane, with faults on demand.
 
-import Crypto
+import ShoalAssets
 import Synchronization
 import ShoalSync
 package import ShoalWire
-
-func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
 
 /// An in-memory asset store for tests of the asset lane (ShoalSync's simulation, ShoalNet over
 /// TCP). Manifest: per chunk, its length (u32 LE) and SHA-256 (32 bytes). ``setCorrupt(_:)``
@@ -27,8 +25,7 @@ package final class MemoryAssets: AssetProvider {
     }
 
     package static func asset(of bytes: [UInt8]) -> Asset {
-        // A SHA-256 digest is always 32 bytes.
-        Asset(hash: ContentHash(bytes: sha256(bytes))!, size: Int64(bytes.count))
+        Asset(hash: .sha256(bytes), size: Int64(bytes.count))
     }
 
     package func bytes(of asset: Asset) -> [UInt8]? { state.withLock { $0.complete[asset]?.flatMap { $0 } } }
@@ -48,7 +45,7 @@ package final class MemoryAssets: AssetProvider {
     package func manifest(of asset: Asset) async -> [UInt8]? {
         let answer = state.withLock { s in
             s.complete[asset].map { chunks in
-                chunks.flatMap { c in withUnsafeBytes(of: UInt32(c.count).littleEndian, Array.init) + sha256(c) }
+                chunks.flatMap { c in withUnsafeBytes(of: UInt32(c.count).littleEndian, Array.init) + ContentHash.sha256(c).bytes }
             }
         }
         if manifestGate.withLock({ g in defer { g.armed = false }; return g.armed }) {
@@ -82,7 +79,7 @@ package final class MemoryAssets: AssetProvider {
 
     package func receiveChunk(_ bytes: [UInt8], index: Int, of asset: Asset) async -> Bool {
         state.withLock { s in
-            guard let p = s.partial[asset], index < p.hashes.count, sha256(bytes) == p.hashes[index] else { return false }
+            guard let p = s.partial[asset], index < p.hashes.count, ContentHash.sha256(bytes).bytes == p.hashes[index] else { return false }
             s.partial[asset]?.chunks[index] = bytes
             return true
         }
