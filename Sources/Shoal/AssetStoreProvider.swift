@@ -60,6 +60,28 @@ final class AssetStoreProvider: AssetProvider {
         }
     }
 
+    func chunks(_ indexes: Range<Int>, of asset: Asset) async -> [[UInt8]] {
+        guard let m = await completeOffLane(asset), indexes.lowerBound >= 0 else { return [] }
+        // Indexes past the last chunk are not served (the answer ends with "unavailable").
+        let indexes = indexes.clamped(to: 0..<m.chunks.count)
+        let store = self.store, served = self.served
+        // One hop to the lane's threads for the whole run.
+        return await withTaskExecutorPreference(io) { () async -> [[UInt8]] in
+            var out = [[UInt8]]()
+            out.reserveCapacity(indexes.count)
+            for i in indexes {
+                // Not hashed here: the peer checks every chunk against the manifest.
+                guard let bytes = try? store.chunkBytes(m.chunks[i], of: asset, verify: false) else {
+                    // Missing or damaged: check the asset again next time.
+                    _ = served.removeValue(forKey: asset)
+                    break
+                }
+                out.append(bytes)
+            }
+            return out
+        }
+    }
+
     func receiveManifest(_ bytes: [UInt8], for asset: Asset) async -> Int? {
         guard let m = try? AssetManifest(decoding: bytes), m.asset == asset else { return nil }
         if let (incoming, _) = partial[asset] { return incoming.manifest.chunks.count }
@@ -93,6 +115,25 @@ final class AssetStoreProvider: AssetProvider {
         // is asked for its own.
         if outcome.code == .invalidArguments { await abandon(asset) }
         return false
+    }
+
+    func receiveChunks(_ chunks: [(bytes: [UInt8], index: Int)], of asset: Asset) async -> Int {
+        guard let (incoming, _) = partial[asset] else { return 0 }
+        // One hop to the lane's threads for every chunk that arrived together.
+        let (stored, failure) = await withTaskExecutorPreference(io) { () async -> (Int, AssetError?) in
+            for (n, c) in chunks.enumerated() {
+                do throws(AssetError) {
+                    try incoming.receive(c.bytes, index: c.index)
+                } catch {
+                    return (n, error)
+                }
+            }
+            return (chunks.count, nil)
+        }
+        // A chunk that is not canonical means the manifest is wrong: drop it, so the next peer
+        // is asked for its own.
+        if failure?.code == .invalidArguments { await abandon(asset) }
+        return stored
     }
 
     func missingChunks(of asset: Asset) async -> [Int]? {

@@ -52,13 +52,11 @@ public actor NetworkNode {
     let eventSink: AsyncStream<Event>.Continuation
     /// Asset requests arriving, handled in order by a task of their own (the serving lane):
     /// reading and sending chunks never delays record batches (Spec/replication.md §3.7).
-    let assetRequests: AsyncStream<(ConnectionID, Frame)>
-    let assetRequestSink: AsyncStream<(ConnectionID, Frame)>.Continuation
+    let assetRequests = AssetFrameQueue()
     /// Asset manifests and chunks arriving, handled in order by another task (the fetching lane):
     /// storing and verifying them and the final check of a whole asset never delay record batches,
     /// and a wait to keep to ``NetworkConfiguration/assetReceiveRate`` never delays serving.
-    let assetChunks: AsyncStream<(ConnectionID, Frame)>
-    let assetChunkSink: AsyncStream<(ConnectionID, Frame)>.Continuation
+    let assetChunks = AssetFrameQueue()
     var engineStarted = false
     var servers: [any Channel] = []
     var peerStates: [String: PeerState] = [:]
@@ -84,8 +82,12 @@ public actor NetworkNode {
         self.configuration = configuration
         self.group = group ?? MultiThreadedEventLoopGroup.singleton
         (events, eventSink) = AsyncStream<Event>.makeStream()
-        (assetRequests, assetRequestSink) = AsyncStream<(ConnectionID, Frame)>.makeStream()
-        (assetChunks, assetChunkSink) = AsyncStream<(ConnectionID, Frame)>.makeStream()
+    }
+
+    deinit {
+        // The lanes hold the queues, not the node: ending them ends the lanes.
+        assetRequests.finish()
+        assetChunks.finish()
     }
 
     /// Starts the engine task once.
@@ -111,25 +113,48 @@ public actor NetworkNode {
         })
     }
 
-    /// Hands `frames` to the engine one at a time and sends what it answers; with a `rate` above
-    /// zero, waits after each so the asset bytes received (the frame's payload) plus those sent
-    /// (`sent` of the answer) stay under `rate` per second. Holds the node only while it handles
-    /// a frame: a node dropped without ``shutdown()`` still goes, and its streams end with it.
-    static func runAssetLane(_ frames: AsyncStream<(ConnectionID, Frame)>, rate: Int, node: () -> NetworkNode?,
+    /// Hands `frames` to the node and sends what it answers. Unpaced, every frame waiting is
+    /// handled together (``SyncNode/receiveAssetFrames(_:)``: one hop to the node, the chunk
+    /// store and the socket per batch, not per frame). With a `rate` above zero, frames are
+    /// handled one at a time and their answers sent one at a time, each followed by the wait that
+    /// keeps the asset bytes received (the frame's payload) plus those sent (`sent` of the
+    /// answer) under `rate` per second. Holds the node only while it handles frames: a node
+    /// dropped without ``shutdown()`` still goes, and its queues end with it.
+    static func runAssetLane(_ frames: AssetFrameQueue, rate: Int, node: () -> NetworkNode?,
                              sent: ([ConnectionID: [SyncOutput]]) -> Int) async {
         var pacer = rate > 0 ? RatePacer(bytesPerSecond: rate) : nil
-        for await (id, frame) in frames {
+        while let batch = await frames.take() {
             guard let node = node() else { return }
-            guard await node.connections[id] != nil else { continue }
-            let out = await node.sync.receive(frame, on: id)
-            await node.send(out)
-            guard pacer != nil else { continue }
-            let bytes = (frame.type == .assetChunk ? frame.payload.count : 0) + sent(out)
-            guard let wait = pacer?.pause(after: bytes, at: .now), wait > .zero else { continue }
-            node.traffic.assetPaused(wait)
-            // Cancelled at shutdown: the loop ends when the stream does.
-            try? await Task.sleep(for: wait)
+            let open = await node.fromOpenConnections(batch)
+            guard pacer != nil else {
+                await node.send(await node.sync.receiveAssetFrames(open))
+                continue
+            }
+            /// Charges `bytes` and waits when the rate asks for it.
+            func pace(_ bytes: Int) async {
+                guard bytes > 0, let wait = pacer?.pause(after: bytes, at: .now), wait > .zero else { return }
+                node.traffic.assetPaused(wait)
+                // Cancelled at shutdown: the loop ends when the queue does.
+                try? await Task.sleep(for: wait)
+            }
+            for item in open {
+                let out = await node.sync.receiveAssetFrames([item])
+                // Answers go out one frame at a time, each followed by its wait: a request for a
+                // run of chunks is served at the rate, not in a burst.
+                for (id, list) in out.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                    for o in list {
+                        await node.send([id: [o]])
+                        await pace(sent([id: [o]]))
+                    }
+                }
+                await pace(item.1.type == .assetChunk ? item.1.payload.count : 0)
+            }
         }
+    }
+
+    /// The frames of `items` whose connection is still open.
+    func fromOpenConnections(_ items: [AssetFrameQueue.Item]) -> [(ConnectionID, Frame)] {
+        items.compactMap { connections[$0.connection] != nil ? ($0.connection, $0.frame) : nil }
     }
 
     func handle(_ event: Event) async {
@@ -278,7 +303,7 @@ public actor NetworkNode {
                 handshake.cancel()
                 sink.yield(.closed(id))
             }
-            try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, requests: assetRequestSink, chunks: assetChunkSink)
+            try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, requests: assetRequests, chunks: assetChunks)
         }
     }
 
@@ -288,13 +313,12 @@ public actor NetworkNode {
     /// here never holds the actor the engine needs.
     @concurrent static func readFrames(_ inbound: NIOAsyncChannelInboundStream<Frame>, of id: ConnectionID, decodingWith sync: SyncNode,
                                        to sink: AsyncStream<Event>.Continuation,
-                                       requests: AsyncStream<(ConnectionID, Frame)>.Continuation,
-                                       chunks: AsyncStream<(ConnectionID, Frame)>.Continuation) async throws {
+                                       requests: AssetFrameQueue, chunks: AssetFrameQueue) async throws {
         for try await frame in inbound {
             if frame.type == .assetRequest {
-                requests.yield((id, frame))
+                requests.push(frame, from: id)
             } else if frame.type == .assetChunk {
-                chunks.yield((id, frame))
+                chunks.push(frame, from: id)
             } else {
                 sink.yield(.frame(id, frame, sync.decodeAhead(frame)))
             }
@@ -305,10 +329,20 @@ public actor NetworkNode {
     func send(_ outputs: [ConnectionID: [SyncOutput]]) async {
         for (id, list) in outputs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             guard let c = connections[id] else { continue }
+            var frames = [Frame]()
             for o in list {
+                // Frames in a row go to the channel together: one hop to its event loop.
+                if case .send(let frame) = o {
+                    frames.append(frame)
+                    continue
+                }
+                if !frames.isEmpty {
+                    try? await c.writer.write(contentsOf: frames)
+                    frames = []
+                }
                 switch o {
-                case .send(let frame):
-                    do { try await c.writer.write(frame) } catch { break }
+                case .send:
+                    break
                 case .close(let error):
                     if let error {
                         configuration.logger.warning("closing connection", metadata: ["connection": "\(id)", "code": "\(error.code)", "error": "\(error.message)"])
@@ -318,6 +352,7 @@ public actor NetworkNode {
                     try? await c.channel.close()
                 }
             }
+            if !frames.isEmpty { try? await c.writer.write(contentsOf: frames) }
         }
     }
 
@@ -394,8 +429,8 @@ public actor NetworkNode {
     public func shutdown() async {
         stopped = true
         eventSink.finish()
-        assetRequestSink.finish()
-        assetChunkSink.finish()
+        assetRequests.finish()
+        assetChunks.finish()
         for (id, _) in connections { await close(id, reason: "the node is shutting down") }
         for s in servers { try? await s.close() }
         for t in tasks { t.cancel() }

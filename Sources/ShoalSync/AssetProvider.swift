@@ -12,12 +12,21 @@ public protocol AssetProvider: Sendable {
     func manifest(of asset: Asset) async -> [UInt8]?
     /// Chunk `index` (in manifest order) of `asset`, when this node holds every chunk of it.
     func chunk(_ index: Int, of asset: Asset) async -> [UInt8]?
+    /// The chunks of `asset` at `indexes`, in order, up to the first this node cannot serve (all
+    /// of them when it holds the asset). One call answers a peer's request for a run of chunks;
+    /// the default asks ``chunk(_:of:)`` for each.
+    func chunks(_ indexes: Range<Int>, of asset: Asset) async -> [[UInt8]]
     /// Keeps a manifest a peer sent for `asset` and returns its chunk count, or nil when it is
     /// malformed or cannot describe `asset` (its lengths do not add up to the size).
     func receiveManifest(_ bytes: [UInt8], for asset: Asset) async -> Int?
     /// Stores chunk `index` of `asset` from a peer after checking it against the manifest's hash;
     /// false (nothing stored) when it does not match.
     func receiveChunk(_ bytes: [UInt8], index: Int, of asset: Asset) async -> Bool
+    /// Stores chunks of `asset` that arrived together, in order, as ``receiveChunk(_:index:of:)``
+    /// would one by one, stopping at the first that does not match; returns how many were stored
+    /// (all of them, or the index of the first that failed). The default calls
+    /// ``receiveChunk(_:index:of:)`` for each.
+    func receiveChunks(_ chunks: [(bytes: [UInt8], index: Int)], of asset: Asset) async -> Int
     /// The chunk indexes of `asset` not stored yet, or nil when no manifest is kept for it.
     func missingChunks(of asset: Asset) async -> [Int]?
     /// With every chunk in: checks the whole content against the asset's hash and makes the asset
@@ -28,6 +37,26 @@ public protocol AssetProvider: Sendable {
     /// The fetch of `asset` was given up: drop what was kept for it (the manifest; chunks stored
     /// stay until garbage collection).
     func abandon(_ asset: Asset) async
+}
+
+extension AssetProvider {
+    /// Asks ``chunk(_:of:)`` for each index in turn.
+    public func chunks(_ indexes: Range<Int>, of asset: Asset) async -> [[UInt8]] {
+        var out = [[UInt8]]()
+        for i in indexes {
+            guard let bytes = await chunk(i, of: asset) else { break }
+            out.append(bytes)
+        }
+        return out
+    }
+
+    /// Calls ``receiveChunk(_:index:of:)`` for each chunk in turn.
+    public func receiveChunks(_ chunks: [(bytes: [UInt8], index: Int)], of asset: Asset) async -> Int {
+        for (n, c) in chunks.enumerated() {
+            guard await receiveChunk(c.bytes, index: c.index, of: asset) else { return n }
+        }
+        return chunks.count
+    }
 }
 
 /// How a node fetches the assets of records it receives, per zone.

@@ -250,22 +250,87 @@ extension SyncNode {
             guard let manifest = await assets.manifest(of: m.asset) else { return [answer(.unavailable)] }
             return [answer(.manifest(manifest))]
         case let .chunks(first, count):
+            // The decoder bounds count (1…maxChunks) and first + count (below 2^64).
+            guard first <= UInt64(Int.max) - count else { return [answer(.unavailable)] }
+            let found = await assets.chunks(Int(first)..<Int(first &+ count), of: m.asset)
             var out = [SyncOutput]()
-            for i in first..<(first &+ count) {
-                guard i <= UInt64(Int.max), let bytes = await assets.chunk(Int(i), of: m.asset) else { return out + [answer(.unavailable)] }
+            out.reserveCapacity(found.count + 1)
+            for (k, bytes) in found.enumerated() {
                 // Whether the asset compresses is tried once, on the first chunk served; chunks
                 // of one that does not (most media) go out without a compression attempt.
                 let compressible = compressibility(of: m.asset, sample: bytes)
-                out.append(.send(Frame(type: .assetChunk, payload: AssetChunkMessage(asset: m.asset, part: .chunk(index: i, bytes: bytes)).encoded(),
+                out.append(.send(Frame(type: .assetChunk, payload: AssetChunkMessage(asset: m.asset, part: .chunk(index: first &+ UInt64(k), bytes: bytes)).encoded(),
                                        mayCompress: compressible)))
                 statistics.assetChunksSent &+= 1
             }
+            if found.count < count { out.append(answer(.unavailable)) }
             return out
+        }
+    }
+
+    /// Handles asset frames that arrived together (the transport's asset lanes hand over every
+    /// frame waiting), in order: each run of chunk frames from one connection is decoded at once
+    /// and each run of chunks of one asset in it checked and stored with one call to the asset
+    /// store (``AssetProvider/receiveChunks(_:of:)``); other frames go through
+    /// ``receive(_:on:)``. Returns the frames to send.
+    package func receiveAssetFrames(_ frames: [(ConnectionID, Frame)]) async -> [ConnectionID: [SyncOutput]] {
+        var result = [ConnectionID: [SyncOutput]]()
+        var i = 0
+        while i < frames.count {
+            let (id, frame) = frames[i]
+            var end = i + 1
+            while frame.type == .assetChunk, end < frames.count, frames[end].0 == id, frames[end].1.type == .assetChunk { end += 1 }
+            let more: [ConnectionID: [SyncOutput]]
+            if end - i > 1, sessions[id]?.phase == .established {
+                more = await settle(await handleAssetChunks(frames[i..<end].map(\.1), on: id), on: id)
+            } else {
+                more = await receive(frame, on: id)
+                end = i + 1
+            }
+            for (c, o) in more { result[c, default: []] += o }
+            i = end
+        }
+        return result
+    }
+
+    /// Handles chunk frames from `id` (an established connection) like ``handle(_:on:decoded:)``:
+    /// returns what to send on `id`, sets aside what goes to other connections, and closes `id`
+    /// when a frame is malformed or breaks the protocol (then none of them is used).
+    func handleAssetChunks(_ frames: [Frame], on id: ConnectionID) async -> [SyncOutput] {
+        do throws(SyncFailure) {
+            var messages = [AssetChunkMessage]()
+            messages.reserveCapacity(frames.count)
+            for f in frames {
+                messages.append(try decode { (l) throws(WireError) in try AssetChunkMessage(decoding: f.payload, limits: l) })
+            }
+            var mine = [SyncOutput]()
+            var i = 0
+            while i < messages.count {
+                var end = i + 1
+                if case .chunk = messages[i].part {
+                    while end < messages.count, messages[end].asset == messages[i].asset, case .chunk = messages[end].part { end += 1 }
+                }
+                var all = try await handleAssetAnswers(messages[i..<end], on: id)
+                mine += all.removeValue(forKey: id) ?? []
+                for (c, more) in all { extraOutputs[c, default: []] += more }
+                i = end
+            }
+            return mine
+        } catch {
+            sessions[id]?.lastError = error.message
+            sessions[id]?.phase = .closed
+            return [.close(ErrorMessage(code: error.code, message: error.message))]
         }
     }
 
     func handleAssetChunk(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [ConnectionID: [SyncOutput]] {
         let m = try decode { (l) throws(WireError) in try AssetChunkMessage(decoding: frame.payload, limits: l) }
+        return try await handleAssetAnswers([m], on: id)
+    }
+
+    /// Handles one answer to an asset request, or a run of chunks of one asset.
+    func handleAssetAnswers(_ run: ArraySlice<AssetChunkMessage>, on id: ConnectionID) async throws(SyncFailure) -> [ConnectionID: [SyncOutput]] {
+        guard let m = run.first else { return [:] }
         // An answer for a transfer no longer on this connection (moved, finished) is dropped.
         guard let assets, let t = transfers[m.asset], t.connection == id else { return [:] }
         switch m.part {
@@ -282,16 +347,23 @@ extension SyncNode {
             transfers[m.asset]?.pending = missing[...]
             if missing.isEmpty { return await finishTransfer(m.asset) }
             return [id: requestChunks(m.asset)]
-        case let .chunk(index, bytes):
-            guard index <= UInt64(Int.max), t.inFlight.contains(Int(index)) else {
-                throw SyncFailure("protocolViolation", "chunk \(index) of \(m.asset) was not requested on this connection")
+        case .chunk:
+            var chunks = [(bytes: [UInt8], index: Int)]()
+            chunks.reserveCapacity(run.count)
+            var seen = Set<Int>()
+            for c in run {
+                guard case let .chunk(index, bytes) = c.part else { continue }
+                guard index <= UInt64(Int.max), t.inFlight.contains(Int(index)), seen.insert(Int(index)).inserted else {
+                    throw SyncFailure("protocolViolation", "chunk \(index) of \(m.asset) was not requested on this connection")
+                }
+                chunks.append((bytes, Int(index)))
             }
-            let stored = await assets.receiveChunk(bytes, index: Int(index), of: m.asset)
-            if stored { statistics.assetChunksReceived &+= 1 }
-            // The transfer may have moved (connection closed) while the chunk was stored.
+            let stored = await assets.receiveChunks(chunks, of: m.asset)
+            statistics.assetChunksReceived &+= stored
+            // The transfer may have moved (connection closed) while the chunks were stored.
             guard transfers[m.asset]?.connection == id else { return [:] }
-            guard stored else { return await refuse(m.asset, on: id) }
-            transfers[m.asset]?.inFlight.remove(Int(index))
+            for c in chunks.prefix(stored) { transfers[m.asset]?.inFlight.remove(c.index) }
+            guard stored == chunks.count else { return await refuse(m.asset, on: id) }
             guard let now = transfers[m.asset] else { return [:] }
             if now.pending.isEmpty && now.inFlight.isEmpty { return await finishTransfer(m.asset) }
             return [id: requestChunks(m.asset)]

@@ -246,7 +246,12 @@ public actor SyncNode {
 
     /// ``receive(_:on:)`` with the frame's ``decodeAhead(_:)`` result, when the transport made it.
     package func receive(_ frame: Frame, on id: ConnectionID, decoded: DecodedChanges?) async -> [ConnectionID: [SyncOutput]] {
-        let out = await handle(frame, on: id, decoded: decoded)
+        await settle(await handle(frame, on: id, decoded: decoded), on: id)
+    }
+
+    /// What a call that handled frames from `id` and answered `out` sends: `out`, the outputs for
+    /// other connections that handling set aside, or a restart or announcement it made due.
+    func settle(_ out: [SyncOutput], on id: ConnectionID) async -> [ConnectionID: [SyncOutput]] {
         // Taken at once: a concurrent call (the asset lane runs beside the record engine) adds
         // its own extras, which it or this call sends — never both, never neither.
         let extras = extraOutputs

@@ -14,8 +14,12 @@ import ShoalWire
     static let notes = RecordZone.ID(name: "notes")
 
     /// A simulation whose nodes each have a MemoryAssets.
-    static func simulation(seed: UInt64, nodes: Int, configuration: SyncConfiguration = SyncConfiguration()) async throws -> (Simulation, [MemoryAssets]) {
+    /// With `batched`, asset frames in flight together are handed over together, as the TCP
+    /// transport's lanes do (``SyncNode/receiveAssetFrames(_:)``).
+    static func simulation(seed: UInt64, nodes: Int, configuration: SyncConfiguration = SyncConfiguration(),
+                           batched: Bool = false) async throws -> (Simulation, [MemoryAssets]) {
         let sim = try await Simulation(seed: seed, nodes: nodes, configuration: configuration)
+        sim.batchAssetFrames = batched
         var stores = [MemoryAssets]()
         for i in sim.nodes.indices {
             let m = MemoryAssets()
@@ -37,9 +41,9 @@ import ShoalWire
         do { try await sim.nodes[n].sync.waitForAsset(asset); return .success(()) } catch { return .failure(error) }
     }
 
-    @Test(arguments: [0, 1, 1000, 4096, 40_000])
-    func assetsOfEverySizeRoundTrip(_ size: Int) async throws {
-        let (sim, assets) = try await Self.simulation(seed: 21, nodes: 2)
+    @Test(arguments: [0, 1, 1000, 4096, 40_000], [false, true])
+    func assetsOfEverySizeRoundTrip(_ size: Int, batched: Bool) async throws {
+        let (sim, assets) = try await Self.simulation(seed: 21, nodes: 2, batched: batched)
         let bytes = Self.content(size, seed: UInt64(size))
         let asset = assets[0].add(bytes, chunkSize: 4096)
         try await sim.connect(0, 1)
@@ -48,10 +52,13 @@ import ShoalWire
         #expect((try? result.get()) != nil, "\(result)")
         #expect(assets[1].bytes(of: asset) == bytes, "size \(size)")
         #expect(await sim.nodes[1].sync.statistics.assetsFetched == 1)
+        // 10 chunks: the first window's 8 answers arrive together when batched.
+        if size == 40_000 { #expect((sim.largestAssetBatch > 1) == batched, "largest batch \(sim.largestAssetBatch)") }
     }
 
-    @Test func aCorruptedChunkIsRejectedAndFetchedElsewhere() async throws {
-        let (sim, assets) = try await Self.simulation(seed: 22, nodes: 3)
+    @Test(arguments: [false, true])
+    func aCorruptedChunkIsRejectedAndFetchedElsewhere(batched: Bool) async throws {
+        let (sim, assets) = try await Self.simulation(seed: 22, nodes: 3, batched: batched)
         let bytes = Self.content(50_000, seed: 3)
         let asset = assets[0].add(bytes, chunkSize: 4096)
         assets[2].add(bytes, chunkSize: 4096)
@@ -80,10 +87,11 @@ import ShoalWire
         #expect(await sim.nodes[1].sync.statistics.assetChunksReceived == 11, "only the lost chunk twice")
     }
 
-    @Test func aLostConnectionResumesFromTheFirstMissingChunk() async throws {
+    @Test(arguments: [false, true])
+    func aLostConnectionResumesFromTheFirstMissingChunk(batched: Bool) async throws {
         var configuration = SyncConfiguration()
         configuration.assetWindow = 2
-        let (sim, assets) = try await Self.simulation(seed: 23, nodes: 3, configuration: configuration)
+        let (sim, assets) = try await Self.simulation(seed: 23, nodes: 3, configuration: configuration, batched: batched)
         let bytes = Self.content(100_000, seed: 4)
         let asset = assets[0].add(bytes, chunkSize: 4096)  // 25 chunks
         assets[2].add(bytes, chunkSize: 4096)
@@ -105,6 +113,71 @@ import ShoalWire
         try await sim.nodes[1].sync.waitForAsset(asset)
         #expect(assets[1].bytes(of: asset) == bytes)
         #expect(await sim.nodes[1].sync.statistics.assetChunksReceived == 25, "no chunk fetched twice")
+    }
+
+    // MARK: Chunks that arrive together
+
+    /// Node 1 fetching a 10-chunk asset from node 0, stopped once node 1 has the manifest and
+    /// has requested the first window (chunks 0–7): the chunks, and node 1's connection.
+    static func fetchAwaitingChunks(seed: UInt64) async throws -> (Simulation, Asset, [[UInt8]], ConnectionID) {
+        let (sim, assets) = try await simulation(seed: seed, nodes: 2)
+        let bytes = content(40_000, seed: seed)
+        let asset = assets[0].add(bytes, chunkSize: 4096)
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        try await sim.route(await sim.nodes[1].sync.fetchAsset(asset), from: 1)
+        try await sim.deliver(link: 0, toB: false)  // the manifest request, to node 0
+        try await sim.deliver(link: 0, toB: true)  // the manifest, to node 1, which asks for chunks
+        #expect(await sim.nodes[1].sync.assetTransfers()[asset] == 10)
+        let chunks = stride(from: 0, to: bytes.count, by: 4096).map { Array(bytes[$0..<min(bytes.count, $0 + 4096)]) }
+        return (sim, asset, chunks, sim.links[0].connB)
+    }
+
+    static func chunkFrame(_ asset: Asset, _ index: Int, _ bytes: [UInt8]) -> Frame {
+        Frame(type: .assetChunk, payload: AssetChunkMessage(asset: asset, part: .chunk(index: UInt64(index), bytes: bytes)).encoded())
+    }
+
+    /// The chunk runs that `out` asks for on `id`.
+    static func requestedRuns(_ out: [ConnectionID: [SyncOutput]], on id: ConnectionID) -> [Range<UInt64>] {
+        (out[id] ?? []).compactMap { o -> Range<UInt64>? in
+            guard case .send(let f) = o, f.type == .assetRequest, let m = try? AssetRequestMessage(decoding: f.payload),
+                  case let .chunks(first, count) = m.part else { return nil }
+            return first..<first + count
+        }
+    }
+
+    @Test func chunksThatArriveTogetherAreStoredAndTheWindowRefilledOnce() async throws {
+        let (sim, asset, chunks, conn) = try await Self.fetchAwaitingChunks(seed: 27)
+        let node = sim.nodes[1].sync
+        let out = await node.receiveAssetFrames((0..<3).map { (conn, Self.chunkFrame(asset, $0, chunks[$0])) })
+        #expect(await node.statistics.assetChunksReceived == 3)
+        // Three window places came free together: one request for the two chunks left.
+        #expect(Self.requestedRuns(out, on: conn) == [8..<10])
+        #expect(await node.assetTransfers()[asset] == 7)
+    }
+
+    @Test func aChunkTwiceInOneBatchClosesTheConnection() async throws {
+        let (sim, asset, chunks, conn) = try await Self.fetchAwaitingChunks(seed: 28)
+        let node = sim.nodes[1].sync
+        let out = await node.receiveAssetFrames([(conn, Self.chunkFrame(asset, 0, chunks[0])), (conn, Self.chunkFrame(asset, 1, chunks[1])),
+                                                 (conn, Self.chunkFrame(asset, 1, chunks[1]))])
+        let closed = (out[conn] ?? []).compactMap { o -> ErrorMessage? in if case .close(let e) = o { e } else { nil } }
+        #expect(closed.map(\.code) == ["protocolViolation"], "\(out)")
+        #expect(await node.statistics.assetChunksReceived == 0, "none of the batch is used")
+    }
+
+    @Test func aBadChunkInABatchKeepsTheChunksBeforeItAndRefusesThePeer() async throws {
+        let (sim, asset, chunks, conn) = try await Self.fetchAwaitingChunks(seed: 29)
+        let node = sim.nodes[1].sync
+        var bad = chunks[4]
+        bad[100] ^= 0xFF
+        let frames = (2..<7).map { (conn, Self.chunkFrame(asset, $0, $0 == 4 ? bad : chunks[$0])) }
+        _ = await node.receiveAssetFrames(frames)
+        // Chunks 2 and 3 were stored; chunk 4 failed its hash, so node 0 is refused and, with no
+        // other peer, the fetch fails.
+        #expect(await node.statistics.assetChunksReceived == 2)
+        #expect(await node.assetTransfers()[asset] == nil)
+        await #expect(throws: AssetFetchError.self) { try await node.waitForAsset(asset) }
     }
 
     /// Regression: the check a waiter makes before it registers can be delayed past the end of

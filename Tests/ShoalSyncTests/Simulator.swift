@@ -56,6 +56,12 @@ final class Simulation {
     let root: String
     let encoder = FrameEncoder()
     var framesDelivered = 0
+    /// Whether asset frames in flight on a link are handed over together
+    /// (``SyncNode/receiveAssetFrames(_:)``), as a transport's asset lane takes every frame
+    /// waiting; otherwise one at a time.
+    var batchAssetFrames = false
+    /// The most asset frames handed over together so far.
+    var largestAssetBatch = 0
     var crashes = 0
     /// Print every node's trace lines (for debugging one seed).
     var trace = false
@@ -146,23 +152,33 @@ final class Simulation {
     func deliver(link i: Int, toB: Bool) async throws {
         var pipe = toB ? links[i].toB : links[i].toA
         guard !pipe.inFlight.isEmpty else { return }
-        let bytes = pipe.inFlight.removeFirst()
         var frames = [Frame]()
-        var at = 0
-        while at < bytes.count {
-            let n = min(bytes.count - at, 1 + int(bytes.count))
-            frames += try pipe.reader.frames(in: Array(bytes[at..<at + n]))
-            at += n
-        }
+        func isAsset(_ f: Frame) -> Bool { f.type == .assetChunk || f.type == .assetRequest }
+        repeat {
+            let bytes = pipe.inFlight.removeFirst()
+            var at = 0
+            while at < bytes.count {
+                let n = min(bytes.count - at, 1 + int(bytes.count))
+                frames += try pipe.reader.frames(in: Array(bytes[at..<at + n]))
+                at += n
+            }
+            // Batching: more asset frames behind these join them (up to the first other frame).
+        } while batchAssetFrames && !pipe.inFlight.isEmpty && frames.allSatisfy(isAsset)
         if toB { links[i].toB = pipe } else { links[i].toA = pipe }
         let (receiver, conn) = toB ? (links[i].b, links[i].connB) : (links[i].a, links[i].connA)
-        for frame in frames {
-            framesDelivered += 1
-            guard let li = links.firstIndex(where: { $0.connA == conn || $0.connB == conn }) else { return }
-            _ = li
-            let out = await nodes[receiver].sync.receive(frame, on: conn)
+        var k = 0
+        while k < frames.count {
+            guard links.contains(where: { $0.connA == conn || $0.connB == conn }) else { return }
+            var end = k + 1
+            while batchAssetFrames, isAsset(frames[k]), end < frames.count, isAsset(frames[end]) { end += 1 }
+            framesDelivered += end - k
+            if isAsset(frames[k]) { largestAssetBatch = max(largestAssetBatch, end - k) }
+            let out = end - k > 1 || (batchAssetFrames && isAsset(frames[k]))
+                ? await nodes[receiver].sync.receiveAssetFrames(frames[k..<end].map { (conn, $0) })
+                : await nodes[receiver].sync.receive(frames[k], on: conn)
             try await route(out, from: receiver)
-            if frame.type == .changes { try await notifyChanges(node: receiver) }
+            if frames[k].type == .changes { try await notifyChanges(node: receiver) }
+            k = end
         }
     }
 

@@ -12,7 +12,9 @@ extension AssetsBenchmark {
     /// readable on B; `save_p50_ms`, `save_p99_ms`: the part spent in A's local save, its commit
     /// and fsync; `stolen_samples`, `p99_unstolen_ms`: how many samples overlapped time the
     /// hypervisor stole, and the p99 of the rest; `stolen_cpu_pct` on the transfer line: the share
-    /// stolen during it). `SHOAL_BENCH_SENDER_DIR` puts A's data directory there instead of beside B's —
+    /// stolen during it; `cpu_s_per_gib`: the process's CPU time per GiB moved, both nodes, including
+    /// the latency samples; `switches_per_chunk`: its context switches per chunk received).
+    /// `SHOAL_BENCH_SENDER_DIR` puts A's data directory there instead of beside B's —
     /// on another file system it stands for the sender's own disk, as on two machines.
     static func transferCases() async throws {
         let mib = Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_MIB"] ?? "") ?? 1024
@@ -126,6 +128,7 @@ extension AssetsBenchmark {
         let t1 = ContinuousClock.now
         let fetch = Task { try await b.fetchAsset(asset) }
         let stolenAtStart = stolenSeconds()
+        let usageAtStart = ProcessUsage.now()
         var during = [Sample]()
         var i = 0
         while during.count < 100 {
@@ -146,10 +149,11 @@ extension AssetsBenchmark {
         }
         let seconds = Harness.seconds(ContinuousClock.now - t1)
         let stolen = stolenSeconds() - stolenAtStart
+        let usage = ProcessUsage.now() - usageAtStart
         let rss = peakRSSMegabytes()
         guard (try? b.assets.isComplete(asset)) == true else { throw BenchError("B does not hold the asset after the fetch") }
         let mbps = Double(size) / seconds / 1e6
-        print("assets case=transfer-\(label) MBps=\(fixed(mbps, 1)) seconds=\(fixed(seconds, 2)) peak_rss_mb=\(fixed(rss, 1)) chunks_received=\(await b.sync.statistics.assetChunksReceived) stolen_cpu_pct=\(fixed(stolen / seconds / Double(ProcessInfo.processInfo.activeProcessorCount) * 100, 1))")
+        print("assets case=transfer-\(label) MBps=\(fixed(mbps, 1)) seconds=\(fixed(seconds, 2)) peak_rss_mb=\(fixed(rss, 1)) chunks_received=\(await b.sync.statistics.assetChunksReceived) stolen_cpu_pct=\(fixed(stolen / seconds / Double(ProcessInfo.processInfo.activeProcessorCount) * 100, 1)) cpu_s_per_gib=\(fixed(usage.cpuSeconds * Double(1 << 30) / Double(size), 2)) switches_per_chunk=\(fixed(Double(usage.switches) / Double(max(await b.sync.statistics.assetChunksReceived, 1)), 1))")
         print("assets case=cp-\(label) MBps=\(fixed(Double(size) / cpSeconds / 1e6, 1)) transfer_vs_cp=\(fixed(cpSeconds / seconds, 3))")
         // stolen_samples: samples during which the hypervisor stole time; p99_unstolen_ms: the p99
         // of the others. Attribution only: p99_ms, over every sample, is the figure.
@@ -161,6 +165,25 @@ extension AssetsBenchmark {
         print(line("latency-during-transfer", during, extra: " vs_idle_p99=\(fixed(pct(during.map(\.total), 0.99) / max(pct(idle.map(\.total), 0.99), 0.001), 2))"))
         await a.shutdown()
         await b.shutdown()
+    }
+
+    /// The process's CPU time (user and system, every thread: both nodes) and context switches
+    /// (voluntary and not), from `getrusage`. Per gibibyte moved they say what a transfer costs
+    /// the machine, which varies far less from run to run than its speed on a shared host.
+    struct ProcessUsage {
+        var cpuSeconds: Double
+        var switches: Int
+
+        static func now() -> ProcessUsage {
+            var u = rusage()
+            guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &u) == 0 else { return ProcessUsage(cpuSeconds: 0, switches: 0) }
+            func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+            return ProcessUsage(cpuSeconds: seconds(u.ru_utime) + seconds(u.ru_stime), switches: u.ru_nvcsw + u.ru_nivcsw)
+        }
+
+        static func - (a: ProcessUsage, b: ProcessUsage) -> ProcessUsage {
+            ProcessUsage(cpuSeconds: a.cpuSeconds - b.cpuSeconds, switches: a.switches - b.switches)
+        }
     }
 
     /// One latency sample of ``transferCases()``.
