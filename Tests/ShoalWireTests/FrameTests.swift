@@ -47,6 +47,26 @@ import ShoalSamples
         }
     }
 
+    /// Long inputs take the three-chain path of the instruction (rounds of 24 KiB, then of 768
+    /// bytes): it agrees with the tables at and around each round's edges and at seeded random
+    /// lengths, alignments and starting values.
+    @Test func crc32cThreeChainsAgreeWithTheTables() {
+        let seed = SplitMix64.seed(fromEnvironment: "SHOAL_SEED", default: 0xC2C3_3C00)
+        var rng = SplitMix64(seed: seed)
+        let bytes = (0..<200_008).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        var lengths = [767, 768, 769, 1535, 1536, 24_575, 24_576, 24_577, 24_576 + 768, 24_576 + 767, 49_152 + 775, 200_000]
+        for _ in 0..<60 { lengths.append(Int(rng.next() % 200_001)) }
+        bytes.withUnsafeBytes { all in
+            for length in lengths {
+                let offset = Int(rng.next() % 8)
+                let slice = UnsafeRawBufferPointer(rebasing: all[offset..<(offset + length)])
+                let previous = UInt32(truncatingIfNeeded: rng.next())
+                #expect(CRC32C.checksum(slice, continuing: previous) == CRC32C.softwareChecksum(slice, continuing: previous),
+                        "seed \(seed): length \(length), offset \(offset) (hardware: \(CRC32C.usesHardware))")
+            }
+        }
+    }
+
     @Test(arguments: [0, 1, 63, 64, 1000, 100_000])
     func roundTripsInEveryMode(size: Int) throws {
         let payload = Self.batch(max(1, size / 150)).prefix(size)
