@@ -70,7 +70,10 @@ let package = Package(
         .testTarget(name: "ShoalWireTests", dependencies: ["ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalCLITests", dependencies: ["shoal"], swiftSettings: strict),
-        .testTarget(name: "ShoalNetTests", dependencies: ["ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples"], swiftSettings: strict),
+        .testTarget(name: "ShoalNetTests", dependencies: [
+            "ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+        ], swiftSettings: strict),
         .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalSamples", "CSQLite"], swiftSettings: strict),

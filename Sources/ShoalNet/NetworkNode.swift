@@ -30,6 +30,8 @@ public actor NetworkNode {
         let writer: NIOAsyncChannelOutboundWriter<Frame>
         let channel: any Channel
         let dialed: String?
+        /// The chunk bytes held above the socket (``ChunkYieldHandler``); nil if none was found.
+        let gate: ChunkGate?
     }
 
     var connections: [ConnectionID: Connection] = [:]
@@ -39,7 +41,7 @@ public actor NetworkNode {
     /// as the simulator drives SyncNode. Handling events concurrently would let a batch built
     /// later reach the socket first, or an acknowledgement be overwritten mid-batch.
     enum Event: Sendable {
-        case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, CheckedContinuation<ConnectionID, Never>)
+        case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, ChunkGate?, CheckedContinuation<ConnectionID, Never>)
         case frame(ConnectionID, Frame, SyncNode.DecodedChanges?)
         case closed(ConnectionID)
         case zoneChanged(RecordZone.ID)
@@ -159,9 +161,9 @@ public actor NetworkNode {
 
     func handle(_ event: Event) async {
         switch event {
-        case let .open(writer, channel, dialed, reply):
+        case let .open(writer, channel, dialed, gate, reply):
             let (id, first) = await sync.open()
-            connections[id] = Connection(writer: writer, channel: channel, dialed: dialed)
+            connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, gate: gate)
             configuration.logger.debug("connection opened", metadata: ["connection": "\(id)", "remote": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "dialed": "\(dialed != nil)"])
             if let dialed { peerStates[dialed]?.isConnected = true }
             reply.resume(returning: id)
@@ -282,6 +284,8 @@ public actor NetworkNode {
         try ops.addHandler(IdleStateHandler(readTimeout: TimeAmount(configuration.idleTimeout), writeTimeout: TimeAmount(configuration.pingInterval)))
         try ops.addHandler(FrameEncodingHandler(options: configuration.frames, traffic: traffic))
         try ops.addHandler(FrameDecodingHandler(limits: limits, traffic: traffic))
+        try OutboundQueue.configure(channel)
+        try ops.addHandler(ChunkYieldHandler(gate: ChunkGate()))
         try ops.addHandler(KeepaliveHandler())
         return try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
     }
@@ -293,8 +297,9 @@ public actor NetworkNode {
         let raw = channel.channel
         let sink = eventSink
         let handshakeTimeout = configuration.handshakeTimeout
+        let gate = try? await raw.eventLoop.submit { try raw.pipeline.syncOperations.handler(type: ChunkYieldHandler.self).gate }.get()
         try? await channel.executeThenClose { inbound, outbound in
-            let id = await withCheckedContinuation { reply in sink.yield(.open(outbound, raw, dialed, reply)) }
+            let id = await withCheckedContinuation { reply in sink.yield(.open(outbound, raw, dialed, gate, reply)) }
             let handshake = Task {
                 try? await Task.sleep(for: handshakeTimeout)
                 if !Task.isCancelled { sink.yield(.timeout(id, "no hello within \(handshakeTimeout)")) }
@@ -353,6 +358,11 @@ public actor NetworkNode {
                 }
             }
             if !frames.isEmpty { try? await c.writer.write(contentsOf: frames) }
+            // The serving lane: once the chunks held above this connection's socket pass the
+            // limit, the next request waits (a peer that does not read cannot pile them up).
+            if list.contains(where: { if case .send(let f) = $0 { f.type == .assetChunk } else { false } }) {
+                await c.gate?.waitForRoom()
+            }
         }
     }
 

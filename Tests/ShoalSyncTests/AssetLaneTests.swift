@@ -52,7 +52,7 @@ import ShoalWire
         #expect((try? result.get()) != nil, "\(result)")
         #expect(assets[1].bytes(of: asset) == bytes, "size \(size)")
         #expect(await sim.nodes[1].sync.statistics.assetsFetched == 1)
-        // 10 chunks: the first window's 8 answers arrive together when batched.
+        // 10 chunks, all in the first window: their answers arrive together when batched.
         if size == 40_000 { #expect((sim.largestAssetBatch > 1) == batched, "largest batch \(sim.largestAssetBatch)") }
     }
 
@@ -117,10 +117,13 @@ import ShoalWire
 
     // MARK: Chunks that arrive together
 
-    /// Node 1 fetching a 10-chunk asset from node 0, stopped once node 1 has the manifest and
-    /// has requested the first window (chunks 0–7): the chunks, and node 1's connection.
+    /// Node 1 fetching a 10-chunk asset from node 0 with a window of 8, stopped once node 1 has
+    /// the manifest and has requested the first window (chunks 0–7): the chunks, and node 1's
+    /// connection.
     static func fetchAwaitingChunks(seed: UInt64) async throws -> (Simulation, Asset, [[UInt8]], ConnectionID) {
-        let (sim, assets) = try await simulation(seed: seed, nodes: 2)
+        var configuration = SyncConfiguration()
+        configuration.assetWindow = 8
+        let (sim, assets) = try await simulation(seed: seed, nodes: 2, configuration: configuration)
         let bytes = content(40_000, seed: seed)
         let asset = assets[0].add(bytes, chunkSize: 4096)
         try await sim.connect(0, 1)

@@ -7,7 +7,7 @@
 /// then for chunks the first index (varint) and the count (varint, 1…``maxChunks``).
 public struct AssetRequestMessage: Hashable, Sendable {
     /// The most chunks one request may ask for: the requester's window is this or smaller, so
-    /// no peer ever queues more than this many chunks ahead of a record batch.
+    /// no request makes a peer read and queue more than this many chunks at once.
     public static let maxChunks: UInt64 = 64
 
     /// What is asked for.

@@ -1,0 +1,112 @@
+// ChunkYieldHandlerTests: record frames overtake asset chunks held while the connection has bytes
+// waiting, held chunks go out in order once it is writable, and the serving lane waits while too
+// many chunk bytes are held.
+
+import NIOCore
+import NIOEmbedded
+import Synchronization
+import Testing
+import ShoalWire
+@testable import ShoalNet
+
+@Suite struct ChunkYieldHandlerTests {
+    static func chunk(_ n: UInt8) -> Frame { Frame(type: .assetChunk, payload: [UInt8](repeating: n, count: 1000)) }
+    static func record(_ n: UInt64) -> Frame { Frame(type: .ping, payload: PingMessage(nonce: n).encoded()) }
+
+    /// Counts the writability events that reach the handlers above the yield handler.
+    final class WritabilityEvents: ChannelInboundHandler {
+        typealias InboundIn = Frame
+        var count = 0
+        func channelWritabilityChanged(context: ChannelHandlerContext) {
+            count += 1
+            context.fireChannelWritabilityChanged()
+        }
+    }
+
+    /// Writes and flushes `frame` without waiting for it to be written (a held chunk is not).
+    static func send(_ frame: Frame, on channel: EmbeddedChannel) {
+        channel.write(frame, promise: nil)
+        channel.flush()
+    }
+
+    static func written(_ channel: EmbeddedChannel) throws -> [Frame] {
+        var out = [Frame]()
+        while let f = try channel.readOutbound(as: Frame.self) { out.append(f) }
+        return out
+    }
+
+    @Test func recordFramesOvertakeChunksHeldWhileTheChannelIsNotWritable() throws {
+        let gate = ChunkGate(limit: 10_000)
+        let events = WritabilityEvents()
+        let channel = EmbeddedChannel(handlers: [ChunkYieldHandler(gate: gate), events])
+        Self.send(Self.chunk(1), on: channel)
+        #expect(try Self.written(channel) == [Self.chunk(1)], "a chunk passes while the channel is writable")
+
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        Self.send(Self.chunk(2), on: channel)
+        Self.send(Self.chunk(3), on: channel)
+        Self.send(Self.record(9), on: channel)
+        #expect(try Self.written(channel) == [Self.record(9)], "the record frame overtakes the held chunks")
+        #expect(gate.heldBytes == 2000)
+
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        #expect(try Self.written(channel) == [Self.chunk(2), Self.chunk(3)], "held chunks follow in order")
+        #expect(gate.heldBytes == 0)
+        // The writer above must never see the channel unwritable: record frames keep flowing.
+        #expect(events.count == 0)
+        _ = try channel.finish()
+    }
+
+    /// A chunk written while others are held waits behind them even if the channel is writable
+    /// again by then, so chunks never reorder.
+    @Test func chunksNeverOvertakeEachOther() throws {
+        let gate = ChunkGate()
+        let channel = EmbeddedChannel(handlers: [ChunkYieldHandler(gate: gate)])
+        channel.isWritable = false
+        Self.send(Self.chunk(1), on: channel)
+        channel.isWritable = true  // no event yet
+        Self.send(Self.chunk(2), on: channel)
+        #expect(try Self.written(channel) == [Self.chunk(1), Self.chunk(2)])
+        _ = try channel.finish()
+    }
+
+    @Test func heldChunksFailWhenTheConnectionCloses() throws {
+        let gate = ChunkGate()
+        let channel = EmbeddedChannel(handlers: [ChunkYieldHandler(gate: gate)])
+        channel.isWritable = false
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        channel.write(Self.chunk(1), promise: promise)
+        channel.flush()
+        #expect(gate.heldBytes == 1000)
+        let failed = Atomic<Bool>(false)
+        promise.futureResult.whenFailure { _ in failed.store(true, ordering: .relaxed) }
+        _ = try? channel.finish()
+        let didFail = failed.load(ordering: .relaxed)
+        #expect(didFail)
+        #expect(gate.heldBytes == 0)
+    }
+
+    @Test func theServingLaneWaitsWhileTooManyChunkBytesAreHeld() async {
+        let gate = ChunkGate(limit: 100)
+        gate.hold(150)
+        let through = Atomic<Bool>(false)
+        let lane = Task {
+            await gate.waitForRoom()
+            through.store(true, ordering: .releasing)
+        }
+        try? await Task.sleep(for: .milliseconds(50))
+        let early = through.load(ordering: .acquiring)
+        #expect(!early, "over the limit: the lane waits")
+        gate.release(60)  // 90 held: under the limit
+        await lane.value
+        let late = through.load(ordering: .acquiring)
+        #expect(late)
+        // Under the limit, or once the connection closed, there is no wait.
+        await gate.waitForRoom()
+        gate.hold(1000)
+        gate.close()
+        await gate.waitForRoom()
+    }
+}
