@@ -18,7 +18,7 @@ import Darwin
 ///
 /// Without it a served window of chunks (up to `assetWindow` of them, 2.4 MB at 32 chunks of the
 /// mean size) went straight into the kernel's send buffer, and a record change sent next waited
-/// for all of it: 17 ms at the median on a 1 Gbit/s link. With it, the kernel holds at most
+/// for all of it: 17–19 ms at the median on a 1 Gbit/s link. With it, the kernel holds at most
 /// ``OutboundQueue/unsentBytes`` unsent (`TCP_NOTSENT_LOWAT`), NIO at most about one chunk frame
 /// beyond ``OutboundQueue/bufferedBytes`` (the channel's write watermarks), and the rest of the
 /// chunks wait here, in order, until the channel is writable again.
@@ -157,12 +157,14 @@ enum OutboundQueue {
     /// The chunk bytes a connection may hold before the serving lane waits.
     static let heldBytesLimit = 8 << 20
 
-    /// Sets the socket option and watermarks on a new connection's channel (on its event loop).
+    /// Sets the watermarks and the socket option on a new connection's channel (on its event
+    /// loop). The socket option is best effort: a kernel without it keeps its own send buffer,
+    /// and the connection works as before, with more chunk bytes possibly ahead of a record.
     static func configure(_ channel: any Channel) throws {
         guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
         try options.setOption(.writeBufferWaterMark, value: bufferedBytes)
         #if os(Linux) || canImport(Darwin)
-        try options.setOption(.tcpOption(.init(rawValue: CInt(TCP_NOTSENT_LOWAT))), value: SocketOptionValue(unsentBytes))
+        try? options.setOption(.tcpOption(.init(rawValue: CInt(TCP_NOTSENT_LOWAT))), value: SocketOptionValue(unsentBytes))
         #endif
     }
 }
