@@ -34,10 +34,13 @@ public final class IncomingAsset: Sendable {
     static let batchSeconds: Int64 = 30
 
     /// The record bytes a batch buffer holds — what piles up behind a batch still in flight
-    /// before a receive waits for it: 16 MiB, or the batch size when larger, at most 64 MiB; no
+    /// before a receive waits for it: 8 MiB, or the batch size when larger, at most 64 MiB; no
     /// more than the chunks still wanted need; plus room for one record of the largest chunk.
+    /// Up to three buffers exist at once (filling, spare, in flight), and at 300 MB/s they fill:
+    /// 16 MiB made a 1 GiB transfer peak at about 108 MB RSS, 8 MiB at 90, at the same speed
+    /// (Benchmarks/README.md, eleventh session).
     static func batchCapacity(batch: Int, wantedBytes: Int, maximumChunk: Int) -> Int {
-        min(max(16 << 20, batch), 64 << 20, wantedBytes) + SegmentStore.headerBytes + maximumChunk + 8
+        min(max(8 << 20, batch), 64 << 20, wantedBytes) + SegmentStore.headerBytes + maximumChunk + 8
     }
 
     struct State {
