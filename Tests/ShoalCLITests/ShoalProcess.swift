@@ -1,8 +1,15 @@
-// ShoalProcess: runs the built `shoal` binary for end-to-end tests, with bounded waits.
+// ShoalProcess: runs the built `shoal` binary for end-to-end tests, with bounded waits that never
+// hold a thread of Swift's cooperative pool.
 
 import Foundation
 
 /// Runs `shoal` (found next to the test bundle, or at $SHOAL_BINARY).
+///
+/// Every wait here is async: a blocking read of a child's output runs on a thread of its own
+/// (``onOwnThread(_:)``), and polling sleeps with `Task.sleep`. The pool has one thread per core
+/// (two in CI), and the tests of every suite share it: two tests blocked in a process wait at
+/// once stopped every other test for as long, and the loopback tests' nodes with them (their
+/// engines and timers run on the pool). Twenty seconds of that failed their `eventually`s.
 enum Shoal {
     static var binary: String? {
         if let env = ProcessInfo.processInfo.environment["SHOAL_BINARY"] { return env }
@@ -42,8 +49,28 @@ enum Shoal {
         try process.run()
     }
 
+    /// Runs `body` on a new thread and returns what it returns: for blocking calls (a read to the
+    /// end of a child's output), which must not hold a thread of the cooperative pool.
+    static func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+            Thread { c.resume(with: Swift.Result { try body() }) }.start()
+        }
+    }
+
+    /// Waits until `process` has exited, polling (bounded: `seconds`); false if it still runs.
+    static func waitForExit(_ process: Process, seconds: Double) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        return !process.isRunning
+    }
+
     /// Runs `shoal args…` to completion (bounded: 60 s) with `input` on standard input.
-    static func run(_ args: [String], input: [UInt8]? = nil) throws -> Result {
+    static func run(_ args: [String], input: [UInt8]? = nil) async throws -> Result {
+        try await onOwnThread { try runBlocking(args, input: input) }
+    }
+
+    /// ``run(_:input:)``'s work, which blocks its thread until the process ends.
+    private static func runBlocking(_ args: [String], input: [UInt8]?) throws -> Result {
         guard let binary else { throw CocoaError(.fileNoSuchFile) }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
@@ -86,35 +113,70 @@ enum Shoal {
 
         var log: String { lock.lock(); defer { lock.unlock() }; return text }
 
-        /// The port it listens on, from its first log line (bounded: 20 s).
-        func port() -> Int? {
-            let deadline = Date().addingTimeInterval(20)
+        /// The port it listens on, from its first log line (bounded: 60 s).
+        func port() async -> Int? {
+            let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 if let r = log.range(of: #"listen=127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
                     return Int(log[r].split(separator: ":").last ?? "")
                 }
-                usleep(20_000)
+                try? await Task.sleep(for: .milliseconds(20))
             }
             return nil
         }
 
-        /// SIGTERM, then waits (bounded: 20 s).
-        func stop() {
+        /// SIGTERM, then waits (bounded: 20 s), then SIGKILL.
+        func stop() async {
             if process.isRunning { process.terminate() }
-            let deadline = Date().addingTimeInterval(20)
-            while process.isRunning && Date() < deadline { usleep(20_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            if !(await Shoal.waitForExit(process, seconds: 20)) { kill(process.processIdentifier, SIGKILL) }
             output.fileHandleForReading.readabilityHandler = nil
         }
     }
 
-    /// Retries `body` until it returns true (bounded).
-    static func eventually(_ seconds: Double = 20, _ body: () throws -> Bool) rethrows -> Bool {
+    /// The daemons a test starts, stopped when its body ends, however it ends (a `defer` cannot
+    /// wait for them).
+    final class Daemons: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list = [Daemon]()
+
+        /// Starts `shoal serve args…`.
+        func start(_ args: [String]) throws -> Daemon {
+            let d = try Daemon(args)
+            lock.lock(); list.append(d); lock.unlock()
+            return d
+        }
+
+        /// Stops every daemon started here.
+        func stopAll() async {
+            let all = lock.withLock { () -> [Daemon] in
+                defer { list = [] }
+                return list
+            }
+            for d in all { await d.stop() }
+        }
+    }
+
+    /// Runs `body` with a ``Daemons`` and stops them all afterwards, also when `body` throws.
+    static func withDaemons<T>(_ body: (Daemons) async throws -> T) async throws -> T {
+        let daemons = Daemons()
+        do {
+            let result = try await body(daemons)
+            await daemons.stopAll()
+            return result
+        } catch {
+            await daemons.stopAll()
+            throw error
+        }
+    }
+
+    /// Retries `body` until it returns true (bounded: 90 s by default, far above what a passing
+    /// run needs, since a full `swift test` keeps both cores busy for about a minute).
+    static func eventually(_ seconds: Double = 90, _ body: () async throws -> Bool) async rethrows -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if try body() { return true }
-            usleep(50_000)
+            if try await body() { return true }
+            try? await Task.sleep(for: .milliseconds(50))
         }
-        return try body()
+        return try await body()
     }
 }

@@ -4,60 +4,62 @@ import Foundation
 import Testing
 
 @Suite(.serialized) struct ThreeProcessTests {
-    @Test func convergesAfterKillNine() throws {
+    @Test func convergesAfterKillNine() async throws {
         try #require(Shoal.binary != nil)
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-3p-\(UInt32.random(in: 0 ... .max))").path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let dirs = ["a", "b", "c"].map { root + "/" + $0 }
-        for d in dirs { #expect(try Shoal.run(["init", "--data", d]).status == 0) }
+        for d in dirs { #expect(try await Shoal.run(["init", "--data", d]).status == 0) }
 
-        // A listens; B dials A; C dials A and B. Ports are ephemeral, read from the logs.
-        var daemons = [Shoal.Daemon]()
-        defer { for d in daemons { d.stop() } }
-        daemons.append(try Shoal.Daemon(["--data", dirs[0], "--listen", "127.0.0.1:0"]))
-        let portA = try #require(daemons[0].port())
-        daemons.append(try Shoal.Daemon(["--data", dirs[1], "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)"]))
-        let portB = try #require(daemons[1].port())
-        let cArgs = ["--data", dirs[2], "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)", "--peer", "127.0.0.1:\(portB)"]
-        daemons.append(try Shoal.Daemon(cArgs))
-        _ = try #require(daemons[2].port())
-        #expect(try Shoal.run(["zone", "create", "notes", "--data", dirs[0]]).status == 0)
-        #expect(try Shoal.eventually { try Shoal.run(["zone", "list", "--data", dirs[2]]).output.contains("notes") })
+        try await Shoal.withDaemons { daemons in
+            // A listens; B dials A; C dials A and B. Ports are ephemeral, read from the logs.
+            let a = try daemons.start(["--data", dirs[0], "--listen", "127.0.0.1:0"])
+            let portA = try #require(await a.port())
+            let b = try daemons.start(["--data", dirs[1], "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)"])
+            let portB = try #require(await b.port())
+            let c = try daemons.start(["--data", dirs[2], "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)", "--peer", "127.0.0.1:\(portB)"])
+            _ = try #require(await c.port())
+            #expect(try await Shoal.run(["zone", "create", "notes", "--data", dirs[0]]).status == 0)
+            #expect(try await Shoal.eventually { try await Shoal.run(["zone", "list", "--data", dirs[2]]).output.contains("notes") })
 
-        // Concurrent writers on all three nodes (one thread each), shared records to conflict on.
-        let acks = Acks()
-        let group = DispatchGroup()
-        for n in 0..<3 { DispatchQueue.global().async(group: group) { Self.writer(n, rounds: 12, dir: dirs[n], acks: acks) } }
-        // Mid-sync, kill B with SIGKILL and restart it on the same directory.
-        usleep(400_000)
-        kill(daemons[1].process.processIdentifier, SIGKILL)
-        daemons[1].process.waitUntilExit()
-        usleep(200_000)
-        daemons[1] = try Shoal.Daemon(["--data", dirs[1], "--listen", "127.0.0.1:\(portB)", "--peer", "127.0.0.1:\(portA)"])
-        _ = try #require(daemons[1].port(), "B did not restart: \(daemons[1].log)")
-        group.wait()
-        let acknowledged = acks.all
-        #expect(acknowledged.count >= 30, "writers were acknowledged \(acknowledged.count) times")
+            // Concurrent writers on all three nodes, shared records to conflict on.
+            let acks = Acks()
+            async let writers: Void = withTaskGroup(of: Void.self) { group in
+                for n in 0..<3 { group.addTask { await Self.writer(n, rounds: 12, dir: dirs[n], acks: acks) } }
+            }
+            // Mid-sync, kill B with SIGKILL and restart it on the same directory.
+            try await Task.sleep(for: .milliseconds(400))
+            kill(b.process.processIdentifier, SIGKILL)
+            #expect(await Shoal.waitForExit(b.process, seconds: 20), "B outlived SIGKILL")
+            try await Task.sleep(for: .milliseconds(200))
+            let restarted = try daemons.start(["--data", dirs[1], "--listen", "127.0.0.1:\(portB)", "--peer", "127.0.0.1:\(portA)"])
+            _ = try #require(await restarted.port(), "B did not restart: \(restarted.log)")
+            await writers
+            let acknowledged = acks.all
+            #expect(acknowledged.count >= 30, "writers were acknowledged \(acknowledged.count) times")
 
-        // Convergence by digest, then every acknowledged write is there (its own field, by node).
-        let converged = try Shoal.eventually(30) {
-            let d = try dirs.map { try Shoal.run(["digest", "notes", "--data", $0]).output }
-            return Set(d).count == 1 && !d[0].isEmpty
-        }
-        let digests = try dirs.map { try Shoal.run(["digest", "notes", "--data", $0]).output }
-        #expect(converged, "digests differ: \(digests)")
-        for ack in acknowledged where !ack.name.hasPrefix("shared") {
-            let got = try Shoal.run(["get", "notes", ack.name, "--data", dirs[(ack.node + 1) % 3]])
-            #expect(got.output.contains("v = \(ack.value)"), "acknowledged \(ack.name)=\(ack.value) on node \(ack.node) is missing: \(got.output)\(got.error)")
+            // Convergence by digest, then every acknowledged write is there (its own field, by node).
+            let converged = try await Shoal.eventually {
+                var d = [String]()
+                for dir in dirs { d.append(try await Shoal.run(["digest", "notes", "--data", dir]).output) }
+                return Set(d).count == 1 && !d[0].isEmpty
+            }
+            var digests = [String]()
+            for dir in dirs { digests.append(try await Shoal.run(["digest", "notes", "--data", dir]).output) }
+            #expect(converged, "digests differ: \(digests)")
+            for ack in acknowledged where !ack.name.hasPrefix("shared") {
+                let got = try await Shoal.run(["get", "notes", ack.name, "--data", dirs[(ack.node + 1) % 3]])
+                #expect(got.output.contains("v = \(ack.value)"), "acknowledged \(ack.name)=\(ack.value) on node \(ack.node) is missing: \(got.output)\(got.error)")
+            }
         }
     }
 
     /// Puts records through node `n`'s daemon; records each acknowledged write.
-    static func writer(_ n: Int, rounds: Int, dir: String, acks: Acks) {
+    static func writer(_ n: Int, rounds: Int, dir: String, acks: Acks) async {
         for i in 0..<rounds {
             let name = i % 3 == 0 ? "shared\(i % 6)" : "n\(n)-\(i)"
             let value = "v\(n)-\(i)"
-            if let r = try? Shoal.run(["put", "notes", name, "--type", "Note", "v=\(value)", "w\(n):=\(i)", "--data", dir]), r.status == 0 {
+            if let r = try? await Shoal.run(["put", "notes", name, "--type", "Note", "v=\(value)", "w\(n):=\(i)", "--data", dir]), r.status == 0 {
                 acks.add((n, name, value))
             }
         }

@@ -77,7 +77,7 @@ final class GatedAssets: AssetProvider {
 
         // A is now serving the request and stalled in it.
         _ = try await a.store.save(note("during"))
-        // The default 20 s, as elsewhere: the whole suite shares two cores. With the request in
+        // The default bound, as elsewhere: the whole suite shares two cores. With the request in
         // the engine the change never arrives at all, however long the wait.
         let arrived = await eventually {
             (try? await b.store.record(for: Record.ID(name: "during", zone: Self.notes))) != nil

@@ -95,14 +95,14 @@ import ShoalWire
         #expect(a.assetPauses == 0, "the serving side has no limit, so it never waits")
     }
 
-    /// B fetches at 2 KiB/s, so its fetching lane waits about 32 s after the first 64 KiB chunk
-    /// — longer than `eventually` waits. A change saved on A meanwhile still reaches B: the
+    /// B fetches at 256 B/s, so its fetching lane waits about 256 s after the first 64 KiB chunk
+    /// — longer than `eventually` waits (90 s). A change saved on A meanwhile still reaches B: the
     /// lane's waits hold back asset requests only, never record batches.
     @Test func recordChangesDoNotWaitForThePacedLane() async throws {
         let held = MemoryAssets(), fetched = MemoryAssets()
         let asset = held.add(Self.content, chunkSize: 64 << 10)
         var slow = NetworkConfiguration()
-        slow.assetReceiveRate = 2 << 10
+        slow.assetReceiveRate = 256
         let a = try await LoopbackNode.start("a", assets: held)
         let b = try await LoopbackNode.start("b", assets: fetched, network: slow)
         let notes = RecordZone.ID(name: "notes")
