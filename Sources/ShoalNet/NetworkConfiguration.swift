@@ -31,6 +31,15 @@ public struct NetworkConfiguration: Sendable {
     /// default) is unlimited. Paced as ``assetReceiveRate`` is, by waiting before answering the
     /// next request; record changes are not counted and never wait.
     public var assetSendRate = 0
+    /// Most asset bytes one connection may have waiting for this node's asset lanes (each lane
+    /// apart: requests to serve, chunks to store); a frame counts at least 1 KiB. Default 32 MiB.
+    ///
+    /// Above it the node stops reading that connection until its lane has caught up, so TCP slows
+    /// the peer down. A well-behaved peer stays far below it (this node's `assetWindow` bounds the
+    /// chunks it sends; its own window the requests); one that floods requests, or chunks nobody
+    /// asked for, is held to it instead of growing this node's memory. Values below 1 KiB count as
+    /// 1 KiB.
+    public var assetQueueBytes = 32 << 20
     /// How often tombstones every known peer has acknowledged are purged; nil (the default) never.
     ///
     /// Purging is safe only when every node that may still send old versions of the zone is a

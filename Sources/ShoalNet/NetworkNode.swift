@@ -54,11 +54,11 @@ public actor NetworkNode {
     let eventSink: AsyncStream<Event>.Continuation
     /// Asset requests arriving, handled in order by a task of their own (the serving lane):
     /// reading and sending chunks never delays record batches (Spec/replication.md §3.7).
-    let assetRequests = AssetFrameQueue()
+    let assetRequests: AssetFrameQueue
     /// Asset manifests and chunks arriving, handled in order by another task (the fetching lane):
     /// storing and verifying them and the final check of a whole asset never delay record batches,
     /// and a wait to keep to ``NetworkConfiguration/assetReceiveRate`` never delays serving.
-    let assetChunks = AssetFrameQueue()
+    let assetChunks: AssetFrameQueue
     var engineStarted = false
     var servers: [any Channel] = []
     var peerStates: [String: PeerState] = [:]
@@ -83,6 +83,8 @@ public actor NetworkNode {
         self.sync = sync
         self.configuration = configuration
         self.group = group ?? MultiThreadedEventLoopGroup.singleton
+        assetRequests = AssetFrameQueue(limit: configuration.assetQueueBytes)
+        assetChunks = AssetFrameQueue(limit: configuration.assetQueueBytes)
         (events, eventSink) = AsyncStream<Event>.makeStream()
     }
 
@@ -320,10 +322,12 @@ public actor NetworkNode {
                                        to sink: AsyncStream<Event>.Continuation,
                                        requests: AssetFrameQueue, chunks: AssetFrameQueue) async throws {
         for try await frame in inbound {
+            // A push waits while this connection has too much waiting for the lane
+            // (NetworkConfiguration.assetQueueBytes): reading stops, and TCP slows the peer.
             if frame.type == .assetRequest {
-                requests.push(frame, from: id)
+                await requests.push(frame, from: id)
             } else if frame.type == .assetChunk {
-                chunks.push(frame, from: id)
+                await chunks.push(frame, from: id)
             } else {
                 sink.yield(.frame(id, frame, sync.decodeAhead(frame)))
             }
