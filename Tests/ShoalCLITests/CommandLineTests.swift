@@ -27,7 +27,7 @@ import Testing
             // Writes on A (through its daemon's control socket) arrive on B.
             #expect(try await Shoal.run(["zone", "create", "notes", "--data", a]).status == 0)
             let put = try await Shoal.run(["put", "notes", "groceries", "--type", "Note", "title=Milk and eggs", "count:=2",
-                                     "due:=2026-11-22T10:00:00Z", "tags:=[home,urgent]", "--data", a])
+                                           "due:=2026-11-22T10:00:00Z", "tags:=[home,urgent]", "--data", a])
             #expect(put.status == 0, "\(put.error)")
             #expect(try await Shoal.eventually { try await Shoal.run(["get", "notes", "groceries", "--data", b]).output.contains("title = Milk and eggs") })
             let json = try await Shoal.run(["get", "notes", "groceries", "--json", "--data", b])
