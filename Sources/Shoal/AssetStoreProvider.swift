@@ -45,19 +45,8 @@ final class AssetStoreProvider: AssetProvider {
     }
 
     func chunk(_ index: Int, of asset: Asset) async -> [UInt8]? {
-        guard let m = await completeOffLane(asset), index >= 0, index < m.chunks.count else { return nil }
-        let store = self.store, served = self.served
-        return await withTaskExecutorPreference(io) { () async -> [UInt8]? in
-            do {
-                // The peer checks every chunk against the manifest; hashing it here too would
-                // only halve the lane's speed.
-                return try store.chunkBytes(m.chunks[index], of: asset, verify: false)
-            } catch {
-                // Missing or damaged (garbage-collected, or changed on disk): check again next time.
-                _ = served.removeValue(forKey: asset)
-                return nil
-            }
-        }
+        guard index >= 0, index < .max else { return nil }
+        return await chunks(index..<(index + 1), of: asset).first
     }
 
     func chunks(_ indexes: Range<Int>, of asset: Asset) async -> [[UInt8]] {
@@ -99,27 +88,14 @@ final class AssetStoreProvider: AssetProvider {
     }
 
     func receiveChunk(_ bytes: [UInt8], index: Int, of asset: Asset) async -> Bool {
-        guard let (incoming, _) = partial[asset] else { return false }
-        // Hashing and writing run on the asset lane's own thread, not the threads that apply
-        // record batches: a large transfer must not delay record changes.
-        let outcome = await withTaskExecutorPreference(io) { () async -> AssetError? in
-            do throws(AssetError) {
-                try incoming.receive(bytes, index: index)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        guard let outcome else { return true }
-        // A chunk that is not canonical means the manifest is wrong: drop it, so the next peer
-        // is asked for its own.
-        if outcome.code == .invalidArguments { await abandon(asset) }
-        return false
+        await receiveChunks([(bytes, index)], of: asset) == 1
     }
 
     func receiveChunks(_ chunks: [(bytes: [UInt8], index: Int)], of asset: Asset) async -> Int {
         guard let (incoming, _) = partial[asset] else { return 0 }
-        // One hop to the lane's threads for every chunk that arrived together.
+        // Hashing and writing run on the asset lane's own threads, not the threads that apply
+        // record batches (a large transfer must not delay record changes): one hop for every
+        // chunk that arrived together.
         let (stored, failure) = await withTaskExecutorPreference(io) { () async -> (Int, AssetError?) in
             for (n, c) in chunks.enumerated() {
                 do throws(AssetError) {
