@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "CShoalThread"),
         .target(name: "ShoalWire", dependencies: ["CZstd", "CShoalCRC"], swiftSettings: strict),
         .target(name: "ShoalDiff", dependencies: ["ShoalWire"], swiftSettings: strict),
-        .target(name: "ShoalStore", dependencies: ["ShoalWire", "ShoalDiff", "CSQLite"], swiftSettings: strict),
+        .target(name: "ShoalStore", dependencies: ["ShoalWire", "ShoalDiff", "CSQLite", "CShoalThread"], swiftSettings: strict),
         .target(name: "ShoalAssets", dependencies: [
             "ShoalWire", "CShoalThread", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
@@ -75,8 +75,8 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
         ], swiftSettings: strict),
         .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples"], swiftSettings: strict),
-        .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
-        .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalSamples", "CSQLite"], swiftSettings: strict),
+        .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples", "CShoalThread"], swiftSettings: strict),
+        .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalSamples", "CSQLite", "CShoalThread"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

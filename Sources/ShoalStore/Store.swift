@@ -2,6 +2,7 @@
 
 public import ShoalWire
 import CSQLite
+import CShoalThread
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -210,6 +211,11 @@ public actor Store {
     /// recovers a prefix of the log), and a `FULL` commit syncs every commit before it too.
     func writeTransaction<T>(replication: Bool = false, _ body: () throws(ShoalError) -> T) throws(ShoalError) -> T {
         try useSynchronous(replication: replication)
+        // A commit that syncs asks bulk asset writes in the process to hold back their next
+        // piece until it is done (Spec/assets.md §3.3), so its fsync does not queue behind them.
+        let syncs = connectionSynchronous == .full
+        if syncs { shoal_record_commit_begin() }
+        defer { if syncs { shoal_record_commit_end() } }
         let savedZones = zones
         let savedSeq = databaseSequence
         let savedIndexes = indexes

@@ -2,8 +2,9 @@
 
 import Testing
 import Foundation
-import ShoalStore
 import ShoalWire
+@testable import ShoalStore
+import CShoalThread
 
 @Suite struct DurabilityTests {
     /// Local writes commit FULL; replication's writes commit with `replicationSynchronous`, and the
@@ -31,6 +32,34 @@ import ShoalWire
         #expect(try await reopened.syncValue("position") == [2])
         #expect(try await reopened.syncValue("k") == [1])
         #expect(try await reopened.record(for: note("m", "").id)["title"] == .string("local"))
+    }
+
+    /// A commit that syncs is counted as under way while it runs, so that bulk asset writes in
+    /// the process give way to it (Spec/assets.md §3.3); the count falls again when it is done,
+    /// also when it rolls back. (Other tests' commits may run meanwhile, so only this test's own
+    /// share of the count is asserted.)
+    @Test func syncedCommitsAreCountedWhileTheyRun() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir) { $0.synchronous = .full }
+        _ = try await store.createZone(notes)
+        let inside = try await store.writeTransaction { shoal_record_commits() }
+        #expect(inside >= 1, "a FULL commit is counted while it runs")
+        // A rolled-back commit is no longer counted: a waiter that holds its own commit open
+        // sees the count at its own 1 plus whatever other tests have under way, never ours.
+        await #expect(throws: ShoalError.self) {
+            try await store.writeTransaction { () throws(ShoalError) -> Void in
+                #expect(shoal_record_commits() >= 1)
+                throw ShoalError.invalidArguments("rolled back on purpose")
+            }
+        }
+        // The store's NORMAL commits (replication) are not counted: checked inside one, where
+        // this test's own share must be zero — so the count is whatever others hold, and a
+        // begin left unbalanced above would show as a count that never falls to zero.
+        var fell = false
+        for _ in 0..<2000 where !fell {
+            if shoal_record_commits() == 0 { fell = true } else { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(fell, "the count falls back to zero once this test's commits are done")
     }
 
     /// `replicationSynchronous = .full` makes replication commit FULL too; a store opened NORMAL

@@ -1,5 +1,6 @@
-// CShoalThread: naming the calling thread, a per-thread mark for the asset lane's threads, and
-// opening a file for direct (page-cache-bypassing) writes, whose flag Swift's Glibc does not export.
+// CShoalThread: naming the calling thread, a per-thread mark for the asset lane's threads,
+// opening a file for direct (page-cache-bypassing) writes, whose flag Swift's Glibc does not export,
+// and the process's count of record commits under way, which bulk asset writes give way to.
 #ifndef SHOAL_THREAD_H
 #define SHOAL_THREAD_H
 
@@ -18,5 +19,20 @@ int shoal_thread_is_lane(void);
 /// Returns the descriptor, or -1 with errno set (EINVAL where the file system does not support
 /// it, such as tmpfs; ENOTSUP elsewhere than Linux).
 int shoal_open_direct_write(const char *path);
+
+/// A record commit that syncs (a `synchronous=FULL` store transaction) is starting: until the
+/// matching shoal_record_commit_end, bulk asset writes in this process hold back their next
+/// piece (shoal_wait_for_record_commits), so the commit's flush does not queue behind them.
+void shoal_record_commit_begin(void);
+
+/// The commit begun by shoal_record_commit_begin is over (committed or rolled back).
+void shoal_record_commit_end(void);
+
+/// The record commits under way in this process now.
+long shoal_record_commits(void);
+
+/// Returns once no record commit is under way in this process, or after `max_microseconds`,
+/// whichever comes first. Returns at once when none is. 1 if it waited, else 0.
+int shoal_wait_for_record_commits(long max_microseconds);
 
 #endif
