@@ -29,7 +29,7 @@ final class AssetFrameQueue: Sendable {
         /// The cost of each connection's frames waiting (no entry: none).
         var queued: [ConnectionID: Int] = [:]
         /// Readers waiting for their connection to fall under the limit, one per connection.
-        var blocked: [ConnectionID: CheckedContinuation<Void, Never>] = [:]
+        var blocked: [ConnectionID: @Sendable () -> Void] = [:]
     }
 
     private let state = Mutex(State())
@@ -46,10 +46,10 @@ final class AssetFrameQueue: Sendable {
     /// The cost of `connection`'s frames waiting now (for tests and status).
     func queuedBytes(of connection: ConnectionID) -> Int { state.withLock { $0.queued[connection] ?? 0 } }
 
-    /// Adds `frame` (dropped once the queue is finished) and wakes the lane if it waits; then, if
-    /// `connection` has more than ``limit`` waiting, waits until the lane has taken enough, the
-    /// queue is finished or the calling task is cancelled.
-    func push(_ frame: Frame, from connection: ConnectionID) async {
+    /// Adds `frame` (dropped once the queue is finished) and wakes the lane if it waits. True when
+    /// `connection` now has more than ``limit`` waiting: its reader must stop reading until
+    /// ``whenRoom(for:_:)`` calls back. Never waits (a connection's event loop calls it).
+    func offer(_ frame: Frame, from connection: ConnectionID) -> Bool {
         let (lane, over) = state.withLock { s -> (CheckedContinuation<[Item]?, Never>?, Bool) in
             guard !s.finished else { return (nil, false) }
             // A frame handed straight to a waiting lane is taken at once: it never counts.
@@ -63,18 +63,43 @@ final class AssetFrameQueue: Sendable {
             return (nil, queued > limit)
         }
         lane?.resume(returning: [(connection, frame)])
-        guard over else { return }
+        return over
+    }
+
+    /// Calls `resume` once `connection` has at most ``limit`` waiting, the queue is finished, or
+    /// ``release(_:)`` lets the connection go — at once (on this thread) if that is so already,
+    /// else on the thread that made room. One waiter per connection: a second replaces the first,
+    /// which is called.
+    func whenRoom(for connection: ConnectionID, _ resume: @escaping @Sendable () -> Void) {
+        let (now, replaced) = state.withLock { s -> (Bool, (@Sendable () -> Void)?) in
+            if s.finished || s.queued[connection, default: 0] <= limit { return (true, nil) }
+            let replaced = s.blocked[connection]
+            s.blocked[connection] = resume
+            return (false, replaced)
+        }
+        replaced?()
+        if now { resume() }
+    }
+
+    /// Lets `connection`'s waiting reader go, if any (the connection closed, or its reader was
+    /// cancelled); its frames stay queued.
+    func release(_ connection: ConnectionID) {
+        state.withLock { $0.blocked.removeValue(forKey: connection) }?()
+    }
+
+    /// ``offer(_:from:)``, then, if `connection` is over ``limit``, waits until the lane has taken
+    /// enough, the queue is finished or the calling task is cancelled (for readers in a task).
+    func push(_ frame: Frame, from connection: ConnectionID) async {
+        guard offer(frame, from: connection) else { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { s -> Bool in
-                    if s.finished || Task.isCancelled || s.queued[connection, default: 0] <= limit { return true }
-                    s.blocked[connection] = c
-                    return false
-                }
-                if now { c.resume() }
+                if Task.isCancelled { return c.resume() }
+                whenRoom(for: connection) { c.resume() }
+                // Cancelled between the check and the registration: onCancel found nothing to release.
+                if Task.isCancelled { release(connection) }
             }
         } onCancel: {
-            state.withLock { $0.blocked.removeValue(forKey: connection) }?.resume()
+            release(connection)
         }
     }
 
@@ -82,18 +107,18 @@ final class AssetFrameQueue: Sendable {
     /// queue is finished and empty, or when the calling task is cancelled. One taker at a time.
     func take() async -> [Item]? {
         let (ready, readers) = state.withLock { takeAll(&$0) }
-        readers.forEach { $0.resume() }
+        readers.forEach { $0() }
         if let ready { return ready }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<[Item]?, Never>) in
-                let (now, readers) = state.withLock { s -> ([Item]??, [CheckedContinuation<Void, Never>]) in
+                let (now, readers) = state.withLock { s -> ([Item]??, [@Sendable () -> Void]) in
                     let (ready, readers) = takeAll(&s)
                     if let ready { return (.some(ready), readers) }
                     if Task.isCancelled { return (.some(nil), []) }
                     s.waiter = c
                     return (nil, [])
                 }
-                readers.forEach { $0.resume() }
+                readers.forEach { $0() }
                 if let now { c.resume(returning: now) }
             }
         } onCancel: {
@@ -103,7 +128,7 @@ final class AssetFrameQueue: Sendable {
 
     /// Takes every frame waiting: `.some(items)` when there are any, `.some(nil)` when the queue
     /// is finished and empty, nil when the taker must wait; and the readers to wake.
-    private func takeAll(_ s: inout State) -> ([Item]??, [CheckedContinuation<Void, Never>]) {
+    private func takeAll(_ s: inout State) -> ([Item]??, [@Sendable () -> Void]) {
         guard !s.items.isEmpty else { return (s.finished ? .some(nil) : nil, []) }
         let items = s.items
         s.items = []
@@ -111,7 +136,7 @@ final class AssetFrameQueue: Sendable {
     }
 
     /// Takes `items`' cost off their connections; returns the readers now under the limit.
-    private func release(_ items: [Item], in s: inout State) -> [CheckedContinuation<Void, Never>] {
+    private func release(_ items: [Item], in s: inout State) -> [@Sendable () -> Void] {
         var touched = Set<ConnectionID>()
         for (connection, frame) in items {
             let left = (s.queued[connection] ?? 0) &- Self.cost(frame)
@@ -124,7 +149,7 @@ final class AssetFrameQueue: Sendable {
     /// Ends the queue: frames still waiting are taken, then ``take()`` returns nil; a waiting
     /// taker returns nil now, and waiting readers go on.
     func finish() {
-        let (lane, readers) = state.withLock { s -> (CheckedContinuation<[Item]?, Never>?, [CheckedContinuation<Void, Never>]) in
+        let (lane, readers) = state.withLock { s -> (CheckedContinuation<[Item]?, Never>?, [@Sendable () -> Void]) in
             s.finished = true
             defer {
                 s.waiter = nil
@@ -133,6 +158,6 @@ final class AssetFrameQueue: Sendable {
             return (s.waiter, Array(s.blocked.values))
         }
         lane?.resume(returning: nil)
-        readers.forEach { $0.resume() }
+        readers.forEach { $0() }
     }
 }

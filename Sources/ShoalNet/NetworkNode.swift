@@ -41,7 +41,7 @@ public actor NetworkNode {
     /// as the simulator drives SyncNode. Handling events concurrently would let a batch built
     /// later reach the socket first, or an acknowledgement be overwritten mid-batch.
     enum Event: Sendable {
-        case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, ChunkGate?, CheckedContinuation<ConnectionID, Never>)
+        case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, ChunkGate?, AssetFrameRouter.Binding?, CheckedContinuation<ConnectionID, Never>)
         case frame(ConnectionID, Frame, SyncNode.DecodedChanges?)
         case closed(ConnectionID)
         case zoneChanged(RecordZone.ID)
@@ -163,8 +163,11 @@ public actor NetworkNode {
 
     func handle(_ event: Event) async {
         switch event {
-        case let .open(writer, channel, dialed, gate, reply):
+        case let .open(writer, channel, dialed, gate, binding, reply):
             let (id, first) = await sync.open()
+            // Named before the hello goes out: from then on the event loop moves this
+            // connection's asset frames to the lanes itself.
+            binding?.connection = id
             connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, gate: gate)
             configuration.logger.debug("connection opened", metadata: ["connection": "\(id)", "remote": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "dialed": "\(dialed != nil)"])
             if let dialed { peerStates[dialed]?.isConnected = true }
@@ -214,12 +217,13 @@ public actor NetworkNode {
         let configuration = self.configuration
         let limits = await sync.configuration.limits
         let traffic = self.traffic
+        let lanes = (assetRequests, assetChunks)
         let server = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .bind(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic) }
+                channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, lanes: lanes) }
             }
         servers.append(server.channel)
         guard let address = server.channel.localAddress else {
@@ -254,11 +258,12 @@ public actor NetworkNode {
                 let configuration = self.configuration
                 let limits = await sync.configuration.limits
                 let traffic = self.traffic
+                let lanes = (assetRequests, assetChunks)
                 let channel = try await ClientBootstrap(group: group)
                     .channelOption(.socketOption(.tcp_nodelay), value: 1)
                     .connectTimeout(.seconds(5))
                     .connect(host: host, port: port) { channel in
-                        channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic) }
+                        channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, lanes: lanes) }
                     }
                 peerStates[key]?.failures = 0
                 peerStates[key]?.lastError = nil
@@ -281,11 +286,15 @@ public actor NetworkNode {
         }
     }
 
-    static func configure(_ channel: any Channel, _ configuration: NetworkConfiguration, _ limits: WireLimits, _ traffic: TrafficCounter) throws -> NIOAsyncChannel<Frame, Frame> {
+    /// Sets up a new connection's pipeline (on its event loop): idle timers, frame encoding and
+    /// decoding, asset frames to `lanes` (requests, chunks), chunks held back for records.
+    static func configure(_ channel: any Channel, _ configuration: NetworkConfiguration, _ limits: WireLimits, _ traffic: TrafficCounter,
+                          lanes: (requests: AssetFrameQueue, chunks: AssetFrameQueue)) throws -> NIOAsyncChannel<Frame, Frame> {
         let ops = channel.pipeline.syncOperations
         try ops.addHandler(IdleStateHandler(readTimeout: TimeAmount(configuration.idleTimeout), writeTimeout: TimeAmount(configuration.pingInterval)))
         try ops.addHandler(FrameEncodingHandler(options: configuration.frames, traffic: traffic))
         try ops.addHandler(FrameDecodingHandler(limits: limits, traffic: traffic))
+        try ops.addHandler(AssetFrameRouter(requests: lanes.requests, chunks: lanes.chunks))
         try OutboundQueue.configure(channel)
         try ops.addHandler(ChunkYieldHandler(gate: ChunkGate()))
         try ops.addHandler(KeepaliveHandler())
@@ -299,9 +308,12 @@ public actor NetworkNode {
         let raw = channel.channel
         let sink = eventSink
         let handshakeTimeout = configuration.handshakeTimeout
-        let gate = try? await raw.eventLoop.submit { try raw.pipeline.syncOperations.handler(type: ChunkYieldHandler.self).gate }.get()
+        let handlers = try? await raw.eventLoop.submit {
+            let ops = raw.pipeline.syncOperations
+            return (try ops.handler(type: ChunkYieldHandler.self).gate, try ops.handler(type: AssetFrameRouter.self).binding)
+        }.get()
         try? await channel.executeThenClose { inbound, outbound in
-            let id = await withCheckedContinuation { reply in sink.yield(.open(outbound, raw, dialed, gate, reply)) }
+            let id = await withCheckedContinuation { reply in sink.yield(.open(outbound, raw, dialed, handlers?.0, handlers?.1, reply)) }
             let handshake = Task {
                 try? await Task.sleep(for: handshakeTimeout)
                 if !Task.isCancelled { sink.yield(.timeout(id, "no hello within \(handshakeTimeout)")) }
@@ -314,10 +326,12 @@ public actor NetworkNode {
         }
     }
 
-    /// Passes a connection's frames to the engine (asset requests and chunks to their lanes), decoding
-    /// `changes` batches first, so the engine applies one batch while the next is decoded (the
-    /// window of unacknowledged batches bounds how many wait). Not isolated to the node: a decode
-    /// here never holds the actor the engine needs.
+    /// Passes a connection's frames to the engine, decoding `changes` batches first, so the engine
+    /// applies one batch while the next is decoded (the window of unacknowledged batches bounds
+    /// how many wait). Not isolated to the node: a decode here never holds the actor the engine
+    /// needs. Asset frames normally never get here (``AssetFrameRouter`` moves them to their
+    /// lanes on the event loop); those that arrive before the node has named the connection do,
+    /// and go to their lanes from here.
     @concurrent static func readFrames(_ inbound: NIOAsyncChannelInboundStream<Frame>, of id: ConnectionID, decodingWith sync: SyncNode,
                                        to sink: AsyncStream<Event>.Continuation,
                                        requests: AssetFrameQueue, chunks: AssetFrameQueue) async throws {

@@ -1,5 +1,5 @@
 // AssetFrameQueueTests: the asset lanes' queue hands over every frame waiting at once, in order,
-// wakes a waiting lane, and ends cleanly.
+// wakes a waiting lane, ends cleanly, and bounds what each connection has waiting.
 
 import Synchronization
 import Testing
@@ -139,6 +139,32 @@ import ShoalWire
             await p.value
             #expect(pushed.value == 2, "cancel \(cancel)")
         }
+    }
+
+    /// The event loop's side: `offer` never waits and says when the connection went over;
+    /// `whenRoom` calls back at once when there is room, else once the lane has taken enough, or
+    /// when the connection is released or the queue finished.
+    @Test func offersSayWhenToStopAndRoomCallsBack() async {
+        let q = AssetFrameQueue(limit: 3_000)
+        let a = ConnectionID(rawValue: 1), b = ConnectionID(rawValue: 2)
+        let calls = Counter()
+        #expect(!q.offer(Self.chunk(2_000), from: a))
+        q.whenRoom(for: a) { calls.increment() }
+        #expect(calls.value == 1, "under the limit: at once")
+        #expect(q.offer(Self.chunk(2_000), from: a), "4,000 > 3,000")
+        q.whenRoom(for: a) { calls.increment() }
+        #expect(calls.value == 1, "over the limit: not yet")
+        #expect(await q.take()?.count == 2)
+        #expect(calls.value == 2, "the lane took: called back")
+        #expect(q.offer(Self.chunk(4_000), from: b))
+        q.whenRoom(for: b) { calls.increment() }
+        q.release(b)
+        #expect(calls.value == 3, "released: called back, frames still queued")
+        #expect(q.queuedBytes(of: b) == 4_000)
+        #expect(q.offer(Self.chunk(4_000), from: a))
+        q.whenRoom(for: a) { calls.increment() }
+        q.finish()
+        #expect(calls.value == 4, "finished: called back")
     }
 }
 

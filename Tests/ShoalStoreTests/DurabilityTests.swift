@@ -91,7 +91,7 @@ import CShoalThread
         for i in 0..<400 { _ = try await store.save(note("n\(i)", "title \(i)")) }
         // Give a queued checkpoint time to finish, then one more commit restarts the log.
         var waited = 0
-        while try await store.backgroundCheckpoints == 0 && waited < 200 {
+        while await store.backgroundCheckpoints == 0 && waited < 200 {
             try await Task.sleep(for: .milliseconds(10))
             waited += 1
         }
