@@ -40,7 +40,8 @@ final class AssetFrameRouter: ChannelDuplexHandler {
     }
 
     let binding = Binding()
-    private let requests: AssetFrameQueue
+    /// The connection's asset requests, for its serving lane.
+    let requests: AssetFrameQueue
     private let chunks: AssetFrameQueue
     /// ``binding``'s ID, read once it is set.
     private var connection: ConnectionID?
@@ -95,4 +96,12 @@ final class AssetFrameRouter: ChannelDuplexHandler {
         readPending = false
         context.read()
     }
+}
+
+/// What the node needs from a new connection's pipeline: its chunk gate, its router's binding
+/// and its request queue.
+struct ConnectionHandlers: Sendable {
+    let gate: ChunkGate
+    let binding: AssetFrameRouter.Binding
+    let requests: AssetFrameQueue
 }

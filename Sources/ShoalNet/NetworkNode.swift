@@ -32,6 +32,9 @@ public actor NetworkNode {
         let dialed: String?
         /// The chunk bytes held above the socket (``ChunkYieldHandler``); nil if none was found.
         let gate: ChunkGate?
+        /// The asset requests from this connection, which its serving lane answers; nil if none
+        /// was found.
+        let requests: AssetFrameQueue?
     }
 
     var connections: [ConnectionID: Connection] = [:]
@@ -41,7 +44,7 @@ public actor NetworkNode {
     /// as the simulator drives SyncNode. Handling events concurrently would let a batch built
     /// later reach the socket first, or an acknowledgement be overwritten mid-batch.
     enum Event: Sendable {
-        case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, ChunkGate?, AssetFrameRouter.Binding?, CheckedContinuation<ConnectionID, Never>)
+        case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, ConnectionHandlers?, CheckedContinuation<ConnectionID, Never>)
         case frame(ConnectionID, Frame, SyncNode.DecodedChanges?)
         case closed(ConnectionID)
         case zoneChanged(RecordZone.ID)
@@ -52,9 +55,14 @@ public actor NetworkNode {
 
     let events: AsyncStream<Event>
     let eventSink: AsyncStream<Event>.Continuation
-    /// Asset requests arriving, handled in order by a task of their own (the serving lane):
-    /// reading and sending chunks never delays record batches (Spec/replication.md §3.7).
-    let assetRequests: AssetFrameQueue
+    /// Each connection's serving lane: a task that answers its asset requests in order, beside
+    /// the engine, so reading and sending chunks never delays record batches, and a peer that
+    /// stops reading holds only its own (Spec/replication.md §3.7). Started when the connection
+    /// opens; it ends when the connection's request queue is finished, at its close.
+    var servingLanes: [ConnectionID: Task<Void, Never>] = [:]
+    /// The send rate (``NetworkConfiguration/assetSendRate``) the serving lanes share; nil when
+    /// unlimited.
+    let sendPacer: SharedRatePacer?
     /// Asset manifests and chunks arriving, handled in order by another task (the fetching lane):
     /// storing and verifying them and the final check of a whole asset never delay record batches,
     /// and a wait to keep to ``NetworkConfiguration/assetReceiveRate`` never delays serving.
@@ -83,15 +91,15 @@ public actor NetworkNode {
         self.sync = sync
         self.configuration = configuration
         self.group = group ?? MultiThreadedEventLoopGroup.singleton
-        assetRequests = AssetFrameQueue(limit: configuration.assetQueueBytes)
         assetChunks = AssetFrameQueue(limit: configuration.assetQueueBytes)
+        sendPacer = configuration.assetSendRate > 0 ? SharedRatePacer(bytesPerSecond: configuration.assetSendRate) : nil
         (events, eventSink) = AsyncStream<Event>.makeStream()
     }
 
     deinit {
         // The lanes hold the queues, not the node: ending them ends the lanes.
-        assetRequests.finish()
         assetChunks.finish()
+        for c in connections.values { c.requests?.finish() }
     }
 
     /// Starts the engine task once.
@@ -107,26 +115,33 @@ public actor NetworkNode {
         })
         // Below the engine's priority: the asset tasks' jobs (their SyncNode calls and the chunk
         // reads and writes) wait behind record work on the cooperative pool instead of beside it.
-        tasks.append(Task(priority: .utility) { [weak self, assetRequests, rate = configuration.assetSendRate] in
-            await Self.runAssetLane(assetRequests, rate: rate, node: { [weak self] in self }) { out in
-                out.values.joined().reduce(0) { n, o in if case .send(let f) = o, f.type == .assetChunk { n + f.payload.count } else { n } }
-            }
+        let rate = configuration.assetReceiveRate
+        tasks.append(Task(priority: .utility) { [weak self, assetChunks] in
+            await Self.runAssetLane(assetChunks, pacer: rate > 0 ? SharedRatePacer(bytesPerSecond: rate) : nil, node: { [weak self] in self }) { _ in 0 }
         })
-        tasks.append(Task(priority: .utility) { [weak self, assetChunks, rate = configuration.assetReceiveRate] in
-            await Self.runAssetLane(assetChunks, rate: rate, node: { [weak self] in self }) { _ in 0 }
-        })
+    }
+
+    /// Starts the serving lane of connection `id`, answering the requests in `requests`.
+    func startServing(_ id: ConnectionID, _ requests: AssetFrameQueue) {
+        servingLanes[id] = Task(priority: .utility) { [weak self, sendPacer] in
+            await Self.runAssetLane(requests, pacer: sendPacer, node: { [weak self] in self }, sent: Self.chunkBytes)
+        }
+    }
+
+    /// The asset chunk bytes in `outputs` (what a serving lane counts against the send rate).
+    static func chunkBytes(_ outputs: [ConnectionID: [SyncOutput]]) -> Int {
+        outputs.values.joined().reduce(0) { n, o in if case .send(let f) = o, f.type == .assetChunk { n + f.payload.count } else { n } }
     }
 
     /// Hands `frames` to the node and sends what it answers. Unpaced, every frame waiting is
     /// handled together (``SyncNode/receiveAssetFrames(_:)``: one hop to the node, the chunk
-    /// store and the socket per batch, not per frame). With a `rate` above zero, frames are
-    /// handled one at a time and their answers sent one at a time, each followed by the wait that
-    /// keeps the asset bytes received (the frame's payload) plus those sent (`sent` of the
-    /// answer) under `rate` per second. Holds the node only while it handles frames: a node
-    /// dropped without ``shutdown()`` still goes, and its queues end with it.
-    static func runAssetLane(_ frames: AssetFrameQueue, rate: Int, node: () -> NetworkNode?,
+    /// store and the socket per batch, not per frame). With a `pacer`, frames are handled one at
+    /// a time and their answers sent one at a time, each followed by the wait that keeps the asset
+    /// bytes received (the frame's payload) plus those sent (`sent` of the answer) under its rate,
+    /// which other lanes may share. Holds the node only while it handles frames: a node dropped
+    /// without ``shutdown()`` still goes, and its queues end with it.
+    static func runAssetLane(_ frames: AssetFrameQueue, pacer: SharedRatePacer?, node: () -> NetworkNode?,
                              sent: ([ConnectionID: [SyncOutput]]) -> Int) async {
-        var pacer = rate > 0 ? RatePacer(bytesPerSecond: rate) : nil
         while let batch = await frames.take() {
             guard let node = node() else { return }
             let open = await node.fromOpenConnections(batch)
@@ -163,12 +178,13 @@ public actor NetworkNode {
 
     func handle(_ event: Event) async {
         switch event {
-        case let .open(writer, channel, dialed, gate, binding, reply):
+        case let .open(writer, channel, dialed, handlers, reply):
             let (id, first) = await sync.open()
             // Named before the hello goes out: from then on the event loop moves this
             // connection's asset frames to the lanes itself.
-            binding?.connection = id
-            connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, gate: gate)
+            handlers?.binding.connection = id
+            connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, gate: handlers?.gate, requests: handlers?.requests)
+            if let requests = handlers?.requests { startServing(id, requests) }
             configuration.logger.debug("connection opened", metadata: ["connection": "\(id)", "remote": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "dialed": "\(dialed != nil)"])
             if let dialed { peerStates[dialed]?.isConnected = true }
             reply.resume(returning: id)
@@ -190,7 +206,9 @@ public actor NetworkNode {
                 let peer = await sync.peer(of: id)?.short ?? "-"
                 configuration.logger.info("connection closed", metadata: ["connection": "\(id)", "peer": "\(peer)"])
             }
+            connections[id]?.requests?.finish()
             connections[id] = nil
+            servingLanes[id] = nil
             await sync.closed(id)
             await send(await sync.resumeAssetTransfers())
         case let .zoneChanged(zone):
@@ -217,13 +235,13 @@ public actor NetworkNode {
         let configuration = self.configuration
         let limits = await sync.configuration.limits
         let traffic = self.traffic
-        let lanes = (assetRequests, assetChunks)
+        let chunks = assetChunks
         let server = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .bind(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, lanes: lanes) }
+                channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, chunks: chunks) }
             }
         servers.append(server.channel)
         guard let address = server.channel.localAddress else {
@@ -258,12 +276,12 @@ public actor NetworkNode {
                 let configuration = self.configuration
                 let limits = await sync.configuration.limits
                 let traffic = self.traffic
-                let lanes = (assetRequests, assetChunks)
+                let chunks = assetChunks
                 let channel = try await ClientBootstrap(group: group)
                     .channelOption(.socketOption(.tcp_nodelay), value: 1)
                     .connectTimeout(.seconds(5))
                     .connect(host: host, port: port) { channel in
-                        channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, lanes: lanes) }
+                        channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, chunks: chunks) }
                     }
                 peerStates[key]?.failures = 0
                 peerStates[key]?.lastError = nil
@@ -287,14 +305,15 @@ public actor NetworkNode {
     }
 
     /// Sets up a new connection's pipeline (on its event loop): idle timers, frame encoding and
-    /// decoding, asset frames to `lanes` (requests, chunks), chunks held back for records.
+    /// decoding, asset requests to a queue of the connection's own and chunks to `chunks` (the
+    /// fetching lane's), chunks held back for records.
     static func configure(_ channel: any Channel, _ configuration: NetworkConfiguration, _ limits: WireLimits, _ traffic: TrafficCounter,
-                          lanes: (requests: AssetFrameQueue, chunks: AssetFrameQueue)) throws -> NIOAsyncChannel<Frame, Frame> {
+                          chunks: AssetFrameQueue) throws -> NIOAsyncChannel<Frame, Frame> {
         let ops = channel.pipeline.syncOperations
         try ops.addHandler(IdleStateHandler(readTimeout: TimeAmount(configuration.idleTimeout), writeTimeout: TimeAmount(configuration.pingInterval)))
         try ops.addHandler(FrameEncodingHandler(options: configuration.frames, traffic: traffic))
         try ops.addHandler(FrameDecodingHandler(limits: limits, traffic: traffic))
-        try ops.addHandler(AssetFrameRouter(requests: lanes.requests, chunks: lanes.chunks))
+        try ops.addHandler(AssetFrameRouter(requests: AssetFrameQueue(limit: configuration.assetQueueBytes), chunks: chunks))
         try OutboundQueue.configure(channel)
         try ops.addHandler(ChunkYieldHandler(gate: ChunkGate()))
         try ops.addHandler(KeepaliveHandler())
@@ -310,10 +329,12 @@ public actor NetworkNode {
         let handshakeTimeout = configuration.handshakeTimeout
         let handlers = try? await raw.eventLoop.submit {
             let ops = raw.pipeline.syncOperations
-            return (try ops.handler(type: ChunkYieldHandler.self).gate, try ops.handler(type: AssetFrameRouter.self).binding)
+            let router = try ops.handler(type: AssetFrameRouter.self)
+            return ConnectionHandlers(gate: try ops.handler(type: ChunkYieldHandler.self).gate, binding: router.binding, requests: router.requests)
         }.get()
+        let requests = handlers?.requests ?? AssetFrameQueue(limit: configuration.assetQueueBytes)
         try? await channel.executeThenClose { inbound, outbound in
-            let id = await withCheckedContinuation { reply in sink.yield(.open(outbound, raw, dialed, handlers?.0, handlers?.1, reply)) }
+            let id = await withCheckedContinuation { reply in sink.yield(.open(outbound, raw, dialed, handlers, reply)) }
             let handshake = Task {
                 try? await Task.sleep(for: handshakeTimeout)
                 if !Task.isCancelled { sink.yield(.timeout(id, "no hello within \(handshakeTimeout)")) }
@@ -322,7 +343,7 @@ public actor NetworkNode {
                 handshake.cancel()
                 sink.yield(.closed(id))
             }
-            try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, requests: assetRequests, chunks: assetChunks)
+            try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, requests: requests, chunks: assetChunks)
         }
     }
 
@@ -457,12 +478,14 @@ public actor NetworkNode {
     public func shutdown() async {
         stopped = true
         eventSink.finish()
-        assetRequests.finish()
         assetChunks.finish()
+        for c in connections.values { c.requests?.finish() }
         for (id, _) in connections { await close(id, reason: "the node is shutting down") }
         for s in servers { try? await s.close() }
         for t in tasks { t.cancel() }
+        for t in servingLanes.values { t.cancel() }
         tasks = []
+        servingLanes = [:]
         servers = []
     }
 }

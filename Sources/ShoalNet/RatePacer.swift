@@ -1,5 +1,7 @@
 // RatePacer: how long the asset lane waits so its bytes stay under a configured rate.
 
+import Synchronization
+
 /// Keeps a stream of byte counts under `bytesPerSecond`, with a burst of at most `burst` bytes
 /// passing without a wait after an idle spell (a generic cell-rate algorithm, counted in bytes).
 ///
@@ -36,5 +38,19 @@ package struct RatePacer: Sendable {
         paidUntil = paid
         let wait = paid - now - duration(of: burst)
         return wait > .zero ? wait : .zero
+    }
+}
+
+/// A ``RatePacer`` several lanes share (each connection's serving lane counts against the one
+/// send rate, over all peers together).
+package final class SharedRatePacer: Sendable {
+    private let pacer: Mutex<RatePacer>
+
+    /// A shared pacer for `bytesPerSecond` (at least 1).
+    package init(bytesPerSecond: Int) { pacer = Mutex(RatePacer(bytesPerSecond: bytesPerSecond)) }
+
+    /// ``RatePacer/pause(after:at:)`` on the shared count.
+    package func pause(after bytes: Int, at now: ContinuousClock.Instant) -> Duration {
+        pacer.withLock { $0.pause(after: bytes, at: now) }
     }
 }

@@ -1,4 +1,5 @@
-// AssetLaneTCPTests: over real TCP, serving an asset never holds up a node's record changes.
+// AssetLaneTCPTests: over real TCP, serving an asset never holds up a node's record changes, and
+// serving one peer never holds up serving another.
 
 import Foundation
 import Synchronization
@@ -6,6 +7,8 @@ import Testing
 import ShoalStore
 import ShoalWire
 import ShoalSync
+import ShoalSamples
+import ShoalSyncSamples
 @testable import ShoalNet
 
 /// A provider holding one asset whose manifest is served only once ``open()`` is called (a chunk
@@ -89,5 +92,37 @@ final class GatedAssets: AssetProvider {
         await #expect(throws: AssetFetchError.self) { try await fetch.value }
         await a.stop()
         await b.stop()
+    }
+    /// C asks A for an asset and A's answer stalls (a slow disk; or C stops reading, which holds
+    /// the lane at its connection's chunk gate). B then fetches the same asset from A, and gets it:
+    /// each connection has its own serving lane (Spec/replication.md §3.7). With one lane for
+    /// every connection, B's request waited behind C's for as long as C's stalled.
+    @Test func servingOnePeerNeverWaitsForAnother() async throws {
+        var rng = SplitMix64(seed: 0xC0FFEE)
+        let content = (0..<(256 << 10)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        let held = MemoryAssets()
+        let asset = held.add(content, chunkSize: 16 << 10)
+        let a = try await LoopbackNode.start("a", assets: held)
+        let c = try await LoopbackNode.start("c", assets: MemoryAssets())
+        await c.net.addPeer(host: "127.0.0.1", port: a.port)
+        #expect(await eventually { await c.net.peers().first?.node != nil }, "C never connected to A")
+        held.holdNextManifestCheck()
+        let stalled = Task { try await c.net.fetchAsset(asset) }
+        #expect(await eventually { held.aManifestCheckIsHeld }, "C's request never reached A")
+
+        let fetched = MemoryAssets()
+        let b = try await LoopbackNode.start("b", assets: fetched)
+        await b.net.addPeer(host: "127.0.0.1", port: a.port)
+        #expect(await eventually { await b.net.peers().first?.node != nil }, "B never connected to A")
+        let fetch = Task { try await b.net.fetchAsset(asset) }
+        let served = await eventually { fetched.bytes(of: asset) == content }
+        #expect(served, "B's fetch waited behind C's stalled request")
+
+        held.releaseManifestCheck()
+        try await fetch.value
+        try await stalled.value
+        await a.stop()
+        await b.stop()
+        await c.stop()
     }
 }

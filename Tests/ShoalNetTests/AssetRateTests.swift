@@ -131,4 +131,34 @@ import ShoalWire
         #expect(a.assetPauses > 0)
         #expect(b.assetPauses == 0, "the fetching side has no limit, so it never waits")
     }
+    /// The send rate holds over all peers together, though each connection has its own serving
+    /// lane: B and C fetch the 1 MiB `content` from A at once, A serving at 2 MiB/s. Each answer is
+    /// counted before the next goes, so at least the 2 MiB less the burst (a tenth of a second's
+    /// bytes) and the last chunk to each peer pass at the rate: (2,048 − 204.8 − 128) KiB at 2 MiB/s
+    /// ≈ 0.84 s. Separate pacers would let both fetches finish in about 0.37 s.
+    @Test func theSendRateHoldsOverEveryPeer() async throws {
+        var limited = NetworkConfiguration()
+        limited.assetSendRate = 2 << 20
+        let held = MemoryAssets()
+        let asset = held.add(Self.content, chunkSize: 64 << 10)
+        let a = try await LoopbackNode.start("a", assets: held, network: limited)
+        let fetchers = [MemoryAssets(), MemoryAssets()]
+        var peers: [LoopbackNode] = []
+        for (i, f) in fetchers.enumerated() {
+            let p = try await LoopbackNode.start("p\(i)", assets: f)
+            await p.net.addPeer(host: "127.0.0.1", port: a.port)
+            #expect(await eventually { await p.net.peers().first?.node != nil }, "peer \(i) never connected to A")
+            peers.append(p)
+        }
+        let began = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for p in peers { group.addTask { try await p.net.fetchAsset(asset) } }
+            try await group.waitForAll()
+        }
+        let took = ContinuousClock.now - began
+        #expect(took >= .milliseconds(800), "2 MiB to two peers at 2 MiB/s took \(took)")
+        for f in fetchers { #expect(f.bytes(of: asset) == Self.content) }
+        await a.stop()
+        for p in peers { await p.stop() }
+    }
 }
