@@ -1,4 +1,5 @@
-// RatePacer: how long the asset lane waits so its bytes stay under a configured rate.
+// RatePacer: how long an asset lane waits so its bytes stay under a configured rate, alone or
+// sharing the count with other lanes (SharedRatePacer).
 
 import Synchronization
 
