@@ -30,11 +30,10 @@ public actor NetworkNode {
         let writer: NIOAsyncChannelOutboundWriter<Frame>
         let channel: any Channel
         let dialed: String?
-        /// The chunk bytes held above the socket (``ChunkYieldHandler``); nil if none was found.
-        let gate: ChunkGate?
-        /// The asset requests from this connection, which its serving lane answers; nil if none
-        /// was found.
-        let requests: AssetFrameQueue?
+        /// The chunk bytes held above the socket (``ChunkYieldHandler``).
+        let gate: ChunkGate
+        /// The asset requests from this connection, which its serving lane answers.
+        let requests: AssetFrameQueue
     }
 
     var connections: [ConnectionID: Connection] = [:]
@@ -44,7 +43,7 @@ public actor NetworkNode {
     /// as the simulator drives SyncNode. Handling events concurrently would let a batch built
     /// later reach the socket first, or an acknowledgement be overwritten mid-batch.
     enum Event: Sendable {
-        case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, ConnectionHandlers?, CheckedContinuation<ConnectionID, Never>)
+        case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, ConnectionHandlers, CheckedContinuation<ConnectionID, Never>)
         case frame(ConnectionID, Frame, SyncNode.DecodedChanges?)
         case closed(ConnectionID)
         case zoneChanged(RecordZone.ID)
@@ -99,7 +98,7 @@ public actor NetworkNode {
     deinit {
         // The lanes hold the queues, not the node: ending them ends the lanes.
         assetChunks.finish()
-        for c in connections.values { c.requests?.finish() }
+        for c in connections.values { c.requests.finish() }
     }
 
     /// Starts the engine task once.
@@ -182,9 +181,9 @@ public actor NetworkNode {
             let (id, first) = await sync.open()
             // Named before the hello goes out: from then on the event loop moves this
             // connection's asset frames to the lanes itself.
-            handlers?.binding.connection = id
-            connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, gate: handlers?.gate, requests: handlers?.requests)
-            if let requests = handlers?.requests { startServing(id, requests) }
+            handlers.binding.connection = id
+            connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, gate: handlers.gate, requests: handlers.requests)
+            startServing(id, handlers.requests)
             configuration.logger.debug("connection opened", metadata: ["connection": "\(id)", "remote": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "dialed": "\(dialed != nil)"])
             if let dialed { peerStates[dialed]?.isConnected = true }
             reply.resume(returning: id)
@@ -206,7 +205,7 @@ public actor NetworkNode {
                 let peer = await sync.peer(of: id)?.short ?? "-"
                 configuration.logger.info("connection closed", metadata: ["connection": "\(id)", "peer": "\(peer)"])
             }
-            connections[id]?.requests?.finish()
+            connections[id]?.requests.finish()
             connections[id] = nil
             servingLanes[id] = nil
             await sync.closed(id)
@@ -327,12 +326,15 @@ public actor NetworkNode {
         let raw = channel.channel
         let sink = eventSink
         let handshakeTimeout = configuration.handshakeTimeout
-        let handlers = try? await raw.eventLoop.submit {
+        // The handlers ``configure`` added; gone only if the channel closed before this ran.
+        guard let handlers = try? await raw.eventLoop.submit({
             let ops = raw.pipeline.syncOperations
             let router = try ops.handler(type: AssetFrameRouter.self)
             return ConnectionHandlers(gate: try ops.handler(type: ChunkYieldHandler.self).gate, binding: router.binding, requests: router.requests)
-        }.get()
-        let requests = handlers?.requests ?? AssetFrameQueue(limit: configuration.assetQueueBytes)
+        }).get() else {
+            try? await raw.close()
+            return
+        }
         try? await channel.executeThenClose { inbound, outbound in
             let id = await withCheckedContinuation { reply in sink.yield(.open(outbound, raw, dialed, handlers, reply)) }
             let handshake = Task {
@@ -343,7 +345,7 @@ public actor NetworkNode {
                 handshake.cancel()
                 sink.yield(.closed(id))
             }
-            try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, requests: requests, chunks: assetChunks)
+            try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, requests: handlers.requests, chunks: assetChunks)
         }
     }
 
@@ -400,7 +402,7 @@ public actor NetworkNode {
             // The serving lane: once the chunks held above this connection's socket pass the
             // limit, the next request waits (a peer that does not read cannot pile them up).
             if list.contains(where: { if case .send(let f) = $0 { f.type == .assetChunk } else { false } }) {
-                await c.gate?.waitForRoom()
+                await c.gate.waitForRoom()
             }
         }
     }
@@ -479,7 +481,7 @@ public actor NetworkNode {
         stopped = true
         eventSink.finish()
         assetChunks.finish()
-        for c in connections.values { c.requests?.finish() }
+        for c in connections.values { c.requests.finish() }
         for (id, _) in connections { await close(id, reason: "the node is shutting down") }
         for s in servers { try? await s.close() }
         for t in tasks { t.cancel() }
