@@ -1,5 +1,5 @@
 // TwoLanesTests: the asset lane's threads — results in order, no deadlock when the callers are
-// themselves lane threads, and (on Linux) named and at normal priority.
+// themselves lane threads, giving way between items, and (on Linux) named and at normal priority.
 
 import Testing
 @testable import ShoalAssets
@@ -48,6 +48,21 @@ import Glibc
         // Per task: Σ over 20 rounds of 6·(1000·task + 10·round) + (0+…+5).
         let expected = (0..<8).map { task in (0..<20).reduce(0) { $0 + 6 * (task * 1000 + $1 * 10) + 15 } }
         #expect(sums == expected)
+    }
+
+    /// A two-lane batch run by the lane's threads gives way after every item, so a thread woken
+    /// for record work waits behind one chunk's work at most, not a time slice of many
+    /// (``BackgroundThreads/giveWay()``). Other tests may give way meanwhile: the count is a floor.
+    @Test func laneThreadsGiveWayAfterEveryItem() async {
+        let items = 64
+        let before = BackgroundThreads.givenWay.load(ordering: .relaxed)
+        let executor = AssetLaneExecutor()
+        let out = await withTaskExecutorPreference(executor) { () async -> [Int] in
+            inTwoLanes(items) { i, _ in i }
+        }
+        #expect(out == Array(0..<items))
+        let given = BackgroundThreads.givenWay.load(ordering: .relaxed) - before
+        #expect(given >= items, "the lane threads gave way \(given) times over \(items) items")
     }
 
     #if os(Linux)

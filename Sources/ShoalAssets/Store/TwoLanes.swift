@@ -18,7 +18,9 @@ import Darwin
 /// `shoal-assets` and run at normal priority: lowering them (`SCHED_IDLE` and the idle I/O
 /// class) bought about 0.7 ms on the median record change during a transfer, and starved
 /// transfers whenever other programs kept the cores busy (Spec/assets.md §5.1 has the
-/// measurements).
+/// measurements). Instead they give way (``giveWay()``) after every job and every item of a
+/// two-lane batch, so a thread woken for record work never waits behind more than one chunk's
+/// hashing or I/O.
 ///
 /// The threads are created once per process and live as long as it does, like Dispatch's.
 final class BackgroundThreads: Sendable {
@@ -57,7 +59,26 @@ final class BackgroundThreads: Sendable {
             available.wait()
             let work = queue.withLock { q -> (@Sendable () -> Void)? in q.isEmpty ? nil : q.removeFirst() }
             work?()
+            Self.giveWay()
         }
+    }
+
+    /// How many times the lane's threads have given way (for tests).
+    static let givenWay = Atomic<Int>(0)
+
+    /// Lets a thread that is waiting for this CPU run now, if one is (`sched_yield`; it returns at
+    /// once when none is). Called by the lane's threads between chunks.
+    ///
+    /// Without it, a thread woken while both cores run lane work — the event loop that reads a
+    /// record frame, the task that applies it — waited for the lane thread's time slice to end.
+    /// Linux's scheduler (EEVDF, with run-to-parity) lets the running thread finish its slice, and
+    /// with a tick every 4 ms (`HZ=250`) that end is seen at the next tick: `perf sched` showed
+    /// the cooperative pool and the event loops waiting 1–4 ms behind the lane threads a hundred
+    /// times and more per transfer. Giving way at every chunk bounds that wait by one chunk's
+    /// work, tens of microseconds, at no cost to the transfer (Spec/assets.md §5.1).
+    static func giveWay() {
+        sched_yield()
+        givenWay.add(1, ordering: .relaxed)
     }
 }
 
@@ -163,7 +184,11 @@ func inTwoLanes<T: Sendable>(_ count: Int, _ body: @Sendable (_ index: Int, _ la
     withoutActuallyEscaping(body) { body in
         // Each lane initializes only its own indices.
         @Sendable func lane(_ l: Int) {
-            for i in stride(from: l, to: count, by: 2) { (results.slots.baseAddress.unsafelyUnwrapped + i).initialize(to: body(i, l)) }
+            let onLaneThread = shoal_thread_is_lane() != 0
+            for i in stride(from: l, to: count, by: 2) {
+                (results.slots.baseAddress.unsafelyUnwrapped + i).initialize(to: body(i, l))
+                if onLaneThread { BackgroundThreads.giveWay() }
+            }
         }
         guard shoal_thread_is_lane() != 0 else {
             DispatchQueue.concurrentPerform(iterations: 2, execute: lane)
