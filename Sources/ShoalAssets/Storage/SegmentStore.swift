@@ -292,9 +292,9 @@ final class SegmentStore: Sendable {
     /// ``RecordBatch/alignment``), each but the last followed by an `fdatasync` (with ``sync``):
     /// a record commit elsewhere on the device, whose fsync flushes the device's cache, then
     /// never waits behind more than one piece of unflushed chunk data (Spec/assets.md §5.1).
-    /// Before each piece it also gives way to record commits under way in this process (up to
-    /// ``recordCommitWaitMicroseconds`` each), so a commit that starts between two pieces has
-    /// the device to itself.
+    /// Before each piece, and before each `fdatasync` between pieces, it also gives way to record
+    /// commits under way in this process (up to ``recordCommitWaitMicroseconds`` each), so a
+    /// commit that starts between two pieces has the device, and its cache flush, to itself.
     func write(_ batch: RecordBatch, at placement: Placement, syncEvery: Int? = nil) throws(AssetError) {
         let bytes = batch.alignedBytes()
         guard let base = bytes.baseAddress else { return }
@@ -325,7 +325,9 @@ final class SegmentStore: Sendable {
             }
             let e = writeRest(segment.fd, to: end)
             guard e == 0 else { throw .io("write", segment.path, errno: e) }
-            if sync, end < bytes.count, fdatasync(segment.fd) != 0 { throw .io("fdatasync", segment.path, errno: errno) }
+            guard sync, end < bytes.count else { continue }
+            _ = shoal_wait_for_record_commits(Self.recordCommitWaitMicroseconds)
+            if fdatasync(segment.fd) != 0 { throw .io("fdatasync", segment.path, errno: errno) }
         }
     }
 
@@ -346,11 +348,14 @@ final class SegmentStore: Sendable {
         }
     }
 
-    /// `fdatasync`s each segment that holds one of `records`, once (nothing without ``sync``).
+    /// `fdatasync`s each segment that holds one of `records`, once (nothing without ``sync``),
+    /// each after giving way to record commits under way in this process, as ``write(_:at:syncEvery:)``
+    /// does: a device cache flush issued just before a commit's own makes the commit wait for both.
     private func makeDurable(_ records: [Pending]) throws(AssetError) {
         guard sync else { return }
         var seen = Set<UInt64>()
         for r in records where seen.insert(r.location.segment.id).inserted {
+            _ = shoal_wait_for_record_commits(Self.recordCommitWaitMicroseconds)
             guard fdatasync(r.location.segment.fd) == 0 else { throw .io("fdatasync", r.location.segment.path, errno: errno) }
         }
     }
