@@ -19,8 +19,8 @@ import Darwin
 /// class) bought about 0.7 ms on the median record change during a transfer, and starved
 /// transfers whenever other programs kept the cores busy (Spec/assets.md §5.1 has the
 /// measurements). Instead they give way (``giveWay()``) after every job and every item of a
-/// two-lane batch, so a thread woken for record work never waits behind more than one chunk's
-/// hashing or I/O.
+/// two-lane batch, so a thread woken for record work waits behind at most one chunk's hashing or
+/// I/O on them.
 ///
 /// The threads are created once per process and live as long as it does, like Dispatch's.
 final class BackgroundThreads: Sendable {
@@ -75,7 +75,9 @@ final class BackgroundThreads: Sendable {
     /// with a tick every 4 ms (`HZ=250`) that end is seen at the next tick: `perf sched` showed
     /// the cooperative pool and the event loops waiting 1–4 ms behind the lane threads a hundred
     /// times and more per transfer. Giving way at every chunk bounds that wait by one chunk's
-    /// work, tens of microseconds, at no cost to the transfer (Spec/assets.md §5.1).
+    /// work, tens of microseconds, at the same transfer speed and CPU time; it adds context
+    /// switches (about 5 per chunk received instead of 3), which a VM short of host CPU pays for
+    /// in stolen time (Spec/assets.md §5.1).
     static func giveWay() {
         sched_yield()
         givenWay.add(1, ordering: .relaxed)
