@@ -25,6 +25,8 @@ enum AssetsBenchmark: BenchmarkSuite {
     static func run() throws { try runBlocking { try await runAsync() } }
 
     static func runAsync() async throws {
+        // SHOAL_BENCH_TRANSFER_ONLY=1: the transfer and its latency cases alone (Scripts/latency-pairs.sh).
+        if ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_ONLY"] == "1" { try await transferCases(); return }
         let size = mebibytes << 20
         let label = "\(mebibytes)mib"
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-assets-\(UInt32.random(in: 0 ... .max))").path

@@ -16,6 +16,7 @@ extension AssetsBenchmark {
     /// the latency samples; `switches_per_chunk`: its context switches per chunk received).
     /// `SHOAL_BENCH_SENDER_DIR` puts A's data directory there instead of beside B's —
     /// on another file system it stands for the sender's own disk, as on two machines.
+    /// `SHOAL_BENCH_LATENCY_SAMPLES` names a file every latency sample is appended to.
     static func transferCases() async throws {
         let mib = Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_MIB"] ?? "") ?? 1024
         // The issue names the 1 GiB cases `transfer-1gib` and `cp-1gib`; other sizes keep MiB.
@@ -160,6 +161,20 @@ extension AssetsBenchmark {
         func line(_ name: String, _ xs: [Sample], extra: String = "") -> String {
             let total = xs.map(\.total), save = xs.map(\.save), unstolen = xs.filter { !$0.stolen }.map(\.total)
             return "assets case=\(name) samples=\(xs.count) p50_ms=\(fixed(pct(total, 0.5), 2)) p90_ms=\(fixed(pct(total, 0.9), 2)) p99_ms=\(fixed(pct(total, 0.99), 2)) max_ms=\(fixed(total.max() ?? 0, 2)) save_p50_ms=\(fixed(pct(save, 0.5), 2)) save_p99_ms=\(fixed(pct(save, 0.99), 2)) stolen_samples=\(xs.count - unstolen.count) p99_unstolen_ms=\(fixed(pct(unstolen, 0.99), 2))\(extra)"
+        }
+        // SHOAL_BENCH_LATENCY_SAMPLES=<file>: every sample appended to that file, one line each,
+        // so that runs can be pooled (Scripts/latency-pairs.sh): a p99 of 100 samples is their
+        // second largest, and moves by 2x from run to run.
+        if let path = ProcessInfo.processInfo.environment["SHOAL_BENCH_LATENCY_SAMPLES"] {
+            let lines = [("idle", idle), ("during", during)].flatMap { phase, xs in
+                xs.map { "phase=\(phase) total_ms=\(fixed($0.total, 3)) save_ms=\(fixed($0.save, 3)) stolen=\($0.stolen ? 1 : 0)\n" }
+            }.joined()
+            guard let out = FileHandle(forWritingAtPath: path) ?? (FileManager.default.createFile(atPath: path, contents: nil) ? FileHandle(forWritingAtPath: path) : nil) else {
+                throw BenchError("cannot write latency samples to \(path) (SHOAL_BENCH_LATENCY_SAMPLES)")
+            }
+            out.seekToEndOfFile()
+            out.write(Data(lines.utf8))
+            out.closeFile()
         }
         print(line("latency-idle", idle))
         print(line("latency-during-transfer", during, extra: " vs_idle_p99=\(fixed(pct(during.map(\.total), 0.99) / max(pct(idle.map(\.total), 0.99), 0.001), 2))"))
