@@ -372,15 +372,29 @@ public actor NetworkNode {
     }
 
     /// Sends a node's outputs on the connections they name.
+    ///
+    /// Asset frames (`asset-request`, `asset-chunk`) go to the channel directly
+    /// (``write(_:around:)``), every other frame through the connection's async writer: that
+    /// writer hands frames on for one caller at a time and suspends any caller that arrives
+    /// meanwhile, to resume it later through the cooperative pool, so a record change shared
+    /// with the asset lanes could wait there for a lane's thread and then for a free one
+    /// (Spec/replication.md §3.7). Asset frames may already be overtaken by any other frame
+    /// (``ChunkYieldHandler``); among themselves, and other frames among themselves, they keep
+    /// their order.
     func send(_ outputs: [ConnectionID: [SyncOutput]]) async {
         for (id, list) in outputs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             guard let c = connections[id] else { continue }
             var frames = [Frame]()
+            var assetFrames = [Frame]()
             for o in list {
                 // Frames in a row go to the channel together: one hop to its event loop.
                 if case .send(let frame) = o {
-                    frames.append(frame)
+                    if frame.type == .assetChunk || frame.type == .assetRequest { assetFrames.append(frame) } else { frames.append(frame) }
                     continue
+                }
+                if !assetFrames.isEmpty {
+                    Self.write(assetFrames, around: c.channel)
+                    assetFrames = []
                 }
                 if !frames.isEmpty {
                     try? await c.writer.write(contentsOf: frames)
@@ -398,12 +412,23 @@ public actor NetworkNode {
                     try? await c.channel.close()
                 }
             }
+            if !assetFrames.isEmpty { Self.write(assetFrames, around: c.channel) }
             if !frames.isEmpty { try? await c.writer.write(contentsOf: frames) }
             // The serving lane: once the chunks held above this connection's socket pass the
             // limit, the next request waits (a peer that does not read cannot pile them up).
             if list.contains(where: { if case .send(let f) = $0 { f.type == .assetChunk } else { false } }) {
                 await c.gate.waitForRoom()
             }
+        }
+    }
+
+    /// Writes `frames` to `channel` on its event loop, in order, and flushes them: one task on
+    /// the loop, which no other caller can hold up. A closed channel drops them, as the writer
+    /// would (the peer asks again, or the fetch moves on, Spec/replication.md §3.7).
+    static func write(_ frames: [Frame], around channel: any Channel) {
+        channel.eventLoop.execute {
+            for f in frames { channel.write(f, promise: nil) }
+            channel.flush()
         }
     }
 

@@ -109,4 +109,29 @@ import ShoalWire
         gate.close()
         await gate.waitForRoom()
     }
+
+    /// Asset frames skip the node's async writer (``NetworkNode/write(_:around:)``): they reach the
+    /// socket side in order, flushed, on the channel's loop, and pass the yield handler as
+    /// frames written through the writer do — held while the channel is not writable, overtaken by
+    /// any other frame.
+    @Test func assetFramesWrittenAroundTheWriterKeepTheirOrderAndAreFlushed() throws {
+        let gate = ChunkGate(limit: 10_000)
+        let channel = EmbeddedChannel(handlers: [ChunkYieldHandler(gate: gate)])
+        let request = Frame(type: .assetRequest, payload: [7, 7, 7])
+        NetworkNode.write([Self.chunk(1), request, Self.chunk(2)], around: channel)
+        #expect(try Self.written(channel).isEmpty, "nothing is written outside the channel's loop")
+        channel.embeddedEventLoop.run()
+        #expect(try Self.written(channel) == [Self.chunk(1), request, Self.chunk(2)])
+
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        NetworkNode.write([Self.chunk(3), Self.chunk(4)], around: channel)
+        channel.embeddedEventLoop.run()
+        Self.send(Self.record(5), on: channel)
+        #expect(try Self.written(channel) == [Self.record(5)], "a record frame overtakes chunks written around the writer")
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        #expect(try Self.written(channel) == [Self.chunk(3), Self.chunk(4)])
+        _ = try channel.finish()
+    }
 }
