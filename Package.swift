@@ -41,13 +41,15 @@ let package = Package(
         ),
         // CRC-32C with the processor's instruction where there is one (frames end with it).
         .target(name: "CShoalCRC"),
+        // SHA-256 with the processor's SHA instructions, two streams at once (chunk and whole asset).
+        .target(name: "CShoalSHA"),
         // Naming a thread, and marking the asset lane's threads (a thread-local flag).
         .target(name: "CShoalThread"),
         .target(name: "ShoalWire", dependencies: ["CZstd", "CShoalCRC"], swiftSettings: strict),
         .target(name: "ShoalDiff", dependencies: ["ShoalWire"], swiftSettings: strict),
         .target(name: "ShoalStore", dependencies: ["ShoalWire", "ShoalDiff", "CSQLite", "CShoalThread"], swiftSettings: strict),
         .target(name: "ShoalAssets", dependencies: [
-            "ShoalWire", "CShoalThread", .product(name: "Crypto", package: "swift-crypto"),
+            "ShoalWire", "CShoalThread", "CShoalSHA", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalDiff", "ShoalStore"], swiftSettings: strict),
         .target(name: "ShoalNet", dependencies: [

@@ -124,8 +124,7 @@ final class AssetIngest {
             let data = UnsafeRawBufferPointer(rebasing: buffer[head..<tail])
             let length = parameters.cutPoint(in: data)
             let bytes = UnsafeRawBufferPointer(rebasing: data[..<length])
-            whole.update(bytes)
-            batch.append((head, AssetManifest.Chunk(hash: .sha256(bytes), length: length)))
+            batch.append((head, AssetManifest.Chunk(hash: whole.updateHashing(bytes), length: length)))
             head += length
         }
         return batch

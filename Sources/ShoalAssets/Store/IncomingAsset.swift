@@ -96,10 +96,11 @@ public final class IncomingAsset: Sendable {
         try state.withLock { (s) throws(AssetError) in
             // Two lanes (this thread and a second one, ``inTwoLanes(_:_:)``): lane 0 checks the
             // SHA-256 and, for the next chunk in order, adds it to the whole-asset hash (on a copy
-            // of the hasher); lane 1 lays the record out in the batch (or, without fsync, appends
-            // it to a segment) and, for the next chunk in order, checks that it is canonical —
-            // two passes over the bytes each, so neither waits long for the other. The record is
-            // kept only once both checks passed, and taken back if either failed.
+            // of the hasher; both hashes in one pass where the processor has SHA instructions);
+            // lane 1 lays the record out in the batch (or, without fsync, appends it to a
+            // segment) and, for the next chunk in order, checks that it is canonical — so neither
+            // waits long for the other. The record is kept only once both checks passed, and
+            // taken back if either failed.
             let write = s.wanted.contains(c.hash), feedNow = index == s.next
             let batch = write && batched ? try roomyBatch(for: c.length, &s) : nil
             var hasher = s.whole
@@ -125,11 +126,11 @@ public final class IncomingAsset: Sendable {
                                 return .written(nil, error)
                             }
                         }
-                        let actual = ContentHash.sha256(raw)
+                        // In order, the chunk's hash and the whole's in one pass (ContentHasher).
+                        let actual = feedNow ? shared.slots.pointee.updateHashing(raw) : ContentHash.sha256(raw)
                         guard actual == c.hash else {
                             return .checked(.modified("bytes received as chunk \(index) (\(c.hash)) of asset \(asset) hash to \(actual): they are not that chunk; request it again, or from another peer", hash: c.hash))
                         }
-                        if feedNow { shared.slots.pointee.update(raw) }
                         return .checked(nil)
                     }
                 }
