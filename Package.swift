@@ -47,7 +47,9 @@ let package = Package(
         .target(name: "CShoalThread"),
         .target(name: "ShoalWire", dependencies: ["CZstd", "CShoalCRC"], swiftSettings: strict),
         .target(name: "ShoalDiff", dependencies: ["ShoalWire"], swiftSettings: strict),
-        .target(name: "ShoalStore", dependencies: ["ShoalWire", "ShoalDiff", "CSQLite", "CShoalThread"], swiftSettings: strict),
+        .target(name: "ShoalStore", dependencies: [
+            "ShoalWire", "ShoalDiff", "CSQLite", "CShoalThread", .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: strict),
         .target(name: "ShoalAssets", dependencies: [
             "ShoalWire", "CShoalThread", "CShoalSHA", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),

@@ -1,5 +1,6 @@
 // Store+Digest: a zone's content digest — SHA-256 over its live records in ID order.
 
+internal import Crypto
 public import ShoalWire
 
 /// A zone's content digest: 32 bytes of SHA-256.
@@ -29,10 +30,10 @@ extension Store {
         while try s.step() {
             let bytes = s.blob(0)
             let len = UInt32(truncatingIfNeeded: bytes.count)
-            h.update([UInt8(len >> 24), UInt8(truncatingIfNeeded: len >> 16), UInt8(truncatingIfNeeded: len >> 8), UInt8(truncatingIfNeeded: len)])
-            h.update(bytes)
+            h.update(data: [UInt8(len >> 24), UInt8(truncatingIfNeeded: len >> 16), UInt8(truncatingIfNeeded: len >> 8), UInt8(truncatingIfNeeded: len)])
+            h.update(data: bytes)
             n += 1
         }
-        return ZoneDigest(bytes: h.finalize(), recordCount: n)
+        return ZoneDigest(bytes: Array(h.finalize()), recordCount: n)
     }
 }
