@@ -97,12 +97,9 @@ SHOAL_SHA_TARGET void shoal_sha256_hw_blocks2(uint32_t a[8], const void *p, uint
 }
 
 int shoal_sha256_hw_available(void) {
-    static int cached = -1;
-    if (cached < 0) {
-        __builtin_cpu_init();
-        cached = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("ssse3") ? 1 : 0;
-    }
-    return cached;
+    // Asked once per process (SHA256Stream.isAvailable keeps the answer).
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("ssse3") ? 1 : 0;
 }
 
 #else

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// Whether the functions below can run here (x86-64 with the SHA extensions and SSE 4.1);
-/// checked once per process. Elsewhere they must not be called.
+/// Whether the functions below can run here (x86-64 with the SHA extensions and SSE 4.1).
+/// Elsewhere they must not be called.
 int shoal_sha256_hw_available(void);
 
 /// Runs SHA-256's compression over `blocks` 64-byte blocks at `p`, updating `state` (the eight

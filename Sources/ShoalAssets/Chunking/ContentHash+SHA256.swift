@@ -112,12 +112,8 @@ struct SHA256Stream {
     private mutating func absorb(_ base: UnsafeRawPointer, _ count: Int) {
         var offset = topUp(base, count)
         let blocks = (count &- offset) / 64
-        if blocks > 0 {
-            withUnsafeMutablePointer(to: &state) { s in
-                s.withMemoryRebound(to: UInt32.self, capacity: 8) { shoal_sha256_hw_blocks($0, base + offset, blocks) }
-            }
-            offset &+= blocks &* 64
-        }
+        compress(base + offset, blocks: blocks)
+        offset &+= blocks &* 64
         keep(base + offset, count &- offset)
     }
 
@@ -166,12 +162,17 @@ struct SHA256Stream {
         pending &+= count
     }
 
-    private mutating func compressBuffer() {
-        withUnsafeBytes(of: buffer) { block in
-            withUnsafeMutablePointer(to: &state) { s in
-                s.withMemoryRebound(to: UInt32.self, capacity: 8) { p in block.baseAddress.map { shoal_sha256_hw_blocks(p, $0, 1) } }
-            }
+    /// Runs the compression over `blocks` whole blocks at `p`.
+    private mutating func compress(_ p: UnsafeRawPointer, blocks: Int) {
+        guard blocks > 0 else { return }
+        withUnsafeMutablePointer(to: &state) { s in
+            s.withMemoryRebound(to: UInt32.self, capacity: 8) { shoal_sha256_hw_blocks($0, p, blocks) }
         }
+    }
+
+    private mutating func compressBuffer() {
+        let block = buffer
+        withUnsafeBytes(of: block) { b in b.baseAddress.map { compress($0, blocks: 1) } }
         pending = 0
     }
 
