@@ -12,9 +12,10 @@ import Musl
 import Darwin
 #endif
 
-/// Holds outgoing `asset-chunk` frames while the connection has bytes waiting to go out, and lets
-/// every other frame pass at once, so a record change never waits behind more chunk bytes than
-/// the little the socket holds (``OutboundQueue``).
+/// Holds outgoing `asset-chunk` frames and passes them down one per turn of the event loop, while
+/// the connection has no bytes waiting, and lets every other frame pass at once, so a record change
+/// never waits behind more chunk bytes than the little the socket holds (``OutboundQueue``), nor
+/// behind more than one chunk's work on the event loop.
 ///
 /// Without it a served window of chunks (up to `assetWindow` of them, 2.4 MB at 32 chunks of the
 /// mean size) went straight into the kernel's send buffer, and a record change sent next waited
@@ -22,6 +23,13 @@ import Darwin
 /// ``OutboundQueue/unsentBytes`` unsent (`TCP_NOTSENT_LOWAT`), NIO at most about one chunk frame
 /// beyond ``OutboundQueue/bufferedBytes`` (the channel's write watermarks), and the rest of the
 /// chunks wait here, in order, until the channel is writable again.
+///
+/// One chunk per turn: a record frame the node hands to the channel reaches it as a task on the
+/// event loop, and waits for whatever the loop is doing. Passing every held chunk down at once
+/// (encoding each, and writing it to a loopback socket whose peer keeps reading) kept the loop
+/// busy for a whole window of chunks, 0.6 ms at the median and up to 5.8 ms during a 1 GiB
+/// transfer on loopback (Benchmarks/README.md, seventeenth session). Now each turn passes one
+/// chunk and schedules the next as a task of its own, behind any task already waiting.
 ///
 /// The channel's writability events stop here: the writer above (the NIO async channel the node
 /// writes through) must keep taking record frames while chunks wait, and a record frame never
@@ -36,6 +44,10 @@ final class ChunkYieldHandler: ChannelDuplexHandler {
     typealias OutboundOut = Frame
 
     private var held = CircularBuffer<(frame: Frame, promise: EventLoopPromise<Void>?)>()
+    /// Whether a turn that passes the next held chunk down is scheduled.
+    private var turnScheduled = false
+    /// Set once the connection is gone: nothing more is passed down.
+    private var closed = false
     let gate: ChunkGate
 
     init(gate: ChunkGate) { self.gate = gate }
@@ -46,23 +58,18 @@ final class ChunkYieldHandler: ChannelDuplexHandler {
             context.write(data, promise: promise)
             return
         }
-        if held.isEmpty && context.channel.isWritable {
-            context.write(data, promise: promise)
+        guard !closed else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
         held.append((frame, promise))
         gate.hold(frame.payload.count)
-    }
-
-    func flush(context: ChannelHandlerContext) {
-        release(context)
-        context.flush()
+        scheduleTurn(context)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         // Not passed on (see the type's documentation).
-        release(context)
-        context.flush()
+        if context.channel.isWritable { scheduleTurn(context) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -74,16 +81,28 @@ final class ChunkYieldHandler: ChannelDuplexHandler {
         drop(ChannelError.ioOnClosedChannel)
     }
 
-    /// Passes held chunks on, in order, while the channel is writable.
-    private func release(_ context: ChannelHandlerContext) {
-        while context.channel.isWritable, let (frame, promise) = held.popFirst() {
-            gate.release(frame.payload.count)
-            context.write(wrapOutboundOut(frame), promise: promise)
-        }
+    /// Schedules ``turn(_:)`` unless one is scheduled already or nothing is held.
+    private func scheduleTurn(_ context: ChannelHandlerContext) {
+        guard !turnScheduled, !closed, !held.isEmpty else { return }
+        turnScheduled = true
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.execute { bound.value.0.turn(bound.value.1) }
+    }
+
+    /// Passes the first held chunk down and flushes it, if the channel is writable, and schedules
+    /// the next turn; a channel that is not writable schedules it when it is again.
+    private func turn(_ context: ChannelHandlerContext) {
+        turnScheduled = false
+        guard !closed, context.channel.isWritable, let (frame, promise) = held.popFirst() else { return }
+        gate.release(frame.payload.count)
+        context.write(wrapOutboundOut(frame), promise: promise)
+        context.flush()
+        if context.channel.isWritable { scheduleTurn(context) }
     }
 
     /// The connection is gone: held chunks fail, and a lane waiting for room goes on.
     private func drop(_ error: any Error) {
+        closed = true
         while let (frame, promise) = held.popFirst() {
             gate.release(frame.payload.count)
             promise?.fail(error)

@@ -1,6 +1,6 @@
 // ChunkYieldHandlerTests: record frames overtake asset chunks held while the connection has bytes
-// waiting, held chunks go out in order once it is writable, and the serving lane waits while too
-// many chunk bytes are held.
+// waiting, held chunks go out in order once it is writable, one per turn of the event loop, and the
+// serving lane waits while too many chunk bytes are held.
 
 import NIOCore
 import NIOEmbedded
@@ -29,7 +29,15 @@ import ShoalWire
         channel.flush()
     }
 
+    /// Every frame written so far, after running the tasks the loop has waiting (the handler's
+    /// turns, and the turns they schedule).
     static func written(_ channel: EmbeddedChannel) throws -> [Frame] {
+        channel.embeddedEventLoop.run()
+        return try writtenNow(channel)
+    }
+
+    /// The frames written so far, without running the loop's tasks.
+    static func writtenNow(_ channel: EmbeddedChannel) throws -> [Frame] {
         var out = [Frame]()
         while let f = try channel.readOutbound(as: Frame.self) { out.append(f) }
         return out
@@ -69,6 +77,24 @@ import ShoalWire
         channel.isWritable = true  // no event yet
         Self.send(Self.chunk(2), on: channel)
         #expect(try Self.written(channel) == [Self.chunk(1), Self.chunk(2)])
+        _ = try channel.finish()
+    }
+
+    /// Each turn of the event loop passes one chunk down; a task queued meanwhile (a record frame
+    /// the node hands to the channel) runs before the next chunk, not after all of them.
+    @Test func oneChunkPerTurnOfTheEventLoop() throws {
+        let gate = ChunkGate()
+        let channel = EmbeddedChannel(handlers: [ChunkYieldHandler(gate: gate)])
+        for n in 1...3 { channel.write(Self.chunk(UInt8(n)), promise: nil) }
+        channel.flush()
+        #expect(try Self.writtenNow(channel).isEmpty, "chunks go down in the loop's turns, not in the caller's")
+        #expect(gate.heldBytes == 3000)
+        // The first turn was scheduled with the first chunk: it runs, passes one chunk, and
+        // schedules the next turn behind the record frame's task.
+        channel.embeddedEventLoop.execute { Self.send(Self.record(7), on: channel) }
+        channel.embeddedEventLoop.run()
+        #expect(try Self.writtenNow(channel) == [Self.chunk(1), Self.record(7), Self.chunk(2), Self.chunk(3)])
+        #expect(gate.heldBytes == 0)
         _ = try channel.finish()
     }
 
@@ -119,14 +145,14 @@ import ShoalWire
         let channel = EmbeddedChannel(handlers: [ChunkYieldHandler(gate: gate)])
         let request = Frame(type: .assetRequest, payload: [7, 7, 7])
         NetworkNode.write([Self.chunk(1), request, Self.chunk(2)], around: channel)
-        #expect(try Self.written(channel).isEmpty, "nothing is written outside the channel's loop")
-        channel.embeddedEventLoop.run()
-        #expect(try Self.written(channel) == [Self.chunk(1), request, Self.chunk(2)])
+        #expect(try Self.writtenNow(channel).isEmpty, "nothing is written outside the channel's loop")
+        // The request is not a chunk: it passes at once, and the chunks follow in their turns.
+        #expect(try Self.written(channel) == [request, Self.chunk(1), Self.chunk(2)])
 
         channel.isWritable = false
         channel.pipeline.fireChannelWritabilityChanged()
         NetworkNode.write([Self.chunk(3), Self.chunk(4)], around: channel)
-        channel.embeddedEventLoop.run()
+        #expect(try Self.written(channel).isEmpty)
         Self.send(Self.record(5), on: channel)
         #expect(try Self.written(channel) == [Self.record(5)], "a record frame overtakes chunks written around the writer")
         channel.isWritable = true
