@@ -169,6 +169,20 @@ import ShoalWire
         #expect(await node.statistics.assetChunksReceived == 0, "none of the batch is used")
     }
 
+    /// A batch's chunk frames are decoded together: one that does not decode closes the
+    /// connection, and none of the batch is used, not even the frames before it.
+    @Test func aMalformedChunkFrameInABatchClosesTheConnection() async throws {
+        let (sim, asset, chunks, conn) = try await Self.fetchAwaitingChunks(seed: 30)
+        let node = sim.nodes[1].sync
+        let good = Self.chunkFrame(asset, 1, chunks[1])
+        let truncated = Frame(type: .assetChunk, payload: Array(good.payload.dropLast(7)))
+        let out = await node.receiveAssetFrames([(conn, Self.chunkFrame(asset, 0, chunks[0])), (conn, truncated),
+                                                 (conn, Self.chunkFrame(asset, 2, chunks[2]))])
+        let closed = (out[conn] ?? []).compactMap { o -> ErrorMessage? in if case .close(let e) = o { e } else { nil } }
+        #expect(closed.map(\.code) == ["invalidArguments"], "\(out)")
+        #expect(await node.statistics.assetChunksReceived == 0, "none of the batch is used")
+    }
+
     @Test func aBadChunkInABatchKeepsTheChunksBeforeItAndRefusesThePeer() async throws {
         let (sim, asset, chunks, conn) = try await Self.fetchAwaitingChunks(seed: 29)
         let node = sim.nodes[1].sync
