@@ -66,6 +66,8 @@ public actor NetworkNode {
     /// storing and verifying them and the final check of a whole asset never delay record batches,
     /// and a wait to keep to ``NetworkConfiguration/assetReceiveRate`` never delays serving.
     let assetChunks: AssetFrameQueue
+    /// Where the asset lanes (fetching and serving) run: a serial queue of this node's own.
+    let lanes = LaneExecutor()
     var engineStarted = false
     var servers: [any Channel] = []
     var peerStates: [String: PeerState] = [:]
@@ -112,17 +114,17 @@ public actor NetworkNode {
                 await self.handle(event)
             }
         })
-        // Below the engine's priority: the asset tasks' jobs (their SyncNode calls and the chunk
-        // reads and writes) wait behind record work on the cooperative pool instead of beside it.
+        // On the lanes' own queue (LaneExecutor), not the cooperative pool the engine uses, and
+        // below the engine's priority.
         let rate = configuration.assetReceiveRate
-        tasks.append(Task(priority: .utility) { [weak self, assetChunks] in
+        tasks.append(Task(executorPreference: lanes, priority: .utility) { [weak self, assetChunks] in
             await Self.runAssetLane(assetChunks, pacer: rate > 0 ? SharedRatePacer(bytesPerSecond: rate) : nil, node: { [weak self] in self }) { _ in 0 }
         })
     }
 
     /// Starts the serving lane of connection `id`, answering the requests in `requests`.
     func startServing(_ id: ConnectionID, _ requests: AssetFrameQueue) {
-        servingLanes[id] = Task(priority: .utility) { [weak self, sendPacer] in
+        servingLanes[id] = Task(executorPreference: lanes, priority: .utility) { [weak self, sendPacer] in
             await Self.runAssetLane(requests, pacer: sendPacer, node: { [weak self] in self }, sent: Self.chunkBytes)
         }
     }
@@ -378,9 +380,9 @@ public actor NetworkNode {
     /// writer hands frames on for one caller at a time and suspends any caller that arrives
     /// meanwhile, to resume it later through the cooperative pool, so a record change shared
     /// with the asset lanes could wait there for a lane's thread and then for a free one
-    /// (Spec/replication.md §3.7). Asset frames may already be overtaken by any other frame
-    /// (``ChunkYieldHandler``); among themselves, and other frames among themselves, they keep
-    /// their order.
+    /// (Spec/replication.md §3.7). Chunks may already be overtaken by any other frame, asset
+    /// requests included (``ChunkYieldHandler``); chunks among themselves, requests among
+    /// themselves and other frames among themselves keep their order.
     func send(_ outputs: [ConnectionID: [SyncOutput]]) async {
         for (id, list) in outputs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             guard let c = connections[id] else { continue }
