@@ -50,22 +50,36 @@ final class AssetStoreProvider: AssetProvider {
     }
 
     func chunks(_ indexes: Range<Int>, of asset: Asset) async -> [[UInt8]] {
+        await readRun(indexes, of: asset) { _, bytes in Array(bytes) }
+    }
+
+    func chunkPayloads(_ indexes: Range<Int>, of asset: Asset) async -> [[UInt8]] {
+        // Each chunk goes from the buffer it was read into straight into its answer's payload.
+        await readRun(indexes, of: asset) { i, bytes in AssetChunkMessage.chunkPayload(asset: asset, index: UInt64(i), bytes: bytes) }
+    }
+
+    /// `form` of each chunk of `asset` at `indexes` (its index and its bytes where they were read),
+    /// in order, up to the first this node cannot serve; indexes past the last chunk are not served
+    /// (the answer ends with "unavailable").
+    private func readRun(_ indexes: Range<Int>, of asset: Asset,
+                         _ form: @escaping @Sendable (Int, UnsafeRawBufferPointer) -> [UInt8]) async -> [[UInt8]] {
         guard let m = await completeOffLane(asset), indexes.lowerBound >= 0 else { return [] }
-        // Indexes past the last chunk are not served (the answer ends with "unavailable").
         let indexes = indexes.clamped(to: 0..<m.chunks.count)
         let store = self.store, served = self.served
         // One hop to the lane's threads for the whole run.
         return await withTaskExecutorPreference(io) { () async -> [[UInt8]] in
             var out = [[UInt8]]()
             out.reserveCapacity(indexes.count)
+            var scratch = [UInt8]()
             for i in indexes {
                 // Not hashed here: the peer checks every chunk against the manifest.
-                guard let bytes = try? store.chunkBytes(m.chunks[i], of: asset, verify: false) else {
+                let formed = try? store.withChunkBytes(m.chunks[i], of: asset, verify: false, scratch: &scratch) { form(i, $0) }
+                guard let formed else {
                     // Missing or damaged: check the asset again next time.
                     _ = served.removeValue(forKey: asset)
                     break
                 }
-                out.append(bytes)
+                out.append(formed)
             }
             return out
         }

@@ -88,9 +88,18 @@ final class FrameEncodingHandler: ChannelOutboundHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let frame = unwrapOutboundIn(data)
         do throws(WireError) {
-            let bytes = try encoder.encode(frame)
-            traffic.sent.add(bytes.count, ordering: .relaxed)
-            context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: promise)
+            // Straight into the socket's buffer: a chunk frame's 64–256 KiB are copied once here.
+            let allocator = context.channel.allocator
+            let buffer = try encoder.encode(frame) { size, write in
+                var buffer = allocator.buffer(capacity: size)
+                buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { out in
+                    write(UnsafeMutableRawBufferPointer(rebasing: out[..<size]))
+                    return size
+                }
+                return buffer
+            }
+            traffic.sent.add(buffer.readableBytes, ordering: .relaxed)
+            context.write(wrapOutboundOut(buffer), promise: promise)
         } catch {
             promise?.fail(error)
         }

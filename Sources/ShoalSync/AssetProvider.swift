@@ -16,6 +16,13 @@ public protocol AssetProvider: Sendable {
     /// of them when it holds the asset). One call answers a peer's request for a run of chunks;
     /// the default asks ``chunk(_:of:)`` for each.
     func chunks(_ indexes: Range<Int>, of asset: Asset) async -> [[UInt8]]
+    /// The `asset-chunk` payloads answering a request for the chunks of `asset` at `indexes`: for
+    /// each chunk, in order and up to the first this node cannot serve, the bytes of
+    /// `AssetChunkMessage(asset: asset, part: .chunk(index:bytes:)).encoded()`. The default
+    /// encodes what ``chunks(_:of:)`` returns; a provider that writes each chunk into its payload
+    /// as it reads it (``AssetChunkMessage/chunkPayload(asset:index:bytes:)``) saves a copy of
+    /// every chunk it serves.
+    func chunkPayloads(_ indexes: Range<Int>, of asset: Asset) async -> [[UInt8]]
     /// Keeps a manifest a peer sent for `asset` and returns its chunk count, or nil when it is
     /// malformed or cannot describe `asset` (its lengths do not add up to the size).
     func receiveManifest(_ bytes: [UInt8], for asset: Asset) async -> Int?
@@ -48,6 +55,13 @@ extension AssetProvider {
             out.append(bytes)
         }
         return out
+    }
+
+    /// Encodes each chunk ``chunks(_:of:)`` returns as an `asset-chunk` payload.
+    public func chunkPayloads(_ indexes: Range<Int>, of asset: Asset) async -> [[UInt8]] {
+        await chunks(indexes, of: asset).enumerated().map { k, bytes in
+            AssetChunkMessage(asset: asset, part: .chunk(index: UInt64(indexes.lowerBound &+ k), bytes: bytes)).encoded()
+        }
     }
 
     /// Calls ``receiveChunk(_:index:of:)`` for each chunk in turn.

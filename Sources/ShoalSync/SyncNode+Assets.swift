@@ -252,15 +252,16 @@ extension SyncNode {
         case let .chunks(first, count):
             // The decoder bounds count (1…maxChunks) and first + count (below 2^64).
             guard first <= UInt64(Int.max) - count else { return [answer(.unavailable)] }
-            let found = await assets.chunks(Int(first)..<Int(first &+ count), of: m.asset)
+            // Each chunk comes laid out in its answer's payload already (read into it, once).
+            let found = await assets.chunkPayloads(Int(first)..<Int(first &+ count), of: m.asset)
             var out = [SyncOutput]()
             out.reserveCapacity(found.count + 1)
-            for (k, bytes) in found.enumerated() {
-                // Whether the asset compresses is tried once, on the first chunk served; chunks
-                // of one that does not (most media) go out without a compression attempt.
-                let compressible = compressibility(of: m.asset, sample: bytes)
-                out.append(.send(Frame(type: .assetChunk, payload: AssetChunkMessage(asset: m.asset, part: .chunk(index: first &+ UInt64(k), bytes: bytes)).encoded(),
-                                       mayCompress: compressible)))
+            for payload in found {
+                // Whether the asset compresses is tried once, on the first chunk served (its
+                // payload: the chunk behind a few dozen bytes of header); chunks of one that does
+                // not (most media) go out without a compression attempt.
+                let compressible = compressibility(of: m.asset, sample: payload)
+                out.append(.send(Frame(type: .assetChunk, payload: payload, mayCompress: compressible)))
                 statistics.assetChunksSent &+= 1
             }
             if found.count < count { out.append(answer(.unavailable)) }

@@ -7,18 +7,28 @@ import ShoalWire
 import Foundation
 
 @Suite struct IntegrityTests {
-    @Test(arguments: [ChunkCompression.none, .zstd(level: 3)])
-    func damagedChunkIsDetectedRemovedAndHealed(compression: ChunkCompression) async throws {
-        let dir = TempDirectory()
+    /// A small-chunk store (`compression`) holding an asset of text (compressible) then random bytes.
+    static func mixedAsset(_ dir: TempDirectory, compression: ChunkCompression) async throws -> (AssetStore, [UInt8], Asset) {
         let store = try AssetStore.temporary(dir, small: true) { $0.compression = compression }
         let text = Array(String(repeating: "assets are chunked by content; ", count: 3000).utf8)
         let bytes = text + randomBytes(60_000, seed: 8)
-        let asset = try await store.importBytes(bytes)
+        return (store, bytes, try await store.importBytes(bytes))
+    }
+
+    /// Damages the middle of `chunk`'s record in its segment; returns the segment's path.
+    static func damageRecord(of chunk: AssetManifest.Chunk, in store: AssetStore) throws -> String {
+        let location = try #require(store.chunks.segments.location(of: chunk.hash))
+        try damage(location.segment.path, at: location.offset + Int64(SegmentStore.headerBytes + location.stored / 2))
+        return location.segment.path
+    }
+
+    @Test(arguments: [ChunkCompression.none, .zstd(level: 3)])
+    func damagedChunkIsDetectedRemovedAndHealed(compression: ChunkCompression) async throws {
+        let dir = TempDirectory()
+        let (store, bytes, asset) = try await Self.mixedAsset(dir, compression: compression)
         let manifest = try store.manifest(of: asset)
         let victim = manifest.chunks[1]
-        let location = try #require(store.chunks.segments.location(of: victim.hash))
-        let path = location.segment.path
-        try damage(path, at: location.offset + Int64(SegmentStore.headerBytes + location.stored / 2))
+        let path = try Self.damageRecord(of: victim, in: store)
 
         let e = await expectAssetError(.assetFileModified) { _ = try await store.readAll(asset) }
         #expect(e?.hash == victim.hash && e?.path == path)
@@ -169,5 +179,37 @@ import Foundation
             })
         }
         #expect(e?.path == path && e?.message.contains("changed while") == true)
+    }
+
+    /// Serving reads a chunk in place (``AssetStore/withChunkBytes(_:of:verify:scratch:_:)``): the
+    /// same bytes ``AssetStore/chunkBytes(_:of:verify:)`` returns, from raw and compressed records
+    /// alike, and the same error — with `body` never called — for a damaged one.
+    @Test(arguments: [ChunkCompression.none, .zstd(level: 3)])
+    func borrowedChunkReadsGiveTheBytesAndRefuseDamage(compression: ChunkCompression) async throws {
+        let dir = TempDirectory()
+        let (store, bytes, asset) = try await Self.mixedAsset(dir, compression: compression)
+        let chunks = try store.manifest(of: asset).chunks
+        #expect(chunks.count > 2)
+        var scratch: [UInt8] = []
+        var offset = 0
+        for c in chunks {
+            for verify in [true, false] {
+                let borrowed = try store.withChunkBytes(c, of: asset, verify: verify, scratch: &scratch) { Array($0) }
+                let copied = try store.chunkBytes(c, of: asset, verify: verify)
+                #expect(borrowed == Array(bytes[offset..<(offset + c.length)]))
+                #expect(borrowed == copied)
+            }
+            offset += c.length
+        }
+
+        let victim = chunks[1]
+        _ = try Self.damageRecord(of: victim, in: store)
+        var called = false
+        let e = await expectAssetError(.assetFileModified) {
+            _ = try store.withChunkBytes(victim, of: asset, verify: true, scratch: &scratch) { _ in called = true }
+        }
+        #expect(e?.hash == victim.hash)
+        #expect(!called)
+        #expect(!store.chunks.contains(victim.hash))
     }
 }

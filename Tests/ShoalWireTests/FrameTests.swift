@@ -79,6 +79,50 @@ import ShoalSamples
         }
     }
 
+    /// Encoding into the caller's storage (a socket buffer) writes exactly the bytes the array
+    /// form gives, asks for exactly their size, and calls `output` once — compressed or not.
+    @Test(arguments: [0, 1, 63, 64, 1000, 100_000])
+    func encodesIntoCallerStorageAsIntoAnArray(size: Int) throws {
+        let text = Self.batch(max(1, size / 150)).prefix(size)
+        var rng = SplitMix64(seed: UInt64(size))
+        let noise = (0..<size).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        for (name, mode) in Self.modes {
+            let encoder = FrameEncoder(options: .init(mode: mode))
+            for frame in [Frame(type: .changes, payload: Array(text)), Frame(type: .assetChunk, payload: noise, mayCompress: false),
+                          Frame(type: .changes, payload: Array(text), mayCompress: false)] {
+                var calls = 0
+                let written = try encoder.encode(frame) { size, write -> [UInt8] in
+                    calls += 1
+                    // Storage that starts out dirty, as a reused socket buffer would.
+                    var storage = [UInt8](repeating: 0xEE, count: size)
+                    storage.withUnsafeMutableBytes { write($0) }
+                    return storage
+                }
+                let array = try encoder.encode(frame)
+                let decoded = try FrameReader.decodeOne(written)
+                #expect(calls == 1, "\(name)")
+                #expect(written == array, "\(name) size \(size) mayCompress \(frame.mayCompress)")
+                #expect(decoded.payload == frame.payload, "\(name) size \(size)")
+            }
+        }
+    }
+
+    /// An oversized payload is refused before any storage is asked for.
+    @Test func oversizedPayloadIsRefusedBeforeStorageIsAskedFor() {
+        var limits = WireLimits.default
+        limits.maxFramePayloadBytes = 16
+        var options = FrameEncoder.Options(mode: .none)
+        options.limits = limits
+        var asked = false
+        #expect(throws: WireError.self) {
+            _ = try FrameEncoder(options: options).encode(Frame(type: .changes, payload: Array(repeating: 1, count: 17))) { size, _ -> Int in
+                asked = true
+                return size
+            }
+        }
+        #expect(!asked)
+    }
+
     @Test func compressesOnlyAboveThresholdAndWhenItPays() throws {
         let encoder = FrameEncoder(options: .init(mode: .zstd))
         let small = try FrameReader.decodeOne(try encoder.encode(.ping, payload: Array(repeating: 0, count: 63)))

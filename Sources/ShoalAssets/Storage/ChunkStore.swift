@@ -81,46 +81,64 @@ struct ChunkStore: Sendable {
     ///   record or file does not decode or does not match its hash; it has been dropped), or `io`.
     func read(_ hash: ContentHash, length: Int?, of asset: ContentHash?, at pending: SegmentStore.Location? = nil, scratch: inout [UInt8],
               decompressor: ZstdDecompressor, verify: Bool = true) throws(AssetError) -> [UInt8] {
+        try withChunk(hash, length: length, of: asset, at: pending, scratch: &scratch, decompressor: decompressor, verify: verify) { Array($0) }
+    }
+
+    /// Reads a chunk as ``read(_:length:of:at:scratch:decompressor:verify:)`` does and passes its
+    /// bytes to `body` where they lie — in `scratch` for a raw record — without copying them out
+    /// (the asset lane lays a served chunk straight into its frame's payload). Throws as `read` does.
+    func withChunk<R>(_ hash: ContentHash, length: Int?, of asset: ContentHash?, at pending: SegmentStore.Location? = nil, scratch: inout [UInt8],
+                      decompressor: ZstdDecompressor, verify: Bool = true, _ body: (UnsafeRawBufferPointer) -> R) throws(AssetError) -> R {
         let of = asset.map { " (part of asset \($0))" } ?? ""
         if let location = pending ?? segments.location(of: hash) {
-            let bytes: [UInt8]? = if try segments.read(hash, at: location, into: &scratch) {
-                withBytes(of: scratch) { decode(tag: location.tag, UnsafeRawBufferPointer(rebasing: $0[SegmentStore.headerBytes...]), hash: hash, length: length, decompressor: decompressor, verify: verify) }
+            let result: R? = if try segments.read(hash, at: location, into: &scratch) {
+                withBytes(of: scratch) { decoded(tag: location.tag, UnsafeRawBufferPointer(rebasing: $0[SegmentStore.headerBytes...]), hash: hash, length: length, decompressor: decompressor, verify: verify, body) }
             } else { nil }
-            guard let bytes else {
+            guard let result else {
                 if pending == nil { segments.remove(hash, at: location) }
                 let path = location.segment.path
                 throw .modified("the record of chunk \(hash)\(of) at offset \(location.offset) of segment \(path) does not hold that chunk — it was changed or damaged on disk; it has been dropped from the store: fetch the asset's missing chunks from a peer or import it again", hash: hash, path: path)
             }
-            return bytes
+            return result
         }
         guard let legacy else { throw .missingChunk(hash, of: asset) }
         let path = legacy.path(of: hash)
         guard try legacy.read(hash, into: &scratch, maxBytes: maximumBytes &+ 1) else { throw .missingChunk(hash, of: asset) }
-        let bytes: [UInt8]? = withBytes(of: scratch) { file in
-            file.isEmpty ? nil : decode(tag: file[0], UnsafeRawBufferPointer(rebasing: file[1...]), hash: hash, length: length, decompressor: decompressor, verify: verify)
+        let result: R? = withBytes(of: scratch) { file in
+            file.isEmpty ? nil : decoded(tag: file[0], UnsafeRawBufferPointer(rebasing: file[1...]), hash: hash, length: length, decompressor: decompressor, verify: verify, body)
         }
-        guard let bytes else {
+        guard let result else {
             _ = try? legacy.remove(hash)
             throw .modified("chunk file \(path)\(of) does not hold the chunk its name says — it was changed or damaged on disk; it has been removed: fetch the asset's missing chunks from a peer or import it again", hash: hash, path: path)
         }
-        return bytes
+        return result
     }
 
     /// The chunk's bytes from a stored form, or nil when they are not the chunk `hash` (unknown
     /// tag, a frame that does not decode, a wrong length, or — when `verify` — a different SHA-256).
     func decode(tag: UInt8, _ stored: UnsafeRawBufferPointer, hash: ContentHash, length: Int?, decompressor: ZstdDecompressor, verify: Bool = true) -> [UInt8]? {
-        var bytes: [UInt8]
+        decoded(tag: tag, stored, hash: hash, length: length, decompressor: decompressor, verify: verify) { Array($0) }
+    }
+
+    /// `body` of the chunk's bytes from a stored form (`stored` itself for a raw record), or nil
+    /// when they are not the chunk `hash`, as ``decode(tag:_:hash:length:decompressor:verify:)``.
+    func decoded<R>(tag: UInt8, _ stored: UnsafeRawBufferPointer, hash: ContentHash, length: Int?, decompressor: ZstdDecompressor,
+                    verify: Bool = true, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        func checked(_ bytes: UnsafeRawBufferPointer) -> R? {
+            guard length == nil || bytes.count == length, !verify || ContentHash.sha256(bytes) == hash else { return nil }
+            return body(bytes)
+        }
         switch tag {
         case Self.rawTag:
-            bytes = Array(stored)
+            return checked(stored)
         case Self.zstdTag:
+            let bytes: [UInt8]
             do throws(WireError) {
                 bytes = try decompressor.decompress(stored, base: 0, maxBytes: maximumBytes, dictionary: nil)
             } catch { return nil }
+            return withBytes(of: bytes) { checked($0) }
         default:
             return nil
         }
-        guard length == nil || bytes.count == length, !verify || ContentHash.sha256(bytes) == hash else { return nil }
-        return bytes
     }
 }

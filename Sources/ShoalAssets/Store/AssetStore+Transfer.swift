@@ -157,4 +157,13 @@ extension AssetStore {
         var scratch: [UInt8] = []
         return try chunks.read(chunk.hash, length: chunk.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor(), verify: verify)
     }
+
+    /// Reads one chunk of a manifest the caller holds, like ``chunkBytes(_:of:verify:)``, and
+    /// passes its bytes to `body` where they were read (no copy for a chunk stored raw); `scratch`
+    /// is reused between calls. Serving a run of chunks, the asset lane lays each one out in its
+    /// frame's payload this way. Throws as ``chunkBytes(_:of:verify:)``.
+    package nonisolated func withChunkBytes<R>(_ chunk: AssetManifest.Chunk, of asset: Asset, verify: Bool = true, scratch: inout [UInt8],
+                                               _ body: (UnsafeRawBufferPointer) -> R) throws(AssetError) -> R {
+        try chunks.withChunk(chunk.hash, length: chunk.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor(), verify: verify, body)
+    }
 }

@@ -67,6 +67,27 @@ public struct FrameEncoder {
     /// Encodes a frame from borrowed payload bytes; `mayCompress: false` skips compression.
     /// - Throws: ``WireError`` `limitExceeded` for an oversized payload.
     public func encode(_ type: FrameType, payload: UnsafeRawBufferPointer, mayCompress: Bool = true) throws(WireError) -> [UInt8] {
+        try encode(type, payload: payload, mayCompress: mayCompress) { size, write in
+            [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+                write(UnsafeMutableRawBufferPointer(buffer))
+                initialized = size
+            }
+        }
+    }
+
+    /// Encodes `frame` straight into storage of the caller's, such as a socket's send buffer, so
+    /// that its bytes are written once: `output` receives the encoded size and a function that
+    /// writes the whole frame into a buffer of exactly that many bytes; it calls that function
+    /// once and returns what holds the bytes. (`encode(_ frame:)` is this with an array for storage.)
+    /// - Throws: ``WireError`` `limitExceeded` for an oversized payload (`output` is not called).
+    public func encode<Output>(_ frame: Frame, output: (_ size: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) -> Output) throws(WireError) -> Output {
+        try Borrowed.bytes(of: frame.payload) { (raw) throws(WireError) -> Output in
+            try encode(frame.type, payload: raw, mayCompress: frame.mayCompress, output: output)
+        }
+    }
+
+    private func encode<Output>(_ type: FrameType, payload: UnsafeRawBufferPointer, mayCompress: Bool,
+                                output: (Int, (UnsafeMutableRawBufferPointer) -> Void) -> Output) throws(WireError) -> Output {
         let limit = options.limits.maxFramePayloadBytes
         guard payload.count <= limit else {
             throw WireError(.limitExceeded, at: 0, "frame payload is \(payload.count) bytes, over the limit of \(limit) (WireLimits.maxFramePayloadBytes); send it in smaller pieces")
@@ -75,9 +96,11 @@ public struct FrameEncoder {
             throw WireError(.invalidValue, at: 0, "frame type 0 is reserved")
         }
         if mayCompress, let (compressed, compression) = compress(payload) {
-            return compressed.withUnsafeBytes { assemble(type, compression: compression, body: $0) }
+            return compressed.withUnsafeBytes { body in
+                output(Self.size(compression: compression, body: body.count)) { assemble(type, compression: compression, body: body, into: $0) }
+            }
         }
-        return assemble(type, compression: .none, body: payload)
+        return output(Self.size(compression: .none, body: payload.count)) { assemble(type, compression: .none, body: payload, into: $0) }
     }
 
     private func compress(_ payload: UnsafeRawBufferPointer) -> ([UInt8], Frame.Compression)? {
@@ -97,20 +120,27 @@ public struct FrameEncoder {
         return (out, dictionary.map { .dictionary(id: $0.id) } ?? .zstd)
     }
 
-    private func assemble(_ type: FrameType, compression: Frame.Compression, body: UnsafeRawBufferPointer) -> [UInt8] {
-        var dictionaryID: UInt32? = nil
-        if case .dictionary(let id) = compression { dictionaryID = id }
-        let size = FrameLayout.headerSize &+ (dictionaryID == nil ? 0 : FrameLayout.dictionaryIDSize) &+ body.count &+ FrameLayout.trailerSize
-        return WireWriter.encode(size: size) { w in
-            w.writeByte(FrameLayout.magic.0)
-            w.writeByte(FrameLayout.magic.1)
-            w.writeByte(FrameLayout.version)
-            w.writeByte(type.rawValue)
-            w.writeByte(compression.bits)
-            w.writeFixed32(UInt32(truncatingIfNeeded: body.count))
-            if let dictionaryID { w.writeFixed32(dictionaryID) }
-            w.writeRaw(body)
-            w.writeFixed32(w.checksumOfWritten())
-        }
+    /// The encoded size of a frame whose (possibly compressed) payload is `body` bytes.
+    private static func size(compression: Frame.Compression, body: Int) -> Int {
+        var dictionaryBytes = 0
+        if case .dictionary = compression { dictionaryBytes = FrameLayout.dictionaryIDSize }
+        return FrameLayout.headerSize &+ dictionaryBytes &+ body &+ FrameLayout.trailerSize
+    }
+
+    /// Writes header, body and checksum into `out`, which is exactly ``size(compression:body:)`` bytes.
+    private func assemble(_ type: FrameType, compression: Frame.Compression, body: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        let size = Self.size(compression: compression, body: body.count)
+        guard let start = out.baseAddress else { return }
+        precondition(out.count == size, "FrameEncoder: the output buffer is not the frame's size")
+        var w = WireWriter(start: start, count: size)
+        w.writeByte(FrameLayout.magic.0)
+        w.writeByte(FrameLayout.magic.1)
+        w.writeByte(FrameLayout.version)
+        w.writeByte(type.rawValue)
+        w.writeByte(compression.bits)
+        w.writeFixed32(UInt32(truncatingIfNeeded: body.count))
+        if case .dictionary(let id) = compression { w.writeFixed32(id) }
+        w.writeRaw(body)
+        w.writeFixed32(w.checksumOfWritten())
     }
 }

@@ -106,12 +106,11 @@ public struct AssetChunkMessage: Hashable, Sendable {
 
     /// The canonical payload bytes.
     public func encoded() -> [UInt8] {
-        var size = 32 &+ WireSize.varint(UInt64(bitPattern: asset.size)) &+ 1
-        switch part {
-        case .manifest(let b): size &+= WireSize.lengthPrefixed(b.count)
-        case let .chunk(index, b): size &+= WireSize.varint(index) &+ WireSize.lengthPrefixed(b.count)
-        case .unavailable: break
+        if case let .chunk(index, b) = part {
+            return b.withUnsafeBytes { Self.chunkPayload(asset: asset, index: index, bytes: $0) }
         }
+        var size = 32 &+ WireSize.varint(UInt64(bitPattern: asset.size)) &+ 1
+        if case .manifest(let b) = part { size &+= WireSize.lengthPrefixed(b.count) }
         return WireWriter.encode(size: size) { w in
             w.writeContentHash(asset.hash)
             w.writeVarint(UInt64(bitPattern: asset.size))
@@ -119,13 +118,26 @@ public struct AssetChunkMessage: Hashable, Sendable {
             case .manifest(let b):
                 w.writeByte(1)
                 w.writeBytes(b)
-            case let .chunk(index, b):
-                w.writeByte(2)
-                w.writeVarint(index)
-                w.writeBytes(b)
+            case .chunk:
+                break
             case .unavailable:
                 w.writeByte(3)
             }
+        }
+    }
+
+    /// The payload of an answer carrying chunk `index` of `asset` — the bytes
+    /// `AssetChunkMessage(asset: asset, part: .chunk(index: index, bytes: Array(bytes))).encoded()`
+    /// gives — written from borrowed bytes, so a server copies each chunk it sends once, from
+    /// where it read it into the payload.
+    public static func chunkPayload(asset: Asset, index: UInt64, bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        let size = 32 &+ WireSize.varint(UInt64(bitPattern: asset.size)) &+ 1 &+ WireSize.varint(index) &+ WireSize.lengthPrefixed(bytes.count)
+        return WireWriter.encode(size: size) { w in
+            w.writeContentHash(asset.hash)
+            w.writeVarint(UInt64(bitPattern: asset.size))
+            w.writeByte(2)
+            w.writeVarint(index)
+            w.writeLengthPrefixed(bytes)
         }
     }
 
