@@ -113,7 +113,7 @@ extension AssetsBenchmark {
         // One line per case: the median round, every round's figure beside it (`*_rounds`, in order).
         let mbps = results.map { Double(size) / $0.seconds / 1e6 }
         let seconds = results.map(\.seconds)
-        print("assets case=transfer-\(label) MBps=\(fixed(median(mbps), 1)) seconds=\(fixed(median(seconds), 2)) peak_rss_mb=\(fixed(results.map(\.rss).max() ?? 0, 1)) chunks_received=\(results.last?.chunks ?? 0) stolen_cpu_pct=\(fixed(median(results.map(\.stolenPercent)), 1)) cpu_s_per_gib=\(fixed(median(results.map(\.cpuPerGiB)), 2)) switches_per_chunk=\(fixed(median(results.map(\.switchesPerChunk)), 1)) rounds=\(rounds) MBps_rounds=\(each(mbps, 1))")
+        print("assets case=transfer-\(label) MBps=\(fixed(median(mbps), 1)) seconds=\(fixed(median(seconds), 2)) peak_rss_mb=\(fixed(results.map(\.rss).max() ?? 0, 1)) chunks_received=\(results.last?.chunks ?? 0) stolen_cpu_pct=\(fixed(median(results.map(\.stolenPercent)), 1)) cpu_s_per_gib=\(fixed(median(results.map(\.cpuPerGiB)), 2)) switches_per_chunk=\(fixed(median(results.map(\.switchesPerChunk)), 1)) rounds=\(rounds) MBps_rounds=\(each(mbps, 1)) peak_rss_mb_rounds=\(each(results.map(\.rss), 1))")
         print("assets case=cp-\(label) MBps=\(fixed(Double(size) / cpSeconds / 1e6, 1)) transfer_vs_cp=\(fixed(cpSeconds / median(seconds), 3))")
         // stolen_samples: samples during which the hypervisor stole time; p99_unstolen_ms: the p99
         // of the others. Attribution only: p99_ms, over every sample, is the figure.

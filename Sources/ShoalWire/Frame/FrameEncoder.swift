@@ -77,8 +77,8 @@ public struct FrameEncoder {
 
     /// Encodes `frame` straight into storage of the caller's, such as a socket's send buffer, so
     /// that its bytes are written once: `output` receives the encoded size and a function that
-    /// writes the whole frame into a buffer of exactly that many bytes; it calls that function
-    /// once and returns what holds the bytes. (`encode(_ frame:)` is this with an array for storage.)
+    /// writes the whole frame into the first that many bytes of a buffer (a smaller one traps);
+    /// it calls that function once and returns what holds the bytes. (`encode(_ frame:)` is this with an array for storage.)
     /// - Throws: ``WireError`` `limitExceeded` for an oversized payload (`output` is not called).
     public func encode<Output>(_ frame: Frame, output: (_ size: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) -> Output) throws(WireError) -> Output {
         try Borrowed.bytes(of: frame.payload) { (raw) throws(WireError) -> Output in
@@ -127,11 +127,11 @@ public struct FrameEncoder {
         return FrameLayout.headerSize &+ dictionaryBytes &+ body &+ FrameLayout.trailerSize
     }
 
-    /// Writes header, body and checksum into `out`, which is exactly ``size(compression:body:)`` bytes.
+    /// Writes header, body and checksum into the first ``size(compression:body:)`` bytes of `out`.
     private func assemble(_ type: FrameType, compression: Frame.Compression, body: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
         let size = Self.size(compression: compression, body: body.count)
+        precondition(out.count >= size, "FrameEncoder: the output buffer is smaller than the frame")
         guard let start = out.baseAddress else { return }
-        precondition(out.count == size, "FrameEncoder: the output buffer is not the frame's size")
         var w = WireWriter(start: start, count: size)
         w.writeByte(FrameLayout.magic.0)
         w.writeByte(FrameLayout.magic.1)
