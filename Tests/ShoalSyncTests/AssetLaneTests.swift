@@ -238,6 +238,27 @@ import ShoalWire
         #expect(e.code == "assetNotAvailable")
     }
 
+    /// A lazy zone (the default) replicates the record and leaves its asset where it is until the
+    /// application asks for it; then the asset comes over, whole and verified.
+    @Test func lazyZonesFetchAnAssetOnlyWhenAsked() async throws {
+        let (sim, assets) = try await Self.simulation(seed: 26, nodes: 2)
+        let bytes = Self.content(30_000, seed: 6)
+        let asset = assets[0].add(bytes, chunkSize: 4096)
+        try await sim.nodes[0].store.createZone(Self.notes)
+        var r = Record(recordType: "Photo", id: Record.ID(name: "p1", zone: Self.notes))
+        r["image"] = .asset(asset)
+        _ = try await sim.nodes[0].store.save(r)
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        #expect(try await sim.nodes[1].store.record(for: r.id)["image"] == .asset(asset))
+        #expect(assets[1].bytes(of: asset)?.count == nil, "the asset came over before anyone asked for it")
+        #expect(await sim.nodes[1].sync.assetTransfers().isEmpty)
+
+        let result = try await Self.fetch(asset, on: 1, in: sim)
+        #expect(throws: Never.self) { try result.get() }
+        #expect(assets[1].bytes(of: asset) == bytes)
+    }
+
     @Test func eagerZonesFetchTheAssetsOfArrivingRecords() async throws {
         var configuration = SyncConfiguration()
         configuration.assetFetch = [Self.notes: .eager]
