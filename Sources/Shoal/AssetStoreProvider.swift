@@ -126,6 +126,12 @@ final class AssetStoreProvider: AssetProvider {
         return stored
     }
 
+    /// How much of `asset` a fetch has received, while one keeps its manifest (nil before the
+    /// manifest came and after the asset was committed or abandoned).
+    func progress(of asset: Asset) -> AssetProgress? {
+        partial[asset]?.0.progress
+    }
+
     func missingChunks(of asset: Asset) async -> [Int]? {
         partial[asset]?.0.missingIndexes
     }

@@ -31,6 +31,8 @@ public actor ShoalNode {
     public nonisolated let sync: SyncNode
     /// The asset store: content-addressed chunks under the data directory's `assets/`.
     public nonisolated let assets: AssetStore
+    /// The asset store as the asset lane sees it (what is being received, for progress).
+    nonisolated let lane: AssetStoreProvider
     /// This node's ID.
     public nonisolated var nodeID: NodeID { store.nodeID }
 
@@ -54,14 +56,16 @@ public actor ShoalNode {
         } catch {
             throw ShoalError.internalError("cannot open the asset store in \(directory)/assets: \(error)")
         }
-        let sync = SyncNode(store: store, configuration: syncConfiguration, assets: AssetStoreProvider(store: assets))
-        return ShoalNode(store: store, sync: sync, assets: assets, network: networkConfiguration)
+        let lane = AssetStoreProvider(store: assets)
+        let sync = SyncNode(store: store, configuration: syncConfiguration, assets: lane)
+        return ShoalNode(store: store, sync: sync, assets: assets, lane: lane, network: networkConfiguration)
     }
 
-    init(store: Store, sync: SyncNode, assets: AssetStore, network: NetworkConfiguration) {
+    init(store: Store, sync: SyncNode, assets: AssetStore, lane: AssetStoreProvider, network: NetworkConfiguration) {
         self.store = store
         self.sync = sync
         self.assets = assets
+        self.lane = lane
         self.networkConfiguration = network
         self.network = NetworkNode(sync: sync, configuration: network)
     }
@@ -206,6 +210,43 @@ public actor ShoalNode {
     public func fetchAsset(_ asset: Asset) async throws {
         if (try? assets.isComplete(asset)) == true { return }
         try await network.fetchAsset(asset)
+    }
+
+    /// ``fetchAsset(_:)``, reporting how much of `asset` is here as it arrives: to `progress`,
+    /// in order, from a task of its own — at once, then every `interval` (default 100 ms) while
+    /// the fetch runs, and once more when it has succeeded (`completedBytes == totalBytes`).
+    /// Bytes count when their chunk has been received and verified; chunks this node held
+    /// before count from the start. The reports never go backwards.
+    /// - Throws: as ``fetchAsset(_:)``; no final report then.
+    public func fetchAsset(_ asset: Asset, every interval: Duration = .milliseconds(100),
+                           progress: @escaping AssetProgressHandler) async throws {
+        if (try? assets.isComplete(asset)) == true {
+            progress(AssetProgress(completedBytes: asset.size, totalBytes: asset.size, chunks: (try? assets.manifest(of: asset).chunks.count) ?? 0))
+            return
+        }
+        let lane = self.lane
+        let reporter = Task {
+            var last = AssetProgress(completedBytes: 0, totalBytes: asset.size, chunks: 0)
+            progress(last)
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: interval) } catch { break }
+                // Nothing kept for the asset: before its manifest came, or after it was committed.
+                guard let now = lane.progress(of: asset), now.completedBytes > last.completedBytes else { continue }
+                last = now
+                progress(now)
+            }
+            return last.chunks
+        }
+        do {
+            try await fetchAsset(asset)
+        } catch {
+            reporter.cancel()
+            _ = await reporter.value
+            throw error
+        }
+        reporter.cancel()
+        let chunks = max(await reporter.value, (try? assets.manifest(of: asset).chunks.count) ?? 0)
+        progress(AssetProgress(completedBytes: asset.size, totalBytes: asset.size, chunks: chunks))
     }
 
     /// The bytes of `asset`, fetched first when this node lacks them: an `AsyncSequence` of

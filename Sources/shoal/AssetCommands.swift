@@ -41,20 +41,11 @@ struct AssetCommand: AsyncParsableCommand {
             guard NodeContext.node != nil else {
                 throw CommandFailure(.notFound, "\(asset) is not on this node and no daemon runs to fetch it; start `shoal serve` with a peer that holds it, then run this again")
             }
-            let tty = isatty(STDERR_FILENO) != 0
-            let chunksBefore = await node.sync.statistics.assetChunksReceived
-            let progress = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(tty ? 200 : 2000))
-                    let got = await node.sync.statistics.assetChunksReceived - chunksBefore
-                    let left = await node.sync.assetTransfers()[asset] ?? 0
-                    let line = "fetching \(asset): \(got) chunks received, \(left) to go"
-                    Console.current.error(tty ? "\u{1B}[1A\u{1B}[2K" + line : line)
-                }
-            }
-            defer { progress.cancel() }
+            // Five reports a second: the client redraws them in place on a terminal, and prints
+            // one every two seconds elsewhere (ProgressPrinter).
+            let bar = ProgressBar(fetching: asset)
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await node.fetchAsset(asset) }
+                group.addTask { try await node.fetchAsset(asset, every: .milliseconds(200), progress: bar.report) }
                 group.addTask {
                     try await Task.sleep(for: .seconds(timeout))
                     throw CommandFailure(.notFound, "no peer served \(asset) within \(timeout) s (connected peers: \(await node.connectionCount())); try again with a peer that holds it, or a longer --timeout")

@@ -22,6 +22,16 @@ final class Console: @unchecked Sendable {
         }
     }
 
+    /// Reports progress: a line for standard error that the next report replaces. Sent to the
+    /// client (the sink) as such, which redraws it in place on a terminal and prints one every two
+    /// seconds elsewhere (``ProgressPrinter``); without a sink, an error line.
+    func progress(_ text: String) {
+        lock.lock(); defer { lock.unlock() }
+        if let sink { sink("\u{0}p " + text) } else {
+            FileHandle.standardError.write(Data((text + "\n").utf8))
+        }
+    }
+
     /// Writes a line to standard error (or the sink).
     func error(_ text: String) {
         lock.lock(); defer { lock.unlock() }

@@ -11,8 +11,9 @@ import Glibc
 
 /// The daemon's end: a Unix socket in the data directory. A client sends its arguments as one
 /// JSON array and a newline; the daemon runs that command against its node and streams each
-/// output line back prefixed with `o ` (standard output) or `e ` (standard error), then `x CODE`
-/// with the exit code.
+/// output line back prefixed with `o ` (standard output), `e ` (standard error) or `p ` (a
+/// progress line, which the next one replaces: ``ProgressPrinter``), then `x CODE` with the exit
+/// code.
 enum ControlServer {
     static func start(at path: String, node: ShoalNode) async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
         unlink(path)
@@ -48,7 +49,7 @@ enum ControlServer {
                 continuation.finish()
             }
             for await line in lines {
-                let text = line.hasPrefix("\u{0}x ") || line.hasPrefix("\u{0}e ") ? String(line.dropFirst()) : "o " + line
+                let text = line.hasPrefix("\u{0}x ") || line.hasPrefix("\u{0}e ") || line.hasPrefix("\u{0}p ") ? String(line.dropFirst()) : "o " + line
                 try await outbound.write(ByteBuffer(string: text + "\n"))
             }
             _ = await run.value
@@ -118,6 +119,8 @@ enum ControlClient {
             _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             var pending = [UInt8]()
             var buf = [UInt8](repeating: 0, count: 65536)
+            var progress = ProgressPrinter(terminal: isatty(STDERR_FILENO) != 0)
+            defer { progress.settle() }
             while true {
                 let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n <= 0 { break }
@@ -125,6 +128,11 @@ enum ControlClient {
                 while let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: pending[..<nl], as: UTF8.self)
                     pending.removeSubrange(...nl)
+                    if line.hasPrefix("p ") {
+                        progress.show(String(line.dropFirst(2)))
+                        continue
+                    }
+                    progress.settle()
                     if line.hasPrefix("x ") { return Int32(line.dropFirst(2)) ?? 1 }
                     if line.hasPrefix("e ") {
                         FileHandle.standardError.write(Data((String(line.dropFirst(2)) + "\n").utf8))

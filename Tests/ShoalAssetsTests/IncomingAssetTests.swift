@@ -34,21 +34,47 @@ import ShoalWire
         let incoming = try await target.beginReceiving(manifest, pin: pin)
         var order = incoming.missingIndexes
         #expect(!order.isEmpty && order.count < manifest.chunks.count)
+        // Progress counts what the target held from the start, then each chunk as it arrives.
+        let held = manifest.chunks.indices.filter { !order.contains($0) }
+        var expected = AssetProgress(completedBytes: Int64(held.reduce(0) { $0 + manifest.chunks[$1].length }),
+                                     totalBytes: asset.size, chunks: held.count)
+        #expect(incoming.progress == expected, "seed \(seed)")
         var rng = SplitMix64(seed: seed)
         order.shuffle(using: &rng)
         for i in order {
             try incoming.receive(chunks[i], index: i)
+            expected.completedBytes += Int64(manifest.chunks[i].length)
+            expected.chunks += 1
+            #expect(incoming.progress == expected, "chunk \(i), seed \(seed)")
             // Nothing is under its name before the commit makes it durable.
             if !target.chunks.contains(manifest.chunks[i].hash) { continue }
             Issue.record("chunk \(i) is under its name before the commit (seed \(seed))")
         }
         #expect(incoming.missingIndexes.isEmpty)
+        #expect(incoming.progress == AssetProgress(completedBytes: asset.size, totalBytes: asset.size, chunks: manifest.chunks.count))
         #expect(try target.isComplete(asset) == false)
         #expect(try await incoming.commit() == asset)
         #expect(try target.isComplete(asset))
         #expect(try await target.readAll(asset) == bytes)
         await target.unpin(pin)
         #expect(try FileSystem.contents(of: target.temporary).isEmpty, "no temporary file left")
+    }
+
+    /// A chunk that occurs twice in an asset is received once and counts twice toward its size.
+    @Test func progressCountsEveryOccurrenceOfAChunk() async throws {
+        let da = TempDirectory(), db = TempDirectory()
+        let part = randomBytes(60_000, seed: 91)
+        let bytes = part + part + randomBytes(5_000, seed: 92)
+        let (source, target, asset, chunks) = try await Self.peers(da, db, bytes: bytes)
+        let manifest = try source.manifest(of: asset)
+        #expect(Set(manifest.chunks.map(\.hash)).count < manifest.chunks.count, "the content should repeat a chunk")
+        let pin = await target.makePin()
+        let incoming = try await target.beginReceiving(manifest, pin: pin)
+        #expect(incoming.progress.completedBytes == 0)
+        for i in incoming.missingIndexes { try incoming.receive(chunks[i], index: i) }
+        #expect(incoming.progress == AssetProgress(completedBytes: asset.size, totalBytes: asset.size, chunks: manifest.chunks.count))
+        #expect(try await incoming.commit() == asset)
+        await target.unpin(pin)
     }
 
     /// Chunks in a shuffled order with batches of about two chunks: batches are made durable

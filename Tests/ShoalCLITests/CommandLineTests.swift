@@ -99,6 +99,9 @@ import Testing
             let got = try await Shoal.run(["asset", "get", "album", "p1", "image", "-o", out, "--data", b])
             #expect(got.status == 0, "\(got.error)")
             #expect((try? Data(contentsOf: URL(fileURLWithPath: out))) == Data(bytes), "the fetched asset differs")
+            // Its progress, as lines (not a terminal): from 0 % to the whole asset.
+            #expect(got.error.contains("[------------------------]   0%  0.0 of 0.7 MB"), "\(got.error)")
+            #expect(got.error.contains("[########################] 100%  0.7 of 0.7 MB"), "\(got.error)")
             // B's status reports the fetch and its cap.
             let status = try await Shoal.run(["status", "--json", "--data", b])
             let report = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]

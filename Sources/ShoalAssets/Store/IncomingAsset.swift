@@ -28,6 +28,13 @@ public final class IncomingAsset: Sendable {
     let store: AssetStore
     let pin: AssetPin
     private let state: Mutex<State>
+    /// Each distinct chunk's bytes and occurrences in the manifest (a chunk that occurs twice
+    /// counts twice toward the asset's size), for ``progress``.
+    private let occurrences: [ContentHash: (bytes: Int, count: Int)]
+    /// Bytes and chunks of the manifest still wanted, kept beside `State.wanted` so that
+    /// ``progress`` reads them without the lock a chunk's check and write hold.
+    private let missingBytes: Atomic<Int>
+    private let missingChunks: Atomic<Int>
 
     /// The age of the oldest pending record that starts a batch (or
     /// `Configuration.receiveBatchBytes` pending bytes).
@@ -65,6 +72,43 @@ public final class IncomingAsset: Sendable {
         self.store = store
         self.pin = pin
         state = Mutex(State(wanted: wanted))
+        var occurrences = [ContentHash: (bytes: Int, count: Int)]()
+        var bytes = 0, chunks = 0
+        for c in manifest.chunks {
+            occurrences[c.hash, default: (0, 0)].bytes &+= c.length
+            occurrences[c.hash, default: (0, 0)].count &+= 1
+            if wanted.contains(c.hash) {
+                bytes &+= c.length
+                chunks &+= 1
+            }
+        }
+        self.occurrences = occurrences
+        missingBytes = Atomic(bytes)
+        missingChunks = Atomic(chunks)
+    }
+
+    /// How much of the asset is here: the bytes and chunks of the manifest received so far,
+    /// counting those the store held before the fetch began (the total is the asset's size). Two
+    /// atomic reads: it never waits for a chunk being checked or written. A chunk whose batch
+    /// fails to be made durable, or that is found damaged, counts again as missing.
+    public var progress: AssetProgress {
+        let bytes = missingBytes.load(ordering: .relaxed), chunks = missingChunks.load(ordering: .relaxed)
+        return AssetProgress(completedBytes: manifest.asset.size &- Int64(bytes), totalBytes: manifest.asset.size,
+                             chunks: manifest.chunks.count &- chunks)
+    }
+
+    /// `hash` is in: no longer wanted.
+    private func got(_ hash: ContentHash, _ s: inout State) {
+        guard s.wanted.remove(hash) != nil, let o = occurrences[hash] else { return }
+        missingBytes.subtract(o.bytes, ordering: .relaxed)
+        missingChunks.subtract(o.count, ordering: .relaxed)
+    }
+
+    /// `hash` is to be received (again).
+    private func want(_ hash: ContentHash, _ s: inout State) {
+        guard s.wanted.insert(hash).inserted, let o = occurrences[hash] else { return }
+        missingBytes.add(o.bytes, ordering: .relaxed)
+        missingChunks.add(o.count, ordering: .relaxed)
     }
 
     /// Indexes of the chunks still to receive, in content order, one per distinct chunk.
@@ -157,14 +201,14 @@ public final class IncomingAsset: Sendable {
             switch staged {
             case .laidOut?:
                 if s.pendingSince == nil { s.pendingSince = .now }
-                s.wanted.remove(c.hash)
+                got(c.hash, &s)
             case .record(let r)?:
                 // Without fsync (a test or bulk configuration) it is stored at once.
                 do throws(AssetError) { try chunkStore.segments.commit([r]) } catch {
                     chunkStore.segments.discard([r])
                     throw error
                 }
-                s.wanted.remove(c.hash)
+                got(c.hash, &s)
             case nil: break
             }
             if feedNow {
@@ -276,7 +320,7 @@ public final class IncomingAsset: Sendable {
                                   syncEvery: store.configuration.receiveBatchBytes)
         } catch {
             // No room could be made (a segment could not be created): received again later.
-            for e in batch.entries { s.wanted.insert(e.hash) }
+            for e in batch.entries { want(e.hash, &s) }
             batch.removeAll()
             s.spare = batch
         }
@@ -288,7 +332,7 @@ public final class IncomingAsset: Sendable {
     private func finishSyncing(_ s: inout State) {
         guard let sync = s.syncing else { return }
         s.syncing = nil
-        if !sync.succeeded() { for r in sync.placement.records { s.wanted.insert(r.hash) } }
+        if !sync.succeeded() { for r in sync.placement.records { want(r.hash, &s) } }
         sync.batch.removeAll()
         if s.spare == nil { s.spare = sync.batch }
     }
@@ -350,7 +394,7 @@ public final class IncomingAsset: Sendable {
         }
         for h in hashes {
             s.filling?.drop(h)
-            s.wanted.insert(h)
+            want(h, &s)
         }
         if s.filling?.isEmpty != false { s.pendingSince = nil }
     }
