@@ -28,13 +28,12 @@ public final class IncomingAsset: Sendable {
     let store: AssetStore
     let pin: AssetPin
     private let state: Mutex<State>
-    /// Each distinct chunk's bytes and occurrences in the manifest (a chunk that occurs twice
-    /// counts twice toward the asset's size), for ``progress``.
-    private let occurrences: [ContentHash: (bytes: Int, count: Int)]
-    /// Bytes and chunks of the manifest still wanted, kept beside `State.wanted` so that
-    /// ``progress`` reads them without the lock a chunk's check and write hold.
-    private let missingBytes: Atomic<Int>
-    private let missingChunks: Atomic<Int>
+    /// Bytes and chunks of the manifest still wanted, kept beside `State.wanted` once
+    /// ``progress`` has been asked for (`State.occurrences` set), so that it reads them without
+    /// the lock a chunk's check and write hold.
+    private let missingBytes = Atomic<Int>(0)
+    private let missingChunks = Atomic<Int>(0)
+    private let counting = Atomic<Bool>(false)
 
     /// The age of the oldest pending record that starts a batch (or
     /// `Configuration.receiveBatchBytes` pending bytes).
@@ -65,6 +64,10 @@ public final class IncomingAsset: Sendable {
         var next = 0
         var whole = ContentHasher()
         var scratch: [UInt8] = []
+        /// Each distinct chunk's bytes and occurrences in the manifest (a chunk that occurs twice
+        /// counts twice toward the asset's size): built the first time ``progress`` is asked for,
+        /// so a fetch nobody watches never pays for it.
+        var occurrences: [ContentHash: (bytes: Int, count: Int)]? = nil
     }
 
     init(manifest: AssetManifest, store: AssetStore, pin: AssetPin, wanted: Set<ContentHash>) {
@@ -72,26 +75,33 @@ public final class IncomingAsset: Sendable {
         self.store = store
         self.pin = pin
         state = Mutex(State(wanted: wanted))
-        var occurrences = [ContentHash: (bytes: Int, count: Int)]()
-        var bytes = 0, chunks = 0
-        for c in manifest.chunks {
-            occurrences[c.hash, default: (0, 0)].bytes &+= c.length
-            occurrences[c.hash, default: (0, 0)].count &+= 1
-            if wanted.contains(c.hash) {
-                bytes &+= c.length
-                chunks &+= 1
-            }
-        }
-        self.occurrences = occurrences
-        missingBytes = Atomic(bytes)
-        missingChunks = Atomic(chunks)
     }
 
     /// How much of the asset is here: the bytes and chunks of the manifest received so far,
-    /// counting those the store held before the fetch began (the total is the asset's size). Two
-    /// atomic reads: it never waits for a chunk being checked or written. A chunk whose batch
-    /// fails to be made durable, or that is found damaged, counts again as missing.
+    /// counting those the store held before the fetch began (the total is the asset's size). A
+    /// chunk whose batch fails to be made durable, or that is found damaged, counts again as
+    /// missing. The first call counts what is missing (one pass over the manifest, waiting for a
+    /// chunk being checked or written); later ones are two atomic reads of the counts kept since.
     public var progress: AssetProgress {
+        if !counting.load(ordering: .acquiring) {
+            state.withLock { s in
+                guard s.occurrences == nil else { return }
+                var occurrences = [ContentHash: (bytes: Int, count: Int)](minimumCapacity: manifest.chunks.count)
+                var bytes = 0, chunks = 0
+                for c in manifest.chunks {
+                    let o = occurrences[c.hash] ?? (0, 0)
+                    occurrences[c.hash] = (o.bytes &+ c.length, o.count &+ 1)
+                    if s.wanted.contains(c.hash) {
+                        bytes &+= c.length
+                        chunks &+= 1
+                    }
+                }
+                s.occurrences = occurrences
+                missingBytes.store(bytes, ordering: .relaxed)
+                missingChunks.store(chunks, ordering: .relaxed)
+                counting.store(true, ordering: .releasing)
+            }
+        }
         let bytes = missingBytes.load(ordering: .relaxed), chunks = missingChunks.load(ordering: .relaxed)
         return AssetProgress(completedBytes: manifest.asset.size &- Int64(bytes), totalBytes: manifest.asset.size,
                              chunks: manifest.chunks.count &- chunks)
@@ -99,14 +109,14 @@ public final class IncomingAsset: Sendable {
 
     /// `hash` is in: no longer wanted.
     private func got(_ hash: ContentHash, _ s: inout State) {
-        guard s.wanted.remove(hash) != nil, let o = occurrences[hash] else { return }
+        guard s.wanted.remove(hash) != nil, let o = s.occurrences?[hash] else { return }
         missingBytes.subtract(o.bytes, ordering: .relaxed)
         missingChunks.subtract(o.count, ordering: .relaxed)
     }
 
     /// `hash` is to be received (again).
     private func want(_ hash: ContentHash, _ s: inout State) {
-        guard s.wanted.insert(hash).inserted, let o = occurrences[hash] else { return }
+        guard s.wanted.insert(hash).inserted, let o = s.occurrences?[hash] else { return }
         missingBytes.add(o.bytes, ordering: .relaxed)
         missingChunks.add(o.count, ordering: .relaxed)
     }
