@@ -220,10 +220,11 @@ public actor ShoalNode {
     /// - Throws: as ``fetchAsset(_:)``; no final report then.
     public func fetchAsset(_ asset: Asset, every interval: Duration = .milliseconds(100),
                            progress: @escaping AssetProgressHandler) async throws {
-        if (try? assets.isComplete(asset)) == true {
+        /// The last report: the whole asset, in its manifest's chunks.
+        func done() {
             progress(AssetProgress(completedBytes: asset.size, totalBytes: asset.size, chunks: (try? assets.manifest(of: asset).chunks.count) ?? 0))
-            return
         }
+        if (try? assets.isComplete(asset)) == true { return done() }
         let lane = self.lane
         let reporter = Task {
             var last = AssetProgress(completedBytes: 0, totalBytes: asset.size, chunks: 0)
@@ -235,18 +236,18 @@ public actor ShoalNode {
                 last = now
                 progress(now)
             }
-            return last.chunks
         }
+        // The reporter has stopped before the fetch's outcome is reported or thrown.
         do {
             try await fetchAsset(asset)
         } catch {
             reporter.cancel()
-            _ = await reporter.value
+            await reporter.value
             throw error
         }
         reporter.cancel()
-        let chunks = max(await reporter.value, (try? assets.manifest(of: asset).chunks.count) ?? 0)
-        progress(AssetProgress(completedBytes: asset.size, totalBytes: asset.size, chunks: chunks))
+        await reporter.value
+        done()
     }
 
     /// The bytes of `asset`, fetched first when this node lacks them: an `AsyncSequence` of

@@ -238,11 +238,12 @@ import ShoalWire
         #expect(e.code == "assetNotAvailable")
     }
 
-    /// A lazy zone (the default) replicates the record and leaves its asset where it is until the
-    /// application asks for it; then the asset comes over, whole and verified.
-    @Test func lazyZonesFetchAnAssetOnlyWhenAsked() async throws {
-        let (sim, assets) = try await Self.simulation(seed: 26, nodes: 2)
-        let bytes = Self.content(30_000, seed: 6)
+    /// Node 0 saves a photo record whose asset (30 KB) only it holds, then nodes 0 and 1 connect
+    /// and the network runs until it is quiet.
+    static func photoReplicated(seed: UInt64, content: UInt64, configuration: SyncConfiguration = SyncConfiguration()) async throws
+        -> (sim: Simulation, assets: [MemoryAssets], bytes: [UInt8], asset: Asset, record: Record.ID) {
+        let (sim, assets) = try await Self.simulation(seed: seed, nodes: 2, configuration: configuration)
+        let bytes = Self.content(30_000, seed: content)
         let asset = assets[0].add(bytes, chunkSize: 4096)
         try await sim.nodes[0].store.createZone(Self.notes)
         var r = Record(recordType: "Photo", id: Record.ID(name: "p1", zone: Self.notes))
@@ -250,7 +251,14 @@ import ShoalWire
         _ = try await sim.nodes[0].store.save(r)
         try await sim.connect(0, 1)
         #expect(try await sim.runUntilQuiet())
-        #expect(try await sim.nodes[1].store.record(for: r.id)["image"] == .asset(asset))
+        return (sim, assets, bytes, asset, r.id)
+    }
+
+    /// A lazy zone (the default) replicates the record and leaves its asset where it is until the
+    /// application asks for it; then the asset comes over, whole and verified.
+    @Test func lazyZonesFetchAnAssetOnlyWhenAsked() async throws {
+        let (sim, assets, bytes, asset, id) = try await Self.photoReplicated(seed: 26, content: 6)
+        #expect(try await sim.nodes[1].store.record(for: id)["image"] == .asset(asset))
         #expect(assets[1].bytes(of: asset)?.count == nil, "the asset came over before anyone asked for it")
         #expect(await sim.nodes[1].sync.assetTransfers().isEmpty)
 
@@ -262,15 +270,7 @@ import ShoalWire
     @Test func eagerZonesFetchTheAssetsOfArrivingRecords() async throws {
         var configuration = SyncConfiguration()
         configuration.assetFetch = [Self.notes: .eager]
-        let (sim, assets) = try await Self.simulation(seed: 25, nodes: 2, configuration: configuration)
-        let bytes = Self.content(30_000, seed: 5)
-        let asset = assets[0].add(bytes, chunkSize: 4096)
-        try await sim.nodes[0].store.createZone(Self.notes)
-        var r = Record(recordType: "Photo", id: Record.ID(name: "p1", zone: Self.notes))
-        r["image"] = .asset(asset)
-        _ = try await sim.nodes[0].store.save(r)
-        try await sim.connect(0, 1)
-        #expect(try await sim.runUntilQuiet())
+        let (_, assets, bytes, asset, _) = try await Self.photoReplicated(seed: 25, content: 5, configuration: configuration)
         #expect(assets[1].bytes(of: asset) == bytes)
     }
 }
