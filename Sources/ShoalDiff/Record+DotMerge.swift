@@ -15,7 +15,8 @@ public import ShoalWire
 ///
 /// Removed-field markers take part like values, so a removal beats an older value and loses to a
 /// newer one. System fields merge as in ``merge(ancestor:local:remote:policy:)``: vector union,
-/// surviving heads, earlier creation, extensions united; record type and parent from the
+/// surviving heads, the later creation dot (a join: see `SystemFieldsMerge.creation`), extensions
+/// united; record type and parent from the
 /// causally later side, else from the side with the newest write, else the larger value.
 ///
 /// This is the merge replication uses: a peer may not hold the common ancestor.

@@ -12,7 +12,7 @@ public import ShoalWire
 /// and removed slots take part like values.
 ///
 /// System fields: the version vector is the union; a side's head survives unless the other side
-/// has seen that write and moved past it; the creation is the earlier one; extensions are united.
+/// has seen that write and moved past it; the creation is the later of the two dots (a join, see `SystemFieldsMerge.creation`); extensions are united.
 /// The record type and parent merge three-way like fields; if both sides changed them
 /// differently, the causally later side wins, else the side with the newest write.
 ///
