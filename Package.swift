@@ -13,14 +13,12 @@ let package = Package(
     products: [
         .library(name: "ShoalWire", targets: ["ShoalWire"]),
         .library(name: "ShoalDiff", targets: ["ShoalDiff"]),
-        .library(name: "ShoalSamples", targets: ["ShoalSamples"]),
         .library(name: "ShoalStore", targets: ["ShoalStore"]),
         .library(name: "ShoalSync", targets: ["ShoalSync"]),
         .library(name: "ShoalNet", targets: ["ShoalNet"]),
         .library(name: "ShoalAssets", targets: ["ShoalAssets"]),
         .library(name: "Shoal", targets: ["Shoal"]),
         .executable(name: "shoal", targets: ["shoal"]),
-        .executable(name: "shoal-crash-writer", targets: ["ShoalCrashWriter"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -65,12 +63,16 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
-        .executableTarget(name: "ShoalCrashWriter", dependencies: ["ShoalStore", "ShoalWire"], swiftSettings: strict),
-        .target(name: "ShoalSamples", dependencies: ["ShoalWire", "ShoalAssets"], swiftSettings: strict),
-        // Test doubles for the asset lane (apart from ShoalSamples, which the fuzz targets build).
+        // Test support, not products: it lives under Tests/ and nothing a user links depends on it.
+        // Seeded record generators, the notes corpus and the fuzz checks (the nested Fuzz and
+        // Benchmarks packages compile the same sources through a symbolic link).
+        .target(name: "ShoalSamples", dependencies: ["ShoalWire", "ShoalAssets"], path: "Tests/ShoalSamples", swiftSettings: strict),
+        // Test doubles for the asset lane.
         .target(name: "ShoalSyncSamples", dependencies: [
             "ShoalWire", "ShoalSync", "ShoalAssets",
-        ], swiftSettings: strict),
+        ], path: "Tests/ShoalSyncSamples", swiftSettings: strict),
+        // The writer that the kill -9 crash-safety test starts and kills (built next to the test bundle).
+        .executableTarget(name: "shoal-crash-writer", dependencies: ["ShoalStore", "ShoalWire"], path: "Tests/ShoalCrashWriter", swiftSettings: strict),
         .testTarget(name: "ShoalWireTests", dependencies: ["ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalCLITests", dependencies: ["shoal"], swiftSettings: strict),

@@ -15,7 +15,7 @@ let package = Package(
             dependencies: [
                 .product(name: "ShoalWire", package: "Shoal"),
                 .product(name: "ShoalDiff", package: "Shoal"),
-                .product(name: "ShoalSamples", package: "Shoal"),
+                "ShoalSamples",
                 .product(name: "Shoal", package: "Shoal"),
                 .product(name: "ShoalAssets", package: "Shoal"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -25,6 +25,11 @@ let package = Package(
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // The main package's seeded generators and notes corpus (Tests/ShoalSamples, through a
+        // symbolic link): test support, not a product of the main package.
+        .target(name: "ShoalSamples", dependencies: [
+            .product(name: "ShoalWire", package: "Shoal"), .product(name: "ShoalAssets", package: "Shoal"),
+        ]),
         // Counts calls to malloc and friends by interposing them over glibc's (Linux only).
         .target(name: "CMallocCounter"),
         // The system SQLite, for the store suite's raw-insert peer.

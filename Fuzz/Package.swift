@@ -17,19 +17,25 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [.package(path: "..")],
     targets: [
-        .target(name: "FuzzSupport", dependencies: [.product(name: "ShoalSamples", package: shoal)]),
+        // The main package's test support (Tests/ShoalSamples, through a symbolic link): the checks
+        // each target runs and the sample records the seeds are made from. It is not a product of
+        // the main package, so this package compiles its own copy.
+        .target(name: "ShoalSamples", dependencies: [
+            .product(name: "ShoalWire", package: shoal), .product(name: "ShoalAssets", package: shoal),
+        ]),
+        .target(name: "FuzzSupport", dependencies: ["ShoalSamples"]),
         .executableTarget(
             name: "generate-seeds",
             dependencies: [
                 "FuzzSupport",
                 .product(name: "ShoalWire", package: shoal),
-                .product(name: "ShoalSamples", package: shoal),
+                "ShoalSamples",
             ]
         ),
     ] + targets.map { name in
         .executableTarget(
             name: name,
-            dependencies: ["FuzzSupport", .product(name: "ShoalSamples", package: shoal)]
+            dependencies: ["FuzzSupport", "ShoalSamples"]
         )
     },
     swiftLanguageModes: [.v6]

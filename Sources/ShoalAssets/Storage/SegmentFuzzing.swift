@@ -3,8 +3,9 @@
 
 import ShoalWire
 
-/// Entry points for fuzzing the segment format of `Spec/assets.md` §3.2.
-package enum SegmentFuzzing {
+/// Entry points for fuzzing the segment format of `Spec/assets.md` §3.2. Not API: visible only to
+/// `@_spi(Fuzzing) import ShoalAssets` (the fuzz checks of the nested Fuzz package and the tests).
+@_spi(Fuzzing) public enum SegmentFuzzing {
     /// Writes `bytes` as the only segment file of a chunk store in `directory` (created, and
     /// emptied of segments first), opens it — the scan builds the index — and reads every chunk
     /// the scan indexed. Returns nil when every property held, or what broke:
@@ -15,7 +16,7 @@ package enum SegmentFuzzing {
     /// - a read fails other than with `assetFileModified`, or a chunk it refused stays indexed.
     ///
     /// The segment file and the folders are removed before returning.
-    package static func check(_ bytes: [UInt8], directory: String) -> String? {
+    public static func check(_ bytes: [UInt8], directory: String) -> String? {
         let folder = directory + "/segments"
         let path = SegmentStore.path(folder, 1)
         defer {
@@ -61,7 +62,7 @@ package enum SegmentFuzzing {
 
     /// A valid segment holding `chunks`, each a raw record, then each again zstd-compressed when
     /// `zstdLevel` is given and that saves bytes: seeds for the fuzzer.
-    package static func segment(of chunks: [[UInt8]], zstdLevel: Int32? = nil) -> [UInt8] {
+    public static func segment(of chunks: [[UInt8]], zstdLevel: Int32? = nil) -> [UInt8] {
         var out: [UInt8] = []
         func append(_ tag: UInt8, _ stored: [UInt8], _ raw: [UInt8]) {
             var header = [UInt8](repeating: 0, count: SegmentStore.headerBytes)

@@ -36,8 +36,8 @@ extension Record {
         try r.expectEnd("the record")
     }
 
-    /// Size of ``encoded()``.
-    package var encodedSize: Int {
+    /// The size in bytes of ``encoded()``, computed without encoding.
+    public var encodedSize: Int {
         var n = 1 &+ WireSize.string(recordType) &+ WireSize.string(id.name)
         n &+= WireSize.string(id.zone.name) &+ WireSize.string(id.zone.owner)
         n &+= HeadedVector.size(versionVector)
@@ -214,7 +214,7 @@ extension Record {
     /// decoding the rest (names are skipped, not checked; fields are not read). Replication uses
     /// it to skip stored versions a peer already holds without decoding them.
     /// - Throws: ``WireError`` when the bytes up to the vector are malformed or over `limits`.
-    package static func versionVector(ofEncoded bytes: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) -> VersionVector {
+    public static func versionVector(ofEncoded bytes: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) -> VersionVector {
         var r = WireReader(bytes, limits: limits)
         let flags = try r.readByte("record flags")
         guard flags & ~Flags.known == 0 else {

@@ -45,23 +45,25 @@ public struct Frame: Hashable, Sendable {
     }
 }
 
-/// The fixed layout of a frame (Spec/wire-format.md, "Frames").
-package enum FrameLayout {
-    /// `S`, `H`.
-    package static let magic: (UInt8, UInt8) = (0x53, 0x48)
-    /// The only protocol version this Shoal speaks.
-    package static let version: UInt8 = 1
-    /// Magic (2), version, type, flags, payload length (u32 little-endian).
-    package static let headerSize = 9
-    /// Present when the payload uses a dictionary.
-    package static let dictionaryIDSize = 4
-    /// CRC-32C, u32 little-endian.
-    package static let trailerSize = 4
+/// The fixed layout of a frame (Spec/wire-format.md §13.1), for tools that read or build frame
+/// headers themselves.
+public enum FrameLayout {
+    /// The magic bytes every frame starts with: `S`, `H`.
+    public static let magic: (UInt8, UInt8) = (0x53, 0x48)
+    /// The only frame version this Shoal writes and reads.
+    public static let version: UInt8 = 1
+    /// Bytes of the header: magic (2), version, type, flags, payload length (u32 little-endian).
+    public static let headerSize = 9
+    /// Bytes of the dictionary ID that follows the header when the payload uses a dictionary.
+    public static let dictionaryIDSize = 4
+    /// Bytes of the trailing CRC-32C (u32 little-endian).
+    public static let trailerSize = 4
     /// Flags bits 0–1: compression; every other bit is reserved and must be zero.
-    package static let compressionMask: UInt8 = 0x03
-
-    /// The offsets of the header fields.
-    package static let typeOffset = 3
-    package static let flagsOffset = 4
-    package static let lengthOffset = 5
+    public static let compressionMask: UInt8 = 0x03
+    /// Offset of the type byte in the header.
+    public static let typeOffset = 3
+    /// Offset of the flags byte in the header.
+    public static let flagsOffset = 4
+    /// Offset of the payload length (u32 little-endian) in the header.
+    public static let lengthOffset = 5
 }

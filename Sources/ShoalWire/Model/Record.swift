@@ -129,8 +129,11 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
         self.edits = FieldEdits()
     }
 
-    /// Creates a record from all of its parts (decoders and the store use this).
-    package init(recordType: String, id: ID, parent: Reference?, creation: Dot?, versionVector: VersionVector,
+    /// Creates a record from all of its parts, system fields included, as a decoder or a replica
+    /// does. `fields` must be sorted by name bytes, one slot per name, and `heads` by node;
+    /// ``encoded()`` writes what it is given, so a record built from inconsistent parts fails
+    /// ``validate(limits:)`` (Spec/wire-format.md §3.5).
+    public init(recordType: String, id: ID, parent: Reference?, creation: Dot?, versionVector: VersionVector,
                  heads: [Head], fields: [Field], extensions: [Extension]) {
         self.recordType = recordType
         self.id = id

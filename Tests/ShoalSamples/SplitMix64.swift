@@ -4,15 +4,15 @@
 ///
 /// Every randomised test and corpus in Shoal draws from one of these so that a failure can be
 /// reproduced from the seed it prints.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     /// The current state.
-    public private(set) var state: UInt64
+    package private(set) var state: UInt64
 
     /// Creates a generator from a seed.
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
     /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -21,7 +21,7 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     }
 
     /// A seed from the environment variable `name` if set (decimal or 0x-hex), else from the clock.
-    public static func seed(fromEnvironment name: String, default fallback: UInt64) -> UInt64 {
+    package static func seed(fromEnvironment name: String, default fallback: UInt64) -> UInt64 {
         guard let raw = Environment.value(name) else { return fallback }
         if raw.hasPrefix("0x"), let v = UInt64(raw.dropFirst(2), radix: 16) { return v }
         return UInt64(raw) ?? fallback

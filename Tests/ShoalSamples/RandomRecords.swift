@@ -1,17 +1,17 @@
 // RandomRecords: arbitrary valid records (every type, edge values, stamps) for property tests and fuzz seeds.
 
-public import ShoalWire
+package import ShoalWire
 
 /// Generates arbitrary valid records from a seeded generator, covering every field type and the
 /// edge values the Spec calls out: empty and very long strings, non-ASCII text, NaN, −0.0,
 /// infinities, Int64 extremes, empty lists, references across zones, optional location parts,
 /// removed-field markers, several writers and concurrent heads, parents and unknown extensions.
-public struct RandomRecords {
+package struct RandomRecords {
     /// The generator.
-    public var rng: SplitMix64
+    package var rng: SplitMix64
 
     /// Creates a generator from a seed.
-    public init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+    package init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
     mutating func int(_ n: Int) -> Int { n <= 0 ? 0 : Int(rng.next() % UInt64(n)) }
     mutating func chance(_ percent: Int) -> Bool { int(100) < percent }
@@ -19,7 +19,7 @@ public struct RandomRecords {
     static let pieces = ["a", "z", "note", "Zürich", "日本語", "🐟", "é", " ", "\u{0}", "ß", "x_y", "Ω", "\n", "naïve"]
 
     /// A random string of up to `max` pieces (possibly empty).
-    public mutating func string(max: Int = 6, long: Bool = true) -> String {
+    package mutating func string(max: Int = 6, long: Bool = true) -> String {
         let n = int(max + 1)
         var s = ""
         for _ in 0..<n { s += RandomRecords.pieces[int(RandomRecords.pieces.count)] }
@@ -28,13 +28,13 @@ public struct RandomRecords {
     }
 
     /// A random non-empty name.
-    public mutating func name() -> String {
+    package mutating func name() -> String {
         let s = string(max: 3, long: false)
         return s.isEmpty ? "n\(int(1000))" : s
     }
 
     /// A random identifier (record type or field name).
-    public mutating func identifier() -> String {
+    package mutating func identifier() -> String {
         let first = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
         let rest = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
         var s = String(first[int(first.count)])
@@ -91,7 +91,7 @@ public struct RandomRecords {
     }
 
     /// A random scalar of `kind`.
-    public mutating func scalar(_ kind: FieldValue.Kind, zone: RecordZone.ID) -> FieldValue {
+    package mutating func scalar(_ kind: FieldValue.Kind, zone: RecordZone.ID) -> FieldValue {
         switch kind {
         case .string: return .string(string())
         case .int64: return .int64(int64())
@@ -106,7 +106,7 @@ public struct RandomRecords {
     }
 
     /// A random value: a scalar, or a list of up to 8 scalars of one kind.
-    public mutating func value(zone: RecordZone.ID) -> FieldValue {
+    package mutating func value(zone: RecordZone.ID) -> FieldValue {
         let kind = FieldValue.Kind.allCases[int(FieldValue.Kind.allCases.count)]
         if chance(25) {
             let n = int(9)
@@ -122,7 +122,7 @@ public struct RandomRecords {
     }
 
     /// A random record: unsaved (no stamps) or saved by up to four nodes.
-    public mutating func record() -> Record {
+    package mutating func record() -> Record {
         let zone = RecordZone.ID(name: name(), owner: chance(70) ? RecordZone.ID.defaultOwnerName : name())
         var r = Record(recordType: identifier(), id: Record.ID(name: name(), zone: zone))
         var names = Set<String>()
@@ -134,7 +134,7 @@ public struct RandomRecords {
     }
 
     /// `r` with replication metadata: a version vector of 1–4 nodes, stamps, heads, maybe markers.
-    public mutating func saved(_ r: Record) -> Record {
+    package mutating func saved(_ r: Record) -> Record {
         let writers = (0..<(1 + int(4))).map { _ in node() }
         var vv = VersionVector()
         for w in writers { vv.advance(w, to: HLC(rawValue: 1 + rng.next() % (1 << 60))) }

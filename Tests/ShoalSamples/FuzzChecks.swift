@@ -1,6 +1,6 @@
 // FuzzChecks: what every fuzz target asserts about a decoder, shared by libFuzzer and `swift test`.
 
-public import ShoalWire
+package import ShoalWire
 
 /// The properties the `Fuzz/` targets check for every input, as plain functions so that the
 /// main package's tests replay the committed corpora and crash regressions through exactly the
@@ -10,25 +10,25 @@ public import ShoalWire
 /// or return a value that re-encodes to the very same bytes (canonical form) and decodes again
 /// to an equal value. A check returns normally when that holds and throws ``Failure`` when it
 /// does not; a fuzz target turns the failure into a crash.
-public enum FuzzChecks {
+package enum FuzzChecks {
     /// A property a decoder broke: a real bug, with what was expected and what happened.
-    public struct Failure: Error, CustomStringConvertible {
+    package struct Failure: Error, CustomStringConvertible {
         /// The target whose check failed, e.g. `fuzz-record`.
-        public let target: String
+        package let target: String
         /// What went wrong.
-        public let message: String
+        package let message: String
 
         /// Creates a failure.
-        public init(_ target: String, _ message: String) {
+        package init(_ target: String, _ message: String) {
             self.target = target
             self.message = message
         }
 
-        public var description: String { "\(target): \(message)" }
+        package var description: String { "\(target): \(message)" }
     }
 
     /// The fuzz targets, named as the executables and the `Fuzz/Corpus/<target>` directories.
-    public enum Target: String, CaseIterable, Sendable {
+    package enum Target: String, CaseIterable, Sendable {
         case frameStream = "fuzz-frame-stream"
         case frame = "fuzz-frame"
         case record = "fuzz-record"
@@ -42,7 +42,7 @@ public enum FuzzChecks {
 
         /// Runs this target's check on one input.
         /// - Throws: ``Failure`` when the decoder broke a property.
-        public func check(_ bytes: [UInt8]) throws(Failure) {
+        package func check(_ bytes: [UInt8]) throws(Failure) {
             switch self {
             case .frameStream: try FuzzChecks.frameStream(bytes)
             case .frame: try FuzzChecks.frame(bytes)
@@ -59,14 +59,14 @@ public enum FuzzChecks {
     }
 
     /// The zone `fuzz-delta` decodes deltas against (references into it are written short).
-    public static let deltaZone = NotesCorpus.zone
+    package static let deltaZone = NotesCorpus.zone
 
     /// `Record(decoding:)`: canonical re-encoding, stable round trip, `encodedSize` agrees, the
     /// decoded record passes `validate()` under the same limits (the store skips validating
     /// records it is given with their received bytes, relying on this), and
     /// `versionVector(ofEncoded:)` reads the same vector without decoding the rest.
     /// - Throws: ``Failure`` when a property breaks.
-    public static func record(_ bytes: [UInt8]) throws(Failure) {
+    package static func record(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.record.rawValue
         guard let value = try decoded(t, bytes, { (b) throws(WireError) in try Record(decoding: b) }) else { return }
         do throws(WireError) {
@@ -86,7 +86,7 @@ public enum FuzzChecks {
 
     /// `RecordDelta(decoding:zone:)` against ``deltaZone``.
     /// - Throws: ``Failure`` when a property breaks.
-    public static func delta(_ bytes: [UInt8]) throws(Failure) {
+    package static func delta(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.delta.rawValue
         let decode = { (b: [UInt8]) throws(WireError) -> RecordDelta in try RecordDelta(decoding: b, zone: deltaZone) }
         guard let value = try decoded(t, bytes, decode) else { return }
@@ -95,7 +95,7 @@ public enum FuzzChecks {
 
     /// `Tombstone(decoding:)`.
     /// - Throws: ``Failure`` when a property breaks.
-    public static func tombstone(_ bytes: [UInt8]) throws(Failure) {
+    package static func tombstone(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.tombstone.rawValue
         let decode = { (b: [UInt8]) throws(WireError) -> Tombstone in try Tombstone(decoding: b) }
         guard let value = try decoded(t, bytes, decode) else { return }
@@ -104,7 +104,7 @@ public enum FuzzChecks {
 
     /// `ChangeToken(bytes:).contents()`; re-encoding is `ChangeToken(contents).bytes`.
     /// - Throws: ``Failure`` when a property breaks.
-    public static func token(_ bytes: [UInt8]) throws(Failure) {
+    package static func token(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.token.rawValue
         let decode = { (b: [UInt8]) throws(WireError) -> ChangeToken.Contents in try ChangeToken(bytes: b).contents() }
         guard let value = try decoded(t, bytes, decode) else { return }
@@ -116,7 +116,7 @@ public enum FuzzChecks {
 
     /// The control payloads: the same bytes as an error, a ping and a goodbye payload.
     /// - Throws: ``Failure`` when a property breaks.
-    public static func control(_ bytes: [UInt8]) throws(Failure) {
+    package static func control(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.control.rawValue
         let error = { (b: [UInt8]) throws(WireError) -> ErrorMessage in try ErrorMessage(decoding: b) }
         if let value = try decoded(t, bytes, error) {
@@ -136,7 +136,7 @@ public enum FuzzChecks {
     /// 7: hello, zones, subscribe, acknowledgement, changes, asset request, asset chunk), the rest
     /// is the payload.
     /// - Throws: ``Failure`` when a property breaks.
-    public static func messages(_ bytes: [UInt8]) throws(Failure) {
+    package static func messages(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.messages.rawValue
         guard let selector = bytes.first else { return }
         let payload = Array(bytes.dropFirst())

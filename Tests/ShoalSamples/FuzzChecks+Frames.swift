@@ -1,11 +1,11 @@
 // FuzzChecks+Frames: the frame checks — one frame, a stream in any split, and raw zstd payloads.
 
-public import ShoalWire
+package import ShoalWire
 
 extension FuzzChecks {
     /// The limits of `fuzz-compressed`: a 64 KiB frame limit, so that libFuzzer's
     /// `-malloc_limit_mb=1` catches any allocation the limit should have prevented.
-    public static let boundedLimits: WireLimits = {
+    package static let boundedLimits: WireLimits = {
         var l = WireLimits()
         l.maxFramePayloadBytes = 64 << 10
         return l
@@ -14,7 +14,7 @@ extension FuzzChecks {
     /// `FrameReader.decodeOne` with the built-in dictionaries, on the input as given and again
     /// with its checksum repaired (so mutations reach the payload and the decompressor).
     /// - Throws: ``Failure`` when a property breaks.
-    public static func frame(_ bytes: [UInt8]) throws(Failure) {
+    package static func frame(_ bytes: [UInt8]) throws(Failure) {
         try decodeOne(Target.frame.rawValue, bytes, limits: .default)
         let repaired = repairingChecksums(bytes)
         if repaired != bytes { try decodeOne(Target.frame.rawValue, repaired, limits: .default) }
@@ -24,7 +24,7 @@ extension FuzzChecks {
     /// delivers bytes, compared with the same reader fed everything at once. Runs on the input as
     /// given and again with every complete frame's checksum repaired.
     /// - Throws: ``Failure`` when a property breaks.
-    public static func frameStream(_ bytes: [UInt8]) throws(Failure) {
+    package static func frameStream(_ bytes: [UInt8]) throws(Failure) {
         try stream(bytes)
         let repaired = repairingChecksums(bytes)
         if repaired != bytes { try stream(repaired) }
@@ -34,7 +34,7 @@ extension FuzzChecks {
     /// a zstd frame; the check wraps it in a valid frame header and checksum and decodes it with
     /// ``boundedLimits``, so every input reaches the decompressor.
     /// - Throws: ``Failure`` when a property breaks.
-    public static func compressed(_ bytes: [UInt8]) throws(Failure) {
+    package static func compressed(_ bytes: [UInt8]) throws(Failure) {
         guard let mode = bytes.first else { return }
         let payload = Array(bytes.dropFirst())
         let compression: Frame.Compression = mode & 1 == 0 ? .zstd : .dictionary(id: BuiltInDictionaries.recordsID)
@@ -42,7 +42,7 @@ extension FuzzChecks {
     }
 
     /// A frame of type `changes` around an already compressed `payload`, with a correct checksum.
-    public static func wrap(_ payload: [UInt8], compression: Frame.Compression) -> [UInt8] {
+    package static func wrap(_ payload: [UInt8], compression: Frame.Compression) -> [UInt8] {
         var out: [UInt8] = [FrameLayout.magic.0, FrameLayout.magic.1, FrameLayout.version, FrameType.changes.rawValue]
         var dictionaryID: UInt32? = nil
         switch compression {
@@ -58,7 +58,7 @@ extension FuzzChecks {
     }
 
     /// `bytes` with the checksum of every complete, plausible frame recomputed.
-    public static func repairingChecksums(_ bytes: [UInt8]) -> [UInt8] {
+    package static func repairingChecksums(_ bytes: [UInt8]) -> [UInt8] {
         var out = bytes
         var at = 0
         while out.count &- at >= FrameLayout.headerSize, out[at] == FrameLayout.magic.0, out[at &+ 1] == FrameLayout.magic.1 {

@@ -1,18 +1,18 @@
 // NotesCorpus: the deterministic notes-app records used by benchmarks, dictionary training and fuzz seeds.
 
-public import ShoalWire
+package import ShoalWire
 
 /// The benchmark corpus: records of a notes app, as in CloudKit tutorials.
 ///
 /// Each `Note` has a title, a text body, a modified date, a version number, a tags list, a
 /// reference to another note, an asset, a location, a small bytes value, a done flag and a score;
 /// it is stamped as if saved on one of three nodes. The same seed always yields the same records.
-public enum NotesCorpus {
+package enum NotesCorpus {
     /// The zone the notes live in.
-    public static let zone = RecordZone.ID(name: "notes")
+    package static let zone = RecordZone.ID(name: "notes")
 
     /// The three nodes the corpus pretends wrote the records.
-    public static let nodes: [NodeID] = [
+    package static let nodes: [NodeID] = [
         NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111),
         NodeID(high: 0x0B0B_0000_0000_0002, low: 0x2222_2222_2222_2222),
         NodeID(high: 0x0CA7_0000_0000_0003, low: 0x3333_3333_3333_3333),
@@ -28,18 +28,18 @@ public enum NotesCorpus {
     static let tagWords = ["work", "home", "urgent", "later", "ideas", "travel", "family", "reading"]
 
     /// `count` notes from `seed`.
-    public static func records(count: Int, seed: UInt64 = 1) -> [Record] {
+    package static func records(count: Int, seed: UInt64 = 1) -> [Record] {
         var rng = SplitMix64(seed: seed)
         return (0..<count).map { note(index: $0, count: count, using: &rng) }
     }
 
     /// Six random words, as the sync benchmark's `text` field.
-    public static func sentence(words n: Int, using rng: inout some RandomNumberGenerator) -> String {
+    package static func sentence(words n: Int, using rng: inout some RandomNumberGenerator) -> String {
         (0..<n).map { _ in words[Int(rng.next() % UInt64(words.count))] }.joined(separator: " ")
     }
 
     /// One note.
-    public static func note(index: Int, count: Int, using rng: inout some RandomNumberGenerator) -> Record {
+    package static func note(index: Int, count: Int, using rng: inout some RandomNumberGenerator) -> Record {
         let base: UInt64 = 1_795_000_000_000  // late 2026, in milliseconds
         var r = Record(recordType: "Note", id: Record.ID(name: "note-\(index)", zone: zone))
         r["title"] = .string(titleCase(sentence(words: 2 + Int(rng.next() % 4), using: &rng)))
@@ -73,9 +73,9 @@ public enum NotesCorpus {
 }
 
 /// Stamps records as a store would on save; used by corpora and tests that need saved records.
-public enum Stamping {
+package enum Stamping {
     /// `record` as if saved once by `node` at `hlc`: every field stamped, one live head.
-    public static func saved(_ record: Record, by node: NodeID, at hlc: HLC) -> Record {
+    package static func saved(_ record: Record, by node: NodeID, at hlc: HLC) -> Record {
         let dot = Dot(node: node, hlc: hlc)
         var vv = record.versionVector
         vv.advance(node, to: hlc)

@@ -1,6 +1,6 @@
 // FuzzChecks+Segments: the asset store's segment files (Spec/assets.md §3.2) as fuzz input.
 
-import ShoalAssets
+@_spi(Fuzzing) import ShoalAssets
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -12,7 +12,7 @@ extension FuzzChecks {
     /// resynchronises past damage) and every chunk the scan indexed read back: nothing traps,
     /// and a chunk is only ever served as bytes that hash to its name, or refused and dropped.
     /// - Throws: ``Failure`` when a property breaks.
-    public static func segment(_ bytes: [UInt8]) throws(Failure) {
+    package static func segment(_ bytes: [UInt8]) throws(Failure) {
         if let broken = SegmentFuzzing.check(bytes, directory: segmentDirectory) {
             throw Failure(Target.segment.rawValue, broken)
         }
@@ -25,7 +25,7 @@ extension FuzzChecks {
     }()
 
     /// Seeds for `fuzz-segment`: valid segments of small chunks, raw and zstd-compressed.
-    public static func segmentSeeds() -> [(name: String, bytes: [UInt8])] {
+    package static func segmentSeeds() -> [(name: String, bytes: [UInt8])] {
         var rng = SplitMix64(seed: 8)
         let text = Array(String(repeating: "segments hold chunk records. ", count: 40).utf8)
         let noise = (0..<700).map { _ in UInt8.random(in: 0...255, using: &rng) }
