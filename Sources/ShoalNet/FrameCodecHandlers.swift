@@ -33,9 +33,21 @@ public final class TrafficCounter: Sendable {
     }
 }
 
+/// The zstd dictionaries a connection's peer can decode, from its `hello`: the decoding handler
+/// fills it in, the encoding handler reads it (both on the connection's event loop). Until the
+/// peer's hello has arrived nothing is known, so no frame uses a dictionary (Spec/replication.md §2).
+final class PeerDictionaries {
+    /// The dictionary IDs the peer's hello listed; nil until a valid hello arrived.
+    var held: [UInt32]? = nil
+
+    /// Creates an empty record (no hello yet).
+    init() {}
+}
+
 /// Reads frames from a connection's bytes with ``FrameReader``: any split, at most one frame
 /// buffered. A malformed frame sends an error frame and closes the connection; the node and its
-/// data are untouched (DESIGN.md invariant 6).
+/// data are untouched (DESIGN.md invariant 6). The peer's first valid `hello` tells
+/// ``PeerDictionaries`` which dictionaries it holds.
 final class FrameDecodingHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = Frame
@@ -44,10 +56,14 @@ final class FrameDecodingHandler: ChannelInboundHandler {
     private var reader: FrameReader
     private var failed = false
     private let traffic: TrafficCounter
+    private let limits: WireLimits
+    private let peer: PeerDictionaries
 
-    init(limits: WireLimits, traffic: TrafficCounter) {
+    init(limits: WireLimits, traffic: TrafficCounter, peer: PeerDictionaries = PeerDictionaries()) {
         reader = FrameReader(limits: limits)
+        self.limits = limits
         self.traffic = traffic
+        self.peer = peer
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -62,7 +78,13 @@ final class FrameDecodingHandler: ChannelInboundHandler {
                 while let f = try reader.next(from: &input) { frames.append(f) }
             } catch { failure = error }
         }
-        for f in frames { context.fireChannelRead(wrapInboundOut(f)) }
+        for f in frames {
+            // A malformed hello is the session's to refuse; it teaches nothing here.
+            if f.type == .hello, peer.held == nil, let hello = try? HelloMessage(decoding: f.payload, limits: limits) {
+                peer.held = hello.dictionaries
+            }
+            context.fireChannelRead(wrapInboundOut(f))
+        }
         if let failure {
             failed = true
             let message = ErrorMessage(code: "invalidArguments", message: "malformed frame: \(failure)")
@@ -72,21 +94,35 @@ final class FrameDecodingHandler: ChannelInboundHandler {
     }
 }
 
-/// Writes frames with ``FrameEncoder`` (compressing with the built-in dictionary when it pays).
+/// Writes frames with ``FrameEncoder``, compressing when it pays. A dictionary in the options is
+/// used only once the peer's hello has listed it (``PeerDictionaries``); before that, and for a
+/// peer that does not hold it, compression is zstd without a dictionary.
 final class FrameEncodingHandler: ChannelOutboundHandler {
     typealias OutboundIn = Frame
     typealias OutboundOut = ByteBuffer
 
-    private let encoder: FrameEncoder
+    private let options: FrameEncoder.Options
+    private var encoder: FrameEncoder
     private let traffic: TrafficCounter
+    private let peer: PeerDictionaries
+    /// Whether the peer's hello has been taken into account.
+    private var negotiated = false
 
-    init(options: FrameEncoder.Options, traffic: TrafficCounter) {
-        encoder = FrameEncoder(options: options)
+    init(options: FrameEncoder.Options, traffic: TrafficCounter, peer: PeerDictionaries = PeerDictionaries()) {
+        self.options = options
         self.traffic = traffic
+        self.peer = peer
+        var first = options
+        if case .dictionary = options.mode { first.mode = .zstd }
+        encoder = FrameEncoder(options: first)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let frame = unwrapOutboundIn(data)
+        if !negotiated, let held = peer.held {
+            negotiated = true
+            if case .dictionary(let d) = options.mode, held.contains(d.id) { encoder = FrameEncoder(options: options) }
+        }
         do throws(WireError) {
             // Straight into the socket's buffer: a chunk frame's 64–256 KiB are copied once here.
             let allocator = context.channel.allocator

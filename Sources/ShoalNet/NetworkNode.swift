@@ -312,8 +312,9 @@ public actor NetworkNode {
                           chunks: AssetFrameQueue) throws -> NIOAsyncChannel<Frame, Frame> {
         let ops = channel.pipeline.syncOperations
         try ops.addHandler(IdleStateHandler(readTimeout: TimeAmount(configuration.idleTimeout), writeTimeout: TimeAmount(configuration.pingInterval)))
-        try ops.addHandler(FrameEncodingHandler(options: configuration.frames, traffic: traffic))
-        try ops.addHandler(FrameDecodingHandler(limits: limits, traffic: traffic))
+        let peer = PeerDictionaries()
+        try ops.addHandler(FrameEncodingHandler(options: configuration.frames, traffic: traffic, peer: peer))
+        try ops.addHandler(FrameDecodingHandler(limits: limits, traffic: traffic, peer: peer))
         try ops.addHandler(AssetFrameRouter(requests: AssetFrameQueue(limit: configuration.assetQueueBytes), chunks: chunks))
         try OutboundQueue.configure(channel)
         try ops.addHandler(ChunkYieldHandler(gate: ChunkGate()))

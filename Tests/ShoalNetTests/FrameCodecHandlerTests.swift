@@ -1,5 +1,6 @@
 // FrameCodecHandlerTests: the encoding handler writes exactly the bytes FrameEncoder does — plain,
-// compressed with the records dictionary, empty and chunk-sized frames — and they read back.
+// compressed with the records dictionary, empty and chunk-sized frames — and they read back; it
+// uses the dictionary only once the peer's hello has listed it.
 
 import NIOCore
 import NIOEmbedded
@@ -22,7 +23,9 @@ import ShoalWire
             Frame(type: .goodbye, payload: []),
         ]
         let traffic = TrafficCounter()
-        let channel = EmbeddedChannel(handler: FrameEncodingHandler(options: FrameEncoder.Options(), traffic: traffic))
+        let peer = PeerDictionaries()
+        peer.held = [BuiltInDictionaries.recordsID]
+        let channel = EmbeddedChannel(handler: FrameEncodingHandler(options: FrameEncoder.Options(), traffic: traffic, peer: peer))
         let encoder = FrameEncoder()
         var expected = [UInt8]()
         for f in frames {
@@ -36,7 +39,55 @@ import ShoalWire
         var reader = FrameReader()
         let back = try reader.frames(in: expected)
         #expect(back.map(\.payload) == frames.map(\.payload))
-        #expect(back[1].compression != .none, "the text went out compressed")
+        #expect(back[1].compression == .dictionary(id: BuiltInDictionaries.recordsID), "the text went out compressed with the dictionary")
         _ = try channel.finish()
+    }
+
+    static let text = Array(String(repeating: "a note about groceries for sunday, ", count: 40).utf8)
+
+    /// A connection's two frame handlers, sharing what the peer's hello said.
+    static func pipeline() throws -> EmbeddedChannel {
+        let traffic = TrafficCounter()
+        let peer = PeerDictionaries()
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(FrameEncodingHandler(options: FrameEncoder.Options(), traffic: traffic, peer: peer))
+        try channel.pipeline.syncOperations.addHandler(FrameDecodingHandler(limits: .default, traffic: traffic, peer: peer))
+        return channel
+    }
+
+    /// Writes `frame` and reads back how it was compressed.
+    static func compression(of frame: Frame, on channel: EmbeddedChannel) throws -> Frame.Compression? {
+        try channel.writeOutbound(frame)
+        let buffer = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        var reader = FrameReader()
+        return try reader.frames(in: Array(buffer.readableBytesView)).first?.compression
+    }
+
+    /// The peer's hello, as the bytes of a plain frame.
+    static func hello(dictionaries: [UInt32]) -> ByteBuffer {
+        let payload = HelloMessage(node: NodeID(high: 7, low: 9), dictionaries: dictionaries, zones: []).encoded()
+        let bytes = (try? FrameEncoder(options: .init(mode: .none)).encode(Frame(type: .hello, payload: payload))) ?? []
+        return ByteBuffer(bytes: bytes)
+    }
+
+    @Test func noDictionaryBeforeThePeersHello() throws {
+        let channel = try Self.pipeline()
+        // Our own hello goes out before the peer's arrives: the peer may not hold the dictionary.
+        #expect(try Self.compression(of: Frame(type: .changes, payload: Self.text), on: channel) == .zstd)
+        _ = try channel.finish()
+    }
+
+    @Test func theDictionaryOnlyForAPeerThatListsIt() throws {
+        for (listed, expected) in [([UInt32](), Frame.Compression.zstd),
+                                   ([12_345], .zstd),
+                                   ([BuiltInDictionaries.recordsID], .dictionary(id: BuiltInDictionaries.recordsID))] {
+            let channel = try Self.pipeline()
+            try channel.writeInbound(Self.hello(dictionaries: listed))
+            let hello = try #require(try channel.readInbound(as: Frame.self))
+            #expect(hello.type == .hello, "the hello is passed on to the session")
+            #expect(try Self.compression(of: Frame(type: .changes, payload: Self.text), on: channel) == expected,
+                    "peer holds \(listed)")
+            _ = try channel.finish()
+        }
     }
 }
