@@ -45,6 +45,9 @@ struct FrameVector: Sendable, CustomTestStringConvertible {
         case "frame":
             let f = try FrameReader.decodeOne(v.bytes)
             #expect(String(f.type.rawValue) == v.json["type"])
+            // A frame reader does not look inside payloads; the vectors still hold only payloads
+            // valid for their type (wire-format §13.3), so that they contradict no other rule.
+            try Self.checkPayload(of: f)
             #expect(Hex.string(f.payload) == v.json["payload"])
             #expect(FrameVectorTests.compressionName(f.compression) == v.json["compression"])
             if f.compression == .none {
@@ -112,6 +115,25 @@ struct FrameVector: Sendable, CustomTestStringConvertible {
         #expect(try [UInt8](Data(contentsOf: output)) == payload)
     }
 
+    /// Decodes `frame`'s payload as its type's message; frames of unassigned types carry anything.
+    /// - Throws: the payload's ``WireError``.
+    static func checkPayload(of frame: Frame) throws {
+        let p = frame.payload
+        switch frame.type {
+        case .hello: _ = try HelloMessage(decoding: p)
+        case .changes: _ = try ChangesMessage(decoding: p)
+        case .acknowledgement: _ = try AcknowledgementMessage(decoding: p)
+        case .assetChunk: _ = try AssetChunkMessage(decoding: p)
+        case .error: _ = try ErrorMessage(decoding: p)
+        case .ping, .pong: _ = try PingMessage(decoding: p)
+        case .goodbye: _ = try GoodbyeMessage(decoding: p)
+        case .subscribe: _ = try SubscribeMessage(decoding: p)
+        case .zones: _ = try ZonesMessage(decoding: p)
+        case .assetRequest: _ = try AssetRequestMessage(decoding: p)
+        default: #expect(!frame.type.isKnown)
+        }
+    }
+
     static func compressionName(_ c: Frame.Compression) -> String {
         switch c {
         case .none: return "none"
@@ -145,16 +167,45 @@ struct FrameVector: Sendable, CustomTestStringConvertible {
             guard let error else { Issue.record("\(name) decoded"); return }
             out.append(["name": name, "kind": kind, "hex": Hex.string(bytes), "error": error.code.name, "offset": error.offset, "detail": error.detail])
         }
-        let record = NotesCorpus.records(count: 1, seed: 11)[0].encoded()
-        let batch = NotesCorpus.records(count: 8, seed: 12).flatMap { $0.encoded() }
+        func compressedFrame(_ name: String, _ type: FrameType, _ zstd: [UInt8], _ compression: Frame.Compression) throws {
+            let dictionaryID: UInt32? = if case .dictionary(let id) = compression { id } else { nil }
+            let bytes = FrameTests.frame(type.rawValue, flags: compression.bits, payload: zstd, dictionaryID: dictionaryID)
+            let f = try FrameReader.decodeOne(bytes)
+            out.append(["name": name, "kind": "frame", "hex": Hex.string(bytes),
+                        "json": ["type": Int(type.rawValue), "compression": Self.compressionName(f.compression), "payload": Hex.string(f.payload)]])
+        }
+        // `changes` payloads around the notes corpus: one record, and a batch of eight.
+        func changes(_ records: [Record]) -> [UInt8] {
+            let incarnation = NodeID(high: 0x5EED_0000_0000_0001, low: 0x1111_1111_1111_1111)
+            let token = ChangeToken(.init(kind: .zone, incarnation: incarnation, vector: records.reduce(VersionVector()) { $0.union($1.versionVector) }))
+            return ChangesMessage(zone: NotesCorpus.zone, incarnation: incarnation, batch: 1, isCaughtUp: true, token: token, records: records).encoded()
+        }
+        let record = changes([NotesCorpus.records(count: 1, seed: 11)[0]])
+        let batch = changes(NotesCorpus.records(count: 8, seed: 12))
+        let acknowledgement = AcknowledgementMessage(zone: NotesCorpus.zone, incarnation: NodeID(high: 0x5EED_0000_0000_0001, low: 0x1111_1111_1111_1111), batch: 1).encoded()
+        let hello = HelloMessage(node: NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111), name: "node-a", capabilities: 3,
+                                 zones: [ZoneAnnouncement(zone: NotesCorpus.zone, incarnation: NodeID(high: 0x5EED_0000_0000_0001, low: 0x1111_1111_1111_1111))]).encoded()
+        // Framing-only vectors use unassigned types (0x0C–0xFF), whose payloads are anything.
+        let unassigned = FrameType(rawValue: 0x7F)
+        try frame("hello-plain", .hello, hello, .none)
         try frame("ping-plain", .ping, PingMessage(nonce: 1).encoded(), .none)
-        try frame("empty-payload", .goodbye, [], .none)
-        try frame("unknown-type-plain", FrameType(rawValue: 0x7F), [0xDE, 0xAD], .none)
+        try frame("empty-payload", FrameType(rawValue: 0xFF), [], .none)
+        try frame("unknown-type-plain", unassigned, [0xDE, 0xAD], .none)
         try frame("record-plain", .changes, record, .none)
         try frame("record-zstd", .changes, batch, .zstd)
         try frame("record-dictionary", .changes, record, .dictionary(BuiltInDictionaries.records))
         try frame("batch-dictionary", .changes, batch, .dictionary(BuiltInDictionaries.records))
-        try frame("below-threshold-stays-plain", .changes, Array(record.prefix(40)), .zstd)
+        try frame("below-threshold-stays-plain", .acknowledgement, acknowledgement, .zstd)
+        // A zstd frame whose own dictionary ID field is present and zero names no dictionary:
+        // the frame header's decodes it.
+        var zeroID = try #require(batch.withUnsafeBytes { ZstdCompressor().compress($0, level: 3, dictionary: BuiltInDictionaries.records, notBelow: batch.count) })
+        let idAt = ZstdPayloadTests.dictionaryIDOffset(zeroID)
+        for k in 0..<4 { zeroID[idAt + k] = 0 }
+        try compressedFrame("dictionary-zstd-id-field-zero", .changes, zeroID, .dictionary(id: BuiltInDictionaries.recordsID))
+        // A hand-written zstd frame with a window descriptor: 1,280 bytes of content, a window of
+        // 1 KiB + 2/8 = 1,280 bytes (the largest allowed for this content).
+        let raw = [UInt8](repeating: 0x61, count: 1280)
+        try compressedFrame("zstd-window-equal-to-content", unassigned, ZstdPayloadTests.rawFrame(content: raw, window: 0x02), .zstd)
         let e = ErrorMessage(code: "requestRateLimited", retryAfterMilliseconds: 2500, message: "too many batches; retry later")
         out.append(["name": "error-with-retry", "kind": "error_message", "hex": Hex.string(e.encoded()),
                     "json": ["code": e.code, "retry_after_ms": "2500", "message": e.message]])
@@ -163,6 +214,7 @@ struct FrameVector: Sendable, CustomTestStringConvertible {
                     "json": ["code": e2.code, "message": e2.message]])
         out.append(["name": "ping-max-nonce", "kind": "ping", "hex": Hex.string(PingMessage(nonce: .max).encoded()), "json": ["nonce": String(UInt64.max)]])
         out.append(["name": "goodbye", "kind": "goodbye", "hex": Hex.string(GoodbyeMessage(reason: "shutting down").encoded()), "json": ["reason": "shutting down"]])
+        out.append(["name": "goodbye-empty-reason", "kind": "goodbye", "hex": Hex.string(GoodbyeMessage(reason: "").encoded()), "json": ["reason": ""]])
 
         let good = FrameTests.frame(payload: [42])
         var b = good; b[0] = 0x47
@@ -176,18 +228,48 @@ struct FrameVector: Sendable, CustomTestStringConvertible {
         invalid("checksum-mismatch", "frame", b)
         invalid("truncated-header", "frame", Array(good.prefix(5)))
         invalid("truncated-payload", "frame", Array(good.dropLast()))
+        // Nothing is checked before the 9 header bytes are in, not even the magic.
+        invalid("truncated-header-bad-magic", "frame", [0x47, 0x48, 0x01])
         invalid("trailing-bytes", "frame", good + [0])
         invalid("length-over-limit", "frame", FrameTests.frame(payload: [], length: (4 << 20) + 1))
+        // The header is checked before the rest of the frame arrives: an over-limit length is
+        // reported for 9 bytes, and its checksum is never read.
+        invalid("length-over-limit-header-only", "frame", Array(FrameTests.frame(payload: [], length: 0xFFFF_FFFF).prefix(9)))
         invalid("unknown-dictionary", "frame", FrameTests.frame(flags: 2, payload: [1, 2, 3], dictionaryID: 12345))
+        // The dictionary ID is looked up before the checksum is compared.
+        b = FrameTests.frame(flags: 2, payload: [1, 2, 3], dictionaryID: 12345); b[b.count - 1] ^= 0xFF
+        invalid("unknown-dictionary-before-checksum", "frame", b)
         invalid("not-a-zstd-frame", "frame", FrameTests.frame(flags: 1, payload: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]))
+        // The checksum is compared before the payload is decompressed.
+        b = FrameTests.frame(flags: 1, payload: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]); b[b.count - 1] ^= 0xFF
+        invalid("checksum-before-decompression", "frame", b)
         let bomb = try #require([UInt8](repeating: 0, count: 8 << 20).withUnsafeBytes { ZstdCompressor().compress($0, level: 19, dictionary: nil, notBelow: 1 << 20) })
         invalid("decompression-bomb", "frame", FrameTests.frame(flags: 1, payload: bomb))
         let z = try #require(batch.withUnsafeBytes { ZstdCompressor().compress($0, level: 3, dictionary: nil, notBelow: batch.count) })
         invalid("zstd-then-garbage", "frame", FrameTests.frame(flags: 1, payload: z + [0]))
+        invalid("zstd-skippable-frame", "frame", FrameTests.frame(flags: 1, payload: [0x50, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 0x61, 0x62, 0x63]))
+        // Frame header descriptor 0x00: no content size field (and a 1 KiB window), one raw block "abc".
+        invalid("zstd-without-content-size", "frame", FrameTests.frame(flags: 1, payload: [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00, 0x19, 0x00, 0x00, 0x61, 0x62, 0x63]))
+        invalid("zstd-window-over-content", "frame", FrameTests.frame(0x7F, flags: 1, payload: ZstdPayloadTests.rawFrame(content: raw, window: 0x03)))
+        // A single-segment frame: its content size field follows the descriptor; change its low byte.
+        #expect(z[4] & 0x20 != 0)
+        var lying = z
+        lying[5] ^= 0x10
+        invalid("zstd-content-size-wrong", "frame", FrameTests.frame(flags: 1, payload: lying))
+        let named = try #require(batch.withUnsafeBytes { ZstdCompressor().compress($0, level: 3, dictionary: BuiltInDictionaries.records, notBelow: batch.count) })
+        invalid("zstd-names-a-dictionary-in-compression-1", "frame", FrameTests.frame(flags: 1, payload: named))
+        var otherID = named
+        otherID[ZstdPayloadTests.dictionaryIDOffset(named)] ^= 0x03
+        invalid("zstd-dictionary-id-differs-from-header", "frame", FrameTests.frame(flags: 2, payload: otherID, dictionaryID: BuiltInDictionaries.recordsID))
         invalid("error-reserved-flag", "error_message", [1, 0x61, 2, 0])
         invalid("error-code-not-identifier", "error_message", [1, 0x31, 0, 0])
+        invalid("error-empty-code", "error_message", [0, 0, 0])
+        invalid("error-code-over-maxNameBytes", "error_message", [0x80, 0x02] + [UInt8](repeating: 0x61, count: 256) + [0, 0])
+        invalid("error-retry-after-missing", "error_message", [1, 0x61, 1])
+        invalid("error-message-not-utf8", "error_message", [1, 0x61, 0, 1, 0xC0])
         invalid("ping-overlong-varint", "ping", [0x80, 0x00])
         invalid("ping-empty", "ping", [])
+        invalid("goodbye-empty-payload", "goodbye", [])
         invalid("goodbye-trailing-byte", "goodbye", [1, 0x61, 0])
         invalid("goodbye-invalid-utf8", "goodbye", [1, 0xFF])
         let data = try JSONSerialization.data(withJSONObject: out, options: [.prettyPrinted, .sortedKeys])

@@ -67,11 +67,17 @@ package final class ZstdDecompressor {
     /// - Parameters:
     ///   - base: offset of `source` in the input, for error offsets.
     ///   - dictionary: the dictionary the frame was compressed with, or nil for none.
-    /// - Throws: ``WireError`` `decompressionFailed` (not one whole zstd frame, no declared size,
-    ///   corrupt data, a different dictionary) or `limitExceeded` (declared size over `maxBytes`).
+    /// - Throws: ``WireError`` `decompressionFailed` (not exactly one standard zstd frame, no
+    ///   declared size, a window larger than the content, corrupt data), `limitExceeded` (declared
+    ///   size over `maxBytes`) or `unknownDictionary` (the zstd frame names another dictionary).
+    ///   Spec/wire-format.md §14 gives the order of the checks.
     package func decompress(_ source: UnsafeRawBufferPointer, base: Int, maxBytes: Int, dictionary: ZstdDictionary?) throws(WireError) -> [UInt8] {
         guard let src = source.baseAddress, source.count > 0 else {
             throw WireError(.decompressionFailed, at: base, "compressed payload is empty; a zstd frame is at least 9 bytes")
+        }
+        // libzstd also reads skippable frames (no content) and, if built so, pre-RFC formats.
+        guard Zstd.hasFrameMagic(source) else {
+            throw WireError(.decompressionFailed, at: base, "compressed payload does not start with the zstd frame magic 28 b5 2f fd; skippable and legacy frames are not payloads")
         }
         let frameSize = ZSTD_findFrameCompressedSize(src, source.count)
         guard ZSTD_isError(frameSize) == 0 else {
@@ -88,6 +94,10 @@ package final class ZstdDecompressor {
         guard declared <= UInt64(maxBytes) else {
             throw WireError(.limitExceeded, at: base, "compressed payload declares \(declared) bytes, over the limit of \(maxBytes) (WireLimits.maxFramePayloadBytes)")
         }
+        if let window = Zstd.declaredWindow(source), window > max(declared, Zstd.minimumWindow) {
+            throw WireError(.decompressionFailed, at: base, "zstd frame declares a \(window)-byte window for \(declared) bytes of content; a payload's window is at most its content size, or 1 KiB")
+        }
+        // 0: the field is absent or holds 0, which names no dictionary (the frame header's is used).
         let frameDictionary = ZSTD_getDictID_fromFrame(src, source.count)
         let expected = dictionary?.id ?? 0
         guard frameDictionary == expected || frameDictionary == 0 else {
@@ -134,6 +144,24 @@ package enum Zstd {
     package static func errorName(_ code: Int) -> String {
         guard let p = ZSTD_getErrorName(code) else { return "unknown zstd error" }
         return String(cString: p)
+    }
+
+    /// The smallest window a zstd frame can declare (RFC 8878 §3.1.1.1.2): 1 KiB.
+    static let minimumWindow: UInt64 = 1 << 10
+
+    /// Whether `frame` starts with the magic number of a standard zstd frame, 0xFD2FB528.
+    static func hasFrameMagic(_ frame: UnsafeRawBufferPointer) -> Bool {
+        frame.count >= 4 && frame[0] == 0x28 && frame[1] == 0xB5 && frame[2] == 0x2F && frame[3] == 0xFD
+    }
+
+    /// The window size a standard zstd frame's window descriptor declares,
+    /// `2^(10 + exponent)` plus `mantissa` eighths of that (RFC 8878 §3.1.1.1.2); nil when the
+    /// frame has no descriptor (single-segment: its window is its content size).
+    static func declaredWindow(_ frame: UnsafeRawBufferPointer) -> UInt64? {
+        guard frame.count >= 6, frame[4] & 0x20 == 0 else { return nil }
+        let exponent = UInt64(frame[5] >> 3), mantissa = UInt64(frame[5] & 0x07)
+        let base: UInt64 = 1 << (10 &+ exponent)  // at most 2^41
+        return base &+ (base >> 3) &* mantissa
     }
 
     /// The version of the libzstd Shoal is linked against, e.g. "1.5.4".

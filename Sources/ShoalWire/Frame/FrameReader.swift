@@ -5,8 +5,10 @@
 /// Feed bytes with ``next(from:)`` (or ``frames(in:)``); each call consumes input only up to the
 /// end of the frame in progress, so the reader never holds more than one frame — at most
 /// ``WireLimits/maxFramePayloadBytes`` plus 17 bytes of header, dictionary ID and checksum. A
-/// header is checked as soon as its 9 bytes are in (magic, version, flags, length against the
-/// limit, dictionary known), so a hostile length is refused before any payload is buffered.
+/// header is checked as soon as its 9 bytes are in (magic, version, type, flags, length against
+/// the limit), so a hostile length is refused before any payload is buffered; once the whole frame
+/// is in, the dictionary is looked up, then the checksum checked, then the payload decompressed
+/// (Spec/wire-format.md §13.2).
 /// Compressed payloads are decompressed only up to the size they declare, itself bounded by the
 /// limit. Frames of unknown types are returned like any other; skip them.
 ///
