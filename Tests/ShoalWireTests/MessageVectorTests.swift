@@ -258,6 +258,7 @@ extension VectorJSON {
         c = b; c[c.count - 1] = 200
         invalid("changes-claims-more-records-than-bytes", "changes", c)
         try sparseVectors(valid: valid, invalid: invalid)
+        try sparseRuleVectors(valid: valid, invalid: invalid)
         // The asset lane (replication.md §3.7).
         let photo = Asset(hash: ContentHash(hex: String(repeating: "ab", count: 32))!, size: 300_000)
         try valid("asset-request-manifest", "assetRequest", AssetRequestMessage(asset: photo, part: .manifest).encoded())

@@ -299,8 +299,13 @@ package enum SparseSection {
             var heads = [Record.Head]()
             if flags & Flags.heads != 0 {
                 let hAt = r.offset
-                let n = try r.readCount(max: entryCount, "head count", limitName: "the entry count")
-                guard n > 0 else { throw WireError(.invalidValue, at: hAt, "the heads flag is set but there are no heads") }
+                // Bounded by the entry count, a property of the item rather than a limit.
+                let heads64 = try r.readVarint("head count")
+                guard heads64 > 0, heads64 <= UInt64(entryCount) else {
+                    throw WireError(.invalidValue, at: hAt, heads64 == 0 ? "the heads flag is set but there are no heads"
+                                    : "\(heads64) heads but \(entryCount) entries; every head has its own entry")
+                }
+                let n = Int(heads64)
                 var last = -1
                 for _ in 0..<n {
                     let at = r.offset
