@@ -14,7 +14,7 @@ import Synchronization
 /// that buffer and, whenever the buffer was full (the reader is a task on the cooperative pool),
 /// behind the chunk bytes the event loop had stopped reading from the socket: up to a window of
 /// chunks, 2.4 MB at 32 of the mean size, and 3–4 ms during a transfer on loopback
-/// (Benchmarks/README.md, thirteenth session). Now only the socket's own bytes are ahead of it.
+/// (Spec/replication.md §3.7). Now only the socket's own bytes are ahead of it.
 ///
 /// A connection over its queue's limit (``AssetFrameQueue/limit``) stops reading here: the read
 /// request is held until the lane has taken enough, and TCP slows the peer. Until the node has

@@ -28,7 +28,7 @@ import Darwin
 /// event loop, and waits for whatever the loop is doing. Passing every held chunk down at once
 /// (encoding each, and writing it to a loopback socket whose peer keeps reading) kept the loop
 /// busy for a whole window of chunks, 0.6 ms at the median and up to 5.8 ms during a 1 GiB
-/// transfer on loopback (Benchmarks/README.md, seventeenth session). Now each turn passes one
+/// transfer on loopback (Spec/assets.md §9.1). Now each turn passes one
 /// chunk and schedules the next as a task of its own, behind any task already waiting.
 ///
 /// The channel's writability events stop here: the writer above (the NIO async channel the node
@@ -183,8 +183,7 @@ enum OutboundQueue {
     /// Without the option the handler does little on a slow link: the kernel takes chunk bytes up
     /// to its send buffer (megabytes), so the channel stays writable and every chunk passes. On
     /// loopback shaped to 1 Gbit/s a record change during a 1 GiB transfer then took 19.60 and
-    /// 19.75 ms at the median, against 3.63 and 3.34 ms with it (Benchmarks/README.md, twelfth
-    /// session).
+    /// 19.75 ms at the median, against 3.63 and 3.34 ms with it (Spec/replication.md §3.7).
     static func configure(_ channel: any Channel) throws {
         guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
         try options.setOption(.writeBufferWaterMark, value: bufferedBytes)

@@ -41,7 +41,7 @@ struct LoopbackNode {
 /// The bound is 90 s, far above what a passing run needs: these tests share two cores with
 /// every other suite, and a full `swift test` keeps both busy for about a minute, so a node's
 /// engine can get little time while its condition is pending. A bound of 20 s failed now and
-/// then in CI (issue #8, twelfth session). The bound limits only how long a failure takes.
+/// then in CI. The bound limits only how long a failure takes.
 func eventually(timeout: Duration = .seconds(90), _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {

@@ -243,7 +243,7 @@ enum AssetsBenchmark: BenchmarkSuite {
     /// Time the hypervisor ran something else while this machine's virtual CPUs wanted to run
     /// (`steal` in /proc/stat, all CPUs), in seconds; 0 where there is no such line. A virtual
     /// machine over its host's CPU budget is frozen whole for a while, and every latency sample
-    /// that overlaps the freeze carries it (Benchmarks/README.md, ninth session).
+    /// that overlaps the freeze carries it (Benchmarks/README.md, `assets`; Spec/assets.md §9.1).
     static func stolenSeconds() -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
               let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return 0 }

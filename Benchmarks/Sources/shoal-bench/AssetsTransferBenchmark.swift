@@ -23,7 +23,7 @@ extension AssetsBenchmark {
     /// `SHOAL_BENCH_LATENCY_SAMPLES` names a file every latency sample is appended to.
     static func transferCases() async throws {
         let mib = Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_MIB"] ?? "") ?? 1024
-        // The issue names the 1 GiB cases `transfer-1gib` and `cp-1gib`; other sizes keep MiB.
+        // The 1 GiB cases are named `transfer-1gib` and `cp-1gib`; other sizes keep MiB.
         let label = mib % 1024 == 0 ? "\(mib / 1024)gib" : "\(mib)mib"
         let size = mib << 20
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-transfer-\(UInt32.random(in: 0 ... .max))").path
@@ -72,7 +72,7 @@ extension AssetsBenchmark {
         // SHOAL_BENCH_TRANSFER_ROUNDS: transfers in this run, each of the whole asset to a receiver
         // of its own. A 1 GiB transfer on this machine lasts 1.5–5 s, room for 60–100 samples at
         // one per ~23 ms, whose "p99" is then their largest; pooling the rounds' samples makes the
-        // latency lines' p99 an estimate of one (Benchmarks/README, eighteenth session).
+        // latency lines' p99 an estimate of one (Benchmarks/README.md, `assets`).
         let rounds = max(1, min(Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_ROUNDS"] ?? "") ?? 5, 100))
         printNote("sender A in \(aDirectory), receivers B in \(dir)/b-<round>, \(rounds) round(s)")
         let a = try await ShoalNode.open(directory: aDirectory, sync: sync, assets: config)

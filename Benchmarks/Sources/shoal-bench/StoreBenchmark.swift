@@ -6,7 +6,7 @@ import Foundation
 import Shoal
 import ShoalSamples
 
-/// `shoal-bench store`: `SHOAL_BENCH_RECORDS` records (default 200,000; the issue states 1,000,000)
+/// `shoal-bench store`: `SHOAL_BENCH_RECORDS` records (default 200,000; the targets are for 1,000,000)
 /// of about 200 bytes. Lines: `store case=<name> records_per_s=<x> …`; queries report `ms_per_query`.
 /// `cpu_records_per_s` divides by the process's CPU time instead of wall time (steadier on a
 /// loaded machine); the change feed reports `cpu_s`, as it decodes on every core.

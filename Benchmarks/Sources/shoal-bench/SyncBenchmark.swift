@@ -5,7 +5,7 @@ import Foundation
 import Shoal
 import ShoalSamples
 
-/// `shoal-bench sync`: the issue 5 workload (8-field records of about 200 bytes).
+/// `shoal-bench sync`: replication of 8-field records of about 200 bytes (Benchmarks/README.md, `sync`).
 ///
 /// `SHOAL_BENCH_RECORDS` sets the initial-sync size (default 200,000; the target is stated for
 /// 1,000,000). Lines: `sync case=<name> key=value …`.

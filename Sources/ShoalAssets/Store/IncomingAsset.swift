@@ -44,7 +44,7 @@ public final class IncomingAsset: Sendable {
     /// more than the chunks still wanted need; plus room for one record of the largest chunk.
     /// Up to three buffers exist at once (filling, spare, in flight), and at 300 MB/s they fill:
     /// 16 MiB made a 1 GiB transfer peak at about 108 MB RSS, 8 MiB at 90, at the same speed
-    /// (Benchmarks/README.md, eleventh session).
+    /// (Spec/assets.md §9.1).
     static func batchCapacity(batch: Int, wantedBytes: Int, maximumChunk: Int) -> Int {
         min(max(8 << 20, batch), 64 << 20, wantedBytes) + SegmentStore.headerBytes + maximumChunk + 8
     }

@@ -14,7 +14,7 @@ import Darwin
 
 /// Threads for a transfer's asset work — hashing, chunk reads and writes, fsyncs — apart from the
 /// cooperative pool that applies record changes, so that blocking work never occupies the threads
-/// records need (issue #8: a transfer must not delay record changes). They are named
+/// records need (a transfer must not delay record changes). They are named
 /// `shoal-assets` and run at normal priority: lowering them (`SCHED_IDLE` and the idle I/O
 /// class) bought about 0.7 ms on the median record change during a transfer, and starved
 /// transfers whenever other programs kept the cores busy (Spec/assets.md §5.1 has the
