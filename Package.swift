@@ -75,7 +75,7 @@ let package = Package(
         .executableTarget(name: "shoal-crash-writer", dependencies: ["ShoalStore", "ShoalWire"], path: "Tests/ShoalCrashWriter", swiftSettings: strict),
         .testTarget(name: "ShoalWireTests", dependencies: ["ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
-        .testTarget(name: "ShoalCLITests", dependencies: ["shoal"], swiftSettings: strict),
+        .testTarget(name: "ShoalCLITests", dependencies: ["shoal", "ShoalWire"], swiftSettings: strict),
         .testTarget(name: "ShoalNetTests", dependencies: [
             "ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),

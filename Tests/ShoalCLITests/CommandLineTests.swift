@@ -1,6 +1,7 @@
 // CommandLineTests: the built `shoal` binary end to end — two daemons on 127.0.0.1, records, feeds, inspect.
 
 import Foundation
+import ShoalWire
 import Testing
 
 @Suite(.serialized) struct CommandLineTests {
@@ -128,8 +129,13 @@ import Testing
         while i < hex.endIndex { let j = hex.index(i, offsetBy: 2); bytes.append(UInt8(hex[i..<j], radix: 16) ?? 0); i = j }
         let ok = try await Shoal.run(["inspect", "-"], input: bytes)
         #expect(ok.status == 0 && ok.output.contains("type: changes") && ok.output.contains("dictionary"), "\(ok.output)\(ok.error)")
-        // The vector's payload is raw records, not a changes message: reported, not fatal.
-        #expect(ok.output.contains("payload_error"))
+        // The payload is a changes batch: decoded and shown, records and all.
+        #expect(ok.output.contains("batch: 1") && ok.output.contains("records:") && !ok.output.contains("payload_error"), "\(ok.output)")
+        // A payload that is not its type's message is reported, not fatal.
+        let wrongPayload = FrameEncoder(options: .init(mode: .none))
+        let bare = try wrongPayload.encode(Frame(type: .changes, payload: Array("not a changes message".utf8)))
+        let reported = try await Shoal.run(["inspect", "-"], input: bare)
+        #expect(reported.status == 0 && reported.output.contains("payload_error"), "\(reported.output)\(reported.error)")
         let js = try await Shoal.run(["inspect", "-", "--json"], input: bytes)
         #expect((try? JSONSerialization.jsonObject(with: Data(js.output.utf8))) != nil)
         let garbage = try await Shoal.run(["inspect", "-"], input: Array("definitely not shoal".utf8))
