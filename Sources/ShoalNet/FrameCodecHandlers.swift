@@ -46,8 +46,10 @@ final class PeerDictionaries {
 
 /// Reads frames from a connection's bytes with ``FrameReader``: any split, at most one frame
 /// buffered. A malformed frame sends an error frame and closes the connection; the node and its
-/// data are untouched (DESIGN.md invariant 6). The peer's first valid `hello` tells
-/// ``PeerDictionaries`` which dictionaries it holds.
+/// data are untouched (DESIGN.md invariant 6). A frame whose first bytes arrived must be whole
+/// within `frameTimeout`, or the connection closes the same way: a peer cannot hold a partial
+/// frame open by trickling bytes. The peer's first valid `hello` tells ``PeerDictionaries``
+/// which dictionaries it holds.
 final class FrameDecodingHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = Frame
@@ -58,12 +60,50 @@ final class FrameDecodingHandler: ChannelInboundHandler {
     private let traffic: TrafficCounter
     private let limits: WireLimits
     private let peer: PeerDictionaries
+    private let frameTimeout: TimeAmount
+    /// The deadline of the frame in progress, and where in the stream that frame starts.
+    private var partial: (deadline: Scheduled<Void>, start: Int)? = nil
 
-    init(limits: WireLimits, traffic: TrafficCounter, peer: PeerDictionaries = PeerDictionaries()) {
+    init(limits: WireLimits, traffic: TrafficCounter, peer: PeerDictionaries = PeerDictionaries(),
+         frameTimeout: TimeAmount = TimeAmount(NetworkConfiguration().frameCompletionTimeout)) {
         reader = FrameReader(limits: limits)
         self.limits = limits
         self.traffic = traffic
         self.peer = peer
+        self.frameTimeout = frameTimeout
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        partial?.deadline.cancel()
+        partial = nil
+    }
+
+    /// Starts the deadline of a frame that began in this read, or drops the finished one's.
+    private func watchPartialFrame(context: ChannelHandlerContext) {
+        guard reader.bufferedByteCount > 0 else {
+            partial?.deadline.cancel()
+            partial = nil
+            return
+        }
+        let start = reader.consumedByteCount
+        if let partial, partial.start == start { return }
+        partial?.deadline.cancel()
+        let timeout = frameTimeout
+        let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+            guard !failed, let partial, partial.start == reader.consumedByteCount, reader.bufferedByteCount > 0 else { return }
+            fail(context: context, code: "limitExceeded",
+                 "a frame was not completed within \(timeout.nanoseconds / 1_000_000) ms of its first byte (\(reader.bufferedByteCount) byte(s) received; NetworkConfiguration.frameCompletionTimeout); the connection is closed")
+        }
+        partial = (deadline, start)
+    }
+
+    private func fail(context: ChannelHandlerContext, code: String, _ message: String) {
+        failed = true
+        partial?.deadline.cancel()
+        partial = nil
+        let error = ErrorMessage(code: code, message: message)
+        context.writeAndFlush(wrapOutboundOut(Frame(type: .error, payload: error.encoded())), promise: nil)
+        context.close(promise: nil)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -86,10 +126,9 @@ final class FrameDecodingHandler: ChannelInboundHandler {
             context.fireChannelRead(wrapInboundOut(f))
         }
         if let failure {
-            failed = true
-            let message = ErrorMessage(code: "invalidArguments", message: "malformed frame: \(failure)")
-            context.writeAndFlush(wrapOutboundOut(Frame(type: .error, payload: message.encoded())), promise: nil)
-            context.close(promise: nil)
+            fail(context: context, code: "invalidArguments", "malformed frame: \(failure)")
+        } else if !failed {
+            watchPartialFrame(context: context)
         }
     }
 }

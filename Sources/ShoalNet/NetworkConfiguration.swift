@@ -11,6 +11,10 @@ public struct NetworkConfiguration: Sendable {
     public var pingInterval: Duration = .seconds(15)
     /// A connection is closed after this long without receiving anything. Default 45 s.
     public var idleTimeout: Duration = .seconds(45)
+    /// A frame must be received whole within this long of its first byte, or the connection is
+    /// closed with an `error` frame (`limitExceeded`). Default 60 s: a frame of the largest
+    /// default size (4 MiB) arrives in it at about 0.6 Mbit/s.
+    public var frameCompletionTimeout: Duration = .seconds(60)
     /// The first delay before redialling a peer; it doubles up to ``maxReconnectDelay``, with
     /// ±25 % jitter. Default 100 ms.
     public var reconnectDelay: Duration = .milliseconds(100)

@@ -314,7 +314,8 @@ public actor NetworkNode {
         try ops.addHandler(IdleStateHandler(readTimeout: TimeAmount(configuration.idleTimeout), writeTimeout: TimeAmount(configuration.pingInterval)))
         let peer = PeerDictionaries()
         try ops.addHandler(FrameEncodingHandler(options: configuration.frames, traffic: traffic, peer: peer))
-        try ops.addHandler(FrameDecodingHandler(limits: limits, traffic: traffic, peer: peer))
+        try ops.addHandler(FrameDecodingHandler(limits: limits, traffic: traffic, peer: peer,
+                                                frameTimeout: TimeAmount(configuration.frameCompletionTimeout)))
         try ops.addHandler(AssetFrameRouter(requests: AssetFrameQueue(limit: configuration.assetQueueBytes), chunks: chunks))
         try OutboundQueue.configure(channel)
         try ops.addHandler(ChunkYieldHandler(gate: ChunkGate()))

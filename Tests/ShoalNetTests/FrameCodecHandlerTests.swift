@@ -70,6 +70,51 @@ import ShoalWire
         return ByteBuffer(bytes: bytes)
     }
 
+    /// A decoding handler alone, with a short frame deadline.
+    static func reader(timeout: TimeAmount) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(FrameDecodingHandler(limits: .default, traffic: TrafficCounter(), frameTimeout: timeout))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 7400)).wait()
+        #expect(channel.isActive)
+        return channel
+    }
+
+    static func plainFrame(_ payload: [UInt8]) -> [UInt8] {
+        (try? FrameEncoder(options: .init(mode: .none)).encode(Frame(type: .changes, payload: payload))) ?? []
+    }
+
+    @Test func aFrameTrickledPastItsDeadlineClosesTheConnection() throws {
+        let channel = try Self.reader(timeout: .seconds(5))
+        let frame = Self.plainFrame(Self.text)
+        // A byte every second keeps the connection busy, but the frame is not whole in 5 s.
+        for i in 0..<6 {
+            try channel.writeInbound(ByteBuffer(bytes: frame[i..<(i + 1)]))
+            channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        }
+        let sent = try #require(try channel.readOutbound(as: Frame.self), "an error frame before closing")
+        #expect(sent.type == .error)
+        let error = try ErrorMessage(decoding: sent.payload)
+        #expect(error.code == "limitExceeded" && error.message.contains("frameCompletionTimeout"), "\(error.message)")
+        #expect(!channel.isActive, "the connection is closed")
+    }
+
+    @Test func framesThatCompleteInTimeNeverTripTheDeadline() throws {
+        let channel = try Self.reader(timeout: .seconds(5))
+        // Ten frames, each whole within 4 s, 40 s in all; between frames nothing is pending.
+        for _ in 0..<10 {
+            let frame = Self.plainFrame(Self.text)
+            let half = frame.count / 2
+            try channel.writeInbound(ByteBuffer(bytes: frame[..<half]))
+            channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+            try channel.writeInbound(ByteBuffer(bytes: frame[half...]))
+            #expect(try channel.readInbound(as: Frame.self)?.payload == Self.text)
+            channel.embeddedEventLoop.advanceTime(by: .seconds(10))
+        }
+        #expect(try channel.readOutbound(as: Frame.self) == nil, "no error frame")
+        #expect(channel.isActive)
+        _ = try channel.finish()
+    }
+
     @Test func noDictionaryBeforeThePeersHello() throws {
         let channel = try Self.pipeline()
         // Our own hello goes out before the peer's arrives: the peer may not hold the dictionary.

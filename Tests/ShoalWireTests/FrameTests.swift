@@ -173,6 +173,25 @@ import ShoalSamples
         }
     }
 
+    /// A header alone costs the reader no more than its bytes and a small first buffer: memory
+    /// for the payload grows with the bytes that arrive, not with the length a peer declares.
+    @Test func aDeclaredLengthReservesNothingUntilItsBytesArrive() throws {
+        let declared = UInt32(WireLimits.default.maxFramePayloadBytes)
+        let header = Array(Self.frame(6, payload: [], length: declared).prefix(FrameLayout.headerSize))
+        var reader = FrameReader()
+        #expect(try reader.frames(in: header).isEmpty)
+        #expect(reader.bufferedByteCount == FrameLayout.headerSize)
+        #expect(reader.reservedByteCount < 2 * FrameReader.initialReservation, "reserved \(reader.reservedByteCount) bytes for a header")
+        // Bytes that arrive are held, and the frame still completes.
+        let payload = [UInt8](repeating: 7, count: 100_000)
+        let whole = Self.frame(6, payload: payload)
+        var second = FrameReader()
+        _ = try second.frames(in: Array(whole.prefix(FrameLayout.headerSize + 10)))
+        #expect(second.reservedByteCount < 2 * FrameReader.initialReservation)
+        let rest = try second.frames(in: Array(whole.dropFirst(FrameLayout.headerSize + 10)))
+        #expect(rest.map(\.payload) == [payload])
+    }
+
     @Test func unknownTypesAreDelivered() throws {
         let f = try FrameReader.decodeOne(try FrameEncoder().encode(FrameType(rawValue: 0xC3), payload: [1, 2, 3]))
         #expect(!f.type.isKnown)

@@ -35,6 +35,14 @@ public struct FrameReader {
     /// Bytes held for the frame in progress.
     public var bufferedByteCount: Int { pending.count }
 
+    /// Bytes of storage held for the frame in progress (at least ``bufferedByteCount``).
+    package var reservedByteCount: Int { pending.capacity }
+
+    /// Storage reserved for a frame when its header arrives: a declared length beyond this is
+    /// paid for only as its bytes come in, so a peer that sends headers and stalls holds
+    /// little memory (Spec/wire-format.md §13.2).
+    package static let initialReservation = 64 << 10
+
     /// Bytes of the stream consumed by complete frames so far (error offsets count from the
     /// start of the stream).
     public var consumedByteCount: Int { streamOffset }
@@ -98,7 +106,7 @@ public struct FrameReader {
             guard pending.count == FrameLayout.headerSize else { return nil }
             let header = try Borrowed.bytes(of: pending) { (h) throws(WireError) -> Int in try checkHeader(h) }
             frameSize = header
-            pending.reserveCapacity(header)
+            pending.reserveCapacity(min(header, Self.initialReservation))
         }
         guard let size = frameSize else { return nil }
         take(size &- pending.count, from: &input)
