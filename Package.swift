@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         .systemLibrary(
@@ -57,7 +59,12 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
-        .target(name: "Shoal", dependencies: ["ShoalWire", "ShoalStore", "ShoalSync", "ShoalNet", "ShoalAssets"], swiftSettings: strict),
+        // Device identity: the key pair, the self-signed certificate and the device ID derived from it.
+        .target(name: "ShoalTrust", dependencies: [
+            "ShoalWire", .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+        ], swiftSettings: strict),
+        .target(name: "Shoal", dependencies: ["ShoalWire", "ShoalStore", "ShoalSync", "ShoalNet", "ShoalAssets", "ShoalTrust"], swiftSettings: strict),
         .executableTarget(name: "shoal", dependencies: [
             "Shoal", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
@@ -82,6 +89,11 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples", "CShoalThread"], swiftSettings: strict),
+        .testTarget(name: "ShoalTrustTests", dependencies: [
+            "ShoalTrust", "ShoalWire", .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+        ], swiftSettings: strict),
+        .testTarget(name: "ShoalTests", dependencies: ["Shoal", "ShoalTrust"], swiftSettings: strict),
         .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalSamples", "CSQLite", "CShoalThread"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

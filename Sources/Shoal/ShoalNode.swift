@@ -5,6 +5,13 @@
 @_exported public import ShoalSync
 @_exported public import ShoalNet
 @_exported public import ShoalAssets
+package import ShoalTrust
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A Shoal node: a local replica in a data directory that replicates its zones with peers.
 ///
@@ -35,6 +42,12 @@ public actor ShoalNode {
     nonisolated let lane: AssetStoreProvider
     /// This node's ID.
     public nonisolated var nodeID: NodeID { store.nodeID }
+    /// This device's key and certificate (`identity/` in the data directory).
+    package nonisolated let identity: DeviceIdentity
+    /// This device's ID: the SHA-256 of its certificate's public key, kept in the data
+    /// directory's `identity/` folder (Spec/security.md "Device identity"). Peers will pin it;
+    /// its text form (`description`) is what `shoal id` prints and users compare.
+    public nonisolated var deviceID: DeviceID { identity.deviceID }
 
     /// The transport settings the node was opened with (timeouts, frame options, asset rate caps).
     public nonisolated let networkConfiguration: NetworkConfiguration
@@ -44,12 +57,25 @@ public actor ShoalNode {
     var started = false
 
     /// Opens (or creates) the node whose data lives in `directory`.
-    /// - Throws: ``ShoalError`` when the store cannot be opened.
+    ///
+    /// The directory is made with mode 0700, or set to 0700 when it exists. The device identity
+    /// is loaded from its `identity/` folder, or created there when there is none — also for a
+    /// directory written before identities existed, whose records and node ID stay as they are.
+    /// - Throws: ``ShoalError`` when the store cannot be opened, or `internalError` when the
+    ///   directory cannot be made private or the identity cannot be read or written (the message
+    ///   names the file and the fix).
     public static func open(directory: String, store storeConfiguration: Store.Configuration = Store.Configuration(),
                             sync syncConfiguration: SyncConfiguration = SyncConfiguration(),
                             network networkConfiguration: NetworkConfiguration = NetworkConfiguration(),
                             assets assetConfiguration: AssetStore.Configuration = AssetStore.Configuration()) async throws(ShoalError) -> ShoalNode {
+        try makePrivate(directory)
         let store = try Store.open(directory: directory, configuration: storeConfiguration)
+        let identity: DeviceIdentity
+        do {
+            identity = try DeviceIdentity.loadOrCreate(in: directory)
+        } catch {
+            throw ShoalError.internalError("the device identity of \(directory): \(error.detail)")
+        }
         let assets: AssetStore
         do {
             assets = try AssetStore.open(directory: directory + "/assets", configuration: assetConfiguration)
@@ -58,11 +84,28 @@ public actor ShoalNode {
         }
         let lane = AssetStoreProvider(store: assets)
         let sync = SyncNode(store: store, configuration: syncConfiguration, assets: lane)
-        return ShoalNode(store: store, sync: sync, assets: assets, lane: lane, network: networkConfiguration)
+        return ShoalNode(store: store, identity: identity, sync: sync, assets: assets, lane: lane, network: networkConfiguration)
     }
 
-    init(store: Store, sync: SyncNode, assets: AssetStore, lane: AssetStoreProvider, network: NetworkConfiguration) {
+    /// Makes the data directory (and any missing parents) with mode 0700, or sets an existing
+    /// one to 0700: it holds the private key and every record.
+    static func makePrivate(_ directory: String) throws(ShoalError) {
+        if !FileManager.default.fileExists(atPath: directory) {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw ShoalError.internalError("cannot create the data directory \(directory): \(error)")
+            }
+        }
+        guard chmod(directory, 0o700) == 0 else {
+            throw ShoalError.internalError("cannot set the data directory \(directory) to mode 0700 (\(String(cString: strerror(errno)))); it must belong to the user running Shoal")
+        }
+    }
+
+    init(store: Store, identity: DeviceIdentity, sync: SyncNode, assets: AssetStore, lane: AssetStoreProvider, network: NetworkConfiguration) {
         self.store = store
+        self.identity = identity
         self.sync = sync
         self.assets = assets
         self.lane = lane

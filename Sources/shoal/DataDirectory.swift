@@ -5,8 +5,9 @@ import Foundation
 import Glibc
 #endif
 
-/// A node's data directory: `store.sqlite` (the replica and identity), `daemon.lock` (held by a
-/// running `shoal serve`), `control.sock` (how other `shoal` commands reach that daemon).
+/// A node's data directory, mode 0700: `store.sqlite` (the replica and node ID), `identity/` (the
+/// device key and certificate, Spec/security.md), `daemon.lock` (held by a running `shoal serve`),
+/// `control.sock` (how other `shoal` commands reach that daemon).
 struct DataDirectory {
     let path: String
 
@@ -21,6 +22,15 @@ struct DataDirectory {
     var lockPath: String { path + "/daemon.lock" }
     var socketPath: String { path + "/control.sock" }
     var exists: Bool { FileManager.default.fileExists(atPath: storePath) }
+
+    /// Makes the directory (and missing parents) with mode 0700, or sets an existing one to
+    /// 0700: it holds the device's private key and every record. `ShoalNode.open` does the same.
+    func create() throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard chmod(path, 0o700) == 0 else {
+            throw CommandFailure(.dataDirectory, "cannot set \(path) to mode 0700: \(String(cString: strerror(errno)))")
+        }
+    }
 
     /// Takes the daemon lock; returns its descriptor, or nil when another process holds it.
     func lockForDaemon() -> Int32? {

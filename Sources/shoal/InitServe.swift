@@ -10,7 +10,7 @@ import Glibc
 #endif
 
 struct InitCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a data directory with a new node identity.")
+    static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a data directory with a new node identity and device ID.")
     @OptionGroup var options: NodeOptions
 
     func run() async throws {
@@ -19,9 +19,11 @@ struct InitCommand: AsyncParsableCommand {
             if dir.exists {
                 throw CommandFailure(.dataDirectory, "\(dir.path) already holds a Shoal node; each data directory is one node identity (use another --data)")
             }
-            try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true)
+            try dir.create()
             let node = try await ShoalNode.open(directory: dir.path)
-            Console.current.line(options.json ? RecordFormatting.jsonText(["node": node.nodeID.hex, "data": dir.path]) : "created node \(node.nodeID.hex) in \(dir.path)")
+            Console.current.line(options.json
+                ? RecordFormatting.jsonText(["node": node.nodeID.hex, "device": node.deviceID.text, "data": dir.path])
+                : "created node \(node.nodeID.hex) in \(dir.path)\ndevice ID \(node.deviceID)")
         }
     }
 }
