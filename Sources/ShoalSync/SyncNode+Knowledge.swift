@@ -6,17 +6,26 @@ import ShoalStore
 extension SyncNode {
     /// Every change this node reflects for `zone` (Spec/replication.md §1.1): what it adopted
     /// from peers at caught-up batches, plus all of its own writes.
+    ///
+    /// What was adopted counts only as far as the zone shows (its vector, which covers the purge
+    /// horizon): knowledge kept from an earlier incarnation of the zone, or adopted unchecked by
+    /// an earlier release, never claims more than the replica holds (Spec/replication.md §3.8).
     public func knowledge(of zone: RecordZone.ID) async -> VersionVector {
         if let k = knowledgeCache[zone] { return k }
         var k = VersionVector()
         if let bytes = try? await store.syncValue(Self.knowledgeKey(zone)), let v = Self.decodeVector(bytes) { k = v }
         if let info = try? await store.zone(zone) {
+            let horizon = (try? await store.purgeHorizon(of: zone)) ?? VersionVector()
+            k = k.meet(info.versionVector.union(horizon))
             k.advance(nodeID, to: info.versionVector[nodeID])
+        } else {
+            k = VersionVector()
         }
         knowledgeCache[zone] = k
         return k
     }
 
+    /// Adds `v` to the knowledge stored for `zone`; the caller checked it (§3.8).
     func addKnowledge(_ v: VersionVector, to zone: RecordZone.ID) async {
         var stored = VersionVector()
         if let bytes = try? await store.syncValue(Self.knowledgeKey(zone)), let s = Self.decodeVector(bytes) { stored = s }

@@ -27,6 +27,9 @@ extension SyncNode {
             }
             records += rebuilt
         }
+        // What the peer states is checked before any of it is used: a refused batch is not
+        // applied, moves no position and adopts no knowledge (Spec/replication.md §3.8).
+        try await checkBatch(m, records: records, from: peer)
         // The records and the position they bring us to commit together (one fsync per batch).
         // A batch with no records (the sender skipped what we know) moves the position only in
         // the sender's memory: resuming from the older stored position re-reads, then skips,
@@ -48,16 +51,30 @@ extension SyncNode {
             throw SyncFailure(error.code.name, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
         }
         trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(m.knowledge.map { "\($0)" } ?? "-")")
+        // Caught-up knowledge counts only as far as the zone now shows (§3.8): a claim beyond
+        // that (writes purged on the sender, or never made) is dropped, not adopted or passed on.
+        var shownKnowledge: VersionVector? = nil
+        if let k = m.knowledge, m.isCaughtUp {
+            let shown = await shown(k, in: m.zone)
+            if shown != k {
+                statistics.unshownKnowledgeDropped &+= 1
+                trace?("\(nodeID.short) batch \(m.batch) of \(m.zone) from \(peer.short) claims knowledge \(k); adopting what the zone shows, \(shown)")
+            }
+            shownKnowledge = shown
+        }
         if resyncs[key] != nil {
             for r in records { resyncs[key]?.insert(r.id.name) }
-            if m.isCaughtUp, let k = m.knowledge, let names = resyncs[key] {
+            // Every local record's vector is dominated by the zone's, so the part of the
+            // knowledge the zone shows decides the same deletions as the whole of it.
+            if let k = shownKnowledge, let names = resyncs[key] {
                 await finishResync(peer: peer, zone: m.zone, received: names, knowledge: k)
             }
         }
-        if let k = m.knowledge, m.isCaughtUp {
-            await addKnowledge(k, to: m.zone)
-            // The sender knows at least this: what we serve it on this connection skips it, so
-            // the versions it just sent us are not echoed back before its next acknowledgement.
+        if let k = m.knowledge, let shown = shownKnowledge {
+            await addKnowledge(shown, to: m.zone)
+            // The sender knows at least this (it speaks for itself): what we serve it on this
+            // connection skips it, so the versions it just sent us are not echoed back before
+            // its next acknowledgement.
             if let sub = sessions[id]?.outbound[m.zone] {
                 sessions[id]?.outbound[m.zone]?.peerKnowledge = sub.peerKnowledge.union(k)
             }

@@ -14,6 +14,7 @@ extension SyncNode {
             // The peer will learn our incarnation from our hello or zones message and resubscribe.
             return []
         }
+        try await checkStated(m.knowledge, zone: m.zone, what: "subscribe to zone \(m.zone)", knowledgeOnly: true)
         sessions[id]?.outbound[m.zone] = SyncSession.Outbound(incarnation: m.incarnation, token: m.token, peerKnowledge: m.knowledge,
                                                               window: min(m.window, 64))
         return try await pump(m.zone, on: id)
@@ -21,10 +22,14 @@ extension SyncNode {
 
     func handleAcknowledgement(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         let m = try decode { (l) throws(WireError) in try AcknowledgementMessage(decoding: frame.payload, limits: l) }
-        guard var sub = sessions[id]?.outbound[m.zone], sub.incarnation == m.incarnation else { return [] }
-        guard m.batch <= sub.nextBatch &- 1, m.batch >= sub.acknowledged else {
-            throw SyncFailure("protocolViolation", "acknowledgement of batch \(m.batch) of zone \(m.zone), but batches \(sub.acknowledged)…\(sub.nextBatch &- 1) are in flight")
+        guard let first = sessions[id]?.outbound[m.zone], first.incarnation == m.incarnation else { return [] }
+        guard m.batch <= first.nextBatch &- 1, m.batch >= first.acknowledged else {
+            throw SyncFailure("protocolViolation", "acknowledgement of batch \(m.batch) of zone \(m.zone), but batches \(first.acknowledged)…\(first.nextBatch &- 1) are in flight")
         }
+        // Used for skipping and for tombstone purges: checked first (Spec/replication.md §3.8).
+        try await checkStated(m.knowledge, zone: m.zone, what: "acknowledgement of batch \(m.batch) of zone \(m.zone)", knowledgeOnly: true)
+        // Read again: the check may have suspended, and a pump may have moved the subscription on.
+        guard var sub = sessions[id]?.outbound[m.zone], sub.incarnation == m.incarnation else { return [] }
         sub.acknowledged = m.batch
         sub.peerKnowledge = sub.peerKnowledge.union(m.knowledge)
         sessions[id]?.outbound[m.zone] = sub

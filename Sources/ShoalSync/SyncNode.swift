@@ -82,6 +82,15 @@ public actor SyncNode {
         public var assetChunksSent = 0
         /// Asset chunks received and verified.
         public var assetChunksReceived = 0
+        /// `changes` batches refused whole for what they claimed: a write of this node it never
+        /// made, or a timestamp beyond the allowed clock drift (Spec/replication.md §3.8).
+        public var refusedBatches = 0
+        /// `subscribe` and `acknowledgement` messages refused for the knowledge they stated
+        /// (Spec/replication.md §3.8).
+        public var refusedKnowledge = 0
+        /// Caught-up batches whose knowledge claimed writes the zone does not show, adopted
+        /// only up to what it shows (Spec/replication.md §3.8).
+        public var unshownKnowledgeDropped = 0
     }
 
     /// Counters since the node was created.

@@ -119,8 +119,8 @@ extension Store {
             guard var z = current.take() else { throw .zoneNotFound(incoming.id.zone) }
             if let latest = incoming.versionVector.latest {
                 // A timestamp too far ahead of our wall clock is not absorbed (our later writes
-                // keep our own clock), but the version is still applied: refusing it would stall
-                // replication of the whole zone (Spec/replication.md §7).
+                // keep our own clock), but the version is still applied here; replication refuses
+                // such a batch before it reaches the store (Spec/replication.md §3.8, §7).
                 do throws(HLC.ClockError) {
                     try clock.observe(latest.hlc, wallMilliseconds: configuration.wallClock())
                 } catch {
@@ -232,5 +232,14 @@ extension Store {
         if let f = r.fields.first(where: { $0.stamp == nil }) {
             throw .invalidArguments("record \(r.id) from a peer has an unsaved edit of field \(f.name) (no stamp); peers send saved versions only")
         }
+    }
+}
+
+extension Store {
+    /// This store's wall clock now and how far ahead of it a peer's timestamp may be
+    /// (`Configuration.wallClock`, `Configuration.maxForwardDrift`): replication refuses a batch
+    /// stamped beyond their sum before applying any of it (Spec/replication.md §3.8).
+    package nonisolated func remoteClockBound() -> (wallMilliseconds: UInt64, maxForwardDrift: UInt64) {
+        (configuration.wallClock(), configuration.maxForwardDrift)
     }
 }

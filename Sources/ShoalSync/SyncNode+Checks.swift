@@ -1,0 +1,105 @@
+// SyncNode+Checks: what a receiver checks in what a peer states, before using any of it.
+
+import ShoalWire
+import ShoalStore
+
+/// The checks of Spec/replication.md §3.8. A peer states versions (`changes`) and knowledge
+/// (`changes`, `subscribe`, `acknowledgement`); the node uses none of it until it passed:
+/// - no timestamp more than `maxForwardDrift` ahead of this node's wall clock, for any node;
+/// - no write of this node's own ID it never made: in a version, nothing of ours newer than our
+///   newest write *of that record* (its stored version, or the zone's purge horizon); in stated
+///   knowledge, nothing newer than our newest write in the zone;
+/// - caught-up knowledge is adopted only as far as the zone shows after the batch (the zone's
+///   vector and purge horizon); the rest of the claim is dropped, not refused (§3.8 says why).
+extension SyncNode {
+    /// The latest wall-clock millisecond a peer's timestamp may carry now, and the reading it
+    /// was computed from (the store's wall clock, so simulations drive it).
+    func clockLimit() -> (limit: UInt64, wall: UInt64, drift: UInt64) {
+        let (wall, drift) = store.remoteClockBound()
+        let (sum, overflow) = wall.addingReportingOverflow(drift)
+        return (overflow ? .max : sum, wall, drift)
+    }
+
+    /// A refusal: counted, traced, and thrown to close the connection with an error frame.
+    func refusal(_ message: String, knowledgeOnly: Bool) -> SyncFailure {
+        if knowledgeOnly { statistics.refusedKnowledge &+= 1 } else { statistics.refusedBatches &+= 1 }
+        trace?("\(nodeID.short) refused: \(message)")
+        return SyncFailure("invalidArguments", message)
+    }
+
+    /// The first timestamp of `v` beyond `limit` (wall-clock milliseconds), if any.
+    static func beyond(_ limit: UInt64, in v: VersionVector) -> VersionVector.Entry? {
+        v.entries.first { $0.hlc.milliseconds > limit }
+    }
+
+    /// Checks knowledge a peer states in `subscribe` or `acknowledgement` (or in `changes`):
+    /// within the clock bound, and nothing of this node's newer than its newest write in the zone.
+    func checkStated(_ k: VersionVector, zone: RecordZone.ID, what: String, knowledgeOnly: Bool) async throws(SyncFailure) {
+        let clock = clockLimit()
+        if let e = Self.beyond(clock.limit, in: k) {
+            throw refusal("\(what) states knowledge of node \(e.node.short) at \(e.hlc), \(e.hlc.milliseconds &- clock.wall) ms ahead of node \(nodeID.short)'s clock (limit \(clock.drift) ms); refused (Spec/replication.md §3.8)", knowledgeOnly: knowledgeOnly)
+        }
+        let claimed = k[nodeID]
+        guard claimed != .zero else { return }
+        // The zone's vector as stored now (not the cached knowledge): this node's newest write.
+        let own = ((try? await store.zone(zone))?.versionVector ?? VersionVector())[nodeID]
+        if claimed > own {
+            throw refusal("\(what) states knowledge of node \(nodeID.short)'s writes up to \(claimed) in zone \(zone); its newest write there is \(own.rawValue == 0 ? "none" : "\(own)"); refused (Spec/replication.md §3.8)", knowledgeOnly: knowledgeOnly)
+        }
+    }
+
+    /// Checks a `changes` batch before any of it is applied: every version (whole, and sparse
+    /// ones as rebuilt) and the knowledge it carries. Throws the refusal; nothing is stored.
+    func checkBatch(_ m: ChangesMessage, records: [Record], from peer: NodeID) async throws(SyncFailure) {
+        let clock = clockLimit()
+        let what = "batch \(m.batch) of zone \(m.zone) from \(peer.short)"
+        // Every dot of a version: its vector's entries, and the creation and field stamps (which a
+        // valid version's vector covers, checked here all the same).
+        var own = [(Record.ID, HLC)]()
+        for r in records {
+            var newest = HLC.zero, mine = r.versionVector[nodeID]
+            for e in r.versionVector.entries where e.hlc > newest { newest = e.hlc }
+            if let c = r.creation {
+                if c.hlc > newest { newest = c.hlc }
+                if c.node == nodeID, c.hlc > mine { mine = c.hlc }
+            }
+            for f in r.fields {
+                guard let d = f.stamp else { continue }
+                if d.hlc > newest { newest = d.hlc }
+                if d.node == nodeID, d.hlc > mine { mine = d.hlc }
+            }
+            if newest.milliseconds > clock.limit {
+                throw refusal("\(what): record \(r.id) is stamped \(newest), \(newest.milliseconds &- clock.wall) ms ahead of node \(nodeID.short)'s clock (limit \(clock.drift) ms); refused whole (Spec/replication.md §3.8)", knowledgeOnly: false)
+            }
+            if mine != .zero { own.append((r.id, mine)) }
+        }
+        if !own.isEmpty {
+            // Every write of ours to a record is in our stored version of it (a version is replaced
+            // only by one that covers it), or in a purged tombstone (the horizon covers it).
+            let stored: [Record.ID: Record], horizon: HLC
+            do throws(ShoalError) {
+                stored = try await store.storedVersions(of: own.map(\.0))
+                horizon = try await store.purgeHorizon(of: m.zone)[nodeID]
+            } catch {
+                throw SyncFailure(error.code.name, "could not check \(what): \(error)")
+            }
+            for (id, mine) in own {
+                let bound = max(stored[id]?.versionVector[nodeID] ?? .zero, horizon)
+                if mine > bound {
+                    throw refusal("\(what): record \(id) carries a write of node \(nodeID.short) (this node) at \(mine), but its newest write of that record is \(bound.rawValue == 0 ? "none" : "\(bound)"); refused whole (Spec/replication.md §3.8)", knowledgeOnly: false)
+                }
+            }
+        }
+        if let k = m.knowledge {
+            try await checkStated(k, zone: m.zone, what: what, knowledgeOnly: false)
+        }
+    }
+
+    /// The part of caught-up knowledge `k` the zone shows once the batch is applied: per node, at
+    /// most the larger of the zone's vector and purge horizon (Spec/replication.md §3.8).
+    func shown(_ k: VersionVector, in zone: RecordZone.ID) async -> VersionVector {
+        guard let info = try? await store.zone(zone) else { return VersionVector() }
+        let horizon = (try? await store.purgeHorizon(of: zone)) ?? VersionVector()
+        return k.meet(info.versionVector.union(horizon))
+    }
+}
