@@ -14,7 +14,50 @@ import Glibc
 /// output line back prefixed with `o ` (standard output), `e ` (standard error) or `p ` (a
 /// progress line, which the next one replaces: ``ProgressPrinter``), then `x CODE` with the exit
 /// code.
+///
+/// Every connection is bounded (``Limits``; the README's paragraph on the control socket says
+/// the same):
+/// - the request line: at most ``maxRequestBytes`` (1 MiB), read in one pass over the bytes as
+///   they arrive; a longer one is answered with an error line and `x 5`;
+/// - the time to send it: ``readTimeout`` (10 s), then an error line and `x 1`;
+/// - the clients served at once: ``maxClients`` (64); one more gets an error line and `x 5` at
+///   once;
+/// - the output on its way to the client: ``outputBudget`` (1 MiB) queued in the daemon. A
+///   command that gets that far ahead waits for the client to read (nothing is dropped); if the
+///   client reads nothing for ``stallTimeout`` (5 minutes: a person paging output through `less`
+///   is not cut off), the command is cancelled and the connection closed.
+///
+/// A command ends when its client goes away: its task is cancelled (`watch` then removes its
+/// subscription) and the daemon waits for it to finish.
 enum ControlServer {
+    /// The longest request line a client may send: 1 MiB.
+    static let maxRequestBytes = 1 << 20
+    /// How long a client may take to send its whole request line: 10 s.
+    static let readTimeout = Duration.seconds(10)
+    /// How many clients are served at once: 64.
+    static let maxClients = 64
+    /// How many bytes of a command's output may wait in the daemon for the client to read: 1 MiB.
+    static let outputBudget = 1 << 20
+    /// How long a command waits for a client that reads none of its output before it is stopped:
+    /// 5 minutes. Its memory is bounded by ``outputBudget`` meanwhile; the wait only frees the
+    /// client's place and thread sooner.
+    static let stallTimeout = Duration.seconds(300)
+
+    /// The bounds a control connection is held to; the defaults are the constants above (tests
+    /// make them small).
+    struct Limits: Sendable {
+        /// The longest request line, in bytes (newline excluded).
+        var maxRequestBytes = ControlServer.maxRequestBytes
+        /// How long a client may take to send its request line.
+        var readTimeout = ControlServer.readTimeout
+        /// How many clients are served at once.
+        var maxClients = ControlServer.maxClients
+        /// Output bytes queued for one client before the command waits for it to read.
+        var outputBudget = ControlServer.outputBudget
+        /// How long a command waits, its output queue full, for a client that reads nothing.
+        var stallTimeout = ControlServer.stallTimeout
+    }
+
     static func start(at path: String, node: ShoalNode) async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
         unlink(path)
         return try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -23,38 +66,105 @@ enum ControlServer {
             }
     }
 
-    static func serve(_ server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, node: ShoalNode) async {
+    /// Serves the clients of `server` until it closes: at most `limits.maxClients` at once.
+    static func serve(_ server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, node: ShoalNode,
+                      limits: Limits = Limits()) async {
+        let clients = ClientCount()
         try? await server.executeThenClose { inbound in
             try await withThrowingDiscardingTaskGroup { group in
                 for try await client in inbound {
-                    group.addTask { await handle(client, node: node) }
+                    guard clients.enter(limit: limits.maxClients) else {
+                        group.addTask {
+                            try? await client.executeThenClose { _, _ in
+                                try? await answer(client.channel, "error: the daemon already serves \(limits.maxClients) control clients, its limit; try again when one has finished",
+                                                  .conflict).get()
+                            }
+                        }
+                        continue
+                    }
+                    group.addTask {
+                        await handle(client, node: node, limits: limits)
+                        clients.leave()
+                    }
                 }
             }
         }
     }
 
-    static func handle(_ client: NIOAsyncChannel<ByteBuffer, ByteBuffer>, node: ShoalNode) async {
-        try? await client.executeThenClose { inbound, outbound in
+    /// Serves one client: reads its request line (bounded in size and time), runs the command,
+    /// and streams its output back with backpressure.
+    static func handle(_ client: NIOAsyncChannel<ByteBuffer, ByteBuffer>, node: ShoalNode, limits: Limits = Limits()) async {
+        let channel = client.channel
+        try? await client.executeThenClose { inbound, _ in
+            var input = inbound.makeAsyncIterator()
+            let deadline = RequestDeadline()
+            let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(limits.readTimeout.inSeconds * 1e9))) {
+                guard deadline.expire() else { return }
+                _ = answer(channel, "error: no complete request arrived within \(seconds(limits.readTimeout)) s; send the arguments as one JSON array and a newline",
+                           .failure)
+            }
+            defer { timer.cancel() }
+
+            // Each chunk is scanned once, for the newline that ends the request.
             var request = [UInt8]()
-            for try await var chunk in inbound {
-                request += chunk.readBytes(length: chunk.readableBytes) ?? []
-                if request.contains(UInt8(ascii: "\n")) || request.count > 1 << 20 { break }
+            var length: Int? = nil
+            while length == nil, let chunk = try await input.next() {
+                let start = request.count
+                request.append(contentsOf: chunk.readableBytesView)
+                if let newline = request[start...].firstIndex(of: UInt8(ascii: "\n")) { length = newline }
+                let size = length ?? request.count
+                if size > limits.maxRequestBytes {
+                    guard deadline.finish() else { return }
+                    try await answer(channel, "error: the request is \(length == nil ? "at least " : "")\(size) bytes, over the control socket's limit of \(bytes(limits.maxRequestBytes))",
+                                     .conflict).get()
+                    return
+                }
             }
-            let args = (try? JSONSerialization.jsonObject(with: Data(request)) as? [String]) ?? []
-            let (lines, continuation) = AsyncStream<String>.makeStream()
-            let console = Console(sink: { continuation.yield($0) })
-            let run = Task {
+            // Closed before a whole line, or answered by the timer.
+            guard let length, deadline.finish() else { return }
+
+            let args = (try? JSONSerialization.jsonObject(with: Data(request[..<length])) as? [String]) ?? []
+            // The command runs on a thread of its own, where waiting for the client blocks
+            // nobody else.
+            let thread = CommandThread()
+            let output = ControlOutput(channel: channel, thread: thread, budget: limits.outputBudget, stallTimeout: limits.stallTimeout)
+            channel.closeFuture.whenComplete { _ in output.close() }
+            let console = Console(sink: { line in
+                if line.hasPrefix("\u{0}p ") {
+                    output.send(String(line.dropFirst()), replaceable: true)
+                } else {
+                    output.send(line.hasPrefix("\u{0}x ") || line.hasPrefix("\u{0}e ") ? String(line.dropFirst()) : "o " + line)
+                }
+            })
+            let run = Task(executorPreference: thread) {
                 let code = await execute(args, node: node, console: console)
-                continuation.yield("\u{0}x \(code)")
-                continuation.finish()
+                output.finish(code)
             }
-            for await line in lines {
-                let text = line.hasPrefix("\u{0}x ") || line.hasPrefix("\u{0}e ") || line.hasPrefix("\u{0}p ") ? String(line.dropFirst()) : "o " + line
-                try await outbound.write(ByteBuffer(string: text + "\n"))
-            }
-            _ = await run.value
+            // What the client sends after its request is ignored. The stream ends when the
+            // connection closes: after `x`, or because the client went away or stopped reading;
+            // then the command (a `watch`, say) is cancelled and finishes before the client's slot
+            // is given back.
+            while (try? await input.next()) != nil {}
+            run.cancel()
+            await run.value
+            thread.stop()
         }
     }
+
+    /// Writes an error line and `x CODE` to `channel`, then closes it.
+    static func answer(_ channel: any Channel, _ message: String, _ status: ExitStatus) -> EventLoopFuture<Void> {
+        let written = channel.writeAndFlush(ByteBuffer(string: "e \(message)\nx \(status.rawValue)\n"))
+        written.whenComplete { _ in channel.close(promise: nil) }
+        return written
+    }
+
+    /// `bytes` as the README states limits: "1048576 bytes (1 MiB)".
+    static func bytes(_ count: Int) -> String {
+        count >= 1 << 20 && count % (1 << 20) == 0 ? "\(count) bytes (\(count >> 20) MiB)" : "\(count) bytes"
+    }
+
+    /// A duration in seconds, as short as it goes: "10", "0.2".
+    static func seconds(_ duration: Duration) -> String { String(format: "%g", duration.inSeconds) }
 
     static func execute(_ args: [String], node: ShoalNode, console: Console) async -> Int32 {
         await Console.$current.withValue(console) {
@@ -78,70 +188,5 @@ enum ControlServer {
                 }
             }
         }
-    }
-}
-
-/// The client's end.
-enum ControlClient {
-    /// Whether a daemon answers on the control socket of `dir`.
-    static func answers(_ dir: DataDirectory) -> Bool {
-        guard let fd = connectSocket(dir) else { return false }
-        close(fd)
-        return true
-    }
-
-    /// A connected descriptor to the control socket of `dir`, or nil.
-    static func connectSocket(_ dir: DataDirectory) -> Int32? {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let path = Array(dir.socketPath.utf8)
-        guard path.count < MemoryLayout.size(ofValue: addr.sun_path) else { close(fd); return nil }
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            for (i, b) in path.enumerated() { raw[i] = b }
-            raw[path.count] = 0
-        }
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        guard rc == 0 else { close(fd); return nil }
-        return fd
-    }
-
-    /// Sends `args` to the daemon of `dir`, prints its output, and returns its exit code.
-    static func forward(_ args: [String], to dir: DataDirectory) async throws -> Int32 {
-        try await Task.detached {
-            guard let fd = connectSocket(dir) else {
-                throw CommandFailure(.dataDirectory, "a daemon holds \(dir.path) but its control socket \(dir.socketPath) does not answer; is it starting or stuck?")
-            }
-            defer { close(fd) }
-            var request = try JSONSerialization.data(withJSONObject: args)
-            request.append(UInt8(ascii: "\n"))
-            _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            var pending = [UInt8]()
-            var buf = [UInt8](repeating: 0, count: 65536)
-            var progress = ProgressPrinter(terminal: isatty(STDERR_FILENO) != 0)
-            defer { progress.settle() }
-            while true {
-                let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n <= 0 { break }
-                pending += buf[0..<n]
-                while let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[..<nl], as: UTF8.self)
-                    pending.removeSubrange(...nl)
-                    if line.hasPrefix("p ") {
-                        progress.show(String(line.dropFirst(2)))
-                        continue
-                    }
-                    progress.settle()
-                    if line.hasPrefix("x ") { return Int32(line.dropFirst(2)) ?? 1 }
-                    if line.hasPrefix("e ") {
-                        FileHandle.standardError.write(Data((String(line.dropFirst(2)) + "\n").utf8))
-                        continue
-                    }
-                    FileHandle.standardOutput.write(Data(((line.hasPrefix("o ") ? String(line.dropFirst(2)) : line) + "\n").utf8))
-                }
-            }
-            throw CommandFailure(.failure, "the daemon closed the control connection before the command finished")
-        }.value
     }
 }

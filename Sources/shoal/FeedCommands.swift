@@ -46,32 +46,49 @@ struct WatchCommand: AsyncParsableCommand {
             try await options.withNode { node in
                 let subscription = "shoal.watch.\(UInt32.random(in: 0 ... .max))"
                 try await node.store.saveSubscription(Subscription(id: subscription, kind: .zone(z)))
-                let notifications = await node.store.notifications()
-                var token = try await node.changes(in: z, since: nil, limit: 1).token
-                // Start from now: skip what is already there.
-                while true {
-                    let c = try await node.changes(in: z, since: token, limit: 10_000)
-                    token = c.token
-                    if !c.moreComing { break }
+                // The subscription goes however the watch ends: --count reached, an error, or its
+                // task cancelled (inside the daemon, when the client goes away or stops reading).
+                let ended: Result<Void, any Error>
+                do {
+                    try await follow(z, subscription: subscription, node: node)
+                    ended = .success(())
+                } catch {
+                    ended = .failure(error)
                 }
-                Console.current.line(options.json ? RecordFormatting.jsonText(["watching": z.description]) : "watching \(z) (Ctrl-C to stop)")
-                var seen = 0
-                defer { Task { try? await node.store.deleteSubscription(id: subscription) } }
-                for await n in notifications where n.subscriptionID == subscription {
-                    _ = n
-                    let c = try await node.changes(in: z, since: token, limit: 10_000)
-                    token = c.token
-                    for r in c.records {
-                        let what = r.isDeleted ? "deleted" : "changed"
-                        if options.json {
-                            Console.current.line(RecordFormatting.jsonText(["event": what, "record": RecordFormatting.json(r)]).replacingOccurrences(of: "\n", with: ""))
-                        } else {
-                            Console.current.line("\(what) \(r.recordType) \(r.id.name)" + (r.isDeleted ? "" : ": " + r.fields.compactMap { f in f.value.map { "\(f.name)=\(RecordFormatting.text($0))" } }.joined(separator: " ")))
-                        }
-                        seen += 1
-                        if let count, seen >= count { return }
-                    }
+                try? await node.store.deleteSubscription(id: subscription)
+                try ended.get()
+            }
+        }
+    }
+
+    /// Prints the changes to `z` that `subscription` announces until `--count` is reached or
+    /// the task is cancelled.
+    private func follow(_ z: RecordZone.ID, subscription: String, node: ShoalNode) async throws {
+        let notifications = await node.store.notifications()
+        var token = try await node.changes(in: z, since: nil, limit: 1).token
+        // Start from now: skip what is already there.
+        while true {
+            let c = try await node.changes(in: z, since: token, limit: 10_000)
+            token = c.token
+            if !c.moreComing { break }
+        }
+        Console.current.line(options.json ? RecordFormatting.jsonText(["watching": z.description]) : "watching \(z) (Ctrl-C to stop)")
+        var seen = 0
+        // Ends (nil) when the task is cancelled.
+        for await n in notifications where n.subscriptionID == subscription {
+            _ = n
+            let c = try await node.changes(in: z, since: token, limit: 10_000)
+            token = c.token
+            for r in c.records {
+                if Task.isCancelled { return }
+                let what = r.isDeleted ? "deleted" : "changed"
+                if options.json {
+                    Console.current.line(RecordFormatting.jsonText(["event": what, "record": RecordFormatting.json(r)]).replacingOccurrences(of: "\n", with: ""))
+                } else {
+                    Console.current.line("\(what) \(r.recordType) \(r.id.name)" + (r.isDeleted ? "" : ": " + r.fields.compactMap { f in f.value.map { "\(f.name)=\(RecordFormatting.text($0))" } }.joined(separator: " ")))
                 }
+                seen += 1
+                if let count, seen >= count { return }
             }
         }
     }
