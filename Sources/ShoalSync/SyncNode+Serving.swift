@@ -106,14 +106,18 @@ extension SyncNode {
             }
             while mustRead {
                 do throws(ShoalError) {
-                    if let e = try await store.encodedChanges(in: zone, since: sub.token, limit: limit) {
+                    // The page is bounded by the frame's budget while it is read: a page of large
+                    // records never loads more than one frame's worth (plus one record).
+                    if let e = try await store.encodedChanges(in: zone, since: sub.token, limit: limit, maxBytes: budget) {
                         encodedPage = e
-                        if limit == 1 || e.bytes.count <= budget { break }
+                        if e.count <= 1 || e.bytes.count <= budget { break }
                     } else {
                         encodedPage = nil
-                        read = try await store.changes(in: zone, since: sub.token, limit: limit)
-                        // Too large for one frame: read fewer records (the token must match what is sent).
-                        if limit == 1 || (read?.records ?? []).reduce(0, { $0 &+ $1.encodedSize }) <= budget { break }
+                        read = try await store.changes(in: zone, since: sub.token, limit: limit, maxBytes: budget)
+                        // Stored encodings within the budget can still re-encode larger (the page
+                        // was read by vector): read fewer records (the token must match what is sent).
+                        let records = read?.records ?? []
+                        if records.count <= 1 || records.reduce(0, { $0 &+ $1.encodedSize }) <= budget { break }
                     }
                 } catch {
                     if error.code == .changeTokenExpired && sub.token != nil {

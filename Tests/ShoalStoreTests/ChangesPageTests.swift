@@ -5,6 +5,7 @@ import Testing
 import ShoalStore
 import ShoalWire
 import CSQLite
+import ShoalSamples
 
 @Suite struct ChangesPageTests {
     /// Saves `count` notes in batches, then rewrites every third so change order differs from name order.
@@ -71,6 +72,50 @@ import CSQLite
         try await peer.createZone(notes, incarnation: try await store.zone(notes).incarnation)
         let foreign = try await peer.changes(in: notes, since: nil).token
         #expect(try await store.encodedChanges(in: notes, since: foreign) == nil)
+    }
+
+    /// A page stops before the record that would take its stored bytes past `maxBytes` (a first
+    /// record larger than that comes alone), by change sequence and by vector alike, and paging
+    /// still yields every record once.
+    @Test func pagesAreBoundedByBytesWhileTheyAreRead() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir)
+        try await store.createZone(notes)
+        // 60 records of 1–20 KiB, and one of 200 KiB, larger than any page.
+        var rng = SplitMix64(seed: 0xB17E5)
+        var saved = (0..<60).map { i in
+            var r = note("big\(i)", "title \(i)")
+            r["body"] = .bytes([UInt8](repeating: UInt8(i), count: 1_024 * Int(1 + rng.next() % 20)))
+            return r
+        }
+        var huge = note("huge", "too large for a page")
+        huge["body"] = .bytes([UInt8](repeating: 9, count: 200_000))
+        saved.insert(huge, at: 30)
+        try await store.modify(saving: saved, policy: .allKeys)
+        let maxBytes = 64_000
+        let other = TempDirectory()
+        let peer = try await Store.temporary(other)
+        try await peer.createZone(notes, incarnation: try await store.zone(notes).incarnation)
+        let foreign = try await peer.changes(in: notes, since: nil).token
+        for start in [nil, foreign] {
+            var token: ChangeToken? = start
+            var names = [String]()
+            var pages = 0
+            repeat {
+                let page = try await store.changes(in: notes, since: token, limit: 1_000, maxBytes: maxBytes)
+                let bytes = page.records.reduce(0) { $0 + $1.encodedSize }
+                #expect(page.records.count == 1 || bytes <= maxBytes, "a page of \(page.records.count) records holds \(bytes) bytes")
+                if let e = try await store.encodedChanges(in: notes, since: token, limit: 1_000, maxBytes: maxBytes) {
+                    #expect(e.bytes == page.records.flatMap { $0.encoded() } && e.token == page.token && e.moreComing == page.moreComing)
+                }
+                names += page.records.map(\.id.name)
+                token = page.token
+                pages += 1
+                if !page.moreComing { break }
+            } while pages < 200
+            #expect(names.sorted() == saved.map(\.id.name).sorted(), "every record once, starting from \(start == nil ? "nil" : "a foreign token")")
+            #expect(pages >= 10, "\(pages) pages")
+        }
     }
 
     /// Applying with the received encodings stores exactly what applying without them stores.

@@ -18,7 +18,7 @@ public struct ZoneChanges: Sendable {
     public var deletions: [Tombstone] { records.compactMap(Tombstone.init) }
 }
 
-/// A page of a zone's change feed as stored canonical encodings (``Store/encodedChanges(in:since:limit:)``).
+/// A page of a zone's change feed as stored canonical encodings (``Store/encodedChanges(in:since:limit:maxBytes:)``).
 package struct EncodedZoneChanges: Sendable {
     /// How many records the page holds.
     package var count: Int
@@ -65,11 +65,15 @@ extension Store {
     ///
     /// - Parameters:
     ///   - limit: records per page, 1…``maxChangesPerFetch``; `moreComing` says whether to fetch again.
+    ///   - maxBytes: the most bytes of stored encodings a page reads; the page ends before the
+    ///     record that would pass it (a first record larger than it comes alone). The bound holds
+    ///     while the page is read, so a page of large records never loads more than this (plus
+    ///     one record). Default: no bound but `limit`.
     /// - Throws: `zoneNotFound`; `changeTokenExpired` when the token is for another incarnation of
     ///   the zone, or older than its purge horizon (tombstones it never saw were purged) — fetch
     ///   again from nil and use ``allRecordIDs(in:)`` to find deletions; `invalidArguments` for
     ///   bytes that are not a zone token or a bad limit.
-    public func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000) throws(ShoalError) -> ZoneChanges {
+    public func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000, maxBytes: Int = .max) throws(ShoalError) -> ZoneChanges {
         let start = try feedStart(zone, since: token, limit: limit)
         let z = start.zone
         var records: [Record]
@@ -78,11 +82,10 @@ extension Store {
         if let afterSeq = start.afterSeq {
             // One range read of the table (keyed by change order); rows are copied out in runs
             // that other threads decode while the statement reads on.
-            (records, more, lastSeq) = try readAndDecodeFeed(z, after: afterSeq, limit: limit)
+            (records, more, lastSeq) = try readAndDecodeFeed(z, after: afterSeq, limit: limit, maxBytes: maxBytes)
         } else {
-            var rows = try changedSince(vector: start.vector ?? VersionVector(), in: z, limit: limit + 1)
-            more = rows.count > limit
-            if more { rows.removeLast(rows.count - limit) }
+            let rows: [(seq: UInt64, record: Record)]
+            (rows, more) = try changedSince(vector: start.vector ?? VersionVector(), in: z, limit: limit, maxBytes: maxBytes)
             lastSeq = rows.last?.seq ?? 0
             records = rows.map(\.record)
         }
@@ -91,12 +94,12 @@ extension Store {
 
     /// A page of the change feed as the records' stored canonical encodings, back to back, for
     /// replication to send without decoding and re-encoding them; nil when `token` does not
-    /// resume by this store's change sequence (then use ``changes(in:since:limit:)``). Pages,
-    /// tokens and errors are those of ``changes(in:since:limit:)``.
-    package func encodedChanges(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000) throws(ShoalError) -> EncodedZoneChanges? {
+    /// resume by this store's change sequence (then use ``changes(in:since:limit:maxBytes:)``).
+    /// Pages, tokens, the byte bound and errors are those of ``changes(in:since:limit:maxBytes:)``.
+    package func encodedChanges(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000, maxBytes: Int = .max) throws(ShoalError) -> EncodedZoneChanges? {
         let start = try feedStart(zone, since: token, limit: limit)
         guard let afterSeq = start.afterSeq else { return nil }
-        let (batch, more, lastSeq) = try readFeed(start.zone, after: afterSeq, limit: limit)
+        let (batch, more, lastSeq) = try readFeed(start.zone, after: afterSeq, limit: limit, maxBytes: maxBytes)
         return EncodedZoneChanges(count: batch.count, bytes: batch.packedBytes, ends: batch.rowEnds,
                                   token: feedToken(start.zone, start: start.vector, more: more, lastSeq: lastSeq), moreComing: more)
     }
@@ -131,40 +134,46 @@ extension Store {
     }
 
     /// Up to `limit` rows of `z` after change sequence `afterSeq`, in change order, copied out of
-    /// SQLite; whether more follow, and the last row's sequence.
-    func readFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int) throws(ShoalError) -> (RowBatch, more: Bool, lastSeq: UInt64) {
+    /// SQLite, stopping before the row that would take the bytes past `maxBytes` (the first row is
+    /// always taken); whether more follow, and the last row's sequence.
+    func readFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int, maxBytes: Int = .max) throws(ShoalError) -> (RowBatch, more: Bool, lastSeq: UInt64) {
         var batch = RowBatch(capacity: min(limit, 1024))
-        let (more, lastSeq) = try scanFeed(z, after: afterSeq, limit: limit, into: &batch, run: limit) { _ in }
+        let (more, lastSeq) = try scanFeed(z, after: afterSeq, limit: limit, maxBytes: maxBytes, into: &batch, run: limit) { _ in }
         return (batch, more, lastSeq)
     }
 
-    /// ``readFeed(_:after:limit:)`` decoded: every ``feedRun`` rows read go to another thread to
-    /// decode while the statement reads the next (on a machine with one core, decoding waits).
-    func readAndDecodeFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int) throws(ShoalError) -> ([Record], more: Bool, lastSeq: UInt64) {
+    /// ``readFeed(_:after:limit:maxBytes:)`` decoded: every ``feedRun`` rows read go to another
+    /// thread to decode while the statement reads the next (on a machine with one core, decoding waits).
+    func readAndDecodeFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int, maxBytes: Int = .max) throws(ShoalError) -> ([Record], more: Bool, lastSeq: UInt64) {
         guard System.coreCount > 1, limit > Self.feedRun else {
-            let (batch, more, lastSeq) = try readFeed(z, after: afterSeq, limit: limit)
+            let (batch, more, lastSeq) = try readFeed(z, after: afterSeq, limit: limit, maxBytes: maxBytes)
             return (try batch.decode(zone: z.id, limits: configuration.limits), more, lastSeq)
         }
         let pipeline = PipelinedDecode(zone: z.id, limits: configuration.limits)
         var batch = RowBatch(capacity: Self.feedRun)
-        let (more, lastSeq) = try scanFeed(z, after: afterSeq, limit: limit, into: &batch, run: Self.feedRun) { full in
+        let (more, lastSeq) = try scanFeed(z, after: afterSeq, limit: limit, maxBytes: maxBytes, into: &batch, run: Self.feedRun) { full in
             pipeline.add(full)
         }
         return (try pipeline.finish(decodingHere: batch), more, lastSeq)
     }
 
-    /// Reads up to `limit` feed rows after `afterSeq` into `batch`; each time it holds `run` rows
-    /// it goes to `emit` and a new batch starts. Returns whether more rows follow and the last
-    /// row's sequence; `batch` keeps the rows not emitted.
-    private func scanFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int, into batch: inout RowBatch, run: Int,
+    /// Reads up to `limit` feed rows after `afterSeq` into `batch`, and no row that would take the
+    /// bytes read past `maxBytes` (but always the first); each time it holds `run` rows it goes to
+    /// `emit` and a new batch starts. Returns whether more rows follow and the last row's
+    /// sequence; `batch` keeps the rows not emitted.
+    private func scanFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int, maxBytes: Int, into batch: inout RowBatch, run: Int,
                           _ emit: (RowBatch) -> Void) throws(ShoalError) -> (more: Bool, lastSeq: UInt64) {
         let s = try db.cached("SELECT seq, name, bytes FROM records WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?")
         defer { s.reset() }  // a statement left on a row would pin this connection's read snapshot
         s.bind(1, z.row).bind(2, Int64(bitPattern: afterSeq)).bind(3, limit + 1)
         var read = 0
+        var bytes = 0
         var lastSeq: UInt64 = 0
         while try s.step() {
             if read == limit { return (true, lastSeq) }
+            let size = s.blobSize(2)
+            if read > 0, size > maxBytes &- bytes { return (true, lastSeq) }
+            bytes &+= size
             lastSeq = UInt64(bitPattern: s.int64(0))
             let name = s.text(1)
             s.withBlob(2) { raw in batch.append(name: name, bytes: raw) }
@@ -191,9 +200,11 @@ extension Store {
                                  cursor: .init(source: incarnation, sequence: z.seq)))
     }
 
-    /// Records of `z` whose vectors `v` does not dominate, by change sequence: per origin of the
-    /// zone, the clock rows with `hlc > v[origin]`.
-    func changedSince(vector v: VersionVector, in z: ZoneState, limit: Int) throws(ShoalError) -> [(seq: UInt64, record: Record)] {
+    /// The first `limit` records of `z` whose vectors `v` does not dominate, by change sequence,
+    /// within `maxBytes` as ``scanFeed`` bounds a page (per origin of the zone, the clock rows
+    /// with `hlc > v[origin]`), and whether more follow. Only the page's records are read and
+    /// decoded; for the rest, their names and sequences.
+    func changedSince(vector v: VersionVector, in z: ZoneState, limit: Int, maxBytes: Int = .max) throws(ShoalError) -> ([(seq: UInt64, record: Record)], more: Bool) {
         var names = Set<String>()
         let s = try db.statement("SELECT name FROM record_clock WHERE zone = ? AND origin = ? AND hlc > ?")
         for e in z.vector.entries where e.hlc > v[e.node] {
@@ -201,17 +212,31 @@ extension Store {
             s.bind(1, z.row).bind(2, Bytes.nodeID(e.node)).bind(3, Bytes.hlcKey(v[e.node]))
             while try s.step() { names.insert(s.text(0)) }
         }
-        var rows = [(seq: UInt64, record: Record)]()
-        let get = try db.statement("SELECT seq, bytes FROM records WHERE zone = ? AND name = ?")
-        defer { get.reset() }
+        var order = [(seq: UInt64, name: String)]()
+        order.reserveCapacity(names.count)
+        let seqOf = try db.statement("SELECT seq FROM records WHERE zone = ? AND name = ?")
         for name in names {
+            seqOf.reset()
+            seqOf.bind(1, z.row).bind(2, name)
+            if try seqOf.step() { order.append((UInt64(bitPattern: seqOf.int64(0)), name)) }
+        }
+        seqOf.reset()
+        order.sort { $0.seq < $1.seq }
+        var rows = [(seq: UInt64, record: Record)]()
+        var bytes = 0
+        let get = try db.statement("SELECT bytes FROM records WHERE zone = ? AND name = ?")
+        defer { get.reset() }
+        for (seq, name) in order {
+            if rows.count == limit { return (rows, true) }
             get.reset()
             get.bind(1, z.row).bind(2, name)
             guard try get.step() else { continue }
-            rows.append((UInt64(bitPattern: get.int64(0)), try get.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }))
+            let size = get.blobSize(0)
+            if !rows.isEmpty, size > maxBytes &- bytes { return (rows, true) }
+            bytes &+= size
+            rows.append((seq, try get.withBlob(0) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }))
         }
-        rows.sort { $0.seq < $1.seq }
-        return Array(rows.prefix(limit))
+        return (rows, false)
     }
 
     /// Decodes a token and checks its kind.

@@ -116,6 +116,9 @@ final class SQLiteStatement {
         return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
     }
     /// The blob in column `i`, borrowed until the next step or reset.
+    /// The size in bytes of column `i`'s blob (or text) on the current row.
+    func blobSize(_ i: Int32) -> Int { Int(sqlite3_column_bytes(stmt, i)) }
+
     func withBlob<T>(_ i: Int32, _ body: (UnsafeRawBufferPointer) -> T) -> T {
         let p = sqlite3_column_blob(stmt, i)
         let n = Int(sqlite3_column_bytes(stmt, i))
