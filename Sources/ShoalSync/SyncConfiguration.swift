@@ -38,6 +38,10 @@ public struct SyncConfiguration: Sendable {
     public var assetWindow = 32
     /// Zones whose assets are fetched as their records arrive; the rest are fetched on demand.
     public var assetFetch: [RecordZone.ID: AssetFetchPolicy] = [:]
+    /// Most zones, live or deleted, a peer's announcements may make this node hold. An
+    /// announcement that would pass it creates none of its new zones and closes the connection
+    /// with an error naming the limit; zones created here are not limited. Default 10,000.
+    public var maxZones = 10_000
     /// Decoding limits for everything peers send.
     public var limits: WireLimits = .default
     /// A catch-up's first batch carries how many changes remain when counting them is quick (at

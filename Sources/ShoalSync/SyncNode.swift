@@ -375,6 +375,11 @@ public actor SyncNode {
     /// live on both sides that this connection does not yet follow.
     func reconcile(_ announced: [ZoneAnnouncement], on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         var local = Dictionary(uniqueKeysWithValues: await store.zoneAnnouncements().map { ($0.zone, $0) })
+        // Checked before any zone is made: an announcement creates all its new zones or none.
+        let new = announced.reduce(0) { $0 &+ (configuration.zones.allows($1.zone) && !$1.isDeleted && local[$1.zone] == nil ? 1 : 0) }
+        if new > 0, local.count &+ new > configuration.maxZones {
+            throw SyncFailure("limitExceeded", "the peer announced \(new) zone(s) new to node \(nodeID.short), which holds \(local.count); together over its limit of \(configuration.maxZones) (SyncConfiguration.maxZones); none was created")
+        }
         for a in announced where configuration.zones.allows(a.zone) {
             let mine = local[a.zone]
             do throws(ShoalError) {
