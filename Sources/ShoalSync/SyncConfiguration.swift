@@ -42,6 +42,11 @@ public struct SyncConfiguration: Sendable {
     /// announcement that would pass it creates none of its new zones and closes the connection
     /// with an error naming the limit; zones created here are not limited. Default 10,000.
     public var maxZones = 10_000
+    /// Most writers (node IDs) a zone's version vector may name. A batch whose versions would
+    /// take the zone past it is refused whole (error frame `limitExceeded`), so the zone's vector,
+    /// its change tokens and its caught-up batches stay within `limits.maxVectorEntries`.
+    /// Default 1,024.
+    public var maxZoneWriters = 1_024
     /// Decoding limits for everything peers send.
     public var limits: WireLimits = .default
     /// A catch-up's first batch carries how many changes remain when counting them is quick (at

@@ -73,6 +73,21 @@ extension SyncNode {
             }
             if mine != .zero { own.append((r.id, mine)) }
         }
+        if !records.isEmpty {
+            // The zone's writers after the batch: bounded, so its vector and tokens stay decodable.
+            let zoneVector: VersionVector
+            do throws(ShoalError) { zoneVector = try await store.zone(m.zone).versionVector } catch {
+                throw SyncFailure(error.code.name, "could not check \(what): \(error)")
+            }
+            var writers = Set(zoneVector.entries.map(\.node))
+            for r in records {
+                for e in r.versionVector.entries where writers.insert(e.node).inserted && writers.count > configuration.maxZoneWriters {
+                    statistics.refusedBatches &+= 1
+                    trace?("\(nodeID.short) refused: \(what) names too many writers")
+                    throw SyncFailure("limitExceeded", "\(what): record \(r.id) would make zone \(m.zone) name more than \(configuration.maxZoneWriters) writers (SyncConfiguration.maxZoneWriters); refused whole")
+                }
+            }
+        }
         if !own.isEmpty {
             // Every write of ours to a record is in our stored version of it (a version is replaced
             // only by one that covers it), or in a purged tombstone (the horizon covers it).

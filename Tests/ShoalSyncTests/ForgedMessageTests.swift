@@ -84,6 +84,31 @@ import ShoalWire
         #expect(await sim.nodes[1].sync.lastErrors()[sim.nodes[0].store.nodeID] != nil)
     }
 
+    /// A batch whose versions would take the zone's writers past `maxZoneWriters` is refused
+    /// whole: a zone's vector (and every token of it) stays decodable.
+    @Test func writersBeyondTheZoneLimitAreRefused() async throws {
+        var c = SyncConfiguration()
+        c.maxZoneWriters = 16
+        let sim = try await Simulation(seed: 307, nodes: 2, configuration: c)
+        try await sim.nodes[0].store.createZone(Self.notes)
+        _ = try await sim.nodes[0].store.save(note("a", "first"))
+        #expect(try await sim.runUntilQuiet())
+        let stored = try #require(try await sim.nodes[1].store.storedVersions(of: [Record.ID(name: "a", zone: Self.notes)]).values.first)
+        let hlc = try #require(stored.versionVector.entries.first).hlc
+        // One record written by 20 made-up writers, each within the clock bound.
+        let writers = (1...20).map { NodeID(high: 0xF00D, low: UInt64($0)) }
+        let flood = Record(recordType: "Note", id: Record.ID(name: "flood", zone: Self.notes), parent: nil,
+                           creation: Dot(node: writers[0], hlc: hlc), versionVector: VersionVector(writers.map { ($0, hlc) }),
+                           heads: [Record.Head(node: writers[0], isDeletion: false)], fields: [], extensions: [])
+        let (conn, frame) = try await forgedBatch(sim, to: 1, from: 0, records: [flood])
+        let out = await sim.nodes[1].sync.receive(frame, on: conn)
+        let error = closeError(out, conn)
+        #expect(error?.code == "limitExceeded" && error?.message.contains("maxZoneWriters") == true, "\(out)")
+        #expect(!acknowledged(out, conn))
+        #expect(try await sim.nodes[1].store.storedVersions(of: [flood.id]).isEmpty)
+        #expect(try await sim.nodes[1].store.zone(Self.notes).versionVector.entries.count == 1)
+    }
+
     /// The bound for the receiver's own ID is per record: a deletion reusing the node's newest
     /// dot (a write to another record) on an older record is refused too.
     @Test func aDeletionReusingTheReceiversNewestDotOnAnotherRecordIsRefused() async throws {
