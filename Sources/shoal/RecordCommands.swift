@@ -163,7 +163,9 @@ struct QueryCommand: AsyncParsableCommand {
     @Argument(help: "The zone: name or name@owner.") var zone: String
     @Option(name: .long, help: "The record type.") var type: String
     @Option(name: .long, help: "Conditions: 'field OP value [AND …]', OP one of == != < <= > >= BEGINSWITH CONTAINS.") var `where`: String?
-    @Option(name: .long, help: "Sort by a field (prefix - for descending; 'modified' and 'created' are the system dates).") var sort: String?
+    // Unconditional: the value of a descending sort starts with "-" (`--sort -modified`), which
+    // the parser would otherwise take for an option.
+    @Option(name: .long, parsing: .unconditional, help: "Sort by a field (prefix - for descending; 'modified' and 'created' are the system dates).") var sort: String?
     @Option(name: .long, help: "At most this many records.") var limit = 100
 
     func run() async throws {
