@@ -83,15 +83,13 @@ enum ValueParsing {
     }
 
     /// A `--where` clause: `field OP value`, joined by `AND`; OP is one of
-    /// `== != < <= > >= BEGINSWITH CONTAINS`. Values are typed as in `put` (`'x'` quotes a string).
+    /// `== != < <= > >= BEGINSWITH CONTAINS`. Values are typed as in `put`; `'x'` quotes a string,
+    /// and an operator or ` AND ` inside quotes is part of the value.
     static func predicate(_ text: String, zone: RecordZone.ID) throws -> ShoalStore.Predicate {
-        let clauses = text.components(separatedBy: " AND ").map { $0.trimmingCharacters(in: .whitespaces) }
         var out = [ShoalStore.Predicate]()
-        for c in clauses where !c.isEmpty {
-            let ops: [(String, ShoalStore.Predicate.Comparison?)] = [("<=", .lessOrEqual), (">=", .greaterOrEqual), ("!=", .notEqual), ("==", .equal),
-                                                          ("<", .less), (">", .greater), (" BEGINSWITH ", nil), (" CONTAINS ", nil)]
-            guard let (op, cmp) = ops.first(where: { c.contains($0.0) }), let r = c.range(of: op) else {
-                throw Failure(description: "where clause \(c.debugDescription) is not 'field OP value' with OP one of == != < <= > >= BEGINSWITH CONTAINS")
+        for c in unquotedSplit(text, on: " AND ").map({ $0.trimmingCharacters(in: .whitespaces) }) where !c.isEmpty {
+            guard let (op, cmp, r) = firstOperator(in: c) else {
+                throw Failure(description: "where clause \(c.debugDescription) is not 'field OP value' with OP one of == != < <= > >= BEGINSWITH CONTAINS (quote a text value that holds an operator or AND: title == 'a AND b')")
             }
             let field = c[..<r.lowerBound].trimmingCharacters(in: .whitespaces)
             var raw = c[r.upperBound...].trimmingCharacters(in: .whitespaces)
@@ -105,5 +103,46 @@ enum ValueParsing {
             }
         }
         return out.count == 1 ? out[0] : .and(out)
+    }
+
+    /// The comparison operators of a where clause, longest first where one starts another.
+    static let operators: [(String, ShoalStore.Predicate.Comparison?)] = [
+        ("<=", .lessOrEqual), (">=", .greaterOrEqual), ("!=", .notEqual), ("==", .equal),
+        ("<", .less), (">", .greater), (" BEGINSWITH ", nil), (" CONTAINS ", nil),
+    ]
+
+    /// The first operator of `clause` outside single quotes, and where it stands.
+    static func firstOperator(in clause: String) -> (String, ShoalStore.Predicate.Comparison?, Range<String.Index>)? {
+        var quoted = false
+        var i = clause.startIndex
+        while i < clause.endIndex {
+            if clause[i] == "'" {
+                quoted.toggle()
+            } else if !quoted, let (op, cmp) = operators.first(where: { clause[i...].hasPrefix($0.0) }) {
+                return (op, cmp, i..<clause.index(i, offsetBy: op.count))
+            }
+            i = clause.index(after: i)
+        }
+        return nil
+    }
+
+    /// `text` split at every `separator` that stands outside single quotes.
+    static func unquotedSplit(_ text: String, on separator: String) -> [String] {
+        var parts = [String]()
+        var quoted = false
+        var start = text.startIndex, i = text.startIndex
+        while i < text.endIndex {
+            if text[i] == "'" {
+                quoted.toggle()
+            } else if !quoted, text[i...].hasPrefix(separator) {
+                parts.append(String(text[start..<i]))
+                i = text.index(i, offsetBy: separator.count)
+                start = i
+                continue
+            }
+            i = text.index(after: i)
+        }
+        parts.append(String(text[start...]))
+        return parts
     }
 }
