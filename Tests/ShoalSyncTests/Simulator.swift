@@ -53,6 +53,10 @@ final class Simulation {
     var nodes: [Node] = []
     var links: [Link] = []
     var partitions = Set<[Int]>()
+    /// The pairs that may connect (a sparse topology); nil lets every pair connect.
+    var topology: Set<[Int]>? = nil
+    /// Bytes of frames delivered so far, as they crossed the simulated network.
+    var bytesDelivered = 0
     let root: String
     let encoder = FrameEncoder()
     var framesDelivered = 0
@@ -109,7 +113,8 @@ final class Simulation {
 
     /// Opens a connection between two up, unpartitioned nodes.
     func connect(_ a: Int, _ b: Int) async throws {
-        guard a != b, nodes[a].up, nodes[b].up, !partitions.contains(pairKey(a, b)), !connected(a, b) else { return }
+        guard a != b, nodes[a].up, nodes[b].up, !partitions.contains(pairKey(a, b)), !connected(a, b),
+              topology?.contains(pairKey(a, b)) ?? true else { return }
         let (ca, outA) = await nodes[a].sync.open()
         let (cb, outB) = await nodes[b].sync.open()
         links.append(Link(a: a, b: b, connA: ca, connB: cb))
@@ -156,6 +161,7 @@ final class Simulation {
         func isAsset(_ f: Frame) -> Bool { f.type == .assetChunk || f.type == .assetRequest }
         repeat {
             let bytes = pipe.inFlight.removeFirst()
+            bytesDelivered += bytes.count
             var at = 0
             while at < bytes.count {
                 let n = min(bytes.count - at, 1 + int(bytes.count))
