@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -54,9 +55,11 @@ let package = Package(
             "ShoalWire", "CShoalThread", "CShoalSHA", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalDiff", "ShoalStore"], swiftSettings: strict),
+        // Mutual TLS 1.3 on every peer connection, pinned by device ID (ShoalTrust).
         .target(name: "ShoalNet", dependencies: [
-            "ShoalWire", "ShoalStore", "ShoalSync",
+            "ShoalWire", "ShoalStore", "ShoalSync", "ShoalTrust",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOTLS", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Device identity: the key pair, the self-signed certificate and the device ID derived from it.
@@ -84,8 +87,10 @@ let package = Package(
         .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalCLITests", dependencies: ["shoal", "ShoalWire"], swiftSettings: strict),
         .testTarget(name: "ShoalNetTests", dependencies: [
-            "ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples",
+            "ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples", "ShoalTrust",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOTLS", package: "swift-nio"),
         ], swiftSettings: strict),
         .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples", "CShoalThread"], swiftSettings: strict),

@@ -19,8 +19,9 @@ import Darwin
 /// import Shoal
 ///
 /// let node = try await ShoalNode.open(directory: "/var/lib/shoal")
+/// print(node.deviceID)   // the other device trusts this ID
+/// try await node.trustDevice(try DeviceID(text: otherDeviceID), name: "laptop", address: "192.168.1.20:7400")
 /// try await node.listen(host: "0.0.0.0", port: 7400)
-/// await node.connect(to: "192.168.1.20", port: 7400)
 ///
 /// let notes = RecordZone.ID(name: "notes")
 /// try await node.createZone(notes)
@@ -29,7 +30,8 @@ import Darwin
 /// let saved = try await node.save(note)
 /// ```
 ///
-/// The node writes locally whether or not peers are reachable; replication catches up when they
+/// Peers connect over mutual TLS and must be trusted devices (``trustDevice(_:name:address:)``);
+/// the node writes locally whether or not peers are reachable; replication catches up when they
 /// are. Everything the store offers is on ``store``; the common calls are mirrored here.
 public actor ShoalNode {
     /// The local replica.
@@ -48,6 +50,10 @@ public actor ShoalNode {
     /// directory's `identity/` folder (Spec/security.md "Device identity"). Peers will pin it;
     /// its text form (`description`) is what `shoal id` prints and users compare.
     public nonisolated var deviceID: DeviceID { identity.deviceID }
+    /// The TLS contexts made from ``identity``.
+    nonisolated let tls: PeerTLS
+    /// The trusted devices, as kept in the store.
+    var devices: [TrustedDevice]
 
     /// The transport settings the node was opened with (timeouts, frame options, asset rate caps).
     public nonisolated let networkConfiguration: NetworkConfiguration
@@ -82,9 +88,16 @@ public actor ShoalNode {
         } catch {
             throw ShoalError.internalError("cannot open the asset store in \(directory)/assets: \(error)")
         }
+        let tls: PeerTLS
+        do {
+            tls = try PeerTLS(identity: identity)
+        } catch {
+            throw ShoalError.internalError("the device identity of \(directory) cannot be used for TLS: \(error)")
+        }
+        let devices = try await loadTrustedDevices(from: store)
         let lane = AssetStoreProvider(store: assets)
         let sync = SyncNode(store: store, configuration: syncConfiguration, assets: lane)
-        return ShoalNode(store: store, identity: identity, sync: sync, assets: assets, lane: lane, network: networkConfiguration)
+        return ShoalNode(store: store, identity: identity, tls: tls, devices: devices, sync: sync, assets: assets, lane: lane, network: networkConfiguration)
     }
 
     /// Makes the data directory (and any missing parents) with mode 0700, or sets an existing
@@ -103,19 +116,23 @@ public actor ShoalNode {
         }
     }
 
-    init(store: Store, identity: DeviceIdentity, sync: SyncNode, assets: AssetStore, lane: AssetStoreProvider, network: NetworkConfiguration) {
+    init(store: Store, identity: DeviceIdentity, tls: PeerTLS, devices: [TrustedDevice], sync: SyncNode, assets: AssetStore, lane: AssetStoreProvider,
+         network: NetworkConfiguration) {
         self.store = store
         self.identity = identity
+        self.tls = tls
+        self.devices = devices
         self.sync = sync
         self.assets = assets
         self.lane = lane
         self.networkConfiguration = network
-        self.network = NetworkNode(sync: sync, configuration: network)
+        self.network = NetworkNode(sync: sync, tls: tls, trusting: Set(devices.map(\.device)), configuration: network)
     }
 
     // MARK: Network
 
-    /// Accepts peers on `host:port` (port 0 picks a free port) and returns the port bound.
+    /// Accepts peers on `host:port` (port 0 picks a free port) and returns the port bound; only
+    /// trusted devices get past the TLS handshake. Also dials the trusted devices' addresses.
     /// - Throws: when the address cannot be bound.
     @discardableResult
     public func listen(host: String, port: Int) async throws -> Int {
@@ -126,7 +143,9 @@ public actor ShoalNode {
         return bound
     }
 
-    /// Replicates with the peer at `host:port`, redialling it whenever the connection ends.
+    /// Replicates with the peer at `host:port`, redialling it whenever the connection ends. The
+    /// device answering there must be trusted (``trustDevice(_:name:address:)``), or the
+    /// connection closes after the TLS handshake.
     public func connect(to host: String, port: Int) async {
         peerAddresses.append((host, port))
         await network.addPeer(host: host, port: port)
@@ -136,6 +155,7 @@ public actor ShoalNode {
     func startIfNeeded() async throws {
         guard !started else { return }
         started = true
+        await dialTrustedDevices()
         try await network.start()
     }
 
@@ -149,7 +169,7 @@ public actor ShoalNode {
     /// Listens and dials again after ``goOffline()``, on the same addresses.
     /// - Throws: when a listening address cannot be bound again.
     public func goOnline() async throws {
-        network = NetworkNode(sync: sync, configuration: networkConfiguration)
+        network = NetworkNode(sync: sync, tls: tls, trusting: Set(devices.map(\.device)), configuration: networkConfiguration)
         let listen = listening, peers = peerAddresses
         listening = []
         for l in listen { _ = try await network.listen(host: l.host, port: l.port); listening.append(l) }

@@ -1,4 +1,4 @@
-// NetworkNode: a node's TCP transport on SwiftNIO — listener, dialer with backoff, routing, live push.
+// NetworkNode: a node's TLS transport on SwiftNIO — listener, dialer with backoff, trusted devices, routing, live push.
 
 public import NIOCore
 import NIOPosix
@@ -7,12 +7,19 @@ import ShoalStore
 public import ShoalSync
 public import ShoalWire
 
-/// Runs a ``SyncNode`` over TCP: accepts peers, dials peers (and redials them with exponential
-/// backoff and jitter), moves frames between the sockets and the node, and tells the node about
-/// every commit to the store so live changes flow to subscribed peers.
+/// Runs a ``SyncNode`` over mutual TLS 1.3: accepts peers, dials peers (and redials them with
+/// exponential backoff and jitter), admits only trusted devices, moves frames between the sockets
+/// and the node, and tells the node about every commit to the store so live changes flow to
+/// subscribed peers.
+///
+/// Every connection starts with a TLS handshake in which both sides present their device's
+/// self-signed certificate (``PeerTLS``). After it, and before this node sends any frame, the
+/// peer's device ID must be one of the trusted ones (``trust(_:)``); otherwise the connection
+/// closes and the device is listed in ``pendingDevices()``. A trusted device's hello must then
+/// carry the node ID bound to it (Spec/security.md).
 ///
 /// ```swift
-/// let net = NetworkNode(sync: SyncNode(store: store))
+/// let net = NetworkNode(sync: SyncNode(store: store), tls: tls, trusting: [peerDevice])
 /// let address = try await net.listen(host: "127.0.0.1", port: 7400)
 /// await net.addPeer(host: "127.0.0.1", port: 7401)
 /// try await net.start()
@@ -30,6 +37,8 @@ public actor NetworkNode {
         let writer: NIOAsyncChannelOutboundWriter<Frame>
         let channel: any Channel
         let dialed: String?
+        /// The peer's device, from its TLS certificate.
+        let device: DeviceID
         /// The chunk bytes held above the socket (``ChunkYieldHandler``).
         let gate: ChunkGate
         /// The asset requests from this connection, which its serving lane answers.
@@ -43,7 +52,9 @@ public actor NetworkNode {
     /// as the simulator drives SyncNode. Handling events concurrently would let a batch built
     /// later reach the socket first, or an acknowledgement be overwritten mid-batch.
     enum Event: Sendable {
-        case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, ConnectionHandlers, CheckedContinuation<ConnectionID, Never>)
+        /// A connection whose TLS handshake gave this device; the engine admits it (answering its
+        /// ID) or refuses it (nil).
+        case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, DeviceID, ConnectionHandlers, CheckedContinuation<ConnectionID?, Never>)
         case frame(ConnectionID, Frame, SyncNode.DecodedChanges?)
         case closed(ConnectionID)
         case zoneChanged(RecordZone.ID)
@@ -71,7 +82,20 @@ public actor NetworkNode {
     var engineStarted = false
     var servers: [any Channel] = []
     var peerStates: [String: PeerState] = [:]
+    var dialers: [String: Task<Void, Never>] = [:]
     var stopped = false
+    /// This node's certificate and TLS contexts.
+    public let tls: PeerTLS
+    /// The devices whose connections are accepted.
+    var trusted: Set<DeviceID>
+    /// The devices refused since this node started (``pendingDevices()``).
+    var pending: [DeviceID: PendingDevice] = [:]
+    /// The node ID bound to each device seen, and back (the store keeps them: ``bind(_:to:)``).
+    var nodeOfDevice: [DeviceID: NodeID] = [:]
+    var deviceOfNode: [NodeID: DeviceID] = [:]
+    /// The connections whose peer's hello was accepted; ``serve(_:dialed:)`` takes its own out
+    /// when it ends.
+    var established: Set<ConnectionID> = []
 
     /// What this node knows of one dialled peer address.
     public struct PeerState: Sendable, Hashable {
@@ -81,15 +105,21 @@ public actor NetworkNode {
         public var isConnected: Bool
         /// The peer's node ID, once a hello arrived.
         public var node: NodeID?
+        /// The peer's device ID, once a TLS handshake completed.
+        public var device: DeviceID?
         /// Failed dials since the last success.
         public var failures: Int
         /// The last error, for `shoal status`.
         public var lastError: String?
     }
 
-    /// Creates a transport for `sync`, on NIO's shared event loops unless `group` is given.
-    public init(sync: SyncNode, configuration: NetworkConfiguration = NetworkConfiguration(), group: (any EventLoopGroup)? = nil) {
+    /// Creates a transport for `sync` that presents `tls`'s certificate and accepts the devices in
+    /// `trusting`, on NIO's shared event loops unless `group` is given.
+    public init(sync: SyncNode, tls: PeerTLS, trusting: Set<DeviceID> = [], configuration: NetworkConfiguration = NetworkConfiguration(),
+                group: (any EventLoopGroup)? = nil) {
         self.sync = sync
+        self.tls = tls
+        self.trusted = trusting
         self.configuration = configuration
         self.group = group ?? MultiThreadedEventLoopGroup.singleton
         assetChunks = AssetFrameQueue(limit: configuration.assetQueueBytes)
@@ -179,22 +209,54 @@ public actor NetworkNode {
 
     func handle(_ event: Event) async {
         switch event {
-        case let .open(writer, channel, dialed, handlers, reply):
+        case let .open(writer, channel, dialed, device, handlers, reply):
+            // The trust check: after the TLS handshake, before this node sends its hello or any
+            // other frame (until then TrustGate lets no byte out). A device not trusted is
+            // refused here and listed as pending.
+            if let dialed { peerStates[dialed]?.device = device }
+            guard admits(device, remote: dialed ?? Self.address(of: channel)) else {
+                if let dialed { peerStates[dialed]?.lastError = "device \(device) is not trusted (shoal peer add)" }
+                return reply.resume(returning: nil)
+            }
             let (id, first) = await sync.open()
+            // Checked again: trust may have been withdrawn while the node opened the session.
+            guard trusted.contains(device) else {
+                await sync.closed(id)
+                return reply.resume(returning: nil)
+            }
             // Named before the hello goes out: from then on the event loop moves this
             // connection's asset frames to the lanes itself.
             handlers.binding.connection = id
-            connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, gate: handlers.gate, requests: handlers.requests)
+            connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, device: device, gate: handlers.gate, requests: handlers.requests)
             startServing(id, handlers.requests)
-            configuration.logger.debug("connection opened", metadata: ["connection": "\(id)", "remote": "\(channel.remoteAddress.map { "\($0)" } ?? "?")", "dialed": "\(dialed != nil)"])
+            configuration.logger.debug("connection opened", metadata: ["connection": "\(id)", "remote": "\(Self.address(of: channel))", "device": "\(device.short)", "dialed": "\(dialed != nil)"])
             if let dialed { peerStates[dialed]?.isConnected = true }
+            try? await channel.eventLoop.submit { try channel.pipeline.syncOperations.handler(type: TrustGate.self).open() }.get()
             reply.resume(returning: id)
             await send([id: first])
         case let .frame(id, frame, decoded):
-            guard connections[id] != nil else { return }
+            guard let device = connections[id]?.device else { return }
+            // A trusted device speaks only as the node ID bound to it. A hello this check cannot
+            // read is refused here too (fail closed), as the session would refuse it.
+            if frame.type == .hello {
+                let hello: HelloMessage
+                do {
+                    hello = try HelloMessage(decoding: frame.payload, limits: await sync.configuration.limits)
+                } catch {
+                    return await send([id: [.close(ErrorMessage(code: ShoalError.Code.invalidArguments.name, message: "malformed payload from the peer: \(error)"))]])
+                }
+                if let refusal = await bind(hello.node, to: device) {
+                    return await send([id: [.close(ErrorMessage(code: ShoalError.Code.permissionFailure.name, message: refusal))]])
+                }
+            }
             let out = await sync.receive(frame, on: id, decoded: decoded)
             if frame.type == .hello, let peer = await sync.peer(of: id) {
-                if let dialed = connections[id]?.dialed { peerStates[dialed]?.node = peer }
+                established.insert(id)
+                if let dialed = connections[id]?.dialed {
+                    peerStates[dialed]?.node = peer
+                    peerStates[dialed]?.failures = 0
+                    peerStates[dialed]?.lastError = nil
+                }
                 configuration.logger.info("peer connected", metadata: ["peer": "\(peer.short)", "connection": "\(id)",
                                                                         "remote": "\(connections[id]?.channel.remoteAddress.map { "\($0)" } ?? "?")"])
             } else if frame.type == .error, let e = try? ErrorMessage(decoding: frame.payload) {
@@ -237,12 +299,13 @@ public actor NetworkNode {
         let limits = await sync.configuration.limits
         let traffic = self.traffic
         let chunks = assetChunks
+        let tls = self.tls
         let server = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .bind(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, chunks: chunks) }
+                channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, chunks: chunks, tls: tls, dialing: false) }
             }
         servers.append(server.channel)
         guard let address = server.channel.localAddress else {
@@ -264,30 +327,47 @@ public actor NetworkNode {
     public func addPeer(host: String, port: Int) {
         let key = "\(host):\(port)"
         guard peerStates[key] == nil else { return }
-        peerStates[key] = PeerState(address: key, isConnected: false, node: nil, failures: 0, lastError: nil)
-        tasks.append(Task { [weak self] in await self?.dialLoop(host: host, port: port) })
+        peerStates[key] = PeerState(address: key, isConnected: false, node: nil, device: nil, failures: 0, lastError: nil)
+        dialers[key] = Task { [weak self] in await self?.dialLoop(host: host, port: port) }
+    }
+
+    /// Stops dialling `host:port` (an open connection to it stays until it ends).
+    public func removePeer(host: String, port: Int) {
+        let key = "\(host):\(port)"
+        peerStates[key] = nil
+        dialers.removeValue(forKey: key)?.cancel()
     }
 
     func dialLoop(host: String, port: Int) async {
         let key = "\(host):\(port)"
         var delay = configuration.reconnectDelay
         var rng = SystemRandomNumberGenerator()
-        while !stopped && !Task.isCancelled {
+        while !stopped && !Task.isCancelled && peerStates[key] != nil {
             do {
                 let configuration = self.configuration
                 let limits = await sync.configuration.limits
                 let traffic = self.traffic
                 let chunks = assetChunks
+                let tls = self.tls
                 let channel = try await ClientBootstrap(group: group)
                     .channelOption(.socketOption(.tcp_nodelay), value: 1)
                     .connectTimeout(.seconds(5))
                     .connect(host: host, port: port) { channel in
-                        channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, chunks: chunks) }
+                        channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, chunks: chunks, tls: tls, dialing: true) }
                     }
-                peerStates[key]?.failures = 0
+                // A connection refused by TLS or by trust backs off like a failed dial.
                 peerStates[key]?.lastError = nil
-                delay = configuration.reconnectDelay
-                await serve(channel, dialed: key)
+                if await serve(channel, dialed: key) {
+                    delay = configuration.reconnectDelay
+                } else {
+                    peerStates[key]?.failures += 1
+                    if peerStates[key]?.lastError == nil {
+                        peerStates[key]?.lastError = "the peer closed the connection before its hello: does it trust this device (\(tls.deviceID))?"
+                    }
+                    let failures = peerStates[key]?.failures ?? 0
+                    configuration.logger.log(level: failures & (failures &- 1) == 0 ? .notice : .debug, "peer refused or ended the connection",
+                                             metadata: ["peer": "\(key)", "error": "\(peerStates[key]?.lastError ?? "")", "failures": "\(failures)"])
+                }
             } catch {
                 peerStates[key]?.failures += 1
                 peerStates[key]?.lastError = "\(error)"
@@ -296,7 +376,7 @@ public actor NetworkNode {
                 configuration.logger.log(level: failures & (failures &- 1) == 0 ? .notice : .debug, "could not reach peer",
                                          metadata: ["peer": "\(key)", "error": "\(error)", "failures": "\(failures)"])
             }
-            if stopped { return }
+            if stopped || peerStates[key] == nil { return }
             // Exponential backoff with ±25 % jitter.
             let jitter = Double.random(in: 0.75...1.25, using: &rng)
             configuration.logger.debug("redialling", metadata: ["peer": "\(key)", "after": "\(delay * jitter)"])
@@ -305,12 +385,20 @@ public actor NetworkNode {
         }
     }
 
-    /// Sets up a new connection's pipeline (on its event loop): idle timers, frame encoding and
-    /// decoding, asset requests to a queue of the connection's own and chunks to `chunks` (the
-    /// fetching lane's), chunks held back for records.
+    /// Sets up a new connection's pipeline (on its event loop): TLS first (a client's when
+    /// `dialing`), the gate that holds application bytes until the device is trusted (closing the
+    /// connection if the handshake takes longer than the handshake timeout), idle timers, frame
+    /// encoding and decoding, asset requests to a queue of the connection's own and chunks to
+    /// `chunks` (the fetching lane's), chunks held back for records.
     static func configure(_ channel: any Channel, _ configuration: NetworkConfiguration, _ limits: WireLimits, _ traffic: TrafficCounter,
-                          chunks: AssetFrameQueue) throws -> NIOAsyncChannel<Frame, Frame> {
+                          chunks: AssetFrameQueue, tls: PeerTLS, dialing: Bool) throws -> NIOAsyncChannel<Frame, Frame> {
         let ops = channel.pipeline.syncOperations
+        let gate = TrustGate(handshake: channel.eventLoop.makePromise(of: DeviceID.self))
+        try ops.addHandler(tls.handler(dialing: dialing, gate: gate))
+        try ops.addHandler(gate)
+        let bound = NIOLoopBound(gate, eventLoop: channel.eventLoop)
+        let timeout = channel.eventLoop.scheduleTask(in: TimeAmount(configuration.handshakeTimeout)) { bound.value.timeOut() }
+        gate.handshake.futureResult.whenComplete { _ in timeout.cancel() }
         try ops.addHandler(IdleStateHandler(readTimeout: TimeAmount(configuration.idleTimeout), writeTimeout: TimeAmount(configuration.pingInterval)))
         let peer = PeerDictionaries()
         try ops.addHandler(FrameEncodingHandler(options: configuration.frames, traffic: traffic, peer: peer))
@@ -325,22 +413,39 @@ public actor NetworkNode {
 
     // MARK: Serving one connection
 
-    func serve(_ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?) async {
+    /// Serves one connection until it ends: waits for its TLS handshake, has the engine admit its
+    /// device, then passes its frames on. Returns whether the session was established: false
+    /// when TLS failed, the device is not trusted, or no hello from the peer was accepted (the
+    /// peer refused this device), so that a dialler backs off rather than redials at once.
+    @discardableResult
+    func serve(_ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?) async -> Bool {
         startEngine()
         let raw = channel.channel
         let sink = eventSink
         let handshakeTimeout = configuration.handshakeTimeout
         // The handlers ``configure`` added; gone only if the channel closed before this ran.
-        guard let handlers = try? await raw.eventLoop.submit({
+        guard let (handlers, tlsDone) = try? await raw.eventLoop.submit({
             let ops = raw.pipeline.syncOperations
             let router = try ops.handler(type: AssetFrameRouter.self)
-            return ConnectionHandlers(gate: try ops.handler(type: ChunkYieldHandler.self).gate, binding: router.binding, requests: router.requests)
+            return (ConnectionHandlers(gate: try ops.handler(type: ChunkYieldHandler.self).gate, binding: router.binding, requests: router.requests),
+                    try ops.handler(type: TrustGate.self).handshake.futureResult)
         }).get() else {
             try? await raw.close()
-            return
+            return false
         }
+        let device: DeviceID
+        do {
+            device = try await tlsDone.get()
+        } catch {
+            configuration.logger.info("TLS handshake failed", metadata: ["remote": "\(dialed ?? Self.address(of: raw))", "error": "\(error)"])
+            if let dialed { peerStates[dialed]?.lastError = "\(error)" }
+            try? await raw.close()
+            return false
+        }
+        var admitted: ConnectionID? = nil
         try? await channel.executeThenClose { inbound, outbound in
-            let id = await withCheckedContinuation { reply in sink.yield(.open(outbound, raw, dialed, handlers, reply)) }
+            guard let id = await withCheckedContinuation({ reply in sink.yield(.open(outbound, raw, dialed, device, handlers, reply)) }) else { return }
+            admitted = id
             let handshake = Task {
                 try? await Task.sleep(for: handshakeTimeout)
                 if !Task.isCancelled { sink.yield(.timeout(id, "no hello within \(handshakeTimeout)")) }
@@ -351,6 +456,8 @@ public actor NetworkNode {
             }
             try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, requests: handlers.requests, chunks: assetChunks)
         }
+        guard let admitted else { return false }
+        return established.remove(admitted) != nil
     }
 
     /// Passes a connection's frames to the engine, decoding `changes` batches first, so the engine
@@ -514,8 +621,10 @@ public actor NetworkNode {
         for (id, _) in connections { await close(id, reason: "the node is shutting down") }
         for s in servers { try? await s.close() }
         for t in tasks { t.cancel() }
+        for t in dialers.values { t.cancel() }
         for t in servingLanes.values { t.cancel() }
         tasks = []
+        dialers = [:]
         servingLanes = [:]
         servers = []
     }

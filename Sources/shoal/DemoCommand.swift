@@ -38,9 +38,14 @@ struct DemoCommand: AsyncParsableCommand {
             let node = try await ShoalNode.open(directory: dir, store: storeConfiguration, sync: syncConfiguration)
             let port = try await node.listen(host: "127.0.0.1", port: 0)
             nodes.append((name, node, port))
-            say("  \(name): node \(node.nodeID.short), listening on 127.0.0.1:\(port)")
+            say("  \(name): node \(node.nodeID.short), device \(node.deviceID.short)…, listening with TLS on 127.0.0.1:\(port)")
         }
         let (alice, bob, carol) = (nodes[0].1, nodes[1].1, nodes[2].1)
+        // Pairing, as `shoal peer add` does on separate machines: each trusts the others' device IDs.
+        for (_, node, _) in nodes {
+            for (other, peer, _) in nodes where peer !== node { try await node.trustDevice(peer.deviceID, name: other) }
+        }
+        say("  each trusts the other two by device ID (shoal peer add); a device it does not trust is refused after the TLS handshake.")
 
         say()
         say("1. alice creates the zone \"notes\" and writes three notes; bob and carol dial her and each other.")

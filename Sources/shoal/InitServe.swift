@@ -69,7 +69,8 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the node: accept peers, dial peers, replicate, answer other shoal commands.")
     @OptionGroup var options: NodeOptions
     @Option(name: .long, help: "Where to accept peers (HOST:PORT). Default 127.0.0.1:7400.") var listen = Endpoint(argument: "127.0.0.1:7400")!
-    @Option(name: .long, help: "A peer to replicate with (HOST:PORT); repeat for several.") var peer: [Endpoint] = []
+    @Option(name: .long, help: "A peer to dial (HOST:PORT); repeat for several. Its device must be trusted (shoal peer add), as must every device that connects.")
+    var peer: [Endpoint] = []
     @Option(name: .long, help: "Log format: text (default) or json.") var logFormat = "text"
     @Option(name: .long, help: "Log level: trace, debug, info (default), notice, warning, error.") var logLevel = "info"
     @Option(name: .long, help: ArgumentHelp("Most asset bytes per second received from all peers together, e.g. 50MB or 400KiB; 0 is unlimited. Record changes are never held back.", valueName: "rate"))
@@ -110,7 +111,9 @@ struct ServeCommand: AsyncParsableCommand {
             nc.assetSendRate = assetSendRate.bytesPerSecond
             let node = try await ShoalNode.open(directory: dir.path, sync: sc, network: nc)
             let port = try await node.listen(host: listen.host, port: listen.port)
-            log.info("node \(node.nodeID.short) serving \(dir.path)", metadata: ["listen": "\(listen.host):\(port)", "node": "\(node.nodeID.hex)"])
+            let trusted = await node.trustedDevices().count
+            log.info("node \(node.nodeID.short) serving \(dir.path)", metadata: ["listen": "\(listen.host):\(port)", "node": "\(node.nodeID.hex)",
+                                                                     "device": "\(node.deviceID)", "trusted": "\(trusted)"])
             for p in peer {
                 await node.connect(to: p.host, port: p.port)
                 log.info("replicating with \(p.description)")

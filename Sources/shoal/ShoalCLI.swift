@@ -17,7 +17,7 @@ struct ShoalCLI: AsyncParsableCommand {
         5 conflict or limit exceeded, 6 data directory missing, locked or damaged.
         """,
         subcommands: [
-            DemoCommand.self, InitCommand.self, IdentityCommand.self, ServeCommand.self, ZoneCommand.self, PutCommand.self, GetCommand.self,
+            DemoCommand.self, InitCommand.self, IdentityCommand.self, PeerCommand.self, ServeCommand.self, ZoneCommand.self, PutCommand.self, GetCommand.self,
             DeleteCommand.self, QueryCommand.self, ChangesCommand.self, WatchCommand.self, StatusCommand.self,
             DigestCommand.self, InspectCommand.self, AssetCommand.self,
         ]

@@ -14,6 +14,11 @@ import Testing
         #expect(try await Shoal.run(["init", "--data", a]).status == 0)
         #expect(try await Shoal.run(["init", "--data", b]).status == 0)
         #expect(try await Shoal.run(["init", "--data", a]).status == 6, "a data directory is one identity")
+        let idA = try await Shoal.deviceID(a), idB = try await Shoal.deviceID(b)
+        // B trusts A before it starts (no daemon: the command writes B's store).
+        #expect(try await Shoal.run(["peer", "add", idA, "--name", "a", "--data", b]).status == 0)
+        #expect(try await Shoal.run(["peer", "add", "NOT-A-DEVICE-ID", "--data", b]).status == 3)
+        #expect(try await Shoal.run(["peer", "add", idB, "--data", b]).status == 3, "a device does not trust itself")
 
         try await Shoal.withDaemons { daemons in
             let da = try daemons.start(["--data", a, "--listen", "127.0.0.1:0"])
@@ -24,6 +29,18 @@ import Testing
             // Two-writer protection: a second daemon on A's directory is refused.
             let second = try await Shoal.run(["serve", "--data", a, "--listen", "127.0.0.1:0"])
             #expect(second.status == 6 && second.error.contains("only one daemon"), "\(second.error)")
+
+            // A does not trust B yet: B's connections are refused after TLS, and B is pending on A.
+            #expect(try await Shoal.eventually {
+                let list = try await Shoal.run(["peer", "list", "--json", "--data", a]).output
+                let object = try JSONSerialization.jsonObject(with: Data(list.utf8)) as? [String: Any]
+                return ((object?["pending"] as? [[String: Any]]) ?? []).contains { $0["device"] as? String == idB }
+            }, "B is listed as pending on A")
+            // Trusted through A's running daemon, without a restart.
+            let added = try await Shoal.run(["peer", "add", idB, "--name", "b", "--data", a])
+            #expect(added.status == 0 && added.output.contains("trusted"), "\(added.output)\(added.error)")
+            let listed = try await Shoal.run(["peer", "list", "--data", a]).output
+            #expect(listed.contains(idB) && listed.contains("trusted") && !listed.contains("pending"), "\(listed)")
 
             // Writes on A (through its daemon's control socket) arrive on B.
             #expect(try await Shoal.run(["zone", "create", "notes", "--data", a]).status == 0)
@@ -63,6 +80,13 @@ import Testing
             #expect(try await Shoal.eventually { try await Shoal.run(["status", "--data", b]).output.contains("caught up") }, "status shows where replication of notes stands")
             #expect(try await Shoal.run(["get", "notes", "missing", "--data", b]).status == 4)
             #expect(try await Shoal.run(["put", "notes", "bad", "--type", "Note", "n:=notanumber", "--data", b]).status == 3)
+
+            // peer remove on A's running daemon: B's connection closes at once and stays refused.
+            #expect(try await Shoal.run(["peer", "remove", idB, "--data", a]).status == 0)
+            #expect(try await Shoal.run(["peer", "remove", idA, "--data", a]).status == 4, "neither trusted nor pending: nothing to remove")
+            _ = try await Shoal.run(["put", "notes", "after-remove", "--type", "Note", "title=Not for B", "--data", a])
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await Shoal.run(["get", "notes", "after-remove", "--data", b]).status == 4, "a change reached a removed device")
         }
     }
 
@@ -75,6 +99,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         #expect(try await Shoal.run(["init", "--data", a]).status == 0)
         #expect(try await Shoal.run(["init", "--data", b]).status == 0)
+        try await Shoal.pair([a, b])
         try await Shoal.withDaemons { daemons in
             let da = try daemons.start(["--data", a, "--listen", "127.0.0.1:0"])
             let portA = try #require(await da.port(), "daemon A did not start: \(da.log)")

@@ -169,6 +169,26 @@ enum Shoal {
         }
     }
 
+    /// The device ID `shoal id` prints for the data directory `dir`.
+    static func deviceID(_ dir: String) async throws -> String {
+        let r = try await run(["id", "--data", dir])
+        guard r.status == 0 else { throw CocoaError(.fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "shoal id failed: \(r.error)"]) }
+        return r.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Makes every node in `dirs` trust every other, with `shoal id` and `shoal peer add`
+    /// (through a running daemon, or on the store when none runs).
+    static func pair(_ dirs: [String]) async throws {
+        var ids = [String]()
+        for d in dirs { ids.append(try await deviceID(d)) }
+        for (i, d) in dirs.enumerated() {
+            for (j, id) in ids.enumerated() where i != j {
+                let r = try await run(["peer", "add", id, "--name", "node\(j)", "--data", d])
+                guard r.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSDebugDescriptionErrorKey: "shoal peer add failed: \(r.error)"]) }
+            }
+        }
+    }
+
     /// Retries `body` until it returns true (bounded: 90 s by default, far above what a passing
     /// run needs, since a full `swift test` keeps both cores busy for about a minute).
     static func eventually(_ seconds: Double = 90, _ body: () async throws -> Bool) async rethrows -> Bool {

@@ -10,6 +10,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         let dirs = ["a", "b", "c"].map { root + "/" + $0 }
         for d in dirs { #expect(try await Shoal.run(["init", "--data", d]).status == 0) }
+        // Each trusts the other two by device ID (the daemons' --peer dials; TLS checks who answers).
+        try await Shoal.pair(dirs)
 
         try await Shoal.withDaemons { daemons in
             // A listens; B dials A; C dials A and B. Ports are ephemeral, read from the logs.

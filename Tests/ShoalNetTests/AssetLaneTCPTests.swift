@@ -72,6 +72,7 @@ final class GatedAssets: AssetProvider {
         let b = try await LoopbackNode.start("b", assets: GatedAssets(holding: nil))
         try await a.store.createZone(Self.notes)
         _ = try await a.store.save(note("before"))
+        await LoopbackNode.trustEachOther(b, a)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(await eventually { (try? await b.store.record(for: Record.ID(name: "before", zone: Self.notes))) != nil })
 
@@ -104,6 +105,7 @@ final class GatedAssets: AssetProvider {
         let asset = held.add(content, chunkSize: 16 << 10)
         let a = try await LoopbackNode.start("a", assets: held)
         let c = try await LoopbackNode.start("c", assets: MemoryAssets())
+        await LoopbackNode.trustEachOther(c, a)
         await c.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(await eventually { await c.net.peers().first?.node != nil }, "C never connected to A")
         held.holdNextManifestCheck()
@@ -112,6 +114,7 @@ final class GatedAssets: AssetProvider {
 
         let fetched = MemoryAssets()
         let b = try await LoopbackNode.start("b", assets: fetched)
+        await LoopbackNode.trustEachOther(b, a)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(await eventually { await b.net.peers().first?.node != nil }, "B never connected to A")
         let fetch = Task { try await b.net.fetchAsset(asset) }

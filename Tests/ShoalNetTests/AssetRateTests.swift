@@ -69,6 +69,7 @@ import ShoalWire
         let asset = held.add(Self.content, chunkSize: 64 << 10)
         let a = try await LoopbackNode.start("a", assets: held, network: aNetwork)
         let b = try await LoopbackNode.start("b", assets: fetched, network: bNetwork)
+        await LoopbackNode.trustEachOther(b, a)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(await eventually { await b.net.peers().first?.node != nil }, "B never connected to A")
         let began = ContinuousClock.now
@@ -107,6 +108,7 @@ import ShoalWire
         let b = try await LoopbackNode.start("b", assets: fetched, network: slow)
         let notes = RecordZone.ID(name: "notes")
         try await a.store.createZone(notes)
+        await LoopbackNode.trustEachOther(b, a)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(await eventually { await b.net.peers().first?.node != nil }, "B never connected to A")
         let fetch = Task { try await b.net.fetchAsset(asset) }
@@ -147,6 +149,7 @@ import ShoalWire
         var peers: [LoopbackNode] = []
         for (i, f) in fetchers.enumerated() {
             let p = try await LoopbackNode.start("p\(i)", assets: f)
+            await LoopbackNode.trustEachOther(p, a)
             await p.net.addPeer(host: "127.0.0.1", port: a.port)
             #expect(await eventually { await p.net.peers().first?.node != nil }, "peer \(i) never connected to A")
             peers.append(p)

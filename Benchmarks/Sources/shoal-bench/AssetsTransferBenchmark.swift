@@ -91,6 +91,9 @@ extension AssetsBenchmark {
         for round in 0..<rounds {
             let bDirectory = dir + "/b-\(round)"
             let b = try await ShoalNode.open(directory: bDirectory, sync: sync, network: bNetwork, assets: config)
+            // Paired by device ID: the transfer runs over mutual TLS 1.3.
+            try await a.trustDevice(b.deviceID)
+            try await b.trustDevice(a.deviceID)
             await b.connect(to: "127.0.0.1", port: port)
             while (try? await b.record(for: lastID)) == nil { try await Task.sleep(for: .milliseconds(5)) }
             let r = try await transferRound(round, from: a, to: b, zone: zone, asset: asset, bytes: size)

@@ -1,4 +1,4 @@
-// SyncBenchmark: replication over loopback TCP — initial sync, store apply, change latency, field-update bytes.
+// SyncBenchmark: replication over loopback TLS — initial sync, store apply, change latency, field-update bytes.
 
 import Dispatch
 import Foundation
@@ -30,6 +30,12 @@ enum SyncBenchmark: BenchmarkSuite {
         r["owner"] = .string(["alice", "bob", "carol"][i % 3])
         r["tag"] = .string(["red", "green", "blue", "amber"][i % 4])
         return Stamping.saved(r, by: node, at: hlc)
+    }
+
+    /// Makes `a` and `b` trust each other's device ID (what `shoal peer add` does on each machine).
+    static func pair(_ a: ShoalNode, _ b: ShoalNode) async throws {
+        try await a.trustDevice(b.deviceID)
+        try await b.trustDevice(a.deviceID)
     }
 
     static func temporaryNode(_ label: String) async throws -> (ShoalNode, String) {
@@ -84,6 +90,8 @@ enum SyncBenchmark: BenchmarkSuite {
         defer { try? FileManager.default.removeItem(atPath: aDir); try? FileManager.default.removeItem(atPath: bDir) }
         try await a.createZone(zone)
         for start in stride(from: 0, to: n, by: 5000) { try await a.store.apply(remoteChanges: Array(records[start..<min(n, start + 5000)])) }
+        // Paired by device ID: the sync runs over mutual TLS 1.3, as every peer connection does.
+        try await pair(a, b)
         let portA = try await a.listen(host: "127.0.0.1", port: 0)
         _ = try await b.listen(host: "127.0.0.1", port: 0)
         let t1 = ContinuousClock.now
@@ -98,7 +106,7 @@ enum SyncBenchmark: BenchmarkSuite {
         guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else { throw BenchError("digests differ after the initial sync") }
         let syncRate = Double(n) / syncSeconds
         let syncWire = await b.traffic().bytesReceived
-        print("sync case=initial-sync records=\(n) records_per_s=\(Int(syncRate)) wire_bytes=\(syncWire) bytes_per_record=\(fixed(Double(syncWire) / Double(n), 1)) vs_store_apply=\(fixed(applyRate / syncRate, 2))")
+        print("sync case=initial-sync tls=on records=\(n) records_per_s=\(Int(syncRate)) wire_bytes=\(syncWire) bytes_per_record=\(fixed(Double(syncWire) / Double(n), 1)) vs_store_apply=\(fixed(applyRate / syncRate, 2))")
 
         // field-update-bytes: 1 % of the records get a new `text`; bytes B receives for them.
         // mode=batch saves the updates in one request (an app syncing an edit session); mode=live
@@ -142,6 +150,8 @@ enum SyncBenchmark: BenchmarkSuite {
         let (la, laDir) = try await temporaryNode("la"), (lb, lbDir) = try await temporaryNode("lb"), (lc, lcDir) = try await temporaryNode("lc")
         defer { for d in [laDir, lbDir, lcDir] { try? FileManager.default.removeItem(atPath: d) } }
         try await la.createZone(zone)
+        try await pair(la, lb)
+        try await pair(lb, lc)
         let pa = try await la.listen(host: "127.0.0.1", port: 0), pb = try await lb.listen(host: "127.0.0.1", port: 0)
         _ = try await lc.listen(host: "127.0.0.1", port: 0)
         await lb.connect(to: "127.0.0.1", port: pa)
@@ -181,7 +191,7 @@ enum SyncBenchmark: BenchmarkSuite {
         let slowest = toC.indices.sorted { toC[$0] > toC[$1] }.prefix(5)
         printNote("slowest changes to C: " + slowest.map { "#\($0) \(fixed(toC[$0], 2)) ms (B \(fixed(toB[$0], 2)))" }.joined(separator: ", "))
         func pct(_ xs: [Double], _ p: Double) -> Double { let s = xs.sorted(); return s[min(s.count - 1, Int(Double(s.count) * p))] }
-        print("sync case=change-latency changes=200 p50_ms=\(fixed(pct(toC, 0.5), 2)) p99_ms=\(fixed(pct(toC, 0.99), 2)) first_hop_p50_ms=\(fixed(pct(toB, 0.5), 2)) first_hop_p99_ms=\(fixed(pct(toB, 0.99), 2)) save_p50_ms=\(fixed(pct(saves, 0.5), 2)) save_p99_ms=\(fixed(pct(saves, 0.99), 2))")
+        print("sync case=change-latency tls=on changes=200 p50_ms=\(fixed(pct(toC, 0.5), 2)) p99_ms=\(fixed(pct(toC, 0.99), 2)) first_hop_p50_ms=\(fixed(pct(toB, 0.5), 2)) first_hop_p99_ms=\(fixed(pct(toB, 0.99), 2)) save_p50_ms=\(fixed(pct(saves, 0.5), 2)) save_p99_ms=\(fixed(pct(saves, 0.99), 2))")
         for node in [la, lb, lc] { await node.shutdown() }
     }
 }

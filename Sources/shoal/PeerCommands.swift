@@ -1,0 +1,102 @@
+// PeerCommands: `shoal peer add | list | remove` — the devices this node trusts, and the ones it refused.
+
+import ArgumentParser
+import Foundation
+import Shoal
+
+struct PeerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "peer", abstract: "Trust, list or remove the devices this node replicates with.",
+        discussion: """
+        Peers connect over mutual TLS and are recognised by their device ID (`shoal id` on each machine). \
+        A device that is not trusted is refused before it receives any data and listed as pending. \
+        Changes take effect at once in a running daemon.
+        """,
+        subcommands: [Add.self, List.self, Remove.self])
+
+    /// Parses a device ID as `shoal id` prints it.
+    static func device(_ text: String) throws -> DeviceID {
+        do {
+            return try DeviceID(text: text)
+        } catch {
+            throw CommandFailure(.badInput, "\"\(text)\" is not a device ID: \(error)")
+        }
+    }
+
+    static func iso(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: date)
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Trust a device: accept its connections, and dial it when --address is given.")
+        @OptionGroup var options: NodeOptions
+        @Argument(help: "The device ID that `shoal id` prints on the other machine.") var device: String
+        @Option(name: .long, help: "Where to dial it (HOST:PORT).") var address: String?
+        @Option(name: .long, help: "A name for it.") var name: String?
+        func run() async throws {
+            try await reportFailures {
+                let id = try PeerCommand.device(device)
+                try await options.withNode { node in
+                    let d = try await node.trustDevice(id, name: name, address: address)
+                    Console.current.line(options.json
+                        ? RecordFormatting.jsonText(["device": d.device.text, "name": d.name, "addresses": d.addresses])
+                        : "trusted \(d.device)\(d.name.isEmpty ? "" : " (\(d.name))")\(d.addresses.isEmpty ? "" : " at \(d.addresses.joined(separator: ", "))")")
+                }
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the trusted devices, and the pending ones (refused since the daemon started).")
+        @OptionGroup var options: NodeOptions
+        func run() async throws {
+            try await reportFailures {
+                try await options.withNode { node in
+                    let trusted = await node.trustedDevices(), pending = await node.pendingDevices()
+                    let connected = Set(await node.peers().filter(\.isConnected).compactMap(\.device))
+                    if options.json {
+                        Console.current.line(RecordFormatting.jsonText([
+                            "trusted": trusted.map { ["device": $0.device.text, "name": $0.name, "addresses": $0.addresses,
+                                                      "added": PeerCommand.iso($0.added), "connected": connected.contains($0.device)] as [String: Any] },
+                            "pending": pending.map { ["device": $0.device.text, "address": $0.address, "lastSeen": PeerCommand.iso($0.lastSeen),
+                                                      "count": $0.count] as [String: Any] },
+                        ]))
+                        return
+                    }
+                    let rows = trusted.map { [$0.device.text, "trusted", $0.name, $0.addresses.joined(separator: ","), PeerCommand.iso($0.added)] }
+                        + pending.map { [$0.device.text, "pending", "", $0.address, "\(PeerCommand.iso($0.lastSeen)) (\($0.count)×)"] }
+                    if rows.isEmpty {
+                        Console.current.line("no devices; trust one with `shoal peer add DEVICE-ID --address HOST:PORT`")
+                        return
+                    }
+                    for l in RecordFormatting.table(["DEVICE", "STATE", "NAME", "ADDRESS", "SINCE"], rows) { Console.current.line(l) }
+                }
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop trusting a device (its connections close at once), or forget a pending one.")
+        @OptionGroup var options: NodeOptions
+        @Argument(help: "The device ID.") var device: String
+        func run() async throws {
+            try await reportFailures {
+                let id = try PeerCommand.device(device)
+                try await options.withNode { node in
+                    let known = await node.trustedDevices().contains { $0.device == id }
+                    let pending = await node.pendingDevices().contains { $0.device == id }
+                    guard known || pending else {
+                        throw CommandFailure(.notFound, "\(id) is neither a trusted nor a pending device (see `shoal peer list`)")
+                    }
+                    try await node.removeDevice(id)
+                    Console.current.line(options.json ? RecordFormatting.jsonText(["removed": id.text]) : "removed \(id)")
+                }
+            }
+        }
+    }
+}
