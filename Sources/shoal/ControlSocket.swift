@@ -58,12 +58,20 @@ enum ControlServer {
         var stallTimeout = ControlServer.stallTimeout
     }
 
+    /// Binds the control socket at `path`, mode 0600: only the user running the daemon may
+    /// connect (its data directory is 0700 too, so nobody else reaches it meanwhile).
     static func start(at path: String, node: ShoalNode) async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
         unlink(path)
-        return try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                 channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
             }
+        guard chmod(path, 0o600) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? await server.channel.close().get()
+            throw CommandFailure(.dataDirectory, "cannot make the control socket \(path) private (mode 0600): \(reason)")
+        }
+        return server
     }
 
     /// Serves the clients of `server` until it closes: at most `limits.maxClients` at once.

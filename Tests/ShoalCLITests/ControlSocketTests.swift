@@ -9,6 +9,15 @@ import Testing
 /// A ``ControlServer`` served in this process on a fresh node, driven by plain POSIX clients over
 /// its real Unix socket, with small limits where a test needs them.
 @Suite(.serialized) struct ControlSocketTests {
+    /// Only the user running the daemon may talk to it (the data directory is 0700 as well).
+    @Test func theSocketIsTheOwnersAlone() async throws {
+        try await ControlFixture.with { f in
+            var st = stat()
+            #expect(stat(DataDirectory(path: f.directory).socketPath, &st) == 0)
+            #expect(st.st_mode & 0o777 == 0o600, "mode \(String(st.st_mode & 0o777, radix: 8))")
+        }
+    }
+
     @Test func anOversizedRequestIsRefusedNamingTheLimit() async throws {
         try await ControlFixture.with { f in
             let client = try f.connect()
