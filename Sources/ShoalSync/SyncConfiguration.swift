@@ -47,6 +47,10 @@ public struct SyncConfiguration: Sendable {
     /// its change tokens and its caught-up batches stay within `limits.maxVectorEntries`.
     /// Default 1,024.
     public var maxZoneWriters = 1_024
+    /// Most batches this node keeps in flight to one subscription, whatever window the
+    /// subscriber asks for: what one subscription can make it hold is this many batches of
+    /// ``batchBytes``. Default 16.
+    public var maxServedWindow = 16
     /// Decoding limits for everything peers send.
     public var limits: WireLimits = .default
     /// A catch-up's first batch carries how many changes remain when counting them is quick (at

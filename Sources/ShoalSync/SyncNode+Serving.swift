@@ -15,8 +15,13 @@ extension SyncNode {
             return []
         }
         try await checkStated(m.knowledge, zone: m.zone, what: "subscribe to zone \(m.zone)", knowledgeOnly: true)
+        // One subscription per zone and connection: another would start a second window of
+        // batches for the same zone (an honest peer subscribes once per connection, §3.4).
+        guard sessions[id]?.outbound[m.zone] == nil else {
+            throw SyncFailure("protocolViolation", "a second subscribe to zone \(m.zone) on this connection, which already follows it; one subscription per zone and connection")
+        }
         sessions[id]?.outbound[m.zone] = SyncSession.Outbound(incarnation: m.incarnation, token: m.token, peerKnowledge: m.knowledge,
-                                                              window: min(m.window, 64))
+                                                              window: min(m.window, UInt64(max(1, configuration.maxServedWindow))))
         return try await pump(m.zone, on: id)
     }
 
