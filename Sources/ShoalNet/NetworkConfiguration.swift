@@ -7,6 +7,13 @@ public import Logging
 public struct NetworkConfiguration: Sendable {
     /// A connection whose peer has not sent a valid hello by then is closed. Default 10 s.
     public var handshakeTimeout: Duration = .seconds(10)
+    /// Most connections this node accepts and holds at once (dialled ones are not counted); one
+    /// more is closed as soon as it is accepted, before TLS, and counted
+    /// (``NetworkNode/refusedConnections``). Default 256.
+    public var maxInboundConnections = 256
+    /// Most accepted connections from one remote address at once, so one host cannot take every
+    /// place of ``maxInboundConnections``. Default 16.
+    public var maxConnectionsPerAddress = 16
     /// A ping is sent after this long without sending anything. Default 15 s.
     public var pingInterval: Duration = .seconds(15)
     /// A connection is closed after this long without receiving anything. Default 45 s.

@@ -32,6 +32,12 @@ public actor NetworkNode {
     /// Bytes moved over this node's sockets.
     public nonisolated let traffic = TrafficCounter()
     let group: any EventLoopGroup
+    /// The places for accepted connections (``NetworkConfiguration/maxInboundConnections``).
+    let admission: InboundAdmission
+
+    /// Connections closed on acceptance since the node started, because a limit of
+    /// ``NetworkConfiguration/maxInboundConnections`` or ``NetworkConfiguration/maxConnectionsPerAddress`` was reached.
+    public var refusedConnections: Int { admission.refused }
 
     struct Connection {
         let writer: NIOAsyncChannelOutboundWriter<Frame>
@@ -122,6 +128,7 @@ public actor NetworkNode {
         self.trusted = trusting
         self.configuration = configuration
         self.group = group ?? MultiThreadedEventLoopGroup.singleton
+        admission = InboundAdmission(maxTotal: configuration.maxInboundConnections, maxPerAddress: configuration.maxConnectionsPerAddress)
         assetChunks = AssetFrameQueue(limit: configuration.assetQueueBytes)
         sendPacer = configuration.assetSendRate > 0 ? SharedRatePacer(bytesPerSecond: configuration.assetSendRate) : nil
         (events, eventSink) = AsyncStream<Event>.makeStream()
@@ -300,12 +307,23 @@ public actor NetworkNode {
         let traffic = self.traffic
         let chunks = assetChunks
         let tls = self.tls
+        let admission = self.admission
         let server = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .bind(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, chunks: chunks, tls: tls, dialing: false) }
+                channel.eventLoop.makeCompletedFuture {
+                    // Over a limit: closed before TLS.
+                    let address = channel.remoteAddress?.ipAddress ?? "unknown"
+                    if let refusal = admission.admit(address) {
+                        configuration.logger.debug("refused a connection", metadata: ["remote": "\(address)", "reason": "\(refusal)"])
+                        channel.close(promise: nil)
+                        throw InboundRefused(reason: refusal)
+                    }
+                    channel.closeFuture.whenComplete { _ in admission.release(address) }
+                    return try Self.configure(channel, configuration, limits, traffic, chunks: chunks, tls: tls, dialing: false)
+                }
             }
         servers.append(server.channel)
         guard let address = server.channel.localAddress else {

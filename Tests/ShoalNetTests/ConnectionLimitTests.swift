@@ -1,0 +1,69 @@
+// ConnectionLimitTests: how many connections a node accepts, in total and from one address.
+
+import Foundation
+import Testing
+import ShoalWire
+@testable import ShoalNet
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plain TCP client that connects and sends nothing, as a connection flood does.
+struct IdleClient {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard fd >= 0, rc == 0 else { throw CocoaError(.fileReadNoSuchFile) }
+    }
+
+    /// Whether the server closed the connection within `milliseconds` (a read sees the end).
+    func closedByServer(within milliseconds: Int32) -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&p, 1, milliseconds) > 0 else { return false }
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, 0) <= 0
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct ConnectionLimitTests {
+    @Test func connectionsBeyondThePerAddressLimitAreClosedAtOnce() async throws {
+        var c = NetworkConfiguration()
+        c.maxConnectionsPerAddress = 2
+        let node = try await LoopbackNode.start("limit", network: c)
+        defer { Task { await node.stop() } }
+        let first = try IdleClient(port: node.port), second = try IdleClient(port: node.port)
+        defer { first.close(); second.close() }
+        #expect(!first.closedByServer(within: 300) && !second.closedByServer(within: 300), "the first two are served (until the handshake timeout)")
+        let third = try IdleClient(port: node.port)
+        defer { third.close() }
+        #expect(third.closedByServer(within: 5_000), "the third from the same address is closed at once")
+        #expect(await node.net.refusedConnections == 1)
+        // A place freed is a place to take.
+        first.close()
+        try await Task.sleep(for: .milliseconds(300))
+        let fourth = try IdleClient(port: node.port)
+        defer { fourth.close() }
+        #expect(!fourth.closedByServer(within: 300), "a freed place is taken")
+    }
+
+    @Test func connectionsBeyondTheTotalLimitAreClosedAtOnce() async throws {
+        var c = NetworkConfiguration()
+        c.maxInboundConnections = 3
+        let node = try await LoopbackNode.start("total", network: c)
+        defer { Task { await node.stop() } }
+        let held = try (0..<3).map { _ in try IdleClient(port: node.port) }
+        defer { held.forEach { $0.close() } }
+        #expect(held.allSatisfy { !$0.closedByServer(within: 200) })
+        let extra = try IdleClient(port: node.port)
+        defer { extra.close() }
+        #expect(extra.closedByServer(within: 5_000))
+    }
+}
