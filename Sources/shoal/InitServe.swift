@@ -111,6 +111,9 @@ struct ServeCommand: AsyncParsableCommand {
             nc.assetSendRate = assetSendRate.bytesPerSecond
             let node = try await ShoalNode.open(directory: dir.path, sync: sc, network: nc)
             let port = try await node.listen(host: listen.host, port: listen.port)
+            // The control socket first: whoever reads the line below (a script, a test) may send
+            // commands at once, and they must reach this daemon, not find the store locked.
+            let control = try await ControlServer.start(at: dir.socketPath, node: node)
             let trusted = await node.trustedDevices().count
             log.info("node \(node.nodeID.short) serving \(dir.path)", metadata: ["listen": "\(listen.host):\(port)", "node": "\(node.nodeID.hex)",
                                                                      "device": "\(node.deviceID)", "trusted": "\(trusted)"])
@@ -118,7 +121,6 @@ struct ServeCommand: AsyncParsableCommand {
                 await node.connect(to: p.host, port: p.port)
                 log.info("replicating with \(p.description)")
             }
-            let control = try await ControlServer.start(at: dir.socketPath, node: node)
             let controlTask = Task { await ControlServer.serve(control, node: node) }
 
             // Stop cleanly on SIGINT / SIGTERM: goodbye to peers; every acknowledged save is
