@@ -176,9 +176,21 @@ final class FrameEncodingHandler: ChannelOutboundHandler {
             traffic.sent.add(buffer.readableBytes, ordering: .relaxed)
             context.write(wrapOutboundOut(buffer), promise: promise)
         } catch {
+            // A frame that cannot be encoded (over the frame limit) is never dropped in silence:
+            // the stream would go on without it and the peer wait for it for ever. The
+            // connection closes with the reason, and the redial starts from the stored position.
             promise?.fail(error)
+            context.fireErrorCaught(FrameNotSent(type: frame.type, reason: error))
+            context.close(promise: nil)
         }
     }
+}
+
+/// A frame this node could not encode (``WireError`` `limitExceeded`): its connection is closed.
+struct FrameNotSent: Error, CustomStringConvertible {
+    let type: FrameType
+    let reason: WireError
+    var description: String { "a frame of type \(type.rawValue) could not be sent and the connection was closed: \(reason)" }
 }
 
 /// Sends a ping when the connection has been quiet for a while and closes it when the peer has

@@ -115,6 +115,21 @@ import ShoalWire
         _ = try channel.finish()
     }
 
+    /// A frame over the limit is not dropped while the stream goes on: the write fails and the
+    /// connection closes, so the peer is not left waiting for a frame that never comes.
+    @Test func aFrameThatCannotBeEncodedClosesTheConnection() throws {
+        var options = FrameEncoder.Options()
+        options.limits.maxFramePayloadBytes = 1_000
+        let channel = EmbeddedChannel(handler: FrameEncodingHandler(options: options, traffic: TrafficCounter()))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 7400)).wait()
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        channel.write(Frame(type: .changes, payload: [UInt8](repeating: 1, count: 2_000)), promise: promise)
+        #expect(throws: (any Error).self) { try promise.futureResult.wait() }
+        #expect(throws: (any Error).self) { try channel.throwIfErrorCaught() }
+        #expect(!channel.isActive, "the connection is closed")
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil, "nothing was written")
+    }
+
     @Test func noDictionaryBeforeThePeersHello() throws {
         let channel = try Self.pipeline()
         // Our own hello goes out before the peer's arrives: the peer may not hold the dictionary.
