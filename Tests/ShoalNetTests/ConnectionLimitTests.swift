@@ -1,6 +1,7 @@
 // ConnectionLimitTests: how many connections a node accepts, in total and from one address.
 
 import Foundation
+import Synchronization
 import Testing
 import ShoalWire
 @testable import ShoalNet
@@ -8,9 +9,11 @@ import ShoalWire
 import Glibc
 #endif
 
-/// A plain TCP client that connects and sends nothing, as a connection flood does.
-struct IdleClient {
+/// A plain TCP client that connects and sends nothing, as a connection flood does. Its descriptor
+/// is closed once: closing a number twice could close a socket NIO has opened meanwhile.
+final class IdleClient: Sendable {
     let fd: Int32
+    private let closed = Mutex(false)
 
     init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -19,7 +22,11 @@ struct IdleClient {
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard fd >= 0, rc == 0 else { throw CocoaError(.fileReadNoSuchFile) }
+        guard fd >= 0, rc == 0 else {
+            if fd >= 0 { _ = Glibc.close(fd) }
+            closed.withLock { $0 = true }
+            throw CocoaError(.fileReadNoSuchFile)
+        }
     }
 
     /// Whether the server closed the connection within `milliseconds` (a read sees the end).
@@ -30,7 +37,12 @@ struct IdleClient {
         return recv(fd, &byte, 1, 0) <= 0
     }
 
-    func close() { _ = Glibc.close(fd) }
+    func close() {
+        let first = closed.withLock { c in defer { c = true }; return !c }
+        if first { _ = Glibc.close(fd) }
+    }
+
+    deinit { close() }
 }
 
 @Suite(.timeLimit(.minutes(2))) struct ConnectionLimitTests {
