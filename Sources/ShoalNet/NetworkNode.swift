@@ -378,21 +378,11 @@ public actor NetworkNode {
                 if await serve(channel, dialed: key) {
                     delay = configuration.reconnectDelay
                 } else {
-                    peerStates[key]?.failures += 1
-                    if peerStates[key]?.lastError == nil {
-                        peerStates[key]?.lastError = "the peer closed the connection before its hello: does it trust this device (\(tls.deviceID))?"
-                    }
-                    let failures = peerStates[key]?.failures ?? 0
-                    configuration.logger.log(level: failures & (failures &- 1) == 0 ? .notice : .debug, "peer refused or ended the connection",
-                                             metadata: ["peer": "\(key)", "error": "\(peerStates[key]?.lastError ?? "")", "failures": "\(failures)"])
+                    dialFailed(key, "peer refused or ended the connection", peerStates[key]?.lastError
+                               ?? "the peer closed the connection before its hello: does it trust this device (\(tls.deviceID))?")
                 }
             } catch {
-                peerStates[key]?.failures += 1
-                peerStates[key]?.lastError = "\(error)"
-                // The first failure and then every power of two: a peer down for a day is not a flood.
-                let failures = peerStates[key]?.failures ?? 0
-                configuration.logger.log(level: failures & (failures &- 1) == 0 ? .notice : .debug, "could not reach peer",
-                                         metadata: ["peer": "\(key)", "error": "\(error)", "failures": "\(failures)"])
+                dialFailed(key, "could not reach peer", "\(error)")
             }
             if stopped || peerStates[key] == nil { return }
             // Exponential backoff with ±25 % jitter.
@@ -401,6 +391,16 @@ public actor NetworkNode {
             try? await Task.sleep(for: delay * jitter)
             delay = min(delay * 2, configuration.maxReconnectDelay)
         }
+    }
+
+    /// Counts a failed dial of `key` and logs it: the first failure and then every power of two,
+    /// so a peer down for a day is not a flood.
+    func dialFailed(_ key: String, _ what: String, _ error: String) {
+        peerStates[key]?.failures += 1
+        peerStates[key]?.lastError = error
+        let failures = peerStates[key]?.failures ?? 0
+        configuration.logger.log(level: failures & (failures &- 1) == 0 ? .notice : .debug, "\(what)",
+                                 metadata: ["peer": "\(key)", "error": "\(error)", "failures": "\(failures)"])
     }
 
     /// Sets up a new connection's pipeline (on its event loop): TLS first (a client's when

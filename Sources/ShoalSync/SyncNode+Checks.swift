@@ -21,10 +21,10 @@ extension SyncNode {
     }
 
     /// A refusal: counted, traced, and thrown to close the connection with an error frame.
-    func refusal(_ message: String, knowledgeOnly: Bool) -> SyncFailure {
+    func refusal(_ message: String, knowledgeOnly: Bool, code: String = "invalidArguments") -> SyncFailure {
         if knowledgeOnly { statistics.refusedKnowledge &+= 1 } else { statistics.refusedBatches &+= 1 }
         trace?("\(nodeID.short) refused: \(message)")
-        return SyncFailure("invalidArguments", message)
+        return SyncFailure(code, message)
     }
 
     /// The first timestamp of `v` beyond `limit` (wall-clock milliseconds), if any.
@@ -82,9 +82,8 @@ extension SyncNode {
             var writers = Set(zoneVector.entries.map(\.node))
             for r in records {
                 for e in r.versionVector.entries where writers.insert(e.node).inserted && writers.count > configuration.maxZoneWriters {
-                    statistics.refusedBatches &+= 1
-                    trace?("\(nodeID.short) refused: \(what) names too many writers")
-                    throw SyncFailure("limitExceeded", "\(what): record \(r.id) would make zone \(m.zone) name more than \(configuration.maxZoneWriters) writers (SyncConfiguration.maxZoneWriters); refused whole")
+                    throw refusal("\(what): record \(r.id) would make zone \(m.zone) name more than \(configuration.maxZoneWriters) writers (SyncConfiguration.maxZoneWriters); refused whole",
+                                  knowledgeOnly: false, code: "limitExceeded")
                 }
             }
         }
@@ -110,11 +109,18 @@ extension SyncNode {
         }
     }
 
+    /// What the zone shows of its writers: its vector and its purge horizon together (nil when
+    /// this node does not hold the zone). Knowledge counts only this far (Spec/replication.md §3.8).
+    func shownByZone(_ zone: RecordZone.ID) async -> (shown: VersionVector, vector: VersionVector)? {
+        guard let info = try? await store.zone(zone) else { return nil }
+        let horizon = (try? await store.purgeHorizon(of: zone)) ?? VersionVector()
+        return (info.versionVector.union(horizon), info.versionVector)
+    }
+
     /// The part of caught-up knowledge `k` the zone shows once the batch is applied: per node, at
     /// most the larger of the zone's vector and purge horizon (Spec/replication.md §3.8).
     func shown(_ k: VersionVector, in zone: RecordZone.ID) async -> VersionVector {
-        guard let info = try? await store.zone(zone) else { return VersionVector() }
-        let horizon = (try? await store.purgeHorizon(of: zone)) ?? VersionVector()
-        return k.meet(info.versionVector.union(horizon))
+        guard let zoneShows = await shownByZone(zone) else { return VersionVector() }
+        return k.meet(zoneShows.shown)
     }
 }

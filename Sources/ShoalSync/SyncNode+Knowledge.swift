@@ -14,10 +14,9 @@ extension SyncNode {
         if let k = knowledgeCache[zone] { return k }
         var k = VersionVector()
         if let bytes = try? await store.syncValue(Self.knowledgeKey(zone)), let v = Self.decodeVector(bytes) { k = v }
-        if let info = try? await store.zone(zone) {
-            let horizon = (try? await store.purgeHorizon(of: zone)) ?? VersionVector()
-            k = k.meet(info.versionVector.union(horizon))
-            k.advance(nodeID, to: info.versionVector[nodeID])
+        if let zoneShows = await shownByZone(zone) {
+            k = k.meet(zoneShows.shown)
+            k.advance(nodeID, to: zoneShows.vector[nodeID])
         } else {
             k = VersionVector()
         }

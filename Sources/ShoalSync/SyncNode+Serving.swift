@@ -111,11 +111,12 @@ extension SyncNode {
             }
             while mustRead {
                 do throws(ShoalError) {
-                    // The page is bounded by the frame's budget while it is read: a page of large
-                    // records never loads more than one frame's worth (plus one record).
+                    // The page is bounded by the frame's budget while it is read (a page of large
+                    // records never loads more than one frame's worth, or one record alone): it
+                    // goes out as stored, so it fits.
                     if let e = try await store.encodedChanges(in: zone, since: sub.token, limit: limit, maxBytes: budget) {
                         encodedPage = e
-                        if e.count <= 1 || e.bytes.count <= budget { break }
+                        break
                     } else {
                         encodedPage = nil
                         read = try await store.changes(in: zone, since: sub.token, limit: limit, maxBytes: budget)

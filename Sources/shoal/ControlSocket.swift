@@ -106,7 +106,7 @@ enum ControlServer {
         try? await client.executeThenClose { inbound, _ in
             var input = inbound.makeAsyncIterator()
             let deadline = RequestDeadline()
-            let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(limits.readTimeout.inSeconds * 1e9))) {
+            let timer = channel.eventLoop.scheduleTask(in: TimeAmount(limits.readTimeout)) {
                 guard deadline.expire() else { return }
                 _ = answer(channel, "error: no complete request arrived within \(seconds(limits.readTimeout)) s; send the arguments as one JSON array and a newline",
                            .failure)

@@ -113,36 +113,35 @@ enum ValueParsing {
 
     /// The first operator of `clause` outside single quotes, and where it stands.
     static func firstOperator(in clause: String) -> (String, ShoalStore.Predicate.Comparison?, Range<String.Index>)? {
-        var quoted = false
-        var i = clause.startIndex
-        while i < clause.endIndex {
-            if clause[i] == "'" {
-                quoted.toggle()
-            } else if !quoted, let (op, cmp) = operators.first(where: { clause[i...].hasPrefix($0.0) }) {
-                return (op, cmp, i..<clause.index(i, offsetBy: op.count))
-            }
-            i = clause.index(after: i)
-        }
-        return nil
+        guard let (op, r) = firstUnquoted(operators.map(\.0), in: clause[...]) else { return nil }
+        return (op, operators.first { $0.0 == op }?.1, r)
     }
 
     /// `text` split at every `separator` that stands outside single quotes.
     static func unquotedSplit(_ text: String, on separator: String) -> [String] {
         var parts = [String]()
+        var rest = text[...]
+        while let (_, r) = firstUnquoted([separator], in: rest) {
+            parts.append(String(rest[..<r.lowerBound]))
+            rest = rest[r.upperBound...]
+        }
+        parts.append(String(rest))
+        return parts
+    }
+
+    /// The first of `candidates` that starts outside single quotes in `text` (the earlier in the
+    /// list where two start at one place), and where it stands.
+    static func firstUnquoted(_ candidates: [String], in text: Substring) -> (String, Range<String.Index>)? {
         var quoted = false
-        var start = text.startIndex, i = text.startIndex
+        var i = text.startIndex
         while i < text.endIndex {
             if text[i] == "'" {
                 quoted.toggle()
-            } else if !quoted, text[i...].hasPrefix(separator) {
-                parts.append(String(text[start..<i]))
-                i = text.index(i, offsetBy: separator.count)
-                start = i
-                continue
+            } else if !quoted, let c = candidates.first(where: { text[i...].hasPrefix($0) }) {
+                return (c, i..<text.index(i, offsetBy: c.count))
             }
             i = text.index(after: i)
         }
-        parts.append(String(text[start...]))
-        return parts
+        return nil
     }
 }

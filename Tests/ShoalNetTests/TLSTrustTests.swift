@@ -59,12 +59,19 @@ import ShoalTrust
         #expect(await a.net.pendingDevices().isEmpty, "no certificate, so no device to list")
     }
 
-    @Test func aTrustedPairReplicatesOverTLS() async throws {
+    /// `a` with three notes and `b`, trusting each other, `b` dialling `a`; returns once `b` is
+    /// asked to dial (the caller waits for the notes and stops both).
+    func trustedPair() async throws -> (a: LoopbackNode, b: LoopbackNode) {
         let a = try await nodeWithRecords("a")
         let b = try await LoopbackNode.start("b")
-        defer { Task { await a.stop(); await b.stop() } }
         await LoopbackNode.trustEachOther(a, b)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
+        return (a, b)
+    }
+
+    @Test func aTrustedPairReplicatesOverTLS() async throws {
+        let (a, b) = try await trustedPair()
+        defer { Task { await a.stop(); await b.stop() } }
         #expect(await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 3 })
         let peer = try #require(await b.net.peers().first)
         #expect(peer.device == a.device, "b knows a by the device ID of its certificate")
@@ -88,11 +95,8 @@ import ShoalTrust
     }
 
     @Test func distrustClosesALiveConnectionAtOnce() async throws {
-        let a = try await nodeWithRecords("a")
-        let b = try await LoopbackNode.start("b")
+        let (a, b) = try await trustedPair()
         defer { Task { await a.stop(); await b.stop() } }
-        await LoopbackNode.trustEachOther(a, b)
-        await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 3 })
         #expect(await a.net.connectionCount == 1)
 

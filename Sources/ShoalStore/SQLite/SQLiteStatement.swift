@@ -115,10 +115,10 @@ final class SQLiteStatement {
         let n = Int(sqlite3_column_bytes(stmt, i))
         return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
     }
-    /// The blob in column `i`, borrowed until the next step or reset.
     /// The size in bytes of column `i`'s blob (or text) on the current row.
     func blobSize(_ i: Int32) -> Int { Int(sqlite3_column_bytes(stmt, i)) }
 
+    /// The blob in column `i`, borrowed until the next step or reset.
     func withBlob<T>(_ i: Int32, _ body: (UnsafeRawBufferPointer) -> T) -> T {
         let p = sqlite3_column_blob(stmt, i)
         let n = Int(sqlite3_column_bytes(stmt, i))
