@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "ShoalAssets", dependencies: [
             "ShoalWire", "CShoalThread", "CShoalSHA", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
-        .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalDiff", "ShoalStore"], swiftSettings: strict),
+        .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalDiff", "ShoalStore", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         // Mutual TLS 1.3 on every peer connection, pinned by device ID (ShoalTrust).
         .target(name: "ShoalNet", dependencies: [
             "ShoalWire", "ShoalStore", "ShoalSync", "ShoalTrust",
@@ -83,7 +83,9 @@ let package = Package(
         ], path: "Tests/ShoalSyncSamples", swiftSettings: strict),
         // The writer that the kill -9 crash-safety test starts and kills (built next to the test bundle).
         .executableTarget(name: "shoal-crash-writer", dependencies: ["ShoalStore", "ShoalWire"], path: "Tests/ShoalCrashWriter", swiftSettings: strict),
-        .testTarget(name: "ShoalWireTests", dependencies: ["ShoalWire", "ShoalSamples"], swiftSettings: strict),
+        .testTarget(name: "ShoalWireTests", dependencies: [
+            "ShoalWire", "ShoalSamples", .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: strict),
         .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalCLITests", dependencies: ["shoal", "ShoalWire"], swiftSettings: strict),
         .testTarget(name: "ShoalNetTests", dependencies: [
@@ -98,7 +100,8 @@ let package = Package(
             "ShoalTrust", "ShoalWire", .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
         ], swiftSettings: strict),
-        .testTarget(name: "ShoalTests", dependencies: ["Shoal", "ShoalTrust"], swiftSettings: strict),
+        // Fixtures/ holds data directories written by earlier releases, found by #filePath.
+        .testTarget(name: "ShoalTests", dependencies: ["Shoal", "ShoalSync", "ShoalTrust"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalSamples", "CSQLite", "CShoalThread"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

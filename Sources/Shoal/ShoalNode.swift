@@ -24,13 +24,15 @@ import Darwin
 /// try await node.listen(host: "0.0.0.0", port: 7400)
 ///
 /// let notes = RecordZone.ID(name: "notes")
-/// try await node.createZone(notes)
+/// try await node.createZone(notes)                  // owned by this device
+/// try await node.shareZone(notes, with: try DeviceID(text: otherDeviceID), role: .readWrite)
 /// var note = Record(recordType: "Note", id: Record.ID(name: "groceries", zone: notes))
 /// note["text"] = .string("milk, eggs")
 /// let saved = try await node.save(note)
 /// ```
 ///
-/// Peers connect over mutual TLS and must be trusted devices (``trustDevice(_:name:address:)``);
+/// Peers connect over mutual TLS and must be trusted devices (``trustDevice(_:name:address:)``),
+/// and learn only of the zones shared with them (``shareZone(_:with:role:)``);
 /// the node writes locally whether or not peers are reachable; replication catches up when they
 /// are. Everything the store offers is on ``store``; the common calls are mirrored here.
 public actor ShoalNode {
@@ -96,7 +98,7 @@ public actor ShoalNode {
         }
         let devices = try await loadTrustedDevices(from: store)
         let lane = AssetStoreProvider(store: assets)
-        let sync = SyncNode(store: store, configuration: syncConfiguration, assets: lane)
+        let sync = SyncNode(store: store, configuration: syncConfiguration, assets: lane, signer: ShareSigner(privateKey: identity.privateKey))
         return ShoalNode(store: store, identity: identity, tls: tls, devices: devices, sync: sync, assets: assets, lane: lane, network: networkConfiguration)
     }
 
@@ -193,17 +195,21 @@ public actor ShoalNode {
 
     // MARK: Zones and records
 
-    /// Creates a zone (or returns the existing one); peers learn of it.
-    /// - Throws: ``ShoalError`` `invalidArguments` for a bad name.
+    /// Creates a zone owned by this device (or returns the existing one). No peer learns of it
+    /// until it is shared with them (``shareZone(_:with:role:)``).
+    /// - Throws: ``ShoalError`` `invalidArguments` for a bad name, `permissionFailure` for a
+    ///   zone another device owns and deleted.
     @discardableResult
     public func createZone(_ id: RecordZone.ID) async throws(ShoalError) -> ZoneInfo {
-        try await store.createZone(id)
+        try await sync.createZone(id)
     }
 
-    /// Deletes a zone and its records on this node and, through replication, on its peers.
-    /// - Throws: ``ShoalError`` `zoneNotFound`.
+    /// Deletes a zone and its records on this node. When this device owns the zone, its members
+    /// delete it too; a member's deletion stays on this node.
+    /// - Throws: ``ShoalError`` `zoneNotFound`, `permissionFailure` for a zone shared with this
+    ///   device read-only.
     public func deleteZone(_ id: RecordZone.ID) async throws(ShoalError) {
-        try await store.deleteZone(id)
+        try await sync.deleteZone(id)
     }
 
     /// The live zones.

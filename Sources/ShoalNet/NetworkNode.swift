@@ -225,7 +225,7 @@ public actor NetworkNode {
                 if let dialed { peerStates[dialed]?.lastError = "device \(device) is not trusted (shoal peer add)" }
                 return reply.resume(returning: nil)
             }
-            let (id, first) = await sync.open()
+            let (id, first) = await sync.open(device: device)
             // Checked again: trust may have been withdrawn while the node opened the session.
             guard trusted.contains(device) else {
                 await sync.closed(id)
@@ -511,6 +511,12 @@ public actor NetworkNode {
     /// requests included (``ChunkYieldHandler``); chunks among themselves, requests among
     /// themselves and other frames among themselves keep their order.
     func send(_ outputs: [ConnectionID: [SyncOutput]]) async {
+        await deliver(outputs)
+    }
+
+    /// Sends what the engine returned from a call made outside this node's events (sharing a
+    /// zone, say): frames to the connections still open, goodbyes and closes included.
+    public func deliver(_ outputs: [ConnectionID: [SyncOutput]]) async {
         for (id, list) in outputs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             guard let c = connections[id] else { continue }
             var frames = [Frame]()

@@ -75,8 +75,14 @@ extension Store {
     /// ``databaseChanges(since:)`` reports, so peers learn of it.
     /// - Throws: `zoneNotFound` if the zone does not exist; `permissionFailure` for a read-only zone.
     public func deleteZone(_ id: RecordZone.ID) throws(ShoalError) {
+        try deleteZone(id, asReplica: false)
+    }
+
+    /// Deletes a zone as ``deleteZone(_:)`` does; `asReplica` deletes a read-only zone too
+    /// (replication passes on its owner's deletion).
+    package func deleteZone(_ id: RecordZone.ID, asReplica: Bool) throws(ShoalError) {
         var z = try liveZone(id)
-        guard !z.readOnly else {
+        guard asReplica || !z.readOnly else {
             throw .permissionFailure("zone \(id) is read-only on this node (shared with it read-only); only its owner can delete it")
         }
         try writeTransaction { () throws(ShoalError) in

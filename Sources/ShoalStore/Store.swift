@@ -90,6 +90,9 @@ public actor Store {
     /// The write path's statements, held by the store.
     let writes: WriteStatements
     let configuration: Configuration
+    /// A new random identifier from the store's generator (``Configuration/newIdentifier``): what
+    /// a new zone's incarnation is made of.
+    package nonisolated func newIdentifier() -> NodeID { configuration.newIdentifier() }
     /// This node's identity, random when the store was created.
     public nonisolated let nodeID: NodeID
     /// This store's incarnation: names its change sequence numbers inside tokens.

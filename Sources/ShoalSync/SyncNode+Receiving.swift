@@ -11,6 +11,12 @@ extension SyncNode {
             if let r = decoded?.take() { return try r.get() }
             return try ChangesMessage.decodeKeepingRecordBytes(frame.payload, limits: l)
         }
+        // Checked first: a device that may not write the zone has nothing applied, whatever it
+        // sends (Spec/security.md §6.2).
+        guard await access(id, m.zone) >= .write else {
+            statistics.refusedForPermission &+= 1
+            throw SyncFailure("permissionFailure", "changes to zone \(m.zone) refused whole: device \(sessions[id]?.device?.description ?? "?") may not write it (Spec/security.md §6.2)")
+        }
         guard let sub = sessions[id]?.inbound[m.zone], sub.incarnation == m.incarnation else {
             throw SyncFailure("protocolViolation", "changes for zone \(m.zone) (incarnation \(m.incarnation.short)), which this connection did not subscribe to")
         }

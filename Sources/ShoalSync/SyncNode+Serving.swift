@@ -7,6 +7,10 @@ import ShoalDiff
 extension SyncNode {
     func handleSubscribe(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         let m = try decode { (l) throws(WireError) in try SubscribeMessage(decoding: frame.payload, limits: l) }
+        guard await access(id, m.zone) >= .read else {
+            statistics.refusedForPermission &+= 1
+            throw SyncFailure("permissionFailure", "subscribe to zone \(m.zone) refused: it is not shared with device \(sessions[id]?.device?.description ?? "?") (Spec/security.md §6.2)")
+        }
         guard configuration.zones.allows(m.zone), let info = try? await store.zone(m.zone) else {
             return [.send(Frame(type: .error, payload: ErrorMessage(code: "zoneNotFound", message: "zone \(m.zone) is not replicated by node \(nodeID.short)").encoded()))]
         }

@@ -22,6 +22,11 @@ public actor SyncNode {
     public nonisolated let nodeID: NodeID
     /// Where asset bytes live; nil: this node neither serves nor fetches assets.
     public let assets: (any AssetProvider)?
+    /// The device key this node signs its zones' shares with; nil: it owns no shares and every
+    /// zone it creates is open to every trusted device (Spec/security.md §6).
+    public let signer: ShareSigner?
+    /// The shares held, per zone (nil inside: none), read from the store on first use.
+    var shareCache: [RecordZone.ID: HeldShare?] = [:]
     /// Assets being fetched.
     var transfers: [Asset: AssetTransfer] = [:]
     /// Whether assets served compress (a trial on their first chunk).
@@ -91,6 +96,16 @@ public actor SyncNode {
         /// Caught-up batches whose knowledge claimed writes the zone does not show, adopted
         /// only up to what it shows (Spec/replication.md §3.8).
         public var unshownKnowledgeDropped = 0
+        /// Frames refused because the connection's device may not do what they ask with their
+        /// zone: changes from a read-only member, a subscribe from a device that is not a
+        /// member (Spec/security.md §6.2).
+        public var refusedForPermission = 0
+        /// Shares in peers' announcements that were not adopted: a signature that does not
+        /// verify, another owner than the zone's, or one that does not list this device.
+        public var sharesIgnored = 0
+        /// Announcements of a shared zone's deletion or incarnation that came without its
+        /// owner's share, ignored (Spec/security.md §6.3).
+        public var unsignedZoneChangesIgnored = 0
     }
 
     /// Counters since the node was created.
@@ -154,24 +169,33 @@ public actor SyncNode {
         static let assets: UInt64 = 2
     }
 
-    /// Creates a node replicating `store`, serving and fetching assets through `assets` if given.
-    public init(store: Store, configuration: SyncConfiguration = SyncConfiguration(), assets: (any AssetProvider)? = nil) {
+    /// Creates a node replicating `store`, serving and fetching assets through `assets` if given,
+    /// signing the shares of the zones it owns with `signer`.
+    public init(store: Store, configuration: SyncConfiguration = SyncConfiguration(), assets: (any AssetProvider)? = nil,
+                signer: ShareSigner? = nil) {
         self.store = store
         self.configuration = configuration
         self.nodeID = store.nodeID
         self.assets = assets
+        self.signer = signer
     }
 
     // MARK: Connections
 
     /// Registers a new connection and returns its ID and the frames to send first (the hello).
-    public func open() async -> (ConnectionID, [SyncOutput]) {
+    ///
+    /// `device` is the authenticated device at the other end (from the TLS handshake): every
+    /// zone it learns of, reads or writes is checked against the zone's share (Spec/security.md
+    /// §6). Nil for a transport that authenticates nobody (in-memory tests and simulations): such
+    /// a connection may do everything, as a zone's owner may.
+    public func open(device: DeviceID? = nil) async -> (ConnectionID, [SyncOutput]) {
         let id = ConnectionID(rawValue: nextConnection)
         nextConnection &+= 1
-        let hello = await hello()
         var session = SyncSession()
-        session.announced = hello.zones
+        session.device = device
         sessions[id] = session
+        let hello = await hello(for: id)
+        sessions[id]?.announced = hello.zones
         return (id, [.send(Frame(type: .hello, payload: hello.encoded()))])
     }
 
@@ -202,8 +226,8 @@ public actor SyncNode {
         await store.zoneAnnouncements().filter { configuration.zones.allows($0.zone) }
     }
 
-    func hello() async -> HelloMessage {
-        let zones = await announcedZones()
+    func hello(for id: ConnectionID) async -> HelloMessage {
+        let zones = await announcedZones(for: id)
         return HelloMessage(minimumVersion: Self.versions.lowerBound, maximumVersion: Self.versions.upperBound, node: nodeID,
                             name: configuration.nodeName, capabilities: capabilities, dictionaries: [BuiltInDictionaries.recordsID],
                             maxFramePayloadBytes: UInt64(configuration.limits.maxFramePayloadBytes), zones: zones)
@@ -359,7 +383,7 @@ public actor SyncNode {
         var out = try await reconcile(hello.zones, on: id)
         // Zones that changed here after our hello went out (announcements skip connections still
         // waiting for the peer's hello): tell the peer now, or it never learns of them.
-        let current = await announcedZones()
+        let current = await announcedZones(for: id)
         if current != sessions[id]?.announced {
             sessions[id]?.announced = current
             out.insert(.send(Frame(type: .zones, payload: ZonesMessage(zones: current).encoded())), at: 0)
@@ -380,8 +404,21 @@ public actor SyncNode {
         if new > 0, local.count &+ new > configuration.maxZones {
             throw SyncFailure("limitExceeded", "the peer announced \(new) zone(s) new to node \(nodeID.short), which holds \(local.count); together over its limit of \(configuration.maxZones) (SyncConfiguration.maxZones); none was created")
         }
+        var shareChanges = Set<DeviceID>()
         for a in announced where configuration.zones.allows(a.zone) {
             let mine = local[a.zone]
+            // A shared zone changes only by its owner's signed share (Spec/security.md §6.3).
+            if let share = a.share {
+                shareChanges.formUnion(try await adoptShare(a, share, on: id))
+                continue
+            }
+            if await heldShare(a.zone) != nil {
+                if let m = mine, m.isDeleted != a.isDeleted || m.incarnation != a.incarnation {
+                    statistics.unsignedZoneChangesIgnored &+= 1
+                    trace?("\(nodeID.short) ignored an unsigned announcement of shared zone \(a.zone) on \(id): \(a)")
+                }
+                continue
+            }
             do throws(ShoalError) {
                 if a.isDeleted {
                     if let m = mine, !m.isDeleted, m.incarnation == a.incarnation {
@@ -405,6 +442,15 @@ public actor SyncNode {
                 throw SyncFailure("internalError", "could not apply the peer's announcement of zone \(a.zone): \(error)")
             }
         }
+        if !shareChanges.isEmpty {
+            // Connections of devices whose access changed restart once this call settles.
+            for (c, s) in sessions.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where c != id && s.phase != .closed {
+                guard let d = s.device, shareChanges.contains(d) else { continue }
+                extraOutputs[c, default: []] += [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: "a zone's share changed on node \(nodeID.short); reconnect to follow it").encoded())), .close(nil)]
+                sessions[c]?.phase = .closed
+            }
+            announcePending = true
+        }
         local = Dictionary(uniqueKeysWithValues: await store.zoneAnnouncements().map { ($0.zone, $0) })
         guard let peerHello = sessions[id]?.peer else { return [] }
         // What the peer announced, updated by this message.
@@ -413,7 +459,10 @@ public actor SyncNode {
         sessions[id]?.peer?.zones = peerZones.values.sorted { $0.zone < $1.zone }
         var out = [SyncOutput]()
         for (zone, theirs) in peerZones.sorted(by: { $0.key < $1.key }) where configuration.zones.allows(zone) {
-            guard let mine = local[zone], !mine.isDeleted, !theirs.isDeleted, mine.incarnation == theirs.incarnation else {
+            // Only a device that may write the zone is followed: a read-only member's changes
+            // would be refused (Spec/security.md §6.2).
+            guard let mine = local[zone], !mine.isDeleted, !theirs.isDeleted, mine.incarnation == theirs.incarnation,
+                  await access(id, zone) >= .write else {
                 sessions[id]?.inbound[zone] = nil
                 continue
             }
@@ -441,9 +490,9 @@ public actor SyncNode {
     /// shared (call after creating a zone locally). Call ``restartConnections(reason:)`` instead
     /// after deleting a zone, so no subscription to it survives.
     public func announceZones() async -> [ConnectionID: [SyncOutput]] {
-        let zones = await announcedZones()
         var result = [ConnectionID: [SyncOutput]]()
         for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) where sessions[id]?.phase == .established {
+            let zones = await announcedZones(for: id)
             sessions[id]?.announced = zones
             var out: [SyncOutput] = [.send(Frame(type: .zones, payload: ZonesMessage(zones: zones).encoded()))]
             do throws(SyncFailure) {

@@ -71,6 +71,8 @@ struct SyncSession {
     }
 
     var phase = Phase.awaitingHello
+    /// The authenticated device at the other end; nil for a transport that authenticates nobody.
+    var device: DeviceID? = nil
     var peer: HelloMessage? = nil
     /// The zones this node last announced on the connection (in its hello or a zones message).
     var announced: [ZoneAnnouncement] = []

@@ -48,8 +48,10 @@ struct DemoCommand: AsyncParsableCommand {
         say("  each trusts the other two by device ID (shoal peer add); a device it does not trust is refused after the TLS handshake.")
 
         say()
-        say("1. alice creates the zone \"notes\" and writes three notes; bob and carol dial her and each other.")
+        say("1. alice creates the zone \"notes\", shares it read-write with bob and carol (shoal zone share) and writes")
+        say("   three notes; bob and carol dial her and each other.")
         try await alice.createZone(notes)
+        for peer in [bob, carol] { try await alice.shareZone(notes, with: peer.deviceID, role: .readWrite) }
         for (i, title) in ["Groceries", "Trip plan", "Ideas"].enumerated() {
             var r = Record(recordType: "Note", id: Record.ID(name: "note-\(i + 1)", zone: notes))
             r["title"] = .string(title)
@@ -61,7 +63,7 @@ struct DemoCommand: AsyncParsableCommand {
         await carol.connect(to: "127.0.0.1", port: nodes[1].2)
         let t1 = ContinuousClock.now
         try await converge(nodes, expecting: 3)
-        say("   bob and carol hold all 3 notes (\(ms(ContinuousClock.now - t1)) ms): zones are created from alice's hello, then each")
+        say("   bob and carol hold all 3 notes (\(ms(ContinuousClock.now - t1)) ms): the zone, with alice's signed share, comes in her hello; each")
         say("   subscribes and receives batches of the latest record versions.")
 
         say()

@@ -127,6 +127,8 @@ struct StatusCommand: AsyncParsableCommand {
                         "zones": zoneRows.map { ["zone": $0[0], "records": Int($0[1]) ?? 0, "digest": $0[2]] },
                         "received": ["records": stats.recordsReceived, "batches": stats.batchesReceived], "sent": ["records": stats.recordsSent, "batches": stats.batchesSent],
                         "errors": Dictionary(uniqueKeysWithValues: errors.map { ($0.key.hex, $0.value) }),
+                        "refused": ["permission": stats.refusedForPermission, "batches": stats.refusedBatches, "knowledge": stats.refusedKnowledge,
+                                    "sharesIgnored": stats.sharesIgnored, "unsignedZoneChanges": stats.unsignedZoneChangesIgnored],
                         "assets": ["fetched": stats.assetsFetched, "fetchesFailed": stats.assetFetchesFailed, "chunksReceived": stats.assetChunksReceived,
                                    "chunksSent": stats.assetChunksSent, "receiveRate": caps.assetReceiveRate, "sendRate": caps.assetSendRate,
                                    "pauses": traffic.assetPauses, "pausedSeconds": traffic.assetPausedTime.inSeconds] as [String: Any],
@@ -156,6 +158,10 @@ struct StatusCommand: AsyncParsableCommand {
                         + " paused \(traffic.assetPauses) times (\(String(format: "%.1f", traffic.assetPausedTime.inSeconds)) s)"
                 }
                 Console.current.line(assets)
+                let refused = stats.refusedForPermission + stats.refusedBatches + stats.refusedKnowledge + stats.sharesIgnored + stats.unsignedZoneChangesIgnored
+                if refused > 0 {
+                    Console.current.line("refused from peers: \(stats.refusedForPermission) for permission (not a member, or read-only), \(stats.refusedBatches) batches and \(stats.refusedKnowledge) knowledge claims (Spec/replication.md §3.8), \(stats.sharesIgnored) shares not signed by a zone's owner, \(stats.unsignedZoneChangesIgnored) unsigned changes to shared zones")
+                }
                 for (peer, e) in errors { Console.current.line("last error with \(peer.short): \(e)") }
             }
         }

@@ -13,11 +13,11 @@ func parseZone(_ text: String) -> RecordZone.ID {
 }
 
 struct ZoneCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "zone", abstract: "Create, list or delete zones.",
-                                                    subcommands: [Create.self, List.self, Delete.self])
+    static let configuration = CommandConfiguration(commandName: "zone", abstract: "Create, list, delete or share zones.",
+                                                    subcommands: [Create.self, List.self, Delete.self, Share.self, Unshare.self, Members.self])
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a zone (peers learn of it).")
+        static let configuration = CommandConfiguration(abstract: "Create a zone this device owns (peers learn of it once it is shared with them).")
         @OptionGroup var options: NodeOptions
         @Argument(help: "The zone: name or name@owner.") var zone: String
         func run() async throws {
@@ -50,7 +50,7 @@ struct ZoneCommand: AsyncParsableCommand {
     }
 
     struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a zone and all its records, here and on its peers.")
+        static let configuration = CommandConfiguration(abstract: "Delete a zone and all its records: here, and on its members when this device owns it.")
         @OptionGroup var options: NodeOptions
         @Argument(help: "The zone: name or name@owner.") var zone: String
         func run() async throws {
@@ -58,6 +58,78 @@ struct ZoneCommand: AsyncParsableCommand {
                 try await options.withNode { node in
                     try await node.deleteZone(parseZone(zone))
                     Console.current.line(options.json ? RecordFormatting.jsonText(["deleted": zone]) : "deleted zone \(zone)")
+                }
+            }
+        }
+    }
+}
+
+extension ZoneCommand {
+    struct Share: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Share a zone this device owns with a device, read-only or read-write.",
+            discussion: "The device must also be trusted (`shoal peer add`). Its connections restart at once; it learns of the zone and, read-write, may change it.")
+        @OptionGroup var options: NodeOptions
+        @Argument(help: "The zone: name or name@owner.") var zone: String
+        @Argument(help: "The device ID that `shoal id` prints on the other machine.") var device: String
+        @Flag(name: .customLong("read-only"), help: "The device receives the zone; its changes are refused.") var readOnly = false
+        @Flag(name: .customLong("read-write"), help: "The device receives the zone and may change it.") var readWrite = false
+        func run() async throws {
+            try await reportFailures {
+                guard readOnly != readWrite else {
+                    throw CommandFailure(.usage, "say --read-only or --read-write (one of them)")
+                }
+                let d = try PeerCommand.device(device)
+                let role: ZoneShare.Role = readOnly ? .readOnly : .readWrite
+                try await options.withNode { node in
+                    try await node.shareZone(parseZone(zone), with: d, role: role)
+                    Console.current.line(options.json ? RecordFormatting.jsonText(["zone": zone, "device": d.description, "role": "\(role)"])
+                                                      : "shared zone \(zone) with \(d) (\(role))")
+                }
+            }
+        }
+    }
+
+    struct Unshare: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop sharing a zone this device owns with a device.",
+            discussion: "Its connections restart at once; it is served nothing more of the zone and its changes are refused. What it received stays on it.")
+        @OptionGroup var options: NodeOptions
+        @Argument(help: "The zone: name or name@owner.") var zone: String
+        @Argument(help: "The device ID.") var device: String
+        func run() async throws {
+            try await reportFailures {
+                let d = try PeerCommand.device(device)
+                try await options.withNode { node in
+                    try await node.unshareZone(parseZone(zone), from: d)
+                    Console.current.line(options.json ? RecordFormatting.jsonText(["zone": zone, "device": d.description, "role": "none"])
+                                                      : "stopped sharing zone \(zone) with \(d)")
+                }
+            }
+        }
+    }
+
+    struct Members: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a zone's owner and the devices it is shared with.")
+        @OptionGroup var options: NodeOptions
+        @Argument(help: "The zone: name or name@owner.") var zone: String
+        func run() async throws {
+            try await reportFailures {
+                try await options.withNode { node in
+                    let m = try await node.members(of: parseZone(zone))
+                    let me = node.deviceID
+                    if options.json {
+                        Console.current.line(RecordFormatting.jsonText([
+                            "zone": m.zone.description, "owner": m.owner?.description ?? "", "serial": "\(m.serial)",
+                            "members": m.members.map { "\($0.device) \($0.role)" },
+                        ] as [String: Any]))
+                    } else if let owner = m.owner {
+                        var rows = [[owner.description, "owner" + (owner == me ? " (this device)" : "")]]
+                        rows += m.members.map { [$0.device.description, "\($0.role)" + ($0.device == me ? " (this device)" : "")] }
+                        for l in RecordFormatting.table(["DEVICE", "ROLE"], rows) { Console.current.line(l) }
+                    } else {
+                        Console.current.line("zone \(m.zone) has no owner: every trusted device reads and writes it (share it to make it this device's)")
+                    }
                 }
             }
         }

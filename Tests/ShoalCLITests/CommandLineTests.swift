@@ -44,6 +44,12 @@ import Testing
 
             // Writes on A (through its daemon's control socket) arrive on B.
             #expect(try await Shoal.run(["zone", "create", "notes", "--data", a]).status == 0)
+            // B learns of the zone only once A shares it with B.
+            #expect(try await Shoal.run(["zone", "share", "notes", idB, "--data", a]).status == 2, "a role must be given")
+            let shared = try await Shoal.run(["zone", "share", "notes", idB, "--read-write", "--data", a])
+            #expect(shared.status == 0 && shared.output.contains("read-write"), "\(shared.output)\(shared.error)")
+            let members = try await Shoal.run(["zone", "members", "notes", "--data", a]).output
+            #expect(members.contains(idA) && members.contains("owner") && members.contains(idB), "\(members)")
             let put = try await Shoal.run(["put", "notes", "groceries", "--type", "Note", "title=Milk and eggs", "count:=2",
                                            "due:=2026-11-22T10:00:00Z", "tags:=[home,urgent]", "--data", a])
             #expect(put.status == 0, "\(put.error)")
@@ -118,6 +124,7 @@ import Testing
             let file = root + "/photo.bin"
             try Data(bytes).write(to: URL(fileURLWithPath: file))
             #expect(try await Shoal.run(["zone", "create", "album", "--data", a]).status == 0)
+            #expect(try await Shoal.run(["zone", "share", "album", try await Shoal.deviceID(b), "--read-only", "--data", a]).status == 0)
             let put = try await Shoal.run(["put", "album", "p1", "--type", "Photo", "title=Lake", "image=@\(file)", "--data", a])
             #expect(put.status == 0, "\(put.error)")
             #expect(try await Shoal.eventually { try await Shoal.run(["get", "album", "p1", "--data", b]).output.contains("asset") })

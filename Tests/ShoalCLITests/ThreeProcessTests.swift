@@ -22,6 +22,9 @@ import Testing
             let c = try daemons.start(["--data", dirs[2], "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)", "--peer", "127.0.0.1:\(portB)"])
             _ = try #require(await c.port())
             #expect(try await Shoal.run(["zone", "create", "notes", "--data", dirs[0]]).status == 0)
+            for d in dirs.dropFirst() {
+                #expect(try await Shoal.run(["zone", "share", "notes", try await Shoal.deviceID(d), "--read-write", "--data", dirs[0]]).status == 0)
+            }
             #expect(try await Shoal.eventually { try await Shoal.run(["zone", "list", "--data", dirs[2]]).output.contains("notes") })
 
             // Concurrent writers on all three nodes, shared records to conflict on.

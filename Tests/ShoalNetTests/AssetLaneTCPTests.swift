@@ -70,7 +70,7 @@ final class GatedAssets: AssetProvider {
         let served = GatedAssets(holding: asset)
         let a = try await LoopbackNode.start("a", assets: served)
         let b = try await LoopbackNode.start("b", assets: GatedAssets(holding: nil))
-        try await a.store.createZone(Self.notes)
+        try await a.createSharedZone(Self.notes, with: [b])
         _ = try await a.store.save(note("before"))
         await LoopbackNode.trustEachOther(b, a)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)

@@ -107,7 +107,7 @@ import ShoalWire
         let a = try await LoopbackNode.start("a", assets: held)
         let b = try await LoopbackNode.start("b", assets: fetched, network: slow)
         let notes = RecordZone.ID(name: "notes")
-        try await a.store.createZone(notes)
+        try await a.createSharedZone(notes, with: [b])
         await LoopbackNode.trustEachOther(b, a)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(await eventually { await b.net.peers().first?.node != nil }, "B never connected to A")

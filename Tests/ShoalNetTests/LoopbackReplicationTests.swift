@@ -35,11 +35,18 @@ struct LoopbackNode {
         var sc = SyncConfiguration()
         sc.nodeName = name
         let identity = try identity ?? DeviceIdentity.generate()
-        let net = NetworkNode(sync: SyncNode(store: store, configuration: sc, assets: assets), tls: try PeerTLS(identity: identity),
+        let net = NetworkNode(sync: SyncNode(store: store, configuration: sc, assets: assets, signer: ShareSigner(privateKey: identity.privateKey)),
+                              tls: try PeerTLS(identity: identity),
                               trusting: trusting, configuration: network)
         let address = try await net.listen(host: "127.0.0.1", port: 0)
         try await net.start()
         return LoopbackNode(directory: dir, store: store, net: net, port: address.port ?? 0, identity: identity)
+    }
+
+    /// Creates `zone`, owned by this node's device, and shares it with each of `members` as `role`.
+    func createSharedZone(_ zone: RecordZone.ID, with members: [LoopbackNode], role: ZoneShare.Role = .readWrite) async throws {
+        try await net.sync.createZone(zone)
+        for m in members { await net.deliver(try await net.sync.setMember(m.device, role: role, of: zone)) }
     }
 
     func stop() async {
@@ -76,7 +83,7 @@ func eventually(timeout: Duration = .seconds(90), _ condition: () async throws -
         let a = try await LoopbackNode.start("a"), b = try await LoopbackNode.start("b"), c = try await LoopbackNode.start("c")
         defer { Task { await a.stop(); await b.stop(); await c.stop() } }
         await LoopbackNode.trustEachOther(a, b, c)
-        try await a.store.createZone(Self.notes)
+        try await a.createSharedZone(Self.notes, with: [b, c])
         for i in 0..<50 { _ = try await a.store.save(note("a\(i)", "from a \(i)")) }
         // A line: B dials A, C dials B. A change reaches C only through B.
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
@@ -108,7 +115,7 @@ func eventually(timeout: Duration = .seconds(90), _ condition: () async throws -
     @Test func malformedBytesCloseOnlyThatConnection() async throws {
         let a = try await LoopbackNode.start("a")
         defer { Task { await a.stop() } }
-        try await a.store.createZone(Self.notes)
+        try await a.createSharedZone(Self.notes, with: [])
         _ = try await a.store.save(note("kept", "still here"))
         // A raw TCP client sends garbage where a TLS handshake belongs: TLS refuses it (an alert
         // at most, never a frame) and the connection closes.
@@ -120,6 +127,7 @@ func eventually(timeout: Duration = .seconds(90), _ condition: () async throws -
         let b = try await LoopbackNode.start("b")
         defer { Task { await b.stop() } }
         await LoopbackNode.trustEachOther(a, b)
+        await a.net.deliver(try await a.net.sync.setMember(b.device, role: .readOnly, of: Self.notes))
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(try await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 1 })
     }

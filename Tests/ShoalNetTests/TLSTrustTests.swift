@@ -18,10 +18,10 @@ import ShoalTrust
         return r
     }
 
-    /// A node with a zone of three records.
+    /// A node with a zone of three records, owned by it and shared with nobody yet.
     func nodeWithRecords(_ name: String) async throws -> LoopbackNode {
         let a = try await LoopbackNode.start(name)
-        try await a.store.createZone(Self.notes)
+        try await a.createSharedZone(Self.notes, with: [])
         for i in 0..<3 { _ = try await a.store.save(note("n\(i)")) }
         return a
     }
@@ -65,6 +65,7 @@ import ShoalTrust
         let a = try await nodeWithRecords("a")
         let b = try await LoopbackNode.start("b")
         await LoopbackNode.trustEachOther(a, b)
+        await a.net.deliver(try await a.net.sync.setMember(b.device, role: .readWrite, of: Self.notes))
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         return (a, b)
     }
@@ -117,6 +118,7 @@ import ShoalTrust
         defer { Task { await a.stop(); await b.stop() } }
         let mallory = try DeviceIdentity.generate()
         await LoopbackNode.trustEachOther(a, b)
+        await a.net.deliver(try await a.net.sync.setMember(b.device, role: .readOnly, of: Self.notes))
         await a.net.trust(mallory.deviceID)
         // b connects first: its device is bound to its node ID.
         await b.net.addPeer(host: "127.0.0.1", port: a.port)

@@ -133,21 +133,22 @@ package enum FuzzChecks {
     }
 
     /// The replication messages (Spec/replication.md §3): the first byte picks the kind (modulo
-    /// 7: hello, zones, subscribe, acknowledgement, changes, asset request, asset chunk), the rest
-    /// is the payload.
+    /// 8: hello, zones, subscribe, acknowledgement, changes, asset request, asset chunk, and a zone
+    /// share alone, as announcements carry it), the rest is the payload.
     /// - Throws: ``Failure`` when a property breaks.
     package static func messages(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.messages.rawValue
         guard let selector = bytes.first else { return }
         let payload = Array(bytes.dropFirst())
-        switch selector % 7 {
+        switch selector % 8 {
         case 0: try message(t, payload, { (b) throws(WireError) in try HelloMessage(decoding: b) }, { $0.encoded() })
         case 1: try message(t, payload, { (b) throws(WireError) in try ZonesMessage(decoding: b) }, { $0.encoded() })
         case 2: try message(t, payload, { (b) throws(WireError) in try SubscribeMessage(decoding: b) }, { $0.encoded() })
         case 3: try message(t, payload, { (b) throws(WireError) in try AcknowledgementMessage(decoding: b) }, { $0.encoded() })
         case 4: try message(t, payload, { (b) throws(WireError) in try ChangesMessage(decoding: b) }, { $0.encoded() })
         case 5: try message(t, payload, { (b) throws(WireError) in try AssetRequestMessage(decoding: b) }, { $0.encoded() })
-        default: try message(t, payload, { (b) throws(WireError) in try AssetChunkMessage(decoding: b) }, { $0.encoded() })
+        case 6: try message(t, payload, { (b) throws(WireError) in try AssetChunkMessage(decoding: b) }, { $0.encoded() })
+        default: try message(t, payload, { (b) throws(WireError) in try ZoneShare(decoding: b) }, { $0.encoded() })
         }
     }
 

@@ -37,8 +37,8 @@ extension Simulation {
         let edges = sparseTopology()
         topology = edges
         let edgeList = edges.sorted { $0.lexicographicallyPrecedes($1) }
-        _ = try await nodes[0].store.createZone(RecordZone.ID(name: "notes"))
-        _ = try await nodes[nodes.count / 2].store.createZone(RecordZone.ID(name: "lab"))
+        try await createSharedZone(RecordZone.ID(name: "notes"), on: 0)
+        try await createSharedZone(RecordZone.ID(name: "lab"), on: nodes.count / 2)
         for e in edgeList { try await connect(e[0], e[1]) }
         for _ in 0..<steps {
             let r = int(100)
@@ -86,13 +86,15 @@ extension Simulation {
 
     @Test func sparseMeshesConverge() async throws {
         for seed in Self.firstSeed..<(Self.firstSeed + UInt64(Self.seedCount)) {
-            let sim = try await Simulation(seed: seed, nodes: Self.nodeCount)
+            // Every node has a device key; zones are owned and shared, and their signed shares
+            // reach nodes several hops from the owner through other members.
+            let sim = try await Simulation(seed: seed, nodes: Self.nodeCount, identities: true)
             let (log, healing) = try await sim.runSparse(steps: Self.nodeCount * 20)
             let problems = try await sim.check(log)
             var received = 0
             for node in sim.nodes { received += await node.sync.statistics.recordsReceived }
             let degrees = (0..<Self.nodeCount).map { n in sim.topology?.filter { $0.contains(n) }.count ?? 0 }
-            print("simulation-scale seed=\(seed) nodes=\(Self.nodeCount) links=\(sim.topology?.count ?? 0) degree=\(degrees.min() ?? 0)-\(degrees.max() ?? 0) saves=\(log.saves.count) deletes=\(log.deletes.count) crashes=\(sim.crashes) frames=\(sim.framesDelivered) healing_frames=\(healing) bytes=\(sim.bytesDelivered) versions_received=\(received) error_closes=\(sim.log.count)")
+            print("simulation-scale seed=\(seed) nodes=\(Self.nodeCount) links=\(sim.topology?.count ?? 0) degree=\(degrees.min() ?? 0)-\(degrees.max() ?? 0) saves=\(log.saves.count) deletes=\(log.deletes.count) crashes=\(sim.crashes) frames=\(sim.framesDelivered) healing_frames=\(healing) bytes=\(sim.bytesDelivered) versions_received=\(received) error_closes=\(sim.log.count) identities=on")
             #expect(problems.isEmpty, "seed \(seed) (\(Self.nodeCount) nodes; rerun with SHOAL_SIM_FIRST_SEED=\(seed) SHOAL_SIM_SCALE_SEEDS=1): \(problems.prefix(5).joined(separator: "; "))")
             #expect(log.saves.count > Self.nodeCount, "the workload must write")
             #expect(degrees.allSatisfy { (3...5).contains($0) } || Self.nodeCount < 6, "degrees \(degrees)")

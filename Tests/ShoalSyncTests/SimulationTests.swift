@@ -60,10 +60,16 @@ extension Simulation {
     /// Runs a random workload of `steps` steps, then heals everything and lets it settle.
     func run(steps: Int) async throws -> WorkloadLog {
         var log = WorkloadLog()
-        // Zones: one created on node 0, one created independently on two nodes.
-        _ = try await nodes[0].store.createZone(RecordZone.ID(name: "notes"))
-        _ = try await nodes[1 % nodes.count].store.createZone(RecordZone.ID(name: "lab"))
-        _ = try await nodes[nodes.count - 1].store.createZone(RecordZone.ID(name: "lab"))
+        if nodes[0].signer != nil {
+            // With identities: each zone owned by one node and shared read-write with the others.
+            try await createSharedZone(RecordZone.ID(name: "notes"), on: 0)
+            try await createSharedZone(RecordZone.ID(name: "lab"), on: 1 % nodes.count)
+        } else {
+            // Open zones: one created on node 0, one created independently on two nodes.
+            _ = try await nodes[0].store.createZone(RecordZone.ID(name: "notes"))
+            _ = try await nodes[1 % nodes.count].store.createZone(RecordZone.ID(name: "lab"))
+            _ = try await nodes[nodes.count - 1].store.createZone(RecordZone.ID(name: "lab"))
+        }
         for a in nodes.indices { for b in nodes.indices where a < b { try await connect(a, b) } }
         for _ in 0..<steps {
             let r = int(100)
@@ -164,7 +170,8 @@ extension Simulation {
 }
 
 @Suite struct SimulationTests {
-    /// `swift test` runs 200 seeds; `SHOAL_SIM_SEEDS=5000 swift test --filter SimulationTests` soaks.
+    /// `swift test` runs 200 seeds (seeds 2 and 3 mod 4 with device keys and shared zones, the
+    /// others with open zones); `SHOAL_SIM_SEEDS=5000 swift test --filter SimulationTests` soaks.
     static let seedCount = Int(ProcessInfo.processInfo.environment["SHOAL_SIM_SEEDS"] ?? "") ?? 200
     static let firstSeed = UInt64(ProcessInfo.processInfo.environment["SHOAL_SIM_FIRST_SEED"] ?? "") ?? 1
 
@@ -174,7 +181,8 @@ extension Simulation {
         var purged = 0, resyncs = 0, resyncDeletions = 0
         for seed in Self.firstSeed..<(Self.firstSeed + UInt64(Self.seedCount)) {
             let nodeCount = 3 + Int(seed % 2)
-            let sim = try await Simulation(seed: seed, nodes: nodeCount)
+            // Half the seeds give nodes device keys (owned, shared zones); half keep open zones.
+            let sim = try await Simulation(seed: seed, nodes: nodeCount, identities: seed % 4 >= 2)
             let log = try await sim.run(steps: 120)
             let problems = try await sim.check(log)
             saves += log.saves.count; deletes += log.deletes.count; frames += sim.framesDelivered; purged += log.purged

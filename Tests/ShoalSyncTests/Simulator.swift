@@ -33,6 +33,10 @@ final class Simulation {
         var sync: SyncNode
         var up = true
         let skew: Int64
+        /// The node's device key, when the simulation gives nodes identities: its connections
+        /// then name the device at the other end and every share is checked (Spec/security.md §6).
+        var signer: ShareSigner? = nil
+        var device: DeviceID? { signer?.device }
     }
 
     /// One direction of a connection: bytes in flight and the reader at the far end.
@@ -59,6 +63,10 @@ final class Simulation {
     var bytesDelivered = 0
     let root: String
     let encoder = FrameEncoder()
+    /// For frames that carry shares when nodes have identities: ECDSA signatures are randomized,
+    /// and compressed their bytes would change a frame's length, hence the seeded pieces it is
+    /// delivered in, and a seed would not replay.
+    let plainEncoder = FrameEncoder(options: .init(mode: .none))
     var framesDelivered = 0
     /// Whether asset frames in flight on a link are handed over together
     /// (``SyncNode/receiveAssetFrames(_:)``), as a transport's asset lane takes every frame
@@ -76,17 +84,29 @@ final class Simulation {
     }
     var log: [String] = []
 
-    init(seed: UInt64, nodes count: Int, configuration: SyncConfiguration = SyncConfiguration()) async throws {
+    /// `identities`: each node gets a device key, connections are authenticated as the device at
+    /// the other end, and zones are owned and shared (``createSharedZone(_:on:)``).
+    init(seed: UInt64, nodes count: Int, configuration: SyncConfiguration = SyncConfiguration(), identities: Bool = false) async throws {
         rng = SplitMix64(seed: seed)
         ids = SimIdentifiers(seed: seed)
         root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-sim-\(seed)-\(UInt32.random(in: 0 ... .max))").path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        // Its own generator: keys do not shift the workload's draws.
+        var keys = SplitMix64(seed: seed ^ 0x6B65_7973)
         for i in 0..<count {
             let dir = root + "/node\(i)"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let skew = Int64(rng.next() % 2000) - 1000
             let store = try await Self.openStore(dir, clock: clock, skew: skew, ids: ids)
-            nodes.append(Node(directory: dir, store: store, sync: SyncNode(store: store, configuration: configuration), skew: skew))
+            // Keys from the seed: a seed replays the same devices (signatures still differ, in
+            // bytes only, never in length).
+            var signer: ShareSigner? = nil
+            while identities && signer == nil {
+                var raw = [UInt8]()
+                for _ in 0..<4 { raw += withUnsafeBytes(of: keys.next().littleEndian, Array.init) }
+                signer = ShareSigner.seeded(raw)
+            }
+            nodes.append(Node(directory: dir, store: store, sync: SyncNode(store: store, configuration: configuration, signer: signer), skew: skew, signer: signer))
         }
         self.configuration = configuration
     }
@@ -106,6 +126,16 @@ final class Simulation {
     func int(_ n: Int) -> Int { n <= 0 ? 0 : Int(rng.next() % UInt64(n)) }
     func chance(_ percent: Int) -> Bool { int(100) < percent }
 
+    /// Creates `zone` on node `owner`, owned by it and shared read-write with every other node
+    /// (with identities), or open to all (without).
+    func createSharedZone(_ zone: RecordZone.ID, on owner: Int) async throws {
+        _ = try await nodes[owner].sync.createZone(zone)
+        for n in nodes.indices where n != owner {
+            guard let d = nodes[n].device else { continue }
+            _ = try await nodes[owner].sync.setMember(d, role: .readWrite, of: zone)
+        }
+    }
+
     // MARK: Network
 
     func pairKey(_ a: Int, _ b: Int) -> [Int] { [min(a, b), max(a, b)] }
@@ -115,8 +145,8 @@ final class Simulation {
     func connect(_ a: Int, _ b: Int) async throws {
         guard a != b, nodes[a].up, nodes[b].up, !partitions.contains(pairKey(a, b)), !connected(a, b),
               topology?.contains(pairKey(a, b)) ?? true else { return }
-        let (ca, outA) = await nodes[a].sync.open()
-        let (cb, outB) = await nodes[b].sync.open()
+        let (ca, outA) = await nodes[a].sync.open(device: nodes[b].device)
+        let (cb, outB) = await nodes[b].sync.open(device: nodes[a].device)
         links.append(Link(a: a, b: b, connA: ca, connB: cb))
         let i = links.count - 1
         try await deliverOutputs(outA, link: i, fromA: true)
@@ -135,7 +165,8 @@ final class Simulation {
             guard i < links.count else { return }
             switch o {
             case .send(let frame):
-                let bytes = try encoder.encode(frame)
+                let carriesShares = (frame.type == .hello || frame.type == .zones) && nodes.first?.signer != nil
+                let bytes = try (carriesShares ? plainEncoder : encoder).encode(frame)
                 if fromA { links[i].toB.inFlight.append(bytes) } else { links[i].toA.inFlight.append(bytes) }
             case .close(let error):
                 if let error { log.append("node \(fromA ? links[i].a : links[i].b) closed a link: \(error)") }
@@ -215,7 +246,7 @@ final class Simulation {
         nodes[n].up = false
         let store = try await Self.openStore(nodes[n].directory, clock: clock, skew: nodes[n].skew, ids: ids)
         nodes[n].store = store
-        nodes[n].sync = SyncNode(store: store, configuration: configuration)
+        nodes[n].sync = SyncNode(store: store, configuration: configuration, signer: nodes[n].signer)
         if trace { await nodes[n].sync.setTrace { print($0) } ; print("CRASH node \(n) \(store.nodeID.short)") }
         nodes[n].up = true
     }

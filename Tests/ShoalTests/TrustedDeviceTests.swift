@@ -66,6 +66,8 @@ import Shoal
         #expect((try? await a.record(for: r.id)) == nil)
         try await b.trustDevice(a.deviceID, name: "a")
         #expect(await b.pendingDevices().isEmpty)
+        // Trusted, A is told of no zone until B shares one with it.
+        try await b.shareZone(notes, with: a.deviceID, role: .readOnly)
         while (try? await a.record(for: r.id)) == nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(try await a.record(for: r.id)["text"] == .string("hello"))
         #expect(await a.peers().first?.device == b.deviceID)

@@ -8,14 +8,16 @@ import ShoalSamples
 /// The JSON form of replication messages (Spec/vectors/README.md, "Message vectors").
 extension VectorJSON {
     static func announcements(_ zones: [ZoneAnnouncement]) -> [Any] {
-        zones.map { ["zone": zone($0.zone), "incarnation": node($0.incarnation), "deleted": $0.isDeleted] as [String: Any] }
+        zones.map { ["zone": zone($0.zone), "incarnation": node($0.incarnation), "deleted": $0.isDeleted,
+                     "share": $0.share.map { share($0) } ?? NSNull()] as [String: Any] }
     }
 
     static func announcements(_ any: Any?) throws -> [ZoneAnnouncement] {
         try array(any, "zones").map { z in
             let o = try object(z, "zone")
-            return ZoneAnnouncement(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
-                                    isDeleted: try bool(o["deleted"], "deleted"))
+            let id = try zone(o["zone"], "zone"), incarnation = try node(o["incarnation"], "incarnation")
+            return ZoneAnnouncement(zone: id, incarnation: incarnation, isDeleted: try bool(o["deleted"], "deleted"),
+                                    share: try optional(o["share"]).map { try share($0, zone: id, incarnation: incarnation) })
         }
     }
 
@@ -139,6 +141,9 @@ extension VectorJSON {
 
     @Test func everyMessageKindHasVectors() {
         #expect(Self.vectors.contains { $0.kind == "changes" && $0.error == nil && $0.json.contains("\"sparse_records\":[{") }, "no valid sparse vector")
+        for kind in ["hello", "zones"] {
+            #expect(Self.vectors.contains { $0.kind == kind && $0.error == nil && $0.json.contains("\"share\":{") }, "no valid \(kind) vector with a share")
+        }
         for kind in ["hello", "zones", "subscribe", "acknowledgement", "changes", "assetRequest", "assetChunk"] {
             #expect(Self.vectors.contains { $0.kind == kind && $0.error == nil }, "no valid \(kind) vector")
             #expect(Self.vectors.contains { $0.kind == kind && $0.error != nil }, "no invalid \(kind) vector")
@@ -154,6 +159,10 @@ extension VectorJSON {
         #expect(try Hex.string(VectorJSON.encodeMessage(v.kind, expected)) == v.hex, "JSON → encode differs")
         let got = String(decoding: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]), as: UTF8.self)
         #expect(got == v.json, "decoded value differs from the vector's JSON")
+        // Every share's signature verifies under its owner key, whose device is owner_device.
+        for (share, ownerDevice) in try VectorJSON.shares(v.kind, bytes, expected) {
+            #expect(ShareSignature.verifiedOwner(share)?.hex == ownerDevice, "the share of \(share.zone) does not verify as owned by \(ownerDevice)")
+        }
     }
 
     @Test(arguments: vectors.filter { $0.error != nil })
@@ -277,6 +286,7 @@ extension VectorJSON {
         q = AssetChunkMessage(asset: photo, part: .chunk(index: 3, bytes: [1, 2])).encoded()
         invalid("asset-chunk-truncated", "assetChunk", Array(q.dropLast()))
         invalid("asset-chunk-trailing-byte", "assetChunk", AssetChunkMessage(asset: photo, part: .unavailable).encoded() + [0])
+        try shareVectors(valid: valid, invalid: invalid)
         let data = try JSONSerialization.data(withJSONObject: out, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: Self.file)
     }

@@ -1,5 +1,5 @@
-// fuzz-messages: libFuzzer entry point for the replication messages (hello, zones, subscribe,
-// acknowledgement, changes with sparse sections).
+// fuzz-messages: libFuzzer entry point for the replication messages (hello, zones with zone
+// shares, subscribe, acknowledgement, changes with sparse sections, the asset lane) and zone shares.
 
 import FuzzSupport
 import ShoalSamples

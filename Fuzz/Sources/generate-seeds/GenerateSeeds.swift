@@ -248,7 +248,8 @@ enum Seeds {
 
     // MARK: Replication messages
 
-    /// One or more of each message kind behind its selector byte, including sparse batches.
+    /// One or more of each message kind behind its selector byte, including sparse batches and
+    /// announcements with zone shares, and zone shares alone (selector 7).
     static func messages() -> [Seed] {
         var out = [Seed]()
         let a = NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111)
@@ -290,6 +291,12 @@ enum Seeds {
         out.append((name("asset-request", 1), [5] + AssetRequestMessage(asset: photo, part: .chunks(first: 3, count: 8)).encoded()))
         out.append((name("asset-chunk", 0), [6] + AssetChunkMessage(asset: photo, part: .chunk(index: 2, bytes: [9, 9, 9])).encoded()))
         out.append((name("asset-chunk", 1), [6] + AssetChunkMessage(asset: photo, part: .unavailable).encoded()))
+        // Zone shares (signed by ShareSamples' test key), in announcements and alone.
+        let plain = ZoneAnnouncement(zone: RecordZone.ID(name: "notes"), incarnation: ShareSamples.incarnation)
+        out.append((name("hello-share", 0), [0] + HelloMessage(node: a, name: "node-a", zones: [ZoneAnnouncement(share: ShareSamples.twoMembers), plain]).encoded()))
+        out.append((name("zones-share", 0), [1] + ZonesMessage(zones: [ZoneAnnouncement(share: ShareSamples.twoMembers)]).encoded()))
+        out.append((name("zones-share", 1), [1] + ZonesMessage(zones: [ZoneAnnouncement(share: ShareSamples.deleted), ZoneAnnouncement(share: ShareSamples.noMembers)]).encoded()))
+        out += ShareSamples.all.enumerated().map { (name("share", $0.offset), [7] + $0.element.share.encoded()) }
         return out
     }
 

@@ -40,6 +40,19 @@ extension Store {
             .sorted { $0.zone < $1.zone }
     }
 
+    /// Makes a live zone read-only on this node (local writes get `permissionFailure`) or
+    /// writable again: replication follows the role its owner's share gives this device.
+    /// - Throws: `zoneNotFound` for a zone that is not live; `internalError` if SQLite fails.
+    public func setReadOnly(_ readOnly: Bool, for id: RecordZone.ID) throws(ShoalError) {
+        var z = try liveZone(id)
+        guard z.readOnly != readOnly else { return }
+        try writeTransaction { () throws(ShoalError) in
+            z.readOnly = readOnly
+            try z.save(db)
+            zones[id] = z
+        }
+    }
+
     /// Replaces a live zone's incarnation, keeping its records (replication uses this when two
     /// nodes created the same zone independently: both adopt the larger incarnation). Change
     /// tokens of the old incarnation then get `changeTokenExpired`.

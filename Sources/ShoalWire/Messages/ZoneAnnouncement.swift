@@ -1,10 +1,12 @@
 // ZoneAnnouncement: a zone a node replicates, as hello and zones messages list it.
 
-/// One zone in a node's announcement: its ID, its incarnation, and whether it was deleted.
+/// One zone in a node's announcement: its ID, its incarnation, whether it was deleted, and the
+/// owner's signed share when the zone has one.
 ///
-/// Layout: zone name, zone owner (strings), incarnation (16 bytes), flags (bit 0: deleted; other
-/// bits reserved). Lists of announcements are strictly increasing by zone ID (UTF-8 byte order of
-/// name, then owner).
+/// Layout: zone name, zone owner (strings), incarnation (16 bytes), flags (bit 0: deleted; bit 1:
+/// a share follows; other bits reserved), then the share (``ZoneShare``) when bit 1 is set: its
+/// zone, incarnation and deleted flag equal the announcement's. Lists of announcements are strictly
+/// increasing by zone ID (UTF-8 byte order of name, then owner).
 public struct ZoneAnnouncement: Hashable, Sendable, CustomStringConvertible {
     /// The zone.
     public var zone: RecordZone.ID
@@ -12,23 +14,33 @@ public struct ZoneAnnouncement: Hashable, Sendable, CustomStringConvertible {
     public var incarnation: NodeID
     /// Whether this incarnation was deleted.
     public var isDeleted: Bool
+    /// The owner's signed share of the zone; nil for a zone without one (open to every trusted
+    /// device, Spec/security.md §6.4).
+    public var share: ZoneShare?
 
     /// Creates an announcement.
-    public init(zone: RecordZone.ID, incarnation: NodeID, isDeleted: Bool = false) {
+    public init(zone: RecordZone.ID, incarnation: NodeID, isDeleted: Bool = false, share: ZoneShare? = nil) {
         self.zone = zone
         self.incarnation = incarnation
         self.isDeleted = isDeleted
+        self.share = share
     }
 
-    public var description: String { "\(zone) (\(incarnation.short))\(isDeleted ? " deleted" : "")" }
+    /// The announcement of `share`'s zone as the share states it.
+    public init(share: ZoneShare) {
+        self.init(zone: share.zone, incarnation: share.incarnation, isDeleted: share.isDeleted, share: share)
+    }
 
-    var encodedSize: Int { WireSize.string(zone.name) &+ WireSize.string(zone.owner) &+ 17 }
+    public var description: String { "\(zone) (\(incarnation.short))\(isDeleted ? " deleted" : "")\(share.map { " shared #\($0.serial)" } ?? "")" }
+
+    var encodedSize: Int { WireSize.string(zone.name) &+ WireSize.string(zone.owner) &+ 17 &+ (share?.encodedSize ?? 0) }
 
     func encode(into w: inout WireWriter) {
         w.writeString(zone.name)
         w.writeString(zone.owner)
         w.writeNodeID(incarnation)
-        w.writeByte(isDeleted ? 1 : 0)
+        w.writeByte((isDeleted ? 1 : 0) | (share != nil ? 2 : 0))
+        share?.encode(into: &w)
     }
 
     static func decode(from r: inout WireReader) throws(WireError) -> ZoneAnnouncement {
@@ -36,10 +48,19 @@ public struct ZoneAnnouncement: Hashable, Sendable, CustomStringConvertible {
         let incarnation = try r.readNodeID("zone incarnation")
         let at = r.offset
         let flags = try r.readByte("zone flags")
-        guard flags & ~1 == 0 else {
+        guard flags & ~3 == 0 else {
             throw WireError(.unknownRequiredTag, at: at, "zone flags 0x\(Hex.string([flags])) set reserved bits")
         }
-        return ZoneAnnouncement(zone: zone, incarnation: incarnation, isDeleted: flags & 1 != 0)
+        var share: ZoneShare? = nil
+        if flags & 2 != 0 {
+            let shareAt = r.offset
+            let s = try ZoneShare.decode(from: &r)
+            guard s.zone == zone, s.incarnation == incarnation, s.isDeleted == (flags & 1 != 0) else {
+                throw WireError(.invalidValue, at: shareAt, "the share of zone \(zone) (incarnation \(incarnation.hex)\(flags & 1 != 0 ? ", deleted" : "")) is for \(s.zone) (incarnation \(s.incarnation.hex)\(s.isDeleted ? ", deleted" : "")), not for the zone as announced")
+            }
+            share = s
+        }
+        return ZoneAnnouncement(zone: zone, incarnation: incarnation, isDeleted: flags & 1 != 0, share: share)
     }
 
     static func size(of list: [ZoneAnnouncement]) -> Int {

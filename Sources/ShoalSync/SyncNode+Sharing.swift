@@ -1,0 +1,288 @@
+// SyncNode+Sharing: zone owners and members — who may learn of, read and write each zone.
+
+package import Crypto
+public import ShoalWire
+public import ShoalStore
+
+/// The key a node signs its zones' shares with: its device key (Spec/security.md §6).
+public struct ShareSigner: Sendable {
+    let key: P256.Signing.PrivateKey
+    /// The device the key belongs to: the SHA-256 of its public key's SubjectPublicKeyInfo DER.
+    public let device: DeviceID
+    /// The public key's SubjectPublicKeyInfo DER, as shares carry it.
+    public let publicKeyDER: [UInt8]
+
+    /// A signer for `privateKey` (a device identity's key).
+    package init(privateKey: P256.Signing.PrivateKey) {
+        key = privateKey
+        publicKeyDER = Array(privateKey.publicKey.derRepresentation)
+        device = Self.device(ofKey: publicKeyDER)
+    }
+
+    /// A signer with a new random key (tests give each node one).
+    package static func random() -> ShareSigner { ShareSigner(privateKey: P256.Signing.PrivateKey()) }
+
+    /// A signer whose key is the P-256 scalar `raw` (32 bytes), so a seeded simulation makes the
+    /// same devices every run; nil when `raw` is not a valid scalar.
+    package static func seeded(_ raw: [UInt8]) -> ShareSigner? {
+        (try? P256.Signing.PrivateKey(rawRepresentation: raw)).map { ShareSigner(privateKey: $0) }
+    }
+
+    /// The device ID of a SubjectPublicKeyInfo DER: its SHA-256.
+    static func device(ofKey der: [UInt8]) -> DeviceID {
+        let digest = SHA256.hash(data: der)
+        // A SHA-256 digest is always 32 bytes.
+        guard let id = DeviceID(bytes: digest) else { preconditionFailure("SHA-256 gave \(Array(digest).count) bytes") }
+        return id
+    }
+
+    /// `share` with this device as its owner, signed.
+    func sign(_ share: ZoneShare) -> ZoneShare {
+        var s = share
+        s.ownerKey = publicKeyDER
+        s.signature = []
+        // Signing fails only for a broken key; an unsigned share is refused by every receiver.
+        s.signature = (try? key.signature(for: s.signedBytes)).map { Array($0.rawRepresentation) } ?? []
+        return s
+    }
+}
+
+extension ZoneShare {
+    /// The owner's device ID when the signature verifies under ``ownerKey`` and the owner is not
+    /// listed as a member; nil otherwise.
+    package var verifiedOwner: DeviceID? {
+        guard let key = try? P256.Signing.PublicKey(derRepresentation: ownerKey),
+              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+              key.isValidSignature(signature, for: signedBytes) else { return nil }
+        let owner = ShareSigner.device(ofKey: ownerKey)
+        return role(of: owner) == nil ? owner : nil
+    }
+}
+
+/// What a connection's device may do with a zone, from the zone's share (Spec/security.md §6.2).
+enum ZoneAccess: Int, Comparable {
+    /// Not a member: it learns nothing of the zone.
+    case none
+    /// A read-only member: it is served the zone; its changes are refused.
+    case read
+    /// A read-write member, or any trusted device for a zone without a share.
+    case write
+    /// The owner, or a connection that is not authenticated (an in-memory transport).
+    case owner
+
+    static func < (a: ZoneAccess, b: ZoneAccess) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// A zone's share as this node holds it, with its owner.
+struct HeldShare {
+    var share: ZoneShare
+    var owner: DeviceID
+}
+
+extension SyncNode {
+    /// The store's sync value holding a zone's share (its encoding).
+    static func shareKey(_ zone: RecordZone.ID) -> String { "share\u{1}\(zone.name)\u{1}\(zone.owner)" }
+
+    /// The share this node holds for `zone`, if any (read from the store once).
+    func heldShare(_ zone: RecordZone.ID) async -> HeldShare? {
+        if let cached = shareCache[zone] { return cached }
+        var held: HeldShare? = nil
+        if let bytes = try? await store.syncValue(Self.shareKey(zone)), let share = try? ZoneShare(decoding: bytes, limits: configuration.limits),
+           let owner = share.verifiedOwner {
+            held = HeldShare(share: share, owner: owner)
+        }
+        shareCache[zone] = .some(held)
+        return held
+    }
+
+    /// Keeps `share` as the zone's share.
+    func keep(_ share: ZoneShare, owner: DeviceID) async throws(ShoalError) {
+        try await store.setSyncValue(Self.shareKey(share.zone), share.encoded())
+        shareCache[share.zone] = .some(HeldShare(share: share, owner: owner))
+    }
+
+    /// What the device of connection `id` may do with `zone`.
+    func access(_ id: ConnectionID, _ zone: RecordZone.ID) async -> ZoneAccess {
+        guard let session = sessions[id] else { return .none }
+        guard let device = session.device else { return .owner }
+        return await access(device, zone)
+    }
+
+    /// What `device` may do with `zone`.
+    func access(_ device: DeviceID, _ zone: RecordZone.ID) async -> ZoneAccess {
+        guard let held = await heldShare(zone) else { return .write }
+        if device == held.owner { return .owner }
+        switch held.share.role(of: device) {
+        case .readWrite?: return .write
+        case .readOnly?: return .read
+        case nil: return .none
+        }
+    }
+
+    /// The zones announced on connection `id`: those its device may read, each with its share.
+    func announcedZones(for id: ConnectionID) async -> [ZoneAnnouncement] {
+        var out = [ZoneAnnouncement]()
+        for a in await announcedZones() {
+            guard await access(id, a.zone) >= .read else { continue }
+            if let held = await heldShare(a.zone) {
+                // The share states the zone as its owner last signed it; this node's own state
+                // of the zone follows it (a member never deletes or re-creates an owned zone).
+                out.append(held.share.incarnation == a.incarnation && held.share.isDeleted == a.isDeleted ? ZoneAnnouncement(share: held.share) : a)
+            } else {
+                out.append(a)
+            }
+        }
+        return out
+    }
+
+    /// The owner and members of `zone` as this node holds them; nil for a zone without a share.
+    public func share(of zone: RecordZone.ID) async -> (owner: DeviceID, share: ZoneShare)? {
+        guard let held = await heldShare(zone) else { return nil }
+        return (held.owner, held.share)
+    }
+
+    // MARK: Local changes (the owner's)
+
+    /// Creates `zone` owned by this device (or returns it when it is live here already): its
+    /// share, with no members, is stored before the zone exists, so no peer ever learns of the
+    /// zone without it. A zone this device owned before and deleted keeps its members in its new
+    /// incarnation. Without a signing key the zone is open to every trusted device.
+    /// - Throws: ``ShoalError`` `invalidArguments` for a bad name, `permissionFailure` for a
+    ///   deleted zone another device owns (it re-creates it, and members follow), or
+    ///   `internalError` when the store fails.
+    @discardableResult
+    public func createZone(_ zone: RecordZone.ID) async throws(ShoalError) -> ZoneInfo {
+        if let info = try? await store.zone(zone) { return info }
+        guard let signer else { return try await store.createZone(zone) }
+        let held = await heldShare(zone)
+        if let held, held.owner != signer.device {
+            throw .permissionFailure("zone \(zone) is owned by device \(held.owner), which deleted it; only its owner creates it again")
+        }
+        let incarnation = store.newIdentifier()
+        let share = signer.sign(ZoneShare(zone: zone, incarnation: incarnation, serial: (held?.share.serial ?? 0) &+ 1,
+                                          ownerKey: signer.publicKeyDER, members: held?.share.members ?? []))
+        try await keep(share, owner: signer.device)
+        return try await store.createZone(zone, incarnation: incarnation)
+    }
+
+    /// Deletes `zone` here. The owner's deletion is signed into the zone's share, so its members
+    /// delete it too; a member's deletion stays on this node (Spec/security.md §6.3), and a zone
+    /// without a share is deleted on every peer, as before shares.
+    /// - Throws: ``ShoalError`` `zoneNotFound`, `permissionFailure` for a read-only zone.
+    public func deleteZone(_ zone: RecordZone.ID) async throws(ShoalError) {
+        let info = try await store.zone(zone)
+        if let signer, let held = await heldShare(zone), held.owner == signer.device, !held.share.isDeleted {
+            var share = held.share
+            share.serial &+= 1
+            share.isDeleted = true
+            share.incarnation = info.incarnation
+            try await keep(signer.sign(share), owner: signer.device)
+        }
+        try await store.deleteZone(zone)
+    }
+
+    /// Shares `zone` with `device` as `role`, or stops sharing it (`role` nil). Only the zone's
+    /// owner changes its members; a zone without a share becomes this device's on its first share.
+    /// Connections of the device whose access changed restart, so what they follow matches the
+    /// new share; the other peers learn of it in a `zones` message.
+    /// - Returns: what to send, per connection.
+    /// - Throws: ``ShoalError`` `permissionFailure` for a zone another device owns,
+    ///   `invalidArguments` for this device itself or a node without a key, `zoneNotFound`,
+    ///   `limitExceeded` past ``ZoneShare/maxMembers``.
+    public func setMember(_ device: DeviceID, role: ZoneShare.Role?, of zone: RecordZone.ID) async throws(ShoalError) -> [ConnectionID: [SyncOutput]] {
+        guard let signer else { throw .invalidArguments("node \(nodeID.short) has no device key to sign shares with") }
+        guard device != signer.device else { throw .invalidArguments("\(device) is this device, the zone's owner; share the zone with another device") }
+        let info = try await store.zone(zone)
+        let held = await heldShare(zone)
+        if let held, held.owner != signer.device {
+            throw .permissionFailure("zone \(zone) is owned by device \(held.owner); only its owner changes who it is shared with")
+        }
+        var share = held?.share ?? ZoneShare(zone: zone, incarnation: info.incarnation, serial: 0, ownerKey: signer.publicKeyDER, members: [])
+        var members = share.members.filter { $0.device != device }
+        if let role { members.append(ZoneShare.Member(device: device, role: role)) }
+        guard members.count <= ZoneShare.maxMembers else {
+            throw .limitExceeded("zone \(zone) is shared with \(ZoneShare.maxMembers) devices, the most a share lists (ZoneShare.maxMembers)")
+        }
+        share.members = members.sorted { $0.device < $1.device }
+        share.serial &+= 1
+        share.incarnation = info.incarnation
+        share.isDeleted = false
+        try await keep(signer.sign(share), owner: signer.device)
+        return await shareChanged(zone, devices: [device])
+    }
+
+    /// After `zone`'s share changed here: connections of `devices` (whose access changed) say
+    /// goodbye and reconnect, every other peer is told the zones again.
+    func shareChanged(_ zone: RecordZone.ID, devices: Set<DeviceID>) async -> [ConnectionID: [SyncOutput]] {
+        var result = [ConnectionID: [SyncOutput]]()
+        for (id, s) in sessions.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where s.phase != .closed {
+            guard let d = s.device, devices.contains(d) else { continue }
+            result[id] = [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: "the share of zone \(zone) changed on node \(nodeID.short); reconnect to follow it").encoded())), .close(nil)]
+            sessions[id]?.phase = .closed
+        }
+        for (id, more) in await announceZones() where result[id] == nil { result[id] = more }
+        return result
+    }
+
+    // MARK: A peer's announcements
+
+    /// Handles an announcement that carries a share: adopts the share when its owner signed it,
+    /// it is the zone's owner's (the one this node holds, if any) and it is newer than the one
+    /// held, and brings the zone in line with it. Returns the devices whose access changed.
+    /// Anything else is ignored (counted in ``Statistics/sharesIgnored``): a share is the only way
+    /// a peer changes an owned zone (Spec/security.md §6.3).
+    func adoptShare(_ a: ZoneAnnouncement, _ share: ZoneShare, on id: ConnectionID) async throws(SyncFailure) -> Set<DeviceID> {
+        let from = sessions[id]?.device.map { "device \($0.short)" } ?? "connection \(id)"
+        func ignore(_ why: String) -> Set<DeviceID> {
+            statistics.sharesIgnored &+= 1
+            trace?("\(nodeID.short) ignored the share of \(a.zone) from \(from): \(why)")
+            return []
+        }
+        guard let owner = share.verifiedOwner else { return ignore("its signature does not verify under its owner key") }
+        let held = await heldShare(a.zone)
+        if let held {
+            guard held.owner == owner else { return ignore("it names owner \(owner.short); this node holds the zone as owned by \(held.owner.short)") }
+            guard share.serial > held.share.serial else { return [] }
+        } else if let signer, share.role(of: signer.device) == nil, owner != signer.device {
+            // Not a member: nothing to hold (the zone stays as it is here, if it is here).
+            return ignore("this device is not a member")
+        }
+        let all = await store.zoneAnnouncements()
+        let mine = all.first { $0.zone == a.zone }
+        if !share.isDeleted, mine == nil, all.count >= configuration.maxZones {
+            throw SyncFailure("limitExceeded", "the peer shared zone \(a.zone) with node \(nodeID.short), which holds \(all.count) zones, its limit (SyncConfiguration.maxZones); not created")
+        }
+        do throws(ShoalError) {
+            let readOnly = signer.map { share.role(of: $0.device) == .readOnly } ?? false
+            if share.isDeleted {
+                if let m = mine, !m.isDeleted, m.incarnation == share.incarnation {
+                    try await store.deleteZone(a.zone, asReplica: true)
+                    knowledgeCache[a.zone] = nil
+                    restartPending = true
+                }
+            } else if mine == nil || mine?.isDeleted == true {
+                let scope: DatabaseScope = owner == signer?.device ? .private : .shared
+                try await store.createZone(a.zone, scope: scope, readOnly: readOnly, incarnation: share.incarnation)
+                if mine != nil { restartPending = true } else { announcePending = true }
+            } else if let m = mine, m.incarnation != share.incarnation {
+                // The owner deleted and re-created the zone, or this node held it before the
+                // owner shared it: the owner's incarnation wins.
+                try await store.adoptIncarnation(share.incarnation, for: a.zone)
+                knowledgeCache[a.zone] = nil
+                restartPending = true
+            }
+            if !share.isDeleted { try await store.setReadOnly(readOnly, for: a.zone) }
+            try await keep(share, owner: owner)
+        } catch {
+            throw SyncFailure("internalError", "could not apply the share of zone \(a.zone) from \(from): \(error)")
+        }
+        trace?("\(nodeID.short) adopted \(share) from \(from)")
+        // Devices whose role changed, the owner's unchanged.
+        var changed = Set<DeviceID>()
+        let before = Dictionary(uniqueKeysWithValues: (held?.share.members ?? []).map { ($0.device, $0.role) })
+        let after = Dictionary(uniqueKeysWithValues: share.members.map { ($0.device, $0.role) })
+        for d in Set(before.keys).union(after.keys) where before[d] != after[d] { changed.insert(d) }
+        if held == nil { changed.insert(owner) }
+        return changed
+    }
+}

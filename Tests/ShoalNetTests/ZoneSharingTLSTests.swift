@@ -1,0 +1,131 @@
+// ZoneSharingTLSTests: zone members over real mutual TLS on loopback — what crosses the socket for
+// a non-member, a read-only member's changes refused, unsharing and a member's deletion.
+
+import Foundation
+import Testing
+import ShoalStore
+import ShoalWire
+import ShoalSync
+import ShoalTrust
+@testable import ShoalNet
+
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ZoneSharingTLSTests {
+    static let notes = RecordZone.ID(name: "notes")
+
+    func note(_ name: String) -> Record {
+        var r = Record(recordType: "Note", id: Record.ID(name: name, zone: Self.notes))
+        r["text"] = .string("secret \(name)")
+        return r
+    }
+
+    /// A node owning a zone of three notes, shared with nobody yet.
+    func owner() async throws -> LoopbackNode {
+        let a = try await LoopbackNode.start("owner")
+        try await a.createSharedZone(Self.notes, with: [])
+        for i in 0..<3 { _ = try await a.store.save(note("n\(i)")) }
+        return a
+    }
+
+    static func encode(_ frames: [Frame]) -> [UInt8] {
+        let encoder = FrameEncoder(options: .init(mode: .none))
+        return frames.flatMap { (try? encoder.encode($0)) ?? [] }
+    }
+
+    static func hello() -> Frame {
+        Frame(type: .hello, payload: HelloMessage(node: NodeID.random(), name: "raw", zones: []).encoded())
+    }
+
+    /// The frames `a` sent a raw client of `identity` that sent `frames`, and whether it closed.
+    func exchange(_ a: LoopbackNode, as identity: DeviceIdentity, sending frames: [Frame], timeout: Duration = .seconds(15)) async throws -> ([Frame], TLSTestClient.Result) {
+        let r = try await TLSTestClient.exchange(port: a.port, identity: identity, send: Self.encode(frames), timeout: timeout)
+        var reader = FrameReader()
+        return ((try? reader.frames(in: r.received)) ?? [], r)
+    }
+
+    func errorCode(_ frames: [Frame]) -> String? {
+        frames.first { $0.type == .error }.flatMap { try? ErrorMessage(decoding: $0.payload) }?.code
+    }
+
+    @Test func aTrustedDeviceThatIsNotAMemberLearnsNothingOfTheZone() async throws {
+        let a = try await owner()
+        defer { Task { await a.stop() } }
+        let stranger = try DeviceIdentity.generate()
+        await a.net.trust(stranger.deviceID)
+        let inc = try await a.store.zone(Self.notes).incarnation
+        let subscribe = Frame(type: .subscribe, payload: SubscribeMessage(zone: Self.notes, incarnation: inc, token: nil, knowledge: VersionVector(), window: 8).encoded())
+        let (frames, r) = try await exchange(a, as: stranger, sending: [Self.hello(), subscribe])
+        let hello = try #require(frames.first { $0.type == .hello }.flatMap { try? HelloMessage(decoding: $0.payload) })
+        #expect(hello.zones.isEmpty, "the owner's hello lists no zone for a device that is not a member")
+        #expect(errorCode(frames) == "permissionFailure" && r.closedByPeer)
+        #expect(!frames.contains { $0.type == .changes })
+        // No record crossed the socket, and the zone's name only in the refusal of the client's
+        // own subscribe to it.
+        #expect(r.received.firstRange(of: Array("secret n0".utf8)) == nil, "a record crossed the socket")
+        for f in frames where f.type != .error {
+            #expect(f.payload.firstRange(of: Array("notes".utf8)) == nil, "the zone's name crossed the socket in a \(f.type) frame")
+        }
+        #expect(await a.net.sync.statistics.refusedForPermission == 1)
+    }
+
+    @Test func aReadOnlyMemberReceivesTheZoneButItsChangesAreRefused() async throws {
+        let a = try await owner()
+        defer { Task { await a.stop() } }
+        let reader = try DeviceIdentity.generate()
+        await a.net.trust(reader.deviceID)
+        await a.net.deliver(try await a.net.sync.setMember(reader.deviceID, role: .readOnly, of: Self.notes))
+        let inc = try await a.store.zone(Self.notes).incarnation
+        // A deletion of n0 stamped with the owner's node ID, and knowledge claiming all of its writes.
+        let stored = try await a.store.record(for: Record.ID(name: "n0", zone: Self.notes))
+        var v = stored.versionVector
+        v.advance(a.store.nodeID, to: HLC(rawValue: v[a.store.nodeID].rawValue + (1 << 16)))
+        let tombstone = Record(recordType: stored.recordType, id: stored.id, parent: nil, creation: stored.creation, versionVector: v,
+                               heads: [Record.Head(node: a.store.nodeID, isDeletion: true)], fields: stored.fields, extensions: [])
+        let changes = ChangesMessage(zone: Self.notes, incarnation: inc, batch: 1, isCaughtUp: true, token: ChangeToken(bytes: []),
+                                     knowledge: VersionVector([(a.store.nodeID, HLC(rawValue: .max))]), records: [tombstone])
+        let (frames, r) = try await exchange(a, as: reader, sending: [Self.hello(), Frame(type: .changes, payload: changes.encoded())])
+        let hello = try #require(frames.first { $0.type == .hello }.flatMap { try? HelloMessage(decoding: $0.payload) })
+        let announced = try #require(hello.zones.first)
+        #expect(announced.zone == Self.notes && announced.share?.role(of: reader.deviceID) == .readOnly)
+        #expect(announced.share?.verifiedOwner == a.device, "the share is the owner's, signed")
+        #expect(!frames.contains { $0.type == .subscribe }, "the owner never follows a read-only member")
+        #expect(errorCode(frames) == "permissionFailure" && r.closedByPeer)
+        #expect(!frames.contains { $0.type == .acknowledgement })
+        #expect(!(try await a.store.record(for: stored.id)).isDeleted)
+        #expect(await a.net.sync.statistics.refusedForPermission == 1)
+    }
+
+    /// A read-write member: the owner's records reach it; unsharing closes its connection at once,
+    /// and from then on nothing crosses either way; a member's deletion of the zone stays on it.
+    @Test func unsharingAndAMembersDeletionTakeEffectWhileRunning() async throws {
+        let a = try await owner()
+        let b = try await LoopbackNode.start("member")
+        defer { Task { await a.stop(); await b.stop() } }
+        await LoopbackNode.trustEachOther(a, b)
+        await a.net.deliver(try await a.net.sync.setMember(b.device, role: .readWrite, of: Self.notes))
+        await b.net.addPeer(host: "127.0.0.1", port: a.port)
+        #expect(await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 3 })
+        _ = try await b.store.save(note("from-b"))
+        #expect(await eventually { (try? await a.store.record(for: Record.ID(name: "from-b", zone: Self.notes))) != nil },
+                "a read-write member's change reaches the owner")
+
+        // Unshared: b's connection closes at once, b redials and is told of no zone.
+        let before = await a.net.sync.connections().count
+        #expect(before == 1)
+        await a.net.deliver(try await a.net.sync.setMember(b.device, role: nil, of: Self.notes))
+        #expect(await eventually { await a.net.sync.replication().isEmpty }, "nothing of the zone is followed any more")
+        _ = try await a.store.save(note("after"))
+        _ = try await b.store.save(note("from-b-later"))
+        #expect(await eventually { await b.net.peers().first?.isConnected == true }, "b redials")
+        try await Task.sleep(for: .milliseconds(800))
+        #expect((try? await b.store.record(for: Record.ID(name: "after", zone: Self.notes))) == nil, "a change reached a device no longer a member")
+        #expect((try? await a.store.record(for: Record.ID(name: "from-b-later", zone: Self.notes))) == nil, "the owner took a change from a device no longer a member")
+
+        // Shared again, then b deletes the zone: only b's copy goes.
+        await a.net.deliver(try await a.net.sync.setMember(b.device, role: .readWrite, of: Self.notes))
+        #expect(await eventually { (try? await b.store.record(for: Record.ID(name: "after", zone: Self.notes))) != nil })
+        try await b.net.sync.deleteZone(Self.notes)
+        #expect(await eventually { await a.net.sync.statistics.unsignedZoneChangesIgnored > 0 }, "the owner saw the member's deletion and ignored it")
+        #expect(try await a.store.allRecordIDs(in: Self.notes).count == 6)
+        #expect(await b.store.zones().isEmpty)
+    }
+}
