@@ -19,10 +19,14 @@ extension ShoalNode {
     /// Shares `zone`, which this device owns, with `device` as `role` (or changes its role). The
     /// device's connections restart at once so what they follow matches; it learns of the zone
     /// and, read-write, may send changes to it. A zone without a share becomes this device's.
-    /// - Throws: ``ShoalError`` `zoneNotFound`, `permissionFailure` for a zone another device
-    ///   owns, `invalidArguments` for this device's own ID, `limitExceeded` past
-    ///   ``ZoneShare/maxMembers`` members.
+    /// - Throws: ``ShoalError`` `notAuthenticated` for a device this node does not trust (trust
+    ///   it first: a typo in a device ID would otherwise share the zone with nobody, silently),
+    ///   `zoneNotFound`, `permissionFailure` for a zone another device owns, `invalidArguments`
+    ///   for this device's own ID, `limitExceeded` past ``ZoneShare/maxMembers`` members.
     public func shareZone(_ zone: RecordZone.ID, with device: DeviceID, role: ZoneShare.Role) async throws(ShoalError) {
+        guard device == deviceID || devices.contains(where: { $0.device == device }) else {
+            throw .notAuthenticated("\(device) is not a trusted device; trust it first (shoal peer add \(device)), then share zone \(zone) with it")
+        }
         await network.deliver(try await sync.setMember(device, role: role, of: zone))
     }
 

@@ -37,6 +37,9 @@ public struct ShoalError: Error, Sendable, CustomStringConvertible {
         public static let invalidArguments = Code("invalidArguments")
         /// The zone does not allow this operation (e.g. a local write to a read-only shared zone).
         public static let permissionFailure = Code("permissionFailure")
+        /// The device named is not one this node trusts: trust it first (`shoal peer add`,
+        /// `ShoalNode.trustDevice`).
+        public static let notAuthenticated = Code("notAuthenticated")
         /// The store is busy (another process holds the database lock); retry after ``ShoalError/retryAfter``.
         public static let requestRateLimited = Code("requestRateLimited")
         /// The store failed internally: an SQLite error, or a stored row that does not decode.
@@ -171,6 +174,11 @@ extension ShoalError {
     /// The zone forbids the operation.
     package static func permissionFailure(_ what: String, file: String = #fileID, line: Int = #line) -> ShoalError {
         make(.permissionFailure, what, file: file, line: line)
+    }
+
+    /// The device is not trusted.
+    package static func notAuthenticated(_ what: String, file: String = #fileID, line: Int = #line) -> ShoalError {
+        make(.notAuthenticated, what, file: file, line: line)
     }
 
     /// The database is locked by someone else.

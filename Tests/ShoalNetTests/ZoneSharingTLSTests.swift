@@ -31,8 +31,8 @@ import ShoalTrust
         return frames.flatMap { (try? encoder.encode($0)) ?? [] }
     }
 
-    static func hello() -> Frame {
-        Frame(type: .hello, payload: HelloMessage(node: NodeID.random(), name: "raw", zones: []).encoded())
+    static func hello(zones: [ZoneAnnouncement] = []) -> Frame {
+        Frame(type: .hello, payload: HelloMessage(node: NodeID.random(), name: "raw", zones: zones).encoded())
     }
 
     /// The frames `a` sent a raw client of `identity` that sent `frames`, and whether it closed.
@@ -82,7 +82,9 @@ import ShoalTrust
                                heads: [Record.Head(node: a.store.nodeID, isDeletion: true)], fields: stored.fields, extensions: [])
         let changes = ChangesMessage(zone: Self.notes, incarnation: inc, batch: 1, isCaughtUp: true, token: ChangeToken(bytes: []),
                                      knowledge: VersionVector([(a.store.nodeID, HLC(rawValue: .max))]), records: [tombstone])
-        let (frames, r) = try await exchange(a, as: reader, sending: [Self.hello(), Frame(type: .changes, payload: changes.encoded())])
+        // Its hello announces the zone deleted (same incarnation), without the owner's share.
+        let deleted = ZoneAnnouncement(zone: Self.notes, incarnation: inc, isDeleted: true)
+        let (frames, r) = try await exchange(a, as: reader, sending: [Self.hello(zones: [deleted]), Frame(type: .changes, payload: changes.encoded())])
         let hello = try #require(frames.first { $0.type == .hello }.flatMap { try? HelloMessage(decoding: $0.payload) })
         let announced = try #require(hello.zones.first)
         #expect(announced.zone == Self.notes && announced.share?.role(of: reader.deviceID) == .readOnly)
@@ -92,6 +94,25 @@ import ShoalTrust
         #expect(!frames.contains { $0.type == .acknowledgement })
         #expect(!(try await a.store.record(for: stored.id)).isDeleted)
         #expect(await a.net.sync.statistics.refusedForPermission == 1)
+        #expect(await a.store.zones().map(\.id) == [Self.notes], "the zone outlives a member's unsigned deletion")
+        #expect(await a.net.sync.statistics.unsignedZoneChangesIgnored == 1)
+    }
+
+    /// A read-only member that is a real node: the owner's writes flow to it, its own saves to
+    /// the zone fail locally.
+    @Test func theOwnersWritesFlowToAReadOnlyMember() async throws {
+        let a = try await owner()
+        let c = try await LoopbackNode.start("reader")
+        defer { Task { await a.stop(); await c.stop() } }
+        await LoopbackNode.trustEachOther(a, c)
+        await a.net.deliver(try await a.net.sync.setMember(c.device, role: .readOnly, of: Self.notes))
+        await c.net.addPeer(host: "127.0.0.1", port: a.port)
+        #expect(await eventually { (try? await c.store.allRecordIDs(in: Self.notes).count) == 3 })
+        #expect(try await c.store.zone(Self.notes).isReadOnly)
+        await #expect(throws: ShoalError.self) { try await c.store.save(note("mine")) }
+        _ = try await a.store.save(note("later"))
+        #expect(await eventually { (try? await c.store.record(for: Record.ID(name: "later", zone: Self.notes))) != nil })
+        #expect(await c.net.sync.share(of: Self.notes)?.owner == a.device)
     }
 
     /// A read-write member: the owner's records reach it; unsharing closes its connection at once,

@@ -7,7 +7,9 @@ import ShoalWire
 @testable import ShoalSync
 
 /// Each test sends one forged message, as an attacker's short script did against a running node,
-/// on a connection an honest peer opened, and checks that the node changed nothing it should not.
+/// on a connection an honest peer opened — an authenticated device, a read-write member of the
+/// zone (nodes have device keys; the zone is shared with every node) — and checks that the node
+/// changed nothing it should not.
 @Suite struct ForgedMessageTests {
     static let notes = RecordZone.ID(name: "notes")
 
@@ -54,8 +56,8 @@ import ShoalWire
 
     /// Two nodes; node 0 created the zone and node 1 wrote five notes of its own, replicated.
     func victimWithOwnRecords(seed: UInt64) async throws -> (Simulation, [Record]) {
-        let sim = try await Simulation(seed: seed, nodes: 2)
-        try await sim.nodes[0].store.createZone(Self.notes)
+        let sim = try await Simulation(seed: seed, nodes: 2, identities: true)
+        try await sim.createSharedZone(Self.notes, on: 0)
         try await sim.connect(0, 1)
         #expect(try await sim.runUntilQuiet())
         for i in 0..<5 { _ = try await sim.nodes[1].store.save(note("n\(i)", "mine \(i)")) }
@@ -89,8 +91,8 @@ import ShoalWire
     @Test func writersBeyondTheZoneLimitAreRefused() async throws {
         var c = SyncConfiguration()
         c.maxZoneWriters = 16
-        let sim = try await Simulation(seed: 307, nodes: 2, configuration: c)
-        try await sim.nodes[0].store.createZone(Self.notes)
+        let sim = try await Simulation(seed: 307, nodes: 2, configuration: c, identities: true)
+        try await sim.createSharedZone(Self.notes, on: 0)
         _ = try await sim.nodes[0].store.save(note("a", "first"))
         #expect(try await sim.runUntilQuiet())
         let stored = try #require(try await sim.nodes[1].store.storedVersions(of: [Record.ID(name: "a", zone: Self.notes)]).values.first)
@@ -128,9 +130,9 @@ import ShoalWire
     /// the knowledge is not adopted, and a third node the victim serves still receives that
     /// writer's later changes (through the victim: the writer and the third node never meet).
     @Test func knowledgeBeyondAnyClockIsRefusedAndTheWriterStillFlows() async throws {
-        let sim = try await Simulation(seed: 303, nodes: 3)
+        let sim = try await Simulation(seed: 303, nodes: 3, identities: true)
         sim.partitions.insert([0, 2])  // node 1 (the victim) is the only path from writer 2 to node 0
-        try await sim.nodes[2].store.createZone(Self.notes)
+        try await sim.createSharedZone(Self.notes, on: 2)
         _ = try await sim.nodes[2].store.save(note("a", "first"))
         #expect(try await sim.runUntilQuiet())
         #expect(try await sim.state(of: Self.notes, on: 0).count == 1)
@@ -156,8 +158,8 @@ import ShoalWire
     /// so only the unseen-writer rule applies) is not adopted, and that writer's changes,
     /// written before the claimed timestamp, still arrive when it connects.
     @Test func knowledgeOfAnUnseenWriterIsNotAdopted() async throws {
-        let sim = try await Simulation(seed: 304, nodes: 3)
-        try await sim.nodes[0].store.createZone(Self.notes)
+        let sim = try await Simulation(seed: 304, nodes: 3, identities: true)
+        try await sim.createSharedZone(Self.notes, on: 0)
         _ = try await sim.nodes[0].store.save(note("a", "first"))
         #expect(try await sim.runUntilQuiet())
         // Node 2 holds the zone, writes nothing until it is cut off from everyone, then writes.
@@ -181,8 +183,8 @@ import ShoalWire
 
     /// A version stamped ten minutes ahead of the receiver's wall clock is refused whole.
     @Test func aVersionTenMinutesInTheFutureIsRefused() async throws {
-        let sim = try await Simulation(seed: 305, nodes: 2)
-        try await sim.nodes[0].store.createZone(Self.notes)
+        let sim = try await Simulation(seed: 305, nodes: 2, identities: true)
+        try await sim.createSharedZone(Self.notes, on: 0)
         _ = try await sim.nodes[0].store.save(note("a", "first"))
         #expect(try await sim.runUntilQuiet())
         let peer = sim.nodes[0].store.nodeID
@@ -202,8 +204,8 @@ import ShoalWire
     /// An acknowledgement whose knowledge is ten minutes ahead is refused before it is used
     /// (for skipping or for tombstone purges).
     @Test func anAcknowledgementWithFutureKnowledgeIsRefused() async throws {
-        let sim = try await Simulation(seed: 306, nodes: 2)
-        try await sim.nodes[0].store.createZone(Self.notes)
+        let sim = try await Simulation(seed: 306, nodes: 2, identities: true)
+        try await sim.createSharedZone(Self.notes, on: 0)
         _ = try await sim.nodes[0].store.save(note("a", "first"))
         #expect(try await sim.runUntilQuiet())
         let conn = try connection(sim, of: 0, to: 1)
@@ -218,8 +220,8 @@ import ShoalWire
 
     /// A subscription stating knowledge of the server's own writes it never made is refused.
     @Test func aSubscriptionClaimingTheServersUnmadeWritesIsRefused() async throws {
-        let sim = try await Simulation(seed: 307, nodes: 2)
-        try await sim.nodes[0].store.createZone(Self.notes)
+        let sim = try await Simulation(seed: 307, nodes: 2, identities: true)
+        try await sim.createSharedZone(Self.notes, on: 0)
         _ = try await sim.nodes[0].store.save(note("a", "first"))
         #expect(try await sim.runUntilQuiet())
         let server = sim.nodes[0].store.nodeID

@@ -94,6 +94,7 @@ extension AssetsBenchmark {
             // Paired by device ID: the transfer runs over mutual TLS 1.3.
             try await a.trustDevice(b.deviceID)
             try await b.trustDevice(a.deviceID)
+            try await a.shareZone(zone, with: b.deviceID, role: .readOnly)
             await b.connect(to: "127.0.0.1", port: port)
             while (try? await b.record(for: lastID)) == nil { try await Task.sleep(for: .milliseconds(5)) }
             let r = try await transferRound(round, from: a, to: b, zone: zone, asset: asset, bytes: size)

@@ -90,8 +90,10 @@ enum SyncBenchmark: BenchmarkSuite {
         defer { try? FileManager.default.removeItem(atPath: aDir); try? FileManager.default.removeItem(atPath: bDir) }
         try await a.createZone(zone)
         for start in stride(from: 0, to: n, by: 5000) { try await a.store.apply(remoteChanges: Array(records[start..<min(n, start + 5000)])) }
-        // Paired by device ID: the sync runs over mutual TLS 1.3, as every peer connection does.
+        // Paired by device ID: the sync runs over mutual TLS 1.3, as every peer connection does;
+        // A owns the zone and shares it with B.
         try await pair(a, b)
+        try await a.shareZone(zone, with: b.deviceID, role: .readWrite)
         let portA = try await a.listen(host: "127.0.0.1", port: 0)
         _ = try await b.listen(host: "127.0.0.1", port: 0)
         let t1 = ContinuousClock.now
@@ -152,6 +154,9 @@ enum SyncBenchmark: BenchmarkSuite {
         try await la.createZone(zone)
         try await pair(la, lb)
         try await pair(lb, lc)
+        // C meets only B; la trusts it to share the zone with it (its share reaches C through B).
+        try await pair(la, lc)
+        for node in [lb, lc] { try await la.shareZone(zone, with: node.deviceID, role: .readWrite) }
         let pa = try await la.listen(host: "127.0.0.1", port: 0), pb = try await lb.listen(host: "127.0.0.1", port: 0)
         _ = try await lc.listen(host: "127.0.0.1", port: 0)
         await lb.connect(to: "127.0.0.1", port: pa)
