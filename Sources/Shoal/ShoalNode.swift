@@ -328,9 +328,10 @@ public actor ShoalNode {
     }
 
     /// Removes asset chunks no record of any zone references (live versions and tombstones).
-    /// Safe against concurrent saves: a save holds its chunks from import to commit.
+    /// Safe against concurrent saves: a save holds its chunks from import to commit. With
+    /// `dryRun`, removes nothing and reports what it would remove.
     /// - Throws: ``ShoalError`` reading the records, `AssetError` removing files.
-    public func collectAssetGarbage() async throws -> GarbageCollectionReport {
+    public func collectAssetGarbage(dryRun: Bool = false) async throws -> GarbageCollectionReport {
         var keep = Set<ContentHash>()
         for z in await store.zones() {
             var token: ChangeToken? = nil
@@ -349,7 +350,7 @@ public actor ShoalNode {
                 if !page.moreComing { break }
             }
         }
-        return try await assets.collectGarbage(keeping: keep)
+        return try await assets.collectGarbage(keeping: keep, dryRun: dryRun)
     }
 
     /// A stable hash of what users see in `zone`, to compare nodes.

@@ -77,6 +77,8 @@ struct ServeCommand: AsyncParsableCommand {
     var assetReceiveRate = ByteRate(bytesPerSecond: 0)
     @Option(name: .long, help: ArgumentHelp("Most asset bytes per second served to all peers together, as --asset-receive-rate; 0 is unlimited.", valueName: "rate"))
     var assetSendRate = ByteRate(bytesPerSecond: 0)
+    @Option(name: .long, help: ArgumentHelp("How often to remove asset files no record references (s, m, h or d; 0 never). `shoal gc` does it at once.", valueName: "interval"))
+    var assetGcInterval = Interval(seconds: 6 * 3600)
 
     func run() async throws {
         try await reportFailures {
@@ -135,10 +137,12 @@ struct ServeCommand: AsyncParsableCommand {
                 sources.append(s)
             }
             let progress = Task { await Self.report(node, log: log, tty: isatty(STDOUT_FILENO) != 0 && logFormat != "json") }
+            let collector = Task { [assetGcInterval] in await Self.collectGarbage(node, every: assetGcInterval, log: log) }
             var iterator = stops.makeAsyncIterator()
             let sig = await iterator.next() ?? SIGTERM
             log.info("stopping on signal \(sig)")
             progress.cancel()
+            collector.cancel()
             await node.shutdown()
             try? await control.channel.close()
             controlTask.cancel()

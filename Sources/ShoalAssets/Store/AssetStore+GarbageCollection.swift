@@ -55,10 +55,18 @@ extension AssetStore {
     /// writes the manifest, so collection never removes what an import in progress relies on.
     /// Readers of an asset that is neither kept nor pinned may find it gone.
     ///
+    /// With `dryRun`, nothing is removed or compacted: the report says what would be removed
+    /// (``GarbageCollectionReport/segmentsCompacted`` stays 0: compaction depends on the removal).
+    ///
     /// - Throws: ``AssetError`` `io` when a folder cannot be listed or a file removed; files
     ///   removed until then stay removed, and running it again finishes the work.
     @discardableResult
-    public func collectGarbage(keeping keep: Set<ContentHash>) throws(AssetError) -> GarbageCollectionReport {
+    public func collectGarbage(keeping keep: Set<ContentHash>, dryRun: Bool = false) throws(AssetError) -> GarbageCollectionReport {
+        /// Removes a file (or, in a dry run, only measures it), returning its size.
+        func removedBytes(_ path: String) throws(AssetError) -> Int64 {
+            if dryRun { return try FileSystem.status(path)?.size ?? 0 }
+            return try self.removedBytes(path)
+        }
         var report = GarbageCollectionReport()
         var live: Set<ContentHash> = []
         for asset in try manifests.allHashes() {
@@ -81,9 +89,17 @@ extension AssetStore {
         for chunk in chunks.segments.hashes() {
             if live.contains(chunk) || pinnedChunks[chunk] != nil { report.chunksKept += 1 } else { dead.append(chunk) }
         }
-        let removed = chunks.segments.remove(dead)
-        report.chunksRemoved += removed.count
-        report.bytesRemoved += removed.bytes
+        if dryRun {
+            for chunk in dead {
+                guard let at = chunks.segments.location(of: chunk) else { continue }
+                report.chunksRemoved += 1
+                report.bytesRemoved += Int64(at.recordBytes)
+            }
+        } else {
+            let removed = chunks.segments.remove(dead)
+            report.chunksRemoved += removed.count
+            report.bytesRemoved += removed.bytes
+        }
         if let legacy = chunks.legacy {
             for chunk in try legacy.allHashes() {
                 if live.contains(chunk) || pinnedChunks[chunk] != nil {
@@ -94,9 +110,11 @@ extension AssetStore {
                 }
             }
         }
-        let compaction = try chunks.segments.compact()
-        report.segmentsCompacted = compaction.segmentsRewritten + compaction.segmentsRemoved
-        report.segmentBytesFreed = compaction.bytesFreed
+        if !dryRun {
+            let compaction = try chunks.segments.compact()
+            report.segmentsCompacted = compaction.segmentsRewritten + compaction.segmentsRemoved
+            report.segmentBytesFreed = compaction.bytesFreed
+        }
         let now = Int(time(nil))
         for name in try FileSystem.contents(of: temporary) {
             let path = temporary + "/" + name
