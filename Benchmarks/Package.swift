@@ -8,6 +8,9 @@ let package = Package(
     dependencies: [
         .package(name: "Shoal", path: ".."),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        // The hostile suite's client that reads nothing: TLS on NIO, as the main package's tests do.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .executableTarget(
@@ -19,6 +22,10 @@ let package = Package(
                 .product(name: "Shoal", package: "Shoal"),
                 .product(name: "ShoalAssets", package: "Shoal"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 "CMallocCounter",
                 "CZstdStreaming",
                 "CSQLiteBench",

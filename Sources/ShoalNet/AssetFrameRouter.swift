@@ -98,10 +98,10 @@ final class AssetFrameRouter: ChannelDuplexHandler {
     }
 }
 
-/// What the node needs from a new connection's pipeline: its chunk gate, its router's binding
-/// and its request queue.
+/// What the node needs from a new connection's pipeline: its way out (chunk gate and outbox),
+/// its router's binding and its request queue.
 struct ConnectionHandlers: Sendable {
-    let gate: ChunkGate
+    let gate: OutboundGate
     let binding: AssetFrameRouter.Binding
     let requests: AssetFrameQueue
 }

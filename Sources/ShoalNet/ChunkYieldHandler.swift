@@ -31,12 +31,12 @@ import Darwin
 /// transfer on loopback (Spec/assets.md §9.1). Now each turn passes one
 /// chunk and schedules the next as a task of its own, behind any task already waiting.
 ///
-/// The channel's writability events stop here: the writer above (the NIO async channel the node
-/// writes through) must keep taking record frames while chunks wait, and a record frame never
-/// waits for writability — the replication window bounds the record bytes in flight. The serving
-/// lane waits instead when more than ``OutboundQueue/heldBytesLimit`` of chunks are held
-/// (``ChunkGate``), so a peer that asks for chunks and does not read them cannot grow this queue
-/// without end.
+/// Record frames do not wait here: they wait for writability in the ``OutboxHandler`` below, which
+/// sees the channel's writability events first and passes its frames on before this handler's
+/// next turn, so records still overtake held chunks. The events stop here (nothing above needs
+/// them: the node hands record frames to the ``OutboxHandler`` directly). The serving lane waits
+/// when more than ``OutboundQueue/heldBytesLimit`` of chunks are held (``ChunkGate``), so a peer
+/// that asks for chunks and does not read them cannot grow this queue without end.
 final class ChunkYieldHandler: ChannelDuplexHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame

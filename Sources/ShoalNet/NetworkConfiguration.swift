@@ -22,6 +22,27 @@ public struct NetworkConfiguration: Sendable {
     /// closed with an `error` frame (`limitExceeded`). Default 60 s: a frame of the largest
     /// default size (4 MiB) arrives in it at about 0.6 Mbit/s.
     public var frameCompletionTimeout: Duration = .seconds(60)
+    /// Most bytes of record and control frames (`changes` batches, acknowledgements, `pong`s …)
+    /// one connection may have waiting for its socket before this node stops serving it more.
+    /// Default 8 MiB.
+    ///
+    /// Above it the peer's `subscribe`, `acknowledgement` and `ping` frames wait, in order, until
+    /// the peer has read enough: a peer that stops reading stops being served, and what it makes
+    /// this node hold stays near this bound — plus the batches of the request handled last (at
+    /// most `SyncConfiguration.maxServedWindow` of `batchBytes`) and what its subscriptions'
+    /// windows take when their zones change — instead of every batch of every zone it asked for.
+    /// Everything else the peer sends is still read, so two nodes sending each other more than
+    /// this never wait for each other.
+    public var outboxBytes = 8 << 20
+    /// A connection whose socket takes no more bytes for this long is closed and logged: its peer
+    /// reads nothing, or too slowly to empty one frame in that time. Default 60 s: a frame of the
+    /// largest default size (4 MiB) leaves in it at about 0.6 Mbit/s, as for
+    /// ``frameCompletionTimeout``.
+    ///
+    /// The clock starts when NIO's buffer for the connection passes its high watermark and stops
+    /// whenever it falls below the low one (`OutboundQueue.bufferedBytes`), so a slow peer that
+    /// keeps reading is never closed by it.
+    public var unwritableTimeout: Duration = .seconds(60)
     /// The first delay before redialling a peer; it doubles up to ``maxReconnectDelay``, with
     /// ±25 % jitter. Default 100 ms.
     public var reconnectDelay: Duration = .milliseconds(100)

@@ -45,8 +45,9 @@ public actor NetworkNode {
         let dialed: String?
         /// The peer's device, from its TLS certificate.
         let device: DeviceID
-        /// The chunk bytes held above the socket (``ChunkYieldHandler``).
-        let gate: ChunkGate
+        /// Its way out: the chunk bytes held above the socket (``ChunkYieldHandler``) and the
+        /// record frames waiting for it (``Outbox``).
+        let gate: OutboundGate
         /// The asset requests from this connection, which its serving lane answers.
         let requests: AssetFrameQueue
     }
@@ -62,6 +63,9 @@ public actor NetworkNode {
         /// ID) or refuses it (nil).
         case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, DeviceID, ConnectionHandlers, CheckedContinuation<ConnectionID?, Never>)
         case frame(ConnectionID, Frame, SyncNode.DecodedChanges?)
+        /// A request the connection's ``Outbox`` held back until it had room; once handled, the
+        /// outbox may release the next.
+        case parked(ConnectionID, Frame)
         case closed(ConnectionID)
         case zoneChanged(RecordZone.ID)
         case zonesChanged(restart: Bool)
@@ -270,6 +274,9 @@ public actor NetworkNode {
                 configuration.logger.warning("peer reported an error", metadata: ["connection": "\(id)", "code": "\(e.code)", "error": "\(e.message)"])
             }
             await send(out)
+        case let .parked(id, frame):
+            await handle(.frame(id, frame, nil))
+            connections[id]?.gate.records.handled()
         case let .closed(id):
             if let dialed = connections[id]?.dialed { peerStates[dialed]?.isConnected = false }
             if connections[id] != nil {
@@ -292,7 +299,7 @@ public actor NetworkNode {
         case let .fetchAsset(asset):
             await send(await sync.fetchAsset(asset))
         case let .timeout(id, reason):
-            if await sync.peer(of: id) == nil { await close(id, reason: reason) }
+            if await sync.peer(of: id) == nil { close(id, reason: reason) }
         }
     }
 
@@ -407,7 +414,8 @@ public actor NetworkNode {
     /// `dialing`), the gate that holds application bytes until the device is trusted (closing the
     /// connection if the handshake takes longer than the handshake timeout), idle timers, frame
     /// encoding and decoding, asset requests to a queue of the connection's own and chunks to
-    /// `chunks` (the fetching lane's), chunks held back for records.
+    /// `chunks` (the fetching lane's), record frames held while the socket takes no more
+    /// (``OutboxHandler``), chunks held back for records.
     static func configure(_ channel: any Channel, _ configuration: NetworkConfiguration, _ limits: WireLimits, _ traffic: TrafficCounter,
                           chunks: AssetFrameQueue, tls: PeerTLS, dialing: Bool) throws -> NIOAsyncChannel<Frame, Frame> {
         let ops = channel.pipeline.syncOperations
@@ -424,6 +432,8 @@ public actor NetworkNode {
                                                 frameTimeout: TimeAmount(configuration.frameCompletionTimeout)))
         try ops.addHandler(AssetFrameRouter(requests: AssetFrameQueue(limit: configuration.assetQueueBytes), chunks: chunks))
         try OutboundQueue.configure(channel)
+        try ops.addHandler(OutboxHandler(outbox: Outbox(limit: configuration.outboxBytes),
+                                         unwritableTimeout: TimeAmount(configuration.unwritableTimeout), logger: configuration.logger))
         try ops.addHandler(ChunkYieldHandler(gate: ChunkGate()))
         try ops.addHandler(KeepaliveHandler())
         return try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
@@ -445,7 +455,10 @@ public actor NetworkNode {
         guard let (handlers, tlsDone) = try? await raw.eventLoop.submit({
             let ops = raw.pipeline.syncOperations
             let router = try ops.handler(type: AssetFrameRouter.self)
-            return (ConnectionHandlers(gate: try ops.handler(type: ChunkYieldHandler.self).gate, binding: router.binding, requests: router.requests),
+            let outbox = try ops.handler(type: OutboxHandler.self)
+            let gate = OutboundGate(chunks: try ops.handler(type: ChunkYieldHandler.self).gate, records: outbox.outbox,
+                                    handler: NIOLoopBound(outbox, eventLoop: raw.eventLoop))
+            return (ConnectionHandlers(gate: gate, binding: router.binding, requests: router.requests),
                     try ops.handler(type: TrustGate.self).handshake.futureResult)
         }).get() else {
             try? await raw.close()
@@ -472,7 +485,8 @@ public actor NetworkNode {
                 handshake.cancel()
                 sink.yield(.closed(id))
             }
-            try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, requests: handlers.requests, chunks: assetChunks)
+            try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, requests: handlers.requests, chunks: assetChunks,
+                                      outbox: handlers.gate.records)
         }
         guard let admitted else { return false }
         return established.remove(admitted) != nil
@@ -483,10 +497,13 @@ public actor NetworkNode {
     /// how many wait). Not isolated to the node: a decode here never holds the actor the engine
     /// needs. Asset frames normally never get here (``AssetFrameRouter`` moves them to their
     /// lanes on the event loop); those that arrive before the node has named the connection do,
-    /// and go to their lanes from here.
+    /// and go to their lanes from here. Requests that make the node serve more (`subscribe`,
+    /// `acknowledgement`, `ping`) go through the connection's `outbox`, which holds them while
+    /// the frames waiting for this peer's socket are over its limit.
     @concurrent static func readFrames(_ inbound: NIOAsyncChannelInboundStream<Frame>, of id: ConnectionID, decodingWith sync: SyncNode,
                                        to sink: AsyncStream<Event>.Continuation,
-                                       requests: AssetFrameQueue, chunks: AssetFrameQueue) async throws {
+                                       requests: AssetFrameQueue, chunks: AssetFrameQueue, outbox: Outbox) async throws {
+        outbox.start { frame in sink.yield(.parked(id, frame)) }
         for try await frame in inbound {
             // A push waits while this connection has too much waiting for the lane
             // (NetworkConfiguration.assetQueueBytes): reading stops, and TCP slows the peer.
@@ -494,22 +511,28 @@ public actor NetworkNode {
                 await requests.push(frame, from: id)
             } else if frame.type == .assetChunk {
                 await chunks.push(frame, from: id)
+            } else if Outbox.holdsBack(frame) {
+                // Too many held: reading stops, and TCP slows the peer.
+                if !outbox.offer(frame) { await outbox.waitForParkingRoom() }
             } else {
                 sink.yield(.frame(id, frame, sync.decodeAhead(frame)))
             }
         }
     }
 
-    /// Sends a node's outputs on the connections they name.
+    /// Sends a node's outputs on the connections they name, without waiting for any socket.
+    ///
+    /// Record and control frames go to the connection's ``OutboxHandler`` in order
+    /// (``OutboundGate/send(_:thenClose:)``): it passes them on as the socket takes them, so the
+    /// engine, which serves every connection from one task, never waits for one slow peer, and a
+    /// peer that reads nothing stops being served more (``Outbox``). A `close` output sends the
+    /// `error` frame, if any, after them and then closes; outputs after it are dropped.
     ///
     /// Asset frames (`asset-request`, `asset-chunk`) go to the channel directly
-    /// (``write(_:around:)``), every other frame through the connection's async writer: that
-    /// writer hands frames on for one caller at a time and suspends any caller that arrives
-    /// meanwhile, to resume it later through the cooperative pool, so a record change shared
-    /// with the asset lanes could wait there for a lane's thread and then for a free one
-    /// (Spec/replication.md §3.7). Chunks may already be overtaken by any other frame, asset
-    /// requests included (``ChunkYieldHandler``); chunks among themselves, requests among
-    /// themselves and other frames among themselves keep their order.
+    /// (``write(_:around:)``) rather than behind the records, so a record change never waits for
+    /// an asset lane's hop (Spec/replication.md §3.7). Chunks may already be overtaken by any
+    /// other frame, asset requests included (``ChunkYieldHandler``); chunks among themselves,
+    /// requests among themselves and other frames among themselves keep their order.
     func send(_ outputs: [ConnectionID: [SyncOutput]]) async {
         await deliver(outputs)
     }
@@ -521,45 +544,36 @@ public actor NetworkNode {
             guard let c = connections[id] else { continue }
             var frames = [Frame]()
             var assetFrames = [Frame]()
+            var closing = false
             for o in list {
-                // Frames in a row go to the channel together: one hop to its event loop.
-                if case .send(let frame) = o {
-                    if frame.type == .assetChunk || frame.type == .assetRequest { assetFrames.append(frame) } else { frames.append(frame) }
-                    continue
-                }
-                if !assetFrames.isEmpty {
-                    Self.write(assetFrames, around: c.channel)
-                    assetFrames = []
-                }
-                if !frames.isEmpty {
-                    try? await c.writer.write(contentsOf: frames)
-                    frames = []
-                }
                 switch o {
-                case .send:
-                    break
+                case .send(let frame):
+                    if frame.type == .assetChunk || frame.type == .assetRequest { assetFrames.append(frame) } else { frames.append(frame) }
                 case .close(let error):
                     if let error {
                         configuration.logger.warning("closing connection", metadata: ["connection": "\(id)", "code": "\(error.code)", "error": "\(error.message)"])
-                        try? await c.writer.write(Frame(type: .error, payload: error.encoded()))
+                        frames.append(Frame(type: .error, payload: error.encoded()))
                     }
-                    c.writer.finish()
-                    try? await c.channel.close()
+                    closing = true
                 }
+                if closing { break }
             }
+            // Asset frames first: those before a close still go before it (the channel's event
+            // loop runs both hand-overs in this order).
             if !assetFrames.isEmpty { Self.write(assetFrames, around: c.channel) }
-            if !frames.isEmpty { try? await c.writer.write(contentsOf: frames) }
+            if !frames.isEmpty || closing { c.gate.send(frames, thenClose: closing) }
             // The serving lane: once the chunks held above this connection's socket pass the
             // limit, the next request waits (a peer that does not read cannot pile them up).
+            // Only the lanes send chunks: the engine never waits here.
             if list.contains(where: { if case .send(let f) = $0 { f.type == .assetChunk } else { false } }) {
-                await c.gate.waitForRoom()
+                await c.gate.chunks.waitForRoom()
             }
         }
     }
 
     /// Writes `frames` to `channel` on its event loop, in order, and flushes them: one task on
-    /// the loop, which no other caller can hold up. A closed channel drops them, as the writer
-    /// would (the peer asks again, or the fetch moves on, Spec/replication.md §3.7).
+    /// the loop, which no other caller can hold up. A closed channel drops them (the peer asks
+    /// again, or the fetch moves on, Spec/replication.md §3.7).
     static func write(_ frames: [Frame], around channel: any Channel) {
         channel.eventLoop.execute {
             for f in frames { channel.write(f, promise: nil) }
@@ -567,10 +581,26 @@ public actor NetworkNode {
         }
     }
 
-    func close(_ id: ConnectionID, reason: String) async {
+    /// Says goodbye on connection `id` and closes it once the goodbye has gone, without waiting
+    /// for that (a connection that takes nothing more is closed by its unwritable timeout).
+    func close(_ id: ConnectionID, reason: String) {
         guard let c = connections[id] else { return }
-        try? await c.writer.write(Frame(type: .goodbye, payload: GoodbyeMessage(reason: reason).encoded()))
-        try? await c.channel.close()
+        c.gate.send([Frame(type: .goodbye, payload: GoodbyeMessage(reason: reason).encoded())], thenClose: true)
+    }
+
+    /// The bytes this node holds for `device`'s open connections above their sockets: record
+    /// and control frames waiting in their outboxes, chunks held back, and what NIO has buffered
+    /// below (its write buffer, before TLS and the kernel); nil when it has none open.
+    package func outboundBytes(of device: DeviceID) async -> Int? {
+        let open = connections.values.filter { $0.device == device }
+        guard !open.isEmpty else { return nil }
+        var total = 0
+        for c in open {
+            total &+= c.gate.records.queuedBytes &+ c.gate.chunks.heldBytes
+            let channel = c.channel
+            total &+= (try? await channel.eventLoop.submit { try channel.syncOptions?.getOption(.bufferedWritableBytes) ?? 0 }.get()) ?? 0
+        }
+        return total
     }
 
     // MARK: Live changes
@@ -642,7 +672,11 @@ public actor NetworkNode {
         eventSink.finish()
         assetChunks.finish()
         for c in connections.values { c.requests.finish() }
-        for (id, _) in connections { await close(id, reason: "the node is shutting down") }
+        // A goodbye where the socket takes it, then every connection closed together: one whose
+        // peer reads nothing costs TLS's close wait (at most a few seconds) once, not once each.
+        for (id, _) in connections { close(id, reason: "the node is shutting down") }
+        let closing = connections.values.map { $0.channel.close() }
+        for c in closing { try? await c.get() }
         for s in servers { try? await s.close() }
         for t in tasks { t.cancel() }
         for t in dialers.values { t.cancel() }

@@ -26,13 +26,14 @@ struct LoopbackNode {
     }
 
     static func start(_ name: String, assets: (any AssetProvider)? = nil, network: NetworkConfiguration = NetworkConfiguration(),
-                      identity: DeviceIdentity? = nil, trusting: Set<DeviceID> = []) async throws -> LoopbackNode {
+                      sync: SyncConfiguration = SyncConfiguration(), identity: DeviceIdentity? = nil,
+                      trusting: Set<DeviceID> = []) async throws -> LoopbackNode {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-net-\(name)-\(UInt32.random(in: 0 ... .max))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         var c = Store.Configuration()
         c.synchronous = .normal
         let store = try Store.open(directory: dir, configuration: c)
-        var sc = SyncConfiguration()
+        var sc = sync
         sc.nodeName = name
         let identity = try identity ?? DeviceIdentity.generate()
         let net = NetworkNode(sync: SyncNode(store: store, configuration: sc, assets: assets, signer: ShareSigner(privateKey: identity.privateKey)),

@@ -69,10 +69,16 @@ uint64_t shoal_bench_malloc_count(void) { return __atomic_load_n(&allocations, _
 
 int shoal_bench_malloc_counting_supported(void) { return 1; }
 
+int malloc_trim(size_t pad);
+
+void shoal_bench_malloc_trim(void) { (void)malloc_trim(0); }
+
 #else
 
 uint64_t shoal_bench_malloc_count(void) { return 0; }
 
 int shoal_bench_malloc_counting_supported(void) { return 0; }
+
+void shoal_bench_malloc_trim(void) {}
 
 #endif

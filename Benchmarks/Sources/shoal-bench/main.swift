@@ -14,6 +14,7 @@ let suites: [any BenchmarkSuite.Type] = [
     StoreBenchmark.self,
     DiffBenchmark.self,
     AssetsBenchmark.self,
+    HostileBenchmark.self,
 ]
 
 func usage(_ suites: [any BenchmarkSuite.Type]) -> String {

@@ -11,4 +11,8 @@ uint64_t shoal_bench_malloc_count(void);
 /// Whether allocations are being counted on this platform.
 int shoal_bench_malloc_counting_supported(void);
 
+/// Returns the allocator's free memory to the system where it can (glibc's `malloc_trim`), so a
+/// resident-set baseline taken next does not include what earlier work freed.
+void shoal_bench_malloc_trim(void);
+
 #endif
