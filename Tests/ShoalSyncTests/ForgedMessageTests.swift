@@ -19,26 +19,15 @@ import ShoalWire
         return r
     }
 
-    /// Node `n`'s connection to node `peer`.
-    func connection(_ sim: Simulation, of n: Int, to peer: Int) throws -> ConnectionID {
-        let link = try #require(sim.links.first { ($0.a == n && $0.b == peer) || ($0.a == peer && $0.b == n) })
-        return link.a == n ? link.connA : link.connB
-    }
-
     /// A batch for node `n`'s subscription to `peer`'s zone, numbered as the next one it expects.
     func forgedBatch(_ sim: Simulation, to n: Int, from peer: Int, records: [Record] = [], caughtUp: Bool = true,
                      knowledge: VersionVector? = nil) async throws -> (ConnectionID, Frame) {
-        let conn = try connection(sim, of: n, to: peer)
+        let conn = try sim.connection(of: n, to: peer)
         let inbound = try #require(await sim.nodes[n].sync.sessions[conn]?.inbound[Self.notes])
         let token = await sim.nodes[n].sync.position(peer: sim.nodes[peer].store.nodeID, zone: Self.notes, incarnation: inbound.incarnation)
         let m = ChangesMessage(zone: Self.notes, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: caughtUp,
                                token: token ?? ChangeToken(bytes: []), knowledge: knowledge, records: records)
         return (conn, Frame(type: .changes, payload: m.encoded()))
-    }
-
-    /// The error a node closed `conn` with, if it did.
-    func closeError(_ out: [ConnectionID: [SyncOutput]], _ conn: ConnectionID) -> ErrorMessage? {
-        out[conn, default: []].lazy.compactMap { if case .close(let e) = $0 { e } else { nil } }.first
     }
 
     /// Whether a node answered on `conn` with an acknowledgement.
@@ -78,7 +67,7 @@ import ShoalWire
         let forged = mine.map { tombstone(of: $0, by: victim, at: HLC.successor(of: newest)) }
         let (conn, frame) = try await forgedBatch(sim, to: 1, from: 0, records: forged)
         let out = await sim.nodes[1].sync.receive(frame, on: conn)
-        #expect(closeError(out, conn)?.code == "invalidArguments", "\(out)")
+        #expect(Simulation.closeError(out, conn)?.code == "invalidArguments", "\(out)")
         #expect(!acknowledged(out, conn))
         let after = try await sim.nodes[1].store.storedVersions(of: mine.map(\.id))
         #expect(after.values.allSatisfy { !$0.isDeleted }, "the node's own records must not be deleted")
@@ -104,7 +93,7 @@ import ShoalWire
                            heads: [Record.Head(node: writers[0], isDeletion: false)], fields: [], extensions: [])
         let (conn, frame) = try await forgedBatch(sim, to: 1, from: 0, records: [flood])
         let out = await sim.nodes[1].sync.receive(frame, on: conn)
-        let error = closeError(out, conn)
+        let error = Simulation.closeError(out, conn)
         #expect(error?.code == "limitExceeded" && error?.message.contains("maxZoneWriters") == true, "\(out)")
         #expect(!acknowledged(out, conn))
         #expect(try await sim.nodes[1].store.storedVersions(of: [flood.id]).isEmpty)
@@ -121,7 +110,7 @@ import ShoalWire
         #expect(oldest.versionVector[victim] < newest)
         let (conn, frame) = try await forgedBatch(sim, to: 1, from: 0, records: [tombstone(of: oldest, by: victim, at: newest)])
         let out = await sim.nodes[1].sync.receive(frame, on: conn)
-        #expect(closeError(out, conn)?.code == "invalidArguments", "\(out)")
+        #expect(Simulation.closeError(out, conn)?.code == "invalidArguments", "\(out)")
         #expect(!acknowledged(out, conn))
         #expect(try await sim.nodes[1].store.storedVersions(of: [oldest.id])[oldest.id]?.isDeleted == false)
     }
@@ -140,7 +129,7 @@ import ShoalWire
         let before = await sim.nodes[1].sync.knowledge(of: Self.notes)
         let (conn, frame) = try await forgedBatch(sim, to: 1, from: 0, knowledge: VersionVector([(writer, HLC(rawValue: .max))]))
         let out = await sim.nodes[1].sync.receive(frame, on: conn)
-        #expect(closeError(out, conn)?.code == "invalidArguments", "\(out)")
+        #expect(Simulation.closeError(out, conn)?.code == "invalidArguments", "\(out)")
         #expect(!acknowledged(out, conn))
         try await sim.route(out, from: 1)
         #expect(await sim.nodes[1].sync.knowledge(of: Self.notes) == before)
@@ -195,7 +184,7 @@ import ShoalWire
                        fields: [Record.Field(name: "title", value: .string("from the future"), stamp: dot)], extensions: [])
         let (conn, frame) = try await forgedBatch(sim, to: 1, from: 0, records: [r], caughtUp: false)
         let out = await sim.nodes[1].sync.receive(frame, on: conn)
-        #expect(closeError(out, conn)?.code == "invalidArguments", "\(out)")
+        #expect(Simulation.closeError(out, conn)?.code == "invalidArguments", "\(out)")
         #expect(!acknowledged(out, conn))
         #expect(try await sim.nodes[1].store.storedVersions(of: [r.id]).isEmpty, "the version must not be applied")
         #expect(await sim.nodes[1].sync.statistics.refusedBatches == 1)
@@ -208,12 +197,12 @@ import ShoalWire
         try await sim.createSharedZone(Self.notes, on: 0)
         _ = try await sim.nodes[0].store.save(note("a", "first"))
         #expect(try await sim.runUntilQuiet())
-        let conn = try connection(sim, of: 0, to: 1)
+        let conn = try sim.connection(of: 0, to: 1)
         let sub = try #require(await sim.nodes[0].sync.sessions[conn]?.outbound[Self.notes])
         let k = VersionVector([(sim.nodes[1].store.nodeID, HLC(milliseconds: sim.clock.now() &+ 600_000, logical: 0))])
         let ack = AcknowledgementMessage(zone: Self.notes, incarnation: sub.incarnation, batch: sub.acknowledged, knowledge: k)
         let out = await sim.nodes[0].sync.receive(Frame(type: .acknowledgement, payload: ack.encoded()), on: conn)
-        #expect(closeError(out, conn)?.code == "invalidArguments", "\(out)")
+        #expect(Simulation.closeError(out, conn)?.code == "invalidArguments", "\(out)")
         #expect(await sim.nodes[0].sync.sessions[conn]?.outbound[Self.notes]?.peerKnowledge != k)
         #expect(await sim.nodes[0].sync.statistics.refusedKnowledge == 1)
     }
@@ -227,10 +216,10 @@ import ShoalWire
         let server = sim.nodes[0].store.nodeID
         let info = try await sim.nodes[0].store.zone(Self.notes)
         let k = VersionVector([(server, HLC.successor(of: info.versionVector[server]))])
-        let conn = try connection(sim, of: 0, to: 1)
+        let conn = try sim.connection(of: 0, to: 1)
         let m = SubscribeMessage(zone: Self.notes, incarnation: info.incarnation, token: nil, knowledge: k)
         let out = await sim.nodes[0].sync.receive(Frame(type: .subscribe, payload: m.encoded()), on: conn)
-        #expect(closeError(out, conn)?.code == "invalidArguments", "\(out)")
+        #expect(Simulation.closeError(out, conn)?.code == "invalidArguments", "\(out)")
         #expect(await sim.nodes[0].sync.statistics.refusedKnowledge == 1)
     }
 }

@@ -1,6 +1,7 @@
 // Simulator: many SyncNodes over a simulated network driven by one seed (delays, resets, partitions, crashes).
 
 import Foundation
+import Testing
 import Synchronization
 import ShoalSamples
 import ShoalStore
@@ -125,6 +126,17 @@ final class Simulation {
 
     func int(_ n: Int) -> Int { n <= 0 ? 0 : Int(rng.next() % UInt64(n)) }
     func chance(_ percent: Int) -> Bool { int(100) < percent }
+
+    /// Node `n`'s connection to node `peer` (a test that forges frames sends them on it).
+    func connection(of n: Int, to peer: Int) throws -> ConnectionID {
+        let link = try #require(links.first { ($0.a == n && $0.b == peer) || ($0.a == peer && $0.b == n) })
+        return link.a == n ? link.connA : link.connB
+    }
+
+    /// The error a node closed `conn` with in `out`, if it did.
+    static func closeError(_ out: [ConnectionID: [SyncOutput]], _ conn: ConnectionID) -> ErrorMessage? {
+        out[conn, default: []].lazy.compactMap { if case .close(let e) = $0 { e } else { nil } }.first
+    }
 
     /// Creates `zone` on node `owner`, owned by it and shared read-write with every other node
     /// (with identities), or open to all (without).

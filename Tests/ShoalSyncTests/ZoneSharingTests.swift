@@ -16,17 +16,6 @@ import ShoalWire
         return r
     }
 
-    /// Node `n`'s connection to node `peer`.
-    func connection(_ sim: Simulation, of n: Int, to peer: Int) throws -> ConnectionID {
-        let link = try #require(sim.links.first { ($0.a == n && $0.b == peer) || ($0.a == peer && $0.b == n) })
-        return link.a == n ? link.connA : link.connB
-    }
-
-    /// The error a node closed `conn` with, if it did.
-    func closeError(_ out: [ConnectionID: [SyncOutput]], _ conn: ConnectionID) -> ErrorMessage? {
-        out[conn, default: []].lazy.compactMap { if case .close(let e) = $0 { e } else { nil } }.first
-    }
-
     /// Whether node `n` holds the record named `name` of the zone.
     func holds(_ sim: Simulation, _ n: Int, _ name: String) async -> Bool {
         ((try? await sim.nodes[n].store.storedVersions(of: [Record.ID(name: name, zone: Self.notes)])) ?? [:]).isEmpty == false
@@ -52,11 +41,11 @@ import ShoalWire
         #expect(await holds(sim, 1, "n0"))
         #expect(await sim.nodes[2].store.zoneAnnouncements().isEmpty, "a device that is not a member learns nothing of the zone")
         // Not even by asking: a subscribe from node 2 is refused.
-        let conn = try connection(sim, of: 0, to: 2)
+        let conn = try sim.connection(of: 0, to: 2)
         let inc = try await sim.nodes[0].store.zone(Self.notes).incarnation
         let subscribe = SubscribeMessage(zone: Self.notes, incarnation: inc, token: nil, knowledge: VersionVector(), window: 4)
         let out = await sim.nodes[0].sync.receive(Frame(type: .subscribe, payload: subscribe.encoded()), on: conn)
-        #expect(closeError(out, conn)?.code == "permissionFailure", "\(out)")
+        #expect(Simulation.closeError(out, conn)?.code == "permissionFailure", "\(out)")
         #expect(!out[conn, default: []].contains { if case .send(let f) = $0 { f.type == .changes } else { false } })
         #expect(await sim.nodes[0].sync.statistics.refusedForPermission == 1)
     }
@@ -67,7 +56,7 @@ import ShoalWire
         // Locally, the zone is read-only on node 2.
         await #expect(throws: ShoalError.self) { try await sim.nodes[2].store.save(note("mine", "from a reader")) }
         // A batch it sends anyway (as a modified node would) is refused whole by the owner.
-        let conn = try connection(sim, of: 0, to: 2)
+        let conn = try sim.connection(of: 0, to: 2)
         let inc = try await sim.nodes[0].store.zone(Self.notes).incarnation
         // Two of the forgeries a modified node tried: a deletion stamped with the owner's own node
         // ID, and caught-up knowledge claiming everything of the owner's.
@@ -80,7 +69,7 @@ import ShoalWire
         let m = ChangesMessage(zone: Self.notes, incarnation: inc, batch: 1, isCaughtUp: true, token: ChangeToken(bytes: []),
                                knowledge: VersionVector([(victim, HLC(rawValue: .max))]), records: [tombstone])
         let out = await sim.nodes[0].sync.receive(Frame(type: .changes, payload: m.encoded()), on: conn)
-        #expect(closeError(out, conn)?.code == "permissionFailure", "\(out)")
+        #expect(Simulation.closeError(out, conn)?.code == "permissionFailure", "\(out)")
         #expect(await sim.nodes[0].sync.statistics.refusedForPermission == 1)
         #expect(try await sim.nodes[0].store.record(for: Record.ID(name: "n0", zone: Self.notes))["title"] == .string("the owner's"))
         // The owner's and the read-write member's writes still reach it.
@@ -146,7 +135,7 @@ import ShoalWire
             ZoneAnnouncement(share: deleted),
         ]
         for victim in [0, 2] {
-            let conn = try connection(sim, of: victim, to: 1)
+            let conn = try sim.connection(of: victim, to: 1)
             for a in announcements {
                 _ = await sim.nodes[victim].sync.receive(Frame(type: .zones, payload: ZonesMessage(zones: [a]).encoded()), on: conn)
             }
@@ -162,7 +151,7 @@ import ShoalWire
     @Test func unsharingTakesEffectAtOnce() async throws {
         let sim = try await shared(seed: 506, .readWrite, nil)
         let member = try #require(sim.nodes[1].device)
-        let conn = try connection(sim, of: 0, to: 1)
+        let conn = try sim.connection(of: 0, to: 1)
         let out = try await sim.nodes[0].sync.setMember(member, role: nil, of: Self.notes)
         #expect(out[conn]?.contains(.close(nil)) == true, "the member's connection restarts at once")
         try await sim.route(out, from: 0)
