@@ -31,8 +31,8 @@ import ShoalTrust
         return frames.flatMap { (try? encoder.encode($0)) ?? [] }
     }
 
-    static func hello(zones: [ZoneAnnouncement] = []) -> Frame {
-        Frame(type: .hello, payload: HelloMessage(node: NodeID.random(), name: "raw", zones: zones).encoded())
+    static func hello(zones: [ZoneAnnouncement] = [], node: NodeID = NodeID.random()) -> Frame {
+        Frame(type: .hello, payload: HelloMessage(node: node, name: "raw", zones: zones).encoded())
     }
 
     /// The frames `a` sent a raw client of `identity` that sent `frames`, and whether it closed.
@@ -95,6 +95,50 @@ import ShoalTrust
         #expect(!(try await a.store.record(for: stored.id)).isDeleted)
         #expect(await a.net.sync.statistics.refusedForPermission == 1)
         #expect(await a.store.zones().map(\.id) == [Self.notes], "the zone outlives a member's unsigned deletion")
+        #expect(await a.net.sync.statistics.unsignedZoneChangesIgnored == 1)
+    }
+
+    /// The three forgeries sent by an authenticated read-write member over real TLS: a
+    /// hello announcing the zone deleted without the owner's share, a deletion stamped with the
+    /// owner's own node ID, and caught-up knowledge claiming everything of the owner's. The owner
+    /// follows the member (it may write), so the batches are the ones it expects; none changes
+    /// anything.
+    @Test func aReadWriteMembersForgeriesChangeNothing() async throws {
+        let a = try await owner()
+        defer { Task { await a.stop() } }
+        let writer = try DeviceIdentity.generate()
+        await a.net.trust(writer.deviceID)
+        await a.net.deliver(try await a.net.sync.setMember(writer.deviceID, role: .readWrite, of: Self.notes))
+        let inc = try await a.store.zone(Self.notes).incarnation
+        let victim = a.store.nodeID
+        let stored = try await a.store.record(for: Record.ID(name: "n0", zone: Self.notes))
+        var v = stored.versionVector
+        v.advance(victim, to: HLC(rawValue: v[victim].rawValue + (1 << 16)))
+        let tombstone = Record(recordType: stored.recordType, id: stored.id, parent: nil, creation: stored.creation, versionVector: v,
+                               heads: [Record.Head(node: victim, isDeletion: true)], fields: stored.fields, extensions: [])
+        let live = ZoneAnnouncement(zone: Self.notes, incarnation: inc)
+        let deleted = ZoneAnnouncement(zone: Self.notes, incarnation: inc, isDeleted: true)
+        func batch(_ records: [Record], knowledge: VersionVector?) -> Frame {
+            Frame(type: .changes, payload: ChangesMessage(zone: Self.notes, incarnation: inc, batch: 1, isCaughtUp: true, token: ChangeToken(bytes: [1]),
+                                                          knowledge: knowledge, records: records).encoded())
+        }
+        // The device keeps one node ID (security.md §5).
+        let me = NodeID.random()
+        // 1: the hello says the zone is deleted. Ignored (no share); the connection stays.
+        let (first, r1) = try await exchange(a, as: writer, sending: [Self.hello(zones: [deleted], node: me)], timeout: .seconds(2))
+        #expect(errorCode(first) == nil && !r1.closedByPeer, "\(first.map(\.type))")
+        #expect(await eventually { await a.net.sync.statistics.unsignedZoneChangesIgnored == 1 })
+        // 2: the owner's own deletion of n0, in the batch the owner asked for.
+        let (second, r2) = try await exchange(a, as: writer, sending: [Self.hello(zones: [live], node: me), batch([tombstone], knowledge: nil)])
+        #expect(second.contains { $0.type == .subscribe }, "the owner follows a read-write member")
+        #expect(errorCode(second) == "invalidArguments" && r2.closedByPeer, "\(second.compactMap { try? ErrorMessage(decoding: $0.payload) })")
+        #expect(!second.contains { $0.type == .acknowledgement })
+        // 3: an empty caught-up batch whose knowledge claims every write of the owner's.
+        let (third, r3) = try await exchange(a, as: writer, sending: [Self.hello(zones: [live], node: me), batch([], knowledge: VersionVector([(victim, HLC(rawValue: .max))]))])
+        #expect(errorCode(third) == "invalidArguments" && r3.closedByPeer, "\(third.compactMap { try? ErrorMessage(decoding: $0.payload) })")
+        #expect(await a.store.zones().map(\.id) == [Self.notes])
+        #expect(!(try await a.store.record(for: stored.id)).isDeleted)
+        #expect(await a.net.sync.statistics.refusedBatches == 2)
         #expect(await a.net.sync.statistics.unsignedZoneChangesIgnored == 1)
     }
 
