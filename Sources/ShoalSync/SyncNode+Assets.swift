@@ -245,10 +245,19 @@ extension SyncNode {
             .send(Frame(type: .assetChunk, payload: AssetChunkMessage(asset: m.asset, part: part).encoded()))
         }
         guard let assets else { return [answer(.unavailable)] }
+        // No frame larger than the peer accepts (its hello's max frame payload): a part that
+        // would be is answered `unavailable`, so the fetch fails there, named, instead of the
+        // peer's reader closing the connection on a frame it refuses (Spec/replication.md §3.7).
+        let peerLimit = Int(clamping: sessions[id]?.peer?.maxFramePayloadBytes ?? UInt64(configuration.limits.maxFramePayloadBytes))
         switch m.part {
         case .manifest:
             guard let manifest = await assets.manifest(of: m.asset) else { return [answer(.unavailable)] }
-            return [answer(.manifest(manifest))]
+            let out = answer(.manifest(manifest))
+            if case .send(let f) = out, f.payload.count > peerLimit {
+                statistics.assetPartsTooLargeForPeer &+= 1
+                return [answer(.unavailable)]
+            }
+            return [out]
         case let .chunks(first, count):
             // The decoder bounds count (1…maxChunks) and first + count (below 2^64).
             guard first <= UInt64(Int.max) - count else { return [answer(.unavailable)] }
@@ -256,7 +265,13 @@ extension SyncNode {
             let found = await assets.chunkPayloads(Int(first)..<Int(first &+ count), of: m.asset)
             var out = [SyncOutput]()
             out.reserveCapacity(found.count + 1)
+            var served = 0
             for payload in found {
+                guard payload.count <= peerLimit else {
+                    statistics.assetPartsTooLargeForPeer &+= 1
+                    break
+                }
+                served += 1
                 // Whether the asset compresses is tried once, on the first chunk served (its
                 // payload: the chunk behind a few dozen bytes of header); chunks of one that does
                 // not (most media) go out without a compression attempt.
@@ -264,7 +279,7 @@ extension SyncNode {
                 out.append(.send(Frame(type: .assetChunk, payload: payload, mayCompress: compressible)))
                 statistics.assetChunksSent &+= 1
             }
-            if found.count < count { out.append(answer(.unavailable)) }
+            if served < count { out.append(answer(.unavailable)) }
             return out
         }
     }

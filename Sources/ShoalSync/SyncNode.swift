@@ -87,6 +87,9 @@ public actor SyncNode {
         public var assetChunksSent = 0
         /// Asset chunks received and verified.
         public var assetChunksReceived = 0
+        /// Asset manifests and chunks answered `unavailable` because their frame would have
+        /// been larger than the asking peer's max frame payload.
+        public var assetPartsTooLargeForPeer = 0
         /// `changes` batches refused whole for what they claimed: a write of this node it never
         /// made, or a timestamp beyond the allowed clock drift (Spec/replication.md §3.8).
         public var refusedBatches = 0

@@ -74,6 +74,27 @@ import ShoalWire
         #expect(await sim.nodes[2].sync.statistics.assetChunksSent > 0)
     }
 
+    /// A peer whose hello says it reads frames of at most 3,000 payload bytes is never sent a
+    /// 4 KiB chunk: the server answers `unavailable` and the fetch fails there, instead of the
+    /// peer's reader refusing the frame and closing the connection. (Sent anyway, the chunks fail
+    /// the peer's decoder, the connection closes, reopens and fails again; the fetch never ends.)
+    @Test(.timeLimit(.minutes(1))) func noChunkFrameIsLargerThanThePeerReads() async throws {
+        let (sim, assets) = try await Self.simulation(seed: 27, nodes: 2)
+        var small = SyncConfiguration()
+        small.limits.maxFramePayloadBytes = 3_000
+        sim.nodes[1].sync = SyncNode(store: sim.nodes[1].store, configuration: small, assets: assets[1])
+        let bytes = Self.content(40_000, seed: 7)
+        let asset = assets[0].add(bytes, chunkSize: 4096)
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        let result = try await Self.fetch(asset, on: 1, in: sim)
+        #expect((try? result.get()) == nil, "the fetch cannot succeed: every chunk is over the peer's limit")
+        #expect(assets[1].bytes(of: asset) == nil)
+        #expect(await sim.nodes[0].sync.statistics.assetChunksSent == 0)
+        #expect(await sim.nodes[0].sync.statistics.assetPartsTooLargeForPeer > 0)
+        #expect(sim.log.isEmpty, "no connection closed with an error: \(sim.log)")
+    }
+
     @Test func aChunkLostBeforeTheFinalCheckIsFetchedAgainFromTheSamePeer() async throws {
         let (sim, assets) = try await Self.simulation(seed: 26, nodes: 2)
         let bytes = Self.content(40_000, seed: 6)

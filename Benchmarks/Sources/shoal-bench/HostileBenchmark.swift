@@ -68,6 +68,8 @@ enum HostileBenchmark: BenchmarkSuite {
         let (mallory, malloryDir) = try await temporaryNode("nonreader-client")
         defer { try? FileManager.default.removeItem(atPath: malloryDir) }
         try await a.trustDevice(mallory.deviceID)
+        // A member of every zone (read-only: it only asks), so its subscribes are served.
+        for zone in zones { try await a.shareZone(zone, with: mallory.deviceID, role: .readOnly) }
         let port = try await a.listen(host: "127.0.0.1", port: 0)
         let hello = Frame(type: .hello, payload: HelloMessage(node: NodeID.random(), name: "non-reader", zones: []).encoded())
         let bytes = try ([hello] + subscribes).flatMap { try FrameEncoder(options: .init(mode: .none)).encode($0) }
@@ -95,6 +97,7 @@ enum HostileBenchmark: BenchmarkSuite {
         defer { try? FileManager.default.removeItem(atPath: bDir) }
         try await a.trustDevice(b.deviceID)
         try await b.trustDevice(a.deviceID)
+        try await a.shareZone(zones[0], with: b.deviceID, role: .readOnly)
         let t0 = ContinuousClock.now
         await b.connect(to: "127.0.0.1", port: port)
         while await b.peers().first?.node == nil {
@@ -130,6 +133,7 @@ enum HostileBenchmark: BenchmarkSuite {
         }
         try await a.trustDevice(b.deviceID)
         try await b.trustDevice(a.deviceID)
+        try await a.shareZone(zone, with: b.deviceID, role: .readOnly)
         let port = try await a.listen(host: "127.0.0.1", port: 0)
         settleMemory()
         let baseline = residentBytes()
@@ -172,6 +176,7 @@ enum HostileBenchmark: BenchmarkSuite {
             defer { try? FileManager.default.removeItem(atPath: bDir) }
             try await a.trustDevice(b.deviceID)
             try await b.trustDevice(a.deviceID)
+            try await a.shareZone(zone, with: b.deviceID, role: .readOnly)
             let t0 = ContinuousClock.now
             await b.connect(to: "127.0.0.1", port: port)
             while (try? await b.store.allRecordIDs(in: zone).count) != 1_000 {
