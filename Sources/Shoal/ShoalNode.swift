@@ -142,6 +142,7 @@ public actor ShoalNode {
         let bound = address.port ?? port
         listening.append((host, bound))
         try await startIfNeeded()
+        await network.startDiscovery(listening: listening)
         return bound
     }
 
@@ -177,6 +178,7 @@ public actor ShoalNode {
         for l in listen { _ = try await network.listen(host: l.host, port: l.port); listening.append(l) }
         for p in peers { await network.addPeer(host: p.host, port: p.port) }
         try await startIfNeeded()
+        await network.startDiscovery(listening: listening)
     }
 
     /// The dialled peers: address, whether connected, node ID, last error.

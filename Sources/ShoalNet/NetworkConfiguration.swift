@@ -80,6 +80,9 @@ public struct NetworkConfiguration: Sendable {
     /// the others merged with the tombstone (Spec/replication.md §3.5.3). Turn it on for a zone
     /// whose members are all known and stable.
     public var tombstonePurgeInterval: Duration? = nil
+    /// Local discovery: announcing this device on the LAN and dialling the trusted devices heard
+    /// there (``DiscoveryConfiguration``). Default: off.
+    public var discovery = DiscoveryConfiguration()
     /// Where connection events go (swift-log): connections opened and identified, closed with
     /// the error that closed them, failed dials with the next retry delay. Default: discarded.
     public var logger = Logger(label: "shoal.net", factory: { _ in SwiftLogNoOpLogHandler() })

@@ -27,6 +27,8 @@ extension NetworkNode {
     public func trust(_ device: DeviceID) {
         trusted.insert(device)
         pending[device] = nil
+        // Heard on the LAN before it was trusted: dial it now, not at its next announcement.
+        discoveryTrustChanged(device, trusted: true)
     }
 
     /// Stops trusting `device`: its open connections close at once, and later ones are refused
@@ -34,6 +36,7 @@ extension NetworkNode {
     public func distrust(_ device: DeviceID) {
         trusted.remove(device)
         pending[device] = nil
+        discoveryTrustChanged(device, trusted: false)
         for (id, c) in connections where c.device == device {
             configuration.logger.notice("closing the connection of a device no longer trusted", metadata: ["connection": "\(id)", "device": "\(device.short)"])
             c.writer.finish()

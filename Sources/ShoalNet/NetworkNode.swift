@@ -106,6 +106,12 @@ public actor NetworkNode {
     /// The connections whose peer's hello was accepted; ``serve(_:dialed:)`` takes its own out
     /// when it ends.
     var established: Set<ConnectionID> = []
+    /// Local discovery's socket, while it runs (`NetworkNode+Discovery.swift`).
+    var discovery: LocalDiscovery?
+    /// The devices local discovery heard, and the addresses it dials (nobody else asked for them).
+    var discovered: DiscoveredDevices
+    var discoveryDials: Set<PeerAddress> = []
+    var discoveryDeferred: Set<DeviceID> = []
 
     /// What this node knows of one dialled peer address.
     public struct PeerState: Sendable, Hashable {
@@ -136,6 +142,7 @@ public actor NetworkNode {
         assetChunks = AssetFrameQueue(limit: configuration.assetQueueBytes)
         sendPacer = configuration.assetSendRate > 0 ? SharedRatePacer(bytesPerSecond: configuration.assetSendRate) : nil
         (events, eventSink) = AsyncStream<Event>.makeStream()
+        discovered = DiscoveredDevices(limit: configuration.discovery.maxDiscoveredDevices)
     }
 
     deinit {
@@ -351,6 +358,8 @@ public actor NetworkNode {
     /// Dials `host:port` now and whenever the connection ends, until ``shutdown()``.
     public func addPeer(host: String, port: Int) {
         let key = "\(host):\(port)"
+        // Asked for by someone else too now: discovery must not stop it when the device moves.
+        discoveryDials.remove(PeerAddress(host: host, port: port))
         guard peerStates[key] == nil else { return }
         peerStates[key] = PeerState(address: key, isConnected: false, node: nil, device: nil, failures: 0, lastError: nil)
         dialers[key] = Task { [weak self] in await self?.dialLoop(host: host, port: port) }
@@ -669,6 +678,7 @@ public actor NetworkNode {
     /// Says goodbye on every connection, stops listening and dialling.
     public func shutdown() async {
         stopped = true
+        await stopDiscovery()
         eventSink.finish()
         assetChunks.finish()
         for c in connections.values { c.requests.finish() }

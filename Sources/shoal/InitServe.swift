@@ -79,6 +79,12 @@ struct ServeCommand: AsyncParsableCommand {
     var assetSendRate = ByteRate(bytesPerSecond: 0)
     @Option(name: .long, help: ArgumentHelp("How often to remove asset files no record references (s, m, h or d; 0 never). `shoal gc` does it at once.", valueName: "interval"))
     var assetGcInterval = Interval(seconds: 6 * 3600)
+    @Flag(name: .long, help: "Do not announce this node on the LAN, nor dial trusted devices heard there (local discovery is on by default; Spec/discovery.md).")
+    var noDiscovery = false
+    @Option(name: .long, help: ArgumentHelp("Seconds between two discovery announcements (default 30).", valueName: "seconds"))
+    var discoveryInterval = 30.0
+    @Option(name: .long, help: ArgumentHelp("The UDP port of local discovery (default 21047).", valueName: "port"))
+    var discoveryPort = 21_047
 
     func run() async throws {
         try await reportFailures {
@@ -111,6 +117,12 @@ struct ServeCommand: AsyncParsableCommand {
             nc.logger = log
             nc.assetReceiveRate = assetReceiveRate.bytesPerSecond
             nc.assetSendRate = assetSendRate.bytesPerSecond
+            guard discoveryInterval >= 1, discoveryInterval <= 86_400, (1...65535).contains(discoveryPort) else {
+                throw CommandFailure(.usage, "--discovery-interval must be 1–86400 seconds and --discovery-port 1–65535")
+            }
+            nc.discovery.isEnabled = !noDiscovery
+            nc.discovery.interval = .milliseconds(Int(discoveryInterval * 1_000))
+            nc.discovery.port = discoveryPort
             let node = try await ShoalNode.open(directory: dir.path, sync: sc, network: nc)
             let port = try await node.listen(host: listen.host, port: listen.port)
             // The control socket first: whoever reads the line below (a script, a test) may send

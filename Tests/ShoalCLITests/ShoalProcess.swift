@@ -97,10 +97,11 @@ enum Shoal {
         private let lock = NSLock()
         private var text = ""
 
-        init(_ args: [String]) throws {
+        /// Starts `shoal serve args…`, or `wrapper… shoal serve args…` (`ip netns exec NS`, say).
+        init(_ args: [String], wrapper: [String] = []) throws {
             guard let binary = Shoal.binary else { throw CocoaError(.fileNoSuchFile) }
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["serve"] + args
+            process.executableURL = URL(fileURLWithPath: wrapper.first ?? binary)
+            process.arguments = wrapper.isEmpty ? ["serve"] + args : Array(wrapper.dropFirst()) + [binary, "serve"] + args
             process.standardOutput = output
             process.standardError = output
             output.fileHandleForReading.readabilityHandler = { [weak self] h in
@@ -139,9 +140,9 @@ enum Shoal {
         private let lock = NSLock()
         private var list = [Daemon]()
 
-        /// Starts `shoal serve args…`.
-        func start(_ args: [String]) throws -> Daemon {
-            let d = try Daemon(args)
+        /// Starts `shoal serve args…`, after `wrapper` when given.
+        func start(_ args: [String], wrapper: [String] = []) throws -> Daemon {
+            let d = try Daemon(args, wrapper: wrapper)
             lock.lock(); list.append(d); lock.unlock()
             return d
         }

@@ -39,6 +39,7 @@ package enum FuzzChecks {
         case compressed = "fuzz-compressed"
         case messages = "fuzz-messages"
         case segment = "fuzz-segment"
+        case discovery = "fuzz-discovery"
 
         /// Runs this target's check on one input.
         /// - Throws: ``Failure`` when the decoder broke a property.
@@ -54,6 +55,7 @@ package enum FuzzChecks {
             case .compressed: try FuzzChecks.compressed(bytes)
             case .messages: try FuzzChecks.messages(bytes)
             case .segment: try FuzzChecks.segment(bytes)
+            case .discovery: try FuzzChecks.discovery(bytes)
             }
         }
     }
@@ -112,6 +114,20 @@ package enum FuzzChecks {
         guard ChangeToken(text: ChangeToken(bytes: bytes).description)?.bytes == bytes else {
             throw Failure(t, "the token's base64url text form does not parse back to the same bytes")
         }
+    }
+
+    /// `DiscoveryAnnouncement(decoding:)`: what decodes fits the packet limit, lists 1–16 sorted
+    /// endpoints and re-encodes to the same bytes.
+    /// - Throws: ``Failure`` when a property breaks.
+    package static func discovery(_ bytes: [UInt8]) throws(Failure) {
+        let t = Target.discovery.rawValue
+        let decode = { (b: [UInt8]) throws(WireError) -> DiscoveryAnnouncement in try DiscoveryAnnouncement(decoding: b) }
+        guard let value = try decoded(t, bytes, decode) else { return }
+        guard bytes.count <= DiscoveryAnnouncement.maxBytes, (1...DiscoveryAnnouncement.maxEndpoints).contains(value.endpoints.count),
+              value.endpoints == value.endpoints.sorted() else {
+            throw Failure(t, "an announcement of \(bytes.count) bytes with \(value.endpoints.count) endpoints decoded: \(value)")
+        }
+        try roundTrip(t, value, bytes, encode: { $0.encoded() }, decode: decode)
     }
 
     /// The control payloads: the same bytes as an error, a ping and a goodbye payload.

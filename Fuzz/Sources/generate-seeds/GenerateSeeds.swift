@@ -68,6 +68,7 @@ enum Seeds {
         case .compressed: return compressedPayloads()
         case .messages: return messages()
         case .segment: return FuzzChecks.segmentSeeds()
+        case .discovery: return announcements()
         }
     }
 
@@ -85,6 +86,7 @@ enum Seeds {
         case .frame: return (try? FrameReader.decodeOne(bytes)) != nil
         case .messages: return (try? FuzzChecks.messages(bytes)) != nil && bytes.count > 1
         case .segment: return (try? FuzzChecks.segment(bytes)) != nil && !bytes.isEmpty
+        case .discovery: return (try? DiscoveryAnnouncement(decoding: bytes)) != nil
         case .frameStream:
             var reader = FrameReader()
             return (try? reader.frames(in: bytes)) != nil
@@ -220,6 +222,27 @@ enum Seeds {
             let cursor = k % 2 == 0 ? nil : ChangeToken.Contents.Cursor(source: NodeID.random(using: &rng), sequence: k % 4 == 1 ? UInt64.max : rng.next() % 10_000)
             let contents = ChangeToken.Contents(kind: k % 3 == 0 ? .database : .zone, incarnation: NodeID.random(using: &rng), vector: vv, cursor: cursor)
             out.append((name(cursor == nil ? "token" : "token-cursor", k), ChangeToken(contents).bytes))
+        }
+        return out
+    }
+
+    // MARK: Discovery announcements
+
+    static func announcements() -> [Seed] {
+        var rng = SplitMix64(seed: 0xF022_D15C)
+        var out = [Seed]()
+        for k in 0..<24 {
+            guard let device = DeviceID(bytes: (0..<32).map { _ in UInt8(truncatingIfNeeded: rng.next()) }) else { continue }
+            var endpoints = [DiscoveryAnnouncement.Endpoint]()
+            for i in 0...(k % 5) {
+                let port = UInt16(truncatingIfNeeded: 1 + rng.next() % 65_535) | 1
+                switch (k + i) % 3 {
+                case 0: endpoints.append(.init(host: .source, port: port))
+                case 1: endpoints.append(.init(host: .ipv4(0x0A4D_0000 | UInt32(truncatingIfNeeded: rng.next() % 65_535) | 1), port: port))
+                default: endpoints.append(.init(host: .ipv6(high: 0xFD00_0000_0000_0000 | rng.next() % 1000, low: rng.next() | 1), port: port))
+                }
+            }
+            out.append((name("announcement", k), DiscoveryAnnouncement(device: device, instance: k % 4 == 0 ? UInt64.max : rng.next(), endpoints: endpoints).encoded()))
         }
         return out
     }

@@ -1,0 +1,29 @@
+// DiscoveryConfiguration: whether and how a node announces itself on its LAN and listens for others.
+
+/// How a node takes part in local discovery (Spec/discovery.md): it multicasts an announcement
+/// of its device ID and listening port now and then, and dials the trusted devices it hears.
+///
+/// Off by default in the library, so a program embedding Shoal sends nothing on the network it
+/// did not ask for; `shoal serve` turns it on (`--no-discovery` turns it off). A node listening
+/// only on loopback addresses never announces, whatever this says: nobody on the LAN could reach it.
+public struct DiscoveryConfiguration: Sendable, Hashable {
+    /// Whether the node announces itself and listens for announcements. Default false.
+    public var isEnabled = false
+    /// Time between two announcements; the first goes out at once. Default 30 s.
+    public var interval: Duration = .seconds(30)
+    /// The UDP port announcements go to and are received on. Default 21047 (Spec/discovery.md §3).
+    public var port = 21_047
+    /// The IPv4 multicast group announcements go to. Default 239.255.83.72 (Spec/discovery.md §3).
+    public var ipv4Group = "239.255.83.72"
+    /// Most devices remembered that are not trusted (listed as discovered); past it the one heard
+    /// from longest ago is forgotten. Default 256.
+    public var maxDiscoveredDevices = 256
+    /// How many intervals a device stays listed after its last announcement. Default 3.
+    public var expiryIntervals = 3
+
+    /// The defaults (discovery off).
+    public init() {}
+
+    /// How long after its last announcement a device is forgotten.
+    var expiry: Duration { interval * max(1, expiryIntervals) }
+}

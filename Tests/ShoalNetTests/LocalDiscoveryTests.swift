@@ -1,0 +1,178 @@
+// LocalDiscoveryTests: what a node does with announcements — dial trusted devices, follow a move, list strangers, stay bounded.
+
+import Foundation
+import NIOCore
+import Testing
+import ShoalWire
+import ShoalTrust
+@testable import ShoalNet
+
+/// The decisions of `NetworkNode+Discovery.swift`, driven with announcements handed in directly
+/// (no UDP: the sockets are exercised by `DiscoveryNamespaceTests`, in network namespaces, so no
+/// test sends multicast on the machine's own network). Every address dialled here is loopback.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct LocalDiscoveryTests {
+    static let loopback = try? SocketAddress(ipAddress: "127.0.0.1", port: 21_047)
+
+    static func announcement(_ device: DeviceID, port: Int, instance: UInt64 = 1) -> DiscoveryAnnouncement {
+        DiscoveryAnnouncement(device: device, instance: instance, endpoints: [.init(host: .source, port: UInt16(port))])
+    }
+
+    static func device(_ byte: UInt8) -> DeviceID? { DeviceID(bytes: [UInt8](repeating: byte, count: 32)) }
+
+    @Test func aTrustedDeviceIsDialledAndFollowedWhenItMoves() async throws {
+        let source = try #require(Self.loopback)
+        let b = try await LoopbackNode.start("b")
+        let a = try await LoopbackNode.start("a")
+        defer { Task { await a.stop(); await b.stop() } }
+        await LoopbackNode.trustEachOther(a, b)
+        // Twice: of two unconnected devices the larger ID waits for a second announcement.
+        await a.net.discoveryReceived(Self.announcement(b.device, port: b.port), from: source)
+        await a.net.discoveryReceived(Self.announcement(b.device, port: b.port), from: source)
+        #expect(await a.net.peers().map(\.address) == ["127.0.0.1:\(b.port)"], "the discovered address is dialled")
+        #expect(await Self.eventually { await a.net.peers().first?.isConnected == true }, "the dial reached b")
+        #expect(await a.net.discoveredAddresses(of: b.device) == ["127.0.0.1:\(b.port)"])
+
+        // b now listens on another port too and announces only that one: a dials it, and stops
+        // dialling the old one (a device that moved).
+        let moved = try #require(try await b.net.listen(host: "127.0.0.1", port: 0).port)
+        await a.net.discoveryReceived(Self.announcement(b.device, port: moved), from: source)
+        #expect(await a.net.peers().map(\.address) == ["127.0.0.1:\(moved)"], "the stale address is no longer dialled")
+        #expect(await Self.eventually { await a.net.peers().first?.isConnected == true })
+
+        // The same announcement again changes nothing.
+        await a.net.discoveryReceived(Self.announcement(b.device, port: moved), from: source)
+        #expect(await a.net.peers().map(\.address) == ["127.0.0.1:\(moved)"])
+    }
+
+    @Test func ofTwoDevicesTheSmallerDialsAndOneConnectionIsEnough() async throws {
+        let source = try #require(Self.loopback)
+        let x = try await LoopbackNode.start("x")
+        let y = try await LoopbackNode.start("y")
+        defer { Task { await x.stop(); await y.stop() } }
+        await LoopbackNode.trustEachOther(x, y)
+        let (small, large) = x.device < y.device ? (x, y) : (y, x)
+        // Both hear each other at once: only the smaller ID dials.
+        await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source)
+        await small.net.discoveryReceived(Self.announcement(large.device, port: large.port), from: source)
+        #expect(await large.net.peers().isEmpty, "the larger device waits")
+        #expect(await small.net.peers().map(\.address) == ["127.0.0.1:\(large.port)"])
+        #expect(await Self.eventually { await large.net.connectionCount == 1 })
+        #expect(await Self.eventually { await small.net.connectionCount == 1 })
+        // The next announcement finds them connected: still one connection.
+        await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source)
+        await small.net.discoveryReceived(Self.announcement(large.device, port: large.port), from: source)
+        #expect(await large.net.peers().isEmpty)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(await large.net.connectionCount == 1)
+        #expect(await small.net.connectionCount == 1)
+    }
+
+    @Test func theLargerDeviceDialsWhenTheSmallerDoesNot() async throws {
+        let source = try #require(Self.loopback)
+        let x = try await LoopbackNode.start("x")
+        let y = try await LoopbackNode.start("y")
+        defer { Task { await x.stop(); await y.stop() } }
+        await LoopbackNode.trustEachOther(x, y)
+        let (small, large) = x.device < y.device ? (x, y) : (y, x)
+        await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source)
+        #expect(await large.net.peers().isEmpty)
+        // An interval later, still unconnected (the smaller one cannot reach it): it dials.
+        await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source)
+        #expect(await large.net.peers().map(\.address) == ["127.0.0.1:\(small.port)"])
+        #expect(await Self.eventually { await large.net.connectionCount == 1 })
+    }
+
+    @Test func aConfiguredAddressIsNeverStoppedByDiscovery() async throws {
+        let source = try #require(Self.loopback)
+        let b = try await LoopbackNode.start("b")
+        let a = try await LoopbackNode.start("a")
+        defer { Task { await a.stop(); await b.stop() } }
+        await LoopbackNode.trustEachOther(a, b)
+        await a.net.addPeer(host: "127.0.0.1", port: b.port)  // as `peer add --address` or `--peer` would
+        await a.net.discoveryReceived(Self.announcement(b.device, port: b.port), from: source)
+        await a.net.discoveryReceived(Self.announcement(b.device, port: 1), from: source)
+        #expect(Set(await a.net.peers().map(\.address)) == ["127.0.0.1:\(b.port)", "127.0.0.1:1"])
+    }
+
+    @Test func anUnknownDeviceIsListedNotDialledUntilTrusted() async throws {
+        let source = try #require(Self.loopback)
+        let b = try await LoopbackNode.start("b")
+        let a = try await LoopbackNode.start("a")
+        defer { Task { await a.stop(); await b.stop() } }
+        await b.net.trust(a.device)
+        await a.net.discoveryReceived(Self.announcement(b.device, port: b.port), from: source)
+        #expect(await a.net.peers().isEmpty, "an untrusted device is never dialled")
+        let listed = await a.net.discoveredDevices()
+        #expect(listed.map(\.device) == [b.device] && listed.first?.addresses == ["127.0.0.1:\(b.port)"])
+        // Its own announcement (another node with this device's identity) is ignored.
+        await a.net.discoveryReceived(Self.announcement(a.device, port: 9), from: source)
+        #expect(await a.net.discoveredDevices().count == 1)
+        // Trusting it dials it at once, without waiting for its next announcement.
+        await a.net.trust(b.device)
+        #expect(await a.net.peers().map(\.address) == ["127.0.0.1:\(b.port)"])
+        #expect(await Self.eventually { await a.net.peers().first?.isConnected == true })
+        // No longer trusted: no longer dialled.
+        await a.net.distrust(b.device)
+        #expect(await a.net.peers().isEmpty)
+    }
+
+    @Test func announcementsFromTheLANNamingLoopbackAreNotDialled() async throws {
+        let lan = try SocketAddress(ipAddress: "10.77.0.9", port: 21_047)
+        let d = try #require(Self.device(9))
+        let a = DiscoveryAnnouncement(device: d, instance: 1, endpoints: [
+            .init(host: .ipv4(0x7F00_0001), port: 7400), .init(host: .ipv4(0xEFFF_5348), port: 7400),
+            .init(host: .ipv6(high: 0xFE80_0000_0000_0000, low: 1), port: 7400), .init(host: .source, port: 7401),
+        ])
+        #expect(NetworkNode.addresses(of: a, from: lan) == [PeerAddress(host: "10.77.0.9", port: 7401)])
+        #expect(NetworkNode.addresses(of: a, from: try SocketAddress(ipAddress: "127.0.0.1", port: 1)).contains(PeerAddress(host: "127.0.0.1", port: 7400)))
+    }
+
+    @Test func whatIsAnnouncedForEachListeningAddress() {
+        #expect(NetworkNode.endpoints(announcing: [("127.0.0.1", 7400), ("::1", 7400), ("localhost", 7400)]).isEmpty)
+        #expect(NetworkNode.endpoints(announcing: [("0.0.0.0", 7400)]) == [.init(host: .source, port: 7400)])
+        #expect(NetworkNode.endpoints(announcing: [("::", 7400)]) == [.init(host: .source, port: 7400)])
+        #expect(NetworkNode.endpoints(announcing: [("10.77.0.2", 7401)]) == [.init(host: .ipv4(0x0A4D_0002), port: 7401)])
+        #expect(NetworkNode.endpoints(announcing: [("[fd00::2]", 7402)]) == [.init(host: .ipv6(high: 0xFD00_0000_0000_0000, low: 2), port: 7402)])
+    }
+
+    @Test func theListIsBoundedAndKeepsTrustedDevices() throws {
+        var table = DiscoveredDevices(limit: 4)
+        let t0 = Date(timeIntervalSince1970: 1_000)
+        let trusted = try #require(Self.device(0xEE))
+        _ = table.record(trusted, instance: 1, addresses: [PeerAddress(host: "10.0.0.1", port: 1)], ipv6: false, pinned: true, at: t0)
+        for i in 0..<300 {
+            let d = try #require(DeviceID(bytes: [UInt8(i / 256), UInt8(i % 256)] + [UInt8](repeating: 0, count: 30)))
+            _ = table.record(d, instance: 1, addresses: [PeerAddress(host: "10.0.0.2", port: i + 1)], ipv6: false, pinned: false,
+                             at: t0.addingTimeInterval(Double(i + 1)))
+        }
+        #expect(table.entries.count == 5, "four strangers and the trusted device")
+        #expect(table.entries[trusted] != nil, "a flood of strangers never evicts a trusted device")
+        #expect(table.entries.values.filter { !$0.isPinned }.map { $0.addresses.first?.port ?? 0 }.sorted() == [297, 298, 299, 300],
+                "the most recently heard strangers stay")
+        #expect(table.expire(before: t0.addingTimeInterval(299)).count == 3)
+    }
+
+    @Test func anUpdateSaysWhatMovedAndKeepsTheOtherFamily() throws {
+        var table = DiscoveredDevices(limit: 4)
+        let d = try #require(Self.device(1))
+        let v4 = PeerAddress(host: "10.0.0.1", port: 7400), v4b = PeerAddress(host: "10.0.0.2", port: 7400)
+        let v6 = PeerAddress(host: "fd00::1", port: 7400)
+        let now = Date()
+        #expect(table.record(d, instance: 5, addresses: [v4], ipv6: false, pinned: false, at: now)
+                == .init(isNew: true, restarted: false, added: [v4], removed: []))
+        #expect(table.record(d, instance: 5, addresses: [v6], ipv6: true, pinned: false, at: now)
+                == .init(isNew: false, restarted: false, added: [v6], removed: []))
+        #expect(table.record(d, instance: 6, addresses: [v4b], ipv6: false, pinned: false, at: now)
+                == .init(isNew: true, restarted: true, added: [v4b], removed: [v4]))
+        #expect(table.entries[d]?.addresses == [v4b, v6])
+    }
+
+    static func eventually(_ body: () async -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if await body() { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return await body()
+    }
+}
