@@ -347,7 +347,11 @@ public actor NetworkNode {
             try? await server.executeThenClose { inbound in
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await child in inbound {
-                        group.addTask { await self?.serve(child, dialed: nil) }
+                        group.addTask {
+                            // A connection's async channel must end through executeThenClose (its
+                            // writer traps if dropped unfinished): also when the node is gone.
+                            if let node = self { _ = await node.serve(child, dialed: nil) } else { await Self.discard(child) }
+                        }
                     }
                 }
             }
@@ -455,6 +459,12 @@ public actor NetworkNode {
     /// when TLS failed, the device is not trusted, or no hello from the peer was accepted (the
     /// peer refused this device), so that a dialler backs off rather than redials at once.
     @discardableResult
+    /// Closes a connection no one will serve. Through `executeThenClose`, which finishes the
+    /// channel's writer: a writer dropped unfinished traps (NIOAsyncWriter's deinit check).
+    static func discard(_ channel: NIOAsyncChannel<Frame, Frame>) async {
+        try? await channel.executeThenClose { _, _ in }
+    }
+
     func serve(_ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?) async -> Bool {
         startEngine()
         let raw = channel.channel
@@ -470,7 +480,7 @@ public actor NetworkNode {
             return (ConnectionHandlers(gate: gate, binding: router.binding, requests: router.requests),
                     try ops.handler(type: TrustGate.self).handshake.futureResult)
         }).get() else {
-            try? await raw.close()
+            await Self.discard(channel)
             return false
         }
         let device: DeviceID
@@ -479,12 +489,15 @@ public actor NetworkNode {
         } catch {
             configuration.logger.info("TLS handshake failed", metadata: ["remote": "\(dialed ?? Self.address(of: raw))", "error": "\(error)"])
             if let dialed { peerStates[dialed]?.lastError = "\(error)" }
-            try? await raw.close()
+            await Self.discard(channel)
             return false
         }
         var admitted: ConnectionID? = nil
         try? await channel.executeThenClose { inbound, outbound in
-            guard let id = await withCheckedContinuation({ reply in sink.yield(.open(outbound, raw, dialed, device, handlers, reply)) }) else { return }
+            guard let id = await withCheckedContinuation({ reply in
+                // The engine has stopped (shutdown): nobody will answer, so refuse here.
+                if case .terminated = sink.yield(.open(outbound, raw, dialed, device, handlers, reply)) { reply.resume(returning: nil) }
+            }) else { return }
             admitted = id
             let handshake = Task {
                 try? await Task.sleep(for: handshakeTimeout)
