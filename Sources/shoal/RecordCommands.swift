@@ -31,16 +31,27 @@ struct ZoneCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the live zones.")
+        static let configuration = CommandConfiguration(abstract: "List the live zones, with this device's role in each (owner, read-write, read-only, open).")
         @OptionGroup var options: NodeOptions
         func run() async throws {
             try await reportFailures {
                 try await options.withNode { node in
                     let zones = await node.zones()
+                    // This device's part in each zone: owner, a member's role, or open (no share).
+                    var parts = [(role: String, owner: String)]()
+                    for z in zones {
+                        let m = try await node.members(of: z.id)
+                        let role = m.owner == nil ? "open" : m.owner == node.deviceID ? "owner" : m.role.map { "\($0)" } ?? "not a member"
+                        parts.append((role, m.owner?.description ?? ""))
+                    }
                     if options.json {
-                        Console.current.line(RecordFormatting.jsonText(zones.map { ["zone": $0.id.description, "scope": "\($0.scope)", "incarnation": $0.incarnation.hex] }))
+                        Console.current.line(RecordFormatting.jsonText(zip(zones, parts).map {
+                            ["zone": $0.id.description, "scope": "\($0.scope)", "incarnation": $0.incarnation.hex, "role": $1.role, "owner": $1.owner]
+                        }))
                     } else {
-                        for l in RecordFormatting.table(["ZONE", "SCOPE", "INCARNATION"], zones.map { [$0.id.description, "\($0.scope)", $0.incarnation.short] }) {
+                        for l in RecordFormatting.table(["ZONE", "SCOPE", "INCARNATION", "ROLE", "OWNER"], zip(zones, parts).map {
+                            [$0.id.description, "\($0.scope)", $0.incarnation.short, $1.role, $1.owner.isEmpty ? "-" : String($1.owner.prefix(7))]
+                        }) {
                             Console.current.line(l)
                         }
                     }

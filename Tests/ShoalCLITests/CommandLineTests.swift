@@ -54,6 +54,10 @@ import Testing
                                            "due:=2026-11-22T10:00:00Z", "tags:=[home,urgent]", "--data", a])
             #expect(put.status == 0, "\(put.error)")
             #expect(try await Shoal.eventually { try await Shoal.run(["get", "notes", "groceries", "--data", b]).output.contains("title = Milk and eggs") })
+            // Each side's part in the zone.
+            #expect(try await Shoal.run(["zone", "list", "--data", a]).output.contains("owner"))
+            let onB = try await Shoal.run(["zone", "list", "--json", "--data", b]).output
+            #expect(onB.contains("\"role\" : \"read-write\"") && onB.contains(idA), "\(onB)")
             let json = try await Shoal.run(["get", "notes", "groceries", "--json", "--data", b])
             let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
             let fields = try #require(object["fields"] as? [String: Any])
