@@ -19,9 +19,6 @@ public struct ShareSigner: Sendable {
         device = Self.device(ofKey: publicKeyDER)
     }
 
-    /// A signer with a new random key (tests give each node one).
-    package static func random() -> ShareSigner { ShareSigner(privateKey: P256.Signing.PrivateKey()) }
-
     /// A signer whose key is the P-256 scalar `raw` (32 bytes), so a seeded simulation makes the
     /// same devices every run; nil when `raw` is not a valid scalar.
     package static func seeded(_ raw: [UInt8]) -> ShareSigner? {
@@ -119,10 +116,13 @@ extension SyncNode {
         }
     }
 
-    /// The zones announced on connection `id`: those its device may read, each with its share.
-    func announcedZones(for id: ConnectionID) async -> [ZoneAnnouncement] {
+    /// The zones announced on connection `id`: those of `all` (this node's announced zones, read
+    /// here when not given) its device may read, each with its share.
+    func announcedZones(for id: ConnectionID, of all: [ZoneAnnouncement]? = nil) async -> [ZoneAnnouncement] {
         var out = [ZoneAnnouncement]()
-        for a in await announcedZones() {
+        let zones: [ZoneAnnouncement]
+        if let all { zones = all } else { zones = await announcedZones() }
+        for a in zones {
             guard await access(id, a.zone) >= .read else { continue }
             if let held = await heldShare(a.zone) {
                 // The share states the zone as its owner last signed it; this node's own state
@@ -214,13 +214,20 @@ extension SyncNode {
     /// After `zone`'s share changed here: connections of `devices` (whose access changed) say
     /// goodbye and reconnect, every other peer is told the zones again.
     func shareChanged(_ zone: RecordZone.ID, devices: Set<DeviceID>) async -> [ConnectionID: [SyncOutput]] {
+        var result = restart(devices, except: nil, reason: "the share of zone \(zone) changed on node \(nodeID.short); reconnect to follow it")
+        for (id, more) in await announceZones() where result[id] == nil { result[id] = more }
+        return result
+    }
+
+    /// Says goodbye on, and closes, every open connection of `devices` but `except`: what they
+    /// may follow changed, and a new hello exchanges it afresh.
+    func restart(_ devices: Set<DeviceID>, except: ConnectionID?, reason: String) -> [ConnectionID: [SyncOutput]] {
         var result = [ConnectionID: [SyncOutput]]()
-        for (id, s) in sessions.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where s.phase != .closed {
+        for (id, s) in sessions.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where id != except && s.phase != .closed {
             guard let d = s.device, devices.contains(d) else { continue }
-            result[id] = [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: "the share of zone \(zone) changed on node \(nodeID.short); reconnect to follow it").encoded())), .close(nil)]
+            result[id] = [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: reason).encoded())), .close(nil)]
             sessions[id]?.phase = .closed
         }
-        for (id, more) in await announceZones() where result[id] == nil { result[id] = more }
         return result
     }
 
@@ -231,7 +238,9 @@ extension SyncNode {
     /// held, and brings the zone in line with it. Returns the devices whose access changed.
     /// Anything else is ignored (counted in ``Statistics/sharesIgnored``): a share is the only way
     /// a peer changes an owned zone (Spec/security.md §6.3).
-    func adoptShare(_ a: ZoneAnnouncement, _ share: ZoneShare, on id: ConnectionID) async throws(SyncFailure) -> Set<DeviceID> {
+    /// `mine` is the zone as this node holds it (nil: not at all); the caller has checked that
+    /// the announcement's new zones fit under `maxZones`.
+    func adoptShare(_ a: ZoneAnnouncement, _ share: ZoneShare, mine: ZoneAnnouncement?, on id: ConnectionID) async throws(SyncFailure) -> Set<DeviceID> {
         let from = sessions[id]?.device.map { "device \($0.short)" } ?? "connection \(id)"
         func ignore(_ why: String) -> Set<DeviceID> {
             statistics.sharesIgnored &+= 1
@@ -246,11 +255,6 @@ extension SyncNode {
         } else if let signer, share.role(of: signer.device) == nil, owner != signer.device {
             // Not a member: nothing to hold (the zone stays as it is here, if it is here).
             return ignore("this device is not a member")
-        }
-        let all = await store.zoneAnnouncements()
-        let mine = all.first { $0.zone == a.zone }
-        if !share.isDeleted, mine == nil, all.count >= configuration.maxZones {
-            throw SyncFailure("limitExceeded", "the peer shared zone \(a.zone) with node \(nodeID.short), which holds \(all.count) zones, its limit (SyncConfiguration.maxZones); not created")
         }
         do throws(ShoalError) {
             let readOnly = signer.map { share.role(of: $0.device) == .readOnly } ?? false

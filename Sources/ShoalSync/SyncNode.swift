@@ -412,7 +412,7 @@ public actor SyncNode {
             let mine = local[a.zone]
             // A shared zone changes only by its owner's signed share (Spec/security.md §6.3).
             if let share = a.share {
-                shareChanges.formUnion(try await adoptShare(a, share, on: id))
+                shareChanges.formUnion(try await adoptShare(a, share, mine: mine, on: id))
                 continue
             }
             if await heldShare(a.zone) != nil {
@@ -447,10 +447,8 @@ public actor SyncNode {
         }
         if !shareChanges.isEmpty {
             // Connections of devices whose access changed restart once this call settles.
-            for (c, s) in sessions.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where c != id && s.phase != .closed {
-                guard let d = s.device, shareChanges.contains(d) else { continue }
-                extraOutputs[c, default: []] += [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: "a zone's share changed on node \(nodeID.short); reconnect to follow it").encoded())), .close(nil)]
-                sessions[c]?.phase = .closed
+            for (c, more) in restart(shareChanges, except: id, reason: "a zone's share changed on node \(nodeID.short); reconnect to follow it") {
+                extraOutputs[c, default: []] += more
             }
             announcePending = true
         }
@@ -494,8 +492,9 @@ public actor SyncNode {
     /// after deleting a zone, so no subscription to it survives.
     public func announceZones() async -> [ConnectionID: [SyncOutput]] {
         var result = [ConnectionID: [SyncOutput]]()
+        let all = await announcedZones()
         for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) where sessions[id]?.phase == .established {
-            let zones = await announcedZones(for: id)
+            let zones = await announcedZones(for: id, of: all)
             sessions[id]?.announced = zones
             var out: [SyncOutput] = [.send(Frame(type: .zones, payload: ZonesMessage(zones: zones).encoded()))]
             do throws(SyncFailure) {

@@ -17,6 +17,14 @@ import ShoalTrust
         DiscoveryAnnouncement(device: device, instance: instance, endpoints: [.init(host: .source, port: UInt16(port))])
     }
 
+    /// Two nodes that trust each other, the one with the smaller device ID first.
+    static func trustedPair() async throws -> (small: LoopbackNode, large: LoopbackNode) {
+        let x = try await LoopbackNode.start("x")
+        let y = try await LoopbackNode.start("y")
+        await LoopbackNode.trustEachOther(x, y)
+        return x.device < y.device ? (x, y) : (y, x)
+    }
+
     static func device(_ byte: UInt8) -> DeviceID? { DeviceID(bytes: [UInt8](repeating: byte, count: 32)) }
 
     @Test func aTrustedDeviceIsDialledAndFollowedWhenItMoves() async throws {
@@ -46,11 +54,8 @@ import ShoalTrust
 
     @Test func ofTwoDevicesTheSmallerDialsAndOneConnectionIsEnough() async throws {
         let source = try #require(Self.loopback)
-        let x = try await LoopbackNode.start("x")
-        let y = try await LoopbackNode.start("y")
-        defer { Task { await x.stop(); await y.stop() } }
-        await LoopbackNode.trustEachOther(x, y)
-        let (small, large) = x.device < y.device ? (x, y) : (y, x)
+        let (small, large) = try await Self.trustedPair()
+        defer { Task { await small.stop(); await large.stop() } }
         // Both hear each other at once: only the smaller ID dials.
         await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source)
         await small.net.discoveryReceived(Self.announcement(large.device, port: large.port), from: source)
@@ -69,11 +74,8 @@ import ShoalTrust
 
     @Test func theLargerDeviceDialsWhenTheSmallerDoesNot() async throws {
         let source = try #require(Self.loopback)
-        let x = try await LoopbackNode.start("x")
-        let y = try await LoopbackNode.start("y")
-        defer { Task { await x.stop(); await y.stop() } }
-        await LoopbackNode.trustEachOther(x, y)
-        let (small, large) = x.device < y.device ? (x, y) : (y, x)
+        let (small, large) = try await Self.trustedPair()
+        defer { Task { await small.stop(); await large.stop() } }
         await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source)
         #expect(await large.net.peers().isEmpty)
         // An interval later, still unconnected (the smaller one cannot reach it): it dials.

@@ -88,13 +88,7 @@ struct NonReadingClient {
     let channel: any Channel
 
     static func connect(port: Int, identity: DeviceIdentity, send bytes: [UInt8]) async throws -> NonReadingClient {
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.minimumTLSVersion = .tlsv13
-        configuration.certificateChain = [.certificate(try NIOSSLCertificate(bytes: identity.certificateDER, format: .der))]
-        configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: identity.privateKeyDER, format: .der))
-        configuration.certificateVerification = .noHostnameVerification
-        configuration.trustRoots = .certificates([])
-        let context = try NIOSSLContext(configuration: configuration)
+        let context = try TLSTestClient.context(identity)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(5))
             .channelOption(.socketOption(.so_rcvbuf), value: 16 << 10)

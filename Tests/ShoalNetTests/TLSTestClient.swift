@@ -23,14 +23,20 @@ enum TLSTestClient {
         var localPort: Int
     }
 
-    static func exchange(port: Int, identity: DeviceIdentity, send: [UInt8] = [], timeout: Duration = .seconds(15)) async throws -> Result {
+    /// A TLS 1.3 client context presenting `identity`'s certificate, as a Shoal device's (the
+    /// server's certificate is accepted by the handler's verification callback).
+    static func context(_ identity: DeviceIdentity) throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv13
         configuration.certificateChain = [.certificate(try NIOSSLCertificate(bytes: identity.certificateDER, format: .der))]
         configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: identity.privateKeyDER, format: .der))
         configuration.certificateVerification = .noHostnameVerification
         configuration.trustRoots = .certificates([])
-        let context = try NIOSSLContext(configuration: configuration)
+        return try NIOSSLContext(configuration: configuration)
+    }
+
+    static func exchange(port: Int, identity: DeviceIdentity, send: [UInt8] = [], timeout: Duration = .seconds(15)) async throws -> Result {
+        let context = try context(identity)
         let group = MultiThreadedEventLoopGroup.singleton
         let done = group.next().makePromise(of: (Bool, [UInt8]).self)
         let channel = try await ClientBootstrap(group: group)

@@ -48,20 +48,23 @@ extension WireReader {
         return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
     }
 
-    /// Reads a varint that must fit in `Int` and be at most `limit`; `limitName` names the setting.
+    /// Reads a varint that must fit in `Int` and be at most `limit`; `limitName` names the setting,
+    /// a member of `owner` (`WireLimits` unless a type states a fixed limit of its own).
     /// A negative `limit` allows nothing (it never traps).
-    @inlinable package mutating func readCount(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String) throws(WireError) -> Int {
+    @inlinable package mutating func readCount(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
+                                               owner: @autoclosure () -> String = "WireLimits") throws(WireError) -> Int {
         let at = offset
         let v = try readVarint(what())
         guard v <= UInt64(clamping: limit) else {
-            throw WireError(.limitExceeded, at: at, "\(what()) is \(v), over the limit of \(limit) (WireLimits.\(limitName()))")
+            throw WireError(.limitExceeded, at: at, "\(what()) is \(v), over the limit of \(limit) (\(owner()).\(limitName()))")
         }
         return Int(truncatingIfNeeded: v)
     }
 
     /// Reads a varint length prefix and checks the bytes are present (never allocates on a bare claim).
-    @inlinable package mutating func readLength(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String) throws(WireError) -> Int {
-        let n = try readCount(max: limit, what(), limitName: limitName())
+    @inlinable package mutating func readLength(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
+                                                owner: @autoclosure () -> String = "WireLimits") throws(WireError) -> Int {
+        let n = try readCount(max: limit, what(), limitName: limitName(), owner: owner())
         try require(n, what())
         return n
     }

@@ -133,16 +133,6 @@ public struct ZoneShare: Hashable, Sendable, CustomStringConvertible {
         w.writeBytes(signature)
     }
 
-    /// Reads a varint of at most `limit`, a limit of this type (not of `WireLimits`).
-    static func readBounded(_ r: inout WireReader, max limit: Int, _ what: String, limitName: String) throws(WireError) -> Int {
-        let at = r.offset
-        let v = try r.readVarint(what)
-        guard v <= UInt64(limit) else {
-            throw WireError(.limitExceeded, at: at, "\(what) is \(v), over the limit of \(limit) (ZoneShare.\(limitName))")
-        }
-        return Int(truncatingIfNeeded: v)
-    }
-
     static func decode(from r: inout WireReader) throws(WireError) -> ZoneShare {
         let zone = try r.readZoneID()
         let incarnation = try r.readNodeID("share incarnation")
@@ -153,11 +143,10 @@ public struct ZoneShare: Hashable, Sendable, CustomStringConvertible {
             throw WireError(.unknownRequiredTag, at: at, "share flags 0x\(Hex.string([flags])) set reserved bits")
         }
         at = r.offset
-        let keyLength = try readBounded(&r, max: maxOwnerKeyBytes, "share owner key length", limitName: "maxOwnerKeyBytes")
+        let keyLength = try r.readLength(max: maxOwnerKeyBytes, "share owner key", limitName: "maxOwnerKeyBytes", owner: "ZoneShare")
         guard keyLength > 0 else { throw WireError(.invalidValue, at: at, "share owner key is empty") }
-        try r.require(keyLength, "share owner key")
         let ownerKey = try r.readBytes(keyLength, "share owner key")
-        let n = try readBounded(&r, max: maxMembers, "share member count", limitName: "maxMembers")
+        let n = try r.readCount(max: maxMembers, "share member count", limitName: "maxMembers", owner: "ZoneShare")
         try r.require(n &* (DeviceID.byteCount &+ 1), "\(n) share members")
         var members = [Member]()
         members.reserveCapacity(n)
@@ -177,8 +166,7 @@ public struct ZoneShare: Hashable, Sendable, CustomStringConvertible {
             members.append(Member(device: device, role: role))
         }
         at = r.offset
-        let sigLength = try readBounded(&r, max: signatureBytes, "share signature length", limitName: "signatureBytes")
-        try r.require(sigLength, "share signature")
+        let sigLength = try r.readLength(max: signatureBytes, "share signature", limitName: "signatureBytes", owner: "ZoneShare")
         guard sigLength == signatureBytes else {
             throw WireError(.invalidValue, at: at, "share signature is \(sigLength) bytes; it must be \(signatureBytes)")
         }
