@@ -104,4 +104,6 @@ struct ConnectionHandlers: Sendable {
     let gate: OutboundGate
     let binding: AssetFrameRouter.Binding
     let requests: AssetFrameQueue
+    /// The connection's frames with the engine.
+    let inbound: InboundBudget
 }

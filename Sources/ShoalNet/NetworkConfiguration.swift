@@ -34,6 +34,16 @@ public struct NetworkConfiguration: Sendable {
     /// Everything else the peer sends is still read, so two nodes sending each other more than
     /// this never wait for each other.
     public var outboxBytes = 8 << 20
+    /// Most bytes of one connection's frames (decompressed) this node holds read but not yet
+    /// handled; past it the node stops reading that connection until it has caught up, so TCP
+    /// slows the peer. Default 8 MiB.
+    ///
+    /// One task handles every connection's frames in order; a peer sending faster than this node
+    /// applies — a flood of `changes` batches that ignores the window, or a burst on a slow disk —
+    /// is held to this bound instead of growing the queue, and a frame from another peer waits
+    /// behind at most this much from each. A frame larger than the bound (up to
+    /// `WireLimits.maxFramePayloadBytes`) still passes when nothing else is held.
+    public var inboundBytes = 8 << 20
     /// A connection whose socket takes no more bytes for this long is closed and logged: its peer
     /// reads nothing, or too slowly to empty one frame in that time. Default 60 s: a frame of the
     /// largest default size (4 MiB) leaves in it at about 0.6 Mbit/s, as for

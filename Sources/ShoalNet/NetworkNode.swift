@@ -50,6 +50,8 @@ public actor NetworkNode {
         let gate: OutboundGate
         /// The asset requests from this connection, which its serving lane answers.
         let requests: AssetFrameQueue
+        /// Its frames with the engine (``InboundBudget``).
+        let inbound: InboundBudget
     }
 
     var connections: [ConnectionID: Connection] = [:]
@@ -62,10 +64,15 @@ public actor NetworkNode {
         /// A connection whose TLS handshake gave this device; the engine admits it (answering its
         /// ID) or refuses it (nil).
         case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, DeviceID, ConnectionHandlers, CheckedContinuation<ConnectionID?, Never>)
-        case frame(ConnectionID, Frame, SyncNode.DecodedChanges?)
+        /// A frame read from a connection, decoded ahead when it is a `changes` batch; once
+        /// handled, its cost goes back to the connection's budget, when it took one.
+        case frame(ConnectionID, Frame, SyncNode.DecodedChanges?, InboundBudget?)
         /// A request the connection's ``Outbox`` held back until it had room; once handled, the
         /// outbox may release the next.
         case parked(ConnectionID, Frame)
+        /// The connection's outbox fell back to its bound: what its subscriptions were held back
+        /// from sending goes now.
+        case drained(ConnectionID)
         case closed(ConnectionID)
         case zoneChanged(RecordZone.ID)
         case zonesChanged(restart: Bool)
@@ -245,14 +252,16 @@ public actor NetworkNode {
             // Named before the hello goes out: from then on the event loop moves this
             // connection's asset frames to the lanes itself.
             handlers.binding.connection = id
-            connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, device: device, gate: handlers.gate, requests: handlers.requests)
+            connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, device: device, gate: handlers.gate, requests: handlers.requests,
+                                         inbound: handlers.inbound)
             startServing(id, handlers.requests)
             configuration.logger.debug("connection opened", metadata: ["connection": "\(id)", "remote": "\(Self.address(of: channel))", "device": "\(device.short)", "dialed": "\(dialed != nil)"])
             if let dialed { peerStates[dialed]?.isConnected = true }
             try? await channel.eventLoop.submit { try channel.pipeline.syncOperations.handler(type: TrustGate.self).open() }.get()
             reply.resume(returning: id)
             await send([id: first])
-        case let .frame(id, frame, decoded):
+        case let .frame(id, frame, decoded, budget):
+            defer { budget?.give(InboundBudget.cost(of: frame)) }
             guard let device = connections[id]?.device else { return }
             // A trusted device speaks only as the node ID bound to it. A hello this check cannot
             // read is refused here too (fail closed), as the session would refuse it.
@@ -282,7 +291,7 @@ public actor NetworkNode {
             }
             await send(out)
         case let .parked(id, frame):
-            await handle(.frame(id, frame, nil))
+            await handle(.frame(id, frame, nil, nil))
             connections[id]?.gate.records.handled()
         case let .closed(id):
             if let dialed = connections[id]?.dialed { peerStates[dialed]?.isConnected = false }
@@ -296,7 +305,17 @@ public actor NetworkNode {
             await sync.closed(id)
             await send(await sync.resumeAssetTransfers())
         case let .zoneChanged(zone):
-            await send(await sync.zoneChanged(zone))
+            // Connections with more than their bound waiting get the news once they drain.
+            let held = Set(connections.filter { $0.value.gate.records.isOverLimit }.keys)
+            await send(await sync.zoneChanged(zone, holding: held))
+        case let .drained(id):
+            // Zone by zone, until the connection is over its bound again (its next drain goes
+            // on) or nothing is held back.
+            while let c = connections[id], !c.gate.records.isOverLimit {
+                let (out, more) = await sync.resumeServing(id)
+                await send(out)
+                if !more { break }
+            }
         case let .zonesChanged(restart):
             if restart {
                 await send(await sync.restartConnections(reason: "a zone was deleted or replaced on this node"))
@@ -470,6 +489,7 @@ public actor NetworkNode {
         let raw = channel.channel
         let sink = eventSink
         let handshakeTimeout = configuration.handshakeTimeout
+        let inboundBytes = configuration.inboundBytes
         // The handlers ``configure`` added; gone only if the channel closed before this ran.
         guard let (handlers, tlsDone) = try? await raw.eventLoop.submit({
             let ops = raw.pipeline.syncOperations
@@ -477,7 +497,8 @@ public actor NetworkNode {
             let outbox = try ops.handler(type: OutboxHandler.self)
             let gate = OutboundGate(chunks: try ops.handler(type: ChunkYieldHandler.self).gate, records: outbox.outbox,
                                     handler: NIOLoopBound(outbox, eventLoop: raw.eventLoop))
-            return (ConnectionHandlers(gate: gate, binding: router.binding, requests: router.requests),
+            return (ConnectionHandlers(gate: gate, binding: router.binding, requests: router.requests,
+                                       inbound: InboundBudget(limit: inboundBytes)),
                     try ops.handler(type: TrustGate.self).handshake.futureResult)
         }).get() else {
             await Self.discard(channel)
@@ -508,15 +529,16 @@ public actor NetworkNode {
                 sink.yield(.closed(id))
             }
             try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, requests: handlers.requests, chunks: assetChunks,
-                                      outbox: handlers.gate.records)
+                                      outbox: handlers.gate.records, budget: handlers.inbound)
         }
         guard let admitted else { return false }
         return established.remove(admitted) != nil
     }
 
     /// Passes a connection's frames to the engine, decoding `changes` batches first, so the engine
-    /// applies one batch while the next is decoded (the window of unacknowledged batches bounds
-    /// how many wait). Not isolated to the node: a decode here never holds the actor the engine
+    /// applies one batch while the next is decoded. What waits for the engine is bounded by the
+    /// connection's `budget` (``NetworkConfiguration/inboundBytes``), not by the peer keeping to
+    /// its window. Not isolated to the node: a decode here never holds the actor the engine
     /// needs. Asset frames normally never get here (``AssetFrameRouter`` moves them to their
     /// lanes on the event loop); those that arrive before the node has named the connection do,
     /// and go to their lanes from here. Requests that make the node serve more (`subscribe`,
@@ -524,8 +546,9 @@ public actor NetworkNode {
     /// the frames waiting for this peer's socket are over its limit.
     @concurrent static func readFrames(_ inbound: NIOAsyncChannelInboundStream<Frame>, of id: ConnectionID, decodingWith sync: SyncNode,
                                        to sink: AsyncStream<Event>.Continuation,
-                                       requests: AssetFrameQueue, chunks: AssetFrameQueue, outbox: Outbox) async throws {
-        outbox.start { frame in sink.yield(.parked(id, frame)) }
+                                       requests: AssetFrameQueue, chunks: AssetFrameQueue, outbox: Outbox,
+                                       budget: InboundBudget) async throws {
+        outbox.start { frame in sink.yield(.parked(id, frame)) } drained: { sink.yield(.drained(id)) }
         for try await frame in inbound {
             // A push waits while this connection has too much waiting for the lane
             // (NetworkConfiguration.assetQueueBytes): reading stops, and TCP slows the peer.
@@ -537,7 +560,10 @@ public actor NetworkNode {
                 // Too many held: reading stops, and TCP slows the peer.
                 if !outbox.offer(frame) { await outbox.waitForParkingRoom() }
             } else {
-                sink.yield(.frame(id, frame, sync.decodeAhead(frame)))
+                // Taken before decoding: while this connection has its bound with the engine,
+                // reading stops here, and TCP slows the peer.
+                await budget.take(InboundBudget.cost(of: frame))
+                sink.yield(.frame(id, frame, sync.decodeAhead(frame), budget))
             }
         }
     }
@@ -608,6 +634,14 @@ public actor NetworkNode {
     func close(_ id: ConnectionID, reason: String) {
         guard let c = connections[id] else { return }
         c.gate.send([Frame(type: .goodbye, payload: GoodbyeMessage(reason: reason).encoded())], thenClose: true)
+    }
+
+    /// The most bytes of `device`'s frames this node has held read but not yet handled at once,
+    /// over its open connections (each bounded by ``NetworkConfiguration/inboundBytes``); nil
+    /// when it has none open.
+    package func inboundPeakBytes(of device: DeviceID) -> Int? {
+        let open = connections.values.filter { $0.device == device }
+        return open.isEmpty ? nil : open.map(\.inbound.peakBytes).max()
     }
 
     /// The bytes this node holds for `device`'s open connections above their sockets: record
@@ -694,7 +728,10 @@ public actor NetworkNode {
         await stopDiscovery()
         eventSink.finish()
         assetChunks.finish()
-        for c in connections.values { c.requests.finish() }
+        for c in connections.values {
+            c.requests.finish()
+            c.inbound.close()
+        }
         // A goodbye where the socket takes it, then every connection closed together: one whose
         // peer reads nothing costs TLS's close wait (at most a few seconds) once, not once each.
         for (id, _) in connections { close(id, reason: "the node is shutting down") }

@@ -38,6 +38,8 @@ final class Outbox: Sendable {
         var closed = false
         /// How a request goes to the engine (the connection's reader sets it).
         var deliver: (@Sendable (Frame) -> Void)?
+        /// Told when the frames waiting fall back to the limit from above.
+        var drained: (@Sendable () -> Void)?
         var readers: [CheckedContinuation<Void, Never>] = []
 
         mutating func popParked() -> Frame? {
@@ -81,10 +83,16 @@ final class Outbox: Sendable {
     /// The requests held back now.
     var parkedCount: Int { state.withLock { $0.parked.count } }
 
-    /// Sets how requests reach the engine; before, none does.
-    func start(delivering deliver: @escaping @Sendable (Frame) -> Void) {
+    /// Whether more than ``limit`` bytes wait: the node then serves this peer nothing new
+    /// (its requests wait here, and its subscriptions' news waits: `SyncNode.zoneChanged(_:holding:)`).
+    var isOverLimit: Bool { state.withLock { $0.queued > limit } }
+
+    /// Sets how requests reach the engine, and what learns that the frames waiting have fallen
+    /// back to the limit (`drained`); before, none does.
+    func start(delivering deliver: @escaping @Sendable (Frame) -> Void, drained: (@Sendable () -> Void)? = nil) {
         state.withLock { s in
             s.deliver = deliver
+            s.drained = drained
             s.releaseNext(limit: limit)
         }
     }
@@ -93,16 +101,20 @@ final class Outbox: Sendable {
     func add(_ bytes: Int) { state.withLock { $0.queued &+= bytes } }
 
     /// `bytes` of frames went to the socket (or were dropped): a request waiting goes ahead
-    /// when there is room again.
+    /// when there is room again, and `drained` is told when this brought the bytes waiting
+    /// back to the limit.
     func remove(_ bytes: Int) {
-        let ready = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+        let (ready, drained) = state.withLock { s -> ([CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) in
+            let wasOver = s.queued > limit
             s.queued &-= bytes
             s.releaseNext(limit: limit)
-            guard s.parkedBytes <= parkingLimit else { return [] }
+            let drained = wasOver && s.queued <= limit && !s.closed ? s.drained : nil
+            guard s.parkedBytes <= parkingLimit else { return ([], drained) }
             defer { s.readers = [] }
-            return s.readers
+            return (s.readers, drained)
         }
         for r in ready { r.resume() }
+        drained?()
     }
 
     /// The engine has handled the request it was given: the next may go.
@@ -146,6 +158,7 @@ final class Outbox: Sendable {
             s.parked.removeAll()
             s.parkedBytes = 0
             s.deliver = nil
+            s.drained = nil
             defer { s.readers = [] }
             return s.readers
         }

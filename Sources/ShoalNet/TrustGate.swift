@@ -5,9 +5,11 @@ import NIOTLS
 import ShoalWire
 
 /// Sits right after the TLS handler. Until ``open()``, nothing this node writes reaches TLS (a
-/// write fails) and what the peer sends is held here, at most ``heldLimit`` bytes (more closes
-/// the connection): so a device the node does not trust receives no byte of application data,
-/// not even an error frame, and the frames of one it does trust wait for the decision.
+/// write fails) and what the peer sends is held here: so a device the node does not trust
+/// receives no byte of application data, not even an error frame, and the frames of one it does
+/// trust wait for the decision. Once ``heldLimit`` bytes are held the connection is read no
+/// more until the decision, so TCP slows a peer that sends much at once (a trusted one that
+/// starts a large batch right after its hello is not cut off: it waits).
 ///
 /// It also reports the handshake: ``handshake`` succeeds with the peer's device ID (recorded by
 /// ``PeerTLS``'s verification) when TLS completes, and fails if the connection closes or errs
@@ -18,8 +20,9 @@ final class TrustGate: ChannelDuplexHandler {
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    /// Most bytes held from a peer before the node decides: a peer sends its hello and waits for
-    /// ours, so 1 MiB is far more than a well-behaved one needs.
+    /// Bytes held from a peer before the node decides past which reading stops: a peer sends its
+    /// hello and may go on at once with batches, and 1 MiB lets what it sent first through.
+    /// What is held is at most this plus one read (NIO's receive buffer).
     static let heldLimit = 1 << 20
 
     /// Why a connection ended before the node decided.
@@ -35,6 +38,8 @@ final class TrustGate: ChannelDuplexHandler {
     private var isOpen = false
     private var held: [ByteBuffer] = []
     private var heldBytes = 0
+    /// A read the channel asked for while the held bytes were over the limit.
+    private var readPending = false
     private var context: ChannelHandlerContext?
 
     init(handshake: EventLoopPromise<DeviceID>) {
@@ -57,6 +62,10 @@ final class TrustGate: ChannelDuplexHandler {
         heldBytes = 0
         for b in bytes { context.fireChannelRead(wrapInboundOut(b)) }
         if !bytes.isEmpty { context.fireChannelReadComplete() }
+        if readPending {
+            readPending = false
+            context.read()
+        }
     }
 
     /// The handshake took too long: the connection closes. Call on the channel's event loop.
@@ -77,11 +86,11 @@ final class TrustGate: ChannelDuplexHandler {
         let bytes = unwrapInboundIn(data)
         heldBytes += bytes.readableBytes
         held.append(bytes)
-        if heldBytes > Self.heldLimit {
-            held = []
-            fail("the peer sent more than \(Self.heldLimit) bytes before it was trusted")
-            context.close(promise: nil)
-        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard !isOpen, heldBytes >= Self.heldLimit else { return context.read() }
+        readPending = true
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {

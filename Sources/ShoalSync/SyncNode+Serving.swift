@@ -62,6 +62,15 @@ extension SyncNode {
 
     /// A commit to `zone` happened: every idle subscription to it sends the news on.
     public func zoneChanged(_ zone: RecordZone.ID) async -> [ConnectionID: [SyncOutput]] {
+        await zoneChanged(zone, holding: [])
+    }
+
+    /// ``zoneChanged(_:)``, except that the subscriptions on the connections in `held` send
+    /// nothing now: their transport has more than its bound waiting for the socket
+    /// (Spec/replication.md §2). They are marked as having news, and ``resumeServing(_:)`` sends
+    /// it once the connection has room, so a peer that stops reading is not served every change
+    /// of every zone it follows meanwhile.
+    package func zoneChanged(_ zone: RecordZone.ID, holding held: Set<ConnectionID>) async -> [ConnectionID: [SyncOutput]] {
         knowledgeCache[zone] = nil
         var result = [ConnectionID: [SyncOutput]]()
         for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
@@ -70,6 +79,7 @@ extension SyncNode {
             guard sub.idle else { continue }
             sub.idle = false
             sessions[id]?.outbound[zone] = sub
+            if held.contains(id) { continue }
             do throws(SyncFailure) {
                 let out = try await pump(zone, on: id)
                 if !out.isEmpty { result[id] = out }
@@ -78,6 +88,22 @@ extension SyncNode {
             }
         }
         return result
+    }
+
+    /// Connection `id` has room again for what it was held back from sending
+    /// (``zoneChanged(_:holding:)``): the first of its subscriptions with news sends it, within
+    /// its window. One at a time, so that the transport can stop once the connection is over its
+    /// bound again; `more` says whether another subscription has news to send.
+    package func resumeServing(_ id: ConnectionID) async -> (outputs: [ConnectionID: [SyncOutput]], more: Bool) {
+        guard let zones = sessions[id]?.outbound.keys.sorted() else { return ([:], false) }
+        let waiting = zones.filter { z in sessions[id]?.outbound[z].map { !$0.idle && !$0.busy && $0.unacknowledged < $0.window } ?? false }
+        guard let zone = waiting.first else { return ([:], false) }
+        do throws(SyncFailure) {
+            let out = try await pump(zone, on: id)
+            return (out.isEmpty ? [:] : [id: out], waiting.count > 1)
+        } catch {
+            return ([id: [.close(ErrorMessage(code: error.code, message: error.message))]], false)
+        }
     }
 
     /// Sends batches of `zone` on `id` while the window allows and there is something to send.

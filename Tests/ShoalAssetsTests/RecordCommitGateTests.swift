@@ -12,25 +12,29 @@ import Foundation
 import Synchronization
 
 @Suite struct RecordCommitGateTests {
-    /// A waiter returns once the commit it waited for ends, not before.
+    /// A waiter returns once the commit it waited for ends, not before. The commit is held and
+    /// ended from a thread of its own: other tests' waits may block the cooperative pool's
+    /// threads for their bounds, and a sleep there could outlast this waiter's.
     @Test func aWaitEndsWhenTheCommitEnds() async throws {
-        shoal_record_commit_begin()
-        let returned = Atomic<Int>(-1)
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            returned.store(Int(shoal_wait_for_record_commits(60_000_000)), ordering: .releasing)
-            done.signal()
+        let (early, late) = await withCheckedContinuation { (c: CheckedContinuation<(Int, Int), Never>) in
+            Thread.detachNewThread {
+                shoal_record_commit_begin()
+                let returned = Atomic<Int>(-1)
+                let done = DispatchSemaphore(value: 0)
+                Thread.detachNewThread {
+                    returned.store(Int(shoal_wait_for_record_commits(60_000_000)), ordering: .releasing)
+                    done.signal()
+                }
+                Thread.sleep(forTimeInterval: 0.1)
+                let early = returned.load(ordering: .acquiring)
+                shoal_record_commit_end()
+                // Other tests' commits may hold it a little longer; the 60 s bound is far off.
+                _ = done.wait(timeout: .now() + 30)
+                c.resume(returning: (early, returned.load(ordering: .acquiring)))
+            }
         }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(returned.load(ordering: .acquiring) == -1, "no return while the commit is under way")
-        shoal_record_commit_end()
-        // Other tests' commits may hold it a little longer; the 60 s bound is far off.
-        var waited = 0
-        while done.wait(timeout: .now()) == .timedOut && waited < 30_000 {
-            try await Task.sleep(for: .milliseconds(10))
-            waited += 10
-        }
-        #expect(returned.load(ordering: .acquiring) == 1, "the waiter waited and then went on")
+        #expect(early == -1, "no return while the commit is under way")
+        #expect(late == 1, "the waiter waited and then went on")
     }
 
     /// A wait never outlasts its bound, however long the commit.

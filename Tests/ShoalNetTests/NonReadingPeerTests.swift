@@ -82,6 +82,80 @@ import ShoalTrust
     }
 }
 
+extension NonReadingPeerTests {
+    /// The non-reader subscribes to ten empty zones, and then 1.5 MB is written to each: the
+    /// news of a zone goes to it only while it has room, so the node holds about one zone's
+    /// batches beyond its bound instead of every zone's.
+    @Test func aPeerThatReadsNothingIsNotSentEveryChangeOfEveryZone() async throws {
+        var network = NetworkConfiguration()
+        network.outboxBytes = 1 << 20
+        let a = try await LoopbackNode.start("a", network: network)
+        defer { Task { await a.stop() } }
+        var subscribes = [Frame]()
+        for zone in Self.zones {
+            let info = try await a.store.createZone(zone)
+            subscribes.append(Frame(type: .subscribe, payload: SubscribeMessage(zone: zone, incarnation: info.incarnation, token: nil, window: 64).encoded()))
+        }
+        let mallory = try DeviceIdentity.generate()
+        await a.net.trust(mallory.deviceID)
+        let node = NodeID.random()
+        let hello = Frame(type: .hello, payload: HelloMessage(node: node, name: "non-reader", zones: []).encoded())
+        let client = try await NonReadingClient.connect(port: a.port, identity: mallory,
+                                                        send: try ([hello] + subscribes).flatMap { try FrameEncoder(options: .init(mode: .none)).encode($0) })
+        defer { client.close() }
+        // Every subscription answered (caught up on an empty zone) before anything is written.
+        #expect(await eventually(timeout: .seconds(20)) {
+            await a.net.sync.replication().filter { $0.peer == node && $0.sending && $0.sentCaughtUp }.count == Self.zones.count
+        })
+
+        var rng = SystemRandomNumberGenerator()
+        for zone in Self.zones {
+            _ = try await a.store.modify(saving: (0..<Self.recordsPerZone).map { Self.record($0, in: zone, rng: &rng) }, policy: .allKeys)
+        }
+        let total = Self.zones.count * Self.recordsPerZone * Self.recordBytes
+        // Every change has reached the engine once the last zone's news is handled; sample what
+        // waits for the peer meanwhile and for a while after.
+        var most = 0
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < deadline {
+            most = max(most, await a.net.outboundBytes(of: mallory.deviceID) ?? 0)
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let bound = network.outboxBytes + Self.recordsPerZone * Self.recordBytes + (1 << 20) + (64 << 10)
+        #expect(most > network.outboxBytes, "the peer was served until its outbox passed the bound")
+        #expect(most <= bound, "the node held \(most) bytes for a peer that reads nothing (bound \(bound), the zones' changes are \(total))")
+    }
+
+    /// What a connection over its bound was held back from is sent once it drains: a reading
+    /// peer behind a small outbox still gets every change of every zone.
+    @Test func changesHeldBackWhileTheOutboxIsFullGoOnceItDrains() async throws {
+        var network = NetworkConfiguration()
+        network.outboxBytes = 1
+        let a = try await LoopbackNode.start("a", network: network)
+        defer { Task { await a.stop() } }
+        for zone in Self.zones { _ = try await a.store.createZone(zone) }
+        let b = try await LoopbackNode.start("b")
+        defer { Task { await b.stop() } }
+        await LoopbackNode.trustEachOther(a, b)
+        await b.net.addPeer(host: "127.0.0.1", port: a.port)
+        #expect(await eventually(timeout: .seconds(30)) { Set((try? await b.store.zones().map(\.id)) ?? []) == Set(Self.zones) })
+        #expect(await eventually(timeout: .seconds(30)) {
+            await a.net.sync.replication().filter { $0.sending && $0.sentCaughtUp }.count == Self.zones.count
+        })
+        // One commit: the news of every zone reaches the engine at once, and all but the first
+        // find the connection over its bound.
+        var rng = SystemRandomNumberGenerator()
+        _ = try await a.store.modify(saving: Self.zones.flatMap { zone in (0..<Self.recordsPerZone).map { Self.record($0, in: zone, rng: &rng) } }, policy: .allKeys)
+        var counts = [Int]()
+        let all = await eventually(timeout: .seconds(60)) {
+            counts = []
+            for zone in Self.zones { counts.append((try? await b.store.allRecordIDs(in: zone).count) ?? 0) }
+            return counts.allSatisfy { $0 == Self.recordsPerZone }
+        }
+        #expect(all, "records of each zone on the peer: \(counts)")
+    }
+}
+
 /// A TLS client with a device identity of its own that sends `bytes` once the handshake completes
 /// and reads nothing after it (its receive buffer is small, so little of what the node sends fits).
 struct NonReadingClient {

@@ -49,4 +49,23 @@ import ShoalWire
         let window = await sim.nodes[0].sync.sessions[conn]?.outbound[lab]?.window
         #expect(window == UInt64(SyncConfiguration().maxServedWindow), "window \(window.map { "\($0)" } ?? "none")")
     }
+
+    /// A connection the transport holds (too much waiting for its socket) gets no news of a
+    /// change until the transport says it has drained; then it gets all of it.
+    @Test func newsForAHeldConnectionWaitsUntilItDrains() async throws {
+        let (sim, conn) = try await pair()
+        var r = Record(recordType: "Note", id: Record.ID(name: "b", zone: Self.notes))
+        r["title"] = .string("second")
+        _ = try await sim.nodes[0].store.save(r)
+        func batches(_ out: [ConnectionID: [SyncOutput]]) -> [ChangesMessage] {
+            out[conn, default: []].compactMap { if case .send(let f) = $0, f.type == .changes { try? ChangesMessage(decoding: f.payload) } else { nil } }
+        }
+        let held = await sim.nodes[0].sync.zoneChanged(Self.notes, holding: [conn])
+        #expect(batches(held).isEmpty, "\(held)")
+        let resumed = await sim.nodes[0].sync.resumeServing(conn)
+        #expect(batches(resumed.outputs).flatMap(\.records).map(\.id.name) == ["b"], "\(resumed)")
+        #expect(!resumed.more)
+        // Nothing more to send: a second drain sends nothing.
+        #expect(batches(await sim.nodes[0].sync.resumeServing(conn).outputs).isEmpty)
+    }
 }
