@@ -236,10 +236,32 @@ public actor ShoalNode {
         try await store.delete(id)
     }
 
-    /// The records of `zone` matching `query`.
-    /// - Throws: ``ShoalError`` `invalidArguments` for a bad query.
-    public func records(matching query: Query, in zone: RecordZone.ID, resultsLimit: Int = 100) async throws(ShoalError) -> QueryResult {
-        try await store.records(matching: query, in: zone, resultsLimit: resultsLimit)
+    /// The first page of the records of `zone` matching `query`: at most `resultsLimit` records,
+    /// and a cursor for the next page when there is one (CloudKit's `CKQueryOperation`).
+    /// - Parameter desiredKeys: when given, only these fields of each record are returned.
+    /// - Throws: ``ShoalError`` `zoneNotFound`; `invalidArguments` for a bad query or limit.
+    public func records(matching query: Query, in zone: RecordZone.ID, desiredKeys: [String]? = nil,
+                        resultsLimit: Int = 100) async throws(ShoalError) -> QueryResult {
+        try await store.records(matching: query, in: zone, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+    }
+
+    /// The next page of a query, after the last record of the page that returned `cursor`.
+    /// Records changed between pages are neither repeated nor skipped unless their sort values
+    /// moved across the cursor. A cursor kept as bytes comes back with
+    /// ``QueryCursor/init(decoding:)``.
+    /// - Throws: as ``records(matching:in:desiredKeys:resultsLimit:)``.
+    public func records(continuing cursor: QueryCursor, desiredKeys: [String]? = nil,
+                        resultsLimit: Int = 100) async throws(ShoalError) -> QueryResult {
+        try await store.records(continuing: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
+    }
+
+    /// Declares an index on `field` of the `recordType` records of `zone`, and builds it: queries
+    /// that constrain the field with `==`, `IN`, `CONTAINS`, `BEGINSWITH` or a range then read
+    /// only the matching records. Declaring an index that exists does nothing. Indexes are this
+    /// node's own; they do not replicate.
+    /// - Throws: ``ShoalError`` `zoneNotFound`; `invalidArguments` for an invalid type or field name.
+    public func declareIndex(zone: RecordZone.ID, recordType: String, field: String) async throws(ShoalError) {
+        try await store.declareIndex(zone: zone, recordType: recordType, field: field)
     }
 
     /// The changes of `zone` since `token` (all when nil).

@@ -155,7 +155,17 @@ struct PutCommand: AsyncParsableCommand {
     @Argument(help: "The zone: name or name@owner.") var zone: String
     @Argument(help: "The record name.") var name: String
     @Option(name: .long, help: "The record type (needed when the record is new).") var type: String?
+    @Option(name: .long, help: "How the save treats the stored record: changed-keys (write the fields given, keep the others), all-keys (the record becomes the fields given; stored fields not given are removed) or if-unchanged (as changed-keys, only if the stored record's change tag is --if-tag, or, without --if-tag, only if the record does not exist yet).")
+    var policy: SavePolicyArgument = .changedKeys
+    @Option(name: .customLong("if-tag"), help: "With --policy if-unchanged: the change tag the stored record must have (from `shoal get`); no tag for a record that must not exist yet.")
+    var ifTag: String?
     @Argument(help: "Fields: field=value or field:=typed-value.") var fields: [String] = []
+
+    func validate() throws {
+        if ifTag != nil && policy != .ifUnchanged {
+            throw ValidationError("--if-tag goes with --policy if-unchanged")
+        }
+    }
 
     func run() async throws {
         try await reportFailures {
@@ -186,13 +196,22 @@ struct PutCommand: AsyncParsableCommand {
                     guard let type else { throw CommandFailure(.badInput, "record \(name) is new: give its type with --type (e.g. --type Note)") }
                     record = Record(recordType: type, id: id)
                 }
+                let stored = record.changeTag
+                if policy == .ifUnchanged, stored != ifTag {
+                    throw CommandFailure(.conflict, stored.map { "record \(name) has change tag \($0), not \(ifTag ?? "none"): it changed since it was read; read it again (shoal get) and retry with its tag" }
+                                         ?? "record \(name) does not exist, so it cannot have change tag \(ifTag ?? "-"); leave --if-tag out to create it")
+                }
+                if policy == .allKeys {
+                    let given = Set(parsed.map(\.0)).union(files.keys)
+                    for k in record.allKeys where !given.contains(k) { record[k] = nil }
+                }
                 for (k, v) in parsed { record[k] = v }
                 let saved: Record
                 if files.isEmpty {
-                    saved = try await node.save(record, policy: .changedKeys)
+                    saved = try await node.save(record, policy: policy.savePolicy)
                 } else {
                     do {
-                        saved = try await node.save(record, attaching: files, policy: .changedKeys)
+                        saved = try await node.save(record, attaching: files, policy: policy.savePolicy)
                     } catch let e as AssetError {
                         throw CommandFailure(e.code == .assetFileNotFound ? .notFound : e.code == .limitExceeded ? .conflict : .failure, "\(e)")
                     }
@@ -201,6 +220,21 @@ struct PutCommand: AsyncParsableCommand {
                     Console.current.line("saved \(saved.recordType) \(saved.id.name) in \(z) (tag \(saved.changeTag ?? "-"))")
                 }
             }
+        }
+    }
+}
+
+/// `put --policy`: CloudKit's save policies by their command-line names.
+enum SavePolicyArgument: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case changedKeys = "changed-keys"
+    case allKeys = "all-keys"
+    case ifUnchanged = "if-unchanged"
+
+    var savePolicy: SavePolicy {
+        switch self {
+        case .changedKeys: .changedKeys
+        case .allKeys: .allKeys
+        case .ifUnchanged: .ifServerRecordUnchanged
         }
     }
 }
@@ -241,38 +275,102 @@ struct DeleteCommand: AsyncParsableCommand {
 }
 
 struct QueryCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "query", abstract: "Find records: shoal query ZONE --type T --where 'n > 3' --sort -modified --limit 20")
+    static let configuration = CommandConfiguration(
+        commandName: "query", abstract: "Find records: shoal query ZONE --type T --where 'n > 3' --sort -modified --limit 20",
+        discussion: "A page ends with the cursor of the next one when there is more: pass it with --cursor (the zone, type, conditions and order come with it), or give --all to print every page. With --json the output is {\"records\": [...], \"cursor\": \"...\" or null}.")
     @OptionGroup var options: NodeOptions
     @Argument(help: "The zone: name or name@owner.") var zone: String
-    @Option(name: .long, help: "The record type.") var type: String
-    @Option(name: .long, help: "Conditions: 'field OP value [AND …]', OP one of == != < <= > >= BEGINSWITH CONTAINS.") var `where`: String?
+    @Option(name: .long, help: "The record type (not with --cursor).") var type: String?
+    @Option(name: .long, help: "Conditions: 'field OP value [AND …]', OP one of == != < <= > >= BEGINSWITH CONTAINS; quote text values that contain spaces or operators ('title == \"a AND b\"').") var `where`: String?
     // Unconditional: the value of a descending sort starts with "-" (`--sort -modified`), which
     // the parser would otherwise take for an option.
     @Option(name: .long, parsing: .unconditional, help: "Sort by a field (prefix - for descending; 'modified' and 'created' are the system dates).") var sort: String?
-    @Option(name: .long, help: "At most this many records.") var limit = 100
+    @Option(name: .long, help: "At most this many records per page (1…\(Store.maxResultsLimit)).") var limit = 100
+    @Option(name: .long, help: "Go on from where the page that printed this cursor ended.") var cursor: String?
+    @Flag(name: .long, help: "Print every page, not only the first.") var all = false
+    @Option(name: .long, parsing: .upToNextOption, help: "Only these fields of each record.") var keys: [String] = []
+
+    func validate() throws {
+        if cursor != nil, type != nil || `where` != nil || sort != nil {
+            throw ValidationError("--cursor carries the query: leave out --type, --where and --sort")
+        }
+        if cursor == nil, type == nil { throw ValidationError("give the record type with --type (or a --cursor from an earlier page)") }
+        guard (1...Store.maxResultsLimit).contains(limit) else { throw ValidationError("--limit \(limit) must be 1…\(Store.maxResultsLimit)") }
+    }
 
     func run() async throws {
         try await reportFailures {
             let z = parseZone(zone)
-            var query: Query
-            do {
-                query = Query(recordType: type, predicate: try `where`.map { try ValueParsing.predicate($0, zone: z) } ?? .all)
-            } catch { throw CommandFailure(.badInput, "\(error)") }
-            if let sort {
-                let descending = sort.hasPrefix("-")
-                let key = descending ? String(sort.dropFirst()) : sort
-                let sortKey: Query.SortKey = key == "modified" ? .modificationDate : key == "created" ? .creationDate : .field(key)
-                query.sortDescriptors = [Query.SortDescriptor(sortKey, ascending: !descending)]
+            var start: QueryCursor? = nil
+            var query = Query(recordType: type ?? "")
+            if let cursor {
+                guard let bytes = Base64URL.decode(cursor) else {
+                    throw CommandFailure(.badInput, "--cursor is not a cursor (base64url text); pass the one a query printed")
+                }
+                start = try QueryCursor(decoding: bytes)
+                guard start?.zone == z else {
+                    throw CommandFailure(.badInput, "the cursor pages zone \(start.map { "\($0.zone)" } ?? "-"), not \(z)")
+                }
+            } else {
+                do {
+                    query.predicate = try `where`.map { try ValueParsing.predicate($0, zone: z) } ?? .all
+                } catch { throw CommandFailure(.badInput, "\(error)") }
+                if let sort {
+                    let descending = sort.hasPrefix("-")
+                    let key = descending ? String(sort.dropFirst()) : sort
+                    let sortKey: Query.SortKey = key == "modified" ? .modificationDate : key == "created" ? .creationDate : .field(key)
+                    query.sortDescriptors = [Query.SortDescriptor(sortKey, ascending: !descending)]
+                }
             }
+            let desired = keys.isEmpty ? nil : keys
             try await options.withNode { node in
-                let result = try await node.records(matching: query, in: z, resultsLimit: limit)
+                var records = [Record]()
+                var next = start
+                var page = start == nil
+                    ? try await node.records(matching: query, in: z, desiredKeys: desired, resultsLimit: limit)
+                    : nil
+                repeat {
+                    if page == nil, let c = next { page = try await node.records(continuing: c, desiredKeys: desired, resultsLimit: limit) }
+                    guard let p = page else { break }
+                    records += p.records
+                    next = p.cursor
+                    page = nil
+                } while all && next != nil
+                let more = next.map { Base64URL.encode($0.encoded()) }
                 if options.json {
-                    Console.current.line(RecordFormatting.jsonText(result.records.map(RecordFormatting.json)))
+                    Console.current.line(RecordFormatting.jsonText(["records": records.map(RecordFormatting.json), "cursor": more ?? NSNull()] as [String: Any]))
                 } else {
-                    let names = Array(Set(result.records.flatMap(\.allKeys))).sorted()
-                    let rows = result.records.map { r in [r.id.name] + names.map { k in r[k].map(RecordFormatting.text) ?? "" } }
+                    let names = Array(Set(records.flatMap(\.allKeys))).sorted()
+                    let rows = records.map { r in [r.id.name] + names.map { k in r[k].map(RecordFormatting.text) ?? "" } }
                     for l in RecordFormatting.table(["NAME"] + names.map { $0.uppercased() }, rows) { Console.current.line(l) }
-                    Console.current.line("(\(result.records.count) record\(result.records.count == 1 ? "" : "s")\(result.cursor != nil ? ", more with a larger --limit" : ""))")
+                    let count = "\(records.count) record\(records.count == 1 ? "" : "s")"
+                    Console.current.line(more.map { "(\(count); next page: --cursor \($0))" } ?? "(\(count))")
+                }
+            }
+        }
+    }
+}
+
+struct IndexCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "index", abstract: "Declare indexes that make queries read only the records they match.",
+                                                    subcommands: [Declare.self])
+
+    struct Declare: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "declare", abstract: "Index a field: shoal index declare ZONE TYPE FIELD",
+            discussion: "Queries whose conditions constrain the field with ==, IN, CONTAINS, BEGINSWITH or a range then read only the records the index names. The index is built at once and kept up to date; it is this node's own and does not replicate. Declaring an index that exists does nothing.")
+        @OptionGroup var options: NodeOptions
+        @Argument(help: "The zone: name or name@owner.") var zone: String
+        @Argument(help: "The record type.") var type: String
+        @Argument(help: "The field.") var field: String
+
+        func run() async throws {
+            try await reportFailures {
+                let z = parseZone(zone)
+                try await options.withNode { node in
+                    try await node.declareIndex(zone: z, recordType: type, field: field)
+                    Console.current.line(options.json ? RecordFormatting.jsonText(["zone": "\(z)", "type": type, "field": field, "indexed": true])
+                                                      : "indexed \(type).\(field) in \(z)")
                 }
             }
         }
