@@ -473,17 +473,17 @@ public actor NetworkNode {
 
     // MARK: Serving one connection
 
-    /// Serves one connection until it ends: waits for its TLS handshake, has the engine admit its
-    /// device, then passes its frames on. Returns whether the session was established: false
-    /// when TLS failed, the device is not trusted, or no hello from the peer was accepted (the
-    /// peer refused this device), so that a dialler backs off rather than redials at once.
-    @discardableResult
     /// Closes a connection no one will serve. Through `executeThenClose`, which finishes the
     /// channel's writer: a writer dropped unfinished traps (NIOAsyncWriter's deinit check).
     static func discard(_ channel: NIOAsyncChannel<Frame, Frame>) async {
         try? await channel.executeThenClose { _, _ in }
     }
 
+    /// Serves one connection until it ends: waits for its TLS handshake, has the engine admit its
+    /// device, then passes its frames on. Returns whether the session was established: false
+    /// when TLS failed, the device is not trusted, or no hello from the peer was accepted (the
+    /// peer refused this device), so that a dialler backs off rather than redials at once.
+    @discardableResult
     func serve(_ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?) async -> Bool {
         startEngine()
         let raw = channel.channel

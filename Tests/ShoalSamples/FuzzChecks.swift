@@ -66,15 +66,27 @@ package enum FuzzChecks {
     /// `Record(decoding:)`: canonical re-encoding, stable round trip, `encodedSize` agrees, the
     /// decoded record passes `validate()` under the same limits (the store skips validating
     /// records it is given with their received bytes, relying on this), and
-    /// `versionVector(ofEncoded:)` reads the same vector without decoding the rest.
+    /// `versionVector(ofEncoded:)` reads the same vector without decoding the rest;
+    /// `Record(systemFields:)` accepts exactly the records without field slots, and
+    /// `encodedSystemFields()` gives their bytes back.
     /// - Throws: ``Failure`` when a property breaks.
     package static func record(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.record.rawValue
-        guard let value = try decoded(t, bytes, { (b) throws(WireError) in try Record(decoding: b) }) else { return }
+        let systemFields = try? Record(systemFields: bytes)
+        guard let value = try decoded(t, bytes, { (b) throws(WireError) in try Record(decoding: b) }) else {
+            if systemFields != nil { throw Failure(t, "Record(systemFields:) accepted bytes that Record(decoding:) refuses") }
+            return
+        }
         do throws(WireError) {
             try value.validate()
         } catch {
             throw Failure(t, "the record decoded but does not validate: \(error)")
+        }
+        guard (systemFields != nil) == value.fields.isEmpty else {
+            throw Failure(t, "Record(systemFields:) \(systemFields == nil ? "refused" : "accepted") a record with \(value.fields.count) field slots")
+        }
+        if let systemFields, systemFields != value || systemFields.encodedSystemFields() != bytes {
+            throw Failure(t, "Record(systemFields:) decoded \(systemFields), which differs from the record or re-encodes to other bytes")
         }
         let peeked = bytes.withUnsafeBytes { raw in try? Record.versionVector(ofEncoded: raw) }
         guard peeked == value.versionVector else {

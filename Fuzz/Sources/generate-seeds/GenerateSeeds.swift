@@ -124,6 +124,10 @@ enum Seeds {
             i += 1
         }
         out.append(("empty-unsaved", Record(recordType: "A", id: Record.ID(name: "a", zone: RecordZone.ID(name: "z"))).encoded()))
+        // Saved records' system fields alone (Record.encodedSystemFields(), Spec/wire-format.md §6.6).
+        for (k, note) in NotesCorpus.records(count: 4, seed: 0xF022_0006).enumerated() {
+            out.append((name("system-fields", k), note.encodedSystemFields()))
+        }
         return out
     }
 

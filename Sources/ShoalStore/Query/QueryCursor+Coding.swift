@@ -1,7 +1,7 @@
 // QueryCursor+Coding: a query cursor as bytes an app or a command line can keep and hand back
 // (a canonical ShoalWire record, as subscriptions are stored; no new format).
 
-public import ShoalWire
+import ShoalWire
 
 extension QueryCursor {
     /// The most bytes ``init(decoding:)`` reads: a cursor holds a query and one record's sort

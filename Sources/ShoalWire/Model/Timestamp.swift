@@ -21,17 +21,32 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// Creates a timestamp from a `Date`, rounding down to the millisecond and clamping to Int64.
+    ///
+    /// The result is the latest millisecond whose ``date`` is not after `date`, so
+    /// `Timestamp(t.date) == t` for every timestamp `t` a `Date` can hold to the millisecond. A NaN
+    /// date gives 0.
     public init(_ date: Date) {
-        let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
-        if ms.isNaN {
+        let product = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard !product.isNaN else {
             millisecondsSince1970 = 0
-        } else if ms >= 9.2e18 {
-            millisecondsSince1970 = .max
-        } else if ms <= -9.2e18 {
-            millisecondsSince1970 = .min
-        } else {
-            millisecondsSince1970 = Int64(ms)
+            return
         }
+        var ms: Int64
+        if product >= 9.2e18 {
+            ms = .max
+        } else if product <= -9.2e18 {
+            ms = .min
+        } else {
+            ms = Int64(product)
+        }
+        // The multiplication here and the division in `date` round separately: settle on the
+        // neighbour that makes the two inverses.
+        if ms < .max, Timestamp(millisecondsSince1970: ms + 1).date <= date {
+            ms += 1
+        } else if ms > .min, Timestamp(millisecondsSince1970: ms).date > date {
+            ms -= 1
+        }
+        millisecondsSince1970 = ms
     }
 
     /// The current time.
