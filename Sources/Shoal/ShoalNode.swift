@@ -190,6 +190,9 @@ public actor ShoalNode {
     /// Open connections, dialled and accepted.
     public func connectionCount() async -> Int { await network.connectionCount }
 
+    /// The devices with an open connection, dialled or accepted.
+    public func connectedDevices() async -> Set<DeviceID> { await network.connectedDevices }
+
     /// Closes every connection with a goodbye and stops listening; the store stays open.
     public func shutdown() async {
         await network.shutdown()

@@ -29,6 +29,11 @@ package struct PeerAddress: Hashable, Comparable, Sendable, CustomStringConverti
 
     /// Whether the host is an IPv6 address.
     package var isIPv6: Bool { host.contains(":") }
+    /// Whether the host is a link-local IPv6 address (fe80::/10), with or without its interface.
+    package var isLinkLocal: Bool {
+        let lower = host.lowercased()
+        return isIPv6 && ["fe8", "fe9", "fea", "feb"].contains { lower.hasPrefix($0) }
+    }
     /// The key ``NetworkNode`` keeps dialled peers under.
     package var key: String { "\(host):\(port)" }
     /// `host:port`, IPv6 in brackets.

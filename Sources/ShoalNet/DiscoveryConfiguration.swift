@@ -1,7 +1,8 @@
 // DiscoveryConfiguration: whether and how a node announces itself on its LAN and listens for others.
 
 /// How a node takes part in local discovery (Spec/discovery.md): it multicasts an announcement
-/// of its device ID and listening port now and then, and dials the trusted devices it hears.
+/// of its device ID and listening port now and then (over IPv4 and IPv6, and as an IPv4
+/// broadcast on interfaces without multicast), and dials the trusted devices it hears.
 ///
 /// Off by default in the library, so a program embedding Shoal sends nothing on the network it
 /// did not ask for; `shoal serve` turns it on (`--no-discovery` turns it off). A node listening
@@ -15,6 +16,9 @@ public struct DiscoveryConfiguration: Sendable, Hashable {
     public var port = 21_047
     /// The IPv4 multicast group announcements go to. Default 239.255.83.72 (Spec/discovery.md §3).
     public var ipv4Group = "239.255.83.72"
+    /// The IPv6 multicast group announcements go to, on every IPv6 interface that supports
+    /// multicast. Default ff12::5348: transient, link-local scope (Spec/discovery.md §3).
+    public var ipv6Group = "ff12::5348"
     /// Most devices remembered that are not trusted (listed as discovered); past it the one heard
     /// from longest ago is forgotten. Default 256.
     public var maxDiscoveredDevices = 256

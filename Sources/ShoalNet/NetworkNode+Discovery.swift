@@ -1,6 +1,6 @@
 // NetworkNode+Discovery: what the node does with announcements — dial trusted devices, list the others.
 
-import Foundation
+package import Foundation
 import Logging
 package import NIOCore
 public import ShoalWire
@@ -10,7 +10,7 @@ extension NetworkNode {
     /// listening addresses `listening`, or, when it runs already, announces those from now on.
     /// Loopback addresses are never announced; with nothing else, discovery stays off.
     /// Returns whether discovery runs. A failure to start (the port cannot be bound, no
-    /// interface can join the group) is logged, not thrown: the node works without it.
+    /// interface can join a group or broadcast) is logged, not thrown: the node works without it.
     @discardableResult
     package func startDiscovery(listening: [(host: String, port: Int)]) async -> Bool {
         guard configuration.discovery.isEnabled, !stopped else { return false }
@@ -52,28 +52,37 @@ extension NetworkNode {
         return discovered.list()
     }
 
-    /// What to announce for the listening addresses: the unspecified address (or a host name)
-    /// becomes "the packet's source address", a specific address itself, loopback nothing.
-    static func endpoints(announcing listening: [(host: String, port: Int)]) -> [DiscoveryAnnouncement.Endpoint] {
-        var out = [DiscoveryAnnouncement.Endpoint]()
+    /// What to announce over each family for the listening addresses (Spec/discovery.md §3):
+    /// a specific address itself, over both; loopback nothing; 0.0.0.0 or a host name "the
+    /// packet's source address" over IPv4 only, and `::` (which also accepts IPv4) over both —
+    /// an IPv6 packet's source is reachable only if the node listens on IPv6.
+    static func endpoints(announcing listening: [(host: String, port: Int)]) -> LocalDiscovery.Endpoints {
+        var out = LocalDiscovery.Endpoints(ipv4: [], ipv6: [])
         for (text, port) in listening {
             guard let port = UInt16(exactly: port), port > 0 else { continue }
             let host = text.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
             if host == "localhost" { continue }
             guard let address = try? SocketAddress(ipAddress: host, port: Int(port)) else {
-                out.append(.init(host: .source, port: port))
+                out.ipv4.append(.init(host: .source, port: port))
                 continue
             }
             switch address {
             case .v4(let a):
                 let ip = UInt32(bigEndian: a.address.sin_addr.s_addr)
                 if ip >> 24 == 127 { continue }
-                out.append(.init(host: ip == 0 ? .source : .ipv4(ip), port: port))
+                if ip == 0 {
+                    out.ipv4.append(.init(host: .source, port: port))
+                } else {
+                    out.ipv4.append(.init(host: .ipv4(ip), port: port))
+                    out.ipv6.append(.init(host: .ipv4(ip), port: port))
+                }
             case .v6(let a):
                 let bytes = withUnsafeBytes(of: a.address.sin6_addr) { Array($0) }
                 let high = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, low = bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
                 if high == 0 && low == 1 { continue }
-                out.append(.init(host: high == 0 && low == 0 ? .source : .ipv6(high: high, low: low), port: port))
+                let endpoint = DiscoveryAnnouncement.Endpoint(host: high == 0 && low == 0 ? .source : .ipv6(high: high, low: low), port: port)
+                out.ipv4.append(endpoint)
+                out.ipv6.append(endpoint)
             default:
                 continue
             }
@@ -81,18 +90,35 @@ extension NetworkNode {
         return out
     }
 
+    /// The text of an IP address of `source`; a link-local IPv6 address carries the interface
+    /// it arrived on (`fe80::1%eth0`), which dialling it needs.
+    static func host(of source: SocketAddress) -> String? {
+        guard let ip = source.ipAddress else { return nil }
+        guard case .v6(let a) = source, PeerAddress(host: ip, port: 0).isLinkLocal, a.address.sin6_scope_id != 0 else { return ip }
+        return "\(ip)%\(interfaceName(a.address.sin6_scope_id))"
+    }
+
+    /// The name of the interface with index `index`, or the index itself as text.
+    static func interfaceName(_ index: UInt32) -> String {
+        var name = [CChar](repeating: 0, count: 64)
+        guard if_indextoname(index, &name) != nil else { return String(index) }
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The addresses to dial for an announcement that came from `source`.
     ///
-    /// Skipped: IPv6 link-local addresses (dialling one needs the interface, which an address
-    /// string here cannot carry), multicast and unspecified addresses, and loopback addresses
-    /// unless the packet itself came from loopback — a packet from the LAN naming 127.0.0.1 would
-    /// only have this node dial itself.
+    /// A link-local IPv6 address keeps the interface the packet came in on (`fe80::1%eth0`),
+    /// and is skipped when the packet does not say it (it came over IPv4). Also skipped:
+    /// multicast and unspecified addresses, and loopback addresses unless the packet itself came
+    /// from loopback — a packet from the LAN naming 127.0.0.1 would only have this node dial itself.
     static func addresses(of announcement: DiscoveryAnnouncement, from source: SocketAddress) -> Set<PeerAddress> {
         let sourceIP = source.ipAddress ?? ""
         let fromLoopback = sourceIP.hasPrefix("127.") || sourceIP == "::1"
+        // The interface of a packet from a link-local address, "%eth0", or nothing.
+        let scope = host(of: source).flatMap { h in h.firstIndex(of: "%").map { String(h[$0...]) } }
         var out = Set<PeerAddress>()
         for e in announcement.endpoints {
-            let host: String
+            var host: String
             switch e.host {
             case .source:
                 guard !sourceIP.isEmpty else { continue }
@@ -103,7 +129,11 @@ extension NetworkNode {
             let lower = host.lowercased()
             let loopback = lower.hasPrefix("127.") || lower == "::1"
             let multicast = lower.hasPrefix("ff") || (Int(lower.prefix { $0 != "." }).map { (224...255).contains($0) } ?? false)
-            if lower.hasPrefix("fe80:") || multicast || lower == "0.0.0.0" || lower == "::" || (loopback && !fromLoopback) { continue }
+            if multicast || lower == "0.0.0.0" || lower == "::" || (loopback && !fromLoopback) { continue }
+            if PeerAddress(host: host, port: 0).isLinkLocal {
+                guard let scope else { continue }
+                host += scope
+            }
             out.insert(PeerAddress(host: host, port: Int(e.port)))
         }
         return out
@@ -111,9 +141,9 @@ extension NetworkNode {
 
     /// Handles one announcement of another device (Spec/discovery.md §4): lists it, and for a
     /// trusted device dials its addresses and stops dialling the ones it no longer announces.
-    package func discoveryReceived(_ announcement: DiscoveryAnnouncement, from source: SocketAddress) async {
+    /// `now` is when it arrived.
+    package func discoveryReceived(_ announcement: DiscoveryAnnouncement, from source: SocketAddress, at now: Date = Date()) async {
         guard !stopped, announcement.device != tls.deviceID else { return }
-        let now = Date()
         expireDiscovered(now)
         let addresses = Self.addresses(of: announcement, from: source)
         guard !addresses.isEmpty else { return }
@@ -130,30 +160,46 @@ extension NetworkNode {
         }
         guard isTrusted else { return }
         for old in update.removed { stopDialing(old, because: "the device now announces \(addresses.sorted().map(\.description))") }
-        dialDiscovered(announcement.device, restarted: update.restarted, moved: !update.removed.isEmpty)
+        dialDiscovered(announcement.device, restarted: update.restarted, moved: !update.removed.isEmpty, at: now)
     }
 
     /// Dials each discovered address of `device` that nothing dials yet, if it is trusted. An
     /// address already dialled is left to its dialler, except that one backing off after failed
-    /// dials starts over when the device's node has restarted (it is likely up now).
+    /// dials starts over when the device's node has restarted (it is likely up now). Link-local
+    /// IPv6 addresses are dialled only when the device announced no other address; one that
+    /// discovery dialled and that is not connected is no longer dialled once another is known.
     ///
     /// One connection per pair of devices is enough, and two nodes hearing each other at once
     /// would otherwise each dial the other (Spec/discovery.md §4): a device already connected is
     /// not dialled, and of two unconnected devices the one with the smaller ID dials at once; the
     /// other waits for one more announcement and dials then if still unconnected (the smaller one
-    /// could not reach it). A device that moved (`moved`), or was just trusted (`now`), is dialled
-    /// at once: its old connection is likely dead, or it may be backing off from our refusals.
-    func dialDiscovered(_ device: DeviceID, restarted: Bool = false, moved: Bool = false, now: Bool = false) {
+    /// could not reach it). The copies of one announcement (over IPv4, IPv6 and broadcast) arrive
+    /// within milliseconds, the next one at least a second later: a copy heard less than half a
+    /// second after the one that deferred the dial is the same announcement. A device that moved
+    /// (`moved`), or was just trusted (`atOnce`), is dialled at once: its old connection is likely
+    /// dead, or it may be backing off from our refusals. `time` is when the announcement arrived.
+    func dialDiscovered(_ device: DeviceID, restarted: Bool = false, moved: Bool = false, atOnce: Bool = false, at time: Date = Date()) {
         guard trusted.contains(device), let entry = discovered.entries[device] else { return }
-        if !moved && !now {
+        let routable = entry.addresses.filter { !$0.isLinkLocal }
+        let dialled = routable.isEmpty ? entry.addresses : routable
+        for address in entry.addresses.subtracting(dialled) where peerStates[address.key]?.isConnected != true {
+            stopDialing(address, because: "the device announces an address that is not link-local")
+        }
+        if !moved && !atOnce {
             if connections.values.contains(where: { $0.device == device }) {
-                discoveryDeferred.remove(device)
+                discoveryDeferred[device] = nil
                 return
             }
-            if tls.deviceID > device && discoveryDeferred.insert(device).inserted { return }
+            if tls.deviceID > device {
+                guard let since = discoveryDeferred[device] else {
+                    discoveryDeferred[device] = time
+                    return
+                }
+                if time.timeIntervalSince(since) < 0.5 { return }
+            }
         }
-        discoveryDeferred.remove(device)
-        for address in entry.addresses.sorted() {
+        discoveryDeferred[device] = nil
+        for address in dialled.sorted() {
             if let state = peerStates[address.key] {
                 if restarted, discoveryDials.contains(address), !state.isConnected, state.failures > 0 {
                     removePeer(host: address.host, port: address.port)
@@ -198,9 +244,9 @@ extension NetworkNode {
     func discoveryTrustChanged(_ device: DeviceID, trusted isTrusted: Bool) {
         discovered.pin(device, isTrusted)
         if isTrusted {
-            dialDiscovered(device, now: true)
+            dialDiscovered(device, atOnce: true)
         } else {
-            discoveryDeferred.remove(device)
+            discoveryDeferred[device] = nil
             for address in discovered.entries[device]?.addresses ?? [] { stopDialing(address, because: "the device is no longer trusted") }
         }
     }

@@ -2,6 +2,7 @@
 
 public import NIOCore
 import NIOPosix
+import Foundation
 import Logging
 import ShoalStore
 public import ShoalSync
@@ -118,7 +119,8 @@ public actor NetworkNode {
     /// The devices local discovery heard, and the addresses it dials (nobody else asked for them).
     var discovered: DiscoveredDevices
     var discoveryDials: Set<PeerAddress> = []
-    var discoveryDeferred: Set<DeviceID> = []
+    /// Trusted devices not dialled yet because the other side dials first, and since when.
+    var discoveryDeferred: [DeviceID: Date] = [:]
 
     /// What this node knows of one dialled peer address.
     public struct PeerState: Sendable, Hashable {
@@ -721,6 +723,9 @@ public actor NetworkNode {
 
     /// The number of open connections (dialled and accepted).
     public var connectionCount: Int { connections.count }
+
+    /// The devices with an open connection, dialled or accepted.
+    public var connectedDevices: Set<DeviceID> { Set(connections.values.map(\.device)) }
 
     /// Says goodbye on every connection, stops listening and dialling.
     public func shutdown() async {

@@ -95,7 +95,7 @@ struct WatchCommand: AsyncParsableCommand {
 }
 
 struct StatusCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the node, its peers, its zones and replication counters.")
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the node, its trusted devices (and how each was found), its peers, its zones and replication counters.")
     @OptionGroup var options: NodeOptions
 
     func run() async throws {
@@ -109,6 +109,7 @@ struct StatusCommand: AsyncParsableCommand {
                 let links = await node.sync.replication()
                 let traffic = await node.traffic()
                 let caps = node.networkConfiguration
+                let devices = await TrustedDeviceReport.all(node)
                 func inbound(_ l: SyncNode.ZoneReplication) -> String {
                     !l.receiving ? "-" : l.receivedCaughtUp ? "caught up (\(l.recordsReceived) received)" : "catching up (\(l.recordsReceived) received)"
                 }
@@ -123,6 +124,7 @@ struct StatusCommand: AsyncParsableCommand {
                 if options.json {
                     Console.current.line(RecordFormatting.jsonText([
                         "node": node.nodeID.hex, "connections": connections,
+                        "devices": devices.map { ["device": $0.device.device.text, "name": $0.device.name, "connected": $0.isConnected, "found": $0.foundJSON] as [String: Any] },
                         "peers": peers.map { ["address": $0.address, "connected": $0.isConnected, "node": $0.node?.hex ?? NSNull(), "failures": $0.failures, "lastError": $0.lastError ?? NSNull()] as [String: Any] },
                         "zones": zoneRows.map { ["zone": $0[0], "records": Int($0[1]) ?? 0, "digest": $0[2]] },
                         "received": ["records": stats.recordsReceived, "batches": stats.batchesReceived], "sent": ["records": stats.recordsSent, "batches": stats.batchesSent],
@@ -142,6 +144,11 @@ struct StatusCommand: AsyncParsableCommand {
                 if !peers.isEmpty {
                     for l in RecordFormatting.table(["PEER", "STATE", "NODE", "LAST ERROR"], peers.map {
                         [$0.address, $0.isConnected ? "connected" : "retrying (\($0.failures) failures)", $0.node?.short ?? "-", $0.lastError ?? ""]
+                    }) { Console.current.line(l) }
+                }
+                if !devices.isEmpty {
+                    for l in RecordFormatting.table(["DEVICE", "NAME", "STATE", "FOUND AT"], devices.map {
+                        [$0.device.device.short, $0.device.name, $0.isConnected ? "connected" : "-", $0.foundText]
                     }) { Console.current.line(l) }
                 }
                 for l in RecordFormatting.table(["ZONE", "RECORDS", "DIGEST"], zoneRows) { Console.current.line(l) }

@@ -56,27 +56,21 @@ struct PeerCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportFailures {
                 try await options.withNode { node in
-                    let trusted = await node.trustedDevices(), pending = await node.pendingDevices()
-                    let connected = Set(await node.peers().filter(\.isConnected).compactMap(\.device))
-                    var found = [DeviceID: [ShoalNode.DeviceAddress]]()
-                    for d in trusted { found[d.device] = await node.addresses(of: d.device) }
+                    let trusted = await TrustedDeviceReport.all(node), pending = await node.pendingDevices()
                     // Heard on the LAN but not trusted: listed so the user can trust them.
-                    let trustedIDs = Set(trusted.map(\.device)), pendingIDs = Set(pending.map(\.device))
+                    let trustedIDs = Set(trusted.map(\.device.device)), pendingIDs = Set(pending.map(\.device))
                     let discovered = await node.discoveredDevices().filter { !trustedIDs.contains($0.device) && !pendingIDs.contains($0.device) }
                     if options.json {
                         Console.current.line(RecordFormatting.jsonText([
-                            "trusted": trusted.map { ["device": $0.device.text, "name": $0.name, "addresses": $0.addresses,
-                                                      "found": (found[$0.device] ?? []).map { ["address": $0.address, "source": $0.source.rawValue, "connected": $0.isConnected] },
-                                                      "added": PeerCommand.iso($0.added), "connected": connected.contains($0.device)] as [String: Any] },
+                            "trusted": trusted.map { ["device": $0.device.device.text, "name": $0.device.name, "addresses": $0.device.addresses, "found": $0.foundJSON,
+                                                      "added": PeerCommand.iso($0.device.added), "connected": $0.isConnected] as [String: Any] },
                             "pending": pending.map { ["device": $0.device.text, "address": $0.address, "lastSeen": PeerCommand.iso($0.lastSeen),
                                                       "count": $0.count] as [String: Any] },
                             "discovered": discovered.map { ["device": $0.device.text, "addresses": $0.addresses, "lastSeen": PeerCommand.iso($0.lastSeen)] as [String: Any] },
                         ]))
                         return
                     }
-                    let rows = trusted.map { d in
-                        [d.device.text, "trusted", d.name, (found[d.device] ?? []).map { "\($0.address) (\($0.source.rawValue))" }.joined(separator: ","), PeerCommand.iso(d.added)]
-                    }
+                    let rows = trusted.map { [$0.device.device.text, "trusted", $0.device.name, $0.foundText, PeerCommand.iso($0.device.added)] }
                         + pending.map { [$0.device.text, "pending", "", $0.address, "\(PeerCommand.iso($0.lastSeen)) (\($0.count)×)"] }
                         + discovered.map { [$0.device.text, "discovered", "", $0.addresses.joined(separator: ","), PeerCommand.iso($0.lastSeen)] }
                     if rows.isEmpty {

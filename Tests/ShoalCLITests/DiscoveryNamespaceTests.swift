@@ -1,4 +1,4 @@
-// DiscoveryNamespaceTests: three `shoal serve` daemons in three network namespaces find each other by local discovery alone.
+// DiscoveryNamespaceTests: `shoal serve` daemons in network namespaces find each other by local discovery alone — over IPv4, IPv6 or broadcast.
 
 import Foundation
 import Testing
@@ -26,6 +26,13 @@ import Testing
             reason = "iproute2's `ip` is not installed"
         }
         if let reason { print("DiscoveryNamespaceTests skipped: \(reason)") }
+        return reason
+    }()
+
+    /// Why the IPv6 test cannot run here (the kernel has no IPv6), or nil.
+    static let ipv6Unavailable: String? = {
+        let reason = FileManager.default.fileExists(atPath: "/proc/net/if_inet6") ? nil : "the kernel has no IPv6"
+        if let reason { print("DiscoveryNamespaceTests' IPv6 test skipped: \(reason)") }
         return reason
     }()
 
@@ -72,8 +79,8 @@ import Testing
             print("DISCOVERY_METRIC {\"nodes\":3,\"interval_s\":2,\"start_to_first_synced_record_s\":\(String(format: "%.2f", firstSync))}")
             #expect(synced, "B and C never got A's record: \(nodes.map(\.log))")
             // A lists C's address as discovered (A dialled it, or C dialled A: one connection is enough).
-            let heard = try await Shoal.eventually(20) { try await Self.found(dirs[0], ids[2]).first?.hasPrefix("10.77.0.3:7400 discovered") == true }
-            let listed = try await Self.found(dirs[0], ids[2])
+            let heard = try await Shoal.eventually(20) { try await Shoal.found(dirs[0], ids[2], in: .peerList).first?.hasPrefix("10.77.0.3:7400 discovered") == true }
+            let listed = try await Shoal.found(dirs[0], ids[2], in: .peerList)
             #expect(heard, "A lists how it found C: \(listed)")
 
             // C moves: its address changes from 10.77.0.3 to 10.77.0.13. A write on A still
@@ -81,9 +88,9 @@ import Testing
             let moved = Date()
             try await lan.move(2, to: "10.77.0.13")
             // A follows: it dials the new address (connected) and no longer the old one.
-            let followed = try await Shoal.eventually(40) { try await Self.found(dirs[0], ids[2]) == ["10.77.0.13:7400 discovered connected"] }
+            let followed = try await Shoal.eventually(40) { try await Shoal.found(dirs[0], ids[2], in: .peerList) == ["10.77.0.13:7400 discovered connected"] }
             let redialled = Date().timeIntervalSince(moved)
-            let now = try await Self.found(dirs[0], ids[2])
+            let now = try await Shoal.found(dirs[0], ids[2], in: .peerList)
             let text = try await Shoal.run(["peer", "list", "--data", dirs[1]]).output
             #expect(text.contains("10.77.0.1:7400 (discovered)"), "B's table says how it found A: \(text)")
             #expect(followed, "A did not follow C to its new address: \(now)")
@@ -135,14 +142,71 @@ import Testing
         }
     }
 
-    /// How the node in `dir` knows the addresses of `device` (`shoal peer list --json`), as
-    /// "ADDRESS SOURCE connected|idle" lines, sorted.
-    static func found(_ dir: String, _ device: String) async throws -> [String] {
-        let out = try await Shoal.run(["peer", "list", "--json", "--data", dir]).output
-        guard let json = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any],
-              let trusted = json["trusted"] as? [[String: Any]], let entry = trusted.first(where: { $0["device"] as? String == device }),
-              let found = entry["found"] as? [[String: Any]] else { return ["unreadable: \(out)"] }
-        return found.map { "\($0["address"] ?? "?") \($0["source"] ?? "?") \(($0["connected"] as? Bool) == true ? "connected" : "idle")" }.sorted()
+    /// Two nodes on a LAN without IPv4 (no address, no route): they find each other by IPv6
+    /// multicast alone, dial the link-local address they heard (with its interface), and say so
+    /// in `shoal status`.
+    @Test(.enabled(if: unavailable == nil && ipv6Unavailable == nil, "needs root, `ip netns` and IPv6 (see the printed reason)"))
+    func twoNodesFindEachOtherOverIPv6Alone() async throws {
+        let ip = try #require(Self.ipTool)
+        let lan = Lan(ip: ip, nodes: 2, ipv4: false)
+        defer { lan.tearDown() }
+        try await lan.setUp()
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-disc-v6-\(lan.tag)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (dirs, ids) = try await Self.twoNodesSharingARecord(root)
+        try await Shoal.withDaemons { daemons in
+            let started = Date()
+            let nodes = try (0..<2).map { i in
+                try daemons.start(["--data", dirs[i], "--listen", "[::]:7400", "--discovery-interval", "1"], wrapper: [ip, "netns", "exec", lan.namespace(i)])
+            }
+            let synced = try await Shoal.eventually(30) { try await Self.has(dirs[1], "first", "before-start") }
+            print("DISCOVERY_METRIC {\"nodes\":2,\"ipv6_only\":true,\"start_to_first_synced_record_s\":\(String(format: "%.2f", Date().timeIntervalSince(started)))}")
+            #expect(synced, "B never got A's record over IPv6: \(nodes.map(\.log))")
+            #expect(nodes[0].log.contains("over IPv6 only"), "\(nodes[0].log)")
+            let heard = try await Shoal.eventually(10) { try await Shoal.found(dirs[0], ids[1]).contains { $0.hasPrefix("[fe80:") && $0.contains("%eth0]:7400 discovered") } }
+            let found = try await Shoal.found(dirs[0], ids[1])
+            #expect(heard, "A's `shoal status --json` says it found B by discovery at a link-local address: \(found)")
+        }
+    }
+
+    /// Two nodes on a link whose interfaces have multicast off and no multicast route: the
+    /// announcements go to the subnet's broadcast address, and the nodes still find each other.
+    @Test(.enabled(if: unavailable == nil, "needs root and `ip netns` (see the printed reason)"))
+    func broadcastFindsNodesWhereMulticastIsOff() async throws {
+        let ip = try #require(Self.ipTool)
+        let lan = Lan(ip: ip, nodes: 2, multicast: false)
+        defer { lan.tearDown() }
+        try await lan.setUp()
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-disc-bc-\(lan.tag)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let (dirs, ids) = try await Self.twoNodesSharingARecord(root)
+        try await Shoal.withDaemons { daemons in
+            let started = Date()
+            let nodes = try (0..<2).map { i in
+                try daemons.start(["--data", dirs[i], "--listen", "0.0.0.0:7400", "--discovery-interval", "1"], wrapper: [ip, "netns", "exec", lan.namespace(i)])
+            }
+            let synced = try await Shoal.eventually(30) { try await Self.has(dirs[1], "first", "before-start") }
+            print("DISCOVERY_METRIC {\"nodes\":2,\"broadcast_only\":true,\"start_to_first_synced_record_s\":\(String(format: "%.2f", Date().timeIntervalSince(started)))}")
+            #expect(synced, "B never got A's record by broadcast: \(nodes.map(\.log))")
+            #expect(nodes[0].log.contains("10.77.0.255:21047"), "A broadcasts: \(nodes[0].log)")
+            let heard = try await Shoal.eventually(10) { try await Shoal.found(dirs[0], ids[1]).first?.hasPrefix("10.77.0.2:7400 discovered") == true }
+            let found = try await Shoal.found(dirs[0], ids[1])
+            #expect(heard, "A's `shoal status --json` says it found B by discovery: \(found)")
+        }
+    }
+
+    /// Two initialised nodes under `root` that trust each other by device ID alone; the first
+    /// owns zone `notes`, shared read-write with the second, holding record `first`.
+    static func twoNodesSharingARecord(_ root: String) async throws -> (dirs: [String], ids: [String]) {
+        let dirs = ["a", "b"].map { root + "/" + $0 }
+        for d in dirs { #expect(try await Shoal.run(["init", "--data", d]).status == 0) }
+        try await Shoal.pair(dirs)
+        var ids = [String]()
+        for d in dirs { ids.append(try await Shoal.deviceID(d)) }
+        #expect(try await Shoal.run(["zone", "create", "notes", "--data", dirs[0]]).status == 0)
+        #expect(try await Shoal.run(["zone", "share", "notes", ids[1], "--read-write", "--data", dirs[0]]).status == 0)
+        #expect(try await Shoal.run(["put", "notes", "first", "--type", "Note", "v=before-start", "--data", dirs[0]]).status == 0)
+        return (dirs, ids)
     }
 
     /// Whether `shoal get notes NAME` in `dir` shows `v = VALUE`.
@@ -155,11 +219,18 @@ import Testing
 final class Lan: Sendable {
     let ip: String
     let nodes: Int
+    /// Whether the nodes have IPv4 addresses (and a route for IPv4 multicast). Without, only
+    /// IPv6 link-local addresses.
+    let ipv4: Bool
+    /// Whether the nodes' interfaces support multicast (and have a route for IPv4 multicast).
+    let multicast: Bool
     let tag = String(UInt32.random(in: 0 ... .max), radix: 36)
 
-    init(ip: String, nodes: Int) {
+    init(ip: String, nodes: Int, ipv4: Bool = true, multicast: Bool = true) {
         self.ip = ip
         self.nodes = nodes
+        self.ipv4 = ipv4
+        self.multicast = multicast
     }
 
     var hub: String { "shoalhub\(tag)" }
@@ -167,8 +238,9 @@ final class Lan: Sendable {
     static func address(_ i: Int) -> String { "10.77.0.\(i + 1)" }
 
     /// Hub with a bridge (multicast snooping off, so the group's packets reach every port without
-    /// an IGMP querier); per node a namespace, `lo` up, a veth into the bridge, an address and a
-    /// route for multicast (there is no default route inside).
+    /// an IGMP or MLD querier); per node a namespace, `lo` up, a veth into the bridge, an address
+    /// and a route for multicast (there is no default route inside) — as `ipv4` and `multicast`
+    /// say. Duplicate address detection is off, so IPv6 link-local addresses are usable at once.
     func setUp() async throws {
         try await run(["netns", "add", hub])
         try await run(["-n", hub, "link", "add", "br0", "type", "bridge", "mcast_snooping", "0"])
@@ -176,12 +248,18 @@ final class Lan: Sendable {
         for i in 0..<nodes {
             let ns = namespace(i)
             try await run(["netns", "add", ns])
+            // Best effort: without it, IPv6 is usable a second or two later.
+            let ip = self.ip
+            _ = try await Shoal.onOwnThread {
+                Self.runBlocking(ip, ["netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.default.accept_dad=0", "net.ipv6.conf.all.accept_dad=0"])
+            }
             try await run(["-n", ns, "link", "set", "lo", "up"])
             try await run(["-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "p\(i)", "netns", hub])
             try await run(["-n", hub, "link", "set", "p\(i)", "master", "br0", "up"])
-            try await run(["-n", ns, "addr", "add", "\(Self.address(i))/24", "dev", "eth0"])
+            if ipv4 { try await run(["-n", ns, "addr", "add", "\(Self.address(i))/24", "dev", "eth0"]) }
+            if !multicast { try await run(["-n", ns, "link", "set", "eth0", "multicast", "off"]) }
             try await run(["-n", ns, "link", "set", "eth0", "up"])
-            try await run(["-n", ns, "route", "add", "224.0.0.0/4", "dev", "eth0"])
+            if ipv4 && multicast { try await run(["-n", ns, "route", "add", "224.0.0.0/4", "dev", "eth0"]) }
         }
     }
 

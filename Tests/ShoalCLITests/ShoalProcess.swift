@@ -200,4 +200,27 @@ enum Shoal {
         }
         return try await body()
     }
+
+    /// Where a command lists the trusted devices with how each address was found.
+    enum Listing {
+        /// `shoal status --json`, under `devices`.
+        case status
+        /// `shoal peer list --json`, under `trusted`.
+        case peerList
+    }
+
+    /// The entry of the trusted `device` in `listing` of the node in `dir`.
+    static func trustedEntry(_ dir: String, _ device: String, in listing: Listing = .status) async throws -> [String: Any]? {
+        let (args, key) = listing == .status ? (["status"], "devices") : (["peer", "list"], "trusted")
+        let out = try await run(args + ["--json", "--data", dir]).output
+        let json = try? JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
+        return (json?[key] as? [[String: Any]])?.first { $0["device"] as? String == device }
+    }
+
+    /// How the node in `dir` found the addresses of the trusted `device`, as `listing` says:
+    /// "ADDRESS SOURCE connected|idle" lines, sorted.
+    static func found(_ dir: String, _ device: String, in listing: Listing = .status) async throws -> [String] {
+        guard let found = try await trustedEntry(dir, device, in: listing)?["found"] as? [[String: Any]] else { return ["unreadable"] }
+        return found.map { "\($0["address"] ?? "?") \($0["source"] ?? "?") \(($0["connected"] as? Bool) == true ? "connected" : "idle")" }.sorted()
+    }
 }

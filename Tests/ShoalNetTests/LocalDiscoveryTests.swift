@@ -33,9 +33,9 @@ import ShoalTrust
         let a = try await LoopbackNode.start("a")
         defer { Task { await a.stop(); await b.stop() } }
         await LoopbackNode.trustEachOther(a, b)
-        // Twice: of two unconnected devices the larger ID waits for a second announcement.
+        // Twice, a second apart: of two unconnected devices the larger ID waits for a second announcement.
         await a.net.discoveryReceived(Self.announcement(b.device, port: b.port), from: source)
-        await a.net.discoveryReceived(Self.announcement(b.device, port: b.port), from: source)
+        await a.net.discoveryReceived(Self.announcement(b.device, port: b.port), from: source, at: Date().addingTimeInterval(1))
         #expect(await a.net.peers().map(\.address) == ["127.0.0.1:\(b.port)"], "the discovered address is dialled")
         #expect(await Self.eventually { await a.net.peers().first?.isConnected == true }, "the dial reached b")
         #expect(await a.net.discoveredAddresses(of: b.device) == ["127.0.0.1:\(b.port)"])
@@ -79,7 +79,7 @@ import ShoalTrust
         await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source)
         #expect(await large.net.peers().isEmpty)
         // An interval later, still unconnected (the smaller one cannot reach it): it dials.
-        await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source)
+        await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source, at: Date().addingTimeInterval(1))
         #expect(await large.net.peers().map(\.address) == ["127.0.0.1:\(small.port)"])
         #expect(await Self.eventually { await large.net.connectionCount == 1 })
     }
@@ -129,12 +129,93 @@ import ShoalTrust
         #expect(NetworkNode.addresses(of: a, from: try SocketAddress(ipAddress: "127.0.0.1", port: 1)).contains(PeerAddress(host: "127.0.0.1", port: 7400)))
     }
 
-    @Test func whatIsAnnouncedForEachListeningAddress() {
+    @Test func whatIsAnnouncedOverEachFamilyForEachListeningAddress() {
         #expect(NetworkNode.endpoints(announcing: [("127.0.0.1", 7400), ("::1", 7400), ("localhost", 7400)]).isEmpty)
-        #expect(NetworkNode.endpoints(announcing: [("0.0.0.0", 7400)]) == [.init(host: .source, port: 7400)])
-        #expect(NetworkNode.endpoints(announcing: [("::", 7400)]) == [.init(host: .source, port: 7400)])
-        #expect(NetworkNode.endpoints(announcing: [("10.77.0.2", 7401)]) == [.init(host: .ipv4(0x0A4D_0002), port: 7401)])
-        #expect(NetworkNode.endpoints(announcing: [("[fd00::2]", 7402)]) == [.init(host: .ipv6(high: 0xFD00_0000_0000_0000, low: 2), port: 7402)])
+        let source = DiscoveryAnnouncement.Endpoint(host: .source, port: 7400)
+        // 0.0.0.0 does not accept IPv6: an IPv6 packet's source address would not answer.
+        #expect(NetworkNode.endpoints(announcing: [("0.0.0.0", 7400)]) == .init(ipv4: [source], ipv6: []))
+        #expect(NetworkNode.endpoints(announcing: [("host.example", 7400)]) == .init(ipv4: [source], ipv6: []))
+        #expect(NetworkNode.endpoints(announcing: [("::", 7400)]) == .init(ipv4: [source], ipv6: [source]))
+        let v4 = DiscoveryAnnouncement.Endpoint(host: .ipv4(0x0A4D_0002), port: 7401)
+        #expect(NetworkNode.endpoints(announcing: [("10.77.0.2", 7401)]) == .init(ipv4: [v4], ipv6: [v4]))
+        let v6 = DiscoveryAnnouncement.Endpoint(host: .ipv6(high: 0xFD00_0000_0000_0000, low: 2), port: 7402)
+        #expect(NetworkNode.endpoints(announcing: [("[fd00::2]", 7402)]) == .init(ipv4: [v6], ipv6: [v6]))
+    }
+
+    /// A link-local source over IPv6 carries its interface (`sin6_scope_id`): kept, so the address can be dialled.
+    @Test func aLinkLocalAddressKeepsTheInterfaceItWasHeardOn() throws {
+        let d = try #require(Self.device(9))
+        let a = DiscoveryAnnouncement(device: d, instance: 1, endpoints: [
+            .init(host: .ipv6(high: 0xFE80_0000_0000_0000, low: 1), port: 7400), .init(host: .source, port: 7401),
+        ])
+        let source = try #require(Self.scoped("fe80::5", interface: "lo"))
+        #expect(NetworkNode.addresses(of: a, from: source) == [PeerAddress(host: "fe80::5%lo", port: 7401), PeerAddress(host: "fe80::1%lo", port: 7400)])
+        #expect(PeerAddress(host: "fe80::5%lo", port: 7401).description == "[fe80::5%lo]:7401")
+        // Without an interface (the packet came over IPv4, or from a global address) a link-local address is dropped.
+        let global = try SocketAddress(ipAddress: "fd00::5", port: 21_047)
+        #expect(NetworkNode.addresses(of: a, from: global) == [PeerAddress(host: "fd00::5", port: 7401)])
+    }
+
+    @Test func aLinkLocalAddressIsDialledOnlyWhileNoOtherIsKnown() async throws {
+        let (small, large) = try await Self.trustedPair()
+        defer { Task { await small.stop(); await large.stop() } }
+        let linkLocal = try #require(Self.scoped("fe80::7", interface: "lo"))
+        await small.net.discoveryReceived(Self.announcement(large.device, port: large.port), from: linkLocal)
+        #expect(await small.net.peers().map(\.address) == ["fe80::7%lo:\(large.port)"], "only a link-local address is known: dialled")
+        // The same device over IPv4: that address is dialled, the link-local one (not connected) no longer.
+        await small.net.discoveryReceived(Self.announcement(large.device, port: large.port), from: try #require(Self.loopback))
+        #expect(await small.net.peers().map(\.address) == ["127.0.0.1:\(large.port)"])
+        #expect(await small.net.discoveredAddresses(of: large.device) == ["127.0.0.1:\(large.port)", "[fe80::7%lo]:\(large.port)"])
+        #expect(await Self.eventually { await small.net.peers().first?.isConnected == true })
+    }
+
+    /// The copies of one announcement (over IPv4, IPv6 and broadcast) arrive together: the
+    /// larger device still waits for the next announcement, so that only the smaller dials.
+    @Test func copiesOfOneAnnouncementDoNotMakeTheLargerDeviceDial() async throws {
+        let source = try #require(Self.loopback)
+        let (small, large) = try await Self.trustedPair()
+        defer { Task { await small.stop(); await large.stop() } }
+        let now = Date()
+        await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source, at: now)
+        await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source, at: now.addingTimeInterval(0.01))
+        #expect(await large.net.peers().isEmpty, "a copy of the same announcement is not the next one")
+        await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source, at: now.addingTimeInterval(1))
+        #expect(await large.net.peers().map(\.address) == ["127.0.0.1:\(small.port)"], "the next announcement: it dials")
+        #expect(await Self.eventually { await large.net.connectionCount == 1 })
+    }
+
+    @Test func interfacesAreSortedByWhatTheySupport() throws {
+        func device(_ name: String, _ ip: String, index: Int, multicast: Bool, broadcast: String? = nil, netmask: String? = nil) throws -> NIONetworkDevice {
+            let address = try SocketAddress(ipAddress: ip, port: 0)
+            return NIONetworkDevice(name: name, address: address, netmask: try netmask.map { try SocketAddress(ipAddress: $0, port: 0) },
+                                    broadcastAddress: try broadcast.map { try SocketAddress(ipAddress: $0, port: 0) },
+                                    pointToPointDestinationAddress: address, multicastSupported: multicast, interfaceIndex: index)
+        }
+        let plan = DiscoveryInterfaces([
+            try device("lo", "127.0.0.1", index: 1, multicast: false), try device("lo", "::1", index: 1, multicast: true),
+            try device("eth0", "10.0.0.2", index: 2, multicast: true, broadcast: "10.0.0.255"),
+            try device("eth0", "fe80::2", index: 2, multicast: true), try device("eth0", "fd00::2", index: 2, multicast: true),
+            try device("wlan0", "10.1.0.2", index: 3, multicast: false, broadcast: "10.1.0.255"),
+            try device("wlan0", "fe80::3", index: 3, multicast: false),
+            // An address added without a broadcast address reports its own: the subnet's highest is used.
+            try device("eth1", "10.2.0.2", index: 4, multicast: false, broadcast: "10.2.0.2", netmask: "255.255.255.0"),
+            try device("tun0", "10.3.0.2", index: 5, multicast: false, netmask: "255.255.255.255"),
+        ])
+        #expect(plan.ipv4Multicast.map(\.name) == ["eth0"])
+        #expect(plan.ipv4Broadcast.map(\.ipAddress) == ["10.1.0.255", "10.2.0.255"], "multicast off: broadcast (none on a /32)")
+        #expect(plan.ipv6Multicast.map(\.name) == ["eth0"], "each IPv6 interface once, loopback and non-multicast ones left out")
+        let group = try SocketAddress(ipAddress: "ff12::5348", port: 0)
+        guard case .v6(let scoped)? = DiscoveryInterfaces.destination(group, port: 21_047, interface: 2) else {
+            Issue.record("not an IPv6 destination")
+            return
+        }
+        #expect(scoped.address.sin6_scope_id == 2 && scoped.address.sin6_port == UInt16(21_047).bigEndian)
+    }
+
+    /// `address` on the interface `name`, as a packet from it arrives.
+    static func scoped(_ address: String, interface name: String) -> SocketAddress? {
+        guard let plain = try? SocketAddress(ipAddress: address, port: 21_047) else { return nil }
+        return DiscoveryInterfaces.destination(plain, port: 21_047, interface: Int(if_nametoindex(name)))
     }
 
     @Test func theListIsBoundedAndKeepsTrustedDevices() throws {

@@ -1,0 +1,34 @@
+// StatusCommandTests: `shoal status` says how each trusted device was found — `peer add --address` or `--peer`.
+
+import Foundation
+import Testing
+
+@Suite(.serialized) struct StatusCommandTests {
+    @Test func statusSaysHowEachTrustedDeviceWasFound() async throws {
+        try #require(Shoal.binary != nil, "build the shoal binary (swift build) or set SHOAL_BINARY")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-status-\(UInt32.random(in: 0 ... .max))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let a = root + "/a", b = root + "/b"
+        for d in [a, b] { #expect(try await Shoal.run(["init", "--data", d]).status == 0) }
+        let idA = try await Shoal.deviceID(a), idB = try await Shoal.deviceID(b)
+        // A knows an address for B (nothing listens there); B trusts A without one.
+        #expect(try await Shoal.run(["peer", "add", idB, "--address", "127.0.0.1:1", "--data", a]).status == 0)
+        #expect(try await Shoal.run(["peer", "add", idA, "--data", b]).status == 0)
+        #expect(try await Shoal.found(a, idB) == ["127.0.0.1:1 configured idle"], "without a daemon too")
+
+        try await Shoal.withDaemons { daemons in
+            let da = try daemons.start(["--data", a, "--listen", "127.0.0.1:0"])
+            let portA = try #require(await da.port(), "daemon A did not start: \(da.log)")
+            // B dials A because it was told to (`--peer`).
+            let db = try daemons.start(["--data", b, "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)"])
+            _ = try #require(await db.port(), "daemon B did not start: \(db.log)")
+            let viaPeer = try await Shoal.eventually(30) { try await Shoal.found(b, idA) == ["127.0.0.1:\(portA) peer connected"] }
+            let onB = try await Shoal.found(b, idA)
+            #expect(viaPeer, "B says it dials A because of --peer: \(onB)")
+            #expect(try await Shoal.found(a, idB) == ["127.0.0.1:1 configured idle"])
+            #expect(try await Shoal.trustedEntry(a, idB)?["connected"] as? Bool == true, "B's connection to A counts on A too, though A did not dial it")
+            let text = try await Shoal.run(["status", "--data", a]).output
+            #expect(text.contains("FOUND AT") && text.contains("127.0.0.1:1 (configured)"), "\(text)")
+        }
+    }
+}
