@@ -57,6 +57,8 @@ public actor NetworkNode {
 
     var connections: [ConnectionID: Connection] = [:]
     var tasks: [Task<Void, Never>] = []
+    /// Each listening socket's loop over the connections it accepts.
+    var acceptLoops: [Task<Void, Never>] = []
 
     /// Everything the node must react to, handled one at a time by one engine task, in order —
     /// as the simulator drives SyncNode. Handling events concurrently would let a batch built
@@ -364,7 +366,10 @@ public actor NetworkNode {
         guard let address = server.channel.localAddress else {
             throw ChannelError.unknownLocalAddress
         }
-        tasks.append(Task { [weak self] in
+        // Not cancelled at shutdown: closing the server ends it, after it has handed on every
+        // connection already accepted. A cancelled loop would drop those, and an accepted
+        // connection's async channel traps when it goes without executeThenClose.
+        acceptLoops.append(Task { [weak self] in
             try? await server.executeThenClose { inbound in
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await child in inbound {
@@ -747,6 +752,7 @@ public actor NetworkNode {
         for t in dialers.values { t.cancel() }
         for t in servingLanes.values { t.cancel() }
         tasks = []
+        acceptLoops = []
         dialers = [:]
         servingLanes = [:]
         servers = []

@@ -15,6 +15,7 @@ let suites: [any BenchmarkSuite.Type] = [
     DiffBenchmark.self,
     AssetsBenchmark.self,
     HostileBenchmark.self,
+    MeshBenchmark.self,
 ]
 
 func usage(_ suites: [any BenchmarkSuite.Type]) -> String {
