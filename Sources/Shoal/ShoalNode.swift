@@ -267,6 +267,13 @@ public actor ShoalNode {
         try await store.declareIndex(zone: zone, recordType: recordType, field: field)
     }
 
+    /// What `zone` keeps for deletions: live records, tombstones, the purge horizon, and which
+    /// known peers hold tombstones back by not having acknowledged them.
+    /// - Throws: ``ShoalError`` `zoneNotFound`.
+    public func tombstoneState(of zone: RecordZone.ID) async throws(ShoalError) -> TombstoneState {
+        try await store.tombstoneState(of: zone)
+    }
+
     /// The changes of `zone` since `token` (all when nil).
     /// - Throws: ``ShoalError`` `changeTokenExpired` or `zoneNotFound`.
     public func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000) async throws(ShoalError) -> ZoneChanges {

@@ -117,16 +117,27 @@ struct StatusCommand: AsyncParsableCommand {
                     !l.sending ? "-" : l.sentCaughtUp && l.unacknowledgedBatches == 0 ? "up to date" : "sending (\(l.unacknowledgedBatches) batches unacknowledged)"
                 }
                 var zoneRows = [[String]]()
+                var zoneJSON = [[String: Any]]()
                 for z in zones {
                     let d = try await node.digest(of: z.id)
-                    zoneRows.append([z.id.description, String(d.recordCount), String(d.description.prefix(16))])
+                    let t = try await node.tombstoneState(of: z.id)
+                    let held = t.heldBackBy.sorted { $0.key < $1.key }
+                    zoneRows.append([z.id.description, String(t.liveRecords), String(t.tombstones),
+                                     t.horizon.isEmpty ? "-" : "\(t.horizon.entries.count) writers",
+                                     held.isEmpty ? "-" : held.map { "\($0.key.short) (\($0.value))" }.joined(separator: ", "),
+                                     String(d.description.prefix(16))])
+                    zoneJSON.append(["zone": z.id.description, "records": t.liveRecords, "tombstones": t.tombstones,
+                                     "purgeHorizon": Dictionary(uniqueKeysWithValues: t.horizon.entries.map { ($0.node.hex, $0.hlc.rawValue) }),
+                                     "knownPeers": t.knownPeers.map(\.hex),
+                                     "heldBackBy": Dictionary(uniqueKeysWithValues: held.map { ($0.key.hex, $0.value) }),
+                                     "digest": String(d.description.prefix(16))])
                 }
                 if options.json {
                     Console.current.line(RecordFormatting.jsonText([
                         "node": node.nodeID.hex, "connections": connections,
                         "devices": devices.map { ["device": $0.device.device.text, "name": $0.device.name, "connected": $0.isConnected, "found": $0.foundJSON] as [String: Any] },
                         "peers": peers.map { ["address": $0.address, "connected": $0.isConnected, "node": $0.node?.hex ?? NSNull(), "failures": $0.failures, "lastError": $0.lastError ?? NSNull()] as [String: Any] },
-                        "zones": zoneRows.map { ["zone": $0[0], "records": Int($0[1]) ?? 0, "digest": $0[2]] },
+                        "zones": zoneJSON,
                         "received": ["records": stats.recordsReceived, "batches": stats.batchesReceived], "sent": ["records": stats.recordsSent, "batches": stats.batchesSent],
                         "errors": Dictionary(uniqueKeysWithValues: errors.map { ($0.key.hex, $0.value) }),
                         "refused": ["permission": stats.refusedForPermission, "batches": stats.refusedBatches, "knowledge": stats.refusedKnowledge,
@@ -151,7 +162,7 @@ struct StatusCommand: AsyncParsableCommand {
                         [$0.device.device.short, $0.device.name, $0.isConnected ? "connected" : "-", $0.foundText]
                     }) { Console.current.line(l) }
                 }
-                for l in RecordFormatting.table(["ZONE", "RECORDS", "DIGEST"], zoneRows) { Console.current.line(l) }
+                for l in RecordFormatting.table(["ZONE", "RECORDS", "TOMBSTONES", "PURGED UP TO", "KEPT FOR (TOMBSTONES)", "DIGEST"], zoneRows) { Console.current.line(l) }
                 if !links.isEmpty {
                     for l in RecordFormatting.table(["PEER", "ZONE", "FROM PEER", "TO PEER"], links.map {
                         [$0.peer.short, $0.zone.description, inbound($0), outbound($0)]

@@ -31,4 +31,22 @@ import Testing
             #expect(text.contains("FOUND AT") && text.contains("127.0.0.1:1 (configured)"), "\(text)")
         }
     }
+
+    /// Per zone: live records, tombstones, the purge horizon and the peers tombstones are kept for.
+    @Test func statusShowsWhatEachZoneKeepsForDeletions() async throws {
+        try #require(Shoal.binary != nil, "build the shoal binary (swift build) or set SHOAL_BINARY")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-status-\(UInt32.random(in: 0 ... .max))").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try await Shoal.run(["init", "--data", dir]).status == 0)
+        #expect(try await Shoal.run(["zone", "create", "notes", "--data", dir]).status == 0)
+        for n in ["a", "b", "c"] { #expect(try await Shoal.run(["put", "notes", n, "--type", "Note", "title=\(n)", "--data", dir]).status == 0) }
+        #expect(try await Shoal.run(["delete", "notes", "b", "--data", dir]).status == 0)
+        let json = try await Shoal.run(["status", "--json", "--data", dir])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any], "\(json.output)")
+        let zone = try #require((object["zones"] as? [[String: Any]])?.first, "\(json.output)")
+        #expect(zone["records"] as? Int == 2 && zone["tombstones"] as? Int == 1, "\(zone)")
+        #expect((zone["purgeHorizon"] as? [String: Any])?.isEmpty == true && (zone["heldBackBy"] as? [String: Any])?.isEmpty == true, "\(zone)")
+        let text = try await Shoal.run(["status", "--data", dir]).output
+        #expect(text.contains("TOMBSTONES") && text.contains("KEPT FOR"), "\(text)")
+    }
 }

@@ -71,4 +71,50 @@ extension Store {
     public func purgeHorizon(of zone: RecordZone.ID) throws(ShoalError) -> VersionVector {
         try liveZone(zone).horizon
     }
+
+    /// What `zone` keeps for deletions: its live records and tombstones, its purge horizon, and
+    /// for each known peer how many tombstones it has not acknowledged (those a purge keeps for
+    /// it). Reads every tombstone: for status, not for hot paths.
+    /// - Throws: `zoneNotFound`; `internalError` for a stored row that does not decode.
+    public func tombstoneState(of zone: RecordZone.ID) throws(ShoalError) -> TombstoneState {
+        let z = try liveZone(zone)
+        var acks = [(NodeID, VersionVector)]()
+        let a = try db.statement("SELECT peer, vector FROM peer_acks WHERE zone = ?")
+        a.bind(1, z.row)
+        while try a.step() {
+            guard let peer = Bytes.nodeID(a.blob(0)) else { continue }
+            acks.append((peer, try Bytes.vector(a.blob(1), "a peer acknowledgement for \(z.id)")))
+        }
+        let live = try db.statement("SELECT COUNT(*) FROM records WHERE zone = ? AND deleted = 0")
+        live.bind(1, z.row)
+        let liveCount = try live.step() ? Int(live.int64(0)) : 0
+        var tombstones = 0
+        var heldBack = [NodeID: Int]()
+        let s = try db.statement("SELECT name, bytes FROM records WHERE zone = ? AND deleted = 1")
+        s.bind(1, z.row)
+        while try s.step() {
+            let name = s.text(0)
+            let r = try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }
+            tombstones += 1
+            for (peer, v) in acks where !r.versionVector.isDominated(by: v) { heldBack[peer, default: 0] += 1 }
+        }
+        return TombstoneState(liveRecords: liveCount, tombstones: tombstones, horizon: z.horizon,
+                              knownPeers: acks.map(\.0).sorted(), heldBackBy: heldBack)
+    }
+}
+
+/// What a zone keeps for deletions (``Store/tombstoneState(of:)``).
+public struct TombstoneState: Sendable, Hashable {
+    /// Records not deleted.
+    public var liveRecords: Int
+    /// Deleted records still kept, so that peers learn of the deletions.
+    public var tombstones: Int
+    /// The union of the vectors of the tombstones purged so far; empty when none was.
+    public var horizon: VersionVector
+    /// The peers that have acknowledged the zone: a tombstone is purged once all of them have
+    /// acknowledged it.
+    public var knownPeers: [NodeID]
+    /// For each known peer with tombstones it has not acknowledged, how many: a purge keeps
+    /// those tombstones for it.
+    public var heldBackBy: [NodeID: Int]
 }
