@@ -97,11 +97,12 @@ enum Shoal {
         private let lock = NSLock()
         private var text = ""
 
-        /// Starts `shoal serve args…`, or `wrapper… shoal serve args…` (`ip netns exec NS`, say).
-        init(_ args: [String], wrapper: [String] = []) throws {
+        /// Starts `shoal serve args…`, or `wrapper… shoal serve args…` (`ip netns exec NS`, say);
+        /// `command` names another long-running command (`watch`).
+        init(_ args: [String], wrapper: [String] = [], command: String = "serve") throws {
             guard let binary = Shoal.binary else { throw CocoaError(.fileNoSuchFile) }
             process.executableURL = URL(fileURLWithPath: wrapper.first ?? binary)
-            process.arguments = wrapper.isEmpty ? ["serve"] + args : Array(wrapper.dropFirst()) + [binary, "serve"] + args
+            process.arguments = wrapper.isEmpty ? [command] + args : Array(wrapper.dropFirst()) + [binary, command] + args
             process.standardOutput = output
             process.standardError = output
             output.fileHandleForReading.readabilityHandler = { [weak self] h in
@@ -140,9 +141,9 @@ enum Shoal {
         private let lock = NSLock()
         private var list = [Daemon]()
 
-        /// Starts `shoal serve args…`, after `wrapper` when given.
-        func start(_ args: [String], wrapper: [String] = []) throws -> Daemon {
-            let d = try Daemon(args, wrapper: wrapper)
+        /// Starts `shoal serve args…` (or `shoal command args…`), after `wrapper` when given.
+        func start(_ args: [String], wrapper: [String] = [], command: String = "serve") throws -> Daemon {
+            let d = try Daemon(args, wrapper: wrapper, command: command)
             lock.lock(); list.append(d); lock.unlock()
             return d
         }
