@@ -41,7 +41,16 @@ extension SyncNode {
         // the sender's memory: resuming from the older stored position re-reads, then skips,
         // the same versions, so nothing is lost by not writing it.
         let key = Self.positionKey(peer, m.zone)
-        if m.isReset { resyncs[key] = [] }
+        if m.isReset {
+            resyncs[key] = []
+            // The pass starts over on both sides: what was stated before it no longer counts.
+            sessions[id]?.inbound[m.zone]?.serverKnowledge = VersionVector()
+            sessions[id]?.inbound[m.zone]?.statedKnowledge = VersionVector()
+        }
+        // A batch states only the knowledge the peer had not stated on this subscription yet
+        // (§3.5): what it claims is the union.
+        let stated: VersionVector? = m.knowledge.map { (sessions[id]?.inbound[m.zone]?.serverKnowledge ?? VersionVector()).union($0) }
+        if let stated { sessions[id]?.inbound[m.zone]?.serverKnowledge = stated }
         do throws(ShoalError) {
             // A resync's marker commits with its first batch: a crash cannot lose the fact that
             // the stream must be read to the end before deletions are reconciled.
@@ -56,11 +65,11 @@ extension SyncNode {
         } catch {
             throw SyncFailure(error.code.name, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
         }
-        trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(m.knowledge.map { "\($0)" } ?? "-")")
+        trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(stated.map { "\($0)" } ?? "-")")
         // Caught-up knowledge counts only as far as the zone now shows (§3.8): a claim beyond
         // that (writes purged on the sender, or never made) is dropped, not adopted or passed on.
         var shownKnowledge: VersionVector? = nil
-        if let k = m.knowledge, m.isCaughtUp {
+        if let k = stated, m.isCaughtUp {
             let shown = await shown(k, in: m.zone)
             if shown != k {
                 statistics.unshownKnowledgeDropped &+= 1
@@ -76,7 +85,7 @@ extension SyncNode {
                 await finishResync(peer: peer, zone: m.zone, received: names, knowledge: k)
             }
         }
-        if let k = m.knowledge, let shown = shownKnowledge {
+        if let k = stated, let shown = shownKnowledge {
             await addKnowledge(shown, to: m.zone)
             // The sender knows at least this (it speaks for itself): what we serve it on this
             // connection skips it, so the versions it just sent us are not echoed back before
@@ -99,7 +108,10 @@ extension SyncNode {
         // During a resync the peer must not skip what we hold (we learn what it lacks from what
         // it leaves out), so acknowledgements state no knowledge until the resync completes.
         let ackKnowledge = resyncs[key] != nil ? VersionVector() : await knowledge(of: m.zone)
-        let ack = AcknowledgementMessage(zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: ackKnowledge)
+        // Only what this subscription has not stated yet (§3.6): the peer keeps the union.
+        let told = sessions[id]?.inbound[m.zone]?.statedKnowledge ?? VersionVector()
+        sessions[id]?.inbound[m.zone]?.statedKnowledge = told.union(ackKnowledge)
+        let ack = AcknowledgementMessage(zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: ackKnowledge.entries(above: told))
         // Zones fetched eagerly: ask for the new records' assets (the sender likely holds them).
         for asset in await eagerAssets(in: records, zone: m.zone) {
             for (c, more) in await fetchAsset(asset) { extraOutputs[c, default: []] += more }

@@ -172,6 +172,8 @@ extension SyncNode {
                 trace?("\(nodeID.short) token of conn \(id) for \(zone) expired: resetting")
                 sessions[id]?.outbound[zone]?.token = nil
                 sessions[id]?.outbound[zone]?.peerKnowledge = VersionVector()
+                // The subscriber starts over too: the pass's knowledge is stated whole.
+                sessions[id]?.outbound[zone]?.knowledgeSent = VersionVector()
                 sessions[id]?.outbound[zone]?.resetNext = true
                 continue
             }
@@ -222,8 +224,12 @@ extension SyncNode {
                     if let n = outcome.value { remaining = UInt64(max(0, n &- cur.rowsSinceCount)) }
                 }
             }
+            // Only what the subscriber has not been told on this subscription (§3.5): it keeps
+            // the union. A reset pass states it whole (knowledgeSent was emptied when it began).
+            let stated: VersionVector? = caughtUp ? k.entries(above: cur.knowledgeSent) : nil
+            if caughtUp { cur.knowledgeSent.formUnion(k) }
             let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
-                                         isReset: cur.resetNext, token: pageToken, knowledge: caughtUp ? k : nil, remaining: remaining,
+                                         isReset: cur.resetNext, token: pageToken, knowledge: stated, remaining: remaining,
                                          records: selection.whole, sparseRecords: selection.sparse, base: sparseBase)
             let payload = selection.wholeCountEncoded > 0 ? message.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
                 : message.encoded()

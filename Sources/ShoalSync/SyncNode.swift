@@ -481,6 +481,7 @@ public actor SyncNode {
                 from = nil
                 resyncs[key] = []
             }
+            sessions[id]?.inbound[zone]?.statedKnowledge = k
             let m = SubscribeMessage(zone: zone, incarnation: mine.incarnation, token: from, knowledge: k, window: configuration.window)
             out.append(.send(Frame(type: .subscribe, payload: m.encoded())))
         }

@@ -37,6 +37,12 @@ struct SyncSession {
         var records = 0
         /// Records this subscription should bring in all, from the peer's remaining count.
         var expected: Int? = nil
+        /// The union of the knowledge the peer has stated in this subscription's batches since it
+        /// began (or since its last reset): a batch states only what changed (§3.5).
+        var serverKnowledge = VersionVector()
+        /// The union of the knowledge this node has stated to the peer for this subscription (its
+        /// `subscribe` and acknowledgements) since it began (or since the last reset).
+        var statedKnowledge = VersionVector()
     }
 
     /// A subscription the peer made to us: batches we send.
@@ -46,6 +52,9 @@ struct SyncSession {
         var token: ChangeToken?
         /// What the peer last said it knows; versions it dominates are not sent.
         var peerKnowledge: VersionVector
+        /// The union of the knowledge this node has stated in the subscription's caught-up
+        /// batches since it began (or since its last reset pass began).
+        var knowledgeSent = VersionVector()
         var window: UInt64
         var nextBatch: UInt64 = 1
         var acknowledged: UInt64 = 0

@@ -120,6 +120,12 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
         return true
     }
 
+    /// The entries of this vector above `other`'s: what someone who was told `other` has not yet
+    /// been told of this one (`other.union(result) == other.union(self)`).
+    public func entries(above other: VersionVector) -> VersionVector {
+        VersionVector(sortedEntries: entries.filter { $0.hlc > other[$0.node] })
+    }
+
     /// The least upper bound of two vectors.
     public func union(_ other: VersionVector) -> VersionVector {
         var v = self
