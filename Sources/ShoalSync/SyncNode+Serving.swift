@@ -135,7 +135,7 @@ extension SyncNode {
             // covers that, the rest of the feed would only be read to be skipped (the echo of
             // what a node just applied from this peer, say) — jump to its end without reading.
             var mustRead = true
-            if !sub.resetNext, let end = try? await store.feedEnd(of: zone), end.vector.isDominated(by: sub.peerKnowledge) {
+            if !sub.resetNext, let end = try? await store.feedEnd(of: zone, compact: true), end.vector.isDominated(by: sub.peerKnowledge) {
                 encodedPage = EncodedZoneChanges(count: 0, bytes: [], ends: [], token: end.token, moreComing: false)
                 mustRead = false
             }
@@ -144,12 +144,12 @@ extension SyncNode {
                     // The page is bounded by the frame's budget while it is read (a page of large
                     // records never loads more than one frame's worth, or one record alone): it
                     // goes out as stored, so it fits.
-                    if let e = try await store.encodedChanges(in: zone, since: sub.token, limit: limit, maxBytes: budget) {
+                    if let e = try await store.encodedChanges(in: zone, since: sub.token, limit: limit, maxBytes: budget, compactToken: true) {
                         encodedPage = e
                         break
                     } else {
                         encodedPage = nil
-                        read = try await store.changes(in: zone, since: sub.token, limit: limit, maxBytes: budget)
+                        read = try await store.changes(in: zone, since: sub.token, limit: limit, maxBytes: budget, compactToken: true)
                         // Stored encodings within the budget can still re-encode larger (the page
                         // was read by vector): read fewer records (the token must match what is sent).
                         let records = read?.records ?? []
