@@ -9,7 +9,7 @@ extension ShoalNode {
     public static let maxDeviceNameBytes = 256
 
     /// The trusted devices kept in `store`.
-    /// - Throws: ``ShoalError`` `internalError` when the stored list cannot be read.
+    /// - Throws: `ShoalError` `internalError` when the stored list cannot be read.
     static func loadTrustedDevices(from store: Store) async throws(ShoalError) -> [TrustedDevice] {
         guard let bytes = try await store.syncValue(trustedDevicesKey) else { return [] }
         do {
@@ -35,7 +35,7 @@ extension ShoalNode {
     /// `address` (`host:port`) is given this node dials it there while it is online. Trusting a
     /// device already trusted sets its name (when given) and adds the address.
     /// - Returns: the device as now trusted.
-    /// - Throws: ``ShoalError`` `invalidArguments` for this device's own ID, an address that is
+    /// - Throws: `ShoalError` `invalidArguments` for this device's own ID, an address that is
     ///   not `host:port`, or a name longer than ``maxDeviceNameBytes``; `internalError` when the
     ///   store cannot save it.
     @discardableResult
@@ -65,7 +65,7 @@ extension ShoalNode {
 
     /// Stops trusting `device`, or forgets it when it is only pending: its open connections
     /// close at once and later ones are refused; its addresses are no longer dialled.
-    /// - Throws: ``ShoalError`` `invalidArguments` when the device is neither trusted nor
+    /// - Throws: `ShoalError` `invalidArguments` when the device is neither trusted nor
     ///   pending; `internalError` when the store cannot save the change.
     public func removeDevice(_ device: DeviceID) async throws(ShoalError) {
         guard let i = devices.firstIndex(where: { $0.device == device }) else {

@@ -22,7 +22,7 @@ extension ShoalNode {
     }
 
     /// The devices local discovery heard in its last few intervals, trusted or not, most
-    /// recently heard first; empty when discovery is off (``DiscoveryConfiguration``).
+    /// recently heard first; empty when discovery is off (`DiscoveryConfiguration`).
     public func discoveredDevices() async -> [DiscoveredDevice] { await network.discoveredDevices() }
 
     /// The addresses of the trusted device `device`: configured ones, discovered ones, and the

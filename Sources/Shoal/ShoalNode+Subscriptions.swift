@@ -11,7 +11,7 @@ extension ShoalNode {
     /// fails, the others of its zone fail with `batchRequestFailed`. Otherwise each item succeeds
     /// or fails alone. Saved records and deletions replicate as single saves do.
     /// - Returns: the saved records (with their new change tags) and the deleted IDs.
-    /// - Throws: ``ShoalError`` `partialFailure` when some items failed (`partialErrors` holds
+    /// - Throws: `ShoalError` `partialFailure` when some items failed (`partialErrors` holds
     ///   each one's error, `savedRecords` what was saved); `invalidArguments` for a malformed
     ///   request (an ID twice); `limitExceeded` for an atomic batch over the store's limit.
     @discardableResult
@@ -22,14 +22,14 @@ extension ShoalNode {
 
     /// Saves a subscription (replacing one with the same ID); it persists across restarts.
     /// Its notifications arrive through ``notifications(of:)``.
-    /// - Throws: ``ShoalError`` `invalidArguments` for an empty ID or a query with an invalid
+    /// - Throws: `ShoalError` `invalidArguments` for an empty ID or a query with an invalid
     ///   record type.
     public func saveSubscription(_ subscription: Subscription) async throws(ShoalError) {
         try await store.saveSubscription(subscription)
     }
 
     /// Deletes the subscription with `id`; its streams get nothing more.
-    /// - Throws: ``ShoalError`` `invalidArguments` when no subscription has that ID.
+    /// - Throws: `ShoalError` `invalidArguments` when no subscription has that ID.
     public func deleteSubscription(id: String) async throws(ShoalError) {
         try await store.deleteSubscription(id: id)
     }
@@ -49,7 +49,7 @@ extension ShoalNode {
 
     /// The zones created, changed or deleted since `token` (all zones when nil), in `scope` (every
     /// scope when nil), and the token to pass next time (CloudKit's database changes).
-    /// - Throws: ``ShoalError`` `changeTokenExpired` for a token of another database;
+    /// - Throws: `ShoalError` `changeTokenExpired` for a token of another database;
     ///   `invalidArguments` for bytes that are not a database token.
     public func databaseChanges(since token: ChangeToken?, scope: DatabaseScope? = nil) async throws(ShoalError) -> DatabaseChanges {
         try await store.databaseChanges(since: token, scope: scope)

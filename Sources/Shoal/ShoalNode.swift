@@ -69,7 +69,7 @@ public actor ShoalNode {
     /// The directory is made with mode 0700, or set to 0700 when it exists. The device identity
     /// is loaded from its `identity/` folder, or created there when there is none — also for a
     /// directory written before identities existed, whose records and node ID stay as they are.
-    /// - Throws: ``ShoalError`` when the store cannot be opened, or `internalError` when the
+    /// - Throws: `ShoalError` when the store cannot be opened, or `internalError` when the
     ///   directory cannot be made private or the identity cannot be read or written (the message
     ///   names the file and the fix).
     public static func open(directory: String, store storeConfiguration: Store.Configuration = Store.Configuration(),
@@ -202,7 +202,7 @@ public actor ShoalNode {
 
     /// Creates a zone owned by this device (or returns the existing one). No peer learns of it
     /// until it is shared with them (``shareZone(_:with:role:)``).
-    /// - Throws: ``ShoalError`` `invalidArguments` for a bad name, `permissionFailure` for a
+    /// - Throws: `ShoalError` `invalidArguments` for a bad name, `permissionFailure` for a
     ///   zone another device owns and deleted.
     @discardableResult
     public func createZone(_ id: RecordZone.ID) async throws(ShoalError) -> ZoneInfo {
@@ -211,7 +211,7 @@ public actor ShoalNode {
 
     /// Deletes a zone and its records on this node. When this device owns the zone, its members
     /// delete it too; a member's deletion stays on this node.
-    /// - Throws: ``ShoalError`` `zoneNotFound`, `permissionFailure` for a zone shared with this
+    /// - Throws: `ShoalError` `zoneNotFound`, `permissionFailure` for a zone shared with this
     ///   device read-only.
     public func deleteZone(_ id: RecordZone.ID) async throws(ShoalError) {
         try await sync.deleteZone(id)
@@ -221,28 +221,32 @@ public actor ShoalNode {
     public func zones() async -> [ZoneInfo] { await store.zones() }
 
     /// Saves a record with CloudKit's save policies.
-    /// - Throws: ``ShoalError`` (`serverRecordChanged` with the three records, `zoneNotFound`, …).
+    /// - Throws: `ShoalError` (`serverRecordChanged` with the three records, `zoneNotFound`, …).
     @discardableResult
     public func save(_ record: Record, policy: SavePolicy = .ifServerRecordUnchanged) async throws(ShoalError) -> Record {
         try await store.save(record, policy: policy)
     }
 
     /// The record with `id`.
-    /// - Throws: ``ShoalError`` `unknownItem` when there is none.
+    /// - Throws: `ShoalError` `unknownItem` when there is none.
     public func record(for id: Record.ID, desiredKeys: [String]? = nil) async throws(ShoalError) -> Record {
         try await store.record(for: id, desiredKeys: desiredKeys)
     }
 
     /// Deletes a record (a tombstone replicates the deletion).
-    /// - Throws: ``ShoalError`` `unknownItem`.
+    /// - Throws: `ShoalError` `unknownItem`.
     public func delete(_ id: Record.ID) async throws(ShoalError) {
         try await store.delete(id)
     }
 
     /// The first page of the records of `zone` matching `query`: at most `resultsLimit` records,
     /// and a cursor for the next page when there is one (CloudKit's `CKQueryOperation`).
-    /// - Parameter desiredKeys: when given, only these fields of each record are returned.
-    /// - Throws: ``ShoalError`` `zoneNotFound`; `invalidArguments` for a bad query or limit.
+    /// - Parameters:
+    ///   - query: the record type, predicate and sort order.
+    ///   - zone: the zone to search.
+    ///   - desiredKeys: when given, only these fields of each record are returned.
+    ///   - resultsLimit: the most records a page holds.
+    /// - Throws: `ShoalError` `zoneNotFound`; `invalidArguments` for a bad query or limit.
     public func records(matching query: Query, in zone: RecordZone.ID, desiredKeys: [String]? = nil,
                         resultsLimit: Int = 100) async throws(ShoalError) -> QueryResult {
         try await store.records(matching: query, in: zone, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
@@ -251,7 +255,7 @@ public actor ShoalNode {
     /// The next page of a query, after the last record of the page that returned `cursor`.
     /// Records changed between pages are neither repeated nor skipped unless their sort values
     /// moved across the cursor. A cursor kept as bytes comes back with
-    /// ``QueryCursor/init(decoding:)``.
+    /// `QueryCursor.init(decoding:)`.
     /// - Throws: as ``records(matching:in:desiredKeys:resultsLimit:)``.
     public func records(continuing cursor: QueryCursor, desiredKeys: [String]? = nil,
                         resultsLimit: Int = 100) async throws(ShoalError) -> QueryResult {
@@ -262,20 +266,20 @@ public actor ShoalNode {
     /// that constrain the field with `==`, `IN`, `CONTAINS`, `BEGINSWITH` or a range then read
     /// only the matching records. Declaring an index that exists does nothing. Indexes are this
     /// node's own; they do not replicate.
-    /// - Throws: ``ShoalError`` `zoneNotFound`; `invalidArguments` for an invalid type or field name.
+    /// - Throws: `ShoalError` `zoneNotFound`; `invalidArguments` for an invalid type or field name.
     public func declareIndex(zone: RecordZone.ID, recordType: String, field: String) async throws(ShoalError) {
         try await store.declareIndex(zone: zone, recordType: recordType, field: field)
     }
 
     /// What `zone` keeps for deletions: live records, tombstones, the purge horizon, and which
     /// known peers hold tombstones back by not having acknowledged them.
-    /// - Throws: ``ShoalError`` `zoneNotFound`.
+    /// - Throws: `ShoalError` `zoneNotFound`.
     public func tombstoneState(of zone: RecordZone.ID) async throws(ShoalError) -> TombstoneState {
         try await store.tombstoneState(of: zone)
     }
 
     /// The changes of `zone` since `token` (all when nil).
-    /// - Throws: ``ShoalError`` `changeTokenExpired` or `zoneNotFound`.
+    /// - Throws: `ShoalError` `changeTokenExpired` or `zoneNotFound`.
     public func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000) async throws(ShoalError) -> ZoneChanges {
         try await store.changes(in: zone, since: token, limit: limit)
     }
@@ -288,7 +292,7 @@ public actor ShoalNode {
     /// so no record ever points to an asset this node cannot serve, and a concurrent garbage
     /// collection cannot take the chunks in between.
     /// - Throws: `AssetError` (`assetFileNotFound`, `limitExceeded`, `io`) before anything is
-    ///   saved, or ``ShoalError`` from the save.
+    ///   saved, or `ShoalError` from the save.
     @discardableResult
     public func save(_ record: Record, attaching files: [String: String], policy: SavePolicy = .ifServerRecordUnchanged,
                      progress: AssetProgressHandler? = nil) async throws -> Record {
@@ -364,7 +368,7 @@ public actor ShoalNode {
     /// Removes asset chunks no record of any zone references (live versions and tombstones).
     /// Safe against concurrent saves: a save holds its chunks from import to commit. With
     /// `dryRun`, removes nothing and reports what it would remove.
-    /// - Throws: ``ShoalError`` reading the records, `AssetError` removing files.
+    /// - Throws: `ShoalError` reading the records, `AssetError` removing files.
     public func collectAssetGarbage(dryRun: Bool = false) async throws -> GarbageCollectionReport {
         var keep = Set<ContentHash>()
         for z in await store.zones() {
@@ -388,7 +392,7 @@ public actor ShoalNode {
     }
 
     /// A stable hash of what users see in `zone`, to compare nodes.
-    /// - Throws: ``ShoalError`` `zoneNotFound`.
+    /// - Throws: `ShoalError` `zoneNotFound`.
     public func digest(of zone: RecordZone.ID) async throws(ShoalError) -> ZoneDigest {
         try await store.digest(of: zone)
     }

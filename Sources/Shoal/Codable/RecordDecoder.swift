@@ -2,7 +2,7 @@
 
 public import ShoalWire
 
-/// Decodes a `Codable` value from the fields of a ``Record``, the inverse of ``RecordEncoder``.
+/// Decodes a `Codable` value from the fields of a `Record`, the inverse of ``RecordEncoder``.
 ///
 /// ```swift
 /// let note = try RecordDecoder().decode(Note.self, from: record)

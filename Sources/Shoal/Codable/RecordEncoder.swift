@@ -2,7 +2,7 @@
 
 public import ShoalWire
 
-/// Encodes a `Codable` value as the fields of a ``Record``: one field per top-level property.
+/// Encodes a `Codable` value as the fields of a `Record`: one field per top-level property.
 ///
 /// ```swift
 /// struct Note: Codable {
@@ -24,9 +24,9 @@ public import ShoalWire
 /// | `Double`, `Float` | `double` |
 /// | `Bool` | `bool` |
 /// | `String`, `URL` (absolute string) | `string` |
-/// | `Date` (rounded down to the millisecond), ``Timestamp`` | `date` |
+/// | `Date` (rounded down to the millisecond), `Timestamp` | `date` |
 /// | `Data` | `bytes` |
-/// | ``Reference``, ``Asset``, ``Location`` | themselves |
+/// | `Reference`, `Asset`, `Location` | themselves |
 /// | an array of any of the above | a list of that type, also when empty |
 /// | an `Optional` | the wrapped type's field; no field when nil |
 /// | a type that encodes one value (an enum with a raw value, a wrapper) | that value's field |
@@ -72,7 +72,7 @@ public struct RecordEncoder: Sendable {
     /// Writes `value`'s properties into the fields of `record`, keeping its system fields.
     ///
     /// Only fields whose value changes are set, and a nil optional removes its field, so
-    /// ``Record/changedKeys`` names exactly what changed and a save merges with concurrent edits
+    /// `Record.changedKeys` names exactly what changed and a save merges with concurrent edits
     /// of other fields. Fields that are not properties of `T` stay as they are. On error,
     /// `record` is left unchanged.
     /// - Throws: as ``encode(_:type:id:)``.
