@@ -281,7 +281,7 @@ struct QueryCommand: AsyncParsableCommand {
     @OptionGroup var options: NodeOptions
     @Argument(help: "The zone: name or name@owner.") var zone: String
     @Option(name: .long, help: "The record type (not with --cursor).") var type: String?
-    @Option(name: .long, help: "Conditions: 'field OP value [AND …]', OP one of == != < <= > >= BEGINSWITH CONTAINS; quote text values that contain spaces or operators ('title == \"a AND b\"').") var `where`: String?
+    @Option(name: .long, help: "Conditions: 'field OP value' joined by AND, OR and NOT, with parentheses; OP one of == != < <= > >= BEGINSWITH CONTAINS; quote text values that hold operators or keywords ('title == \"a AND b\"').") var `where`: String?
     // Unconditional: the value of a descending sort starts with "-" (`--sort -modified`), which
     // the parser would otherwise take for an option.
     @Option(name: .long, parsing: .unconditional, help: "Sort by a field (prefix - for descending; 'modified' and 'created' are the system dates).") var sort: String?

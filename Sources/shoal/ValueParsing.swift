@@ -82,66 +82,11 @@ enum ValueParsing {
         throw Failure(description: "\(text.debugDescription) in \(argument.debugDescription) is not an int, double, bool, ISO 8601 date, >reference, @lat,lon or [list]; for text use field=value")
     }
 
-    /// A `--where` clause: `field OP value`, joined by `AND`; OP is one of
-    /// `== != < <= > >= BEGINSWITH CONTAINS`. Values are typed as in `put`; `'x'` quotes a string,
-    /// and an operator or ` AND ` inside quotes is part of the value.
+    /// A `--where` expression: comparisons `field OP value` joined by `AND`, `OR` and `NOT`, with
+    /// parentheses; OP is one of `== != < <= > >= BEGINSWITH CONTAINS`. Values are typed as in
+    /// `put`; `'x'` or `"x"` quotes a string, and an operator or keyword inside quotes is part of
+    /// the value (``WhereParser``).
     static func predicate(_ text: String, zone: RecordZone.ID) throws -> ShoalStore.Predicate {
-        var out = [ShoalStore.Predicate]()
-        for c in unquotedSplit(text, on: " AND ").map({ $0.trimmingCharacters(in: .whitespaces) }) where !c.isEmpty {
-            guard let (op, cmp, r) = firstOperator(in: c) else {
-                throw Failure(description: "where clause \(c.debugDescription) is not 'field OP value' with OP one of == != < <= > >= BEGINSWITH CONTAINS (quote a text value that holds an operator or AND: title == 'a AND b')")
-            }
-            let field = c[..<r.lowerBound].trimmingCharacters(in: .whitespaces)
-            var raw = c[r.upperBound...].trimmingCharacters(in: .whitespaces)
-            let quoted = raw.count >= 2 && raw.hasPrefix("'") && raw.hasSuffix("'")
-            if quoted { raw = String(raw.dropFirst().dropLast()) }
-            let value: FieldValue = quoted ? .string(raw) : ((try? scalar(raw, zone: zone, argument: c, allowString: false)) ?? .string(raw))
-            switch op {
-            case " BEGINSWITH ": out.append(.beginsWith(field, raw))
-            case " CONTAINS ": out.append(.contains(field, value))
-            default: if let cmp { out.append(.compare(field, cmp, value)) }
-            }
-        }
-        return out.count == 1 ? out[0] : .and(out)
-    }
-
-    /// The comparison operators of a where clause, longest first where one starts another.
-    static let operators: [(String, ShoalStore.Predicate.Comparison?)] = [
-        ("<=", .lessOrEqual), (">=", .greaterOrEqual), ("!=", .notEqual), ("==", .equal),
-        ("<", .less), (">", .greater), (" BEGINSWITH ", nil), (" CONTAINS ", nil),
-    ]
-
-    /// The first operator of `clause` outside single quotes, and where it stands.
-    static func firstOperator(in clause: String) -> (String, ShoalStore.Predicate.Comparison?, Range<String.Index>)? {
-        guard let (op, r) = firstUnquoted(operators.map(\.0), in: clause[...]) else { return nil }
-        return (op, operators.first { $0.0 == op }?.1, r)
-    }
-
-    /// `text` split at every `separator` that stands outside single quotes.
-    static func unquotedSplit(_ text: String, on separator: String) -> [String] {
-        var parts = [String]()
-        var rest = text[...]
-        while let (_, r) = firstUnquoted([separator], in: rest) {
-            parts.append(String(rest[..<r.lowerBound]))
-            rest = rest[r.upperBound...]
-        }
-        parts.append(String(rest))
-        return parts
-    }
-
-    /// The first of `candidates` that starts outside single quotes in `text` (the earlier in the
-    /// list where two start at one place), and where it stands.
-    static func firstUnquoted(_ candidates: [String], in text: Substring) -> (String, Range<String.Index>)? {
-        var quoted = false
-        var i = text.startIndex
-        while i < text.endIndex {
-            if text[i] == "'" {
-                quoted.toggle()
-            } else if !quoted, let c = candidates.first(where: { text[i...].hasPrefix($0) }) {
-                return (c, i..<text.index(i, offsetBy: c.count))
-            }
-            i = text.index(after: i)
-        }
-        return nil
+        try WhereParser.parse(text, zone: zone)
     }
 }
