@@ -1,7 +1,6 @@
 // InboundBudget: the bytes of one connection's frames read and not yet handled by the engine,
 // and the wait that keeps them under a bound (Spec/replication.md §2).
 
-import ShoalWire
 import Synchronization
 
 /// Counts the frames a connection's reader has passed to the engine and the engine has not yet
@@ -40,10 +39,6 @@ final class InboundBudget: Sendable {
     let limit: Int
 
     init(limit: Int) { self.limit = max(1, limit) }
-
-    /// What a frame counts: its payload (decompressed, as the engine holds it) and at least the
-    /// header's few bytes.
-    static func cost(of frame: Frame) -> Int { frame.payload.count &+ 16 }
 
     /// The bytes with the engine now.
     var heldBytes: Int { state.withLock { $0.held } }

@@ -265,7 +265,7 @@ public actor NetworkNode {
             reply.resume(returning: id)
             await send([id: first])
         case let .frame(id, frame, decoded, budget):
-            defer { budget?.give(InboundBudget.cost(of: frame)) }
+            defer { budget?.give(frame.heldCost) }
             guard let device = connections[id]?.device else { return }
             // A trusted device speaks only as the node ID bound to it. A hello this check cannot
             // read is refused here too (fail closed), as the session would refuse it.
@@ -569,7 +569,7 @@ public actor NetworkNode {
             } else {
                 // Taken before decoding: while this connection has its bound with the engine,
                 // reading stops here, and TCP slows the peer.
-                await budget.take(InboundBudget.cost(of: frame))
+                await budget.take(frame.heldCost)
                 sink.yield(.frame(id, frame, sync.decodeAhead(frame), budget))
             }
         }

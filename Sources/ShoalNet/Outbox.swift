@@ -44,7 +44,7 @@ final class Outbox: Sendable {
 
         mutating func popParked() -> Frame? {
             guard let f = parked.popFirst() else { return nil }
-            parkedBytes -= Outbox.cost(of: f)
+            parkedBytes -= f.heldCost
             return f
         }
 
@@ -67,9 +67,6 @@ final class Outbox: Sendable {
         self.limit = limit
         self.parkingLimit = parkingLimit
     }
-
-    /// What a frame counts: its payload, and at least the header's few bytes.
-    static func cost(of frame: Frame) -> Int { frame.payload.count &+ 16 }
 
     /// Whether the peer's `frame` is a request this outbox holds back while it is full: the
     /// frames that make the node serve more.
@@ -132,7 +129,7 @@ final class Outbox: Sendable {
         state.withLock { s in
             guard !s.closed else { return true }
             s.parked.append(frame)
-            s.parkedBytes &+= Self.cost(of: frame)
+            s.parkedBytes &+= frame.heldCost
             s.releaseNext(limit: limit)
             return s.parkedBytes <= parkingLimit
         }
@@ -166,6 +163,12 @@ final class Outbox: Sendable {
     }
 }
 
+extension Frame {
+    /// What a frame counts against a connection's bounds, held on its way out (``Outbox``) or in
+    /// (``InboundBudget``): its payload, decompressed as the node holds it, and the header's few bytes.
+    var heldCost: Int { payload.count &+ 16 }
+}
+
 /// A connection's way out, as the node holds it: the chunk bytes held above its socket
 /// (``ChunkGate``), its record frames' ``Outbox``, and the handler that passes them on.
 struct OutboundGate: Sendable {
@@ -177,7 +180,7 @@ struct OutboundGate: Sendable {
     /// waiting for the socket: the bytes are counted at once, and the handler passes them on
     /// from its event loop as the socket takes them (``OutboxHandler``).
     func send(_ frames: [Frame], thenClose: Bool) {
-        records.add(frames.reduce(0) { $0 &+ Outbox.cost(of: $1) })
+        records.add(frames.reduce(0) { $0 &+ $1.heldCost })
         let handler = self.handler
         handler.eventLoop.execute { handler.value.enqueue(frames, thenClose: thenClose) }
     }

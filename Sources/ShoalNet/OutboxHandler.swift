@@ -64,7 +64,7 @@ final class OutboxHandler: ChannelDuplexHandler {
     func enqueue(_ frames: [Frame], thenClose: Bool) {
         // After a close was asked for nothing more goes out (as from a finished writer).
         guard let context, !closed, !closeWhenSent else {
-            outbox.remove(frames.reduce(0) { $0 &+ Outbox.cost(of: $1) })
+            outbox.remove(frames.reduce(0) { $0 &+ $1.heldCost })
             return
         }
         for f in frames { held.append(f) }
@@ -100,7 +100,7 @@ final class OutboxHandler: ChannelDuplexHandler {
             var unflushed = 0
             while context.channel.isWritable, let f = held.popFirst() {
                 context.write(wrapOutboundOut(f), promise: nil)
-                passed &+= Outbox.cost(of: f)
+                passed &+= f.heldCost
                 unflushed &+= f.payload.count
                 if unflushed >= Self.flushEvery {
                     context.flush()
@@ -159,7 +159,7 @@ final class OutboxHandler: ChannelDuplexHandler {
         deadlineCheck?.cancel()
         deadlineCheck = nil
         var bytes = 0
-        while let f = held.popFirst() { bytes &+= Outbox.cost(of: f) }
+        while let f = held.popFirst() { bytes &+= f.heldCost }
         if bytes > 0 { outbox.remove(bytes) }
         outbox.close()
     }

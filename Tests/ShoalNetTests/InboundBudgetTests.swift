@@ -66,7 +66,7 @@ import ShoalTrust
         #expect(peak != nil, "the flooding connection is still open")
         #expect((peak ?? .max) <= bound, "the node held \(peak ?? -1) bytes of one connection's frames for its engine (bound \(bound), flood \(bytes.count))")
         // Two batches held at once: the engine fell behind the reader, so the bound is what held it back.
-        let batchCost = InboundBudget.cost(of: frames[1])
+        let batchCost = frames[1].heldCost
         #expect((peak ?? 0) > batchCost * 3 / 2, "peak \(peak ?? -1), one batch \(batchCost)")
     }
 

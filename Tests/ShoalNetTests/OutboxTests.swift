@@ -49,7 +49,7 @@ import ShoalWire
         channel.flush()
         gate.send([Self.record(4)], thenClose: false)
         #expect(try Self.written(channel).isEmpty, "nothing passes while the channel is not writable")
-        #expect(gate.records.queuedBytes == Outbox.cost(of: Self.record(3)) + Outbox.cost(of: Self.record(4)))
+        #expect(gate.records.queuedBytes == Self.record(3).heldCost + Self.record(4).heldCost)
 
         Self.setWritable(true, channel)
         #expect(try Self.written(channel) == [Self.record(3), Self.record(4), Self.chunk(1)], "records in order, then the chunk")
@@ -109,7 +109,7 @@ import ShoalWire
     }
 
     @Test func heldRequestsPastTheirLimitStopTheReaderUntilHandled() async {
-        let outbox = Outbox(limit: 0, parkingLimit: 3 * Outbox.cost(of: Self.record(0)))
+        let outbox = Outbox(limit: 0, parkingLimit: 3 * Self.record(0).heldCost)
         outbox.start { _ in }
         outbox.add(1)  // over the limit: everything waits
         #expect(outbox.offer(Self.record(1)) && outbox.offer(Self.record(2)) && outbox.offer(Self.record(3)))

@@ -41,10 +41,7 @@ extension Store {
         try writeTransaction { () throws(ShoalError) -> Int in
             var purged = 0
             for var z in zones.values.sorted(by: { $0.id < $1.id }) where !z.deleted {
-                var acks = [VersionVector]()
-                let a = try db.statement("SELECT peer, vector FROM peer_acks WHERE zone = ?")
-                a.bind(1, z.row)
-                while try a.step() { acks.append(try Bytes.vector(a.blob(1), "a peer acknowledgement for \(z.id)")) }
+                let acks = try peerAcknowledgements(of: z).map(\.vector)
                 var dead = [Record]()
                 let s = try db.statement("SELECT name, bytes FROM records WHERE zone = ? AND deleted = 1")
                 s.bind(1, z.row)
@@ -78,13 +75,7 @@ extension Store {
     /// - Throws: `zoneNotFound`; `internalError` for a stored row that does not decode.
     public func tombstoneState(of zone: RecordZone.ID) throws(ShoalError) -> TombstoneState {
         let z = try liveZone(zone)
-        var acks = [(NodeID, VersionVector)]()
-        let a = try db.statement("SELECT peer, vector FROM peer_acks WHERE zone = ?")
-        a.bind(1, z.row)
-        while try a.step() {
-            guard let peer = Bytes.nodeID(a.blob(0)) else { continue }
-            acks.append((peer, try Bytes.vector(a.blob(1), "a peer acknowledgement for \(z.id)")))
-        }
+        let acks = try peerAcknowledgements(of: z)
         let live = try db.statement("SELECT COUNT(*) FROM records WHERE zone = ? AND deleted = 0")
         live.bind(1, z.row)
         let liveCount = try live.step() ? Int(live.int64(0)) : 0
@@ -100,6 +91,22 @@ extension Store {
         }
         return TombstoneState(liveRecords: liveCount, tombstones: tombstones, horizon: z.horizon,
                               knownPeers: acks.map(\.0).sorted(), heldBackBy: heldBack)
+    }
+
+    /// What each known peer of `z` has acknowledged (`acknowledge(peer:zone:vector:)`).
+    private func peerAcknowledgements(of z: ZoneState) throws(ShoalError) -> [(peer: NodeID, vector: VersionVector)] {
+        var acks = [(peer: NodeID, vector: VersionVector)]()
+        let a = try db.statement("SELECT peer, vector FROM peer_acks WHERE zone = ?")
+        a.bind(1, z.row)
+        while try a.step() {
+            // A damaged row fails the purge rather than being ignored: ignoring it would purge
+            // tombstones that peer may still need.
+            guard let peer = Bytes.nodeID(a.blob(0)) else {
+                throw .internalError("a peer acknowledgement for \(z.id) names no node ID; the store is damaged")
+            }
+            acks.append((peer, try Bytes.vector(a.blob(1), "a peer acknowledgement for \(z.id)")))
+        }
+        return acks
     }
 }
 
