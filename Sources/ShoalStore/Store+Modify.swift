@@ -295,7 +295,12 @@ extension Store {
                 guard let tag = client.changeTag, tag == live.changeTag else {
                     let prev = client.changeTag == nil ? nil : try loadPrevious(zone, client.id.name)
                     let ancestor = prev.flatMap { $0.changeTag == client.changeTag ? $0 : nil }
-                    throw ShoalError.serverRecordChanged(ancestor: ancestor, client: client, server: live)
+                    guard let (chosen, conflict) = try resolveStaleSave(client, server: live, ancestor: ancestor, zone: zone.id) else {
+                        throw ShoalError.serverRecordChanged(ancestor: ancestor, client: client, server: live)
+                    }
+                    let saved = try planSave(chosen, stored: stored, policy: .allKeys, zone: zone)
+                    if let conflict { conflicts.note(ConflictEvent(conflict: conflict, outcome: .resolved(saved.0))) }
+                    return saved
                 }
             } else if client.changeTag != nil {
                 throw ShoalError.make(.unknownItem, "record \(client.id) was saved with change tag \(client.changeTag ?? "") but no longer exists (deleted, or never saved here); save a new Record with this ID to create it again", file: #fileID, line: #line)

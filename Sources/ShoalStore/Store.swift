@@ -109,6 +109,8 @@ public actor Store {
     /// ``indexes`` as zone → record type → fields, kept in step by `indexes.didSet`.
     var indexedFieldsByZone: [RecordZone.ID: [String: [IndexedField]]] = [:]
     let notifier = Notifier()
+    /// Conflict resolvers by zone, and the listeners to conflict events.
+    let conflicts = ConflictCenter()
     var subscriptions: [String: Subscription] = [:]
     /// Rows in `field_index_log` (declared-index removals not yet applied to `field_postings`),
     /// queued ones included.
@@ -226,6 +228,7 @@ public actor Store {
         let savedIndexAdds = indexAdds.count
         txFlushedAdds = []
         txRecordsWanted = notifier.beginTransaction()
+        conflicts.begin()
         txZonesNoted.removeAll(keepingCapacity: true)
         do {
             let result = try db.transaction { () throws(ShoalError) -> T in
@@ -239,6 +242,7 @@ public actor Store {
             notifier.commit(subscriptions: Array(subscriptions.values), before: savedZones, after: zones,
                             storeIncarnation: incarnation, databaseIncarnation: databaseIncarnation,
                             databaseSequenceBefore: savedSeq)
+            conflicts.commit()
             return result
         } catch {
             zones = savedZones
@@ -253,6 +257,7 @@ public actor Store {
             }
             discardPendingRows()
             notifier.rollback()
+            conflicts.rollback()
             throw error
         }
     }

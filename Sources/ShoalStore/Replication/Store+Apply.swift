@@ -155,11 +155,18 @@ extension Store {
                 case .after:
                     // Replacing without merging: merge(stored, incoming) is incoming itself
                     // when incoming's vector dominates (ReplaceFastPathTests checks the bytes).
-                    next = incoming
-                    nextEncoded = encoded
+                    // A merge of a concurrent edit may bury one of stored's: it may be this
+                    // node's to decide.
+                    if incoming.heads.count < 2 {
+                        next = incoming
+                        nextEncoded = encoded
+                    } else {
+                        next = try decideConflicts(stored, incoming, next: incoming, in: z)
+                        if next.versionVector == incoming.versionVector { nextEncoded = encoded }
+                    }
                     result.replaced += 1
                 case .concurrent:
-                    next = try Self.merged(stored, incoming)
+                    next = try decideConflicts(stored, incoming, next: Self.merged(stored, incoming), in: z)
                     result.merged += 1
                 }
             } else {

@@ -1,0 +1,98 @@
+// NodeConflictTests: two nodes over real TLS on loopback edit one field while apart; with
+// different resolvers, both end up holding what the deciding node's resolver returned.
+
+import Foundation
+import Testing
+import Shoal
+
+@Suite(.timeLimit(.minutes(2))) struct NodeConflictTests {
+    static let notes = RecordZone.ID(name: "notes")
+
+    /// Waits until `condition` holds, for at most 30 s.
+    static func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    @Test func bothNodesHoldTheResolversResultAfterEditingApart() async throws {
+        let root = NSTemporaryDirectory() + "shoal-conflict-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let a = try await ShoalNode.open(directory: root + "/a"), b = try await ShoalNode.open(directory: root + "/b")
+        try await a.createZone(Self.notes)
+        var r = Record(recordType: "Note", id: Record.ID(name: "n1", zone: Self.notes))
+        r["title"] = .string("draft")
+        r["body"] = .string("text")
+        try await a.save(r)
+        let port = try await b.listen(host: "127.0.0.1", port: 0)
+        try await a.trustDevice(b.deviceID, name: "b", address: "127.0.0.1:\(port)")
+        try await b.trustDevice(a.deviceID, name: "a")
+        try await a.shareZone(Self.notes, with: b.deviceID, role: .readWrite)
+        try await a.listen(host: "127.0.0.1", port: 0)
+        defer { Task { await a.shutdown(); await b.shutdown() } }
+        #expect(try await Self.eventually { (try? await b.record(for: r.id)) != nil }, "b received the record")
+
+        // Apart, a edits the title, then b edits the title and the body.
+        await a.goOffline()
+        await b.goOffline()
+        var ea = try await a.record(for: r.id), eb = try await b.record(for: r.id)
+        ea["title"] = .string("a's title")
+        try await a.save(ea)
+        try await Task.sleep(for: .milliseconds(5))
+        eb["title"] = .string("b's title")
+        eb["body"] = .string("b's body")
+        try await b.save(eb)
+
+        // Different resolvers: a joins both titles, b would take its own. a wrote the older
+        // side, so a's decides, and b never runs its own.
+        await a.setConflictResolver(for: Self.notes) { c in
+            var out = c.merged
+            let titles = [c.local, c.remote].compactMap { rec -> String? in
+                if case .string(let s)? = rec["title"] { return s } else { return nil }
+            }
+            out["title"] = .string(titles.sorted().joined(separator: " + "))
+            return out
+        }
+        await b.setConflictResolver(for: Self.notes) { c in
+            var out = c.merged
+            out["title"] = c.local["title"]
+            return out
+        }
+        let eventsA = await a.conflicts(), eventsB = await b.conflicts()
+        try await a.goOnline()
+        try await b.goOnline()
+
+        let expected = "a's title + b's title"
+        #expect(try await Self.eventually {
+            let x = try await a.record(for: r.id), y = try await b.record(for: r.id)
+            return x == y && x["title"] == .string(expected)
+        }, "both nodes hold the resolver's result")
+        let held = try await b.record(for: r.id)
+        #expect(held["body"] == .string("b's body"), "the field without a conflict keeps b's edit")
+        #expect(try await a.digest(of: Self.notes) == (try await b.digest(of: Self.notes)))
+
+        let seenA = await Self.first(eventsA, within: .seconds(10))
+        guard case .resolved(let resolved)? = seenA?.outcome else { Issue.record("a: \(String(describing: seenA?.outcome))"); return }
+        #expect(resolved == held)
+        #expect(seenA?.conflict.fieldNames == ["title"] && seenA?.conflict.ancestor?["title"] == .string("draft"))
+        // b reports the conflict only if a's edit reached it before a's resolution did.
+        if let seenB = await Self.first(eventsB, within: .milliseconds(500)) {
+            guard case .decidedBy(let decider) = seenB.outcome else { Issue.record("b: \(seenB.outcome)"); return }
+            #expect(decider == held.versionVector.latest?.node)
+        }
+    }
+
+    /// The first event of `events` within `limit`, or nil.
+    static func first(_ events: AsyncStream<ConflictEvent>, within limit: Duration) async -> ConflictEvent? {
+        await withTaskGroup(of: ConflictEvent?.self) { g in
+            g.addTask { for await e in events { return e }; return nil }
+            g.addTask { try? await Task.sleep(for: limit); return nil }
+            let e = await g.next() ?? nil
+            g.cancelAll()
+            return e
+        }
+    }
+}
