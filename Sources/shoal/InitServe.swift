@@ -150,11 +150,14 @@ struct ServeCommand: AsyncParsableCommand {
             }
             let progress = Task { await Self.report(node, log: log, tty: isatty(STDOUT_FILENO) != 0 && logFormat != "json") }
             let collector = Task { [assetGcInterval] in await Self.collectGarbage(node, every: assetGcInterval, log: log) }
+            let conflicts = await node.conflicts()
+            let conflictLog = Task { for await e in conflicts { Self.logConflict(e, log: log) } }
             var iterator = stops.makeAsyncIterator()
             let sig = await iterator.next() ?? SIGTERM
             log.info("stopping on signal \(sig)")
             progress.cancel()
             collector.cancel()
+            conflictLog.cancel()
             await node.shutdown()
             try? await control.channel.close()
             controlTask.cancel()
@@ -162,6 +165,31 @@ struct ServeCommand: AsyncParsableCommand {
             log.info("stopped")
             _ = sources
         }
+    }
+
+    /// One line per conflict met: which record and fields, and what became of it. The daemon
+    /// sets no resolver, so concurrent edits of a field merge by last-writer-wins; the line says
+    /// which value was lost.
+    static func logConflict(_ e: ConflictEvent, log: Logger) {
+        log.notice("\(conflictLine(e))")
+    }
+
+    /// The text of ``logConflict(_:log:)``'s line.
+    static func conflictLine(_ e: ConflictEvent) -> String {
+        let c = e.conflict
+        let outcome: String
+        switch e.outcome {
+        case .resolved: outcome = "resolved here"
+        case .decidedBy(let node): outcome = "decided by node \(node.short)"
+        case .merged: outcome = "merged by last-writer-wins"
+        case .rejected(let reason): outcome = "the resolver's record was refused: \(reason)"
+        }
+        let fields = c.fieldNames.map { f in
+            guard c.merged[f] != c.local[f] else { return f }
+            let local = c.local[f].map { RecordFormatting.text($0).debugDescription } ?? "removal"
+            return "\(f) (this node's \(local.prefix(60)) lost)"
+        }
+        return "conflict in \(c.recordID) on \(fields.joined(separator: ", ")): \(outcome)"
     }
 
     /// Progress while records arrive: a live line on a terminal, a plain line every 5 s otherwise.
