@@ -135,11 +135,16 @@ public actor ShoalNode {
 
     /// Accepts peers on `host:port` (port 0 picks a free port) and returns the port bound; only
     /// trusted devices get past the TLS handshake. Also dials the trusted devices' addresses.
-    /// - Throws: when the address cannot be bound.
+    /// - Throws: `ShoalError` `networkFailure` when the address cannot be bound (its
+    ///   `underlyingError` is the transport's).
     @discardableResult
-    public func listen(host: String, port: Int) async throws -> Int {
-        let address = try await network.listen(host: host, port: port)
-        let bound = address.port ?? port
+    public func listen(host: String, port: Int) async throws(ShoalError) -> Int {
+        let bound: Int
+        do {
+            bound = try await network.listen(host: host, port: port).port ?? port
+        } catch {
+            throw .network(error, binding: "\(host):\(port)")
+        }
         listening.append((host, bound))
         try await startIfNeeded()
         await network.startDiscovery(listening: listening)
@@ -155,11 +160,15 @@ public actor ShoalNode {
         try? await startIfNeeded()
     }
 
-    func startIfNeeded() async throws {
+    func startIfNeeded() async throws(ShoalError) {
         guard !started else { return }
         started = true
         await dialTrustedDevices()
-        try await network.start()
+        do {
+            try await network.start()
+        } catch {
+            throw .wrapping(SendableDescription("\(error)"), .networkFailure, "cannot start replication: \(error)")
+        }
     }
 
     /// Stops all replication (connections close, no listening, no dialling); local reads and
@@ -170,12 +179,19 @@ public actor ShoalNode {
     }
 
     /// Listens and dials again after ``goOffline()``, on the same addresses.
-    /// - Throws: when a listening address cannot be bound again.
-    public func goOnline() async throws {
+    /// - Throws: `ShoalError` `networkFailure` when a listening address cannot be bound again.
+    public func goOnline() async throws(ShoalError) {
         network = NetworkNode(sync: sync, tls: tls, trusting: Set(devices.map(\.device)), configuration: networkConfiguration)
         let listen = listening, peers = peerAddresses
         listening = []
-        for l in listen { _ = try await network.listen(host: l.host, port: l.port); listening.append(l) }
+        for l in listen {
+            do {
+                _ = try await network.listen(host: l.host, port: l.port)
+            } catch {
+                throw .network(error, binding: "\(l.host):\(l.port)")
+            }
+            listening.append(l)
+        }
         for p in peers { await network.addPeer(host: p.host, port: p.port) }
         try await startIfNeeded()
         await network.startDiscovery(listening: listening)
@@ -291,32 +307,53 @@ public actor ShoalNode {
     /// The files are chunked into the asset store first and held there until the save commits,
     /// so no record ever points to an asset this node cannot serve, and a concurrent garbage
     /// collection cannot take the chunks in between.
-    /// - Throws: `AssetError` (`assetFileNotFound`, `limitExceeded`, `io`) before anything is
-    ///   saved, or `ShoalError` from the save.
+    /// Honours task cancellation between files and before the save: a cancelled save saves
+    /// nothing, and the chunks it imported are left to garbage collection.
+    /// - Throws: `ShoalError`: `assetFileNotFound`, `assetFileModified`, `limitExceeded` or
+    ///   `quotaExceeded` (disk full) before anything is saved; `operationCancelled`; or the
+    ///   save's own errors.
     @discardableResult
     public func save(_ record: Record, attaching files: [String: String], policy: SavePolicy = .ifServerRecordUnchanged,
-                     progress: AssetProgressHandler? = nil) async throws -> Record {
+                     progress: AssetProgressHandler? = nil) async throws(ShoalError) -> Record {
         let pin = await assets.makePin()
         do {
             var r = record
             for (field, path) in files.sorted(by: { $0.key < $1.key }) {
+                try Task.checkCancellation()
                 r[field] = .asset(try await assets.importFile(at: path, pin: pin, progress: progress))
             }
+            try Task.checkCancellation()
             let saved = try await store.save(r, policy: policy)
             await assets.unpin(pin)
             return saved
         } catch {
             await assets.unpin(pin)
-            throw error
+            throw .from(error, doing: "saving \(record.id) with files \(files.keys.sorted().joined(separator: ", "))")
         }
     }
 
     /// Makes `asset` available here: at once when held, else fetched from connected peers
     /// (Spec/replication.md §3.7).
-    /// - Throws: `AssetFetchError` `assetNotAvailable` when no connected peer can serve it.
-    public func fetchAsset(_ asset: Asset) async throws {
+    /// While the node is online it waits for a peer that can serve the asset; cancelling the
+    /// calling task ends the wait at once.
+    /// - Throws: `ShoalError` `networkUnavailable` at once when the node is offline (never
+    ///   started with ``listen(host:port:)`` or ``connect(to:port:)``, or after
+    ///   ``goOffline()``) or when no peer is connected when the fetch fails; `assetNotAvailable`
+    ///   when no connected peer can serve it (both with `retryAfter`); `operationCancelled`.
+    public func fetchAsset(_ asset: Asset) async throws(ShoalError) {
         if (try? assets.isComplete(asset)) == true { return }
-        try await network.fetchAsset(asset)
+        if Task.isCancelled { throw .from(CancellationError(), doing: "fetching \(asset)") }
+        guard started else {
+            throw .wrapping(nil, .networkUnavailable,
+                            "fetching \(asset): this node is offline, so no peer can serve it; go online (listen, connect(to:port:) or goOnline()) and retry",
+                            retryAfter: ShoalError.fetchRetryAfter)
+        }
+        do {
+            try Task.checkCancellation()
+            try await network.fetchAsset(asset)
+        } catch {
+            throw .from(error, doing: "fetching \(asset)", connectedPeers: await network.connectionCount)
+        }
     }
 
     /// ``fetchAsset(_:)``, reporting how much of `asset` is here as it arrives: to `progress`,
@@ -326,7 +363,7 @@ public actor ShoalNode {
     /// before count from the start. The reports never go backwards.
     /// - Throws: as ``fetchAsset(_:)``; no final report then.
     public func fetchAsset(_ asset: Asset, every interval: Duration = .milliseconds(100),
-                           progress: @escaping AssetProgressHandler) async throws {
+                           progress: @escaping AssetProgressHandler) async throws(ShoalError) {
         /// The last report: the whole asset, in its manifest's chunks.
         func done() {
             progress(AssetProgress(completedBytes: asset.size, totalBytes: asset.size, chunks: (try? assets.manifest(of: asset).chunks.count) ?? 0))
@@ -359,36 +396,67 @@ public actor ShoalNode {
 
     /// The bytes of `asset`, fetched first when this node lacks them: an `AsyncSequence` of
     /// buffers, one chunk in memory at a time.
-    /// - Throws: `AssetFetchError` or `AssetError`.
-    public func contents(of asset: Asset) async throws -> AssetContents {
+    /// - Throws: `ShoalError`, as ``fetchAsset(_:)`` or from reading the asset store.
+    public func contents(of asset: Asset) async throws(ShoalError) -> AssetContents {
         try await fetchAsset(asset)
-        return try assets.contents(of: asset)
+        do {
+            return try assets.contents(of: asset)
+        } catch {
+            throw .from(error, doing: "reading \(asset)")
+        }
+    }
+
+    /// How far ``collectAssetGarbage(dryRun:progress:)`` is: zones whose records have been read
+    /// for the assets they reference, of how many.
+    public struct GarbageCollectionProgress: Sendable, Hashable {
+        /// Zones read so far.
+        public var zonesRead: Int
+        /// Zones to read.
+        public var zones: Int
+        /// Records read so far, over every zone.
+        public var recordsRead: Int
     }
 
     /// Removes asset chunks no record of any zone references (live versions and tombstones).
     /// Safe against concurrent saves: a save holds its chunks from import to commit. With
-    /// `dryRun`, removes nothing and reports what it would remove.
-    /// - Throws: `ShoalError` reading the records, `AssetError` removing files.
-    public func collectAssetGarbage(dryRun: Bool = false) async throws -> GarbageCollectionReport {
+    /// `dryRun`, removes nothing and reports what it would remove. `progress`, when given, is
+    /// called after each page of records read (on the calling task). Honours task cancellation
+    /// while reading the records: a cancelled collection removes nothing.
+    /// - Throws: `ShoalError`: `operationCancelled`, errors reading the records, or removing
+    ///   files (`quotaExceeded`, `internalError`).
+    public func collectAssetGarbage(dryRun: Bool = false,
+                                    progress: (@Sendable (GarbageCollectionProgress) -> Void)? = nil) async throws(ShoalError) -> GarbageCollectionReport {
         var keep = Set<ContentHash>()
-        for z in await store.zones() {
-            var token: ChangeToken? = nil
-            while true {
-                let page = try await store.changes(in: z.id, since: token, limit: 2_000)
-                for r in page.records {
-                    for f in r.fields {
-                        switch f.value {
-                        case .asset(let a)?: keep.insert(a.hash)
-                        case .list(.asset(let list))?: for a in list { keep.insert(a.hash) }
-                        default: break
+        let zones = await store.zones()
+        var state = GarbageCollectionProgress(zonesRead: 0, zones: zones.count, recordsRead: 0)
+        do {
+            for z in zones {
+                var token: ChangeToken? = nil
+                while true {
+                    try Task.checkCancellation()
+                    let page = try await store.changes(in: z.id, since: token, limit: 2_000)
+                    for r in page.records {
+                        for f in r.fields {
+                            switch f.value {
+                            case .asset(let a)?: keep.insert(a.hash)
+                            case .list(.asset(let list))?: for a in list { keep.insert(a.hash) }
+                            default: break
+                            }
                         }
                     }
+                    state.recordsRead += page.records.count
+                    token = page.token
+                    if !page.moreComing { break }
+                    progress?(state)
                 }
-                token = page.token
-                if !page.moreComing { break }
+                state.zonesRead += 1
+                progress?(state)
             }
+            try Task.checkCancellation()
+            return try await assets.collectGarbage(keeping: keep, dryRun: dryRun)
+        } catch {
+            throw .from(error, doing: dryRun ? "finding unreferenced asset chunks" : "collecting unreferenced asset chunks")
         }
-        return try await assets.collectGarbage(keeping: keep, dryRun: dryRun)
     }
 
     /// A stable hash of what users see in `zone`, to compare nodes.

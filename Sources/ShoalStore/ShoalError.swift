@@ -44,6 +44,23 @@ public struct ShoalError: Error, Sendable, CustomStringConvertible {
         public static let requestRateLimited = Code("requestRateLimited")
         /// The store failed internally: an SQLite error, or a stored row that does not decode.
         public static let internalError = Code("internalError")
+        /// No peer could be reached for an operation that needs one (an asset fetch with no
+        /// connected peer); retry after ``ShoalError/retryAfter``, once a peer is connected.
+        public static let networkUnavailable = Code("networkUnavailable")
+        /// The network is there but the operation failed on it: an address that cannot be bound,
+        /// a connection that broke. ``ShoalError/underlyingError`` holds the transport's error.
+        public static let networkFailure = Code("networkFailure")
+        /// The calling task was cancelled; nothing of the operation was kept.
+        public static let operationCancelled = Code("operationCancelled")
+        /// The disk is full (or the user's quota on it is): free space, then retry.
+        public static let quotaExceeded = Code("quotaExceeded")
+        /// A file to attach as an asset does not exist or cannot be read.
+        public static let assetFileNotFound = Code("assetFileNotFound")
+        /// A file being attached changed while it was read; attach it again.
+        public static let assetFileModified = Code("assetFileModified")
+        /// No connected peer could serve the asset (none holds it, or what they sent did not
+        /// verify); retry after ``ShoalError/retryAfter``, or when a peer that holds it connects.
+        public static let assetNotAvailable = Code("assetNotAvailable")
 
         public var description: String { name }
     }
@@ -68,9 +85,11 @@ public struct ShoalError: Error, Sendable, CustomStringConvertible {
         let savedRecords: [Record]
         let conflict: Conflict?
         let retryAfter: Duration?
+        let underlying: (any Error & Sendable)?
 
         init(code: Code, message: String, file: String, line: Int, partialErrors: [Record.ID: ShoalError] = [:],
-             savedRecords: [Record] = [], conflict: Conflict? = nil, retryAfter: Duration? = nil) {
+             savedRecords: [Record] = [], conflict: Conflict? = nil, retryAfter: Duration? = nil,
+             underlying: (any Error & Sendable)? = nil) {
             self.code = code
             self.message = message
             self.file = file
@@ -79,6 +98,7 @@ public struct ShoalError: Error, Sendable, CustomStringConvertible {
             self.savedRecords = savedRecords
             self.conflict = conflict
             self.retryAfter = retryAfter
+            self.underlying = underlying
         }
     }
 
@@ -104,14 +124,26 @@ public struct ShoalError: Error, Sendable, CustomStringConvertible {
     public var clientRecord: Record? { backing.conflict?.clientRecord }
     /// For `serverRecordChanged`: the record as the store holds it now.
     public var serverRecord: Record? { backing.conflict?.serverRecord }
-    /// For `requestRateLimited`: how long to wait before retrying.
+    /// How long to wait before retrying, where retrying helps (`requestRateLimited`,
+    /// `networkUnavailable`, `assetNotAvailable`); nil otherwise.
     public var retryAfter: Duration? { backing.retryAfter }
+    /// The error of a lower layer this one stands for (an asset store's, the transport's, a
+    /// cancellation), kept for diagnosis; nil when the error is Shoal's own.
+    public var underlyingError: (any Error & Sendable)? { backing.underlying }
 
     public var description: String {
         var s = "ShoalError.\(code.name): \(message)"
         if !partialErrors.isEmpty {
             let items = partialErrors.sorted { $0.key < $1.key }.prefix(5).map { "\($0.key): \($0.value.code.name)" }
             s += " [" + items.joined(separator: ", ") + (partialErrors.count > 5 ? ", …" : "") + "]"
+        }
+        // The underlying error's own text, unless the message already says it (errors that
+        // describe themselves as "Type.code: message" or "code: message" count by their message).
+        if let u = underlyingError {
+            let text = "\(u)"
+            let parts = text.split(separator: ": ", maxSplits: 1)
+            let said = parts.count == 2 ? String(parts[1]) : text
+            if !message.contains(said) { s += " (underlying: \(text))" }
         }
         return s
     }
@@ -120,6 +152,13 @@ public struct ShoalError: Error, Sendable, CustomStringConvertible {
 extension ShoalError {
     static func make(_ code: Code, _ message: String, file: String, line: Int) -> ShoalError {
         ShoalError(Backing(code: code, message: message, file: file, line: line))
+    }
+
+    /// An error standing for `underlying`, a lower layer's (nil: none), with `retryAfter` where
+    /// retrying helps.
+    package static func wrapping(_ underlying: (any Error & Sendable)?, _ code: Code, _ message: String, retryAfter: Duration? = nil,
+                                 file: String = #fileID, line: Int = #line) -> ShoalError {
+        ShoalError(Backing(code: code, message: message, file: file, line: line, retryAfter: retryAfter, underlying: underlying))
     }
 
     /// Items of a batch failed; `errors` holds each failed item's error.

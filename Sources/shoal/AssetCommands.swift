@@ -53,9 +53,9 @@ struct AssetCommand: AsyncParsableCommand {
                 do {
                     try await group.next()
                     group.cancelAll()
-                } catch let e as AssetFetchError {
+                } catch let e as ShoalError where e.code == .assetNotAvailable || e.code == .networkUnavailable {
                     group.cancelAll()
-                    throw CommandFailure(.notFound, "\(e)")
+                    throw CommandFailure(.notFound, "\(e.code): \(e.message)")
                 }
             }
         }

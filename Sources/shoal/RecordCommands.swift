@@ -212,7 +212,7 @@ struct PutCommand: AsyncParsableCommand {
                 } else {
                     do {
                         saved = try await node.save(record, attaching: files, policy: policy.savePolicy)
-                    } catch let e as AssetError {
+                    } catch let e as ShoalError where [.assetFileNotFound, .assetFileModified, .limitExceeded, .quotaExceeded].contains(e.code) {
                         throw CommandFailure(e.code == .assetFileNotFound ? .notFound : e.code == .limitExceeded ? .conflict : .failure, "\(e)")
                     }
                 }
