@@ -15,7 +15,7 @@ extension ShoalError {
     static let fetchRetryAfter: Duration = .seconds(5)
 
     /// `error`, thrown while doing `what` (e.g. "saving notes/n1 with its files"), as the
-    /// façade's error: a `ShoalError` as it is, the others mapped by ``mapped(_:doing:)``.
+    /// façade's error: a `ShoalError` as it is, the others mapped by `mapped(_:doing:)`.
     static func from(_ error: any Error, doing what: String, connectedPeers: Int? = nil) -> ShoalError {
         if let e = error as? ShoalError { return e }
         if error is CancellationError {

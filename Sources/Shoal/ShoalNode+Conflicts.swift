@@ -15,13 +15,13 @@ extension ShoalNode {
     ///   concurrent writes. Its resolver's result becomes a new version that dominates both
     ///   sides, so every node ends up holding it — even nodes whose resolvers differ, or that
     ///   have none. Until it arrives, nodes hold the deterministic field-by-field merge.
-    /// - **Local saves.** A save under ``SavePolicy/ifServerRecordUnchanged`` whose change tag is
+    /// - **Local saves.** A save under `SavePolicy.ifServerRecordUnchanged` whose change tag is
     ///   stale does not fail with `serverRecordChanged`: fields only the app changed are saved
     ///   over the stored record, and when the stored record changed them too the resolver
     ///   decides.
     ///
     /// The resolver runs synchronously inside the write, so it must be quick and must not call
-    /// the node. Set it after ``open(at:name:configuration:assets:)``, before going online.
+    /// the node. Set it after opening the node, before going online.
     public func setConflictResolver(for zone: RecordZone.ID, _ resolver: ConflictResolver?) async {
         await store.setConflictResolver(resolver, for: zone)
     }
