@@ -306,7 +306,7 @@ public actor NetworkNode {
             connections[id]?.requests.finish()
             connections[id] = nil
             servingLanes[id] = nil
-            await sync.closed(id)
+            await send(await sync.closed(id))
             await send(await sync.resumeAssetTransfers())
         case let .zoneChanged(zone):
             // Connections with more than their bound waiting get the news once they drain.

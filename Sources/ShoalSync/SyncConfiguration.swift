@@ -51,6 +51,10 @@ public struct SyncConfiguration: Sendable {
     /// subscriber asks for: what one subscription can make it hold is this many batches of
     /// ``batchBytes``. Default 16.
     public var maxServedWindow = 16
+    /// Whether this node tells its servers which peers deliver a zone to it directly, and, as a
+    /// server, leaves out for a subscriber the versions its upstreams deliver themselves
+    /// (Spec/replication.md §3.9). Default true; false sends every version each peer lacks.
+    public var skipsUpstreams = true
     /// Decoding limits for everything peers send.
     public var limits: WireLimits = .default
     /// A catch-up's first batch carries how many changes remain when counting them is quick (at

@@ -54,7 +54,11 @@ extension SyncNode {
         do throws(ShoalError) {
             // A resync's marker commits with its first batch: a crash cannot lose the fact that
             // the stream must be read to the end before deletions are reconciled.
-            var state = [key: m.token.bytes]
+            // While upstreams deliver part of the zone, the peer's position may pass versions it
+            // left out for them: none is kept, and a new subscription starts from this node's
+            // knowledge instead (Spec/replication.md §3.9).
+            let skipsPossible = sessions[id]?.inbound[m.zone]?.upstreamsSent?.isEmpty == false
+            var state = [key: skipsPossible ? [] : m.token.bytes]
             if m.isReset { state[Self.resyncKey(peer, m.zone)] = [1] }
             if !records.isEmpty {
                 let payload = frame.payload
@@ -96,6 +100,12 @@ extension SyncNode {
         }
         sessions[id]?.inbound[m.zone]?.nextBatch = m.batch &+ 1
         sessions[id]?.inbound[m.zone]?.caughtUp = m.isCaughtUp
+        if m.isCaughtUp {
+            // Caught up once, the peer delivers the zone here from now on: the other servers of
+            // the zone hear it (and every server hears when a resync from it has finished).
+            sessions[id]?.inbound[m.zone]?.isUpstream = true
+            for (c, more) in announceUpstreams(of: m.zone) { extraOutputs[c, default: []] += more }
+        }
         sessions[id]?.inbound[m.zone]?.records &+= records.count
         if let n = m.remaining, let got = sessions[id]?.inbound[m.zone]?.records {
             sessions[id]?.inbound[m.zone]?.expected = got &+ Int(clamping: n)

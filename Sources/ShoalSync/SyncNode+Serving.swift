@@ -24,7 +24,10 @@ extension SyncNode {
         guard sessions[id]?.outbound[m.zone] == nil else {
             throw SyncFailure("protocolViolation", "a second subscribe to zone \(m.zone) on this connection, which already follows it; one subscription per zone and connection")
         }
-        sessions[id]?.outbound[m.zone] = SyncSession.Outbound(incarnation: m.incarnation, token: m.token, peerKnowledge: m.knowledge,
+        // No position but some knowledge (a subscriber whose upstreams deliver most of the zone
+        // keeps no position here, §3.9): start from what it knows, not from the beginning.
+        let start = m.token ?? (m.knowledge.isEmpty ? nil : ChangeToken(.init(kind: .zone, incarnation: m.incarnation, vector: m.knowledge)))
+        sessions[id]?.outbound[m.zone] = SyncSession.Outbound(incarnation: m.incarnation, token: start, peerKnowledge: m.knowledge,
                                                               window: min(m.window, UInt64(max(1, configuration.maxServedWindow))))
         return try await pump(m.zone, on: id)
     }
@@ -120,8 +123,20 @@ extension SyncNode {
         var out = [SyncOutput]()
         sessions[id]?.outbound[zone]?.busy = true
         defer { sessions[id]?.outbound[zone]?.busy = false }
-        while let sub = sessions[id]?.outbound[zone], sub.unacknowledged < sub.window, !sub.idle {
+        while var sub = sessions[id]?.outbound[zone], sub.unacknowledged < sub.window, !sub.idle {
             sessions[id]?.outbound[zone]?.dirty = false
+            // An upstream that had writes skipped for it is gone: read again from what the peer
+            // knows, so every such write goes now (Spec/replication.md §3.9).
+            if sub.rewindPending {
+                sub.rewindPending = false
+                sub.skipped = [:]
+                statistics.upstreamRewinds &+= 1
+                sub.token = ChangeToken(.init(kind: .zone, incarnation: sub.incarnation, vector: sub.peerKnowledge))
+                trace?("\(nodeID.short) rewinding \(zone) for conn \(id) to its knowledge \(sub.peerKnowledge): an upstream was lost")
+            }
+            Self.forgetCoveredSkips(&sub)
+            sessions[id]?.outbound[zone] = sub
+            let skipping: Set<NodeID> = configuration.skipsUpstreams && !sub.inResetPass && !sub.resetNext ? sub.upstreams : []
             // Knowledge is read before the batch: the peer may adopt it once it holds everything
             // the log had by the time the batch was read (Spec/replication.md §1.1).
             let k = await knowledge(of: zone)
@@ -175,6 +190,8 @@ extension SyncNode {
                 // The subscriber starts over too: the pass's knowledge is stated whole.
                 sessions[id]?.outbound[zone]?.knowledgeSent = VersionVector()
                 sessions[id]?.outbound[zone]?.resetNext = true
+                sessions[id]?.outbound[zone]?.inResetPass = true
+                sessions[id]?.outbound[zone]?.skipped = [:]
                 continue
             }
             // The subscription as it is now (acknowledgements may have arrived meanwhile).
@@ -186,19 +203,26 @@ extension SyncNode {
             var selection: Selection
             if let e = encodedPage {
                 do throws(WireError) {
-                    selection = try Self.select(e, peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, limits: configuration.limits)
+                    selection = try Self.select(e, peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping, limits: configuration.limits)
                 } catch {
                     sessions[id]?.outbound[zone] = nil
                     return out + [.send(Frame(type: .error, payload: ErrorMessage(code: "internalError", message: "cannot serve zone \(zone): a stored version does not decode (\(error)); node \(nodeID.short)'s store is damaged").encoded()))]
                 }
             } else {
-                selection = Self.select(read?.records ?? [], peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase)
+                selection = Self.select(read?.records ?? [], peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping)
             }
+            statistics.versionsLeftToUpstreams &+= selection.skippedCount
+            for (node, range) in selection.skipped {
+                let was = cur.skipped[node]
+                cur.skipped[node] = (min(was?.low ?? range.low, range.low), max(was?.high ?? range.high, range.high))
+            }
+            // What the peer may adopt stops below every write left out for its upstreams.
+            let statable = Self.capped(k, below: cur.skipped, known: cur.knowledgeSent.union(cur.peerKnowledge))
             let recordCount = selection.count
             let caughtUp = !moreComing
             trace?("\(nodeID.short) serving \(zone) to conn \(id): page of \(encodedPage?.count ?? read?.records.count ?? 0) sent \(recordCount) (\(selection.sparse.count) sparse) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)")
             if caughtUp && recordCount == 0 && cur.sentAny && !cur.resetNext
-                && (pageToken == cur.token || (cur.caughtUpSent && k.isDominated(by: cur.peerKnowledge))) {
+                && (pageToken == cur.token || (cur.caughtUpSent && statable.isDominated(by: cur.peerKnowledge.union(cur.knowledgeSent)))) {
                 // Nothing new for a peer that was told it is caught up and knows all we know: the
                 // position moves in memory only (a resumption from the peer's older stored token
                 // skips the same versions again).
@@ -226,8 +250,9 @@ extension SyncNode {
             }
             // Only what the subscriber has not been told on this subscription (§3.5): it keeps
             // the union. A reset pass states it whole (knowledgeSent was emptied when it began).
-            let stated: VersionVector? = caughtUp ? k.entries(above: cur.knowledgeSent) : nil
-            if caughtUp { cur.knowledgeSent.formUnion(k) }
+            // Entries the peer has said it knows are left out too: adopting them changes nothing.
+            let stated: VersionVector? = caughtUp ? statable.entries(above: cur.knowledgeSent.union(cur.peerKnowledge)) : nil
+            if caughtUp { cur.knowledgeSent.formUnion(statable) }
             let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
                                          isReset: cur.resetNext, token: pageToken, knowledge: stated, remaining: remaining,
                                          records: selection.whole, sparseRecords: selection.sparse, base: sparseBase)
@@ -240,7 +265,10 @@ extension SyncNode {
             cur.resetNext = false
             cur.caughtUpSent = caughtUp
             // Caught up: go idle, unless a commit arrived while we were reading.
-            if caughtUp { cur.idle = !cur.dirty }
+            if caughtUp {
+                cur.idle = !cur.dirty
+                cur.inResetPass = false
+            }
             sessions[id]?.outbound[zone] = cur
             statistics.recordsSent &+= recordCount
             statistics.batchesSent &+= 1
@@ -269,14 +297,39 @@ extension SyncNode {
         var wholeEncoded: [UInt8] = []
         var wholeCountEncoded = 0
         var sparse: [SparseRecord] = []
+        /// Per node, the lowest and highest of the writes left out for the peer's upstreams.
+        var skipped: [NodeID: (low: HLC, high: HLC)] = [:]
+        /// How many versions were left out for the upstreams.
+        var skippedCount = 0
         var count: Int { whole.count &+ wholeCountEncoded &+ sparse.count }
+
+        /// Whether a version with `vector` is left out because every write in it that the peer
+        /// has not seen was made by one of `upstreams` (which deliver it themselves); if so, its
+        /// writes are noted in ``skipped``.
+        mutating func skips(_ vector: VersionVector, peerKnowledge: VersionVector, upstreams: Set<NodeID>) -> Bool {
+            guard !upstreams.isEmpty else { return false }
+            var any = false
+            for e in vector.entries where e.hlc > peerKnowledge[e.node] {
+                guard upstreams.contains(e.node) else { return false }
+                any = true
+            }
+            guard any else { return false }
+            skippedCount &+= 1
+            for e in vector.entries where e.hlc > peerKnowledge[e.node] {
+                let was = skipped[e.node]
+                skipped[e.node] = (min(was?.low ?? e.hlc, e.hlc), max(was?.high ?? e.hlc, e.hlc))
+            }
+            return true
+        }
     }
 
     /// Selects from decoded records: those `peerKnowledge` does not dominate, sparse against
     /// `sparseBase` where possible.
-    static func select(_ records: [Record], peerKnowledge: VersionVector, sparseBase: VersionVector?) -> Selection {
+    static func select(_ records: [Record], peerKnowledge: VersionVector, sparseBase: VersionVector?,
+                       skipping upstreams: Set<NodeID> = []) -> Selection {
         var s = Selection()
         for r in records where !r.versionVector.isDominated(by: peerKnowledge) {
+            if s.skips(r.versionVector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
             if let b = sparseBase, let sr = SparseRecord(r, base: b) { s.sparse.append(sr) } else { s.whole.append(r) }
         }
         return s
@@ -287,7 +340,7 @@ extension SyncNode {
     /// is copied as stored. A record can only travel sparse when the base covers its creation,
     /// so with an empty base nothing is decoded at all.
     static func select(_ page: EncodedZoneChanges, peerKnowledge: VersionVector, sparseBase: VersionVector?,
-                       limits: WireLimits) throws(WireError) -> Selection {
+                       skipping upstreams: Set<NodeID> = [], limits: WireLimits) throws(WireError) -> Selection {
         var s = Selection()
         s.wholeEncoded.reserveCapacity(page.bytes.count)
         for i in 0..<page.count {
@@ -296,6 +349,7 @@ extension SyncNode {
                 do throws(WireError) { return .success(try Record.versionVector(ofEncoded: raw, limits: limits)) } catch { return .failure(error) }
             }.get()
             if vector.isDominated(by: peerKnowledge) { continue }
+            if s.skips(vector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
             if let b = sparseBase, !b.isEmpty {
                 let r = try Record(decoding: Array(bytes), limits: limits)
                 if let sr = SparseRecord(r, base: b) {

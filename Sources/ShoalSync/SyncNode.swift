@@ -109,6 +109,12 @@ public actor SyncNode {
         /// Announcements of a shared zone's deletion or incarnation that came without its
         /// owner's share, ignored (Spec/security.md §6.3).
         public var unsignedZoneChangesIgnored = 0
+        /// Versions not sent to a subscriber because the peers that wrote them deliver them to it
+        /// themselves (its upstreams, Spec/replication.md §3.9).
+        public var versionsLeftToUpstreams = 0
+        /// Subscriptions read again from the subscriber's knowledge because an upstream it had
+        /// versions left to was lost.
+        public var upstreamRewinds = 0
     }
 
     /// Counters since the node was created.
@@ -164,12 +170,16 @@ public actor SyncNode {
 
     /// Capability bits this node announces in its hello (Spec/replication.md §3.2): bit 0, it
     /// accepts sparse records in `changes`; bit 1, it answers asset requests (it has an asset store).
-    public var capabilities: UInt64 { Capability.sparseRecords | (assets != nil ? Capability.assets : 0) }
+    public var capabilities: UInt64 {
+        Capability.sparseRecords | (assets != nil ? Capability.assets : 0) | (configuration.skipsUpstreams ? Capability.upstreams : 0)
+    }
 
     /// Capability bits of the hello message.
     enum Capability {
         static let sparseRecords: UInt64 = 1
         static let assets: UInt64 = 2
+        /// Understands `upstreams` (Spec/replication.md §3.9).
+        static let upstreams: UInt64 = 4
     }
 
     /// Creates a node replicating `store`, serving and fetching assets through `assets` if given,
@@ -207,13 +217,23 @@ public actor SyncNode {
     ///
     /// Asset fetches that were asking this peer are parked; ``resumeAssetTransfers()`` moves them
     /// to another connected peer (the next hello does too), from the first missing chunk.
-    public func closed(_ id: ConnectionID) {
+    ///
+    /// - Returns: what the other connections send now: the peer was an upstream of zones they
+    ///   serve this node, so their servers hear the smaller set (Spec/replication.md §3.9).
+    @discardableResult
+    public func closed(_ id: ConnectionID) -> [ConnectionID: [SyncOutput]] {
+        let lost = sessions[id]?.inbound.filter { $0.value.isUpstream }.map(\.key) ?? []
         sessions[id] = nil
         for (asset, t) in transfers where t.connection == id {
             transfers[asset]?.connection = nil
             transfers[asset]?.pending = []
             transfers[asset]?.inFlight = []
         }
+        var out = [ConnectionID: [SyncOutput]]()
+        for zone in lost.sorted() {
+            for (c, more) in announceUpstreams(of: zone) { out[c, default: []] += more }
+        }
+        return out
     }
 
     /// The peer of a connection, once its hello arrived.
@@ -331,6 +351,7 @@ public actor SyncNode {
             case .changes: return try await handleChanges(frame, on: id, decoded: decoded)
             case .acknowledgement: return try await handleAcknowledgement(frame, on: id)
             case .subscribe: return try await handleSubscribe(frame, on: id)
+            case .upstreams: return try await handleUpstreams(frame, on: id)
             case .assetRequest: return try await handleAssetRequest(frame, on: id)
             case .assetChunk:
                 var all = try await handleAssetChunk(frame, on: id)
@@ -484,6 +505,8 @@ public actor SyncNode {
             sessions[id]?.inbound[zone]?.statedKnowledge = k
             let m = SubscribeMessage(zone: zone, incarnation: mine.incarnation, token: from, knowledge: k, window: configuration.window)
             out.append(.send(Frame(type: .subscribe, payload: m.encoded())))
+            // The new server hears at once which peers deliver the zone here already.
+            out += announceUpstreams(of: zone, only: id)[id] ?? []
         }
         return out
     }

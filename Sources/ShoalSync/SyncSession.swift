@@ -43,6 +43,11 @@ struct SyncSession {
         /// The union of the knowledge this node has stated to the peer for this subscription (its
         /// `subscribe` and acknowledgements) since it began (or since the last reset).
         var statedKnowledge = VersionVector()
+        /// Whether a caught-up batch has arrived on this subscription: from then on the peer is an
+        /// upstream of the zone for this node's other servers (Spec/replication.md §3.9).
+        var isUpstream = false
+        /// The upstreams last told to this peer for the zone (nil: none told yet).
+        var upstreamsSent: [NodeID]? = nil
     }
 
     /// A subscription the peer made to us: batches we send.
@@ -75,6 +80,19 @@ struct SyncSession {
         /// finishes carries the difference.
         var pendingCount: PendingCount? = nil
         var rowsSinceCount = 0
+        /// The nodes the peer receives this zone from directly (its `upstreams`, this node left
+        /// out): versions whose unseen writes are all theirs are not sent (§3.9).
+        var upstreams: Set<NodeID> = []
+        /// Per node, the lowest and highest timestamp of the writes skipped for the upstreams
+        /// that the peer's knowledge does not cover yet: the knowledge stated to it is capped
+        /// below them, and losing an upstream rewinds to the peer's knowledge.
+        var skipped: [NodeID: (low: HLC, high: HLC)] = [:]
+        /// A reset pass is running (from its first batch to its caught-up one): nothing is
+        /// skipped for upstreams, since the subscriber learns deletions from what the pass leaves out.
+        var inResetPass = false
+        /// An upstream with skipped writes was lost: the next read starts over from the peer's
+        /// knowledge.
+        var rewindPending = false
 
         var unacknowledged: UInt64 { nextBatch &- 1 &- acknowledged }
     }

@@ -31,6 +31,13 @@ import ShoalWire
         let whole = try await sim.nodes[0].store.zone(Self.notes).versionVector
         #expect(whole.entries.count == 3)
 
+        // One live change first: node 0 left out node 2's write for node 1 (node 2 delivers it
+        // itself, §3.9), so what node 1 knows of node 2 reaches node 0 with this one's
+        // acknowledgement; from then on each side states only what moved.
+        _ = try await sim.nodes[0].store.save(note("warm-up"))
+        try await sim.notifyChanges(node: 0)
+        #expect(try await sim.runUntilQuiet())
+
         let to1 = try sim.connection(of: 0, to: 1), from0 = try sim.connection(of: 1, to: 0)
         _ = try await sim.nodes[0].store.save(note("live"))
         let out = await sim.nodes[0].sync.zoneChanged(Self.notes)

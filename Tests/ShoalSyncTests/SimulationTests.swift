@@ -178,7 +178,7 @@ extension Simulation {
     @Test func randomRunsConverge() async throws {
         var failed = [UInt64]()
         var saves = 0, deletes = 0, frames = 0, crashes = 0, closes = 0, sparse = 0, received = 0, wholeRequests = 0
-        var purged = 0, resyncs = 0, resyncDeletions = 0
+        var purged = 0, resyncs = 0, resyncDeletions = 0, leftToUpstreams = 0, rewinds = 0
         for seed in Self.firstSeed..<(Self.firstSeed + UInt64(Self.seedCount)) {
             let nodeCount = 3 + Int(seed % 2)
             // Half the seeds give nodes device keys (owned, shared zones); half keep open zones.
@@ -191,6 +191,7 @@ extension Simulation {
                 let st = await node.sync.statistics
                 sparse += st.sparseRecordsReceived; received += st.recordsReceived; wholeRequests += st.wholeVersionRequests
                 resyncs += st.resyncsCompleted; resyncDeletions += st.resyncDeletions
+                leftToUpstreams += st.versionsLeftToUpstreams; rewinds += st.upstreamRewinds
             }
             if !problems.isEmpty {
                 failed.append(seed)
@@ -199,7 +200,7 @@ extension Simulation {
             }
         }
         // The workload must really exercise replication, or a pass means nothing.
-        print("simulation: \(Self.seedCount) seeds, \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(wholeRequests) whole-version requests), \(purged) tombstones purged, \(resyncs) resyncs (\(resyncDeletions) deletions found)")
+        print("simulation: \(Self.seedCount) seeds, \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(wholeRequests) whole-version requests), \(purged) tombstones purged, \(resyncs) resyncs (\(resyncDeletions) deletions found), \(leftToUpstreams) versions left to upstreams, \(rewinds) rewinds")
         #expect(Self.seedCount < 20 || saves > Self.seedCount * 10 && deletes > Self.seedCount && crashes > Self.seedCount / 4 && frames > Self.seedCount * 50 && sparse > Self.seedCount)
         #expect(!Simulation.purges || Self.seedCount < 100 || purged > 0 && resyncs > 0, "purges and resyncs must be exercised")
     }

@@ -168,8 +168,11 @@ final class Simulation {
     /// Breaks link `i` (a connection reset): bytes in flight are lost.
     func reset(_ i: Int) async {
         let l = links.remove(at: i)
-        await nodes[l.a].sync.closed(l.connA)
-        await nodes[l.b].sync.closed(l.connB)
+        // What the ends say to their other peers (their upstreams changed) goes out too.
+        let fromA = await nodes[l.a].sync.closed(l.connA)
+        let fromB = await nodes[l.b].sync.closed(l.connB)
+        try? await route(fromA, from: l.a)
+        try? await route(fromB, from: l.b)
     }
 
     func deliverOutputs(_ outputs: [SyncOutput], link i: Int, fromA: Bool) async throws {

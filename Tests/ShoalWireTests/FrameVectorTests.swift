@@ -130,6 +130,7 @@ struct FrameVector: Sendable, CustomTestStringConvertible {
         case .subscribe: _ = try SubscribeMessage(decoding: p)
         case .zones: _ = try ZonesMessage(decoding: p)
         case .assetRequest: _ = try AssetRequestMessage(decoding: p)
+        case .upstreams: _ = try UpstreamsMessage(decoding: p)
         default: #expect(!frame.type.isKnown)
         }
     }
@@ -185,7 +186,7 @@ struct FrameVector: Sendable, CustomTestStringConvertible {
         let acknowledgement = AcknowledgementMessage(zone: NotesCorpus.zone, incarnation: NodeID(high: 0x5EED_0000_0000_0001, low: 0x1111_1111_1111_1111), batch: 1).encoded()
         let hello = HelloMessage(node: NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111), name: "node-a", capabilities: 3,
                                  zones: [ZoneAnnouncement(zone: NotesCorpus.zone, incarnation: NodeID(high: 0x5EED_0000_0000_0001, low: 0x1111_1111_1111_1111))]).encoded()
-        // Framing-only vectors use unassigned types (0x0C–0xFF), whose payloads are anything.
+        // Framing-only vectors use unassigned types (0x0D–0xFF), whose payloads are anything.
         let unassigned = FrameType(rawValue: 0x7F)
         try frame("hello-plain", .hello, hello, .none)
         try frame("ping-plain", .ping, PingMessage(nonce: 1).encoded(), .none)

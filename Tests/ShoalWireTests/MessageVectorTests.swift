@@ -61,6 +61,9 @@ extension VectorJSON {
             case .unavailable: o["part"] = "unavailable"
             }
             return (o, m.encoded())
+        case "upstreams":
+            let m = try UpstreamsMessage(decoding: bytes)
+            return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "nodes": m.nodes.map { node($0) }], m.encoded())
         default:
             throw VectorJSONError("unknown message kind \(kind)")
         }
@@ -114,6 +117,9 @@ extension VectorJSON {
             default: part = .unavailable
             }
             return AssetChunkMessage(asset: try asset(o["asset"]), part: part).encoded()
+        case "upstreams":
+            return UpstreamsMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
+                                    nodes: try array(o["nodes"], "nodes").map { try node($0, "node") }).encoded()
         default:
             throw VectorJSONError("unknown message kind \(kind)")
         }
@@ -144,7 +150,7 @@ extension VectorJSON {
         for kind in ["hello", "zones"] {
             #expect(Self.vectors.contains { $0.kind == kind && $0.error == nil && $0.json.contains("\"share\":{") }, "no valid \(kind) vector with a share")
         }
-        for kind in ["hello", "zones", "subscribe", "acknowledgement", "changes", "assetRequest", "assetChunk"] {
+        for kind in ["hello", "zones", "subscribe", "acknowledgement", "changes", "assetRequest", "assetChunk", "upstreams"] {
             #expect(Self.vectors.contains { $0.kind == kind && $0.error == nil }, "no valid \(kind) vector")
             #expect(Self.vectors.contains { $0.kind == kind && $0.error != nil }, "no invalid \(kind) vector")
         }
@@ -287,6 +293,17 @@ extension VectorJSON {
         invalid("asset-chunk-truncated", "assetChunk", Array(q.dropLast()))
         invalid("asset-chunk-trailing-byte", "assetChunk", AssetChunkMessage(asset: photo, part: .unavailable).encoded() + [0])
         try shareVectors(valid: valid, invalid: invalid)
+        // Upstreams (replication.md §3.9).
+        let upZone = RecordZone.ID(name: "notes"), upInc = NodeID(high: 0x1AC0_0000_0000_0001, low: 0x2)
+        let upA = NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111), upB = NodeID(high: 0x0B0B_0000_0000_0002, low: 0x2222_2222_2222_2222)
+        try valid("upstreams-two", "upstreams", UpstreamsMessage(zone: upZone, incarnation: upInc, nodes: [upB, upA]).encoded())
+        try valid("upstreams-none", "upstreams", UpstreamsMessage(zone: upZone, incarnation: upInc, nodes: []).encoded())
+        let two = UpstreamsMessage(zone: upZone, incarnation: upInc, nodes: [upA, upB]).encoded()
+        let head = Array(two.prefix(two.count - 33))  // zone and incarnation
+        invalid("upstreams-unsorted", "upstreams", head + [2] + two.suffix(16) + two.suffix(32).prefix(16))
+        invalid("upstreams-duplicate", "upstreams", head + [2] + two.suffix(16) + two.suffix(16))
+        invalid("upstreams-over-limit", "upstreams", head + [0x81, 0x08])  // 1,025 nodes
+        invalid("upstreams-truncated", "upstreams", Array(two.dropLast()))
         let data = try JSONSerialization.data(withJSONObject: out, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: Self.file)
     }

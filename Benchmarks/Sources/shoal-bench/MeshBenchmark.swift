@@ -13,7 +13,7 @@ import ShoalSamples
 /// it), connect, and then `SHOAL_BENCH_MESH_CHANGES` (default 200) records of about 200 bytes
 /// are saved one at a time, each on a random node (seeded), each waited for on every node.
 ///
-/// Lines: `mesh topology=<full|ring> nodes=N changes=… records_per_change_per_node=…
+/// Lines: `mesh topology=<full|ring> nodes=N upstreams=<on|off> changes=… records_per_change_per_node=…
 /// bytes_per_change_per_node=… vs_minimum=… convergence_p50_ms=… convergence_p99_ms=… cpu_s=…`.
 /// The minimum is one body per node per change: each of the other N − 1 nodes receives the
 /// saved version once. `bytes` are the `changes` payloads received (decompressed), `wire_…` the
@@ -28,6 +28,9 @@ enum MeshBenchmark: BenchmarkSuite {
         return text.split(separator: ",").compactMap { Int($0) }.filter { $0 >= 2 }
     }
     static var changes: Int { Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_MESH_CHANGES"] ?? "") ?? 200 }
+    /// `SHOAL_BENCH_MESH_UPSTREAMS=0` turns off leaving versions to subscribers' upstreams
+    /// (`SyncConfiguration.skipsUpstreams`), for comparison.
+    static var skipsUpstreams: Bool { ProcessInfo.processInfo.environment["SHOAL_BENCH_MESH_UPSTREAMS"] != "0" }
 
     static func run() throws { try runBlocking { try await runAsync() } }
 
@@ -53,7 +56,9 @@ enum MeshBenchmark: BenchmarkSuite {
         var dirs = [String]()
         defer { for d in dirs { try? FileManager.default.removeItem(atPath: d) } }
         for i in 0..<n {
-            let (node, dir) = try await SyncBenchmark.temporaryNode("mesh\(i)")
+            var sync = SyncConfiguration()
+            sync.skipsUpstreams = skipsUpstreams
+            let (node, dir) = try await HostileBenchmark.temporaryNode("mesh\(i)", sync: sync)
             nodes.append(node)
             dirs.append(dir)
         }
@@ -134,7 +139,7 @@ enum MeshBenchmark: BenchmarkSuite {
         let receivers = Double(count * (n - 1))
         let body = Double(bodyBytes) / Double(count)
         func pct(_ xs: [Double], _ p: Double) -> Double { let s = xs.sorted(); return s[min(s.count - 1, Int(Double(s.count) * p))] }
-        print("mesh topology=\(topology) nodes=\(n) changes=\(count) body_bytes=\(Int(body)) records_per_change_per_node=\(fixed(Double(records) / receivers, 2)) bytes_per_change_per_node=\(Int(Double(bytes) / receivers)) vs_minimum=\(fixed(Double(bytes) / receivers / body, 2)) wire_bytes_per_change_per_node=\(Int(Double(wire) / receivers)) convergence_p50_ms=\(fixed(pct(convergence, 0.5), 2)) convergence_p99_ms=\(fixed(pct(convergence, 0.99), 2)) cpu_s=\(fixed(cpu.cpuSeconds, 2))")
+        print("mesh topology=\(topology) nodes=\(n) upstreams=\(skipsUpstreams ? "on" : "off") changes=\(count) body_bytes=\(Int(body)) records_per_change_per_node=\(fixed(Double(records) / receivers, 2)) bytes_per_change_per_node=\(Int(Double(bytes) / receivers)) vs_minimum=\(fixed(Double(bytes) / receivers / body, 2)) wire_bytes_per_change_per_node=\(Int(Double(wire) / receivers)) convergence_p50_ms=\(fixed(pct(convergence, 0.5), 2)) convergence_p99_ms=\(fixed(pct(convergence, 0.99), 2)) cpu_s=\(fixed(cpu.cpuSeconds, 2))")
         for node in nodes { await node.shutdown() }
     }
 }

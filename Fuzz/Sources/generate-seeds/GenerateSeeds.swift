@@ -318,6 +318,8 @@ enum Seeds {
         out.append((name("asset-request", 1), [5] + AssetRequestMessage(asset: photo, part: .chunks(first: 3, count: 8)).encoded()))
         out.append((name("asset-chunk", 0), [6] + AssetChunkMessage(asset: photo, part: .chunk(index: 2, bytes: [9, 9, 9])).encoded()))
         out.append((name("asset-chunk", 1), [6] + AssetChunkMessage(asset: photo, part: .unavailable).encoded()))
+        out.append((name("upstreams", 0), [8] + UpstreamsMessage(zone: RecordZone.ID(name: "notes"), incarnation: NodeID(high: 1, low: 2),
+                                                                 nodes: [NodeID(high: 3, low: 4), NodeID(high: 5, low: 6)]).encoded()))
         // Zone shares (signed by ShareSamples' test key), in announcements and alone.
         let plain = ZoneAnnouncement(zone: RecordZone.ID(name: "notes"), incarnation: ShareSamples.incarnation)
         out.append((name("hello-share", 0), [0] + HelloMessage(node: a, name: "node-a", zones: [ZoneAnnouncement(share: ShareSamples.twoMembers), plain]).encoded()))

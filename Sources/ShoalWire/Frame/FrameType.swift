@@ -37,11 +37,14 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// Asks for an asset's manifest or chunks (``AssetRequestMessage``).
     public static let assetRequest = FrameType(rawValue: 0x0B)
 
+    /// The nodes a subscriber receives a zone from directly (``UpstreamsMessage``).
+    public static let upstreams = FrameType(rawValue: 0x0C)
+
     /// The types this version of Shoal defines.
-    public static let known: [FrameType] = [.hello, .changes, .acknowledgement, .assetChunk, .error, .ping, .pong, .goodbye, .subscribe, .zones, .assetRequest]
+    public static let known: [FrameType] = [.hello, .changes, .acknowledgement, .assetChunk, .error, .ping, .pong, .goodbye, .subscribe, .zones, .assetRequest, .upstreams]
 
     /// Whether this version of Shoal defines the type.
-    public var isKnown: Bool { rawValue >= 0x01 && rawValue <= 0x0B }
+    public var isKnown: Bool { rawValue >= 0x01 && rawValue <= 0x0C }
 
     public var description: String {
         switch self {
@@ -55,6 +58,7 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .goodbye: return "goodbye"
         case .subscribe: return "subscribe"
         case .zones: return "zones"
+        case .upstreams: return "upstreams"
         case .assetRequest: return "asset-request"
         default: return "unknown(0x\(String(rawValue, radix: 16)))"
         }
