@@ -59,7 +59,7 @@ extension ShoalNode {
             throw error
         }
         await network.trust(device)
-        if let endpoint, started { await network.addPeer(host: endpoint.host, port: endpoint.port) }
+        if let endpoint, started { await network.addPeer(host: endpoint.host, port: endpoint.port, device: device) }
         return entry
     }
 
@@ -100,7 +100,7 @@ extension ShoalNode {
     func dialTrustedDevices() async {
         for d in devices {
             for a in d.addresses {
-                if let e = try? Self.endpoint(a) { await network.addPeer(host: e.host, port: e.port) }
+                if let e = try? Self.endpoint(a) { await network.addPeer(host: e.host, port: e.port, device: d.device) }
             }
         }
     }

@@ -53,6 +53,8 @@ public actor NetworkNode {
         let requests: AssetFrameQueue
         /// Its frames with the engine (``InboundBudget``).
         let inbound: InboundBudget
+        /// When it was admitted.
+        var opened = ContinuousClock.now
     }
 
     var connections: [ConnectionID: Connection] = [:]
@@ -290,6 +292,17 @@ public actor NetworkNode {
                 }
                 configuration.logger.info("peer connected", metadata: ["peer": "\(peer.short)", "connection": "\(id)",
                                                                         "remote": "\(connections[id]?.channel.remoteAddress.map { "\($0)" } ?? "?")"])
+                // Both dialled each other: of the two connections, the one the larger device ID
+                // dialled goes (both ends decide alike), and that dialler waits while the other
+                // lasts (dialLoop). Two connections would carry every change twice.
+                // Only against a connection opened moments ago: an older one may be dead (the
+                // device moved) and this one its replacement.
+                if let dialed = connections[id]?.dialed, tls.deviceID > device, !isDiscoveryDial(dialed),
+                   connections.contains(where: { $0.key != id && $0.value.device == device && $0.value.dialed == nil && established.contains($0.key)
+                                                 && ContinuousClock.now - $0.value.opened < .seconds(10) }) {
+                    configuration.logger.debug("closing a duplicate connection", metadata: ["peer": "\(peer.short)", "connection": "\(id)"])
+                    return await send(out.merging([id: [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: "a connection between these devices is open already").encoded())), .close(nil)]]) { $0 + $1 })
+                }
             } else if frame.type == .error, let e = try? ErrorMessage(decoding: frame.payload) {
                 configuration.logger.warning("peer reported an error", metadata: ["connection": "\(id)", "code": "\(e.code)", "error": "\(e.message)"])
             }
@@ -386,13 +399,27 @@ public actor NetworkNode {
     }
 
     /// Dials `host:port` now and whenever the connection ends, until ``shutdown()``.
-    public func addPeer(host: String, port: Int) {
+    ///
+    /// With the `device` expected there, the address is not dialled while that device is
+    /// connected another way (it dialled this node): one connection per pair is enough, and two
+    /// would carry every change twice. When both dial each other at once, the one with the
+    /// larger device ID waits a moment first, as discovery does (Spec/discovery.md §4).
+    public func addPeer(host: String, port: Int, device: DeviceID? = nil) {
         let key = "\(host):\(port)"
         // Asked for by someone else too now: discovery must not stop it when the device moves.
         discoveryDials.remove(PeerAddress(host: host, port: port))
-        guard peerStates[key] == nil else { return }
-        peerStates[key] = PeerState(address: key, isConnected: false, node: nil, device: nil, failures: 0, lastError: nil)
+        guard peerStates[key] == nil else {
+            if let device, peerStates[key]?.device == nil { peerStates[key]?.device = device }
+            return
+        }
+        peerStates[key] = PeerState(address: key, isConnected: false, node: nil, device: device, failures: 0, lastError: nil)
         dialers[key] = Task { [weak self] in await self?.dialLoop(host: host, port: port) }
+    }
+
+    /// Whether the address `key` ("host:port", as ``addPeer(host:port:device:)`` names it) is
+    /// dialled for discovery.
+    func isDiscoveryDial(_ key: String) -> Bool {
+        discoveryDials.contains { "\($0.host):\($0.port)" == key }
     }
 
     /// Stops dialling `host:port` (an open connection to it stays until it ends).
@@ -406,7 +433,18 @@ public actor NetworkNode {
         let key = "\(host):\(port)"
         var delay = configuration.reconnectDelay
         var rng = SystemRandomNumberGenerator()
+        if let device = peerStates[key]?.device, tls.deviceID > device {
+            try? await Task.sleep(for: .milliseconds(500))
+        }
         while !stopped && !Task.isCancelled && peerStates[key] != nil {
+            // The device dialled us: its connection serves both ways; look again later. Addresses
+            // discovery dials follow its own rule (dialDiscovered), which also redials at once a
+            // device that moved while its old connection lingers.
+            if let device = peerStates[key]?.device, !isDiscoveryDial(key),
+               connections.values.contains(where: { $0.device == device && $0.dialed == nil }) {
+                try? await Task.sleep(for: configuration.reconnectDelay)
+                continue
+            }
             do {
                 let configuration = self.configuration
                 let limits = await sync.configuration.limits

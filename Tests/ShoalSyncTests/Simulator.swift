@@ -153,9 +153,10 @@ final class Simulation {
     func pairKey(_ a: Int, _ b: Int) -> [Int] { [min(a, b), max(a, b)] }
     func connected(_ a: Int, _ b: Int) -> Bool { links.contains { pairKey($0.a, $0.b) == pairKey(a, b) } }
 
-    /// Opens a connection between two up, unpartitioned nodes.
-    func connect(_ a: Int, _ b: Int) async throws {
-        guard a != b, nodes[a].up, nodes[b].up, !partitions.contains(pairKey(a, b)), !connected(a, b),
+    /// Opens a connection between two up, unpartitioned nodes; a second one beside an open one
+    /// only when `duplicate` (as when two nodes dial each other).
+    func connect(_ a: Int, _ b: Int, duplicate: Bool = false) async throws {
+        guard a != b, nodes[a].up, nodes[b].up, !partitions.contains(pairKey(a, b)), duplicate || !connected(a, b),
               topology?.contains(pairKey(a, b)) ?? true else { return }
         let (ca, outA) = await nodes[a].sync.open(device: nodes[b].device)
         let (cb, outB) = await nodes[b].sync.open(device: nodes[a].device)
