@@ -13,11 +13,16 @@ extension ShoalNode {
     /// - Returns: the saved records (with their new change tags) and the deleted IDs.
     /// - Throws: `ShoalError` `partialFailure` when some items failed (`partialErrors` holds
     ///   each one's error, `savedRecords` what was saved); `invalidArguments` for a malformed
-    ///   request (an ID twice); `limitExceeded` for an atomic batch over the store's limit.
+    ///   request (an ID twice); `limitExceeded` for an atomic batch over the store's limit;
+    ///   `operationCancelled` when the calling task is cancelled before the request starts
+    ///   (nothing is saved or deleted then; once started, a request runs to its end).
     @discardableResult
     public func modify(saving: [Record] = [], deleting: [Record.ID] = [], policy: SavePolicy = .ifServerRecordUnchanged,
                        atomically: Bool = true) async throws(ShoalError) -> ModifyResult {
-        try await store.modify(saving: saving, deleting: deleting, policy: policy, atomically: atomically)
+        if Task.isCancelled {
+            throw .from(CancellationError(), doing: "saving \(saving.count) and deleting \(deleting.count) records")
+        }
+        return try await store.modify(saving: saving, deleting: deleting, policy: policy, atomically: atomically)
     }
 
     /// Saves a subscription (replacing one with the same ID); it persists across restarts.

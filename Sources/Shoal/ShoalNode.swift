@@ -236,6 +236,10 @@ public actor ShoalNode {
     /// The live zones.
     public func zones() async -> [ZoneInfo] { await store.zones() }
 
+    /// The live zones of one database (CloudKit's database scopes): `.private` for the zones
+    /// this device created, `.shared` for those other devices own and share with it.
+    public func zones(in scope: DatabaseScope) async -> [ZoneInfo] { await store.zones().filter { $0.scope == scope } }
+
     /// Saves a record with CloudKit's save policies.
     /// - Throws: `ShoalError` (`serverRecordChanged` with the three records, `zoneNotFound`, …).
     @discardableResult

@@ -34,6 +34,10 @@ import Shoal
         try await a.listen(host: "127.0.0.1", port: 0)
         defer { Task { await a.shutdown(); await b.shutdown() } }
         #expect(try await Self.eventually { (try? await b.record(for: r.id)) != nil }, "b received the record")
+        // CloudKit's database scopes: a owns the zone, b has it shared.
+        let (aPrivate, aShared) = (await a.zones(in: .private).map(\.id), await a.zones(in: .shared).map(\.id))
+        let (bPrivate, bShared) = (await b.zones(in: .private).map(\.id), await b.zones(in: .shared).map(\.id))
+        #expect(aPrivate == [Self.notes] && aShared.isEmpty && bShared == [Self.notes] && bPrivate.isEmpty)
 
         // Apart, a edits the title, then b edits the title and the body.
         await a.goOffline()

@@ -111,6 +111,29 @@ import Testing
         await node.shutdown()
     }
 
+    /// Cancelled during the import of a large file: the import stops at its next buffer, and the
+    /// record is not saved.
+    @Test func cancellingDuringALargeImportStopsIt() async throws {
+        let (node, dir) = try await Self.node()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = try Self.file(in: dir, bytes: 16 << 20)
+        let box = CancelBox()
+        let reports = ReportCount()
+        let saving = Task { () async throws -> Record in
+            try await node.save(Self.note("big"), attaching: ["photo": path]) { _ in
+                reports.add()
+                box.cancel()
+            }
+        }
+        box.set(saving)
+        guard case .failure(let failure) = await saving.result, let e = failure as? ShoalError else {
+            Issue.record("a save cancelled during its import saved"); return
+        }
+        #expect(e.code == .operationCancelled, "\(e)")
+        #expect(reports.count < 8, "the import went on after the cancellation (\(reports.count) reports for 16 MiB)")
+        await #expect(throws: ShoalError.self) { try await node.record(for: Self.note("big").id) }
+    }
+
     @Test func garbageCollectionReportsItsProgress() async throws {
         let (node, dir) = try await Self.node()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -152,4 +175,21 @@ final class ReportLog: @unchecked Sendable {
     private var reports: [ShoalNode.GarbageCollectionProgress] = []
     func add(_ p: ShoalNode.GarbageCollectionProgress) { lock.withLock { reports.append(p) } }
     var all: [ShoalNode.GarbageCollectionProgress] { lock.withLock { reports } }
+}
+
+/// Cancels a task once both the task is known and a cancellation was asked for, in either order.
+final class CancelBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: Task<Record, any Error>?
+    private var asked = false
+    func set(_ t: Task<Record, any Error>) { lock.withLock { task = t; if asked { t.cancel() } } }
+    func cancel() { lock.withLock { asked = true; task?.cancel() } }
+}
+
+/// Counts progress reports.
+final class ReportCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    func add() { lock.withLock { n += 1 } }
+    var count: Int { lock.withLock { n } }
 }

@@ -13,7 +13,9 @@ extension AssetStore {
     ///   - progress: called after every buffer of chunks and at the end.
     /// - Throws: ``AssetError`` `assetFileNotFound` (no such file, or not a regular file),
     ///   `limitExceeded` (larger than ``Configuration/maxAssetBytes``), `assetFileModified` (the
-    ///   file changed while it was read), `io`.
+    ///   file changed while it was read), `io`; `CancellationError` when the calling task is
+    ///   cancelled (checked before each buffer is read: no manifest is written, and the chunks
+    ///   stored so far are garbage once `pin` is released).
     public nonisolated func importFile(at path: String, pin: AssetPin? = nil, progress: AssetProgressHandler? = nil) async throws -> Asset {
         try await importFileWithStatistics(at: path, pin: pin, progress: progress).asset
     }
@@ -31,6 +33,8 @@ extension AssetStore {
             let ingest = AssetIngest(store: self, pin: pin, path: path, totalBytes: before.size, progress: progress)
             var read: Int64 = 0
             while true {
+                // A cancelled import stops at the next buffer, before the manifest exists.
+                if Task.isCancelled { throw CancellationError() }
                 let n = try file.read(into: ingest.freeSpace())
                 if n == 0 { break }
                 read += Int64(n)
