@@ -431,6 +431,9 @@ public actor ShoalNode {
     public func collectAssetGarbage(dryRun: Bool = false,
                                     progress: (@Sendable (GarbageCollectionProgress) -> Void)? = nil) async throws(ShoalError) -> GarbageCollectionReport {
         var keep = Set<ContentHash>()
+        // What is pinned from now on (a save with files committing while the zones are read, a
+        // fetch) is kept even if its pin is released before the removal.
+        await assets.beginCollection()
         let zones = await store.zones()
         var state = GarbageCollectionProgress(zonesRead: 0, zones: zones.count, recordsRead: 0)
         do {
@@ -459,6 +462,7 @@ public actor ShoalNode {
             try Task.checkCancellation()
             return try await assets.collectGarbage(keeping: keep, dryRun: dryRun)
         } catch {
+            await assets.endCollection()
             throw .from(error, doing: dryRun ? "finding unreferenced asset chunks" : "collecting unreferenced asset chunks")
         }
     }

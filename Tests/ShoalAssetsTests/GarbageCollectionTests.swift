@@ -35,6 +35,29 @@ import Glibc
         #expect(try FileSystem.contents(of: store.chunks.segments.folder).isEmpty, "every segment was dead, so every file is gone")
     }
 
+    /// The keep set of a collection is computed while saves go on: an asset imported and
+    /// unpinned after the collection began (its record committed after its zone was read) is
+    /// kept; one unpinned before it began is not.
+    @Test func whatIsPinnedDuringACollectionIsKeptByIt() async throws {
+        let dir = TempDirectory()
+        let store = try AssetStore.temporary(dir, small: true)
+        let before = await store.makePin()
+        let old = try await store.importBytes(randomBytes(50_000, seed: 95), pin: before)
+        await store.unpin(before)
+        await store.beginCollection()
+        // Meanwhile: a save imports its file under a pin, commits, and releases the pin.
+        let pin = await store.makePin()
+        let bytes = randomBytes(70_000, seed: 96)
+        let saved = try await store.importBytes(bytes, pin: pin)
+        await store.unpin(pin)
+        let report = try await store.collectGarbage(keeping: [])
+        #expect(try await store.readAll(saved) == bytes, "the asset saved during the collection was removed")
+        #expect(try store.isComplete(old) == false && report.manifestsRemoved == 1)
+        // The next collection, begun after the save, no longer keeps it.
+        try await store.collectGarbage(keeping: [])
+        #expect(try store.isComplete(saved) == false)
+    }
+
     @Test func pinnedImportsSurviveUntilUnpinned() async throws {
         let dir = TempDirectory()
         let store = try AssetStore.temporary(dir, small: true)

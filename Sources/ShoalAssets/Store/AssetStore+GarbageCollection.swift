@@ -43,6 +43,18 @@ public struct GarbageCollectionReport: Hashable, Sendable, CustomStringConvertib
 }
 
 extension AssetStore {
+    /// Starts a collection whose keep set is computed over time: from now until
+    /// ``collectGarbage(keeping:dryRun:)`` (or ``endCollection()``), everything pinned — now or
+    /// later — is kept by it, even once unpinned.
+    public func beginCollection() {
+        pinnedSinceCollectionBegan = Set(pinnedChunks.keys).union(pinnedAssets.keys)
+    }
+
+    /// Abandons a collection begun with ``beginCollection()`` without collecting.
+    public func endCollection() {
+        pinnedSinceCollectionBegan = nil
+    }
+
     /// Temporary files older than this (seconds) belong to writes that were interrupted.
     static let temporaryFileLifetime = 3600
 
@@ -60,8 +72,15 @@ extension AssetStore {
     ///
     /// - Throws: ``AssetError`` `io` when a folder cannot be listed or a file removed; files
     ///   removed until then stay removed, and running it again finishes the work.
+    ///
+    /// A caller that computes `keep` over time (reading records while saves go on) calls
+    /// ``beginCollection()`` before it starts: what is pinned from then on is kept even if its pin
+    /// is released before this runs (a save that committed, and unpinned, after its zone was read).
     @discardableResult
     public func collectGarbage(keeping keep: Set<ContentHash>, dryRun: Bool = false) throws(AssetError) -> GarbageCollectionReport {
+        let held = pinnedSinceCollectionBegan ?? []
+        pinnedSinceCollectionBegan = nil
+        let keep = held.isEmpty ? keep : keep.union(held)
         /// Removes a file (or, in a dry run, only measures it), returning its size.
         func removedBytes(_ path: String) throws(AssetError) -> Int64 {
             if dryRun { return try FileSystem.status(path)?.size ?? 0 }
@@ -87,7 +106,7 @@ extension AssetStore {
         }
         var dead: [ContentHash] = []
         for chunk in chunks.segments.hashes() {
-            if live.contains(chunk) || pinnedChunks[chunk] != nil { report.chunksKept += 1 } else { dead.append(chunk) }
+            if live.contains(chunk) || pinnedChunks[chunk] != nil || held.contains(chunk) { report.chunksKept += 1 } else { dead.append(chunk) }
         }
         if dryRun {
             for chunk in dead {
@@ -102,7 +121,7 @@ extension AssetStore {
         }
         if let legacy = chunks.legacy {
             for chunk in try legacy.allHashes() {
-                if live.contains(chunk) || pinnedChunks[chunk] != nil {
+                if live.contains(chunk) || pinnedChunks[chunk] != nil || held.contains(chunk) {
                     if !chunks.segments.contains(chunk) { report.chunksKept += 1 }
                 } else {
                     report.bytesRemoved += try removedBytes(legacy.path(of: chunk))

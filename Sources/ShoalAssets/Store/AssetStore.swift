@@ -72,6 +72,9 @@ public actor AssetStore {
     var pinnedAssets: [ContentHash: Int] = [:]
     var pins: [UInt64: PinContents] = [:]
     var nextPin: UInt64 = 1
+    /// While a collection is under way (``beginCollection()``): every chunk and asset pinned at
+    /// any moment since it began, which it keeps even if the pin is gone by the time it removes.
+    var pinnedSinceCollectionBegan: Set<ContentHash>? = nil
 
     struct PinContents {
         var chunks: [ContentHash] = []
@@ -141,6 +144,10 @@ extension AssetStore {
     /// between the check and the manifest that references it.
     func hold(chunks hashes: [ContentHash], asset: ContentHash? = nil, in pin: AssetPin) {
         guard pins[pin.id] != nil else { return }
+        if pinnedSinceCollectionBegan != nil {
+            pinnedSinceCollectionBegan?.formUnion(hashes)
+            if let asset { pinnedSinceCollectionBegan?.insert(asset) }
+        }
         pins[pin.id]!.chunks.append(contentsOf: hashes)
         for h in hashes { pinnedChunks[h, default: 0] += 1 }
         if let asset {
