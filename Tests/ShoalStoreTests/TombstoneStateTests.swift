@@ -30,4 +30,22 @@ import ShoalStore
         let after = try await store.tombstoneState(of: notes)
         #expect(after.liveRecords == 2 && after.tombstones == 0 && !after.horizon.isEmpty)
     }
+
+    /// A purge frees the pages its tombstones used: the bytes in use fall, free pages appear.
+    @Test func storageUsageShowsWhatAPurgeFrees() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir)
+        try await store.createZone(notes)
+        let empty = try await store.storageUsage()
+        let body = String(repeating: "text ", count: 200)
+        try await store.modify(saving: (0..<2_000).map { note("n\($0)", body) })
+        let full = try await store.storageUsage()
+        #expect(full.usedBytes > empty.usedBytes + 1_000_000, "\(empty) → \(full)")
+        try await store.modify(deleting: (0..<2_000).map { Record.ID(name: "n\($0)", zone: notes) }, policy: .allKeys)
+        try await store.acknowledge(peer: NodeID.random(), zone: notes, vector: try await store.zone(notes).versionVector)
+        #expect(try await store.purgeTombstones() == 2_000)
+        let purged = try await store.storageUsage()
+        #expect(purged.usedBytes < full.usedBytes / 2 && purged.freeBytes > 0, "\(full) → \(purged)")
+        #expect(purged.fileBytes == purged.usedBytes + purged.freeBytes)
+    }
 }

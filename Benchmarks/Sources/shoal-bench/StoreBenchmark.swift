@@ -12,7 +12,7 @@ import ShoalSamples
 /// loaded machine); the change feed reports `cpu_s`, as it decodes on every core.
 enum StoreBenchmark: BenchmarkSuite {
     static let name = "store"
-    static let summary = "ShoalStore: bulk-save vs raw-sqlite-insert, changes-stream, indexed-query vs scan-query"
+    static let summary = "ShoalStore: bulk-save vs raw-sqlite-insert, changes-stream, indexed-query vs scan-query, churn"
 
     static var recordCount: Int { Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_RECORDS"] ?? "") ?? 200_000 }
     static let zone = RecordZone.ID(name: "bench")
@@ -87,6 +87,8 @@ enum StoreBenchmark: BenchmarkSuite {
         let (scan, foundScan) = try await timeQueries("bucket", 3)
         print("store case=indexed-query records=\(n) ms_per_query=\(fixed(indexed, 3)) matches=\(foundIndexed / 50)")
         print("store case=scan-query records=\(n) ms_per_query=\(fixed(scan, 3)) matches=\(foundScan / 3) indexed_speedup=\(fixed(scan / indexed, 1))")
+
+        try await StoreChurnBenchmark.run()
     }
 
     /// CPU seconds this process has used, all threads: on a machine shared with other work,
