@@ -400,11 +400,12 @@ public actor ShoalNode {
 
     /// The bytes of `asset`, fetched first when this node lacks them: an `AsyncSequence` of
     /// buffers, one chunk in memory at a time.
-    /// - Throws: `ShoalError`, as ``fetchAsset(_:)`` or from reading the asset store.
-    public func contents(of asset: Asset) async throws(ShoalError) -> AssetContents {
+    /// - Throws: `ShoalError`, as ``fetchAsset(_:)`` or from reading the asset store; iterating
+    ///   the bytes throws `ShoalError` too.
+    public func contents(of asset: Asset) async throws(ShoalError) -> AssetBytes {
         try await fetchAsset(asset)
         do {
-            return try assets.contents(of: asset)
+            return AssetBytes(contents: try assets.contents(of: asset), asset: asset)
         } catch {
             throw .from(error, doing: "reading \(asset)")
         }

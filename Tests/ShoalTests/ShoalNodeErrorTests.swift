@@ -134,6 +134,26 @@ import Testing
         await #expect(throws: ShoalError.self) { try await node.record(for: Self.note("big").id) }
     }
 
+    /// The bytes of an asset come through the façade's own sequence, which fails only with
+    /// ShoalError.
+    @Test func assetBytesRoundTripAndFailWithShoalError() async throws {
+        let (node, dir) = try await Self.node()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = try Self.file(in: dir, bytes: 300_000)
+        let saved = try await node.save(Self.note("photo"), attaching: ["photo": path])
+        guard case .asset(let asset)? = saved["photo"] else { Issue.record("no asset field"); return }
+        var bytes = [UInt8]()
+        let contents = try await node.contents(of: asset)
+        #expect(contents.manifest.asset == asset && contents.asset == asset)
+        do {
+            for try await chunk in contents { bytes += chunk }
+        } catch {
+            let typed: ShoalError = error  // iteration throws ShoalError, nothing else
+            Issue.record("\(typed)")
+        }
+        #expect(bytes == [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
     @Test func garbageCollectionReportsItsProgress() async throws {
         let (node, dir) = try await Self.node()
         defer { try? FileManager.default.removeItem(atPath: dir) }
