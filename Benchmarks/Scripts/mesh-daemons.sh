@@ -7,6 +7,7 @@
 #   Benchmarks/Scripts/mesh-daemons.sh [NODES=8] [CHANGES=40] [SHOAL=.build/debug/shoal]
 #
 # Line: mesh-daemons nodes=N changes=C records_received=R records_per_change_per_node=X
+#       connection_ends=E one_per_pair=N×(N−1)   (E above that: some pairs hold two connections)
 # Everything runs under a fresh folder in /tmp, removed at the end; the daemons are stopped on exit.
 set -euo pipefail
 n=${1:-8}; changes=${2:-40}; shoal=${3:-.build/debug/shoal}
@@ -68,4 +69,10 @@ done
 sleep 0.5
 after=$(received)
 got=$((after - before))
-echo "mesh-daemons nodes=$n changes=$changes records_received=$got records_per_change_per_node=$(python3 -c "print(f'{$got / ($changes * ($n - 1)):.2f}')")"
+# Connections at the end, over all nodes: n × (n − 1) when each pair holds exactly one.
+conns=0
+for i in $(seq 1 "$n"); do
+  c=$("$shoal" status --json --data "$root/n$i" | python3 -c 'import json,sys; print(json.load(sys.stdin)["connections"])')
+  conns=$((conns + c))
+done
+echo "mesh-daemons nodes=$n changes=$changes records_received=$got records_per_change_per_node=$(python3 -c "print(f'{$got / ($changes * ($n - 1)):.2f}')") connection_ends=$conns one_per_pair=$((n * (n - 1)))"
