@@ -132,12 +132,4 @@ final class ConflictCenter: Sendable {
         guard !events.isEmpty else { return }
         for l in listeners { for e in events { l.yield(e) } }
     }
-
-    func finish() {
-        let listeners = state.withLock { s in
-            defer { s.listeners.removeAll() }
-            return Array(s.listeners.values)
-        }
-        for l in listeners { l.finish() }
-    }
 }

@@ -161,12 +161,12 @@ extension Store {
                         next = incoming
                         nextEncoded = encoded
                     } else {
-                        next = try decideConflicts(stored, incoming, next: incoming, in: z)
+                        next = try decideConflicts(stored, incoming, next: incoming, concurrent: false, in: z)
                         if next.versionVector == incoming.versionVector { nextEncoded = encoded }
                     }
                     result.replaced += 1
                 case .concurrent:
-                    next = try decideConflicts(stored, incoming, next: Self.merged(stored, incoming), in: z)
+                    next = try decideConflicts(stored, incoming, next: Self.merged(stored, incoming), concurrent: true, in: z)
                     result.merged += 1
                 }
             } else {

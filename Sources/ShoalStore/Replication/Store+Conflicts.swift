@@ -60,9 +60,10 @@ extension Store {
     /// node's resolver makes of it when both are live, `next` still has concurrent heads, fields
     /// changed on both sides differ, and this node decides (``resolvingNode(of:)``). Every
     /// conflict found is noted for ``conflictEvents()``.
-    func decideConflicts(_ stored: Record, _ incoming: Record, next: Record, in z: ZoneState) throws(ShoalError) -> Record {
+    /// `concurrent`: whether the two vectors are concurrent (else `incoming` dominates), as the
+    /// caller found when it compared them.
+    func decideConflicts(_ stored: Record, _ incoming: Record, next: Record, concurrent: Bool, in z: ZoneState) throws(ShoalError) -> Record {
         guard !stored.isDeleted, !next.isDeleted, next.heads.count >= 2, conflicts.wanted(in: z.id) else { return next }
-        let concurrent = stored.versionVector.compare(incoming.versionVector) == .concurrent
         let names = concurrent ? conflictingFields(stored, incoming) : Self.lostFields(stored, next)
         guard !names.isEmpty, let decider = Self.resolvingNode(of: next) else { return next }
         var ancestor: Record? = nil
