@@ -292,16 +292,23 @@ public actor NetworkNode {
                 }
                 configuration.logger.info("peer connected", metadata: ["peer": "\(peer.short)", "connection": "\(id)",
                                                                         "remote": "\(connections[id]?.channel.remoteAddress.map { "\($0)" } ?? "?")"])
-                // Both dialled each other: of the two connections, the one the larger device ID
-                // dialled goes (both ends decide alike), and that dialler waits while the other
-                // lasts (dialLoop). Two connections would carry every change twice.
-                // Only against a connection opened moments ago: an older one may be dead (the
-                // device moved) and this one its replacement.
-                if let dialed = connections[id]?.dialed, tls.deviceID > device, !isDiscoveryDial(dialed),
-                   connections.contains(where: { $0.key != id && $0.value.device == device && $0.value.dialed == nil && established.contains($0.key)
+                // Both dialled each other: the connections the larger device ID dialled go (only
+                // that end acts), and its dialler waits while the other lasts (dialLoop). Two
+                // connections would carry every change twice. Checked whichever of the two is
+                // established last, and only against an accepted connection opened moments ago:
+                // an older one may be dead (the device moved) and the dialled one its replacement.
+                if tls.deviceID > device,
+                   connections.contains(where: { $0.value.device == device && $0.value.dialed == nil && established.contains($0.key)
                                                  && ContinuousClock.now - $0.value.opened < .seconds(10) }) {
-                    configuration.logger.debug("closing a duplicate connection", metadata: ["peer": "\(peer.short)", "connection": "\(id)"])
-                    return await send(out.merging([id: [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: "a connection between these devices is open already").encoded())), .close(nil)]]) { $0 + $1 })
+                    let duplicates = connections.filter { c in
+                        c.value.device == device && established.contains(c.key) && c.value.dialed.map { !isDiscoveryDial($0) } == true
+                    }.keys
+                    var closing = out
+                    for d in duplicates {
+                        configuration.logger.debug("closing a duplicate connection", metadata: ["peer": "\(peer.short)", "connection": "\(d)"])
+                        closing[d, default: []] += [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: "a connection between these devices is open already").encoded())), .close(nil)]
+                    }
+                    if !duplicates.isEmpty { return await send(closing) }
                 }
             } else if frame.type == .error, let e = try? ErrorMessage(decoding: frame.payload) {
                 configuration.logger.warning("peer reported an error", metadata: ["connection": "\(id)", "code": "\(e.code)", "error": "\(e.message)"])
