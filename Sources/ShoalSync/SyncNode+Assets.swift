@@ -88,8 +88,15 @@ extension SyncNode {
 
     /// Asks the next connected peer that has not refused `asset`: for the chunks still missing
     /// when a manifest is kept (a resumed transfer), else for the manifest.
+    ///
+    /// The transfer is claimed for that peer's connection before the asset store is asked what
+    /// is missing, and afterwards only the fields this call owns are set, on the transfer as it
+    /// is then: the node takes other calls while the store answers. A copy written back over it
+    /// dropped a waiter registered meanwhile (``waitForAsset(_:)``, which then never returned),
+    /// and undid a close of the connection (``closed(_:)``), leaving the fetch on a connection
+    /// that no longer existed.
     func askNextPeer(_ asset: Asset) async -> [ConnectionID: [SyncOutput]] {
-        guard let assets, var t = transfers[asset] else { return [:] }
+        guard let assets, let t = transfers[asset] else { return [:] }
         let candidates = sessions.filter { $0.value.phase == .established
             && $0.value.peer.map { $0.capabilities & Capability.assets != 0 && !t.refused.contains($0.node) } ?? false }
             .keys.sorted { $0.rawValue < $1.rawValue }
@@ -99,22 +106,24 @@ extension SyncNode {
                 fail(asset, AssetFetchError(code: "assetNotAvailable", asset: asset, message: "no connected peer can serve \(asset) (\(t.refused.count) refused or sent bytes that did not verify); try again when another peer that holds it is connected"))
             } else {
                 // Nobody to ask: park until a peer connects.
-                t.connection = nil
-                transfers[asset] = t
+                transfers[asset]?.connection = nil
             }
             return [:]
         }
-        t.connection = id
-        t.inFlight = []
-        if let missing = await assets.missingChunks(of: asset) {
-            t.pending = missing[...]
-            t.awaitingManifest = false
-            transfers[asset] = t
+        transfers[asset]?.connection = id
+        transfers[asset]?.pending = []
+        transfers[asset]?.inFlight = []
+        transfers[asset]?.awaitingManifest = false
+        let missing = await assets.missingChunks(of: asset)
+        // Meanwhile the transfer may have ended (fetched or failed) or left `id` (its connection
+        // closed): whoever moved it asks for it now, or it is parked until a peer connects.
+        guard transfers[asset]?.connection == id else { return [:] }
+        if let missing {
+            transfers[asset]?.pending = missing[...]
             if missing.isEmpty { return await finishTransfer(asset) }
             return [id: requestChunks(asset)]
         }
-        t.awaitingManifest = true
-        transfers[asset] = t
+        transfers[asset]?.awaitingManifest = true
         return [id: [.send(Frame(type: .assetRequest, payload: AssetRequestMessage(asset: asset, part: .manifest).encoded()))]]
     }
 
@@ -139,8 +148,10 @@ extension SyncNode {
     }
 
     /// The peer on `id` failed `asset` (refused it, or sent bytes that did not verify): ask another.
+    /// Nothing is done when the transfer has left `id` since (its connection closed while the
+    /// answer was checked): another call has it.
     func refuse(_ asset: Asset, on id: ConnectionID) async -> [ConnectionID: [SyncOutput]] {
-        guard var t = transfers[asset] else { return [:] }
+        guard var t = transfers[asset], t.connection == id else { return [:] }
         if let peer = sessions[id]?.peer?.node { t.refused.insert(peer) }
         t.pending = []
         t.inFlight = []

@@ -85,8 +85,36 @@ package final class MemoryAssets: AssetProvider {
         }
     }
 
+    /// While set, the next ``missingChunks(of:)`` answers only once ``releaseMissingChunksCheck()``
+    /// is called (as of then): the node takes other calls while a fetch chooses its peer.
+    let missingGate = Mutex<(armed: Bool, held: CheckedContinuation<Void, Never>?, watchers: [CheckedContinuation<Void, Never>])>((false, nil, []))
+
+    package func holdNextMissingChunksCheck() { missingGate.withLock { $0.armed = true } }
+    /// Returns once a ``missingChunks(of:)`` call is held.
+    package func missingChunksCheckHeld() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let now = missingGate.withLock { g in
+                if g.held != nil { return true }
+                g.watchers.append(c)
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
+    package func releaseMissingChunksCheck() { missingGate.withLock { g in g.held?.resume(); g.held = nil } }
+
     package func missingChunks(of asset: Asset) async -> [Int]? {
-        state.withLock { s in s.partial[asset].map { p in p.lengths.indices.filter { p.chunks[$0] == nil } } }
+        if missingGate.withLock({ g in defer { g.armed = false }; return g.armed }) {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let watchers = missingGate.withLock { g in
+                    g.held = c
+                    defer { g.watchers = [] }
+                    return g.watchers
+                }
+                for w in watchers { w.resume() }
+            }
+        }
+        return state.withLock { s in s.partial[asset].map { p in p.lengths.indices.filter { p.chunks[$0] == nil } } }
     }
 
     package func abandon(_ asset: Asset) async {
