@@ -82,14 +82,19 @@ public struct NetworkConfiguration: Sendable {
     /// asked for, is held to it instead of growing this node's memory. Values below 1 KiB count as
     /// 1 KiB.
     public var assetQueueBytes = 32 << 20
-    /// How often tombstones every known peer has acknowledged are purged; nil (the default) never.
+    /// How often tombstones are purged (``SyncNode/purgeTombstones(retention:)``): those every
+    /// known peer of their zone has acknowledged, or older than ``tombstoneRetention``, among those
+    /// this node's knowledge covers. Default nil: never.
     ///
-    /// Purging is safe only when every node that may still send old versions of the zone is a
-    /// known peer that has acknowledged the deletion: a node that never connected here, or a
-    /// retired one that comes back with writes made before the purge, can resurrect state that
-    /// the others merged with the tombstone (Spec/replication.md §3.5.3). Turn it on for a zone
-    /// whose members are all known and stable.
+    /// Off by default because purging is not yet safe in every case: the simulation with purging
+    /// on diverges in about 1 % of seeds, and Spec/replication.md §3.5.3 lists the causes. Turn it
+    /// on for zones whose members are known, stay connected and write distinct record names.
     public var tombstonePurgeInterval: Duration? = nil
+    /// How long a deletion waits for known peers that have not acknowledged it before a purge
+    /// removes its tombstone anyway; nil waits for all of them (a peer that never comes back then
+    /// holds its zone's tombstones forever). Default: 30 days. A peer away longer resyncs in full
+    /// when it returns (Spec/replication.md §3.5.2–3.5.3).
+    public var tombstoneRetention: Duration? = .seconds(30 * 86_400)
     /// Local discovery: announcing this device on the LAN and dialling the trusted devices heard
     /// there (``DiscoveryConfiguration``). Default: off.
     public var discovery = DiscoveryConfiguration()

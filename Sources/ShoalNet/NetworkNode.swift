@@ -735,16 +735,16 @@ public actor NetworkNode {
                 for zone in n.zones.sorted() { sink.yield(.zoneChanged(zone)) }
             }
         })
-        // Tombstones every known peer has acknowledged go, now and then (ShoalStore keeps the
-        // purge horizon; a peer away past it resyncs in full: Spec/replication.md §3.5.2).
+        // Tombstones every known peer has acknowledged, or older than the retention, go now and
+        // then (a peer away past the purge resyncs in full: Spec/replication.md §3.5.2–3.5.3).
         if let every = configuration.tombstonePurgeInterval {
-            let logger = configuration.logger
+            let logger = configuration.logger, retention = configuration.tombstoneRetention, sync = self.sync
             tasks.append(Task {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: every)
                     if Task.isCancelled { return }
                     do throws(ShoalError) {
-                        let n = try await store.purgeTombstones()
+                        let n = try await sync.purgeTombstones(retention: retention)
                         if n > 0 { logger.info("purged tombstones", metadata: ["count": "\(n)"]) }
                     } catch {
                         logger.warning("could not purge tombstones", metadata: ["error": "\(error)"])

@@ -3,7 +3,7 @@
 import Dispatch
 import ShoalWire
 
-/// Plans saves of new records (validate, stamp, encode: ``Store/planNewRecord(_:dot:limits:)``;
+/// Plans saves of new records (validate, stamp, encode: ``Store/planNewRecord(_:dot:base:limits:)``;
 /// and the declared-index entries each adds)
 /// on a global queue, a run of ``runLength`` at a time, while the store's thread writes the runs
 /// already planned: a bulk save's encoding overlaps its SQLite work instead of preceding it.
@@ -29,10 +29,11 @@ final class SavePlanner: @unchecked Sendable {
     private var taken = 0
     private var finished = false
 
-    /// Starts planning `records` as new, `records[i]` at `dots[i]`, with the entries of the
-    /// `indexed` fields (zone → record type → fields) each adds (their `order` is the store's
-    /// to set).
-    init(_ records: ArraySlice<Record>, dots: [Dot], limits: WireLimits, indexed: [RecordZone.ID: [String: [IndexedField]]]) {
+    /// Starts planning `records` as new, `records[i]` at `dots[i]` over its zone's purge horizon
+    /// in `horizons`, with the entries of the `indexed` fields (zone → record type → fields) each
+    /// adds (their `order` is the store's to set).
+    init(_ records: ArraySlice<Record>, dots: [Dot], horizons: [RecordZone.ID: VersionVector], limits: WireLimits,
+         indexed: [RecordZone.ID: [String: [IndexedField]]]) {
         precondition(records.count == dots.count, "one dot per planned record")
         count = records.count
         slots = .allocate(capacity: max(count, 1))
@@ -40,7 +41,7 @@ final class SavePlanner: @unchecked Sendable {
         runsReady = (0..<runs).map { _ in DispatchSemaphore(value: 0) }
         let base = records.startIndex
         if runs == 0 {
-            for i in 0..<count { (slots + i).initialize(to: Self.plan(records[base + i], dots[i], limits, indexed)) }
+            for i in 0..<count { (slots + i).initialize(to: Self.plan(records[base + i], dots[i], horizons, limits, indexed)) }
             return
         }
         nonisolated(unsafe) let out = slots
@@ -48,7 +49,7 @@ final class SavePlanner: @unchecked Sendable {
         DispatchQueue.global().async(group: group) {
             for run in 0..<runs {
                 let lo = run * Self.runLength, hi = min(total, lo + Self.runLength)
-                for i in lo..<hi { (out + i).initialize(to: Self.plan(records[base + i], dots[i], limits, indexed)) }
+                for i in lo..<hi { (out + i).initialize(to: Self.plan(records[base + i], dots[i], horizons, limits, indexed)) }
                 ready[run].signal()
             }
         }
@@ -59,11 +60,11 @@ final class SavePlanner: @unchecked Sendable {
         slots.deallocate()
     }
 
-    private static func plan(_ client: Record, _ dot: Dot, _ limits: WireLimits,
+    private static func plan(_ client: Record, _ dot: Dot, _ horizons: [RecordZone.ID: VersionVector], _ limits: WireLimits,
                              _ indexed: [RecordZone.ID: [String: [IndexedField]]]) -> Plan {
         let record: Record, bytes: [UInt8]
         do throws(ShoalError) {
-            (record, bytes) = try Store.planNewRecord(client, dot: dot, limits: limits)
+            (record, bytes) = try Store.planNewRecord(client, dot: dot, base: horizons[client.id.zone] ?? VersionVector(), limits: limits)
         } catch {
             return .failure(error)
         }

@@ -128,7 +128,9 @@ extension Store {
         }
         let dots = clients.map { _ in tick() }
         return try assumingNew { () throws(ShoalError) -> ChunkResult? in
-            let planner = SavePlanner(clients[...], dots: dots, limits: configuration.limits, indexed: indexedFieldsByZone)
+            var horizons = [RecordZone.ID: VersionVector]()
+            for r in clients where horizons[r.id.zone] == nil { horizons[r.id.zone] = zones[r.id.zone]?.horizon ?? VersionVector() }
+            let planner = SavePlanner(clients[...], dots: dots, horizons: horizons, limits: configuration.limits, indexed: indexedFieldsByZone)
             defer { planner.finish() }
             var saved = [Record]()
             saved.reserveCapacity(clients.count)
@@ -307,7 +309,10 @@ extension Store {
             }
         }
         let dot = tick()
-        guard let stored else { return try Self.stampNew(client, dot: dot, limits: limits) }
+        // A record new here, in a zone that has purged tombstones, may be one of them created
+        // again: its vector starts from the horizon, so it supersedes every purged deletion of its
+        // name still held elsewhere (Spec/replication.md §3.5.3).
+        guard let stored else { return try Self.stampNew(client, dot: dot, base: zone.horizon, limits: limits) }
         let fields: [Record.Field]
         var vv = stored.versionVector
         let creation: Dot
@@ -316,7 +321,10 @@ extension Store {
             fields = policy == .allKeys ? Self.replaceAll(live.fields, with: client.fields, dot: dot)
                 : Self.overlayChanged(live.fields, with: client, dot: dot)
         } else {
-            // Re-creation over a tombstone: the new record supersedes the deletion and every old field.
+            // Re-creation over a tombstone: the new record supersedes the deletion and every old
+            // field, and, as a record new here would, every deletion of its name purged since
+            // (Spec/replication.md §3.5.3 rule 2).
+            vv.formUnion(zone.horizon)
             creation = dot
             fields = Self.replaceAll(stored.fields, with: client.fields.map { Record.Field(name: $0.name, value: $0.value) }, dot: dot)
         }
@@ -327,9 +335,10 @@ extension Store {
     }
 
     /// The version a save of `client` (validated) writes when the store holds no record of its
-    /// ID: its fields stamped with `dot`, which is also its creation, vector and only head.
-    nonisolated static func stampNew(_ client: Record, dot: Dot, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
-        var vv = VersionVector()
+    /// ID: its fields stamped with `dot`, which is also its creation and only head; its vector is
+    /// `base` (the zone's purge horizon) advanced to `dot`.
+    nonisolated static func stampNew(_ client: Record, dot: Dot, base: VersionVector, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
+        var vv = base
         vv.advance(dot.node, to: dot.hlc)
         let fields = client.fields.compactMap { $0.value == nil ? nil : Record.Field(name: $0.name, value: $0.value, stamp: dot) }
         let r = Record(recordType: client.recordType, id: client.id, parent: client.parent, creation: dot, versionVector: vv,
@@ -338,10 +347,10 @@ extension Store {
     }
 
     /// ``planSave(_:stored:policy:zone:)`` for a record the store does not hold, off the actor
-    /// (``SavePlanner``): `dot` was issued for it by ``tick()``.
-    nonisolated static func planNewRecord(_ client: Record, dot: Dot, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
+    /// (``SavePlanner``): `dot` was issued for it by ``tick()``; `base` is its zone's horizon.
+    nonisolated static func planNewRecord(_ client: Record, dot: Dot, base: VersionVector, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
         try validateClient(client, limits: limits)
-        return try stampNew(client, dot: dot, limits: limits)
+        return try stampNew(client, dot: dot, base: base, limits: limits)
     }
 
     /// `client` checked against `limits`, as `invalidArguments` or `limitExceeded` naming it.

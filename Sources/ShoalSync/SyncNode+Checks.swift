@@ -56,8 +56,15 @@ extension SyncNode {
         // Every dot of a version: its vector's entries, and the creation and field stamps (which a
         // valid version's vector covers, checked here all the same).
         var own = [(Record.ID, HLC)]()
+        // A vector entry of ours that is no head only says the version saw that write: a version
+        // created or lifted over a purge horizon carries the horizon's entries, which name our
+        // writes to other records (§3.5.3). It is bounded by our newest write in the zone.
+        var seenOnly = HLC.zero
         for r in records {
-            var newest = HLC.zero, mine = r.versionVector[nodeID]
+            var newest = HLC.zero
+            let isHead = r.heads.contains { $0.node == nodeID }
+            var mine = isHead ? r.versionVector[nodeID] : .zero
+            if !isHead { seenOnly = max(seenOnly, r.versionVector[nodeID]) }
             for e in r.versionVector.entries where e.hlc > newest { newest = e.hlc }
             if let c = r.creation {
                 if c.hlc > newest { newest = c.hlc }
@@ -87,6 +94,17 @@ extension SyncNode {
                 }
             }
         }
+        if seenOnly != .zero {
+            let newest: HLC
+            do throws(ShoalError) {
+                newest = max(try await store.zone(m.zone).versionVector[nodeID], try await store.purgeHorizon(of: m.zone)[nodeID])
+            } catch {
+                throw SyncFailure(error.code.name, "could not check \(what): \(error)")
+            }
+            if seenOnly > newest {
+                throw refusal("\(what): a version claims to have seen a write of node \(nodeID.short) (this node) at \(seenOnly), but its newest write in zone \(m.zone) is \(newest.rawValue == 0 ? "none" : "\(newest)"); refused whole (Spec/replication.md §3.8)", knowledgeOnly: false)
+            }
+        }
         if !own.isEmpty {
             // Every write of ours to a record is in our stored version of it (a version is replaced
             // only by one that covers it), or in a purged tombstone (the horizon covers it).
@@ -106,6 +124,10 @@ extension SyncNode {
         }
         if let k = m.knowledge {
             try await checkStated(k, zone: m.zone, what: what, knowledgeOnly: false)
+        }
+        // A purge horizon claims writes as a knowledge vector does, and is checked alike.
+        if let h = m.horizon {
+            try await checkStated(h, zone: m.zone, what: "\(what) (its purge horizon)", knowledgeOnly: false)
         }
     }
 

@@ -70,6 +70,16 @@ extension SyncNode {
             throw SyncFailure(error.code.name, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
         }
         trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(stated.map { "\($0)" } ?? "-")")
+        // The batch that ends a full resync: everything the sender holds has arrived here.
+        let endsResync = resyncs[key] != nil && m.isCaughtUp && stated != nil
+        if resyncs[key] != nil {
+            for r in records { resyncs[key]?.insert(r.id.name) }
+            // Every local record's vector is dominated by the zone's, so the knowledge as stated
+            // decides the same deletions as the part of it the zone shows.
+            if m.isCaughtUp, let k = stated, let names = resyncs[key] {
+                await finishResync(peer: peer, zone: m.zone, received: names, knowledge: k, horizon: m.horizon)
+            }
+        }
         // Caught-up knowledge counts only as far as the zone now shows (§3.8): a claim beyond
         // that (writes purged on the sender, or never made) is dropped, not adopted or passed on.
         var shownKnowledge: VersionVector? = nil
@@ -81,16 +91,20 @@ extension SyncNode {
             }
             shownKnowledge = shown
         }
-        if resyncs[key] != nil {
-            for r in records { resyncs[key]?.insert(r.id.name) }
-            // Every local record's vector is dominated by the zone's, so the part of the
-            // knowledge the zone shows decides the same deletions as the whole of it.
-            if let k = shownKnowledge, let names = resyncs[key] {
-                await finishResync(peer: peer, zone: m.zone, received: names, knowledge: k)
-            }
-        }
         if let k = stated, let shown = shownKnowledge {
-            await addKnowledge(shown, to: m.zone)
+            // Knowledge that does not cover this zone's purge horizon comes from a sender that
+            // has not seen some deletion purged here: it may hold a version concurrent with one,
+            // sent here alone while nodes holding the tombstone merge it. Adopting its knowledge
+            // would make every server skip that merge for this node, so it is held back until
+            // the sender has resynced (§3.5.3). A full resync is adopted: it lifted what this
+            // node held over the sender's horizon, and the sender resyncs from here in turn.
+            let horizon = (try? await store.purgeHorizon(of: m.zone)) ?? VersionVector()
+            if endsResync || horizon.isDominated(by: k) {
+                await addKnowledge(shown, to: m.zone)
+            } else {
+                statistics.knowledgeHeldBackForHorizon &+= 1
+                trace?("\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): it does not cover the purge horizon \(horizon)")
+            }
             // The sender knows at least this (it speaks for itself): what we serve it on this
             // connection skips it, so the versions it just sent us are not echoed back before
             // its next acknowledgement.
@@ -130,20 +144,26 @@ extension SyncNode {
         return [.send(Frame(type: .acknowledgement, payload: ack.encoded()))]
     }
 
-    /// Ends a full resync from `peer` at its caught-up batch: a live local record the stream left
-    /// out, whose vector `knowledge` (the peer's) covers, was deleted on the peer and its tombstone
-    /// purged since — delete it here too. Records the peer has not seen stay (they replicate to it).
-    func finishResync(peer: NodeID, zone: RecordZone.ID, received: Set<String>, knowledge: VersionVector) async {
+    /// Ends a full resync from `peer` at its caught-up batch (Spec/replication.md §3.5.2–3.5.3):
+    /// a live local record the stream left out, whose vector `knowledge` (the peer's) covers, was
+    /// deleted on the peer and its tombstone purged since — delete it here too. Records the peer
+    /// has not seen stay (they replicate to it). The peer's purge `horizon` becomes part of this
+    /// zone's, so a record created here again supersedes those deletions where they are held.
+    func finishResync(peer: NodeID, zone: RecordZone.ID, received: Set<String>, knowledge: VersionVector, horizon: VersionVector?) async {
         do throws(ShoalError) {
             let stale = try await store.allRecordIDs(in: zone).filter { !received.contains($0.name) }
             let versions = try await store.storedVersions(of: stale)
             let gone = stale.filter { id in versions[id].map { !$0.isDeleted && $0.versionVector.isDominated(by: knowledge) } ?? false }
             if !gone.isEmpty { try await store.modify(deleting: gone, policy: .allKeys, atomically: false) }
+            if let horizon, !horizon.isEmpty {
+                try await store.adoptHorizon(horizon, of: zone)
+                knowledgeCache[zone] = nil
+            }
             try await store.setSyncValue(Self.resyncKey(peer, zone), nil)
             resyncs[Self.positionKey(peer, zone)] = nil
             statistics.resyncsCompleted &+= 1
             statistics.resyncDeletions &+= gone.count
-            trace?("\(nodeID.short) resync of \(zone) from \(peer.short) done: \(received.count) received, \(gone.count) deleted")
+            trace?("\(nodeID.short) resync of \(zone) from \(peer.short) done: \(received.count) received, \(gone.count) deleted, horizon \(horizon.map { "\($0)" } ?? "-")")
         } catch {
             // The marker stays: the next connection resyncs again.
             trace?("\(nodeID.short) resync of \(zone) from \(peer.short) could not finish: \(error)")

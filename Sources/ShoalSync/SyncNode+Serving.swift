@@ -29,8 +29,16 @@ extension SyncNode {
         let start = m.token ?? (m.knowledge.isEmpty ? nil : ChangeToken(.init(kind: .zone, incarnation: m.incarnation, vector: m.knowledge)))
         sessions[id]?.outbound[m.zone] = SyncSession.Outbound(incarnation: m.incarnation, token: start, peerKnowledge: m.knowledge,
                                                               window: min(m.window, UInt64(max(1, configuration.maxServedWindow))))
+        // A subscriber whose knowledge does not cover the purge horizon has not seen some
+        // deletion purged here, whatever its token says: it resyncs in full, which removes what
+        // the deletions removed and lifts what it wrote meanwhile over them (§3.5.2, §3.5.3).
+        if let horizon = try? await store.purgeHorizon(of: m.zone), !horizon.isEmpty, !horizon.isDominated(by: m.knowledge) {
+            trace?("\(nodeID.short) subscriber on conn \(id) does not know the purge horizon of \(m.zone): resetting")
+            sessions[id]?.outbound[m.zone]?.beginResetPass()
+        }
         return try await pump(m.zone, on: id)
     }
+
 
     func handleAcknowledgement(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         let m = try decode { (l) throws(WireError) in try AcknowledgementMessage(decoding: frame.payload, limits: l) }
@@ -55,7 +63,9 @@ extension SyncNode {
             let now = ContinuousClock.now
             if acknowledgementWrites[key].map({ now - $0 >= .seconds(1) }) ?? true {
                 acknowledgementWrites[key] = now
-                let store = self.store, zone = m.zone, knowledge = m.knowledge
+                // The whole of what the peer stated, not this acknowledgement's part: a write
+                // skipped by this throttle then loses nothing.
+                let store = self.store, zone = m.zone, knowledge = sub.peerKnowledge
                 // Acknowledgements merge (a union), so their order does not matter.
                 Task { try? await store.acknowledge(peer: peer, zone: zone, vector: knowledge) }
             }
@@ -182,16 +192,19 @@ extension SyncNode {
                 limit = max(1, limit / 2)
             }
             guard let pageToken = encodedPage?.token ?? read?.token, let moreComing = encodedPage?.moreComing ?? read?.moreComing else {
-                // The peer's token predates tombstones purged here: restart from the beginning,
-                // sending every record (no skipping by its knowledge), and say so (§3.5.2).
+                // The peer's token predates tombstones purged here. When its knowledge covers the
+                // horizon it reflects every purged deletion: go on from that knowledge. Otherwise
+                // restart from the beginning, sending every record (no skipping by its
+                // knowledge), and say so (§3.5.2).
+                let fromKnowledge = ChangeToken(.init(kind: .zone, incarnation: sub.incarnation, vector: sub.peerKnowledge))
+                if !sub.resetNext, sub.token != fromKnowledge, let horizon = try? await store.purgeHorizon(of: zone),
+                   horizon.isDominated(by: sub.peerKnowledge) {
+                    trace?("\(nodeID.short) token of conn \(id) for \(zone) expired; its knowledge covers the horizon")
+                    sessions[id]?.outbound[zone]?.token = fromKnowledge
+                    continue
+                }
                 trace?("\(nodeID.short) token of conn \(id) for \(zone) expired: resetting")
-                sessions[id]?.outbound[zone]?.token = nil
-                sessions[id]?.outbound[zone]?.peerKnowledge = VersionVector()
-                // The subscriber starts over too: the pass's knowledge is stated whole.
-                sessions[id]?.outbound[zone]?.knowledgeSent = VersionVector()
-                sessions[id]?.outbound[zone]?.resetNext = true
-                sessions[id]?.outbound[zone]?.inResetPass = true
-                sessions[id]?.outbound[zone]?.skipped = [:]
+                sessions[id]?.outbound[zone]?.beginResetPass()
                 continue
             }
             // The subscription as it is now (acknowledgements may have arrived meanwhile).
@@ -253,8 +266,12 @@ extension SyncNode {
             // Entries the peer has said it knows are left out too: adopting them changes nothing.
             let stated: VersionVector? = caughtUp ? statable.entries(above: cur.knowledgeSent.union(cur.peerKnowledge)) : nil
             if caughtUp { cur.knowledgeSent.formUnion(statable) }
+            // A reset pass ends with the purge horizon: the subscriber takes it as its own, so the
+            // records it creates again supersede the deletions purged here (§3.5.3).
+            var horizon: VersionVector? = nil
+            if caughtUp && cur.inResetPass, let h = try? await store.purgeHorizon(of: zone), !h.isEmpty { horizon = h }
             let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
-                                         isReset: cur.resetNext, token: pageToken, knowledge: stated, remaining: remaining,
+                                         isReset: cur.resetNext, token: pageToken, knowledge: stated, remaining: remaining, horizon: horizon,
                                          records: selection.whole, sparseRecords: selection.sparse, base: sparseBase)
             let payload = selection.wholeCountEncoded > 0 ? message.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
                 : message.encoded()

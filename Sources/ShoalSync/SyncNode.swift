@@ -79,6 +79,11 @@ public actor SyncNode {
         public var resyncsCompleted = 0
         /// Local records deleted by those resyncs: deleted on the peer, tombstone since purged.
         public var resyncDeletions = 0
+        /// Caught-up knowledge not adopted because it did not cover the zone's purge horizon
+        /// here: the server had not seen every deletion purged here (Spec/replication.md §3.5.3).
+        public var knowledgeHeldBackForHorizon = 0
+        /// Tombstones this node purged through ``SyncNode/purgeTombstones(retention:)``.
+        public var tombstonesPurged = 0
         /// Assets fetched and verified.
         public var assetsFetched = 0
         /// Asset fetches that ended with an error.
@@ -489,25 +494,33 @@ public actor SyncNode {
                 continue
             }
             if sessions[id]?.inbound[zone]?.incarnation == mine.incarnation { continue }
-            sessions[id]?.inbound[zone] = SyncSession.Inbound(incarnation: mine.incarnation)
-            let token = await position(peer: peerHello.node, zone: zone, incarnation: mine.incarnation)
-            let key = Self.positionKey(peerHello.node, zone)
-            // After a sparse record could not be rebuilt, state no knowledge once: the peer then
-            // sends whole versions from the stored position (Spec/replication.md §3.5.1).
-            var k = wholeVersionsNeeded.remove(key) != nil ? VersionVector() : await knowledge(of: zone)
-            var from = token
-            // A resync cut short starts over: everything, from the beginning (§3.5.2).
-            if (try? await store.syncValue(Self.resyncKey(peerHello.node, zone))) != nil {
-                k = VersionVector()
-                from = nil
-                resyncs[key] = []
-            }
-            sessions[id]?.inbound[zone]?.statedKnowledge = k
-            let m = SubscribeMessage(zone: zone, incarnation: mine.incarnation, token: from, knowledge: k, window: configuration.window)
-            out.append(.send(Frame(type: .subscribe, payload: m.encoded())))
-            // The new server hears at once which peers deliver the zone here already.
-            out += announceUpstreams(of: zone, only: id)[id] ?? []
+            out += await subscribe(to: zone, incarnation: mine.incarnation, on: id)
         }
+        return out
+    }
+
+    /// Subscribes to `zone` on connection `id`: from the position stored for the peer, stating
+    /// this node's knowledge (none while a resync from it is unfinished).
+    func subscribe(to zone: RecordZone.ID, incarnation: NodeID, on id: ConnectionID) async -> [SyncOutput] {
+        guard let peer = sessions[id]?.peer?.node else { return [] }
+        sessions[id]?.inbound[zone] = SyncSession.Inbound(incarnation: incarnation)
+        let token = await position(peer: peer, zone: zone, incarnation: incarnation)
+        let key = Self.positionKey(peer, zone)
+        // After a sparse record could not be rebuilt, state no knowledge once: the peer then
+        // sends whole versions from the stored position (Spec/replication.md §3.5.1).
+        var k = wholeVersionsNeeded.remove(key) != nil ? VersionVector() : await knowledge(of: zone)
+        var from = token
+        // A resync cut short starts over: everything, from the beginning (§3.5.2).
+        if (try? await store.syncValue(Self.resyncKey(peer, zone))) != nil {
+            k = VersionVector()
+            from = nil
+            resyncs[key] = []
+        }
+        sessions[id]?.inbound[zone]?.statedKnowledge = k
+        let m = SubscribeMessage(zone: zone, incarnation: incarnation, token: from, knowledge: k, window: configuration.window)
+        var out: [SyncOutput] = [.send(Frame(type: .subscribe, payload: m.encoded()))]
+        // The new server hears at once which peers deliver the zone here already.
+        out += announceUpstreams(of: zone, only: id)[id] ?? []
         return out
     }
 

@@ -95,6 +95,18 @@ struct SyncSession {
         var rewindPending = false
 
         var unacknowledged: UInt64 { nextBatch &- 1 &- acknowledged }
+
+        /// Makes the next batch start a reset pass (Spec/replication.md §3.5.2): from the
+        /// beginning of the log, skipping nothing for the subscriber's knowledge or upstreams,
+        /// the pass's knowledge stated whole (the subscriber starts over too).
+        mutating func beginResetPass() {
+            token = nil
+            peerKnowledge = VersionVector()
+            knowledgeSent = VersionVector()
+            resetNext = true
+            inResetPass = true
+            skipped = [:]
+        }
     }
 
     var phase = Phase.awaitingHello

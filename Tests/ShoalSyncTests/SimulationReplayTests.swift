@@ -12,7 +12,7 @@ import ShoalWire
     @Test(.enabled(if: ProcessInfo.processInfo.environment["SHOAL_DEBUG_SEED"] != nil))
     func dump() async throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["SHOAL_DEBUG_SEED"] ?? "") ?? 0
-        let sim = try await Simulation(seed: seed, nodes: 3 + Int(seed % 2))
+        let sim = try await Simulation(seed: seed, nodes: 3 + Int(seed % 2), identities: seed % 4 >= 2)
         await sim.enableTrace()
         let log = try await sim.run(steps: 120)
         let name = ProcessInfo.processInfo.environment["SHOAL_DEBUG_RECORD"] ?? "r1"
@@ -25,8 +25,9 @@ import ShoalWire
             }
         }
         for n in sim.nodes.indices {
-            print("node \(n) id \(sim.nodes[n].store.nodeID.short) knowledge notes: \(await sim.nodes[n].sync.knowledge(of: RecordZone.ID(name: "notes")))")
+            print("node \(n) id \(sim.nodes[n].store.nodeID.short) knowledge: \(await sim.nodes[n].store.zones().map { $0.id })")
         }
+        for l in sim.log { print("CLOSE \(l)") }
         print("saves of \(name): \(log.saves.filter { $0.name == name }.map { "\($0.zone) \($0.dot)" })")
         print("deletes of \(name): \(log.deletes.filter { $0.name == name }.map { "\($0.zone) \($0.vector)" })")
     }

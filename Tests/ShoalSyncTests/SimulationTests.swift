@@ -20,8 +20,20 @@ struct WorkloadLog {
 
 extension Simulation {
     static let fieldNames = ["alpha", "beta", "gamma", "delta"]
-    /// Whether the workload retires peers and purges tombstones (SHOAL_SIM_PURGE=1).
+    /// Whether the workload purges tombstones (by acknowledgements and a retention), retires
+    /// peers and has nodes join late (SHOAL_SIM_PURGE=1). Off by default: it still diverges in
+    /// about 1 % of seeds (Spec/replication.md §3.5.3 lists the causes).
     static let purges = ProcessInfo.processInfo.environment["SHOAL_SIM_PURGE"] == "1"
+    /// How long a deletion waits for peers that have not acknowledged it, in simulated time
+    /// (SHOAL_SIM_RETENTION_MS; 0: no retention, acknowledgements only).
+    static let retention: Duration? = {
+        let ms = Int(ProcessInfo.processInfo.environment["SHOAL_SIM_RETENTION_MS"] ?? "") ?? 1_500
+        return ms > 0 ? .milliseconds(ms) : nil
+    }()
+    /// Whether a third of the runs have a node join late (SHOAL_SIM_LATE=0 turns it off).
+    static let lateJoiners = ProcessInfo.processInfo.environment["SHOAL_SIM_LATE"] != "0"
+    /// Whether purging nodes sometimes retire a peer first (SHOAL_SIM_RETIRE=0 turns it off).
+    static let retires = ProcessInfo.processInfo.environment["SHOAL_SIM_RETIRE"] != "0"
 
     /// One local write on node `n`: save (create or edit one or two fields) or delete.
     func write(on n: Int, log: inout WorkloadLog) async {
@@ -70,8 +82,16 @@ extension Simulation {
             _ = try await nodes[1 % nodes.count].store.createZone(RecordZone.ID(name: "lab"))
             _ = try await nodes[nodes.count - 1].store.createZone(RecordZone.ID(name: "lab"))
         }
+        // In a third of the runs the last node joins late: it writes alone for the first half,
+        // and meets the others after they may have purged deletions (a device that was never a
+        // member of what they purged).
+        let late = purging && Self.lateJoiners && int(3) == 0 ? nodes.count - 1 : nil
+        if let late { for other in nodes.indices where other != late { partitions.insert(pairKey(late, other)) } }
         for a in nodes.indices { for b in nodes.indices where a < b { try await connect(a, b) } }
-        for _ in 0..<steps {
+        for step in 0..<steps {
+            if let late, step == steps / 2 {
+                for other in nodes.indices where other != late { partitions.remove(pairKey(late, other)) }
+            }
             let r = int(100)
             if r < 30 {
                 let n = int(nodes.count)
@@ -96,15 +116,18 @@ extension Simulation {
                 }
             } else if r < 94, let p = partitions.sorted(by: { $0.lexicographicallyPrecedes($1) }).first {
                 partitions.remove(p)
-            } else if chance(15) {
-                // With SHOAL_SIM_PURGE=1: a node retires a peer and purges, and that peer comes
-                // back with an expired token and resyncs in full (Spec/replication.md §3.5.2). Off
-                // by default: a retired peer that keeps writing breaks purging's precondition, and
-                // seeds 1058, 1275 and 1374 show the divergence that follows (§3.5.3).
-                let n = int(nodes.count), other = int(nodes.count)
-                if n != other, nodes[n].up, Self.purges {
-                    for z in await nodes[n].store.zones() { try? await nodes[n].store.removePeer(nodes[other].store.nodeID, from: z.id) }
-                    log.purged += (try? await nodes[n].store.purgeTombstones()) ?? 0
+            } else if chance(40) {
+                // Tombstone purges, on by default (Spec/replication.md §3.5.3): a node purges what
+                // every known peer acknowledged or what is older than the retention. Now and then
+                // it first retires a peer (a member that leaves), which may come back and write
+                // again: it resyncs, and its versions are taken only once it has.
+                let n = int(nodes.count)
+                if nodes[n].up, purging {
+                    let other = int(nodes.count)
+                    if other != n, chance(30), Self.retires {
+                        for z in await nodes[n].store.zones() { try? await nodes[n].store.removePeer(nodes[other].store.nodeID, from: z.id) }
+                    }
+                    log.purged += (try? await nodes[n].sync.purgeTombstones(retention: Self.retention)) ?? 0
                 }
             } else {
                 clock.advance(UInt64(int(2000)))
@@ -174,11 +197,13 @@ extension Simulation {
     /// others with open zones); `SHOAL_SIM_SEEDS=5000 swift test --filter SimulationTests` soaks.
     static let seedCount = Int(ProcessInfo.processInfo.environment["SHOAL_SIM_SEEDS"] ?? "") ?? 200
     static let firstSeed = UInt64(ProcessInfo.processInfo.environment["SHOAL_SIM_FIRST_SEED"] ?? "") ?? 1
+    /// A run stops after this many failing seeds (SHOAL_SIM_MAX_FAILURES; default 3).
+    static let maxFailures = Int(ProcessInfo.processInfo.environment["SHOAL_SIM_MAX_FAILURES"] ?? "") ?? 3
 
     @Test func randomRunsConverge() async throws {
         var failed = [UInt64]()
         var saves = 0, deletes = 0, frames = 0, crashes = 0, closes = 0, sparse = 0, received = 0, wholeRequests = 0
-        var purged = 0, resyncs = 0, resyncDeletions = 0, leftToUpstreams = 0, rewinds = 0
+        var purged = 0, resyncs = 0, resyncDeletions = 0, leftToUpstreams = 0, rewinds = 0, deferred = 0
         for seed in Self.firstSeed..<(Self.firstSeed + UInt64(Self.seedCount)) {
             let nodeCount = 3 + Int(seed % 2)
             // Half the seeds give nodes device keys (owned, shared zones); half keep open zones.
@@ -191,17 +216,31 @@ extension Simulation {
                 let st = await node.sync.statistics
                 sparse += st.sparseRecordsReceived; received += st.recordsReceived; wholeRequests += st.wholeVersionRequests
                 resyncs += st.resyncsCompleted; resyncDeletions += st.resyncDeletions
+                deferred += st.knowledgeHeldBackForHorizon
                 leftToUpstreams += st.versionsLeftToUpstreams; rewinds += st.upstreamRewinds
             }
             if !problems.isEmpty {
                 failed.append(seed)
                 Issue.record("seed \(seed) (\(nodeCount) nodes; rerun with SHOAL_SIM_FIRST_SEED=\(seed) SHOAL_SIM_SEEDS=1): \(problems.prefix(5).joined(separator: "; ")) — closes: \(sim.log.prefix(5))")
-                if failed.count >= 3 { break }
+                if failed.count >= Self.maxFailures { break }
             }
         }
         // The workload must really exercise replication, or a pass means nothing.
-        print("simulation: \(Self.seedCount) seeds, \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(wholeRequests) whole-version requests), \(purged) tombstones purged, \(resyncs) resyncs (\(resyncDeletions) deletions found), \(leftToUpstreams) versions left to upstreams, \(rewinds) rewinds")
+        print("simulation: \(Self.seedCount) seeds, \(failed.count) failing \(failed.prefix(20)), \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(wholeRequests) whole-version requests), \(purged) tombstones purged, \(resyncs) resyncs (\(resyncDeletions) deletions found), \(deferred) knowledge held back for a horizon, \(leftToUpstreams) versions left to upstreams, \(rewinds) rewinds")
         #expect(Self.seedCount < 20 || saves > Self.seedCount * 10 && deletes > Self.seedCount && crashes > Self.seedCount / 4 && frames > Self.seedCount * 50 && sparse > Self.seedCount)
         #expect(!Simulation.purges || Self.seedCount < 100 || purged > 0 && resyncs > 0, "purges and resyncs must be exercised")
+    }
+
+    /// Seeds that diverged with purging on under earlier workloads (1058, 1275 and 1374 when
+    /// purging was first simulated, 1063 and 1159 later), run with purging on: tombstones purged
+    /// by acknowledgements and by a retention, peers retired and coming back, nodes joining late.
+    /// The workload has changed since, so these are not the original schedules.
+    @Test(arguments: [1058, 1063, 1159, 1275, 1374] as [UInt64])
+    func formerlyDivergingPurgeSeedsConverge(seed: UInt64) async throws {
+        let sim = try await Simulation(seed: seed, nodes: 3 + Int(seed % 2), identities: seed % 4 >= 2)
+        sim.purging = true
+        let log = try await sim.run(steps: 120)
+        let problems = try await sim.check(log)
+        #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(5).joined(separator: "; ")) — closes: \(sim.log.prefix(5))")
     }
 }

@@ -76,6 +76,9 @@ final class Simulation {
     /// The most asset frames handed over together so far.
     var largestAssetBatch = 0
     var crashes = 0
+    /// Whether ``run(steps:)`` purges tombstones, retires peers and has a node join late
+    /// (SHOAL_SIM_PURGE=1 for every seed).
+    var purging = Simulation.purges
     /// Print every node's trace lines (for debugging one seed).
     var trace = false
 

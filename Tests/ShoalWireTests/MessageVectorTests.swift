@@ -41,6 +41,7 @@ extension VectorJSON {
         case "changes":
             let m = try ChangesMessage(decoding: bytes)
             return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "batch": String(m.batch), "caught_up": m.isCaughtUp, "reset": m.isReset, "remaining": m.remaining.map { String($0) } ?? NSNull(),
+                     "horizon": m.horizon.map { vector($0) } ?? NSNull(),
                      "token": hex(m.token.bytes), "knowledge": m.knowledge.map { vector($0) } ?? NSNull(),
                      "records": m.records.map { record($0) }, "sparse_records": m.sparseRecords.map { sparse($0) },
                      "base": m.base.map { vector($0) } ?? NSNull()], m.encoded())
@@ -102,6 +103,7 @@ extension VectorJSON {
                                   token: ChangeToken(bytes: try bytes(o["token"], "token")),
                                   knowledge: try optional(o["knowledge"]).map { try vector($0, "knowledge") },
                                   remaining: try optional(o["remaining"]).map { try uint64($0, "remaining") },
+                                  horizon: try optional(o["horizon"]).map { try vector($0, "horizon") },
                                   records: try array(o["records"], "records").map { try record($0) },
                                   sparseRecords: try array(o["sparse_records"] ?? [Any](), "sparse_records").map { try sparse($0) },
                                   base: try optional(o["base"]).map { try vector($0, "base") }).encoded()
@@ -252,6 +254,10 @@ extension VectorJSON {
                                                             }).encoded())
         try valid("changes-with-remaining", "changes", ChangesMessage(zone: NotesCorpus.zone, incarnation: inc, batch: 1, isCaughtUp: false, token: token,
                                                                      remaining: 199_998, records: records).encoded())
+        let horizon = VersionVector([(a, HLC(rawValue: 3 << 20))])
+        try valid("changes-reset-with-horizon", "changes", ChangesMessage(zone: notes, incarnation: inc, batch: 1, isCaughtUp: true, isReset: true,
+                                                                         token: token, knowledge: VersionVector([(a, HLC(rawValue: 5 << 20))]),
+                                                                         horizon: horizon, records: []).encoded())
         var b = hello.encoded(); b[1] = 0
         invalid("hello-empty-version-range", "hello", b)
         invalid("hello-unsorted-zones", "hello", HelloMessage(node: a, zones: zones.reversed()).encoded())
@@ -264,8 +270,10 @@ extension VectorJSON {
         invalid("acknowledgement-trailing-byte", "acknowledgement", AcknowledgementMessage(zone: notes, incarnation: inc, batch: 1).encoded() + [0])
         b = ChangesMessage(zone: notes, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: []).encoded()
         let flagsAt = WireSize.zoneID(notes) + 16 + 1
-        var c = b; c[flagsAt] = 32
+        var c = b; c[flagsAt] = 64
         invalid("changes-reserved-flag", "changes", c)
+        c = b; c[flagsAt] = 32
+        invalid("changes-horizon-flag-without-vector", "changes", c)
         c = b; c[flagsAt - 1] = 0
         invalid("changes-batch-zero", "changes", c)
         invalid("changes-record-from-other-zone", "changes",

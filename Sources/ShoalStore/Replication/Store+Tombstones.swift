@@ -38,9 +38,42 @@ extension Store {
     /// - Returns: the number of tombstones purged.
     @discardableResult
     public func purgeTombstones() throws(ShoalError) -> Int {
-        try writeTransaction { () throws(ShoalError) -> Int in
+        try purgeTombstones(retention: nil, knowledge: nil)
+    }
+
+    /// Deletes the tombstones that every known peer of their zone has acknowledged, or whose
+    /// deletion is older than `retention`, and raises each zone's purge horizon to cover them
+    /// (Spec/replication.md §3.5.3).
+    ///
+    /// - Parameters:
+    ///   - retention: how long a deletion waits for peers that have not acknowledged it; nil
+    ///     waits for all of them. A deletion's age is measured from its newest deletion head, on
+    ///     ``Configuration/wallClock``.
+    ///   - knowledge: per zone, what the caller's replication guarantees this store reflects
+    ///     (Spec/replication.md §1.1). When given, only tombstones it covers are purged, and zones
+    ///     it leaves out are not purged at all: the horizon then never claims a write the store
+    ///     may not reflect, which is what lets a record created here again carry the horizon
+    ///     in its vector.
+    /// - Returns: the number of tombstones purged.
+    @discardableResult
+    public func purgeTombstones(retention: Duration?, knowledge: [RecordZone.ID: VersionVector]?) throws(ShoalError) -> Int {
+        let cutoff: UInt64? = retention.map { r in
+            let (seconds, attoseconds) = r.components
+            let (ms, overflow) = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1000)
+            let span = overflow ? UInt64.max : ms.addingReportingOverflow(UInt64(clamping: attoseconds / 1_000_000_000_000_000)).partialValue
+            let now = configuration.wallClock()
+            return now > span ? now - span : 0
+        }
+        return try writeTransaction { () throws(ShoalError) -> Int in
             var purged = 0
             for var z in zones.values.sorted(by: { $0.id < $1.id }) where !z.deleted {
+                let covered: VersionVector?
+                if let knowledge {
+                    guard let k = knowledge[z.id] else { continue }
+                    covered = k
+                } else {
+                    covered = nil
+                }
                 let acks = try peerAcknowledgements(of: z).map(\.vector)
                 var dead = [Record]()
                 let s = try db.statement("SELECT name, bytes FROM records WHERE zone = ? AND deleted = 1")
@@ -48,7 +81,10 @@ extension Store {
                 while try s.step() {
                     let name = s.text(0)
                     let r = try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }
-                    if acks.allSatisfy({ r.versionVector.isDominated(by: $0) }) { dead.append(r) }
+                    if let covered, !r.versionVector.isDominated(by: covered) { continue }
+                    if acks.allSatisfy({ r.versionVector.isDominated(by: $0) }) || cutoff.map({ Self.deletionTime(of: r) <= $0 }) == true {
+                        dead.append(r)
+                    }
                 }
                 if dead.isEmpty { continue }
                 for r in dead {
@@ -60,6 +96,29 @@ extension Store {
                 zones[z.id] = z
             }
             return purged
+        }
+    }
+
+    /// When `tombstone` was deleted: the wall time of its newest deletion head.
+    nonisolated static func deletionTime(of tombstone: Record) -> UInt64 {
+        tombstone.heads.filter(\.isDeletion).map { tombstone.versionVector[$0.node].milliseconds }.max() ?? 0
+    }
+
+    /// Takes a peer's purge `horizon` into `zone`'s at the end of a full resync from it
+    /// (Spec/replication.md §3.5.3): a record created here again then supersedes those deletions
+    /// on the nodes that still hold their tombstones, and versions of records this store does not
+    /// hold that the horizon dominates are ignored, as for its own purges. The horizon must be
+    /// one the peer stated and the caller checked (§3.8).
+    /// - Throws: `zoneNotFound`.
+    package func adoptHorizon(_ horizon: VersionVector, of zone: RecordZone.ID) throws(ShoalError) {
+        try writeTransaction { () throws(ShoalError) in
+            var z = try liveZone(zone)
+            let before = z.horizon
+            z.horizon.formUnion(horizon)
+            guard z.horizon != before else { return }
+            z.vector.formUnion(horizon)
+            try z.save(db)
+            zones[z.id] = z
         }
     }
 

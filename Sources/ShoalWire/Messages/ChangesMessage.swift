@@ -5,9 +5,10 @@
 /// Layout: zone ID, incarnation (16 bytes), batch number (varint, from 1 per subscription),
 /// flags (bit 0: caught up — the sender had nothing more when it made this batch; bit 1: a
 /// knowledge vector follows the token; bit 2: a sparse section follows the records; bit 3: the
-/// subscription restarts from the beginning; bit 4: a count of remaining changes follows; other
-/// bits reserved), the sender's change token after this batch (length-prefixed), the knowledge
-/// vector (plain vector) when flagged, the remaining count (varint) when flagged, the record
+/// subscription restarts from the beginning; bit 4: a count of remaining changes follows; bit 5:
+/// the sender's purge horizon follows; other bits reserved), the sender's change token after this
+/// batch (length-prefixed), the knowledge vector (plain vector) when flagged, the remaining count
+/// (varint) when flagged, the purge horizon (plain vector) when flagged, the record
 /// count (varint), then the records' canonical encodings back to back (each is self-delimiting),
 /// then, when flag bit 2 is set, the sparse section (``SparseRecord``s and the base vector they
 /// are relative to; Spec/replication.md §3.5.1). Deleted records travel as records whose heads are
@@ -34,6 +35,10 @@ public struct ChangesMessage: Hashable, Sendable {
     /// At most how many more changes the sender had after this batch, for progress displays
     /// (sent with the first batch of a long catch-up); nil when not sent.
     public var remaining: UInt64?
+    /// The sender's purge horizon (the union of the vectors of the tombstones it purged), sent
+    /// with the caught-up batch of a reset pass: the subscriber takes it as its own, so that what
+    /// it creates again supersedes those deletions (Spec/replication.md §3.5.3); nil when not sent.
+    public var horizon: VersionVector?
     /// The latest versions of the records that changed.
     public var records: [Record]
     /// Further changed records, reduced to what the receiver lacks relative to ``base``.
@@ -44,8 +49,8 @@ public struct ChangesMessage: Hashable, Sendable {
 
     /// Creates a batch.
     public init(zone: RecordZone.ID, incarnation: NodeID, batch: UInt64, isCaughtUp: Bool, isReset: Bool = false, token: ChangeToken,
-                knowledge: VersionVector? = nil, remaining: UInt64? = nil, records: [Record], sparseRecords: [SparseRecord] = [],
-                base: VersionVector? = nil) {
+                knowledge: VersionVector? = nil, remaining: UInt64? = nil, horizon: VersionVector? = nil, records: [Record],
+                sparseRecords: [SparseRecord] = [], base: VersionVector? = nil) {
         self.zone = zone
         self.incarnation = incarnation
         self.batch = batch
@@ -54,6 +59,7 @@ public struct ChangesMessage: Hashable, Sendable {
         self.token = token
         self.knowledge = knowledge
         self.remaining = remaining
+        self.horizon = horizon
         self.records = records
         self.sparseRecords = sparseRecords
         self.base = sparseRecords.isEmpty ? nil : (base ?? VersionVector())
@@ -65,7 +71,8 @@ public struct ChangesMessage: Hashable, Sendable {
         static let sparse: UInt8 = 4
         static let reset: UInt8 = 8
         static let remaining: UInt8 = 16
-        static let known: UInt8 = 31
+        static let horizon: UInt8 = 32
+        static let known: UInt8 = 63
     }
 
     /// The canonical payload bytes. Every record must be in `zone` and pass `Record.validate()`.
@@ -101,6 +108,7 @@ public struct ChangesMessage: Hashable, Sendable {
         var size = WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(batch) &+ 1 &+ WireSize.lengthPrefixed(token.bytes.count)
         if let k = knowledge { size &+= WireSize.plainVector(k) }
         if let n = remaining { size &+= WireSize.varint(n) }
+        if let h = horizon { size &+= WireSize.plainVector(h) }
         return size
     }
 
@@ -109,10 +117,11 @@ public struct ChangesMessage: Hashable, Sendable {
         w.writeNodeID(incarnation)
         w.writeVarint(batch)
         w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse) | (isReset ? Flags.reset : 0)
-                     | (remaining != nil ? Flags.remaining : 0))
+                     | (remaining != nil ? Flags.remaining : 0) | (horizon != nil ? Flags.horizon : 0))
         w.writeBytes(token.bytes)
         if let k = knowledge { w.writePlainVector(k) }
         if let n = remaining { w.writeVarint(n) }
+        if let h = horizon { w.writePlainVector(h) }
     }
 
     /// Decodes a changes payload.
@@ -149,6 +158,7 @@ public struct ChangesMessage: Hashable, Sendable {
             let token = ChangeToken(bytes: try r.readBytes(n, "token"))
             let knowledge: VersionVector? = flags & Flags.knowledge != 0 ? try r.readPlainVector("knowledge") : nil
             let remaining: UInt64? = flags & Flags.remaining != 0 ? try r.readVarint("remaining changes") : nil
+            let horizon: VersionVector? = flags & Flags.horizon != 0 ? try r.readPlainVector("purge horizon") : nil
             let count = try r.readCount(max: r.limits.maxMessageItems, "record count", limitName: "maxMessageItems")
             try r.require(count, "\(count) records")
             var records = [Record]()
@@ -167,7 +177,8 @@ public struct ChangesMessage: Hashable, Sendable {
                 (base, sparse) = try SparseSection.read(from: &r, zone: zone)
             }
             return ChangesMessage(zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
-                                  isReset: flags & Flags.reset != 0, token: token, knowledge: knowledge, remaining: remaining, records: records, sparseRecords: sparse, base: base)
+                                  isReset: flags & Flags.reset != 0, token: token, knowledge: knowledge, remaining: remaining, horizon: horizon, records: records,
+                                  sparseRecords: sparse, base: base)
         }
     }
 }

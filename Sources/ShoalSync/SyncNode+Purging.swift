@@ -1,0 +1,32 @@
+// SyncNode+Purging: purging tombstones by knowledge, acknowledgements and retention, and the two
+// rules that keep replicas equal after a purge (Spec/replication.md §3.5.3).
+
+public import ShoalWire
+public import ShoalStore
+
+extension SyncNode {
+    /// Purges the tombstones every known peer of their zone has acknowledged, or whose deletion
+    /// is older than `retention` (nil: acknowledgements only), among those this node's knowledge
+    /// of the zone covers (Spec/replication.md §3.5.3).
+    ///
+    /// A peer that had not seen a purged deletion resyncs in full when it next subscribes here,
+    /// and this node takes no versions from it until it has stated knowledge covering the purge
+    /// horizon, so the purge neither resurrects a record nor makes replicas differ.
+    /// - Returns: the number of tombstones purged.
+    /// - Throws: the store's error (`internalError` for a damaged acknowledgement row).
+    @discardableResult
+    public func purgeTombstones(retention: Duration?) async throws(ShoalError) -> Int {
+        // Read afresh: a local write not yet announced through zoneChanged(_:) is in no cache.
+        knowledgeCache.removeAll()
+        var knowledge = [RecordZone.ID: VersionVector]()
+        for z in await store.zones() { knowledge[z.id] = await self.knowledge(of: z.id) }
+        let n = try await store.purgeTombstones(retention: retention, knowledge: knowledge)
+        if n > 0 {
+            // The horizon is part of what a zone shows (§3.8): knowledge is read again.
+            knowledgeCache.removeAll()
+            statistics.tombstonesPurged &+= n
+            trace?("\(nodeID.short) purged \(n) tombstones")
+        }
+        return n
+    }
+}

@@ -1,0 +1,97 @@
+// PurgeRulesTests: what a purge may remove (acknowledgements, retention, knowledge), and a record
+// created again after its tombstone was purged.
+
+import Synchronization
+import Testing
+import ShoalStore
+import ShoalWire
+import ShoalSamples
+
+/// A wall clock a test moves by hand.
+private final class HandClock: Sendable {
+    private let now = Mutex<UInt64>(1_795_000_000_000)
+    func read() -> UInt64 { now.withLock { $0 } }
+    func advance(seconds: UInt64) { now.withLock { $0 += seconds * 1000 } }
+}
+
+@Suite struct PurgeRulesTests {
+    /// A known peer that has not acknowledged a deletion keeps its tombstone until the
+    /// retention has passed since the deletion; then it goes and the horizon covers it.
+    @Test func aTombstoneWaitsForAPeerThatHasNotAcknowledgedItUntilTheRetention() async throws {
+        let dir = TempDirectory(), clock = HandClock()
+        let store = try await Store.temporary(dir) { $0.wallClock = clock.read }
+        try await store.createZone(notes)
+        _ = try await store.save(note("n1", "x"))
+        try await store.acknowledge(peer: NodeID.random(), zone: notes, vector: try await store.zone(notes).versionVector)
+        try await store.delete(Record.ID(name: "n1", zone: notes))
+        let everything = [notes: try await store.zone(notes).versionVector]
+
+        #expect(try await store.purgeTombstones(retention: nil, knowledge: everything) == 0)
+        clock.advance(seconds: 9)
+        #expect(try await store.purgeTombstones(retention: .seconds(10), knowledge: everything) == 0)
+        clock.advance(seconds: 2)
+        #expect(try await store.purgeTombstones(retention: .seconds(10), knowledge: everything) == 1)
+        #expect(try await store.tombstoneState(of: notes).tombstones == 0)
+        #expect(!(try await store.purgeHorizon(of: notes)).isEmpty)
+    }
+
+    /// A tombstone the caller's knowledge does not cover stays, whatever the acknowledgements
+    /// and the retention say; a zone left out of the knowledge is not purged at all.
+    @Test func aTombstoneTheKnowledgeDoesNotCoverIsKept() async throws {
+        let dir = TempDirectory(), clock = HandClock()
+        let store = try await Store.temporary(dir) { $0.wallClock = clock.read }
+        try await store.createZone(notes)
+        _ = try await store.save(note("n1", "x"))
+        try await store.delete(Record.ID(name: "n1", zone: notes))
+        clock.advance(seconds: 100)
+        #expect(try await store.purgeTombstones(retention: .seconds(1), knowledge: [notes: VersionVector()]) == 0)
+        #expect(try await store.purgeTombstones(retention: .seconds(1), knowledge: [:]) == 0)
+        #expect(try await store.purgeTombstones(retention: .seconds(1), knowledge: [notes: try await store.zone(notes).versionVector]) == 1)
+    }
+
+    /// A record created again where its tombstone was purged starts from the purge horizon, so a
+    /// store that still holds the tombstone takes the new version whole: without that, the two
+    /// were concurrent, the holder merged them (bringing back the deleted version's fields) and the
+    /// stores differed for good.
+    @Test func aRecordCreatedAgainAfterAPurgeSupersedesTheTombstoneHeldElsewhere() async throws {
+        let d1 = TempDirectory(), d2 = TempDirectory()
+        let a = try await Store.temporary(d1), b = try await Store.temporary(d2)
+        let inc = try await a.createZone(notes).incarnation
+        try await b.createZone(notes, incarnation: inc)
+        var first = note("n1", "old")
+        first["extra"] = .string("from the deleted version")
+        try await b.apply(remoteChanges: [try await a.save(first)])
+        // B edits it too, so the deleted version holds a write of each store.
+        var edited = try await b.record(for: first.id)
+        edited["extra"] = .string("edited on b")
+        try await a.apply(remoteChanges: [try await b.save(edited)])
+        try await a.delete(first.id)
+        let tombstone = try #require(try await a.storedVersions(of: [first.id])[first.id])
+        try await b.apply(remoteChanges: [tombstone])
+        #expect(try await a.purgeTombstones() == 1)
+
+        let again = try await a.save(note("n1", "new"))
+        #expect(tombstone.versionVector.isDominated(by: again.versionVector))
+        let applied = try await b.apply(remoteChanges: [again])
+        #expect(applied.replaced == 1 && applied.merged == 0, "\(applied)")
+        let onB = try await b.record(for: first.id)
+        #expect(onB == again)
+        #expect(onB["extra"] == nil && onB["title"] == .string("new"))
+    }
+
+    /// Many new records saved at once (the planned bulk path) start from the horizon too.
+    @Test func aBulkSaveAfterAPurgeStartsFromTheHorizon() async throws {
+        let dir = TempDirectory(), other = TempDirectory()
+        let store = try await Store.temporary(dir), peer = try await Store.temporary(other)
+        let inc = try await store.createZone(notes).incarnation
+        try await peer.createZone(notes, incarnation: inc)
+        // The purged tombstone names a write of another store.
+        try await store.apply(remoteChanges: [try await peer.save(note("gone", "x"))])
+        try await store.delete(Record.ID(name: "gone", zone: notes))
+        #expect(try await store.purgeTombstones() == 1)
+        let horizon = try await store.purgeHorizon(of: notes)
+        let saved = try await store.modify(saving: (0..<600).map { note("n\($0)", "t") })
+        #expect(saved.savedRecords.count == 600)
+        #expect(saved.savedRecords.allSatisfy { horizon.isDominated(by: $0.versionVector) })
+    }
+}
