@@ -19,8 +19,18 @@ extension SyncNode {
         // Read afresh: a local write not yet announced through zoneChanged(_:) is in no cache.
         knowledgeCache.removeAll()
         var knowledge = [RecordZone.ID: VersionVector]()
-        for z in await store.zones() { knowledge[z.id] = await self.knowledge(of: z.id) }
-        let n = try await store.purgeTombstones(retention: retention, knowledge: knowledge)
+        // A shared zone's other devices (owner and members) must each have acknowledged before
+        // acknowledgements alone purge: one that has not yet is no known peer, and would
+        // otherwise hold nothing back.
+        var peersExpected = [RecordZone.ID: Int]()
+        let me = signer?.device
+        for z in await store.zones() {
+            knowledge[z.id] = await self.knowledge(of: z.id)
+            if let (owner, share) = await share(of: z.id) {
+                peersExpected[z.id] = Set(share.members.map(\.device) + [owner]).subtracting(me.map { [$0] } ?? []).count
+            }
+        }
+        let n = try await store.purgeTombstones(retention: retention, knowledge: knowledge, peersExpected: peersExpected)
         if n > 0 {
             // The horizon is part of what a zone shows (§3.8): knowledge is read again.
             knowledgeCache.removeAll()

@@ -55,22 +55,45 @@ extension SyncNode {
         sessions[id]?.outbound[m.zone] = sub
         if let peer = sessions[id]?.peer?.node {
             // What the peer now holds, for tombstone purges (ShoalStore keeps the horizon). Written
-            // at most once a second per peer and zone: a lost acknowledgement only delays a purge.
-            // The write (a commit, with its fsync) runs beside this connection's frames, not
-            // before the next one: waiting for it held every change behind it for the length of
-            // a commit once a second — 30–60 ms when the disk is busy.
-            let key = "\(peer.hex)/\(m.zone)"
-            let now = ContinuousClock.now
-            if acknowledgementWrites[key].map({ now - $0 >= .seconds(1) }) ?? true {
-                acknowledgementWrites[key] = now
-                // The whole of what the peer stated, not this acknowledgement's part: a write
-                // skipped by this throttle then loses nothing.
-                let store = self.store, zone = m.zone, knowledge = sub.peerKnowledge
-                // Acknowledgements merge (a union), so their order does not matter.
-                Task { try? await store.acknowledge(peer: peer, zone: zone, vector: knowledge) }
-            }
+            // at most once a second per peer and zone; one that arrives sooner is written when the
+            // second is up, so the last acknowledgement of a burst is never lost (a purge would
+            // wait for it forever). The write (a commit, with its fsync) runs beside this
+            // connection's frames, not before the next one: waiting for it held every change
+            // behind it for the length of a commit once a second — 30–60 ms when the disk is busy.
+            // The whole of what the peer stated is written, not this acknowledgement's part.
+            recordAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge)
         }
         return try await pump(m.zone, on: id)
+    }
+
+    /// Writes what `peer` acknowledged of `zone` to the store now, or, within a second of the last
+    /// write for them, once that second is up (the latest knowledge then). Acknowledgements merge
+    /// (a union), so their order does not matter.
+    func recordAcknowledgement(peer: NodeID, zone: RecordZone.ID, knowledge: VersionVector) {
+        let key = "\(peer.hex)/\(zone)"
+        let now = ContinuousClock.now
+        if let last = acknowledgementWrites[key], now - last < .seconds(1) {
+            let wasPending = pendingAcknowledgements[key] != nil
+            pendingAcknowledgements[key] = (peer, zone, (pendingAcknowledgements[key]?.knowledge ?? VersionVector()).union(knowledge))
+            guard !wasPending else { return }
+            let wait = last + .seconds(1) - now
+            Task { [weak self] in
+                try? await Task.sleep(for: wait)
+                await self?.flushAcknowledgement(key)
+            }
+            return
+        }
+        acknowledgementWrites[key] = now
+        let store = self.store
+        Task { try? await store.acknowledge(peer: peer, zone: zone, vector: knowledge) }
+    }
+
+    /// Writes the acknowledgement held back for `key` by ``recordAcknowledgement(peer:zone:knowledge:)``.
+    func flushAcknowledgement(_ key: String) {
+        guard let pending = pendingAcknowledgements.removeValue(forKey: key) else { return }
+        acknowledgementWrites[key] = ContinuousClock.now
+        let store = self.store
+        Task { try? await store.acknowledge(peer: pending.peer, zone: pending.zone, vector: pending.knowledge) }
     }
 
     /// A commit to `zone` happened: every idle subscription to it sends the news on.

@@ -46,6 +46,9 @@ public actor SyncNode {
     var restartPending = false
     /// When each peer's acknowledgement of each zone was last written to the store.
     var acknowledgementWrites: [String: ContinuousClock.Instant] = [:]
+    /// Acknowledgements that arrived within a second of the last write for their peer and zone,
+    /// written when the second is up (``recordAcknowledgement(peer:zone:knowledge:)``).
+    var pendingAcknowledgements: [String: (peer: NodeID, zone: RecordZone.ID, knowledge: VersionVector)] = [:]
     /// A zone was created here from a peer's announcement: tell every peer.
     var announcePending = false
     /// Subscriptions (peer and zone, ``positionKey(_:_:)``) whose next subscribe states no

@@ -79,6 +79,10 @@ struct ServeCommand: AsyncParsableCommand {
     var assetSendRate = ByteRate(bytesPerSecond: 0)
     @Option(name: .long, help: ArgumentHelp("How often to remove asset files no record references (s, m, h or d; 0 never). `shoal gc` does it at once.", valueName: "interval"))
     var assetGcInterval = Interval(seconds: 6 * 3600)
+    @Option(name: .long, help: ArgumentHelp("How often to purge tombstones every known peer has acknowledged, or older than --tombstone-retention (s, m, h or d; 0, the default, never: purging is not yet safe in every case, Spec/replication.md §3.5.3).", valueName: "interval"))
+    var purgeInterval = Interval(seconds: 0)
+    @Option(name: .long, help: ArgumentHelp("How long a deletion waits for known peers that have not acknowledged it before a purge removes it anyway (s, m, h or d; 0 waits for all). Default 30d.", valueName: "interval"))
+    var tombstoneRetention = Interval(seconds: 30 * 86_400)
     @Flag(name: .long, help: "Do not announce this node on the LAN, nor dial trusted devices heard there (local discovery is on by default; Spec/discovery.md).")
     var noDiscovery = false
     @Option(name: .long, help: ArgumentHelp("Seconds between two discovery announcements (default 30).", valueName: "seconds"))
@@ -117,6 +121,8 @@ struct ServeCommand: AsyncParsableCommand {
             nc.logger = log
             nc.assetReceiveRate = assetReceiveRate.bytesPerSecond
             nc.assetSendRate = assetSendRate.bytesPerSecond
+            nc.tombstonePurgeInterval = purgeInterval.seconds > 0 ? .seconds(purgeInterval.seconds) : nil
+            nc.tombstoneRetention = tombstoneRetention.seconds > 0 ? .seconds(tombstoneRetention.seconds) : nil
             guard discoveryInterval >= 1, discoveryInterval <= 86_400, (1...65535).contains(discoveryPort) else {
                 throw CommandFailure(.usage, "--discovery-interval must be 1–86400 seconds and --discovery-port 1–65535")
             }

@@ -35,6 +35,22 @@ private final class HandClock: Sendable {
         #expect(!(try await store.purgeHorizon(of: notes)).isEmpty)
     }
 
+    /// While fewer peers have acknowledged a zone than the caller expects (a shared zone's other
+    /// devices), acknowledgements purge nothing there: a member that has not acknowledged yet is
+    /// no known peer. The retention still does.
+    @Test func acknowledgementsPurgeNothingWhileExpectedPeersAreMissing() async throws {
+        let dir = TempDirectory(), clock = HandClock()
+        let store = try await Store.temporary(dir) { $0.wallClock = clock.read }
+        try await store.createZone(notes)
+        _ = try await store.save(note("n1", "x"))
+        try await store.delete(Record.ID(name: "n1", zone: notes))
+        let everything = [notes: try await store.zone(notes).versionVector]
+        try await store.acknowledge(peer: NodeID.random(), zone: notes, vector: everything[notes] ?? VersionVector())
+        #expect(try await store.purgeTombstones(retention: nil, knowledge: everything, peersExpected: [notes: 2]) == 0)
+        clock.advance(seconds: 20)
+        #expect(try await store.purgeTombstones(retention: .seconds(10), knowledge: everything, peersExpected: [notes: 2]) == 1)
+    }
+
     /// A tombstone the caller's knowledge does not cover stays, whatever the acknowledgements
     /// and the retention say; a zone left out of the knowledge is not purged at all.
     @Test func aTombstoneTheKnowledgeDoesNotCoverIsKept() async throws {

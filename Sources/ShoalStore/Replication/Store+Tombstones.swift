@@ -54,9 +54,13 @@ extension Store {
     ///     it leaves out are not purged at all: the horizon then never claims a write the store
     ///     may not reflect, which is what lets a record created here again carry the horizon
     ///     in its vector.
+    ///   - peersExpected: per zone, how many peers the caller knows must acknowledge (a shared
+    ///     zone's other devices); while fewer have acknowledged the zone here, acknowledgements
+    ///     purge nothing there and only the retention does.
     /// - Returns: the number of tombstones purged.
     @discardableResult
-    public func purgeTombstones(retention: Duration?, knowledge: [RecordZone.ID: VersionVector]?) throws(ShoalError) -> Int {
+    public func purgeTombstones(retention: Duration?, knowledge: [RecordZone.ID: VersionVector]?,
+                                peersExpected: [RecordZone.ID: Int] = [:]) throws(ShoalError) -> Int {
         let cutoff: UInt64? = retention.map { r in
             let (seconds, attoseconds) = r.components
             let (ms, overflow) = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1000)
@@ -75,6 +79,7 @@ extension Store {
                     covered = nil
                 }
                 let acks = try peerAcknowledgements(of: z).map(\.vector)
+                let enoughPeers = acks.count >= (peersExpected[z.id] ?? 0)
                 var dead = [Record]()
                 let s = try db.statement("SELECT name, bytes FROM records WHERE zone = ? AND deleted = 1")
                 s.bind(1, z.row)
@@ -82,7 +87,7 @@ extension Store {
                     let name = s.text(0)
                     let r = try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }
                     if let covered, !r.versionVector.isDominated(by: covered) { continue }
-                    if acks.allSatisfy({ r.versionVector.isDominated(by: $0) }) || cutoff.map({ Self.deletionTime(of: r) <= $0 }) == true {
+                    if enoughPeers && acks.allSatisfy({ r.versionVector.isDominated(by: $0) }) || cutoff.map({ Self.deletionTime(of: r) <= $0 }) == true {
                         dead.append(r)
                     }
                 }

@@ -1,0 +1,41 @@
+// PurgeLoopTests: a node with tombstonePurgeInterval purges, over real TLS on loopback, the
+// deletions its peer has acknowledged, and the peer converges.
+
+import Foundation
+import Testing
+import ShoalStore
+import ShoalWire
+@testable import ShoalNet
+
+@Suite(.serialized) struct PurgeLoopTests {
+    static let notes = RecordZone.ID(name: "notes")
+
+    /// B replicates A's zone; A deletes three records. Once B has acknowledged the deletions, A's
+    /// purge loop removes the tombstones (its horizon covers them) while B's loop, with no
+    /// interval, keeps its own; the live records stay equal on both.
+    @Test func acknowledgedDeletionsArePurgedByTheLoop() async throws {
+        var purging = NetworkConfiguration()
+        purging.tombstonePurgeInterval = .milliseconds(200)
+        purging.tombstoneRetention = nil
+        let a = try await LoopbackNode.start("a", network: purging), b = try await LoopbackNode.start("b")
+        defer { Task { await a.stop(); await b.stop() } }
+        await LoopbackNode.trustEachOther(a, b)
+        try await a.createSharedZone(Self.notes, with: [b])
+        for i in 0..<10 {
+            var r = Record(recordType: "Note", id: Record.ID(name: "n\(i)", zone: Self.notes))
+            r["i"] = .int64(Int64(i))
+            _ = try await a.store.save(r)
+        }
+        await b.net.addPeer(host: "127.0.0.1", port: a.port)
+        #expect(try await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 10 })
+        for i in 0..<3 { try await a.store.delete(Record.ID(name: "n\(i)", zone: Self.notes)) }
+        #expect(try await eventually {
+            guard let state = try? await a.store.tombstoneState(of: Self.notes) else { return false }
+            return state.tombstones == 0 && !state.horizon.isEmpty
+        }, "A's loop purges what B acknowledged")
+        #expect(await a.net.sync.statistics.tombstonesPurged == 3)
+        let onB = try await b.store.tombstoneState(of: Self.notes)
+        #expect(onB.tombstones == 3 && onB.liveRecords == 7, "\(onB)")
+        #expect(try await a.store.tombstoneState(of: Self.notes).liveRecords == 7)
+    }
+}
