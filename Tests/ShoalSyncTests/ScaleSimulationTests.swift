@@ -31,8 +31,8 @@ extension Simulation {
 
     /// A workload on a sparse topology: writes on random nodes, deliveries, resets, crashes and
     /// partitions of single links; then every link heals and the network runs until quiet.
-    /// Returns the log and the deliveries the healing took.
-    func runSparse(steps: Int) async throws -> (WorkloadLog, healingDeliveries: Int) {
+    /// Returns the log, the deliveries the healing took and its rounds (runRoundsUntilQuiet).
+    func runSparse(steps: Int) async throws -> (WorkloadLog, healingDeliveries: Int, healingRounds: Int) {
         var log = WorkloadLog()
         let edges = sparseTopology()
         topology = edges
@@ -71,9 +71,9 @@ extension Simulation {
         partitions.removeAll()
         let before = framesDelivered
         for e in edgeList { try await connect(e[0], e[1]) }
-        let quiet = try await runUntilQuiet(maxSteps: 2_000_000)
-        if !quiet { Issue.record("the network did not go quiet") }
-        return (log, framesDelivered - before)
+        let rounds = try await runRoundsUntilQuiet()
+        if rounds == nil { Issue.record("the network did not go quiet") }
+        return (log, framesDelivered - before, rounds ?? -1)
     }
 }
 
@@ -89,12 +89,12 @@ extension Simulation {
             // Every node has a device key; zones are owned and shared, and their signed shares
             // reach nodes several hops from the owner through other members.
             let sim = try await Simulation(seed: seed, nodes: Self.nodeCount, identities: true)
-            let (log, healing) = try await sim.runSparse(steps: Self.nodeCount * 20)
+            let (log, healing, rounds) = try await sim.runSparse(steps: Self.nodeCount * 20)
             let problems = try await sim.check(log)
             var received = 0
             for node in sim.nodes { received += await node.sync.statistics.recordsReceived }
             let degrees = (0..<Self.nodeCount).map { n in sim.topology?.filter { $0.contains(n) }.count ?? 0 }
-            print("simulation-scale seed=\(seed) nodes=\(Self.nodeCount) links=\(sim.topology?.count ?? 0) degree=\(degrees.min() ?? 0)-\(degrees.max() ?? 0) saves=\(log.saves.count) deletes=\(log.deletes.count) crashes=\(sim.crashes) frames=\(sim.framesDelivered) healing_frames=\(healing) bytes=\(sim.bytesDelivered) versions_received=\(received) error_closes=\(sim.log.count) identities=on")
+            print("simulation-scale seed=\(seed) nodes=\(Self.nodeCount) links=\(sim.topology?.count ?? 0) degree=\(degrees.min() ?? 0)-\(degrees.max() ?? 0) saves=\(log.saves.count) deletes=\(log.deletes.count) crashes=\(sim.crashes) frames=\(sim.framesDelivered) healing_frames=\(healing) healing_rounds=\(rounds) bytes=\(sim.bytesDelivered) versions_received=\(received) error_closes=\(sim.log.count) identities=on")
             #expect(problems.isEmpty, "seed \(seed) (\(Self.nodeCount) nodes; rerun with SHOAL_SIM_FIRST_SEED=\(seed) SHOAL_SIM_SCALE_SEEDS=1): \(problems.prefix(5).joined(separator: "; "))")
             // Nodes write only once a zone's share has reached them, several hops from its owner:
             // at 100 nodes a run writes about one record per node or two, not one per node.

@@ -277,6 +277,32 @@ final class Simulation {
         }
     }
 
+    /// Delivers in rounds until the network is quiet: each round delivers, on every link and
+    /// direction, the writes in flight when the round began (what they cause waits for the next
+    /// round), so the count is the longest chain of messages the healing needed. Links in
+    /// `topology` (or every pair) that closed are opened again between rounds. Nil past `maxRounds`.
+    func runRoundsUntilQuiet(maxRounds: Int = 10_000) async throws -> Int? {
+        var rounds = 0
+        while rounds < maxRounds {
+            // A link is named by its first node and that node's connection (IDs are per node).
+            var waiting = links.flatMap { l in [(l.a, l.connA, true, l.toB.inFlight.count), (l.a, l.connA, false, l.toA.inFlight.count)] }.filter { $0.3 > 0 }
+            if waiting.isEmpty {
+                let before = links.count
+                for a in nodes.indices { for b in nodes.indices where a < b { try await connect(a, b) } }
+                if links.count == before { return rounds }
+                waiting = links.flatMap { l in [(l.a, l.connA, true, l.toB.inFlight.count), (l.a, l.connA, false, l.toA.inFlight.count)] }.filter { $0.3 > 0 }
+            }
+            for (a, conn, toB, count) in waiting {
+                for _ in 0..<count {
+                    guard let i = links.firstIndex(where: { $0.a == a && $0.connA == conn }) else { break }
+                    try await deliver(link: i, toB: toB)
+                }
+            }
+            rounds += 1
+        }
+        return nil
+    }
+
     /// Delivers everything until the network is quiet, in a seeded order (bounded); connections
     /// closed on purpose (a goodbye after zones changed) are re-opened, as a transport would.
     func runUntilQuiet(maxSteps: Int = 200_000, reconnect: Bool = true) async throws -> Bool {
