@@ -5,12 +5,17 @@ public import ShoalWire
 
 extension SparseRecord {
     /// `record` without the slots and vector entries `base` covers, or nil when it cannot travel
-    /// sparse: it is deleted, unsaved, or `base` does not cover its creation.
+    /// sparse: it is deleted, unsaved, `base` does not cover its creation, or it has a deletion
+    /// head (a save merged with a concurrent delete).
     ///
     /// `base` must be reflected by both the receiver's replica and this one (for example the
-    /// meet of the receiver's stated knowledge and this node's knowledge).
+    /// meet of the receiver's stated knowledge and this node's knowledge). A version with a
+    /// deletion head travels whole: the receiver may reflect that deletion only through a purge
+    /// (its tombstone gone) while its stored version lacks the deletion's entries, and a rebuild
+    /// on that version would lack them too (Spec/replication.md §3.5.1, §3.5.3).
     public init?(_ record: Record, base: VersionVector) {
-        guard !record.isDeleted, !record.heads.isEmpty, let creation = record.creation, base.covers(creation) else { return nil }
+        guard !record.isDeleted, !record.heads.isEmpty, !record.heads.contains(where: \.isDeletion),
+              let creation = record.creation, base.covers(creation) else { return nil }
         var entries = [VersionVector.Entry]()
         var h = 0
         for e in record.versionVector.entries {

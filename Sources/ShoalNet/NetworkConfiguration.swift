@@ -87,7 +87,7 @@ public struct NetworkConfiguration: Sendable {
     /// this node's knowledge covers. Default nil: never.
     ///
     /// Off by default because purging is not yet safe in every case: the simulation with purging
-    /// on diverges in about 1 % of seeds, and Spec/replication.md §3.5.3 lists the causes. Turn it
+    /// on diverges in about 0.4 % of seeds, and Spec/replication.md §3.5.3 lists the causes. Turn it
     /// on for zones whose members are known, stay connected and write distinct record names.
     public var tombstonePurgeInterval: Duration? = nil
     /// How long a deletion waits for known peers that have not acknowledged it before a purge

@@ -56,7 +56,8 @@ import ShoalSamples
         #expect(sparseCount > Self.cases / 2, "seed \(seed): only \(sparseCount) of \(Self.cases) versions went sparse")
     }
 
-    /// A version whose creation the base does not cover, or a deletion, travels whole.
+    /// A version whose creation the base does not cover, a deletion, or a save merged with a
+    /// concurrent delete (a deletion head), travels whole.
     @Test func deletionsAndUnseenCreationsTravelWhole() throws {
         var editor = RecordEditor(seed: 0x5BA2_0002)
         let (base, a, _) = MergeTests.concurrentEdits(&editor, disjoint: false)
@@ -65,5 +66,11 @@ import ShoalSamples
         deleted.heads = [Record.Head(node: MergeTests.nodeA, isDeletion: true)]
         #expect(SparseRecord(deleted, base: base.versionVector) == nil)
         #expect(SparseRecord(a, base: base.versionVector) != nil)
+        // A save merged with a concurrent delete: live, but with a deletion head.
+        var merged = a
+        merged.heads = [Record.Head(node: MergeTests.nodeA, isDeletion: true), Record.Head(node: MergeTests.nodeB, isDeletion: false)]
+        merged.versionVector.advance(MergeTests.nodeB, to: HLC(rawValue: a.versionVector[MergeTests.nodeA].rawValue))
+        #expect(!merged.isDeleted)
+        #expect(SparseRecord(merged, base: base.versionVector) == nil)
     }
 }

@@ -22,7 +22,7 @@ extension Simulation {
     static let fieldNames = ["alpha", "beta", "gamma", "delta"]
     /// Whether the workload purges tombstones (by acknowledgements and a retention), retires
     /// peers and has nodes join late (SHOAL_SIM_PURGE=1). Off by default: it still diverges in
-    /// about 1 % of seeds (Spec/replication.md §3.5.3 lists the causes).
+    /// about 0.4 % of seeds (Spec/replication.md §3.5.3 lists the causes).
     static let purges = ProcessInfo.processInfo.environment["SHOAL_SIM_PURGE"] == "1"
     /// How long a deletion waits for peers that have not acknowledged it, in simulated time
     /// (SHOAL_SIM_RETENTION_MS; 0: no retention, acknowledgements only).
