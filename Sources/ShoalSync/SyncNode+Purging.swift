@@ -1,5 +1,5 @@
-// SyncNode+Purging: purging tombstones by knowledge, acknowledgements and retention, and the two
-// rules that keep replicas equal after a purge (Spec/replication.md §3.5.3).
+// SyncNode+Purging: purging tombstones by knowledge, acknowledgements and retention
+// (Spec/replication.md §3.5.3).
 
 public import ShoalWire
 public import ShoalStore
@@ -10,8 +10,8 @@ extension SyncNode {
     /// of the zone covers (Spec/replication.md §3.5.3).
     ///
     /// A peer that had not seen a purged deletion resyncs in full when it next subscribes here,
-    /// and this node takes no versions from it until it has stated knowledge covering the purge
-    /// horizon, so the purge neither resurrects a record nor makes replicas differ.
+    /// and receives the purge horizon with it; until then this node does not adopt its knowledge.
+    /// Purging is not yet safe in every case: §3.5.3 lists what can still make replicas differ.
     /// - Returns: the number of tombstones purged.
     /// - Throws: the store's error (`internalError` for a damaged acknowledgement row).
     @discardableResult

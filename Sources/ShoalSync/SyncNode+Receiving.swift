@@ -96,8 +96,8 @@ extension SyncNode {
             // has not seen some deletion purged here: it may hold a version concurrent with one,
             // sent here alone while nodes holding the tombstone merge it. Adopting its knowledge
             // would make every server skip that merge for this node, so it is held back until
-            // the sender has resynced (§3.5.3). A full resync is adopted: it lifted what this
-            // node held over the sender's horizon, and the sender resyncs from here in turn.
+            // the sender has resynced (§3.5.3). The end of a full resync is adopted: this node
+            // now holds everything the sender held (§3.5.3 names the case this leaves open).
             let horizon = (try? await store.purgeHorizon(of: m.zone)) ?? VersionVector()
             if endsResync || horizon.isDominated(by: k) {
                 await addKnowledge(shown, to: m.zone)
