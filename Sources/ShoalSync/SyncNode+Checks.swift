@@ -93,14 +93,9 @@ extension SyncNode {
                                   knowledgeOnly: false, code: "limitExceeded")
                 }
             }
-        }
-        if seenOnly != .zero {
-            let newest: HLC
-            do throws(ShoalError) {
-                newest = max(try await store.zone(m.zone).versionVector[nodeID], try await store.purgeHorizon(of: m.zone)[nodeID])
-            } catch {
-                throw SyncFailure(error.code.name, "could not check \(what): \(error)")
-            }
+            // Our newest write in the zone: the zone's vector also covers its purge horizon (purged
+            // tombstones were applied first; an adopted horizon joins the vector).
+            let newest = zoneVector[nodeID]
             if seenOnly > newest {
                 throw refusal("\(what): a version claims to have seen a write of node \(nodeID.short) (this node) at \(seenOnly), but its newest write in zone \(m.zone) is \(newest.rawValue == 0 ? "none" : "\(newest)"); refused whole (Spec/replication.md §3.8)", knowledgeOnly: false)
             }
@@ -133,16 +128,9 @@ extension SyncNode {
 
     /// What the zone shows of its writers: its vector and its purge horizon together (nil when
     /// this node does not hold the zone). Knowledge counts only this far (Spec/replication.md §3.8).
-    func shownByZone(_ zone: RecordZone.ID) async -> (shown: VersionVector, vector: VersionVector)? {
+    func shownByZone(_ zone: RecordZone.ID) async -> (shown: VersionVector, vector: VersionVector, horizon: VersionVector)? {
         guard let info = try? await store.zone(zone) else { return nil }
         let horizon = (try? await store.purgeHorizon(of: zone)) ?? VersionVector()
-        return (info.versionVector.union(horizon), info.versionVector)
-    }
-
-    /// The part of caught-up knowledge `k` the zone shows once the batch is applied: per node, at
-    /// most the larger of the zone's vector and purge horizon (Spec/replication.md §3.8).
-    func shown(_ k: VersionVector, in zone: RecordZone.ID) async -> VersionVector {
-        guard let zoneShows = await shownByZone(zone) else { return VersionVector() }
-        return k.meet(zoneShows.shown)
+        return (info.versionVector.union(horizon), info.versionVector, horizon)
     }
 }

@@ -82,9 +82,14 @@ extension SyncNode {
         }
         // Caught-up knowledge counts only as far as the zone now shows (§3.8): a claim beyond
         // that (writes purged on the sender, or never made) is dropped, not adopted or passed on.
+        // Per node, at most the larger of the zone's vector and purge horizon once the batch is
+        // applied; read once, with the horizon the adoption below is checked against.
         var shownKnowledge: VersionVector? = nil
+        var horizon = VersionVector()
         if let k = stated, m.isCaughtUp {
-            let shown = await shown(k, in: m.zone)
+            let zoneShows = await shownByZone(m.zone)
+            horizon = zoneShows?.horizon ?? VersionVector()
+            let shown = zoneShows.map { k.meet($0.shown) } ?? VersionVector()
             if shown != k {
                 statistics.unshownKnowledgeDropped &+= 1
                 trace?("\(nodeID.short) batch \(m.batch) of \(m.zone) from \(peer.short) claims knowledge \(k); adopting what the zone shows, \(shown)")
@@ -98,7 +103,6 @@ extension SyncNode {
             // would make every server skip that merge for this node, so it is held back until
             // the sender has resynced (§3.5.3). The end of a full resync is adopted: this node
             // now holds everything the sender held (§3.5.3 names the case this leaves open).
-            let horizon = (try? await store.purgeHorizon(of: m.zone)) ?? VersionVector()
             if endsResync || horizon.isDominated(by: k) {
                 await addKnowledge(shown, to: m.zone)
             } else {

@@ -31,14 +31,13 @@ extension SyncNode {
                                                               window: min(m.window, UInt64(max(1, configuration.maxServedWindow))))
         // A subscriber whose knowledge does not cover the purge horizon has not seen some
         // deletion purged here, whatever its token says: it resyncs in full, which removes what
-        // the deletions removed and lifts what it wrote meanwhile over them (§3.5.2, §3.5.3).
+        // the deletions removed and hands it the horizon (§3.5.2, §3.5.3).
         if let horizon = try? await store.purgeHorizon(of: m.zone), !horizon.isEmpty, !horizon.isDominated(by: m.knowledge) {
             trace?("\(nodeID.short) subscriber on conn \(id) does not know the purge horizon of \(m.zone): resetting")
             sessions[id]?.outbound[m.zone]?.beginResetPass()
         }
         return try await pump(m.zone, on: id)
     }
-
 
     func handleAcknowledgement(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         let m = try decode { (l) throws(WireError) in try AcknowledgementMessage(decoding: frame.payload, limits: l) }
