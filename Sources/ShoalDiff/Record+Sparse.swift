@@ -36,7 +36,8 @@ extension SparseRecord {
 extension Record {
     /// Rebuilds, from the receiver's own version `local`, a version that merges with `local`
     /// exactly as the sender's whole version would; nil when `local` cannot serve as the base
-    /// (the caller then asks for whole versions).
+    /// (the caller then asks for whole versions): it has no creation, or it lacks a sparse entry
+    /// at or below `base`, so it is not of the sender's lineage.
     ///
     /// The rebuilt vector takes the sparse entries, and for every other node the lesser of
     /// `base` and `local`'s entry — which is the sender's entry whenever a merge decision depends
@@ -52,6 +53,11 @@ extension Record {
     ///   - local: the receiver's stored version of the record (live or a tombstone).
     public init?(expanding sparse: SparseRecord, base: VersionVector, onto local: Record) {
         guard sparse.id == local.id, let localCreation = local.creation else { return nil }
+        // A receiver that reflects every write up to `base` holds, for this record, every write
+        // the base covers: an entry at or below the base that `local` lacks was reflected only
+        // through a purge horizon, on a version of the name `local` no longer descends from
+        // (its tombstone purged). `local` is then no base: not its creation, nor its entries.
+        for e in sparse.entries.entries where e.hlc <= base[e.node] && local.versionVector[e.node] < e.hlc { return nil }
         // The vector: sparse entries, else min(base, local) per node.
         var entries = [VersionVector.Entry]()
         entries.reserveCapacity(local.versionVector.count &+ sparse.entries.count)

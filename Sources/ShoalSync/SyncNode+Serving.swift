@@ -362,13 +362,22 @@ extension SyncNode {
         }
     }
 
+    /// Whether a version is live but holds a deletion head: a save merged with a concurrent
+    /// delete. It travels even to a peer whose knowledge covers it, since that peer may have
+    /// learnt of the deletion only through a purge horizon and hold the save alone (§3.5.3).
+    static func mergesPurgeableDeletion(_ heads: [Record.Head]) -> Bool {
+        heads.contains(where: \.isDeletion) && heads.contains(where: { !$0.isDeletion })
+    }
+
     /// Selects from decoded records: those `peerKnowledge` does not dominate, sparse against
     /// `sparseBase` where possible.
     static func select(_ records: [Record], peerKnowledge: VersionVector, sparseBase: VersionVector?,
                        skipping upstreams: Set<NodeID> = []) -> Selection {
         var s = Selection()
-        for r in records where !r.versionVector.isDominated(by: peerKnowledge) {
-            if s.skips(r.versionVector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
+        for r in records {
+            let merged = mergesPurgeableDeletion(r.heads)
+            if r.versionVector.isDominated(by: peerKnowledge) && !merged { continue }
+            if !merged && s.skips(r.versionVector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
             if let b = sparseBase, let sr = SparseRecord(r, base: b) { s.sparse.append(sr) } else { s.whole.append(r) }
         }
         return s
@@ -384,11 +393,12 @@ extension SyncNode {
         s.wholeEncoded.reserveCapacity(page.bytes.count)
         for i in 0..<page.count {
             let bytes = page.record(i)
-            let vector = try bytes.withUnsafeBytes { raw -> Result<VersionVector, WireError> in
-                do throws(WireError) { return .success(try Record.versionVector(ofEncoded: raw, limits: limits)) } catch { return .failure(error) }
+            let (vector, heads) = try bytes.withUnsafeBytes { raw -> Result<(vector: VersionVector, heads: [Record.Head]), WireError> in
+                do throws(WireError) { return .success(try Record.headedVector(ofEncoded: raw, limits: limits)) } catch { return .failure(error) }
             }.get()
-            if vector.isDominated(by: peerKnowledge) { continue }
-            if s.skips(vector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
+            let merged = mergesPurgeableDeletion(heads)
+            if vector.isDominated(by: peerKnowledge) && !merged { continue }
+            if !merged && s.skips(vector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
             if let b = sparseBase, !b.isEmpty {
                 let r = try Record(decoding: Array(bytes), limits: limits)
                 if let sr = SparseRecord(r, base: b) {

@@ -73,4 +73,34 @@ import ShoalSamples
         #expect(!merged.isDeleted)
         #expect(SparseRecord(merged, base: base.versionVector) == nil)
     }
+
+    /// A receiver whose knowledge covers a write of the record only through a purge horizon
+    /// holds a version that does not descend from it (here another lineage of the same name):
+    /// that version is no base, and rebuilding refuses it (Spec/replication.md §3.5.1), so the
+    /// receiver asks for whole versions instead of taking its own creation and entries for the
+    /// sender's.
+    @Test func aVersionOfAnotherLineageIsNoBase() throws {
+        let a = MergeTests.nodeA, b = MergeTests.nodeB
+        let id = Record.ID(name: "r", zone: MergeTests.zone)
+        // The receiver's version: B's lineage alone.
+        let local = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(b, 100),
+                           versionVector: VersionVector([(b, HLC(rawValue: 100))]), heads: [Record.Head(node: b, isDeletion: false)],
+                           fields: [Record.Field(name: "x", value: .int64(1), stamp: MergeTests.dot(b, 100))], extensions: [])
+        // The sender's: A's lineage (created later, edited) merged with B's.
+        let sender = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 200),
+                            versionVector: VersionVector([(a, HLC(rawValue: 250)), (b, HLC(rawValue: 100))]),
+                            heads: [Record.Head(node: a, isDeletion: false), Record.Head(node: b, isDeletion: false)],
+                            fields: [Record.Field(name: "x", value: .int64(1), stamp: MergeTests.dot(b, 100)),
+                                     Record.Field(name: "y", value: .int64(2), stamp: MergeTests.dot(a, 250))], extensions: [])
+        // Both sides reflect A's writes up to 300: the receiver through a purge horizon only.
+        let base = VersionVector([(a, HLC(rawValue: 300)), (b, HLC(rawValue: 100))])
+        let sparse = try #require(SparseRecord(sender, base: base))
+        #expect(Record(expanding: sparse, base: base, onto: local) == nil)
+        // The same sparse record rebuilds on a version of the sender's lineage.
+        var ofLineage = sender
+        ofLineage.fields = [Record.Field(name: "x", value: .int64(1), stamp: MergeTests.dot(b, 100))]
+        let rebuilt = try #require(Record(expanding: sparse, base: base, onto: ofLineage))
+        #expect(rebuilt.creation == sender.creation)
+        #expect(rebuilt.versionVector == sender.versionVector)
+    }
 }

@@ -215,6 +215,12 @@ extension Record {
     /// it to skip stored versions a peer already holds without decoding them.
     /// - Throws: ``WireError`` when the bytes up to the vector are malformed or over `limits`.
     public static func versionVector(ofEncoded bytes: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) -> VersionVector {
+        try headedVector(ofEncoded: bytes, limits: limits).vector
+    }
+
+    /// The version vector and heads of a record's canonical encoding, read without decoding the
+    /// rest of the record.
+    package static func headedVector(ofEncoded bytes: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) -> (vector: VersionVector, heads: [Head]) {
         var r = WireReader(bytes, limits: limits)
         let flags = try r.readByte("record flags")
         guard flags & ~Flags.known == 0 else {
@@ -224,6 +230,7 @@ extension Record {
             let n = try r.readLength(max: r.limits.maxNameBytes, what, limitName: "maxNameBytes")
             _ = try r.readRaw(n, what)
         }
-        return try HeadedVector.read(from: &r).0
+        let (vector, heads) = try HeadedVector.read(from: &r)
+        return (vector, heads)
     }
 }
