@@ -9,7 +9,7 @@ let shoal = String(Context.packageDirectory.split(separator: "/").dropLast().las
 let targets = [
     "fuzz-frame-stream", "fuzz-frame", "fuzz-record", "fuzz-delta",
     "fuzz-tombstone", "fuzz-token", "fuzz-control", "fuzz-compressed", "fuzz-messages",
-    "fuzz-segment", "fuzz-discovery",
+    "fuzz-segment", "fuzz-discovery", "fuzz-stream",
 ]
 
 let package = Package(

@@ -59,6 +59,8 @@ case $target in
   # Decoding uses WireLimits with a 64 KiB frame limit; any single allocation over 1 MiB
   # (a zstd bomb, a declared length the limit should refuse) is a malloc-limit crash.
   fuzz-compressed) flags+=("-malloc_limit_mb=1") ;;
+  # The re-encoding check makes a stream compression context: one allocation of about 1.3 MB.
+  fuzz-stream) flags+=("-malloc_limit_mb=2") ;;
 esac
 
 # Let libFuzzer and ASan report crashes; Swift's own backtracer gets in their way.

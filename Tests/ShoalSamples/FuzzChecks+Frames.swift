@@ -1,4 +1,4 @@
-// FuzzChecks+Frames: the frame checks — one frame, a stream in any split, and raw zstd payloads.
+// FuzzChecks+Frames: the frame checks — one frame, a stream in any split, raw zstd payloads and zstd streams.
 
 package import ShoalWire
 
@@ -22,7 +22,8 @@ extension FuzzChecks {
 
     /// `FrameReader` fed the input in pieces whose sizes derive from the input, as a socket
     /// delivers bytes, compared with the same reader fed everything at once. Runs on the input as
-    /// given and again with every complete frame's checksum repaired.
+    /// given and again with every complete frame's checksum repaired (compression-3 frames'
+    /// chained, §13.1). The reader accepts compression 3, as after a hello that announced it.
     /// - Throws: ``Failure`` when a property breaks.
     package static func frameStream(_ bytes: [UInt8]) throws(Failure) {
         try stream(bytes)
@@ -41,6 +42,78 @@ extension FuzzChecks {
         try decodeOne(Target.compressed.rawValue, wrap(payload, compression: compression), limits: boundedLimits)
     }
 
+    /// The input is a sequence of pieces of a zstd stream, each a 2-byte little-endian length and
+    /// that many bytes (the last piece takes what is left); the check wraps each in a
+    /// compression-3 frame with its chained checksum (``wrapStream(_:)``) and reads them with
+    /// ``boundedLimits``, whole and in pieces, so every input reaches the stream decompressor.
+    /// The payloads decoded re-encode through a streaming encoder and read back the same.
+    /// - Throws: ``Failure`` when a property breaks.
+    package static func compressedStream(_ bytes: [UInt8]) throws(Failure) {
+        let t = Target.compressedStream.rawValue
+        let wire = wrapStream(streamPieces(bytes))
+        let limits = boundedLimits
+        let whole = try read(t, wire, pieces: [wire.count], limits: limits)
+        let split = try read(t, wire, pieces: pieceSizes(for: wire), limits: limits)
+        guard whole.frames.map(\.frame) == split.frames.map(\.frame), whole.error?.code == split.error?.code, whole.error?.offset == split.error?.offset else {
+            throw Failure(t, "split delivery differs from whole delivery: \(split.frames.count) against \(whole.frames.count) frame(s), \(split.error.map { "\($0)" } ?? "no error") against \(whole.error.map { "\($0)" } ?? "no error")")
+        }
+        if let e = whole.error { try checkOffset(t, e, inputCount: wire.count) }
+        let payloads = whole.frames.map(\.frame.payload)
+        for p in payloads where p.count > limits.maxFramePayloadBytes {
+            throw Failure(t, "a stream payload of \(p.count) bytes is over maxFramePayloadBytes \(limits.maxFramePayloadBytes)")
+        }
+        var options = FrameEncoder.Options(mode: .zstd)
+        options.limits = limits
+        let encoder = FrameEncoder(streamingWith: options)
+        var reader = FrameReader(limits: limits, acceptsStreamCompression: true)
+        let back: [Frame]
+        do throws(WireError) {
+            var again = [UInt8]()
+            for p in payloads { again += try encoder.encode(.changes, payload: p) }
+            back = try reader.frames(in: again)
+        } catch {
+            throw Failure(t, "decoded stream payloads do not re-encode and read back: \(error)")
+        }
+        guard back.map(\.payload) == payloads else {
+            throw Failure(t, "decoded stream payloads re-encode to a stream that reads back differently")
+        }
+    }
+
+    /// The pieces of a `fuzz-stream` input: 2-byte little-endian length, then that many bytes.
+    package static func streamPieces(_ bytes: [UInt8]) -> [[UInt8]] {
+        var out = [[UInt8]]()
+        var at = 0
+        while at < bytes.count {
+            guard bytes.count &- at >= 2 else { out.append([bytes[at]]); break }
+            let n = Int(bytes[at]) | Int(bytes[at &+ 1]) << 8
+            let end = min(bytes.count, at &+ 2 &+ n)
+            out.append(Array(bytes[(at &+ 2)..<end]))
+            at = end
+        }
+        return out
+    }
+
+    /// A `fuzz-stream` input holding `pieces` (the inverse of ``streamPieces(_:)``).
+    package static func streamInput(_ pieces: [[UInt8]]) -> [UInt8] {
+        pieces.flatMap { p in [UInt8(truncatingIfNeeded: p.count), UInt8(truncatingIfNeeded: p.count >> 8)] + p }
+    }
+
+    /// Frames of type `changes` in compression 3 around already compressed stream `pieces`, each
+    /// checksum continuing the previous one's (Spec/wire-format.md §13.1).
+    package static func wrapStream(_ pieces: [[UInt8]], type: FrameType = .changes) -> [UInt8] {
+        var out = [UInt8]()
+        var chain: UInt32 = 0
+        for piece in pieces {
+            var frame: [UInt8] = [FrameLayout.magic.0, FrameLayout.magic.1, FrameLayout.version, type.rawValue, 3]
+            appendLittleEndian(UInt32(truncatingIfNeeded: piece.count), to: &frame)
+            frame += piece
+            chain = frame.withUnsafeBytes { CRC32C.checksum($0, continuing: chain) }
+            appendLittleEndian(chain, to: &frame)
+            out += frame
+        }
+        return out
+    }
+
     /// A frame of type `changes` around an already compressed `payload`, with a correct checksum.
     package static func wrap(_ payload: [UInt8], compression: Frame.Compression) -> [UInt8] {
         var out: [UInt8] = [FrameLayout.magic.0, FrameLayout.magic.1, FrameLayout.version, FrameType.changes.rawValue]
@@ -49,6 +122,7 @@ extension FuzzChecks {
         case .none: out.append(0)
         case .zstd: out.append(1)
         case .dictionary(let id): out.append(2); dictionaryID = id
+        case .stream: out.append(3)
         }
         appendLittleEndian(UInt32(truncatingIfNeeded: payload.count), to: &out)
         if let dictionaryID { appendLittleEndian(dictionaryID, to: &out) }
@@ -61,6 +135,7 @@ extension FuzzChecks {
     package static func repairingChecksums(_ bytes: [UInt8]) -> [UInt8] {
         var out = bytes
         var at = 0
+        var chain: UInt32 = 0
         while out.count &- at >= FrameLayout.headerSize, out[at] == FrameLayout.magic.0, out[at &+ 1] == FrameLayout.magic.1 {
             let flags = out[at &+ FrameLayout.flagsOffset]
             var length = 0
@@ -68,7 +143,9 @@ extension FuzzChecks {
             let idBytes = flags & FrameLayout.compressionMask == 2 ? FrameLayout.dictionaryIDSize : 0
             let size = FrameLayout.headerSize &+ idBytes &+ length &+ FrameLayout.trailerSize
             guard size <= out.count &- at else { break }
-            let crc = out.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[at..<(at &+ size &- 4)])) }
+            let stream = flags & FrameLayout.compressionMask == 3
+            let crc = out.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[at..<(at &+ size &- 4)]), continuing: stream ? chain : 0) }
+            if stream { chain = crc }
             for k in 0..<4 { out[at &+ size &- 4 &+ k] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(k))) }
             at &+= size
         }
@@ -104,6 +181,10 @@ extension FuzzChecks {
                 throw Failure(target, "frame decoded with dictionary \(id), which the reader does not hold")
             }
             _ = try reencode(target, frame, mode: .dictionary(BuiltInDictionaries.records), limits: limits)
+        case .stream:
+            // A stream piece decodes only after the ones before it: `compressedStream` re-encodes
+            // whole sequences.
+            break
         }
     }
 
@@ -161,7 +242,7 @@ extension FuzzChecks {
 
     /// Feeds `bytes` to one reader in pieces of the given sizes.
     static func read(_ target: String, _ bytes: [UInt8], pieces: [Int], limits: WireLimits) throws(Failure) -> StreamResult {
-        var reader = FrameReader(limits: limits)
+        var reader = FrameReader(limits: limits, acceptsStreamCompression: true)
         var result = StreamResult()
         let bound = limits.maxFramePayloadBytes &+ FrameLayout.headerSize &+ FrameLayout.dictionaryIDSize &+ FrameLayout.trailerSize
         var at = 0

@@ -40,6 +40,7 @@ package enum FuzzChecks {
         case messages = "fuzz-messages"
         case segment = "fuzz-segment"
         case discovery = "fuzz-discovery"
+        case compressedStream = "fuzz-stream"
 
         /// Runs this target's check on one input.
         /// - Throws: ``Failure`` when the decoder broke a property.
@@ -56,6 +57,7 @@ package enum FuzzChecks {
             case .messages: try FuzzChecks.messages(bytes)
             case .segment: try FuzzChecks.segment(bytes)
             case .discovery: try FuzzChecks.discovery(bytes)
+            case .compressedStream: try FuzzChecks.compressedStream(bytes)
             }
         }
     }

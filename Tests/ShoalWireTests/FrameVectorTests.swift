@@ -68,6 +68,14 @@ struct FrameVector: Sendable, CustomTestStringConvertible {
             let m = try GoodbyeMessage(decoding: v.bytes)
             #expect(m.reason == v.json["reason"])
             #expect(Hex.string(m.encoded()) == v.hex)
+        case "stream":
+            // Frames of one connection direction, read by a reader that announced compression 3.
+            var reader = FrameReader(acceptsStreamCompression: true)
+            let frames = try reader.frames(in: v.bytes)
+            #expect(reader.bufferedByteCount == 0)
+            for f in frames { try Self.checkPayload(of: f) }
+            #expect(frames.map { Hex.string($0.payload) }.joined(separator: ",") == v.json["payloads"])
+            #expect(frames.map { Self.compressionName($0.compression) }.joined(separator: ",") == v.json["compression"])
         default:
             Issue.record("unknown vector kind \(v.kind)")
         }
@@ -75,12 +83,16 @@ struct FrameVector: Sendable, CustomTestStringConvertible {
 
     @Test(arguments: vectors.filter { $0.error != nil })
     func invalidVector(_ v: FrameVector) {
-        do {
+        do throws(WireError) {
             switch v.kind {
             case "frame": _ = try FrameReader.decodeOne(v.bytes)
             case "error_message": _ = try ErrorMessage(decoding: v.bytes)
             case "ping": _ = try PingMessage(decoding: v.bytes)
             case "goodbye": _ = try GoodbyeMessage(decoding: v.bytes)
+            case "stream":
+                var reader = FrameReader(acceptsStreamCompression: true)
+                _ = try reader.frames(in: v.bytes)
+                guard reader.bufferedByteCount == 0 else { throw WireError(.truncated, at: v.bytes.count, "stream ends inside a frame") }
             default: Issue.record("unknown vector kind \(v.kind)")
             }
             Issue.record("\(v.name): decoded, expected \(v.error ?? "")")
@@ -140,10 +152,73 @@ struct FrameVector: Sendable, CustomTestStringConvertible {
         case .none: return "none"
         case .zstd: return "zstd"
         case .dictionary(let id): return "dictionary:\(id)"
+        case .stream: return "stream"
         }
     }
 
     // MARK: Generating the vectors
+
+    /// The compression-3 vectors (wire-format §14.3): streams of frames that decode only in
+    /// order, with and without the dictionary, and the ways a stream is refused.
+    static func streamVectors(_ payloads: [[UInt8]]) throws -> [[String: Any]] {
+        var out = [[String: Any]]()
+        func valid(_ name: String, _ frames: [[UInt8]]) throws {
+            var reader = FrameReader(acceptsStreamCompression: true)
+            let decoded = try reader.frames(in: frames.flatMap { $0 })
+            out.append(["name": name, "kind": "stream", "hex": Hex.string(frames.flatMap { $0 }),
+                        "json": ["payloads": decoded.map { Hex.string($0.payload) }.joined(separator: ","),
+                                 "compression": decoded.map { compressionName($0.compression) }.joined(separator: ",")]])
+        }
+        func invalid(_ name: String, _ bytes: [UInt8], kind: String = "stream") {
+            var error: WireError? = nil
+            do {
+                if kind == "frame" {
+                    _ = try FrameReader.decodeOne(bytes)
+                } else {
+                    var reader = FrameReader(acceptsStreamCompression: true)
+                    _ = try reader.frames(in: bytes)
+                }
+            } catch let e { error = e }
+            guard let error else { Issue.record("\(name) decoded"); return }
+            out.append(["name": name, "kind": kind, "hex": Hex.string(bytes), "error": error.code.name, "offset": error.offset, "detail": error.detail])
+        }
+        let dictionary = FrameEncoder(streamingWith: FrameEncoder.Options())
+        // `changes`, `acknowledgement`, `changes`.
+        let types: [FrameType] = [.changes, .acknowledgement, .changes]
+        let withDictionary = try zip(types, payloads).map { try dictionary.encode($0, payload: $1) }
+        let plainZstd = FrameEncoder(streamingWith: FrameEncoder.Options(mode: .zstd))
+        let withoutDictionary = try zip(types, payloads).map { try plainZstd.encode($0, payload: $1) }
+        try valid("stream-dictionary", withDictionary)
+        try valid("stream-no-dictionary", withoutDictionary)
+        // A plain frame between two stream frames: the stream simply goes on after it.
+        let mixed = FrameEncoder(streamingWith: FrameEncoder.Options())
+        try valid("stream-with-plain-frame-between", [try mixed.encode(.changes, payload: payloads[0]),
+                                                      try mixed.encode(Frame(type: .ping, payload: PingMessage(nonce: 5).encoded(), mayCompress: false)),
+                                                      try mixed.encode(.changes, payload: payloads[2])])
+        // Written by hand: window 128 KiB (descriptor 0x38), no dictionary, one raw block "abc".
+        let abc: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x38, 0x18, 0x00, 0x00, 0x61, 0x62, 0x63]
+        try valid("stream-hand-written", [FuzzChecks.wrapStream([abc, [0x18, 0x00, 0x00, 0x64, 0x65, 0x66]], type: FrameType(rawValue: 0x7F))])
+        // Only in order: the second frame first, or alone, fails its chained checksum.
+        invalid("stream-out-of-order", withDictionary[1] + withDictionary[0] + withDictionary[2])
+        invalid("stream-first-frame-missing", withDictionary[1] + withDictionary[2])
+        invalid("stream-not-announced", withDictionary[0], kind: "frame")
+        let unassigned = FrameType(rawValue: 0x7F)
+        // The first piece of `withoutDictionary` cut short by one byte, inside its last block.
+        let first = Array(withoutDictionary[0][9..<(withoutDictionary[0].count - 5)])
+        invalid("stream-piece-ends-inside-a-block", FuzzChecks.wrapStream([first]))
+        invalid("stream-empty-piece", FuzzChecks.wrapStream([[]], type: unassigned))
+        // 4 MiB + 1 zero bytes in one flushed piece of a few hundred bytes.
+        let bomb = ZstdStreamCompressor(level: 3, dictionary: nil)
+        let over = try #require([UInt8](repeating: 0, count: (4 << 20) + 1).withUnsafeBytes { bomb.flush($0) })
+        invalid("stream-piece-over-limit", FuzzChecks.wrapStream([over], type: unassigned))
+        invalid("stream-window-over-128k", FuzzChecks.wrapStream([[0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x40, 0x18, 0x00, 0x00, 0x61, 0x62, 0x63]], type: unassigned))
+        invalid("stream-declares-content-size", FuzzChecks.wrapStream([[0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x03, 0x18, 0x00, 0x00, 0x61, 0x62, 0x63]], type: unassigned))
+        invalid("stream-content-checksum", FuzzChecks.wrapStream([[0x28, 0xB5, 0x2F, 0xFD, 0x04, 0x38, 0x18, 0x00, 0x00, 0x61, 0x62, 0x63]], type: unassigned))
+        invalid("stream-unknown-dictionary", FuzzChecks.wrapStream([[0x28, 0xB5, 0x2F, 0xFD, 0x03, 0x38, 0x39, 0x30, 0x00, 0x00, 0x18, 0x00, 0x00, 0x61, 0x62, 0x63]], type: unassigned))
+        // A last block ends the zstd frame: a stream's frame never ends.
+        invalid("stream-ends-its-frame", FuzzChecks.wrapStream([[0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x38, 0x19, 0x00, 0x00, 0x61, 0x62, 0x63]], type: unassigned))
+        return out
+    }
 
     /// Writes Spec/vectors/frames.json when SHOAL_WRITE_VECTORS=1.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["SHOAL_WRITE_VECTORS"] == "1"))
@@ -273,6 +348,7 @@ struct FrameVector: Sendable, CustomTestStringConvertible {
         invalid("goodbye-empty-payload", "goodbye", [])
         invalid("goodbye-trailing-byte", "goodbye", [1, 0x61, 0])
         invalid("goodbye-invalid-utf8", "goodbye", [1, 0xFF])
+        out += try Self.streamVectors([record, acknowledgement, changes([NotesCorpus.records(count: 2, seed: 13)[1]])])
         let data = try JSONSerialization.data(withJSONObject: out, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: FrameVector.file)
     }

@@ -69,6 +69,7 @@ enum Seeds {
         case .messages: return messages()
         case .segment: return FuzzChecks.segmentSeeds()
         case .discovery: return announcements()
+        case .compressedStream: return streamPieces()
         }
     }
 
@@ -90,6 +91,10 @@ enum Seeds {
         case .frameStream:
             var reader = FrameReader()
             return (try? reader.frames(in: bytes)) != nil
+        case .compressedStream:
+            var reader = FrameReader(limits: FuzzChecks.boundedLimits, acceptsStreamCompression: true)
+            let wire = FuzzChecks.wrapStream(FuzzChecks.streamPieces(bytes))
+            return !bytes.isEmpty && (try? reader.frames(in: wire)) != nil && reader.bufferedByteCount == 0
         case .compressed:
             guard let mode = bytes.first else { return false }
             let frame = FuzzChecks.wrap(Array(bytes.dropFirst()), compression: mode & 1 == 0 ? .zstd : .dictionary(id: BuiltInDictionaries.recordsID))
@@ -394,6 +399,34 @@ enum Seeds {
             }
             if k % 8 == 7 { stream.removeLast(Int(rng.next() % 12) + 1) }  // a frame still in flight
             out.append((name("stream", k), stream))
+        }
+        return out
+    }
+
+    /// `fuzz-stream` inputs: the pieces of a streaming encoder's compression-3 frames, with and
+    /// without the built-in dictionary, some cut short, reordered or over the bounded limit.
+    static func streamPieces() -> [Seed] {
+        var rng = SplitMix64(seed: 0xF022_000A)
+        let pool = payloads().map(\.1).filter { !$0.isEmpty }
+        var out = [Seed]()
+        for k in 0..<40 {
+            var options = FrameEncoder.Options(mode: k % 2 == 0 ? .dictionary(BuiltInDictionaries.records) : .zstd)
+            options.limits = FuzzChecks.boundedLimits
+            let encoder = FrameEncoder(streamingWith: options)
+            var pieces = [[UInt8]]()
+            for _ in 0..<(1 + Int(rng.next() % 6)) {
+                var payload = pool[Int(rng.next() % UInt64(pool.count))]
+                if k % 10 == 9 { payload = [UInt8](repeating: 0, count: 60 << 10) }
+                guard let frame = try? encoder.encode(.changes, payload: payload), frame[4] == 3 else { continue }
+                pieces.append(Array(frame[9..<(frame.count - 4)]))
+            }
+            switch k % 8 {
+            case 5 where pieces.count > 1: pieces.swapAt(0, pieces.count - 1)
+            case 6 where pieces.last.map({ $0.count > 3 }) == true: pieces[pieces.count - 1].removeLast(1 + Int(rng.next() % 3))
+            case 7 where pieces.count > 1: pieces.remove(at: 1)
+            default: break
+            }
+            out.append((name("stream-pieces", k), FuzzChecks.streamInput(pieces)))
         }
         return out
     }

@@ -4,7 +4,8 @@
 ///
 /// On the wire a frame is a 9-byte header (magic `SH`, version, type, flags, payload length),
 /// a dictionary ID when the payload is compressed with a dictionary, the payload, and the
-/// CRC-32C of everything before it. ``FrameEncoder`` writes frames; ``FrameReader`` reads them
+/// CRC-32C of everything before it (for a compression-3 frame, chained through every earlier
+/// compression-3 frame of its connection direction). ``FrameEncoder`` writes frames; ``FrameReader`` reads them
 /// from a byte stream in any split. Spec/wire-format.md, "Frames", has the byte layout.
 public struct Frame: Hashable, Sendable {
     /// What the payload is.
@@ -33,6 +34,9 @@ public struct Frame: Hashable, Sendable {
         case zstd
         /// One standard zstd frame compressed with the dictionary of this ID.
         case dictionary(id: UInt32)
+        /// The next flushed piece of the connection direction's zstd stream (compression 3,
+        /// Spec/wire-format.md §14.3); it decodes only after every earlier one.
+        case stream
 
         /// The flags bits.
         var bits: UInt8 {
@@ -40,6 +44,7 @@ public struct Frame: Hashable, Sendable {
             case .none: return 0
             case .zstd: return 1
             case .dictionary: return 2
+            case .stream: return 3
             }
         }
     }

@@ -6,6 +6,11 @@
 /// saves at least ``Options/minimumSavingsPercent`` percent (counting the dictionary ID); otherwise
 /// it goes out plain. The encoder keeps one zstd context for all its frames, so it belongs to one
 /// connection direction or one file writer at a time (it is not `Sendable`).
+///
+/// An encoder made with ``init(streamingWith:)`` instead sends every compressible payload of
+/// ``Options/streamThreshold`` to ``Options/streamMaximum`` bytes as the next piece of one zstd stream (compression 3,
+/// Spec/wire-format.md §14.3), which compresses small payloads against the ones before them. Use
+/// it only on a connection whose peer announced ``HelloMessage/streamCompressionCapability``.
 public struct FrameEncoder {
     /// How an encoder compresses.
     public struct Options: Sendable {
@@ -28,6 +33,16 @@ public struct FrameEncoder {
         public var threshold: Int = 64
         /// Compressed output must save at least this percentage to be used. Default 3.
         public var minimumSavingsPercent: Int = 3
+        /// In a streaming encoder, payloads smaller than this many bytes go plain and leave the
+        /// stream untouched; the others all go into the stream, without a savings test (once in
+        /// the stream's history a payload must be sent compressed). Default 1: every non-empty
+        /// payload (Spec/wire-format.md §14.3 has the measurement).
+        public var streamThreshold: Int = 1
+        /// In a streaming encoder, payloads larger than this many bytes are compressed on their
+        /// own (compression 1 or 2, with the threshold and savings rules above) and leave the
+        /// stream untouched: a large batch compresses better alone with the dictionary and
+        /// level 3's full tables than in the stream's 128 KiB window. Default 64 KiB.
+        public var streamMaximum: Int = 64 << 10
         /// The limits; a payload over `maxFramePayloadBytes` is refused.
         public var limits: WireLimits = .default
 
@@ -41,12 +56,33 @@ public struct FrameEncoder {
     /// The options in use.
     public let options: Options
     private let compressor: ZstdCompressor
+    private let stream: ZstdStreamCompressor?
 
     /// Creates an encoder.
     public init(options: Options = Options()) {
         self.options = options
         self.compressor = ZstdCompressor()
+        self.stream = nil
     }
+
+    /// Creates an encoder that sends compressible payloads as one zstd stream (compression 3),
+    /// started from the dictionary of `options.mode` (none for `.zstd`; mode `.none` never
+    /// compresses). Payloads too large for a stream piece to stay within the frame limit are
+    /// compressed on their own, as ``init(options:)`` does. Use it only towards a peer that
+    /// announced ``HelloMessage/streamCompressionCapability``, and only for that peer's
+    /// connection: its frames must arrive in order.
+    public init(streamingWith options: Options) {
+        self.options = options
+        self.compressor = ZstdCompressor()
+        switch options.mode {
+        case .none: stream = nil
+        case .zstd: stream = ZstdStreamCompressor(level: options.level, dictionary: nil)
+        case .dictionary(let d): stream = ZstdStreamCompressor(level: options.level, dictionary: d)
+        }
+    }
+
+    /// Bytes libzstd holds for this encoder's stream context (0 without a stream).
+    package var streamMemoryBytes: Int { stream?.memoryBytes ?? 0 }
 
     /// Encodes a frame of `type` carrying `payload`.
     /// - Throws: ``WireError`` `limitExceeded` when the payload is over
@@ -95,12 +131,41 @@ public struct FrameEncoder {
         guard type.rawValue != 0 else {
             throw WireError(.invalidValue, at: 0, "frame type 0 is reserved")
         }
+        if mayCompress, let stream, stream.isUsable, payload.count >= max(options.streamThreshold, 1), payload.count <= options.streamMaximum {
+            // A piece must fit the frame limit whatever zstd makes of it; larger payloads (near
+            // the limit, so compressed well on their own) skip the stream.
+            if ZstdStreamCompressor.bound(payload.count) <= limit, let piece = stream.flush(payload) {
+                return piece.withUnsafeBytes { body in
+                    let checksum = Self.streamChecksum(type, body: body, continuing: stream.checksum)
+                    stream.checksum = checksum
+                    return output(Self.size(compression: .stream, body: body.count)) {
+                        assemble(type, compression: .stream, body: body, checksum: checksum, into: $0)
+                    }
+                }
+            }
+        }
         if mayCompress, let (compressed, compression) = compress(payload) {
             return compressed.withUnsafeBytes { body in
                 output(Self.size(compression: compression, body: body.count)) { assemble(type, compression: compression, body: body, into: $0) }
             }
         }
         return output(Self.size(compression: .none, body: payload.count)) { assemble(type, compression: .none, body: payload, into: $0) }
+    }
+
+    /// The checksum of a compression-3 frame: CRC-32C of its header and payload, continuing the
+    /// previous compression-3 frame's checksum (Spec/wire-format.md §13.1).
+    private static func streamChecksum(_ type: FrameType, body: UnsafeRawBufferPointer, continuing previous: UInt32) -> UInt32 {
+        withUnsafeTemporaryAllocation(byteCount: FrameLayout.headerSize, alignment: 1) { header in
+            guard let start = header.baseAddress else { return 0 }
+            var w = WireWriter(start: start, count: FrameLayout.headerSize)
+            w.writeByte(FrameLayout.magic.0)
+            w.writeByte(FrameLayout.magic.1)
+            w.writeByte(FrameLayout.version)
+            w.writeByte(type.rawValue)
+            w.writeByte(Frame.Compression.stream.bits)
+            w.writeFixed32(UInt32(truncatingIfNeeded: body.count))
+            return CRC32C.checksum(body, continuing: CRC32C.checksum(UnsafeRawBufferPointer(header), continuing: previous))
+        }
     }
 
     private func compress(_ payload: UnsafeRawBufferPointer) -> ([UInt8], Frame.Compression)? {
@@ -127,8 +192,10 @@ public struct FrameEncoder {
         return FrameLayout.headerSize &+ dictionaryBytes &+ body &+ FrameLayout.trailerSize
     }
 
-    /// Writes header, body and checksum into the first ``size(compression:body:)`` bytes of `out`.
-    private func assemble(_ type: FrameType, compression: Frame.Compression, body: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+    /// Writes header, body and checksum (`checksum`, or that of the bytes written) into the first
+    /// ``size(compression:body:)`` bytes of `out`.
+    private func assemble(_ type: FrameType, compression: Frame.Compression, body: UnsafeRawBufferPointer, checksum: UInt32? = nil,
+                          into out: UnsafeMutableRawBufferPointer) {
         let size = Self.size(compression: compression, body: body.count)
         precondition(out.count >= size, "FrameEncoder: the output buffer is smaller than the frame")
         guard let start = out.baseAddress else { return }
@@ -141,6 +208,6 @@ public struct FrameEncoder {
         w.writeFixed32(UInt32(truncatingIfNeeded: body.count))
         if case .dictionary(let id) = compression { w.writeFixed32(id) }
         w.writeRaw(body)
-        w.writeFixed32(w.checksumOfWritten())
+        w.writeFixed32(checksum ?? w.checksumOfWritten())
     }
 }

@@ -10,7 +10,9 @@
 /// is in, the dictionary is looked up, then the checksum checked, then the payload decompressed
 /// (Spec/wire-format.md §13.2).
 /// Compressed payloads are decompressed only up to the size they declare, itself bounded by the
-/// limit. Frames of unknown types are returned like any other; skip them.
+/// limit; compression-3 payloads (the sender's zstd stream, accepted only with
+/// ``acceptsStreamCompression``) only up to the limit, in order, each checksum chained to the
+/// previous one's. Frames of unknown types are returned like any other; skip them.
 ///
 /// After an error the stream is out of step: the reader stays failed and every later call
 /// throws the same error. Close the connection (sending an error frame first).
@@ -25,12 +27,26 @@ public struct FrameReader {
     private var streamOffset = 0
     private var failure: WireError? = nil
     private let decompressor = ZstdDecompressor()
+    private let stream = ZstdStreamDecompressor()
 
-    /// Creates a reader.
-    public init(limits: WireLimits = .default, dictionaries: ZstdDictionarySet = .builtIn) {
+    /// Whether frames may use compression 3, the sender's zstd stream (Spec/wire-format.md
+    /// §14.3). Set it once this node's `hello` has announced the capability
+    /// (``HelloMessage/streamCompressionCapability``); until then compression 3 is refused as
+    /// reserved (`unknownRequiredTag`), as by a reader that knows nothing of it. Default false.
+    ///
+    /// A reader's stream state is a reference: copies of a reader share it, so keep one reader
+    /// per connection direction.
+    public var acceptsStreamCompression = false
+
+    /// Creates a reader; `acceptsStreamCompression` allows compression 3 from the start.
+    public init(limits: WireLimits = .default, dictionaries: ZstdDictionarySet = .builtIn, acceptsStreamCompression: Bool = false) {
         self.limits = limits
         self.dictionaries = dictionaries
+        self.acceptsStreamCompression = acceptsStreamCompression
     }
+
+    /// Bytes libzstd holds for this reader's stream context (0 until a compression-3 frame came).
+    package var streamMemoryBytes: Int { stream.memoryBytes }
 
     /// Bytes held for the frame in progress.
     public var bufferedByteCount: Int { pending.count }
@@ -141,8 +157,11 @@ public struct FrameReader {
             throw WireError(.invalidValue, at: streamOffset &+ 3, "frame type 0 is reserved")
         }
         let flags = try r.readByte("frame flags")
-        guard flags & ~FrameLayout.compressionMask == 0, flags & FrameLayout.compressionMask != 3 else {
-            throw WireError(.unknownRequiredTag, at: streamOffset &+ 4, "frame flags 0x\(Hex.string([flags])) use reserved bits or compression 3; this frame needs a newer Shoal")
+        guard flags & ~FrameLayout.compressionMask == 0 else {
+            throw WireError(.unknownRequiredTag, at: streamOffset &+ 4, "frame flags 0x\(Hex.string([flags])) use reserved bits; this frame needs a newer Shoal")
+        }
+        guard flags & FrameLayout.compressionMask != 3 || acceptsStreamCompression else {
+            throw WireError(.unknownRequiredTag, at: streamOffset &+ 4, "frame flags 0x\(Hex.string([flags])) use compression 3 (a zstd stream), which this reader did not announce in its hello (capability bit 3)")
         }
         let length = try r.readFixed32("frame payload length")
         guard length <= UInt32(clamping: limits.maxFramePayloadBytes) else {
@@ -164,6 +183,7 @@ public struct FrameReader {
         var dictionary: ZstdDictionary? = nil
         switch flags & FrameLayout.compressionMask {
         case 1: compression = .zstd
+        case 3: compression = .stream
         case 2:
             let at = r.offset
             let id = try r.readFixed32("dictionary ID")
@@ -177,13 +197,20 @@ public struct FrameReader {
         let body = try r.readRaw(length, "frame payload")
         let crcAt = r.offset
         let stored = try r.readFixed32("frame checksum")
-        let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<bodyEnd]))
+        // A compression-3 frame's checksum continues the previous one's (§13.1): a stream frame
+        // lost, repeated or reordered fails here, before its payload reaches the decompressor.
+        let chained = compression == .stream
+        let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<bodyEnd]), continuing: chained ? stream.checksum : 0)
         guard stored == computed else {
-            throw WireError(.checksumMismatch, at: crcAt, "frame checksum is 0x\(Hex.string(UInt64(stored)).suffix(8)) but its bytes give 0x\(Hex.string(UInt64(computed)).suffix(8)); the frame was corrupted in transit")
+            let why = chained ? "the frame was corrupted in transit, or a compression-3 frame before it was lost or reordered" : "the frame was corrupted in transit"
+            throw WireError(.checksumMismatch, at: crcAt, "frame checksum is 0x\(Hex.string(UInt64(stored)).suffix(8)) but its bytes give 0x\(Hex.string(UInt64(computed)).suffix(8)); \(why)")
         }
         let payload: [UInt8]
         if compression == .none {
             payload = [UInt8](body)
+        } else if chained {
+            stream.checksum = stored
+            payload = try stream.decompress(body, base: crcAt &- length, maxBytes: limits.maxFramePayloadBytes, dictionaries: dictionaries)
         } else {
             payload = try decompressor.decompress(body, base: crcAt &- length, maxBytes: limits.maxFramePayloadBytes, dictionary: dictionary)
         }

@@ -24,6 +24,11 @@ public struct HelloMessage: Hashable, Sendable {
     /// The zones the sender replicates.
     public var zones: [ZoneAnnouncement]
 
+    /// Capability bit 3: the sender's frame reader accepts compression 3, a zstd stream per
+    /// connection direction (Spec/wire-format.md §14.3). A node sends compression-3 frames only to
+    /// a peer whose hello set it. ShoalNet, which owns the framing, sets it in the hellos it sends.
+    public static let streamCompressionCapability: UInt64 = 1 << 3
+
     /// Creates a hello.
     public init(minimumVersion: UInt64 = 1, maximumVersion: UInt64 = 1, node: NodeID, name: String = "",
                 capabilities: UInt64 = 0, dictionaries: [UInt32] = [BuiltInDictionaries.recordsID],
