@@ -10,6 +10,7 @@ public final class TrafficCounter: Sendable {
     let sent = Atomic<Int>(0)
     let pausedNanoseconds = Atomic<Int>(0)
     let pauses = Atomic<Int>(0)
+    let streamFrames = Atomic<Int>(0)
 
     /// Creates zeroed counters.
     public init() {}
@@ -18,6 +19,9 @@ public final class TrafficCounter: Sendable {
     public var bytesReceived: Int { received.load(ordering: .relaxed) }
     /// Bytes written to peers so far.
     public var bytesSent: Int { sent.load(ordering: .relaxed) }
+    /// Frames read from peers that travelled in their zstd stream (compression 3,
+    /// ``NetworkConfiguration/streamCompression``).
+    public var streamFramesReceived: Int { streamFrames.load(ordering: .relaxed) }
     /// Times the asset lanes waited to keep to ``NetworkConfiguration/assetReceiveRate`` or
     /// ``NetworkConfiguration/assetSendRate``.
     public var assetPauses: Int { pauses.load(ordering: .relaxed) }
@@ -33,12 +37,18 @@ public final class TrafficCounter: Sendable {
     }
 }
 
-/// The zstd dictionaries a connection's peer can decode, from its `hello`: the decoding handler
-/// fills it in, the encoding handler reads it (both on the connection's event loop). Until the
-/// peer's hello has arrived nothing is known, so no frame uses a dictionary (Spec/replication.md §2).
-final class PeerDictionaries {
+/// What the two `hello`s of a connection said about compression: the decoding handler records
+/// the peer's, the encoding handler this node's (both on the connection's event loop). Until the
+/// peer's hello has arrived nothing is known, so no frame uses a dictionary or the stream
+/// (Spec/replication.md §2); until this node's hello has announced the stream, the reader refuses
+/// compression 3 (Spec/wire-format.md §14.3).
+final class HelloCompression {
     /// The dictionary IDs the peer's hello listed; nil until a valid hello arrived.
     var held: [UInt32]? = nil
+    /// The capability bits of the peer's hello; nil until a valid hello arrived.
+    var capabilities: UInt64? = nil
+    /// Whether this node's hello announced ``HelloMessage/streamCompressionCapability``.
+    var announcedStream = false
 
     /// Creates an empty record (no hello yet).
     init() {}
@@ -48,8 +58,9 @@ final class PeerDictionaries {
 /// buffered. A malformed frame sends an error frame and closes the connection; the node and its
 /// data are untouched (DESIGN.md invariant 6). A frame whose first bytes arrived must be whole
 /// within `frameTimeout`, or the connection closes the same way: a peer cannot hold a partial
-/// frame open by trickling bytes. The peer's first valid `hello` tells ``PeerDictionaries``
-/// which dictionaries it holds.
+/// frame open by trickling bytes. The peer's first valid `hello` tells ``HelloCompression``
+/// which dictionaries it holds and whether it reads a zstd stream; compression 3 is accepted once
+/// this node's own hello has announced it.
 final class FrameDecodingHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = Frame
@@ -59,12 +70,12 @@ final class FrameDecodingHandler: ChannelInboundHandler {
     private var failed = false
     private let traffic: TrafficCounter
     private let limits: WireLimits
-    private let peer: PeerDictionaries
+    private let peer: HelloCompression
     private let frameTimeout: TimeAmount
     /// The deadline of the frame in progress, and where in the stream that frame starts.
     private var partial: (deadline: Scheduled<Void>, start: Int)? = nil
 
-    init(limits: WireLimits, traffic: TrafficCounter, peer: PeerDictionaries = PeerDictionaries(),
+    init(limits: WireLimits, traffic: TrafficCounter, peer: HelloCompression = HelloCompression(),
          frameTimeout: TimeAmount = TimeAmount(NetworkConfiguration().frameCompletionTimeout)) {
         reader = FrameReader(limits: limits)
         self.limits = limits
@@ -110,6 +121,9 @@ final class FrameDecodingHandler: ChannelInboundHandler {
         guard !failed else { return }
         let buffer = unwrapInboundIn(data)
         traffic.received.add(buffer.readableBytes, ordering: .relaxed)
+        // The peer may use the stream only after reading this node's hello, which the encoding
+        // handler has seen go out by then.
+        if peer.announcedStream, !reader.acceptsStreamCompression { reader.acceptsStreamCompression = true }
         var frames = [Frame]()
         var failure: WireError? = nil
         buffer.withUnsafeReadableBytes { raw in
@@ -119,9 +133,11 @@ final class FrameDecodingHandler: ChannelInboundHandler {
             } catch { failure = error }
         }
         for f in frames {
+            if f.compression == .stream { traffic.streamFrames.add(1, ordering: .relaxed) }
             // A malformed hello is the session's to refuse; it teaches nothing here.
             if f.type == .hello, peer.held == nil, let hello = try? HelloMessage(decoding: f.payload, limits: limits) {
                 peer.held = hello.dictionaries
+                peer.capabilities = hello.capabilities
             }
             context.fireChannelRead(wrapInboundOut(f))
         }
@@ -134,21 +150,30 @@ final class FrameDecodingHandler: ChannelInboundHandler {
 }
 
 /// Writes frames with ``FrameEncoder``, compressing when it pays. A dictionary in the options is
-/// used only once the peer's hello has listed it (``PeerDictionaries``); before that, and for a
+/// used only once the peer's hello has listed it (``HelloCompression``); before that, and for a
 /// peer that does not hold it, compression is zstd without a dictionary.
+///
+/// With `stream` (``NetworkConfiguration/streamCompression``) the handler sets
+/// ``HelloMessage/streamCompressionCapability`` in the first hello it sends, and once the peer's
+/// hello has set it too, sends compressible frames as one zstd stream started from the
+/// dictionary (compression 3, Spec/wire-format.md §14.3).
 final class FrameEncodingHandler: ChannelOutboundHandler {
     typealias OutboundIn = Frame
     typealias OutboundOut = ByteBuffer
 
     private let options: FrameEncoder.Options
+    private let stream: Bool
     private var encoder: FrameEncoder
     private let traffic: TrafficCounter
-    private let peer: PeerDictionaries
+    private let peer: HelloCompression
     /// Whether the peer's hello has been taken into account.
     private var negotiated = false
+    /// Whether this node's hello has gone out.
+    private var announced = false
 
-    init(options: FrameEncoder.Options, traffic: TrafficCounter, peer: PeerDictionaries = PeerDictionaries()) {
+    init(options: FrameEncoder.Options, stream: Bool = true, traffic: TrafficCounter, peer: HelloCompression = HelloCompression()) {
         self.options = options
+        self.stream = stream
         self.traffic = traffic
         self.peer = peer
         var first = options
@@ -156,11 +181,26 @@ final class FrameEncodingHandler: ChannelOutboundHandler {
         encoder = FrameEncoder(options: first)
     }
 
+    /// This node's first hello, with the stream capability set when the stream is enabled.
+    private func announce(_ frame: Frame) -> Frame {
+        announced = true
+        guard var hello = try? HelloMessage(decoding: frame.payload) else { return frame }
+        if stream { hello.capabilities |= HelloMessage.streamCompressionCapability }
+        peer.announcedStream = hello.capabilities & HelloMessage.streamCompressionCapability != 0
+        var out = frame
+        out.payload = hello.encoded()
+        return out
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let frame = unwrapOutboundIn(data)
+        var frame = unwrapOutboundIn(data)
+        if !announced, frame.type == .hello { frame = announce(frame) }
         if !negotiated, let held = peer.held {
             negotiated = true
-            if case .dictionary(let d) = options.mode, held.contains(d.id) { encoder = FrameEncoder(options: options) }
+            var agreed = options
+            if case .dictionary(let d) = options.mode, !held.contains(d.id) { agreed.mode = .zstd }
+            let streams = stream && (peer.capabilities ?? 0) & HelloMessage.streamCompressionCapability != 0
+            encoder = streams ? FrameEncoder(streamingWith: agreed) : FrameEncoder(options: agreed)
         }
         do throws(WireError) {
             // Straight into the socket's buffer: a chunk frame's 64–256 KiB are copied once here.

@@ -60,6 +60,11 @@ public struct NetworkConfiguration: Sendable {
     public var maxReconnectDelay: Duration = .seconds(30)
     /// How frames are compressed. Default: the built-in records dictionary.
     public var frames = FrameEncoder.Options()
+    /// Whether connections compress as one zstd stream per direction (compression 3,
+    /// Spec/wire-format.md §14.3): the node announces it in its hellos and uses it towards peers
+    /// that announce it too, starting the stream from the dictionary of `frames` when the peer
+    /// holds it. False: every frame is compressed on its own (compression 0–2). Default true.
+    public var streamCompression = true
     /// Most asset bytes per second this node receives, over all peers together; 0 (the default)
     /// is unlimited.
     ///

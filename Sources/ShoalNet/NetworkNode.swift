@@ -510,8 +510,8 @@ public actor NetworkNode {
         let timeout = channel.eventLoop.scheduleTask(in: TimeAmount(configuration.handshakeTimeout)) { bound.value.timeOut() }
         gate.handshake.futureResult.whenComplete { _ in timeout.cancel() }
         try ops.addHandler(IdleStateHandler(readTimeout: TimeAmount(configuration.idleTimeout), writeTimeout: TimeAmount(configuration.pingInterval)))
-        let peer = PeerDictionaries()
-        try ops.addHandler(FrameEncodingHandler(options: configuration.frames, traffic: traffic, peer: peer))
+        let peer = HelloCompression()
+        try ops.addHandler(FrameEncodingHandler(options: configuration.frames, stream: configuration.streamCompression, traffic: traffic, peer: peer))
         try ops.addHandler(FrameDecodingHandler(limits: limits, traffic: traffic, peer: peer,
                                                 frameTimeout: TimeAmount(configuration.frameCompletionTimeout)))
         try ops.addHandler(AssetFrameRouter(requests: AssetFrameQueue(limit: configuration.assetQueueBytes), chunks: chunks))

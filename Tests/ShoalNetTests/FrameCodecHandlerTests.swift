@@ -23,7 +23,7 @@ import ShoalWire
             Frame(type: .goodbye, payload: []),
         ]
         let traffic = TrafficCounter()
-        let peer = PeerDictionaries()
+        let peer = HelloCompression()
         peer.held = [BuiltInDictionaries.recordsID]
         let channel = EmbeddedChannel(handler: FrameEncodingHandler(options: FrameEncoder.Options(), traffic: traffic, peer: peer))
         let encoder = FrameEncoder()
@@ -48,7 +48,7 @@ import ShoalWire
     /// A connection's two frame handlers, sharing what the peer's hello said.
     static func pipeline() throws -> EmbeddedChannel {
         let traffic = TrafficCounter()
-        let peer = PeerDictionaries()
+        let peer = HelloCompression()
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(FrameEncodingHandler(options: FrameEncoder.Options(), traffic: traffic, peer: peer))
         try channel.pipeline.syncOperations.addHandler(FrameDecodingHandler(limits: .default, traffic: traffic, peer: peer))
