@@ -14,8 +14,10 @@ import ShoalWire
 ///
 /// `record-stream` keeps one zstd streaming context per connection (one per direction) and
 /// flushes it after every record (`ZSTD_e_flush`), so later records refer back to earlier ones;
-/// each flushed chunk travels in a plain frame, as a frame flag for "stream-compressed" would
-/// carry it. Shoal's frames do not have that flag today.
+/// each flushed chunk travels in a plain frame, with libzstd's default parameters for level 3.
+/// `record-compression3` and `batch100-compression3` are the same idea as Shoal sends it:
+/// compression-3 frames from `FrameEncoder(streamingWith:)`, started from the built-in dictionary
+/// (windowLog 17, hashLog and chainLog 15, chained checksums; Spec/wire-format.md §14.3).
 enum CompressionBenchmark: BenchmarkSuite {
     static let name = "compression"
     static let summary = "frame compression: none, zstd, built-in dictionary, streaming; per record and per 100"
@@ -43,9 +45,11 @@ enum CompressionBenchmark: BenchmarkSuite {
             try framed("record-zstd", baseline: "record-none", records, .init(mode: .zstd)),
             try framed("record-dict", baseline: "record-none", records, .init(mode: .dictionary(dictionary))),
             try streamed("record-stream", baseline: "record-none", records),
+            try framed("record-compression3", baseline: "record-none", records, .init(mode: .dictionary(dictionary)), streaming: true),
             try framed("batch100-none", baseline: "batch100-none", batches, .init(mode: .none)),
             try framed("batch100-zstd", baseline: "batch100-none", batches, .init(mode: .zstd)),
             try framed("batch100-dict", baseline: "batch100-none", batches, .init(mode: .dictionary(dictionary))),
+            try framed("batch100-compression3", baseline: "batch100-none", batches, .init(mode: .dictionary(dictionary)), streaming: true),
         ]
         printNote("\(recordCount) NotesCorpus records (seed 1), \(corpusBytes) bytes as ShoalWire; zstd level 3 (FrameEncoder's default); best of \(Harness.runs) runs of at least \(Harness.minimumSeconds) s")
         let seconds = try Harness.bestSecondsPerIteration(cases.flatMap(\.timed))
@@ -55,26 +59,28 @@ enum CompressionBenchmark: BenchmarkSuite {
         }
     }
 
-    /// Each payload as one frame through `FrameEncoder(options:)`, read back with `FrameReader`.
-    static func framed(_ name: String, baseline: String, _ payloads: [[UInt8]], _ options: FrameEncoder.Options) throws -> Case {
+    /// Each payload as one frame through `FrameEncoder(options:)` (or `streamingWith:`), read back
+    /// with `FrameReader`.
+    static func framed(_ name: String, baseline: String, _ payloads: [[UInt8]], _ options: FrameEncoder.Options, streaming: Bool = false) throws -> Case {
+        func encoder() -> FrameEncoder { streaming ? FrameEncoder(streamingWith: options) : FrameEncoder(options: options) }
         func encodeAll() throws -> [[UInt8]] {
-            let encoder = FrameEncoder(options: options)
+            let encoder = encoder()
             return try payloads.map { p throws(WireError) in try encoder.encode(.changes, payload: p) }
         }
         let frames = try encodeAll()
         let stream = Array(frames.joined())
-        var check = FrameReader()
+        var check = FrameReader(acceptsStreamCompression: streaming)
         guard try check.frames(in: stream).map(\.payload) == payloads else {
             throw BenchmarkError("\(name): frames do not decode to their payloads")
         }
         let encode = TimedCase(label: "\(name) encode") {
-            let encoder = FrameEncoder(options: options)
+            let encoder = encoder()
             var n = 0
             for p in payloads { n &+= try encoder.encode(.changes, payload: p).count }
             return n
         }
         let decode = TimedCase(label: "\(name) decode") {
-            var reader = FrameReader()
+            var reader = FrameReader(acceptsStreamCompression: streaming)
             var n = 0
             try stream.withUnsafeBytes { raw in
                 var input = raw
