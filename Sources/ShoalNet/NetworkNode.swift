@@ -80,6 +80,8 @@ public actor NetworkNode {
         case drained(ConnectionID)
         case closed(ConnectionID)
         case zoneChanged(RecordZone.ID)
+        /// News held to travel with later commits is due (``SyncNode/heldNewsDeadline``).
+        case heldNews
         case zonesChanged(restart: Bool)
         case timeout(ConnectionID, String)
         case fetchAsset(Asset)
@@ -102,6 +104,8 @@ public actor NetworkNode {
     /// Where the asset lanes (fetching and serving) run: a serial queue of this node's own.
     let lanes = LaneExecutor()
     var engineStarted = false
+    /// The wake-up that sends held news when it is due, and when it fires.
+    var newsTimer: (task: Task<Void, Never>, at: ContinuousClock.Instant)? = nil
     var servers: [any Channel] = []
     var peerStates: [String: PeerState] = [:]
     var dialers: [String: Task<Void, Never>] = [:]
@@ -332,6 +336,12 @@ public actor NetworkNode {
             // Connections with more than their bound waiting get the news once they drain.
             let held = Set(connections.filter { $0.value.gate.records.isOverLimit }.keys)
             await send(await sync.zoneChanged(zone, holding: held))
+            await wakeForHeldNews()
+        case .heldNews:
+            newsTimer = nil
+            let held = Set(connections.filter { $0.value.gate.records.isOverLimit }.keys)
+            await send(await sync.sendHeldNews(holding: held))
+            await wakeForHeldNews()
         case let .drained(id):
             // Zone by zone, until the connection is over its bound again (its next drain goes
             // on) or nothing is held back.
@@ -351,6 +361,19 @@ public actor NetworkNode {
         case let .timeout(id, reason):
             if await sync.peer(of: id) == nil { close(id, reason: reason) }
         }
+    }
+
+    /// Makes sure the engine hears `heldNews` when the earliest held news is due (news is held
+    /// only when a commit arrives, so this follows `zoneChanged` and `heldNews` events).
+    func wakeForHeldNews() async {
+        guard let due = await sync.heldNewsDeadline else { return }
+        if let t = newsTimer, t.at <= due { return }
+        newsTimer?.task.cancel()
+        let sink = eventSink
+        newsTimer = (Task {
+            do { try await Task.sleep(until: due, clock: .continuous) } catch { return }
+            sink.yield(.heldNews)
+        }, due)
     }
 
     // MARK: Listening and dialling
@@ -796,6 +819,8 @@ public actor NetworkNode {
         for t in tasks { t.cancel() }
         for t in dialers.values { t.cancel() }
         for t in servingLanes.values { t.cancel() }
+        newsTimer?.task.cancel()
+        newsTimer = nil
         tasks = []
         acceptLoops = []
         dialers = [:]

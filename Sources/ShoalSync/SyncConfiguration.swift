@@ -55,12 +55,23 @@ public struct SyncConfiguration: Sendable {
     /// server, leaves out for a subscriber the versions its upstreams deliver themselves
     /// (Spec/replication.md §3.9). Default true; false sends every version each peer lacks.
     public var skipsUpstreams = true
+    /// How long a subscription's news may wait so that commits made close together travel in one
+    /// batch (Spec/replication.md §4 item 2). News waits only while the subscription has a batch
+    /// in flight: the first commit after a quiet spell goes at once, and those that follow while
+    /// its acknowledgement is on the way go together when it arrives, or when this much time has
+    /// passed, whichever is first — or at once when they number ``batchRecords`` (a full batch).
+    /// What waits is a mark, not bytes: the news is read from the change log when it goes.
+    /// Default 5 ms; zero sends every commit's news at once.
+    public var liveBatchDelay: Duration = .milliseconds(5)
     /// Decoding limits for everything peers send.
     public var limits: WireLimits = .default
     /// A catch-up's first batch carries how many changes remain when counting them is quick (at
     /// most this many can remain); a longer count runs in the background and a later batch carries
     /// it, so the first batch never waits for it. Default 50,000 (≈ 5 ms to count).
     package var remainingCountInlineLimit: UInt64 = 50_000
+
+    /// The clock live batching reads (``liveBatchDelay``): a simulation drives its own.
+    package var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
 
     /// The defaults.
     public init() {}

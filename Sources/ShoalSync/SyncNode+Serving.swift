@@ -95,7 +95,10 @@ extension SyncNode {
         Task { try? await store.acknowledge(peer: pending.peer, zone: pending.zone, vector: pending.knowledge) }
     }
 
-    /// A commit to `zone` happened: every idle subscription to it sends the news on.
+    /// A commit to `zone` happened: every idle subscription to it sends the news on — at once,
+    /// or, while it has a batch in flight, with the commits that follow within
+    /// ``SyncConfiguration/liveBatchDelay`` (then ``heldNewsDeadline`` says when to call
+    /// ``sendHeldNews()``).
     public func zoneChanged(_ zone: RecordZone.ID) async -> [ConnectionID: [SyncOutput]] {
         await zoneChanged(zone, holding: [])
     }
@@ -107,19 +110,81 @@ extension SyncNode {
     /// of every zone it follows meanwhile.
     package func zoneChanged(_ zone: RecordZone.ID, holding held: Set<ConnectionID>) async -> [ConnectionID: [SyncOutput]] {
         knowledgeCache[zone] = nil
+        let batching = configuration.liveBatchDelay > .zero
+        let now = batching ? configuration.now() : nil
         var result = [ConnectionID: [SyncOutput]]()
         for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard var sub = sessions[id]?.outbound[zone] else { continue }
             if sub.busy { sub.dirty = true; sessions[id]?.outbound[zone] = sub; continue }
-            guard sub.idle else { continue }
-            sub.idle = false
-            sessions[id]?.outbound[zone] = sub
+            if sub.heldSince != nil {
+                // News waiting already: one more commit joins it, and a batch's worth goes now
+                // (each commit holds at least one change).
+                sub.heldCommits &+= 1
+                sessions[id]?.outbound[zone] = sub
+                guard sub.heldCommits >= configuration.batchRecords else { continue }
+            } else {
+                guard sub.idle else { continue }
+                sub.idle = false
+                if let now, sub.unacknowledged > 0 {
+                    // A batch is in flight: wait for its acknowledgement (which pumps) or the delay,
+                    // so that the commits made meanwhile travel together (Spec/replication.md §4).
+                    sub.heldSince = now
+                    sub.heldCommits = 1
+                    sessions[id]?.outbound[zone] = sub
+                    if configuration.batchRecords > 1 { continue }
+                }
+                sessions[id]?.outbound[zone] = sub
+            }
             if held.contains(id) { continue }
             do throws(SyncFailure) {
                 let out = try await pump(zone, on: id)
                 if !out.isEmpty { result[id] = out }
             } catch {
                 result[id] = [.close(ErrorMessage(code: error.code, message: error.message))]
+            }
+        }
+        return result
+    }
+
+    /// When the earliest news waiting to travel with later commits must go: the transport calls
+    /// ``sendHeldNews()`` then. Nil when no news waits.
+    public var heldNewsDeadline: ContinuousClock.Instant? {
+        var first: ContinuousClock.Instant? = nil
+        for s in sessions.values {
+            for sub in s.outbound.values {
+                guard let since = sub.heldSince else { continue }
+                let due = since + configuration.liveBatchDelay
+                if first.map({ due < $0 }) ?? true { first = due }
+            }
+        }
+        return first
+    }
+
+    /// Sends the news that has waited ``SyncConfiguration/liveBatchDelay`` or longer (see
+    /// ``heldNewsDeadline``); news not yet due keeps waiting.
+    public func sendHeldNews() async -> [ConnectionID: [SyncOutput]] {
+        await sendHeldNews(holding: [])
+    }
+
+    /// ``sendHeldNews()``, except that the connections in `held` send nothing now (their
+    /// transport is over its bound, ``zoneChanged(_:holding:)``): their news goes with
+    /// ``resumeServing(_:)``.
+    package func sendHeldNews(holding held: Set<ConnectionID>) async -> [ConnectionID: [SyncOutput]] {
+        let now = configuration.now()
+        var result = [ConnectionID: [SyncOutput]]()
+        for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            for zone in sessions[id]?.outbound.keys.sorted() ?? [] {
+                guard let since = sessions[id]?.outbound[zone]?.heldSince, since + configuration.liveBatchDelay <= now else { continue }
+                // Due: it goes now, or, when its window is full, with the next acknowledgement.
+                sessions[id]?.outbound[zone]?.heldSince = nil
+                sessions[id]?.outbound[zone]?.heldCommits = 0
+                if held.contains(id) { continue }
+                do throws(SyncFailure) {
+                    let out = try await pump(zone, on: id)
+                    if !out.isEmpty { result[id, default: []] += out }
+                } catch {
+                    result[id, default: []] += [.close(ErrorMessage(code: error.code, message: error.message))]
+                }
             }
         }
         return result
@@ -153,6 +218,9 @@ extension SyncNode {
         }
         let budget = session.payloadBudget(configuration)
         var out = [SyncOutput]()
+        // Whatever news waited goes with what this reads (the log holds it).
+        sessions[id]?.outbound[zone]?.heldSince = nil
+        sessions[id]?.outbound[zone]?.heldCommits = 0
         sessions[id]?.outbound[zone]?.busy = true
         defer { sessions[id]?.outbound[zone]?.busy = false }
         while var sub = sessions[id]?.outbound[zone], sub.unacknowledged < sub.window, !sub.idle {

@@ -93,6 +93,10 @@ struct SyncSession {
         /// An upstream with skipped writes was lost: the next read starts over from the peer's
         /// knowledge.
         var rewindPending = false
+        /// Since when the subscription's news has waited to travel with later commits, and how
+        /// many commits it holds (``SyncConfiguration/liveBatchDelay``); nil when none waits.
+        var heldSince: ContinuousClock.Instant? = nil
+        var heldCommits = 0
 
         var unacknowledged: UInt64 { nextBatch &- 1 &- acknowledged }
 

@@ -53,7 +53,7 @@ final class Simulation {
     }
 
     var rng: SplitMix64
-    let clock = SimClock()
+    let clock: SimClock
     let ids: SimIdentifiers
     var nodes: [Node] = []
     var links: [Link] = []
@@ -93,6 +93,11 @@ final class Simulation {
     init(seed: UInt64, nodes count: Int, configuration: SyncConfiguration = SyncConfiguration(), identities: Bool = false) async throws {
         rng = SplitMix64(seed: seed)
         ids = SimIdentifiers(seed: seed)
+        // Live batching reads the simulated clock: a seed replays the same batches.
+        var configuration = configuration
+        let clock = SimClock(), origin = ContinuousClock.now, start = clock.now()
+        self.clock = clock
+        configuration.now = { origin + .milliseconds(Int64(clock.now() &- start)) }
         root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-sim-\(seed)-\(UInt32.random(in: 0 ... .max))").path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         // Its own generator: keys do not shift the workload's draws.
@@ -238,6 +243,22 @@ final class Simulation {
         }
     }
 
+    /// Lets the simulated clock pass the live batching delay and sends every node's held news, as
+    /// a transport's timer would (``SyncNode/sendHeldNews()``); whether anything was sent.
+    @discardableResult
+    func sendHeldNews() async throws -> Bool {
+        var any = false
+        for n in nodes.indices where nodes[n].up {
+            guard let due = await nodes[n].sync.heldNewsDeadline else { continue }
+            let now = configuration.now()
+            if due > now { clock.advance(UInt64((due - now) / .milliseconds(1)) + 1) }
+            let out = await nodes[n].sync.sendHeldNews()
+            any = any || !out.isEmpty
+            try await route(out, from: n)
+        }
+        return any
+    }
+
     /// Tells a node's idle subscriptions that its zones changed.
     func notifyChanges(node n: Int) async throws {
         for z in await nodes[n].store.zones() {
@@ -286,6 +307,7 @@ final class Simulation {
         while rounds < maxRounds {
             // A link is named by its first node and that node's connection (IDs are per node).
             var waiting = links.flatMap { l in [(l.a, l.connA, true, l.toB.inFlight.count), (l.a, l.connA, false, l.toA.inFlight.count)] }.filter { $0.3 > 0 }
+            if waiting.isEmpty, try await sendHeldNews() { continue }
             if waiting.isEmpty {
                 let before = links.count
                 for a in nodes.indices { for b in nodes.indices where a < b { try await connect(a, b) } }
@@ -309,6 +331,7 @@ final class Simulation {
         var steps = 0
         while true {
             if pending.isEmpty {
+                if try await sendHeldNews() { continue }
                 guard reconnect else { return true }
                 let before = links.count
                 for a in nodes.indices { for b in nodes.indices where a < b { try await connect(a, b) } }
