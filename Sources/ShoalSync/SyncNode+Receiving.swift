@@ -11,6 +11,27 @@ extension SyncNode {
             if let r = decoded?.take() { return try r.get() }
             return try ChangesMessage.decodeKeepingRecordBytes(frame.payload, limits: l)
         }
+        return try await applyChanges(m, ranges: ranges, frame: frame, on: id)
+    }
+
+    /// A `live-changes` batch (Spec/replication.md §3.5.4): the subscription it names must be one
+    /// the peer numbered on this connection, and its token a change to that subscription's last
+    /// one; it is then applied as the `changes` batch it stands for.
+    func handleLiveChanges(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+        let n = try decode { (l) throws(WireError) in try LiveChangesMessage.subscription(of: frame.payload, limits: l) }
+        guard let zone = sessions[id]?.inboundNumbers[n], let sub = sessions[id]?.inbound[zone] else {
+            throw SyncFailure("protocolViolation", "live changes of subscription \(n), a number the peer has not given a subscription of this connection (Spec/replication.md §3.5.4)")
+        }
+        let (live, ranges) = try decode { (l) throws(WireError) in try LiveChangesMessage.decodeKeepingRecordBytes(frame.payload, zone: zone, limits: l) }
+        guard let token = live.token(after: sub.lastToken, limits: configuration.limits) else {
+            throw SyncFailure("protocolViolation", "batch \(live.batch) of subscription \(n) (zone \(zone)) keeps \(live.tokenKept) bytes of a \(sub.lastToken.count)-byte token, or fewer than the two tokens share (Spec/replication.md §3.5.4)")
+        }
+        return try await applyChanges(live.changes(incarnation: sub.incarnation, token: token), ranges: ranges, frame: frame, on: id)
+    }
+
+    /// Applies a batch received on `id` (whose payload is `frame`'s; `ranges` locate its whole
+    /// records' bytes in it) and answers with the acknowledgement.
+    func applyChanges(_ m: consuming ChangesMessage, ranges: [Range<Int>], frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         // Checked first: a device that may not write the zone has nothing applied, whatever it
         // sends (Spec/security.md §6.2).
         guard await access(id, m.zone) >= .write else {
@@ -22,6 +43,10 @@ extension SyncNode {
         }
         guard m.batch == sub.nextBatch else {
             throw SyncFailure("protocolViolation", "changes batch \(m.batch) of zone \(m.zone) arrived; batch \(sub.nextBatch) was expected")
+        }
+        // A subscription has one number, and a number one subscription (§3.5.4).
+        if let n = m.subscription, sub.number.map({ $0 != n }) ?? false || sessions[id]?.inboundNumbers[n].map({ $0 != m.zone }) ?? false {
+            throw SyncFailure("protocolViolation", "batch \(m.batch) of zone \(m.zone) numbers its subscription \(n), but \(sub.number.map { "it is \($0)" } ?? "\(n) names another subscription") on this connection")
         }
         guard let peer = sessions[id]?.peer?.node else { return [] }
         var records = m.records
@@ -117,6 +142,11 @@ extension SyncNode {
             }
         }
         sessions[id]?.inbound[m.zone]?.nextBatch = m.batch &+ 1
+        sessions[id]?.inbound[m.zone]?.lastToken = m.token.bytes
+        if let n = m.subscription {
+            sessions[id]?.inbound[m.zone]?.number = n
+            sessions[id]?.inboundNumbers[n] = m.zone
+        }
         sessions[id]?.inbound[m.zone]?.caughtUp = m.isCaughtUp
         if m.isCaughtUp {
             // Caught up once, the peer delivers the zone here from now on: the other servers of

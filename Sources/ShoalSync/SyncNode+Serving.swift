@@ -29,6 +29,12 @@ extension SyncNode {
         let start = m.token ?? (m.knowledge.isEmpty ? nil : ChangeToken(.init(kind: .zone, incarnation: m.incarnation, vector: m.knowledge)))
         sessions[id]?.outbound[m.zone] = SyncSession.Outbound(incarnation: m.incarnation, token: start, peerKnowledge: m.knowledge,
                                                               window: min(m.window, UInt64(max(1, configuration.maxServedWindow))))
+        // A peer that reads `live-changes` gets a number for the subscription, given with its
+        // first batch; later batches name it instead of the zone (§3.5.4).
+        if let s = sessions[id], let peer = s.peer, peer.capabilities & Capability.liveChanges != 0 {
+            sessions[id]?.outbound[m.zone]?.number = s.nextSubscriptionNumber
+            sessions[id]?.nextSubscriptionNumber = s.nextSubscriptionNumber &+ 1
+        }
         // A subscriber whose knowledge does not cover the purge horizon has not seen some
         // deletion purged here, whatever its token says: it resyncs in full, which removes what
         // the deletions removed and hands it the horizon (§3.5.2, §3.5.3).
@@ -61,6 +67,12 @@ extension SyncNode {
             // behind it for the length of a commit once a second — 30–60 ms when the disk is busy.
             // The whole of what the peer stated is written, not this acknowledgement's part.
             recordAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge)
+        }
+        // A single commit held behind this acknowledgement was no burst (the next one did not
+        // come before it): it goes now. Two or more wait out the delay (§4 item 2).
+        if sub.heldCommits == 1 {
+            sessions[id]?.outbound[m.zone]?.heldSince = nil
+            sessions[id]?.outbound[m.zone]?.heldCommits = 0
         }
         return try await pump(m.zone, on: id)
     }
@@ -120,18 +132,23 @@ extension SyncNode {
                 // News waiting already: one more commit joins it, and a batch's worth goes now
                 // (each commit holds at least one change).
                 sub.heldCommits &+= 1
+                guard sub.heldCommits >= configuration.batchRecords else {
+                    sessions[id]?.outbound[zone] = sub
+                    continue
+                }
+                sub.heldSince = nil
+                sub.heldCommits = 0
                 sessions[id]?.outbound[zone] = sub
-                guard sub.heldCommits >= configuration.batchRecords else { continue }
             } else {
                 guard sub.idle else { continue }
                 sub.idle = false
-                if let now, sub.unacknowledged > 0 {
-                    // A batch is in flight: wait for its acknowledgement (which pumps) or the delay,
-                    // so that the commits made meanwhile travel together (Spec/replication.md §4).
+                if let now, sub.lastRecordsBatch > sub.acknowledged, configuration.batchRecords > 1 {
+                    // A batch is in flight: this commit is part of a burst. It waits the delay, so
+                    // that the commits made meanwhile travel together (Spec/replication.md §4).
                     sub.heldSince = now
                     sub.heldCommits = 1
                     sessions[id]?.outbound[zone] = sub
-                    if configuration.batchRecords > 1 { continue }
+                    continue
                 }
                 sessions[id]?.outbound[zone] = sub
             }
@@ -216,6 +233,9 @@ extension SyncNode {
             sessions[id]?.outbound[zone]?.dirty = true
             return []
         }
+        // Held news waits out its delay (an acknowledgement does not end it: the commits of a
+        // burst keep joining it); ``sendHeldNews()`` or a full batch ends it.
+        if let since = first.heldSince, since + configuration.liveBatchDelay > configuration.now() { return [] }
         let budget = session.payloadBudget(configuration)
         var out = [SyncOutput]()
         // Whatever news waited goes with what this reads (the log holds it).
@@ -360,12 +380,26 @@ extension SyncNode {
             // records it creates again supersede the deletions purged here (§3.5.3).
             var horizon: VersionVector? = nil
             if caughtUp && cur.inResetPass, let h = try? await store.purgeHorizon(of: zone), !h.isEmpty { horizon = h }
-            let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
+            var message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
                                          isReset: cur.resetNext, token: pageToken, knowledge: stated, remaining: remaining, horizon: horizon,
                                          records: selection.whole, sparseRecords: selection.sparse, base: sparseBase)
-            let payload = selection.wholeCountEncoded > 0 ? message.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
-                : message.encoded()
-            out.append(.send(Frame(type: .changes, payload: payload)))
+            // Once the subscription's number is established, a batch that needs nothing more names
+            // it and states its token as a change to the last one (§3.5.4).
+            if let n = cur.number, cur.numberSent, let live = LiveChangesMessage(message, subscription: n, previousToken: cur.tokenSent) {
+                let payload = selection.wholeCountEncoded > 0 ? live.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
+                    : live.encoded()
+                out.append(.send(Frame(type: .liveChanges, payload: payload)))
+            } else {
+                if let n = cur.number, !cur.numberSent {
+                    message.subscription = n
+                    cur.numberSent = true
+                }
+                let payload = selection.wholeCountEncoded > 0 ? message.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
+                    : message.encoded()
+                out.append(.send(Frame(type: .changes, payload: payload)))
+            }
+            cur.tokenSent = pageToken.bytes
+            if recordCount > 0 { cur.lastRecordsBatch = cur.nextBatch }
             cur.nextBatch &+= 1
             cur.token = pageToken
             cur.sentAny = true

@@ -180,6 +180,7 @@ public actor SyncNode {
     /// accepts sparse records in `changes`; bit 1, it answers asset requests (it has an asset store).
     public var capabilities: UInt64 {
         Capability.sparseRecords | (assets != nil ? Capability.assets : 0) | (configuration.skipsUpstreams ? Capability.upstreams : 0)
+            | Capability.liveChanges
     }
 
     /// Capability bits of the hello message.
@@ -188,6 +189,10 @@ public actor SyncNode {
         static let assets: UInt64 = 2
         /// Understands `upstreams` (Spec/replication.md §3.9).
         static let upstreams: UInt64 = 4
+        // Bit 3 (8), compression 3, is the transport's: ShoalNet sets it in the hellos it frames
+        // (`HelloMessage.streamCompressionCapability`, Spec/wire-format.md §14.3).
+        /// Reads `live-changes` and subscription numbers in `changes` (Spec/replication.md §3.5.4).
+        static let liveChanges: UInt64 = 16
     }
 
     /// Creates a node replicating `store`, serving and fetching assets through `assets` if given,
@@ -357,6 +362,7 @@ public actor SyncNode {
             }
             switch frame.type {
             case .changes: return try await handleChanges(frame, on: id, decoded: decoded)
+            case .liveChanges: return try await handleLiveChanges(frame, on: id)
             case .acknowledgement: return try await handleAcknowledgement(frame, on: id)
             case .subscribe: return try await handleSubscribe(frame, on: id)
             case .upstreams: return try await handleUpstreams(frame, on: id)
@@ -507,6 +513,9 @@ public actor SyncNode {
     func subscribe(to zone: RecordZone.ID, incarnation: NodeID, on id: ConnectionID) async -> [SyncOutput] {
         guard let peer = sessions[id]?.peer?.node else { return [] }
         sessions[id]?.inbound[zone] = SyncSession.Inbound(incarnation: incarnation)
+        // A number the peer gave an earlier subscription to the zone names nothing now.
+        let numbers = sessions[id]?.inboundNumbers.filter { $0.value != zone } ?? [:]
+        sessions[id]?.inboundNumbers = numbers
         let token = await position(peer: peer, zone: zone, incarnation: incarnation)
         let key = Self.positionKey(peer, zone)
         // After a sparse record could not be rebuilt, state no knowledge once: the peer then

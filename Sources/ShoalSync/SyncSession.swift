@@ -48,6 +48,10 @@ struct SyncSession {
         var isUpstream = false
         /// The upstreams last told to this peer for the zone (nil: none told yet).
         var upstreamsSent: [NodeID]? = nil
+        /// The number the peer gave this subscription (its `live-changes` name it, §3.5.4).
+        var number: UInt64? = nil
+        /// The token of the last batch received: a `live-changes` token is a change to it.
+        var lastToken: [UInt8] = []
     }
 
     /// A subscription the peer made to us: batches we send.
@@ -97,6 +101,15 @@ struct SyncSession {
         /// many commits it holds (``SyncConfiguration/liveBatchDelay``); nil when none waits.
         var heldSince: ContinuousClock.Instant? = nil
         var heldCommits = 0
+        /// The number of the last batch sent that carried records: news is held only while such a
+        /// batch is unacknowledged (a batch stating knowledge alone starts no burst).
+        var lastRecordsBatch: UInt64 = 0
+        /// The subscription's number on this connection, when the peer reads `live-changes`
+        /// (Spec/replication.md §3.5.4), and whether a batch has established it yet.
+        var number: UInt64? = nil
+        var numberSent = false
+        /// The token of the last batch sent: a `live-changes` token is a change to it.
+        var tokenSent: [UInt8] = []
 
         var unacknowledged: UInt64 { nextBatch &- 1 &- acknowledged }
 
@@ -121,6 +134,10 @@ struct SyncSession {
     var announced: [ZoneAnnouncement] = []
     var inbound: [RecordZone.ID: Inbound] = [:]
     var outbound: [RecordZone.ID: Outbound] = [:]
+    /// The next number this node gives a subscription the peer makes here (never reused on the
+    /// connection), and the zones of the numbers the peer gave this node's subscriptions there.
+    var nextSubscriptionNumber: UInt64 = 1
+    var inboundNumbers: [UInt64: RecordZone.ID] = [:]
     var lastError: String? = nil
 
     /// The largest `changes` payload this session sends.

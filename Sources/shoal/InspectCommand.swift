@@ -90,6 +90,9 @@ struct InspectCommand: AsyncParsableCommand {
                 }
             }
             return o
+        case .liveChanges:
+            // The zone is the subscription's, which only the connection knows: the header alone.
+            return ["subscription": try LiveChangesMessage.subscription(of: f.payload), "bytes": f.payload.count]
         case .subscribe:
             let m = try SubscribeMessage(decoding: f.payload)
             return ["zone": m.zone.description, "window": m.window, "fromStart": m.token == nil]

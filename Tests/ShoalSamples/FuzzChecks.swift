@@ -163,14 +163,15 @@ package enum FuzzChecks {
     }
 
     /// The replication messages (Spec/replication.md §3): the first byte picks the kind (modulo
-    /// 8: hello, zones, subscribe, acknowledgement, changes, asset request, asset chunk, and a zone
-    /// share alone, as announcements carry it), the rest is the payload.
+    /// 10: hello, zones, subscribe, acknowledgement, changes, asset request, asset chunk, a zone
+    /// share alone, as announcements carry it, upstreams, and live changes decoded in zone `notes`
+    /// with ``LiveChangesMessage/subscription(of:limits:)`` agreeing), the rest is the payload.
     /// - Throws: ``Failure`` when a property breaks.
     package static func messages(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.messages.rawValue
         guard let selector = bytes.first else { return }
         let payload = Array(bytes.dropFirst())
-        switch selector % 9 {
+        switch selector % 10 {
         case 0: try message(t, payload, { (b) throws(WireError) in try HelloMessage(decoding: b) }, { $0.encoded() })
         case 1: try message(t, payload, { (b) throws(WireError) in try ZonesMessage(decoding: b) }, { $0.encoded() })
         case 2: try message(t, payload, { (b) throws(WireError) in try SubscribeMessage(decoding: b) }, { $0.encoded() })
@@ -179,7 +180,13 @@ package enum FuzzChecks {
         case 5: try message(t, payload, { (b) throws(WireError) in try AssetRequestMessage(decoding: b) }, { $0.encoded() })
         case 6: try message(t, payload, { (b) throws(WireError) in try AssetChunkMessage(decoding: b) }, { $0.encoded() })
         case 7: try message(t, payload, { (b) throws(WireError) in try ZoneShare(decoding: b) }, { $0.encoded() })
-        default: try message(t, payload, { (b) throws(WireError) -> UpstreamsMessage in try UpstreamsMessage(decoding: b) }, { (m: UpstreamsMessage) in m.encoded() })
+        case 8: try message(t, payload, { (b) throws(WireError) -> UpstreamsMessage in try UpstreamsMessage(decoding: b) }, { (m: UpstreamsMessage) in m.encoded() })
+        default:
+            try message(t, payload, { (b) throws(WireError) -> LiveChangesMessage in try LiveChangesMessage(decoding: b, zone: NotesCorpus.zone) },
+                        { (m: LiveChangesMessage) in m.encoded() })
+            if let m = try? LiveChangesMessage(decoding: payload, zone: NotesCorpus.zone), (try? LiveChangesMessage.subscription(of: payload)) != m.subscription {
+                throw Failure(t, "subscription(of:) disagrees with the decoded live changes message")
+            }
         }
     }
 

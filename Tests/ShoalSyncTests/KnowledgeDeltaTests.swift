@@ -41,8 +41,9 @@ import ShoalWire
         let to1 = try sim.connection(of: 0, to: 1), from0 = try sim.connection(of: 1, to: 0)
         _ = try await sim.nodes[0].store.save(note("live"))
         let out = await sim.nodes[0].sync.zoneChanged(Self.notes)
-        let frame = try #require(out[to1]?.lazy.compactMap { if case .send(let f) = $0, f.type == .changes { f } else { nil } }.first, "\(out)")
-        let batch = try ChangesMessage(decoding: frame.payload)
+        // Past its first batch the subscription's batches name its number (§3.5.4).
+        let frame = try #require(out[to1]?.lazy.compactMap { if case .send(let f) = $0, f.type == .liveChanges { f } else { nil } }.first, "\(out)")
+        let batch = try LiveChangesMessage(decoding: frame.payload, zone: Self.notes)
         let node0 = sim.nodes[0].store.nodeID
         #expect(batch.isCaughtUp && batch.knowledge?.entries.map(\.node) == [node0], "\(String(describing: batch.knowledge))")
 

@@ -34,7 +34,7 @@ import ShoalWire
         let out = await sim.nodes[0].sync.zoneChanged(Self.notes)
         try await sim.route(out, from: 0)
         let to1 = try sim.connection(of: 0, to: 1)
-        return (out[to1] ?? []).compactMap { if case .send(let f) = $0, f.type == .changes { f.payload } else { nil } }
+        return (out[to1] ?? []).compactMap { if case .send(let f) = $0, (f.type == .changes || f.type == .liveChanges) { f.payload } else { nil } }
     }
 
     /// The first commit after a quiet spell goes at once; the next ones, made while its batch is
@@ -53,6 +53,19 @@ import ShoalWire
         #expect(try await sim.state(of: Self.notes, on: 0) == (try await sim.state(of: Self.notes, on: 1)))
     }
 
+    /// A single commit held behind a batch in flight was no burst: it goes with the acknowledgement,
+    /// without waiting out the delay.
+    @Test func aLoneHeldCommitGoesWithTheAcknowledgement() async throws {
+        let sim = try await twoNodes(seed: 0xBA80)
+        #expect(try await commit("a", sim).count == 1)
+        #expect(try await commit("b", sim).isEmpty)
+        let start = sim.clock.now()
+        while try await sim.step(link: 0) {}
+        #expect(sim.clock.now() == start, "the simulated clock did not move")
+        #expect(try await sim.state(of: Self.notes, on: 1)["b"] != nil, "b waited for the delay")
+        #expect(await sim.nodes[0].sync.heldNewsDeadline == nil)
+    }
+
     /// News held while the acknowledgement does not come goes once the delay is up, not before.
     @Test func heldNewsGoesWhenTheDelayIsUp() async throws {
         let sim = try await twoNodes(seed: 0xBA7D)
@@ -66,7 +79,7 @@ import ShoalWire
         #expect(deadline <= sim.configuration.now())
         let out = await sim.nodes[0].sync.sendHeldNews()
         let to1 = try sim.connection(of: 0, to: 1)
-        #expect(out[to1]?.contains { if case .send(let f) = $0 { f.type == .changes } else { false } } == true, "\(out)")
+        #expect(out[to1]?.contains { if case .send(let f) = $0 { f.type == .changes || f.type == .liveChanges } else { false } } == true, "\(out)")
         #expect(await sim.nodes[0].sync.heldNewsDeadline == nil)
         try await sim.route(out, from: 0)
         #expect(try await sim.runUntilQuiet())

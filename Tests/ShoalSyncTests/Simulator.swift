@@ -238,7 +238,7 @@ final class Simulation {
                 ? await nodes[receiver].sync.receiveAssetFrames(frames[k..<end].map { (conn, $0) })
                 : await nodes[receiver].sync.receive(frames[k], on: conn)
             try await route(out, from: receiver)
-            if frames[k].type == .changes { try await notifyChanges(node: receiver) }
+            if frames[k].type == .changes || frames[k].type == .liveChanges { try await notifyChanges(node: receiver) }
             k = end
         }
     }

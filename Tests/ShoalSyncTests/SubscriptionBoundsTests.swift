@@ -58,7 +58,12 @@ import ShoalWire
         r["title"] = .string("second")
         _ = try await sim.nodes[0].store.save(r)
         func batches(_ out: [ConnectionID: [SyncOutput]]) -> [ChangesMessage] {
-            out[conn, default: []].compactMap { if case .send(let f) = $0, f.type == .changes { try? ChangesMessage(decoding: f.payload) } else { nil } }
+            out[conn, default: []].compactMap { o -> ChangesMessage? in
+                guard case .send(let f) = o else { return nil }
+                if f.type == .changes { return try? ChangesMessage(decoding: f.payload) }
+                guard f.type == .liveChanges, let live = try? LiveChangesMessage(decoding: f.payload, zone: Self.notes) else { return nil }
+                return live.changes(incarnation: NodeID(high: 0, low: 0), token: ChangeToken(bytes: []))
+            }
         }
         let held = await sim.nodes[0].sync.zoneChanged(Self.notes, holding: [conn])
         #expect(batches(held).isEmpty, "\(held)")

@@ -44,6 +44,13 @@ extension VectorJSON {
                      "horizon": m.horizon.map { vector($0) } ?? NSNull(),
                      "token": hex(m.token.bytes), "knowledge": m.knowledge.map { vector($0) } ?? NSNull(),
                      "records": m.records.map { record($0) }, "sparse_records": m.sparseRecords.map { sparse($0) },
+                     "base": m.base.map { vector($0) } ?? NSNull(), "subscription": m.subscription.map { String($0) } ?? NSNull()], m.encoded())
+        case "liveChanges":
+            // Decoded in the zone the subscription number stands for: `notes` for every vector.
+            let m = try LiveChangesMessage(decoding: bytes, zone: liveZone)
+            return (["subscription": String(m.subscription), "zone": zone(m.zone), "batch": String(m.batch), "caught_up": m.isCaughtUp,
+                     "token_kept": String(m.tokenKept), "token_tail": hex(m.tokenTail), "knowledge": m.knowledge.map { vector($0) } ?? NSNull(),
+                     "records": m.records.map { record($0) }, "sparse_records": m.sparseRecords.map { sparse($0) },
                      "base": m.base.map { vector($0) } ?? NSNull()], m.encoded())
         case "assetRequest":
             let m = try AssetRequestMessage(decoding: bytes)
@@ -69,6 +76,9 @@ extension VectorJSON {
             throw VectorJSONError("unknown message kind \(kind)")
         }
     }
+
+    /// The zone `liveChanges` vectors decode in (their subscription number stands for it).
+    static let liveZone = RecordZone.ID(name: "notes")
 
     static func asset(_ any: Any?) throws -> Asset {
         let o = try object(any, "asset")
@@ -106,7 +116,16 @@ extension VectorJSON {
                                   horizon: try optional(o["horizon"]).map { try vector($0, "horizon") },
                                   records: try array(o["records"], "records").map { try record($0) },
                                   sparseRecords: try array(o["sparse_records"] ?? [Any](), "sparse_records").map { try sparse($0) },
-                                  base: try optional(o["base"]).map { try vector($0, "base") }).encoded()
+                                  base: try optional(o["base"]).map { try vector($0, "base") },
+                                  subscription: try optional(o["subscription"]).map { try uint64($0, "subscription") }).encoded()
+        case "liveChanges":
+            return LiveChangesMessage(subscription: try uint64(o["subscription"], "subscription"), zone: try zone(o["zone"], "zone"),
+                                      batch: try uint64(o["batch"], "batch"), isCaughtUp: try bool(o["caught_up"], "caught_up"),
+                                      tokenKept: Int(try uint64(o["token_kept"], "token_kept")), tokenTail: try bytes(o["token_tail"], "token_tail"),
+                                      knowledge: try optional(o["knowledge"]).map { try vector($0, "knowledge") },
+                                      records: try array(o["records"], "records").map { try record($0) },
+                                      sparseRecords: try array(o["sparse_records"] ?? [Any](), "sparse_records").map { try sparse($0) },
+                                      base: try optional(o["base"]).map { try vector($0, "base") }).encoded()
         case "assetRequest":
             let part: AssetRequestMessage.Part = try string(o["part"], "part") == "manifest" ? .manifest
                 : .chunks(first: try uint64(o["first"], "first"), count: try uint64(o["count"], "count"))
@@ -152,7 +171,7 @@ extension VectorJSON {
         for kind in ["hello", "zones"] {
             #expect(Self.vectors.contains { $0.kind == kind && $0.error == nil && $0.json.contains("\"share\":{") }, "no valid \(kind) vector with a share")
         }
-        for kind in ["hello", "zones", "subscribe", "acknowledgement", "changes", "assetRequest", "assetChunk", "upstreams"] {
+        for kind in ["hello", "zones", "subscribe", "acknowledgement", "changes", "liveChanges", "assetRequest", "assetChunk", "upstreams"] {
             #expect(Self.vectors.contains { $0.kind == kind && $0.error == nil }, "no valid \(kind) vector")
             #expect(Self.vectors.contains { $0.kind == kind && $0.error != nil }, "no invalid \(kind) vector")
         }
@@ -270,8 +289,15 @@ extension VectorJSON {
         invalid("acknowledgement-trailing-byte", "acknowledgement", AcknowledgementMessage(zone: notes, incarnation: inc, batch: 1).encoded() + [0])
         b = ChangesMessage(zone: notes, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: []).encoded()
         let flagsAt = WireSize.zoneID(notes) + 16 + 1
-        var c = b; c[flagsAt] = 64
+        var c = b; c[flagsAt] = 128
         invalid("changes-reserved-flag", "changes", c)
+        try valid("changes-with-subscription-number", "changes", ChangesMessage(zone: notes, incarnation: inc, batch: 1, isCaughtUp: true, token: token,
+                                                                               knowledge: VersionVector([(a, HLC(rawValue: 5 << 20))]), records: [],
+                                                                               subscription: 3).encoded())
+        c = ChangesMessage(zone: notes, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: [], subscription: 1).encoded()
+        c[c.count - 2] = 0
+        invalid("changes-subscription-number-zero", "changes", c)
+        try liveChangesVectors(valid: valid, invalid: invalid)
         c = b; c[flagsAt] = 32
         invalid("changes-horizon-flag-without-vector", "changes", c)
         c = b; c[flagsAt - 1] = 0
@@ -383,5 +409,50 @@ extension MessageVectorTests {
         invalid("changes-sparse-unsorted-field-table", "changes", raw(names: ["text", "such"], items: [rawItem(suffix: "item-1200")]))
         invalid("changes-sparse-node-index-outside-table", "changes", raw(items: [[0] + varint(0) + str("item-1200") + [0] + [1, 1] + d + [0]]))
         invalid("changes-sparse-empty-section", "changes", raw(items: []))
+    }
+}
+
+extension MessageVectorTests {
+    /// `live-changes` (Spec/replication.md §3.5.4): valid batches, and each check of its decoder.
+    func liveChangesVectors(valid: (String, String, [UInt8]) throws -> Void, invalid: (String, String, [UInt8]) -> Void) throws {
+        let a = NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111)
+        let inc = NodeID(high: 0x1AC0_0000_0000_0001, low: 0x2)
+        let notes = VectorJSON.liveZone
+        let previous = ChangeToken(ChangeToken.Contents(kind: .zone, incarnation: inc, vector: VersionVector(), cursor: .init(source: a, sequence: 300)))
+        let next = ChangeToken(ChangeToken.Contents(kind: .zone, incarnation: inc, vector: VersionVector(), cursor: .init(source: a, sequence: 301)))
+        func moved(_ r: Record, to zone: RecordZone.ID) -> Record {
+            Record(recordType: r.recordType, id: Record.ID(name: r.id.name, zone: zone), parent: nil, creation: r.creation,
+                   versionVector: r.versionVector, heads: r.heads, fields: r.fields.filter { $0.value?.kind != .reference }, extensions: r.extensions)
+        }
+        let one = NotesCorpus.records(count: 1, seed: 31).map { moved($0, to: notes) }
+        func live(_ batch: UInt64, caughtUp: Bool = true, token: ChangeToken = next, knowledge: VersionVector? = nil, records: [Record] = [],
+                  sparse: [SparseRecord] = [], base: VersionVector? = nil) throws -> LiveChangesMessage {
+            let full = ChangesMessage(zone: notes, incarnation: inc, batch: batch, isCaughtUp: caughtUp, token: token, knowledge: knowledge,
+                                      records: records, sparseRecords: sparse, base: base)
+            return try #require(LiveChangesMessage(full, subscription: 2, previousToken: previous.bytes))
+        }
+        let k = VersionVector([(a, HLC(rawValue: 9 << 20))])
+        try valid("live-changes-one-record", "liveChanges", try live(7, records: one).encoded())
+        try valid("live-changes-caught-up-with-knowledge", "liveChanges", try live(8, knowledge: k).encoded())
+        let t0 = HLC(milliseconds: 1_790_000_000_000, logical: 0), t1 = HLC(milliseconds: 1_790_000_000_250, logical: 3)
+        let item = SparseRecord(id: Record.ID(name: "item-1200", zone: notes), recordType: "Note", parent: nil,
+                                entries: VersionVector([(a, t1)]), heads: [Record.Head(node: a, isDeletion: false)],
+                                fields: [Record.Field(name: "text", value: .string("six new words"), stamp: Dot(node: a, hlc: t1))], extensions: [])
+        try valid("live-changes-sparse", "liveChanges", try live(9, knowledge: k, sparse: [item], base: VersionVector([(a, t0)])).encoded())
+        try valid("live-changes-token-shorter", "liveChanges", try live(10, token: ChangeToken(bytes: Array(previous.bytes.prefix(20)))).encoded())
+        let b = try live(7).encoded()  // subscription 2, batch 7, flags, kept, tail…
+        var c = b; c[0] = 0
+        invalid("live-changes-subscription-zero", "liveChanges", c)
+        c = b; c[1] = 0
+        invalid("live-changes-batch-zero", "liveChanges", c)
+        c = b; c[2] |= 8
+        invalid("live-changes-reserved-flag", "liveChanges", c)
+        invalid("live-changes-token-kept-over-limit", "liveChanges", Array(b.prefix(3)) + [0x81, 0x80, 0x80, 0x02] + [0, 0])  // 4 MiB + 1 kept
+        invalid("live-changes-token-over-limit", "liveChanges", Array(b.prefix(3)) + [0x80, 0x80, 0x80, 0x02] + [0x01, 0xAA, 0])  // 4 MiB kept + 1
+        invalid("live-changes-record-from-other-zone", "liveChanges", LiveChangesMessage(subscription: 2, zone: RecordZone.ID(name: "lab"), batch: 7,
+                                                                                          isCaughtUp: true, tokenKept: 3, tokenTail: [],
+                                                                                          records: [moved(one[0], to: RecordZone.ID(name: "lab"))]).encoded())
+        c = b; c[2] |= 4
+        invalid("live-changes-sparse-flag-without-section", "liveChanges", c)
     }
 }

@@ -58,6 +58,8 @@ enum MeshBenchmark: BenchmarkSuite {
         for i in 0..<n {
             var sync = SyncConfiguration()
             sync.skipsUpstreams = skipsUpstreams
+            // `SHOAL_BENCH_LIVE_DELAY_MS`, as in the sync suite: the live batching delay.
+            if let d = ProcessInfo.processInfo.environment["SHOAL_BENCH_LIVE_DELAY_MS"].flatMap({ Int($0) }), d >= 0 { sync.liveBatchDelay = .milliseconds(d) }
             let (node, dir) = try await HostileBenchmark.temporaryNode("mesh\(i)", sync: sync)
             nodes.append(node)
             dirs.append(dir)

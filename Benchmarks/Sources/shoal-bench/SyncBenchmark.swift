@@ -44,13 +44,15 @@ enum SyncBenchmark: BenchmarkSuite {
         return (try await ShoalNode.open(directory: dir, sync: syncConfiguration), dir)
     }
 
-    /// The nodes' replication settings: defaults, or `SHOAL_BENCH_SYNC_WINDOW` (batches in flight)
-    /// and `SHOAL_BENCH_SYNC_BATCH` (records per batch) for experiments.
+    /// The nodes' replication settings: defaults, or `SHOAL_BENCH_SYNC_WINDOW` (batches in flight),
+    /// `SHOAL_BENCH_SYNC_BATCH` (records per batch) and `SHOAL_BENCH_LIVE_DELAY_MS` (the live
+    /// batching delay, 0 for none) for experiments.
     static var syncConfiguration: SyncConfiguration {
         var c = SyncConfiguration()
         let env = ProcessInfo.processInfo.environment
         if let w = env["SHOAL_BENCH_SYNC_WINDOW"].flatMap({ UInt64($0) }), w > 0 { c.window = w }
         if let b = env["SHOAL_BENCH_SYNC_BATCH"].flatMap({ Int($0) }), b > 0 { c.batchRecords = b }
+        if let d = env["SHOAL_BENCH_LIVE_DELAY_MS"].flatMap({ Int($0) }), d >= 0 { c.liveBatchDelay = .milliseconds(d) }
         return c
     }
 

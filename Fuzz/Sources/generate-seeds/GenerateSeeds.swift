@@ -281,7 +281,7 @@ enum Seeds {
     // MARK: Replication messages
 
     /// One or more of each message kind behind its selector byte, including sparse batches and
-    /// announcements with zone shares, and zone shares alone (selector 7).
+    /// announcements with zone shares, zone shares alone (selector 7) and live changes (selector 9).
     static func messages() -> [Seed] {
         var out = [Seed]()
         let a = NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111)
@@ -323,6 +323,11 @@ enum Seeds {
         out.append((name("asset-request", 1), [5] + AssetRequestMessage(asset: photo, part: .chunks(first: 3, count: 8)).encoded()))
         out.append((name("asset-chunk", 0), [6] + AssetChunkMessage(asset: photo, part: .chunk(index: 2, bytes: [9, 9, 9])).encoded()))
         out.append((name("asset-chunk", 1), [6] + AssetChunkMessage(asset: photo, part: .unavailable).encoded()))
+        // Live changes (selector 9), decoded in zone `notes`: whole records, and sparse ones with knowledge.
+        out.append((name("live-changes", 0), [9] + LiveChangesMessage(subscription: 1, zone: zone, batch: 2, isCaughtUp: false, tokenKept: 38,
+                                                                      tokenTail: [0x2B], records: [records[0]]).encoded()))
+        out.append((name("live-changes", 1), [9] + LiveChangesMessage(subscription: 3, zone: zone, batch: 9, isCaughtUp: true, tokenKept: 0, tokenTail: token.bytes,
+                                                                      knowledge: k, records: [], sparseRecords: [sparse("note-1", "one")], base: k).encoded()))
         out.append((name("upstreams", 0), [8] + UpstreamsMessage(zone: RecordZone.ID(name: "notes"), incarnation: NodeID(high: 1, low: 2),
                                                                  nodes: [NodeID(high: 3, low: 4), NodeID(high: 5, low: 6)]).encoded()))
         // Zone shares (signed by ShareSamples' test key), in announcements and alone.

@@ -40,11 +40,15 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// The nodes a subscriber receives a zone from directly (``UpstreamsMessage``).
     public static let upstreams = FrameType(rawValue: 0x0C)
 
+    /// A batch of changes of a subscription named by its number (``LiveChangesMessage``).
+    public static let liveChanges = FrameType(rawValue: 0x0D)
+
     /// The types this version of Shoal defines.
-    public static let known: [FrameType] = [.hello, .changes, .acknowledgement, .assetChunk, .error, .ping, .pong, .goodbye, .subscribe, .zones, .assetRequest, .upstreams]
+    public static let known: [FrameType] = [.hello, .changes, .acknowledgement, .assetChunk, .error, .ping, .pong, .goodbye, .subscribe, .zones, .assetRequest, .upstreams,
+                                            .liveChanges]
 
     /// Whether this version of Shoal defines the type.
-    public var isKnown: Bool { rawValue >= 0x01 && rawValue <= 0x0C }
+    public var isKnown: Bool { rawValue >= 0x01 && rawValue <= 0x0D }
 
     public var description: String {
         switch self {
@@ -59,6 +63,7 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .subscribe: return "subscribe"
         case .zones: return "zones"
         case .upstreams: return "upstreams"
+        case .liveChanges: return "live-changes"
         case .assetRequest: return "asset-request"
         default: return "unknown(0x\(String(rawValue, radix: 16)))"
         }

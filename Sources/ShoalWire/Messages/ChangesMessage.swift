@@ -6,10 +6,10 @@
 /// flags (bit 0: caught up — the sender had nothing more when it made this batch; bit 1: a
 /// knowledge vector follows the token; bit 2: a sparse section follows the records; bit 3: the
 /// subscription restarts from the beginning; bit 4: a count of remaining changes follows; bit 5:
-/// the sender's purge horizon follows; other bits reserved), the sender's change token after this
-/// batch (length-prefixed), the knowledge vector (plain vector) when flagged, the remaining count
-/// (varint) when flagged, the purge horizon (plain vector) when flagged, the record
-/// count (varint), then the records' canonical encodings back to back (each is self-delimiting),
+/// the sender's purge horizon follows; bit 6: a subscription number follows; bit 7 reserved), the
+/// sender's change token after this batch (length-prefixed), the knowledge vector (plain vector)
+/// when flagged, the remaining count (varint) when flagged, the purge horizon (plain vector) when
+/// flagged, the subscription number (varint ≥ 1) when flagged, the record count (varint), then the records' canonical encodings back to back (each is self-delimiting),
 /// then, when flag bit 2 is set, the sparse section (``SparseRecord``s and the base vector they
 /// are relative to; Spec/replication.md §3.5.1). Deleted records travel as records whose heads are
 /// all deletions.
@@ -46,11 +46,15 @@ public struct ChangesMessage: Hashable, Sendable {
     /// The vector the sparse records are relative to: writes the sender knows the receiver and
     /// the sender both reflect. Sent (and meaningful) only with sparse records.
     public var base: VersionVector?
+    /// The number this batch gives its subscription on this connection, so that later batches
+    /// can name it instead of the zone (``LiveChangesMessage``, Spec/replication.md §3.5.4); nil
+    /// when not sent.
+    public var subscription: UInt64?
 
     /// Creates a batch.
     public init(zone: RecordZone.ID, incarnation: NodeID, batch: UInt64, isCaughtUp: Bool, isReset: Bool = false, token: ChangeToken,
                 knowledge: VersionVector? = nil, remaining: UInt64? = nil, horizon: VersionVector? = nil, records: [Record],
-                sparseRecords: [SparseRecord] = [], base: VersionVector? = nil) {
+                sparseRecords: [SparseRecord] = [], base: VersionVector? = nil, subscription: UInt64? = nil) {
         self.zone = zone
         self.incarnation = incarnation
         self.batch = batch
@@ -63,6 +67,7 @@ public struct ChangesMessage: Hashable, Sendable {
         self.records = records
         self.sparseRecords = sparseRecords
         self.base = sparseRecords.isEmpty ? nil : (base ?? VersionVector())
+        self.subscription = subscription
     }
 
     enum Flags {
@@ -72,7 +77,8 @@ public struct ChangesMessage: Hashable, Sendable {
         static let reset: UInt8 = 8
         static let remaining: UInt8 = 16
         static let horizon: UInt8 = 32
-        static let known: UInt8 = 63
+        static let subscription: UInt8 = 64
+        static let known: UInt8 = 127
     }
 
     /// The canonical payload bytes. Every record must be in `zone` and pass `Record.validate()`.
@@ -109,6 +115,7 @@ public struct ChangesMessage: Hashable, Sendable {
         if let k = knowledge { size &+= WireSize.plainVector(k) }
         if let n = remaining { size &+= WireSize.varint(n) }
         if let h = horizon { size &+= WireSize.plainVector(h) }
+        if let s = subscription { size &+= WireSize.varint(s) }
         return size
     }
 
@@ -117,11 +124,12 @@ public struct ChangesMessage: Hashable, Sendable {
         w.writeNodeID(incarnation)
         w.writeVarint(batch)
         w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse) | (isReset ? Flags.reset : 0)
-                     | (remaining != nil ? Flags.remaining : 0) | (horizon != nil ? Flags.horizon : 0))
+                     | (remaining != nil ? Flags.remaining : 0) | (horizon != nil ? Flags.horizon : 0) | (subscription != nil ? Flags.subscription : 0))
         w.writeBytes(token.bytes)
         if let k = knowledge { w.writePlainVector(k) }
         if let n = remaining { w.writeVarint(n) }
         if let h = horizon { w.writePlainVector(h) }
+        if let s = subscription { w.writeVarint(s) }
     }
 
     /// Decodes a changes payload.
@@ -159,6 +167,7 @@ public struct ChangesMessage: Hashable, Sendable {
             let knowledge: VersionVector? = flags & Flags.knowledge != 0 ? try r.readPlainVector("knowledge") : nil
             let remaining: UInt64? = flags & Flags.remaining != 0 ? try r.readVarint("remaining changes") : nil
             let horizon: VersionVector? = flags & Flags.horizon != 0 ? try r.readPlainVector("purge horizon") : nil
+            let subscription: UInt64? = flags & Flags.subscription != 0 ? try LiveChangesMessage.readSubscription(&r) : nil
             let count = try r.readCount(max: r.limits.maxMessageItems, "record count", limitName: "maxMessageItems")
             try r.require(count, "\(count) records")
             var records = [Record]()
@@ -178,7 +187,7 @@ public struct ChangesMessage: Hashable, Sendable {
             }
             return ChangesMessage(zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
                                   isReset: flags & Flags.reset != 0, token: token, knowledge: knowledge, remaining: remaining, horizon: horizon, records: records,
-                                  sparseRecords: sparse, base: base)
+                                  sparseRecords: sparse, base: base, subscription: subscription)
         }
     }
 }
