@@ -84,27 +84,20 @@ public struct LiveChangesMessage: Hashable, Sendable {
 
     /// The canonical payload bytes. Every record must be in ``zone`` and pass `Record.validate()`.
     public func encoded() -> [UInt8] {
-        var size = headerSize &+ WireSize.varint(UInt64(records.count))
-        for r in records { size &+= r.encodedSize }
-        if !sparseRecords.isEmpty { size &+= SparseSection.size(sparseRecords, base: base ?? VersionVector(), zone: zone) }
+        let size = headerSize &+ BatchBody.size(records: records, sparse: sparseRecords, base: base, zone: zone)
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
-            w.writeVarint(UInt64(records.count))
-            for r in records { r.encode(into: &w) }
-            if !sparseRecords.isEmpty { SparseSection.write(sparseRecords, base: base ?? VersionVector(), zone: zone, into: &w) }
+            BatchBody.write(records: records, sparse: sparseRecords, base: base, zone: zone, into: &w)
         }
     }
 
     /// The payload with `count` whole records given already encoded (as the store keeps them),
     /// as ``ChangesMessage/encoded(count:recordBytes:)`` does; ``records`` must be empty.
     package func encoded(count: Int, recordBytes: [UInt8]) -> [UInt8] {
-        var size = headerSize &+ WireSize.varint(UInt64(count)) &+ recordBytes.count
-        if !sparseRecords.isEmpty { size &+= SparseSection.size(sparseRecords, base: base ?? VersionVector(), zone: zone) }
+        let size = headerSize &+ BatchBody.size(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, zone: zone)
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
-            w.writeVarint(UInt64(count))
-            recordBytes.withUnsafeBytes { w.writeRaw($0) }
-            if !sparseRecords.isEmpty { SparseSection.write(sparseRecords, base: base ?? VersionVector(), zone: zone, into: &w) }
+            BatchBody.write(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, zone: zone, into: &w)
         }
     }
 
