@@ -33,4 +33,28 @@ enum BatchBody {
     private static func writeSparse(_ sparse: [SparseRecord], base: VersionVector?, zone: RecordZone.ID, into w: inout WireWriter) {
         if !sparse.isEmpty { SparseSection.write(sparse, base: base ?? VersionVector(), zone: zone, into: &w) }
     }
+
+    /// Reads a body: the record count (at most `maxMessageItems`, each record at least a byte),
+    /// the records — each in `zone`, `invalid_value` at its first byte otherwise, naming `what`
+    /// holds them — with their byte ranges appended to `recordRanges`, and, when `sparse`, the
+    /// sparse section.
+    static func read(from r: inout WireReader, zone: RecordZone.ID, sparse: Bool, what: String,
+                     recordRanges: inout [Range<Int>]?) throws(WireError) -> (records: [Record], sparse: [SparseRecord], base: VersionVector?) {
+        let count = try r.readCount(max: r.limits.maxMessageItems, "record count", limitName: "maxMessageItems")
+        try r.require(count, "\(count) records")
+        var records = [Record]()
+        records.reserveCapacity(min(count, 4096))
+        for _ in 0..<count {
+            let at = r.offset
+            let record = try Record.decode(from: &r)
+            guard record.id.zone == zone else {
+                throw WireError(.invalidValue, at: at, "record \(record.id) is not in zone \(zone) of \(what)")
+            }
+            records.append(record)
+            recordRanges?.append(at..<r.offset)
+        }
+        guard sparse else { return (records, [], nil) }
+        let (base, items) = try SparseSection.read(from: &r, zone: zone)
+        return (records, items, base)
+    }
 }

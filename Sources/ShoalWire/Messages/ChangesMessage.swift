@@ -161,23 +161,8 @@ public struct ChangesMessage: Hashable, Sendable {
             let remaining: UInt64? = flags & Flags.remaining != 0 ? try r.readVarint("remaining changes") : nil
             let horizon: VersionVector? = flags & Flags.horizon != 0 ? try r.readPlainVector("purge horizon") : nil
             let subscription: UInt64? = flags & Flags.subscription != 0 ? try LiveChangesMessage.readSubscription(&r) : nil
-            let count = try r.readCount(max: r.limits.maxMessageItems, "record count", limitName: "maxMessageItems")
-            try r.require(count, "\(count) records")
-            var records = [Record]()
-            records.reserveCapacity(min(count, 4096))
-            for _ in 0..<count {
-                let at = r.offset
-                let record = try Record.decode(from: &r)
-                guard record.id.zone == zone else {
-                    throw WireError(.invalidValue, at: at, "record \(record.id) is not in zone \(zone) of this batch")
-                }
-                records.append(record)
-                recordRanges?.append(at..<r.offset)
-            }
-            var sparse = [SparseRecord](), base: VersionVector? = nil
-            if flags & Flags.sparse != 0 {
-                (base, sparse) = try SparseSection.read(from: &r, zone: zone)
-            }
+            let (records, sparse, base) = try BatchBody.read(from: &r, zone: zone, sparse: flags & Flags.sparse != 0, what: "this batch",
+                                                             recordRanges: &recordRanges)
             return ChangesMessage(zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
                                   isReset: flags & Flags.reset != 0, token: token, knowledge: knowledge, remaining: remaining, horizon: horizon, records: records,
                                   sparseRecords: sparse, base: base, subscription: subscription)

@@ -172,23 +172,8 @@ public struct LiveChangesMessage: Hashable, Sendable {
             }
             let tail = try r.readBytes(n, "token tail")
             let knowledge: VersionVector? = flags & Flags.knowledge != 0 ? try r.readPlainVector("knowledge") : nil
-            let count = try r.readCount(max: r.limits.maxMessageItems, "record count", limitName: "maxMessageItems")
-            try r.require(count, "\(count) records")
-            var records = [Record]()
-            records.reserveCapacity(min(count, 4096))
-            for _ in 0..<count {
-                let at = r.offset
-                let record = try Record.decode(from: &r)
-                guard record.id.zone == zone else {
-                    throw WireError(.invalidValue, at: at, "record \(record.id) is not in zone \(zone) of this subscription")
-                }
-                records.append(record)
-                recordRanges?.append(at..<r.offset)
-            }
-            var sparse = [SparseRecord](), base: VersionVector? = nil
-            if flags & Flags.sparse != 0 {
-                (base, sparse) = try SparseSection.read(from: &r, zone: zone)
-            }
+            let (records, sparse, base) = try BatchBody.read(from: &r, zone: zone, sparse: flags & Flags.sparse != 0, what: "this subscription",
+                                                             recordRanges: &recordRanges)
             return LiveChangesMessage(subscription: subscription, zone: zone, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
                                       tokenKept: Int(kept), tokenTail: tail, knowledge: knowledge, records: records,
                                       sparseRecords: sparse, base: base)
