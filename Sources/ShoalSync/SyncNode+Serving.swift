@@ -70,10 +70,7 @@ extension SyncNode {
         }
         // A single commit held behind this acknowledgement was no burst (the next one did not
         // come before it): it goes now. Two or more wait out the delay (§4 item 2).
-        if sub.heldCommits == 1 {
-            sessions[id]?.outbound[m.zone]?.heldSince = nil
-            sessions[id]?.outbound[m.zone]?.heldCommits = 0
-        }
+        if sub.heldNews?.commits == 1 { sessions[id]?.outbound[m.zone]?.heldNews = nil }
         return try await pump(m.zone, on: id)
     }
 
@@ -128,25 +125,20 @@ extension SyncNode {
         for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard var sub = sessions[id]?.outbound[zone] else { continue }
             if sub.busy { sub.dirty = true; sessions[id]?.outbound[zone] = sub; continue }
-            if sub.heldSince != nil {
+            if let waiting = sub.heldNews {
                 // News waiting already: one more commit joins it, and a batch's worth goes now
                 // (each commit holds at least one change).
-                sub.heldCommits &+= 1
-                guard sub.heldCommits >= configuration.batchRecords else {
-                    sessions[id]?.outbound[zone] = sub
-                    continue
-                }
-                sub.heldSince = nil
-                sub.heldCommits = 0
+                let commits = waiting.commits &+ 1
+                sub.heldNews = commits >= configuration.batchRecords ? nil : (waiting.since, commits)
                 sessions[id]?.outbound[zone] = sub
+                if sub.heldNews != nil { continue }
             } else {
                 guard sub.idle else { continue }
                 sub.idle = false
                 if let now, sub.lastRecordsBatch > sub.acknowledged, configuration.batchRecords > 1 {
                     // A batch is in flight: this commit is part of a burst. It waits the delay, so
                     // that the commits made meanwhile travel together (Spec/replication.md §4).
-                    sub.heldSince = now
-                    sub.heldCommits = 1
+                    sub.heldNews = (now, 1)
                     sessions[id]?.outbound[zone] = sub
                     continue
                 }
@@ -169,7 +161,7 @@ extension SyncNode {
         var first: ContinuousClock.Instant? = nil
         for s in sessions.values {
             for sub in s.outbound.values {
-                guard let since = sub.heldSince else { continue }
+                guard let since = sub.heldNews?.since else { continue }
                 let due = since + configuration.liveBatchDelay
                 if first.map({ due < $0 }) ?? true { first = due }
             }
@@ -191,10 +183,9 @@ extension SyncNode {
         var result = [ConnectionID: [SyncOutput]]()
         for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             for zone in sessions[id]?.outbound.keys.sorted() ?? [] {
-                guard let since = sessions[id]?.outbound[zone]?.heldSince, since + configuration.liveBatchDelay <= now else { continue }
+                guard let since = sessions[id]?.outbound[zone]?.heldNews?.since, since + configuration.liveBatchDelay <= now else { continue }
                 // Due: it goes now, or, when its window is full, with the next acknowledgement.
-                sessions[id]?.outbound[zone]?.heldSince = nil
-                sessions[id]?.outbound[zone]?.heldCommits = 0
+                sessions[id]?.outbound[zone]?.heldNews = nil
                 if held.contains(id) { continue }
                 do throws(SyncFailure) {
                     let out = try await pump(zone, on: id)
@@ -235,12 +226,11 @@ extension SyncNode {
         }
         // Held news waits out its delay (an acknowledgement does not end it: the commits of a
         // burst keep joining it); ``sendHeldNews()`` or a full batch ends it.
-        if let since = first.heldSince, since + configuration.liveBatchDelay > configuration.now() { return [] }
+        if let since = first.heldNews?.since, since + configuration.liveBatchDelay > configuration.now() { return [] }
         let budget = session.payloadBudget(configuration)
         var out = [SyncOutput]()
         // Whatever news waited goes with what this reads (the log holds it).
-        sessions[id]?.outbound[zone]?.heldSince = nil
-        sessions[id]?.outbound[zone]?.heldCommits = 0
+        sessions[id]?.outbound[zone]?.heldNews = nil
         sessions[id]?.outbound[zone]?.busy = true
         defer { sessions[id]?.outbound[zone]?.busy = false }
         while var sub = sessions[id]?.outbound[zone], sub.unacknowledged < sub.window, !sub.idle {

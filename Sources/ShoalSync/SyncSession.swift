@@ -99,8 +99,7 @@ struct SyncSession {
         var rewindPending = false
         /// Since when the subscription's news has waited to travel with later commits, and how
         /// many commits it holds (``SyncConfiguration/liveBatchDelay``); nil when none waits.
-        var heldSince: ContinuousClock.Instant? = nil
-        var heldCommits = 0
+        var heldNews: (since: ContinuousClock.Instant, commits: Int)? = nil
         /// The number of the last batch sent that carried records: news is held only while such a
         /// batch is unacknowledged (a batch stating knowledge alone starts no burst).
         var lastRecordsBatch: UInt64 = 0

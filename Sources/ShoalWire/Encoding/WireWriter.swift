@@ -17,8 +17,8 @@
     }
 
     /// The CRC-32C of everything written so far (frames end with it).
-    package func checksumOfWritten() -> UInt32 {
-        CRC32C.checksum(UnsafeRawBufferPointer(start: begin, count: cursor - begin))
+    package func checksumOfWritten(continuing previous: UInt32 = 0) -> UInt32 {
+        CRC32C.checksum(UnsafeRawBufferPointer(start: begin, count: cursor - begin), continuing: previous)
     }
 
     /// Bytes written so far are `cursor - start`; this is what remains.

@@ -136,10 +136,8 @@ public struct FrameEncoder {
             // the limit, so compressed well on their own) skip the stream.
             if ZstdStreamCompressor.bound(payload.count) <= limit, let piece = stream.flush(payload) {
                 return piece.withUnsafeBytes { body in
-                    let checksum = Self.streamChecksum(type, body: body, continuing: stream.checksum)
-                    stream.checksum = checksum
-                    return output(Self.size(compression: .stream, body: body.count)) {
-                        assemble(type, compression: .stream, body: body, checksum: checksum, into: $0)
+                    output(Self.size(compression: .stream, body: body.count)) {
+                        stream.checksum = assemble(type, compression: .stream, body: body, continuing: stream.checksum, into: $0)
                     }
                 }
             }
@@ -150,22 +148,6 @@ public struct FrameEncoder {
             }
         }
         return output(Self.size(compression: .none, body: payload.count)) { assemble(type, compression: .none, body: payload, into: $0) }
-    }
-
-    /// The checksum of a compression-3 frame: CRC-32C of its header and payload, continuing the
-    /// previous compression-3 frame's checksum (Spec/wire-format.md §13.1).
-    private static func streamChecksum(_ type: FrameType, body: UnsafeRawBufferPointer, continuing previous: UInt32) -> UInt32 {
-        withUnsafeTemporaryAllocation(byteCount: FrameLayout.headerSize, alignment: 1) { header in
-            guard let start = header.baseAddress else { return 0 }
-            var w = WireWriter(start: start, count: FrameLayout.headerSize)
-            w.writeByte(FrameLayout.magic.0)
-            w.writeByte(FrameLayout.magic.1)
-            w.writeByte(FrameLayout.version)
-            w.writeByte(type.rawValue)
-            w.writeByte(Frame.Compression.stream.bits)
-            w.writeFixed32(UInt32(truncatingIfNeeded: body.count))
-            return CRC32C.checksum(body, continuing: CRC32C.checksum(UnsafeRawBufferPointer(header), continuing: previous))
-        }
     }
 
     private func compress(_ payload: UnsafeRawBufferPointer) -> ([UInt8], Frame.Compression)? {
@@ -192,13 +174,15 @@ public struct FrameEncoder {
         return FrameLayout.headerSize &+ dictionaryBytes &+ body &+ FrameLayout.trailerSize
     }
 
-    /// Writes header, body and checksum (`checksum`, or that of the bytes written) into the first
-    /// ``size(compression:body:)`` bytes of `out`.
-    private func assemble(_ type: FrameType, compression: Frame.Compression, body: UnsafeRawBufferPointer, checksum: UInt32? = nil,
-                          into out: UnsafeMutableRawBufferPointer) {
+    /// Writes header, body and checksum into the first ``size(compression:body:)`` bytes of `out`,
+    /// and returns the checksum: CRC-32C of the bytes written, continuing `previous` (a
+    /// compression-3 frame continues the previous one's, Spec/wire-format.md §13.1).
+    @discardableResult
+    private func assemble(_ type: FrameType, compression: Frame.Compression, body: UnsafeRawBufferPointer, continuing previous: UInt32 = 0,
+                          into out: UnsafeMutableRawBufferPointer) -> UInt32 {
         let size = Self.size(compression: compression, body: body.count)
         precondition(out.count >= size, "FrameEncoder: the output buffer is smaller than the frame")
-        guard let start = out.baseAddress else { return }
+        guard let start = out.baseAddress else { return previous }
         var w = WireWriter(start: start, count: size)
         w.writeByte(FrameLayout.magic.0)
         w.writeByte(FrameLayout.magic.1)
@@ -208,6 +192,8 @@ public struct FrameEncoder {
         w.writeFixed32(UInt32(truncatingIfNeeded: body.count))
         if case .dictionary(let id) = compression { w.writeFixed32(id) }
         w.writeRaw(body)
-        w.writeFixed32(checksum ?? w.checksumOfWritten())
+        let checksum = w.checksumOfWritten(continuing: previous)
+        w.writeFixed32(checksum)
+        return checksum
     }
 }
