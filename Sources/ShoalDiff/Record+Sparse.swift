@@ -4,48 +4,49 @@
 public import ShoalWire
 
 extension SparseRecord {
-    /// `record` without the slots and vector entries `base` covers, or nil when it cannot travel
-    /// sparse: it is deleted, unsaved, `base` does not cover its creation, or it has a deletion
-    /// head (a save merged with a concurrent delete).
+    /// `record` without the slots `base` covers, or nil when it cannot travel sparse: it is
+    /// deleted, unsaved, `base` does not cover its creation, or it has a deletion head (a save
+    /// merged with a concurrent delete).
     ///
     /// `base` must be reflected by both the receiver's replica and this one (for example the
-    /// meet of the receiver's stated knowledge and this node's knowledge). A version with a
-    /// deletion head travels whole: the receiver may reflect that deletion only through a purge
-    /// (its tombstone gone) while its stored version lacks the deletion's entries, and a rebuild
-    /// on that version would lack them too (Spec/replication.md §3.5.1, §3.5.3).
+    /// meet of the receiver's stated knowledge and this node's knowledge). The whole vector
+    /// travels, with a floor for each entry above `base` whose node stamped an omitted slot or
+    /// the creation, so the receiver can tell whether its copy holds what the omitted parts
+    /// depend on. A version with a deletion head travels whole: the receiver may reflect that
+    /// deletion only through a purge (its tombstone gone) while its stored version lacks the
+    /// deletion's entries (Spec/replication.md §3.5.1, §3.5.3).
     public init?(_ record: Record, base: VersionVector) {
         guard !record.isDeleted, !record.heads.isEmpty, !record.heads.contains(where: \.isDeletion),
               let creation = record.creation, base.covers(creation) else { return nil }
-        var entries = [VersionVector.Entry]()
-        var h = 0
-        for e in record.versionVector.entries {
-            while h < record.heads.count && record.heads[h].node < e.node { h &+= 1 }
-            let isHead = h < record.heads.count && record.heads[h].node == e.node
-            if isHead || e.hlc > base[e.node] { entries.append(e) }
+        let vv = record.versionVector
+        var floors = VersionVector()
+        /// An omitted stamp `dot` raises its node's floor when that node's entry is above the base.
+        func omitted(_ dot: Dot) {
+            if vv[dot.node] > base[dot.node] && floors[dot.node] < dot.hlc { floors.advance(dot.node, to: dot.hlc) }
         }
+        omitted(creation)
         var fields = [Record.Field]()
         for f in record.fields {
             guard let stamp = f.stamp else { return nil }
-            if !base.covers(stamp) { fields.append(f) }
+            if base.covers(stamp) { omitted(stamp) } else { fields.append(f) }
         }
         self.init(id: record.id, recordType: record.recordType, parent: record.parent,
-                  entries: VersionVector(sortedEntries: entries), heads: record.heads, fields: fields, extensions: record.extensions)
+                  entries: vv, heads: record.heads, fields: fields, extensions: record.extensions, floors: floors)
     }
 }
 
 extension Record {
     /// Rebuilds, from the receiver's own version `local`, a version that merges with `local`
     /// exactly as the sender's whole version would; nil when `local` cannot serve as the base
-    /// (the caller then asks for whole versions): it has no creation, or it lacks a sparse entry
-    /// at or below `base`, so it is not of the sender's lineage.
+    /// (the caller then asks for whole versions): it has no creation, or it lacks a write the
+    /// omitted parts depend on — an entry at or below `base`, or a floor — so it is not of the
+    /// sender's lineage.
     ///
-    /// The rebuilt vector takes the sparse entries, and for every other node the lesser of
-    /// `base` and `local`'s entry — which is the sender's entry whenever a merge decision depends
-    /// on it, because `base` is reflected on both sides. Fields are the sparse slots plus `local`'s
-    /// slots for the other names that the rebuilt vector covers (the sender holds those, or a
-    /// version both sides have seen superseded). A creation the rebuilt vector does not cover (a
-    /// re-creation the sender has not seen) is replaced by a placeholder that loses every merge,
-    /// since merges keep the later creation.
+    /// The rebuilt vector is the sparse record's. Fields are the sparse slots plus `local`'s
+    /// slots for the other names that the vector covers (the sender holds those, or a version
+    /// both sides have seen superseded). A creation the vector does not cover (a re-creation the
+    /// sender has not seen) is replaced by a placeholder that loses every merge, since merges
+    /// keep the later creation.
     ///
     /// - Parameters:
     ///   - sparse: the received sparse record.
@@ -54,36 +55,19 @@ extension Record {
     public init?(expanding sparse: SparseRecord, base: VersionVector, onto local: Record) {
         guard sparse.id == local.id, let localCreation = local.creation else { return nil }
         // A receiver that reflects every write up to `base` holds, for this record, every write
-        // the base covers: an entry at or below the base that `local` lacks was reflected only
-        // through a purge horizon, on a version of the name `local` no longer descends from
-        // (its tombstone purged). `local` is then no base: not its creation, nor its entries.
-        for e in sparse.entries.entries where e.hlc <= base[e.node] && local.versionVector[e.node] < e.hlc { return nil }
-        // The vector: sparse entries, else min(base, local) per node.
-        var entries = [VersionVector.Entry]()
-        entries.reserveCapacity(local.versionVector.count &+ sparse.entries.count)
-        let se = sparse.entries.entries, le = local.versionVector.entries
-        var i = 0, j = 0
-        while i < se.count || j < le.count {
-            if j == le.count || (i < se.count && se[i].node < le[j].node) {
-                entries.append(se[i])
-                i &+= 1
-            } else if i == se.count || le[j].node < se[i].node {
-                let v = Swift.min(base[le[j].node], le[j].hlc)
-                if v.rawValue != 0 { entries.append(VersionVector.Entry(node: le[j].node, hlc: v)) }
-                j &+= 1
-            } else {
-                entries.append(se[i])
-                i &+= 1
-                j &+= 1
-            }
+        // the base covers: a lower entry or floor means those writes were reflected only through
+        // a purge horizon, on a version of the name `local` no longer descends from (its
+        // tombstone purged). `local` is then no base: not its creation, nor its slots.
+        for e in sparse.entries.entries {
+            let needed = e.hlc <= base[e.node] ? e.hlc : sparse.floors[e.node]
+            if local.versionVector[e.node] < needed { return nil }
         }
-        let vv = VersionVector(sortedEntries: entries)
+        let vv = sparse.entries
         // The fields: sparse slots, plus the covered local slots of the other names.
         var fields = [Record.Field]()
         fields.reserveCapacity(local.fields.count &+ sparse.fields.count)
         let sf = sparse.fields, lf = local.fields
-        i = 0
-        j = 0
+        var i = 0, j = 0
         while i < sf.count || j < lf.count {
             let c = i == sf.count ? 1 : j == lf.count ? -1 : UTF8Order.compare(sf[i].name, lf[j].name)
             if c < 0 {
@@ -102,7 +86,7 @@ extension Record {
         if vv.covers(localCreation) {
             creation = localCreation
         } else {
-            guard let first = entries.first, localCreation.hlc.rawValue > 1 else { return nil }
+            guard let first = vv.entries.first, localCreation.hlc.rawValue > 1 else { return nil }
             creation = Dot(node: first.node, hlc: HLC(rawValue: 1))
         }
         self.init(recordType: sparse.recordType, id: sparse.id, parent: sparse.parent, creation: creation, versionVector: vv,

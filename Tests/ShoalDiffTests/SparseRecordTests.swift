@@ -103,4 +103,50 @@ import ShoalSamples
         #expect(rebuilt.creation == sender.creation)
         #expect(rebuilt.versionVector == sender.versionVector)
     }
+
+    /// An entry at or below the base that is no head travels too: a receiver holding another
+    /// lineage is refused by it (before, only heads' entries travelled, and this rebuilt).
+    @Test func anEntryBelowTheBaseShowsAnotherLineage() throws {
+        let a = MergeTests.nodeA, b = MergeTests.nodeB, c = NodeID(high: 0xC, low: 3)
+        let id = Record.ID(name: "r", zone: MergeTests.zone)
+        let local = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(b, 100),
+                           versionVector: VersionVector([(b, HLC(rawValue: 100))]), heads: [Record.Head(node: b, isDeletion: false)],
+                           fields: [Record.Field(name: "x", value: .int64(1), stamp: MergeTests.dot(b, 100))], extensions: [])
+        // Created by C, then edited by A: C's entry is no head.
+        let sender = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(c, 50),
+                            versionVector: VersionVector([(a, HLC(rawValue: 250)), (c, HLC(rawValue: 50))]),
+                            heads: [Record.Head(node: a, isDeletion: false)],
+                            fields: [Record.Field(name: "y", value: .int64(2), stamp: MergeTests.dot(a, 250)),
+                                     Record.Field(name: "z", value: .int64(3), stamp: MergeTests.dot(c, 50))], extensions: [])
+        let base = VersionVector([(a, HLC(rawValue: 200)), (b, HLC(rawValue: 100)), (c, HLC(rawValue: 100))])
+        let sparse = try #require(SparseRecord(sender, base: base))
+        #expect(sparse.entries == sender.versionVector)
+        #expect(Record(expanding: sparse, base: base, onto: local) == nil)
+    }
+
+    /// A save merged onto an older version of its lineage, whose entry lies above the base while
+    /// an omitted slot and the creation lie below it: the floor shows that a receiver holding
+    /// another lineage of the name never held that slot (the shape of a purge-simulation seed).
+    @Test func aFloorShowsAnOmittedSlotAnotherLineageLacks() throws {
+        let a = MergeTests.nodeA, b = MergeTests.nodeB
+        let id = Record.ID(name: "r", zone: MergeTests.zone)
+        let sender = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 100),
+                            versionVector: VersionVector([(a, HLC(rawValue: 300))]), heads: [Record.Head(node: a, isDeletion: false)],
+                            fields: [Record.Field(name: "alpha", value: .int64(1), stamp: MergeTests.dot(a, 100)),
+                                     Record.Field(name: "beta", value: .int64(2), stamp: MergeTests.dot(a, 300))], extensions: [])
+        let base = VersionVector([(a, HLC(rawValue: 200)), (b, HLC(rawValue: 50))])
+        let sparse = try #require(SparseRecord(sender, base: base))
+        #expect(sparse.floors == VersionVector([(a, HLC(rawValue: 100))]))
+        #expect(sparse.fields.map(\.name) == ["beta"])
+        // Another lineage of the name, which reflects A's writes up to 200 only through a purge.
+        let other = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(b, 50),
+                           versionVector: VersionVector([(b, HLC(rawValue: 50))]), heads: [Record.Head(node: b, isDeletion: false)],
+                           fields: [Record.Field(name: "gamma", value: .int64(3), stamp: MergeTests.dot(b, 50))], extensions: [])
+        #expect(Record(expanding: sparse, base: base, onto: other) == nil)
+        // The sender's earlier version rebuilds to the sender's exactly.
+        let earlier = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 100),
+                             versionVector: VersionVector([(a, HLC(rawValue: 100))]), heads: [Record.Head(node: a, isDeletion: false)],
+                             fields: [Record.Field(name: "alpha", value: .int64(1), stamp: MergeTests.dot(a, 100))], extensions: [])
+        #expect(Record(expanding: sparse, base: base, onto: earlier) == sender)
+    }
 }

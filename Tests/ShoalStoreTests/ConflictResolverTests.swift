@@ -98,7 +98,7 @@ import Synchronization
         let merger: Store
         if byThirdNode {
             merger = try await Store.temporary(d3) { $0.wallClock = clock.read }
-            try await merger.createZone(notes, incarnation: try await a.zones()[0].incarnation)
+            try await merger.createZone(notes, incarnation: await a.zones()[0].incarnation)
             try await merger.apply(remoteChanges: [base, vb])
         } else {
             merger = b

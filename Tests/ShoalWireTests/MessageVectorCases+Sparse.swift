@@ -70,16 +70,23 @@ enum SparseWire {
     static let oneField: [UInt8] = [1, 0, 1] + str("v")
 
     /// An item: flags, name (shared prefix, suffix), type index, [parent], entries, [heads],
-    /// fields, [extensions]; the parts are given as bytes.
+    /// [floors], fields, [extensions]; the parts are given as bytes.
     static func item(flags: UInt8 = 0, shared: UInt64 = 0, suffix: [UInt8], type: UInt64 = 0, parent: [UInt8] = [],
-                     entries: [UInt8] = oneEntry, heads: [UInt8] = [], fields: [UInt8] = oneField, extensions: [UInt8] = []) -> [UInt8] {
-        [flags] + varint(shared) + bytes(suffix) + varint(type) + parent + entries + heads + fields + extensions
+                     entries: [UInt8] = oneEntry, heads: [UInt8] = [], floors: [UInt8] = [], fields: [UInt8] = oneField,
+                     extensions: [UInt8] = []) -> [UInt8] {
+        [flags] + varint(shared) + bytes(suffix) + varint(type) + parent + entries + heads + floors + fields + extensions
     }
 
     static func item(_ name: String, flags: UInt8 = 0, shared: UInt64 = 0, type: UInt64 = 0, parent: [UInt8] = [],
-                     entries: [UInt8] = oneEntry, heads: [UInt8] = [], fields: [UInt8] = oneField, extensions: [UInt8] = []) -> [UInt8] {
+                     entries: [UInt8] = oneEntry, heads: [UInt8] = [], floors: [UInt8] = [], fields: [UInt8] = oneField,
+                     extensions: [UInt8] = []) -> [UInt8] {
         item(flags: flags, shared: shared, suffix: Array(name.utf8), type: type, parent: parent, entries: entries, heads: heads,
-             fields: fields, extensions: extensions)
+             floors: floors, fields: fields, extensions: extensions)
+    }
+
+    /// A floors list: each floor as (entry index, distance below that entry).
+    static func floors(_ list: [(UInt64, UInt64)], count: UInt64? = nil) -> [UInt8] {
+        varint(count ?? UInt64(list.count)) + list.flatMap { varint($0.0) + varint($0.1) }
     }
 
     /// A sparse record as most live updates look: one writer, one field.
@@ -176,6 +183,29 @@ extension MessageVectorTests {
         ])]).encoded())
         // No fields (every slot is covered by the base): the field-name table is empty.
         try valid("changes-sparse-no-fields", "changes", W.message([W.record("item-8", fields: [])]).encoded())
+        // A floor: the record's entry for `a` is above the base, and an omitted slot (or the
+        // creation) was stamped by `a` at or below it; the receiver's copy must reach it.
+        var floored = W.record("item-10")
+        floored.floors = VersionVector([(W.a, W.tOld)])
+        let floorBack = W.t1.rawValue - W.tOld.rawValue
+        #expect(W.payload(W.section(items: [W.item("item-10", flags: 16, floors: W.floors([(0, floorBack)]))]))
+                == W.message([floored]).encoded())
+        try valid("changes-sparse-floor", "changes", W.message([floored]).encoded())
+        reject("changes-sparse-floors-flag-without-floors", "invalid_value",
+               W.payload(W.section(items: [W.item("item-10", flags: 16, floors: W.floors([]))])))
+        reject("changes-sparse-floor-count-over-entries", "invalid_value",
+               W.payload(W.section(items: [W.item("item-10", flags: 16, floors: W.floors([(0, floorBack), (0, floorBack)]))])))
+        reject("changes-sparse-floor-index-outside-entries", "invalid_value",
+               W.payload(W.section(items: [W.item("item-10", flags: 16, floors: W.floors([(1, floorBack)]))])))
+        // On `b`'s entry, which is below the base: the entry itself is what the receiver must hold.
+        reject("changes-sparse-floor-on-entry-at-base", "invalid_value",
+               W.payload(W.section(nodes: [W.a, W.b], items: [W.item("item-1400", flags: 6 | 16, entries: W.twoEntries, heads: W.twoHeads,
+                                                                         floors: W.floors([(1, 1)]), fields: [1, 0, 1, 0, 0] + W.str("v"))])))
+        // The floor lies above the base (1 below the entry), or at zero (the whole entry below it).
+        reject("changes-sparse-floor-above-base", "invalid_value",
+               W.payload(W.section(items: [W.item("item-10", flags: 16, floors: W.floors([(0, 1)]))])))
+        reject("changes-sparse-floor-zero", "invalid_value",
+               W.payload(W.section(items: [W.item("item-10", flags: 16, floors: W.floors([(0, W.t1.rawValue)]))])))
         var extended = W.record("item-9")
         extended.extensions = [Record.Extension(tag: 1, bytes: [0xCA, 0xFE])]
         try valid("changes-sparse-extensions", "changes", W.message([extended]).encoded())

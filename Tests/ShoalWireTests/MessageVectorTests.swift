@@ -401,7 +401,7 @@ extension MessageVectorTests {
         #expect(raw(items: [rawItem(suffix: "item-1200")]) == message([SparseRecord(
             id: Record.ID(name: "item-1200", zone: zone), recordType: "Note", entries: VersionVector([(a, t1)]),
             heads: [Record.Head(node: a, isDeletion: false)], fields: [Record.Field(name: "text", value: .string("v"), stamp: Dot(node: a, hlc: t1))])]))
-        invalid("changes-sparse-reserved-item-flag", "changes", raw(items: [rawItem(flags: 0x10, suffix: "item-1200")]))
+        invalid("changes-sparse-reserved-item-flag", "changes", raw(items: [rawItem(flags: 0x20, suffix: "item-1200")]))
         invalid("changes-sparse-default-heads-flagged", "changes", raw(items: [rawItem(flags: 0x02, suffix: "item-1200").prefix(1 + 1 + 10 + 1 + 2 + d.count) + [1, 0, 1] + [1, 0, 1] + str("v")]))
         invalid("changes-sparse-prefix-beyond-previous", "changes", raw(items: [rawItem(shared: 3, suffix: "item-1200")]))
         invalid("changes-sparse-prefix-not-maximal", "changes", raw(items: [rawItem(suffix: "item-1200"), rawItem(shared: 5, suffix: "1300")]))

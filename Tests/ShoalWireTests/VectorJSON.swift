@@ -288,6 +288,7 @@ enum VectorJSON {
     static func sparse(_ s: SparseRecord) -> [String: Any] {
         ["recordType": s.recordType, "id": recordID(s.id), "parent": s.parent.map(reference) ?? NSNull(),
          "entries": vector(s.entries), "heads": heads(s.heads), "fields": s.fields.map(field), "extensions": extensions(s.extensions)]
+            .merging(s.floors.isEmpty ? [:] : ["floors": vector(s.floors)]) { a, _ in a }
     }
 
     static func sparse(_ any: Any?) throws -> SparseRecord {
@@ -296,7 +297,8 @@ enum VectorJSON {
                             parent: try optional(o["parent"]).map { try reference($0, "parent") },
                             entries: try vector(o["entries"], "entries"), heads: try heads(o["heads"], "heads"),
                             fields: try array(o["fields"], "fields").enumerated().map { i, f in try field(f, "fields[\(i)]") },
-                            extensions: try extensions(o["extensions"], "extensions"))
+                            extensions: try extensions(o["extensions"], "extensions"),
+                            floors: try optional(o["floors"]).map { try vector($0, "floors") } ?? VersionVector())
     }
 
     static func system(_ s: RecordDelta.SystemFields?) -> Any {

@@ -313,10 +313,14 @@ enum Seeds {
                        Record.Field(name: "tags", value: .list(.string(["a", "b"])), stamp: Dot(node: a, hlc: t1))]
         rich.parent = Reference(recordID: Record.ID(name: "folder", zone: zone))
         rich.extensions = [Record.Extension(tag: 3, bytes: [1, 2])]
+        var floored = sparse("note-13", "floor")
+        floored.floors = VersionVector([(a, HLC(rawValue: t0.rawValue - 7))])
         out.append((name("changes-sparse", 0), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 3, isCaughtUp: false, token: token, records: [],
                                                                     sparseRecords: [sparse("note-1", "one"), sparse("note-12", "two"), sparse("note-2", "")], base: k).encoded()))
         out.append((name("changes-sparse", 1), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 4, isCaughtUp: true, token: token, knowledge: k,
                                                                     records: [records[0]], sparseRecords: [rich], base: k).encoded()))
+        out.append((name("changes-sparse", 2), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 5, isCaughtUp: false, token: token, records: [],
+                                                                    sparseRecords: [floored], base: k).encoded()))
         guard let hash = ContentHash(bytes: (0..<32).map { UInt8($0) }) else { return out }
         let photo = Asset(hash: hash, size: 300_000)
         out.append((name("asset-request", 0), [5] + AssetRequestMessage(asset: photo, part: .manifest).encoded()))
