@@ -298,6 +298,20 @@ public actor ShoalNode {
         try await store.tombstoneState(of: zone)
     }
 
+    /// The deleted zones this node still keeps and announces as zone tombstones, each with the
+    /// peers its purge waits for (Spec/replication.md §4.1).
+    /// - Throws: `ShoalError` `internalError` for a damaged store row.
+    public func zoneTombstones() async throws(ShoalError) -> [ZoneTombstone] {
+        try await sync.zoneTombstones()
+    }
+
+    /// How many purged zones this node remembers, so a peer that comes back with one is told it
+    /// was deleted (Spec/replication.md §4.1).
+    /// - Throws: `ShoalError` `internalError` if the store fails.
+    public func purgedZoneCount() async throws(ShoalError) -> Int {
+        try await store.purgedZoneCount()
+    }
+
     /// The changes of `zone` since `token` (all when nil).
     /// - Throws: `ShoalError` `changeTokenExpired` or `zoneNotFound`.
     public func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000) async throws(ShoalError) -> ZoneChanges {

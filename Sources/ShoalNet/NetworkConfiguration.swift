@@ -89,7 +89,9 @@ public struct NetworkConfiguration: Sendable {
     public var assetQueueBytes = 32 << 20
     /// How often tombstones are purged (``SyncNode/purgeTombstones(retention:)``): those every
     /// known peer of their zone has acknowledged, or older than ``tombstoneRetention``, among those
-    /// this node's knowledge covers. Default nil: never.
+    /// this node's knowledge covers; and zone tombstones (deleted zones) every peer replicating
+    /// the zone has announced deleted, or older than ``tombstoneRetention`` (Spec/replication.md
+    /// §4.1). Default nil: never.
     ///
     /// Off by default because purging is not yet safe in every case: the simulation with purging
     /// on diverges in about 0.4 % of seeds, and Spec/replication.md §3.5.3 lists the causes. Turn it
@@ -98,7 +100,9 @@ public struct NetworkConfiguration: Sendable {
     /// How long a deletion waits for known peers that have not acknowledged it before a purge
     /// removes its tombstone anyway; nil waits for all of them (a peer that never comes back then
     /// holds its zone's tombstones forever). Default: 30 days. A peer away longer resyncs in full
-    /// when it returns (Spec/replication.md §3.5.2–3.5.3).
+    /// when it returns (Spec/replication.md §3.5.2–3.5.3). Deleted zones wait as long; a purged
+    /// zone's incarnation is remembered twelve times as long, so a peer that comes back with the
+    /// zone is told it was deleted (§4.1).
     public var tombstoneRetention: Duration? = .seconds(30 * 86_400)
     /// Local discovery: announcing this device on the LAN and dialling the trusted devices heard
     /// there (``DiscoveryConfiguration``). Default: off.

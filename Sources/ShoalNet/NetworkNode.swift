@@ -759,7 +759,8 @@ public actor NetworkNode {
             }
         })
         // Tombstones every known peer has acknowledged, or older than the retention, go now and
-        // then (a peer away past the purge resyncs in full: Spec/replication.md §3.5.2–3.5.3).
+        // then (a peer away past the purge resyncs in full: Spec/replication.md §3.5.2–3.5.3), and
+        // so do deleted zones every peer has announced deleted, or older than the retention (§4.1).
         if let every = configuration.tombstonePurgeInterval {
             let logger = configuration.logger, retention = configuration.tombstoneRetention, sync = self.sync
             tasks.append(Task {
@@ -767,8 +768,11 @@ public actor NetworkNode {
                     try? await Task.sleep(for: every)
                     if Task.isCancelled { return }
                     do throws(ShoalError) {
+                        let zonesBefore = await sync.statistics.zoneTombstonesPurged
                         let n = try await sync.purgeTombstones(retention: retention)
+                        let zones = await sync.statistics.zoneTombstonesPurged - zonesBefore
                         if n > 0 { logger.info("purged tombstones", metadata: ["count": "\(n)"]) }
+                        if zones > 0 { logger.info("purged zone tombstones", metadata: ["count": "\(zones)"]) }
                     } catch {
                         logger.warning("could not purge tombstones", metadata: ["error": "\(error)"])
                     }

@@ -72,7 +72,8 @@ extension Store {
     }
 
     /// Deletes a zone and all its records. The deletion stays as a zone tombstone that
-    /// ``databaseChanges(since:)`` reports, so peers learn of it.
+    /// ``databaseChanges(since:)`` reports, so peers learn of it, until
+    /// ``purgeZoneTombstones(retention:peersExpected:forgetPurgedAfter:)`` purges it.
     /// - Throws: `zoneNotFound` if the zone does not exist; `permissionFailure` for a read-only zone.
     public func deleteZone(_ id: RecordZone.ID) throws(ShoalError) {
         try deleteZone(id, asReplica: false)

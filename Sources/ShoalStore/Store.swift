@@ -102,6 +102,8 @@ public actor Store {
     var clock: HLC.Clock
     var zones: [RecordZone.ID: ZoneState] = [:]
     var databaseSequence: UInt64
+    /// The database sequence of the newest zone deletion purged: older database tokens expire.
+    var zonePurgeSequence: UInt64
     /// Declared indexes and their IDs.
     var indexes: [IndexKey: Int64] = [:] {
         didSet { indexedFieldsByZone = Self.fieldsByZone(indexes) }
@@ -165,6 +167,7 @@ public actor Store {
         self.incarnation = meta.incarnation
         self.databaseIncarnation = meta.databaseIncarnation
         self.databaseSequence = meta.databaseSequence
+        self.zonePurgeSequence = meta.zonePurgeSequence
         self.clock = HLC.Clock(last: meta.clock, maxForwardDrift: configuration.maxForwardDrift)
         let loaded = try ZoneState.loadAll(db)
         for z in loaded {

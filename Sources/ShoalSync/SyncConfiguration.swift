@@ -38,9 +38,10 @@ public struct SyncConfiguration: Sendable {
     public var assetWindow = 32
     /// Zones whose assets are fetched as their records arrive; the rest are fetched on demand.
     public var assetFetch: [RecordZone.ID: AssetFetchPolicy] = [:]
-    /// Most zones, live or deleted, a peer's announcements may make this node hold. An
-    /// announcement that would pass it creates none of its new zones and closes the connection
-    /// with an error naming the limit; zones created here are not limited. Default 10,000.
+    /// Most zones, live or deleted (until the deletion is purged, Spec/replication.md §4.1), a
+    /// peer's announcements may make this node hold. An announcement that would pass it creates
+    /// none of its new zones and closes the connection with an error naming the limit; zones
+    /// created here are not limited. Default 10,000.
     public var maxZones = 10_000
     /// Most writers (node IDs) a zone's version vector may name. A batch whose versions would
     /// take the zone past it is refused whole (error frame `limitExceeded`), so the zone's vector,

@@ -117,11 +117,17 @@ extension SyncNode {
     }
 
     /// The zones announced on connection `id`: those of `all` (this node's announced zones, read
-    /// here when not given) its device may read, each with its share.
+    /// here when not given) its device may read, each with its share, and the purged zones the
+    /// peer announced with the purged incarnation, as deleted (Spec/replication.md §4.1).
     func announcedZones(for id: ConnectionID, of all: [ZoneAnnouncement]? = nil) async -> [ZoneAnnouncement] {
         var out = [ZoneAnnouncement]()
-        let zones: [ZoneAnnouncement]
+        var zones: [ZoneAnnouncement]
         if let all { zones = all } else { zones = await announcedZones() }
+        if let purged = sessions[id]?.purgedAnnounced, !purged.isEmpty {
+            let held = Set(zones.map(\.zone))
+            zones += purged.filter { !held.contains($0.key) }.map { ZoneAnnouncement(zone: $0.key, incarnation: $0.value, isDeleted: true) }
+            zones.sort { $0.zone < $1.zone }
+        }
         for a in zones {
             guard await access(id, a.zone) >= .read else { continue }
             if let held = await heldShare(a.zone) {

@@ -87,6 +87,8 @@ public actor SyncNode {
         public var knowledgeHeldBackForHorizon = 0
         /// Tombstones this node purged through ``SyncNode/purgeTombstones(retention:)``.
         public var tombstonesPurged = 0
+        /// Zone tombstones (deleted zones) the same passes purged (Spec/replication.md §4.1).
+        public var zoneTombstonesPurged = 0
         /// Assets fetched and verified.
         public var assetsFetched = 0
         /// Asset fetches that ended with an error.
@@ -374,7 +376,7 @@ public actor SyncNode {
                 return mine
             case .zones:
                 let m = try decode { (l) throws(WireError) in try ZonesMessage(decoding: frame.payload, limits: l) }
-                return try await reconcile(m.zones, on: id)
+                return try await reconcile(m.zones, on: id, from: .zones)
             case .ping:
                 _ = try decode { (l) throws(WireError) in try PingMessage(decoding: frame.payload, limits: l) }
                 return [.send(Frame(type: .pong, payload: frame.payload))]
@@ -418,7 +420,7 @@ public actor SyncNode {
         }
         sessions[id]?.peer = hello
         sessions[id]?.phase = .established
-        var out = try await reconcile(hello.zones, on: id)
+        var out = try await reconcile(hello.zones, on: id, from: .hello)
         // Zones that changed here after our hello went out (announcements skip connections still
         // waiting for the peer's hello): tell the peer now, or it never learns of them.
         let current = await announcedZones(for: id)
@@ -433,18 +435,34 @@ public actor SyncNode {
         return out
     }
 
+    /// The message a peer's zone announcements came in.
+    enum AnnouncementMessage { case hello, zones }
+
     /// Brings local zones in line with a peer's announcements, then subscribes to every zone
-    /// live on both sides that this connection does not yet follow.
-    func reconcile(_ announced: [ZoneAnnouncement], on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+    /// live on both sides that this connection does not yet follow. `from` is the message that
+    /// carried `announced` (every zone the peer announces); nil when no message did (this node's
+    /// own zones changed).
+    func reconcile(_ announced: [ZoneAnnouncement], on id: ConnectionID, from: AnnouncementMessage?) async throws(SyncFailure) -> [SyncOutput] {
         var local = Dictionary(uniqueKeysWithValues: await store.zoneAnnouncements().map { ($0.zone, $0) })
+        // Zones this node purged the tombstone of stand as that tombstone: announced live with the
+        // purged incarnation, they are not created again (Spec/replication.md §4.1).
+        let purged: [RecordZone.ID: NodeID]
+        do throws(ShoalError) {
+            let unknown = announced.filter { local[$0.zone] == nil && configuration.zones.allows($0.zone) }.map(\.zone)
+            purged = unknown.isEmpty ? [:] : try await store.purgedIncarnations(of: unknown)
+        } catch {
+            throw SyncFailure("internalError", "could not read the purged zones for the peer's announcement: \(error)")
+        }
         // Checked before any zone is made: an announcement creates all its new zones or none.
-        let new = announced.reduce(0) { $0 &+ (configuration.zones.allows($1.zone) && !$1.isDeleted && local[$1.zone] == nil ? 1 : 0) }
+        let new = announced.reduce(0) {
+            $0 &+ (configuration.zones.allows($1.zone) && !$1.isDeleted && local[$1.zone] == nil && purged[$1.zone] != $1.incarnation ? 1 : 0)
+        }
         if new > 0, local.count &+ new > configuration.maxZones {
             throw SyncFailure("limitExceeded", "the peer announced \(new) zone(s) new to node \(nodeID.short), which holds \(local.count); together over its limit of \(configuration.maxZones) (SyncConfiguration.maxZones); none was created")
         }
         var shareChanges = Set<DeviceID>()
         for a in announced where configuration.zones.allows(a.zone) {
-            let mine = local[a.zone]
+            let mine = local[a.zone] ?? purged[a.zone].map { ZoneAnnouncement(zone: a.zone, incarnation: $0, isDeleted: true) }
             // A shared zone changes only by its owner's signed share (Spec/security.md §6.3).
             if let share = a.share {
                 shareChanges.formUnion(try await adoptShare(a, share, mine: mine, on: id))
@@ -468,7 +486,7 @@ public actor SyncNode {
                     // New to us, or re-created after a deletion we hold: adopt the peer's incarnation.
                     let scope: DatabaseScope = a.zone.owner == RecordZone.ID.defaultOwnerName ? .private : .shared
                     try await store.createZone(a.zone, scope: scope, incarnation: a.incarnation)
-                    if mine != nil { restartPending = true } else { announcePending = true }
+                    if local[a.zone] != nil { restartPending = true } else { announcePending = true }
                 } else if let m = mine, !m.isDeleted, a.incarnation > m.incarnation {
                     // Created independently on both nodes: both keep the larger incarnation, and
                     // every connection restarts so no batch of the old one is in flight.
@@ -494,6 +512,39 @@ public actor SyncNode {
         for a in announced { peerZones[a.zone] = a }
         sessions[id]?.peer?.zones = peerZones.values.sorted { $0.zone < $1.zone }
         var out = [SyncOutput]()
+        // Which of the zones held here the peer replicates, and which deletions it has announced
+        // (for zone tombstone purges, §4.1): only devices that may read a zone speak for it.
+        var replicated = [ZoneAnnouncement]()
+        for a in announced where local[a.zone] != nil && configuration.zones.allows(a.zone) {
+            if await access(id, a.zone) >= .read { replicated.append(a) }
+        }
+        do throws(ShoalError) {
+            try await store.notePeerAnnouncements(replicated, from: peerHello.node)
+        } catch {
+            throw SyncFailure("internalError", "could not record the peer's announcement of its zones: \(error)")
+        }
+        // A peer that still holds a zone purged here, in the purged incarnation, is told it was
+        // deleted: it deletes its copy, or purges its own tombstone. A deletion announced in a
+        // hello is the peer's own tombstone; one in a `zones` message may only echo what this
+        // node told it, so it starts nothing (two nodes that both purged would otherwise keep
+        // telling each other for as long as the connection lasts).
+        let told = sessions[id]?.purgedAnnounced ?? [:]
+        var tell = told
+        if let from {
+            tell = [:]
+            for a in announced where local[a.zone] == nil {
+                guard let inc = purged[a.zone], inc == a.incarnation else { continue }
+                if !a.isDeleted || from == .hello || told[a.zone] == inc { tell[a.zone] = inc }
+            }
+        }
+        if tell != told {
+            sessions[id]?.purgedAnnounced = tell
+            let current = await announcedZones(for: id)
+            if current != sessions[id]?.announced {
+                sessions[id]?.announced = current
+                out.append(.send(Frame(type: .zones, payload: ZonesMessage(zones: current).encoded())))
+            }
+        }
         for (zone, theirs) in peerZones.sorted(by: { $0.key < $1.key }) where configuration.zones.allows(zone) {
             // Only a device that may write the zone is followed: a read-only member's changes
             // would be refused (Spec/security.md §6.2).
@@ -547,7 +598,7 @@ public actor SyncNode {
             sessions[id]?.announced = zones
             var out: [SyncOutput] = [.send(Frame(type: .zones, payload: ZonesMessage(zones: zones).encoded()))]
             do throws(SyncFailure) {
-                out += try await reconcile([], on: id)
+                out += try await reconcile([], on: id, from: nil)
             } catch {
                 out.append(.close(ErrorMessage(code: error.code, message: error.message)))
             }

@@ -131,6 +131,10 @@ struct SyncSession {
     var peer: HelloMessage? = nil
     /// The zones this node last announced on the connection (in its hello or a zones message).
     var announced: [ZoneAnnouncement] = []
+    /// Zones whose tombstone this node purged that the peer announced with the purged
+    /// incarnation, and that incarnation: announced deleted on this connection, so the peer
+    /// deletes its copy, or purges its own tombstone (Spec/replication.md §4.1).
+    var purgedAnnounced: [RecordZone.ID: NodeID] = [:]
     var inbound: [RecordZone.ID: Inbound] = [:]
     var outbound: [RecordZone.ID: Outbound] = [:]
     /// The next number this node gives a subscription the peer makes here (never reused on the

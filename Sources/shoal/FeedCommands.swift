@@ -95,7 +95,7 @@ struct WatchCommand: AsyncParsableCommand {
 }
 
 struct StatusCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the node, its trusted devices (and how each was found), its peers, its zones and replication counters.")
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the node, its trusted devices (and how each was found), its peers, its zones, the deleted zones it keeps (and the peers each waits for) and replication counters.")
     @OptionGroup var options: NodeOptions
 
     func run() async throws {
@@ -110,6 +110,8 @@ struct StatusCommand: AsyncParsableCommand {
                 let traffic = await node.traffic()
                 let caps = node.networkConfiguration
                 let devices = await TrustedDeviceReport.all(node)
+                let deletedZones = try await node.zoneTombstones()
+                let purgedZones = try await node.purgedZoneCount()
                 func inbound(_ l: SyncNode.ZoneReplication) -> String {
                     !l.receiving ? "-" : l.receivedCaughtUp ? "caught up (\(l.recordsReceived) received)" : "catching up (\(l.recordsReceived) received)"
                 }
@@ -138,6 +140,10 @@ struct StatusCommand: AsyncParsableCommand {
                         "devices": devices.map { ["device": $0.device.device.text, "name": $0.device.name, "connected": $0.isConnected, "found": $0.foundJSON] as [String: Any] },
                         "peers": peers.map { ["address": $0.address, "connected": $0.isConnected, "node": $0.node?.hex ?? NSNull(), "failures": $0.failures, "lastError": $0.lastError ?? NSNull()] as [String: Any] },
                         "zones": zoneJSON,
+                        "deletedZones": deletedZones.map { ["zone": $0.zone.description, "incarnation": $0.incarnation.hex, "deleted": $0.deletedAt.description,
+                                                            "knownPeers": $0.knownPeers.map(\.hex), "waitingFor": $0.waitingFor.map(\.hex),
+                                                            "devicesNotHeardFrom": $0.peersMissing] as [String: Any] },
+                        "purgedZones": purgedZones,
                         "received": ["records": stats.recordsReceived, "batches": stats.batchesReceived], "sent": ["records": stats.recordsSent, "batches": stats.batchesSent],
                         "errors": Dictionary(uniqueKeysWithValues: errors.map { ($0.key.hex, $0.value) }),
                         "refused": ["permission": stats.refusedForPermission, "batches": stats.refusedBatches, "knowledge": stats.refusedKnowledge,
@@ -163,6 +169,15 @@ struct StatusCommand: AsyncParsableCommand {
                     }) { Console.current.line(l) }
                 }
                 for l in RecordFormatting.table(["ZONE", "RECORDS", "TOMBSTONES", "PURGED UP TO", "KEPT FOR (TOMBSTONES)", "DIGEST"], zoneRows) { Console.current.line(l) }
+                if !deletedZones.isEmpty || purgedZones > 0 {
+                    // Per deleted zone, the peers that have not announced it deleted (a purge waits for them).
+                    let waiting = deletedZones.map { z in
+                        var who = z.waitingFor.map(\.short)
+                        if z.peersMissing > 0 { who.append("\(z.peersMissing) device\(z.peersMissing == 1 ? "" : "s") not heard from") }
+                        return "\(z.zone) (\(who.isEmpty ? "no one" : who.joined(separator: ", ")))"
+                    }
+                    Console.current.line("deleted zones kept: \(deletedZones.count)\(waiting.isEmpty ? "" : " (waiting for: \(waiting.joined(separator: "; ")))"); purged zones remembered: \(purgedZones)")
+                }
                 if !links.isEmpty {
                     for l in RecordFormatting.table(["PEER", "ZONE", "FROM PEER", "TO PEER"], links.map {
                         [$0.peer.short, $0.zone.description, inbound($0), outbound($0)]

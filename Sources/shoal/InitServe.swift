@@ -79,9 +79,9 @@ struct ServeCommand: AsyncParsableCommand {
     var assetSendRate = ByteRate(bytesPerSecond: 0)
     @Option(name: .long, help: ArgumentHelp("How often to remove asset files no record references (s, m, h or d; 0 never). `shoal gc` does it at once.", valueName: "interval"))
     var assetGcInterval = Interval(seconds: 6 * 3600)
-    @Option(name: .long, help: ArgumentHelp("How often to purge tombstones every known peer has acknowledged, or older than --tombstone-retention (s, m, h or d; 0, the default, never: purging is not yet safe in every case, Spec/replication.md §3.5.3).", valueName: "interval"))
+    @Option(name: .long, help: ArgumentHelp("How often to purge tombstones every known peer has acknowledged, and deleted zones every peer has announced deleted, or either older than --tombstone-retention (s, m, h or d; 0, the default, never: purging is not yet safe in every case, Spec/replication.md §3.5.3).", valueName: "interval"))
     var purgeInterval = Interval(seconds: 0)
-    @Option(name: .long, help: ArgumentHelp("How long a deletion waits for known peers that have not acknowledged it before a purge removes it anyway (s, m, h or d; 0 waits for all). Default 30d.", valueName: "interval"))
+    @Option(name: .long, help: ArgumentHelp("How long a deletion (of a record or a zone) waits for known peers that have not acknowledged it before a purge removes it anyway (s, m, h or d; 0 waits for all). Default 30d.", valueName: "interval"))
     var tombstoneRetention = Interval(seconds: 30 * 86_400)
     @Flag(name: .long, help: "Do not announce this node on the LAN, nor dial trusted devices heard there (local discovery is on by default; Spec/discovery.md).")
     var noDiscovery = false

@@ -1,4 +1,5 @@
-// StatusCommandTests: `shoal status` says how each trusted device was found — `peer add --address` or `--peer`.
+// StatusCommandTests: `shoal status` says how each trusted device was found — `peer add --address` or
+// `--peer` — and what the node keeps for deletions: tombstones per zone, and deleted zones.
 
 import Foundation
 import Testing
@@ -48,5 +49,24 @@ import Testing
         #expect((zone["purgeHorizon"] as? [String: Any])?.isEmpty == true && (zone["heldBackBy"] as? [String: Any])?.isEmpty == true, "\(zone)")
         let text = try await Shoal.run(["status", "--data", dir]).output
         #expect(text.contains("TOMBSTONES") && text.contains("KEPT FOR"), "\(text)")
+    }
+
+    /// A deleted zone is kept, and announced, until its purge: status lists it with the peers it
+    /// waits for (none here: no peer ever announced it) and counts the purged zones remembered.
+    @Test func statusListsTheDeletedZonesKept() async throws {
+        try #require(Shoal.binary != nil, "build the shoal binary (swift build) or set SHOAL_BINARY")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-status-\(UInt32.random(in: 0 ... .max))").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try await Shoal.run(["init", "--data", dir]).status == 0)
+        #expect(try await Shoal.run(["zone", "create", "notes", "--data", dir]).status == 0)
+        #expect(try await Shoal.run(["zone", "delete", "notes", "--data", dir]).status == 0)
+        let json = try await Shoal.run(["status", "--json", "--data", dir])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any], "\(json.output)")
+        let deleted = try #require(object["deletedZones"] as? [[String: Any]], "\(json.output)")
+        #expect(deleted.count == 1 && (deleted.first?["zone"] as? String)?.hasPrefix("notes") == true, "\(deleted)")
+        #expect((deleted.first?["waitingFor"] as? [String])?.isEmpty == true, "\(deleted)")
+        #expect(object["purgedZones"] as? Int == 0, "\(json.output)")
+        let text = try await Shoal.run(["status", "--data", dir]).output
+        #expect(text.contains("deleted zones kept: 1 (waiting for: notes"), "\(text)")
     }
 }

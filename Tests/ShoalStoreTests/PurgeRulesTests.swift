@@ -1,18 +1,10 @@
 // PurgeRulesTests: what a purge may remove (acknowledgements, retention, knowledge), and a record
 // created again after its tombstone was purged.
 
-import Synchronization
 import Testing
 import ShoalStore
 import ShoalWire
 import ShoalSamples
-
-/// A wall clock a test moves by hand.
-private final class HandClock: Sendable {
-    private let now = Mutex<UInt64>(1_795_000_000_000)
-    func read() -> UInt64 { now.withLock { $0 } }
-    func advance(seconds: UInt64) { now.withLock { $0 += seconds * 1000 } }
-}
 
 @Suite struct PurgeRulesTests {
     /// A known peer that has not acknowledged a deletion keeps its tombstone until the

@@ -1,7 +1,8 @@
 // SchemaMigrationTests: a store written by schema version 1 (records keyed by name, index entries
-// keyed by zone, type and field, one row each) opens under version 4 (records keyed by change
-// sequence, index entries as runs of names keyed by index ID and value) with every row, token,
-// ancestor, index entry and pending index change intact.
+// keyed by zone, type and field, one row each) opens under version 5 (records keyed by change
+// sequence, index entries as runs of names keyed by index ID and value, zone tombstone tables)
+// with every row, token, ancestor, index entry and pending index change intact; a version-4 store
+// counts the peers that acknowledged a zone as peers its deletion waits for.
 
 import Testing
 import ShoalWire
@@ -103,6 +104,27 @@ import CSQLite
         COMMIT;
         """
 
+    /// Version 4 kept no announcements: the 4 → 5 step takes every peer that acknowledged a live
+    /// zone as having announced it, so the zone's deletion waits for that peer.
+    @Test func versionFourStoreWaitsForThePeersThatAcknowledgedAZone() async throws {
+        let dir = TempDirectory()
+        let peer = NodeID(high: 4, low: 4)
+        do {
+            let store = try await Store.temporary(dir)
+            try await store.createZone(notes)
+            try await store.createZone(RecordZone.ID(name: "other"))
+            try await store.acknowledge(peer: peer, zone: notes, vector: VersionVector())
+        }
+        #expect(Self.exec(dir, "DROP TABLE zone_peers; DROP TABLE purged_zones; UPDATE meta SET value = 4 WHERE key = 'schema'") == SQLITE_OK)
+        let store = try await Store.temporary(dir)
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "5")
+        try await store.deleteZone(notes)
+        try await store.deleteZone(RecordZone.ID(name: "other"))
+        #expect(try await store.zoneTombstones().map(\.waitingFor) == [[peer], []])
+        #expect(try await store.purgeZoneTombstones(retention: nil) == 1)
+        #expect(await store.zoneAnnouncements().map(\.zone) == [notes])
+    }
+
     @Test func versionOneStoreOpensWithRowsTokensAndAncestors() async throws {
         let dir = TempDirectory()
         var feed: ZoneChanges
@@ -134,7 +156,7 @@ import CSQLite
         #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "1")
 
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "4")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "5")
         #expect(Self.scalar(dir, "SELECT count(*) FROM sqlite_master WHERE name = 'records_by_type'") == "0")
         // The index answers from carried-over entries and log rows, without decoding the zone.
         func titled(_ t: String) async throws -> [String] {

@@ -26,6 +26,13 @@ final class FakeClock: Sendable {
     func read() -> UInt64 { now.withLock { $0 += 1; return $0 } }
 }
 
+/// A wall clock a test moves by hand.
+final class HandClock: Sendable {
+    private let now = Mutex<UInt64>(1_795_000_000_000)
+    func read() -> UInt64 { now.withLock { $0 } }
+    func advance(seconds: UInt64) { now.withLock { $0 += seconds * 1000 } }
+}
+
 extension Store {
     static func temporary(_ dir: TempDirectory, _ configure: (inout Configuration) -> Void = { _ in }) async throws -> Store {
         var c = Configuration()

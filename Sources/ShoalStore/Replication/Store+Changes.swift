@@ -276,7 +276,8 @@ extension Store {
     }
 
     /// The zones created, changed or deleted since `token` (all when nil), in `scope` (all when nil).
-    /// - Throws: `changeTokenExpired` for a token of another database; `invalidArguments` for bad bytes.
+    /// - Throws: `changeTokenExpired` for a token of another database, or one older than a purged
+    ///   zone deletion (Spec/store.md §6); `invalidArguments` for bad bytes.
     public func databaseChanges(since token: ChangeToken?, scope: DatabaseScope? = nil) throws(ShoalError) -> DatabaseChanges {
         var after: UInt64 = 0
         if let token {
@@ -285,6 +286,10 @@ extension Store {
                 throw .changeTokenExpired("the database token is for another store's database (\(c.incarnation.short))")
             }
             if let cur = c.cursor, cur.source == incarnation, cur.sequence <= databaseSequence { after = cur.sequence }
+            // A zone deletion after the token whose tombstone is gone would never be reported.
+            guard after >= zonePurgeSequence else {
+                throw .changeTokenExpired("zone deletions made since this database token were purged, so it cannot list them; the zones you hold that databaseChanges(since: nil) does not list were deleted")
+            }
         }
         var changed = [RecordZone.ID](), deleted = [RecordZone.ID]()
         for z in zones.values where z.databaseSequence > after && (scope == nil || z.scope == scope) {

@@ -61,13 +61,7 @@ extension Store {
     @discardableResult
     public func purgeTombstones(retention: Duration?, knowledge: [RecordZone.ID: VersionVector]?,
                                 peersExpected: [RecordZone.ID: Int] = [:]) throws(ShoalError) -> Int {
-        let cutoff: UInt64? = retention.map { r in
-            let (seconds, attoseconds) = r.components
-            let (ms, overflow) = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1000)
-            let span = overflow ? UInt64.max : ms.addingReportingOverflow(UInt64(clamping: attoseconds / 1_000_000_000_000_000)).partialValue
-            let now = configuration.wallClock()
-            return now > span ? now - span : 0
-        }
+        let cutoff = retentionCutoff(retention)
         return try writeTransaction { () throws(ShoalError) -> Int in
             var purged = 0
             for var z in zones.values.sorted(by: { $0.id < $1.id }) where !z.deleted {
@@ -101,6 +95,17 @@ extension Store {
                 zones[z.id] = z
             }
             return purged
+        }
+    }
+
+    /// The wall time (ms) at or before which a deletion is older than `retention`; nil for none.
+    func retentionCutoff(_ retention: Duration?) -> UInt64? {
+        retention.map { r in
+            let (seconds, attoseconds) = r.components
+            let (ms, overflow) = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1000)
+            let span = overflow ? UInt64.max : ms.addingReportingOverflow(UInt64(clamping: attoseconds / 1_000_000_000_000_000)).partialValue
+            let now = configuration.wallClock()
+            return now > span ? now - span : 0
         }
     }
 

@@ -2,10 +2,12 @@
 
 import ShoalWire
 
-/// The SQL schema (version 4). Every table is `WITHOUT ROWID` keyed by what is looked up.
+/// The SQL schema (version 5). Every table is `WITHOUT ROWID` keyed by what is looked up.
 ///
-/// - `meta(key, value)`: node ID, store and database incarnations, last HLC, database sequence.
-/// - `zones`: one row per zone ever created (deleted zones stay as zone tombstones).
+/// - `meta(key, value)`: node ID, store and database incarnations, last HLC, database sequence,
+///   and `zone_purge_seq`, the database sequence of the newest zone deletion purged.
+/// - `zones`: one row per zone held, live or deleted (a deleted zone stays as a zone tombstone
+///   until it is purged, Spec/replication.md §4.1).
 /// - `records(zone, seq, name, type, deleted, bytes, previous)`: the latest version of every
 ///   record (tombstones included) as canonical ShoalWire bytes, **keyed by change order**: `seq`
 ///   is the zone's change sequence of the write that produced it, so the change feed is one range
@@ -29,9 +31,13 @@ import ShoalWire
 ///   comparison compared those strings too. Version 3 kept one row per entry in `field_index`
 ///   and logged additions as well: a batch of additions cost a b-tree insert per entry.)
 /// - `peer_acks(zone, peer, vector)`: what each known peer has acknowledged, for tombstone purges.
+/// - `zone_peers(zone, peer, incarnation, deleted)`: each peer's last announcement of each zone
+///   held, for zone tombstone purges.
+/// - `purged_zones(name, owner, incarnation, deleted_at)`: the incarnation of each zone whose
+///   tombstone was purged, so a peer that comes back with it live is told it was deleted.
 /// - `subscriptions(id, bytes)`: persisted subscriptions.
 enum Schema {
-    static let version: Int64 = 4
+    static let version: Int64 = 5
 
     static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int) throws(ShoalError) {
         try db.execute("PRAGMA journal_mode=WAL")
@@ -59,9 +65,21 @@ enum Schema {
         CREATE TABLE IF NOT EXISTS peer_acks(
             zone INTEGER NOT NULL, peer BLOB NOT NULL, vector BLOB NOT NULL,
             PRIMARY KEY(zone, peer)) WITHOUT ROWID;
+        \(zoneTombstoneTables);
         CREATE TABLE IF NOT EXISTS subscriptions(id TEXT PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
         """)
     }
+
+    /// What zone tombstone purges keep: each peer's last announcement of each zone held, and the
+    /// incarnations purged (version 5).
+    static let zoneTombstoneTables = """
+        CREATE TABLE IF NOT EXISTS zone_peers(
+            zone INTEGER NOT NULL, peer BLOB NOT NULL, incarnation BLOB NOT NULL, deleted INTEGER NOT NULL,
+            PRIMARY KEY(zone, peer)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS purged_zones(
+            name TEXT NOT NULL, owner TEXT NOT NULL, incarnation BLOB NOT NULL, deleted_at INTEGER NOT NULL,
+            PRIMARY KEY(name, owner)) WITHOUT ROWID
+        """
 
     /// The `records` table of this schema version, under `name`.
     static func recordsTable(_ name: String) -> String {
@@ -109,6 +127,9 @@ enum Schema {
     /// Version 3 → 4: entries become runs of names per value (`field_postings`, one run per
     /// value); pending log rows stay as they are (a flush applies additions and removals alike),
     /// and every zone's `index_progress` is its current sequence (version 3 logged every change).
+    /// Version 4 → 5: `zone_peers` and `purged_zones` are added; every peer that acknowledged a
+    /// live zone counts as having announced it live (version 4 recorded no announcements), so its
+    /// deletion waits for them as for the peers that announce it from now on.
     static func migrate(_ db: SQLiteDatabase) throws(ShoalError) {
         let s = try db.statement("SELECT value FROM meta WHERE key = 'schema'")
         let found: Int64? = try s.step() ? s.int64(0) : nil
@@ -180,6 +201,17 @@ enum Schema {
                 read.reset()
                 try db.execute("DROP TABLE field_index; UPDATE meta SET value = 4 WHERE key = 'schema'")
             }
+            stored = 4
+        }
+        if stored == 4 {
+            try db.transaction { () throws(ShoalError) in
+                try db.execute("""
+                \(zoneTombstoneTables);
+                INSERT OR IGNORE INTO zone_peers(zone, peer, incarnation, deleted)
+                    SELECT a.zone, a.peer, z.incarnation, 0 FROM peer_acks a JOIN zones z ON z.id = a.zone WHERE z.deleted = 0;
+                UPDATE meta SET value = 5 WHERE key = 'schema';
+                """)
+            }
         }
     }
 
@@ -189,6 +221,8 @@ enum Schema {
         var databaseIncarnation: NodeID
         var clock: HLC
         var databaseSequence: UInt64
+        /// The database sequence of the newest zone deletion purged (0: none).
+        var zonePurgeSequence: UInt64 = 0
     }
 
     static func loadOrCreateMeta(_ db: SQLiteDatabase, newIdentifier: () -> NodeID = { NodeID.random() }) throws(ShoalError) -> Meta {
@@ -217,7 +251,8 @@ enum Schema {
             }
             return Meta(nodeID: try id("node"), incarnation: try id("incarnation"), databaseIncarnation: try id("db_incarnation"),
                         clock: HLC(rawValue: UInt64(bitPattern: values["clock"]?.0 ?? 0)),
-                        databaseSequence: UInt64(bitPattern: values["db_seq"]?.0 ?? 0))
+                        databaseSequence: UInt64(bitPattern: values["db_seq"]?.0 ?? 0),
+                        zonePurgeSequence: UInt64(bitPattern: values["zone_purge_seq"]?.0 ?? 0))
         }
     }
 
