@@ -1,5 +1,5 @@
 // PurgeLoopTests: a node with tombstonePurgeInterval purges, over real TLS on loopback, the
-// deletions its peer has acknowledged, and the peer converges.
+// deletions its peer has acknowledged, and the peer converges; and deleted zones both announced.
 
 import Foundation
 import Testing
@@ -37,5 +37,31 @@ import ShoalWire
         let onB = try await b.store.tombstoneState(of: Self.notes)
         #expect(onB.tombstones == 3 && onB.liveRecords == 7, "\(onB)")
         #expect(try await a.store.tombstoneState(of: Self.notes).liveRecords == 7)
+    }
+
+    /// A deletes the zone it shares with B; both loops purge the zone tombstone once the other
+    /// has announced the deletion (Spec/replication.md §4.1), and neither announces it after.
+    @Test func aDeletedZoneIsPurgedByBothLoopsOnceBothAnnouncedIt() async throws {
+        var purging = NetworkConfiguration()
+        purging.tombstonePurgeInterval = .milliseconds(200)
+        purging.tombstoneRetention = nil
+        let a = try await LoopbackNode.start("a", network: purging), b = try await LoopbackNode.start("b", network: purging)
+        defer { Task { await a.stop(); await b.stop() } }
+        await LoopbackNode.trustEachOther(a, b)
+        try await a.createSharedZone(Self.notes, with: [b])
+        await b.net.addPeer(host: "127.0.0.1", port: a.port)
+        #expect(await eventually { (try? await b.store.zone(Self.notes)) != nil })
+        // A follows B's changes once it has read B's announcement of the zone: the deletion then
+        // waits for B.
+        #expect(await eventually { await a.net.sync.replication().contains { $0.zone == Self.notes && $0.receiving } })
+        try await a.net.sync.deleteZone(Self.notes)
+        #expect(await eventually {
+            let onA = await a.store.zoneAnnouncements(), onB = await b.store.zoneAnnouncements()
+            return onA.isEmpty && onB.isEmpty
+        }, "both loops purge the deleted zone")
+        #expect(await a.net.sync.statistics.zoneTombstonesPurged == 1)
+        #expect(await b.net.sync.statistics.zoneTombstonesPurged == 1)
+        #expect(try await a.store.purgedZoneCount() == 1)
+        #expect(try await b.store.purgedZoneCount() == 1)
     }
 }

@@ -58,6 +58,17 @@ import ShoalWire
         #expect(await store.zoneAnnouncements().isEmpty)
     }
 
+    /// A peer retired for good (`removePeer`) no longer holds the deleted zone back.
+    @Test func aRetiredPeerNoLongerHoldsTheDeletedZoneBack() async throws {
+        let dir = TempDirectory(), clock = HandClock()
+        let (store, _) = try await deletedZone(dir, clock: clock, peers: [p1, p2])
+        try await store.removePeer(p1, from: notes)
+        #expect(try await store.zoneTombstones().first?.knownPeers == [p2])
+        try await store.removePeer(p2, from: notes)
+        #expect(try await store.purgeZoneTombstones(retention: nil) == 1)
+        await expectCode(.zoneNotFound) { try await store.removePeer(p1, from: notes) }
+    }
+
     /// A shared zone's other devices must all have announced it: while fewer have, one peer's
     /// announced deletion purges nothing; the retention still does.
     @Test func aSharedZoneWaitsForDevicesNotHeardFrom() async throws {

@@ -21,12 +21,16 @@ extension Store {
         }
     }
 
-    /// Forgets a peer of `zone` (retired for good), so it no longer holds back purges.
-    /// - Throws: `zoneNotFound`.
+    /// Forgets a peer of `zone` (retired for good), so it no longer holds back purges: of the
+    /// zone's tombstones, or of the zone itself once deleted (Spec/replication.md §4.1). A peer
+    /// that announces the zone again is known again.
+    /// - Throws: `zoneNotFound` for a zone this store does not hold, live or deleted.
     public func removePeer(_ peer: NodeID, from zone: RecordZone.ID) throws(ShoalError) {
-        let z = try liveZone(zone)
+        guard let z = zones[zone] else { throw .zoneNotFound(zone) }
         try writeTransaction { () throws(ShoalError) in
-            try db.statement("DELETE FROM peer_acks WHERE zone = ? AND peer = ?").bind(1, z.row).bind(2, Bytes.nodeID(peer)).run()
+            for sql in ["DELETE FROM peer_acks WHERE zone = ? AND peer = ?", "DELETE FROM zone_peers WHERE zone = ? AND peer = ?"] {
+                try db.statement(sql).bind(1, z.row).bind(2, Bytes.nodeID(peer)).run()
+            }
         }
     }
 

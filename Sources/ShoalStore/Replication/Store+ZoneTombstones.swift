@@ -50,11 +50,20 @@ extension Store {
                                     forgetPurgedAfter: Duration? = nil) throws(ShoalError) -> Int {
         let cutoff = retentionCutoff(retention)
         let forget = retentionCutoff(forgetPurgedAfter)
+        let deleted = zones.values.filter(\.deleted).sorted { $0.id < $1.id }
+        // Most passes find nothing to do: no write transaction (and no sync) for them.
+        if deleted.isEmpty {
+            guard let forget else { return 0 }
+            let s = try db.statement("SELECT 1 FROM purged_zones WHERE deleted_at <= ? LIMIT 1")
+            defer { s.reset() }
+            s.bind(1, Int64(clamping: forget))
+            guard try s.step() else { return 0 }
+        }
         let before = zonePurgeSequence
         do throws(ShoalError) {
             return try writeTransaction { () throws(ShoalError) -> Int in
                 var purged = 0
-                for z in zones.values.sorted(by: { $0.id < $1.id }) where z.deleted {
+                for z in deleted {
                     let peers = try zonePeers(of: z)
                     let announced = peers.count >= (peersExpected[z.id] ?? 0)
                         && peers.allSatisfy { $0.incarnation == z.incarnation && $0.deleted }
