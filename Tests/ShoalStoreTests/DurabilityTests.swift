@@ -95,7 +95,7 @@ import CShoalThread
             try await Task.sleep(for: .milliseconds(10))
             waited += 1
         }
-        #expect(try await store.backgroundCheckpoints > 0)
+        #expect(await store.backgroundCheckpoints > 0)
         let walSize = (try? FileManager.default.attributesOfItem(atPath: dir.path + "/store.sqlite-wal")[.size] as? Int) ?? 0
         // 400 commits of several pages each would be thousands of pages without checkpoints;
         // the hard limit is 8 × 64 pages of 4 KiB.
