@@ -313,16 +313,18 @@ extension SyncNode {
             // sides reflect when the peer accepts that, whole otherwise.
             let sparseBase: VersionVector? = session.peer.map { $0.capabilities & Capability.sparseRecords != 0 } == true
                 ? k.meet(cur.peerKnowledge) : nil
+            let ownHorizon = (try? await store.purgeHorizon(of: zone)) ?? VersionVector()
             var selection: Selection
             if let e = encodedPage {
                 do throws(WireError) {
-                    selection = try Self.select(e, peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping, limits: configuration.limits)
+                    selection = try Self.select(e, peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping,
+                                                horizon: ownHorizon, limits: configuration.limits)
                 } catch {
                     sessions[id]?.outbound[zone] = nil
                     return out + [.send(Frame(type: .error, payload: ErrorMessage(code: "internalError", message: "cannot serve zone \(zone): a stored version does not decode (\(error)); node \(nodeID.short)'s store is damaged").encoded()))]
                 }
             } else {
-                selection = Self.select(read?.records ?? [], peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping)
+                selection = Self.select(read?.records ?? [], peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping, horizon: ownHorizon)
             }
             statistics.versionsLeftToUpstreams &+= selection.skippedCount
             for (node, range) in selection.skipped {
@@ -369,7 +371,7 @@ extension SyncNode {
             // A reset pass ends with the purge horizon: the subscriber takes it as its own, so the
             // records it creates again supersede the deletions purged here (§3.5.3).
             var horizon: VersionVector? = nil
-            if caughtUp && cur.inResetPass, let h = try? await store.purgeHorizon(of: zone), !h.isEmpty { horizon = h }
+            if caughtUp && cur.inResetPass, !ownHorizon.isEmpty { horizon = ownHorizon }
             var message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
                                          isReset: cur.resetNext, token: pageToken, knowledge: stated, remaining: remaining, horizon: horizon,
                                          records: selection.whole, sparseRecords: selection.sparse, base: sparseBase)
@@ -454,20 +456,24 @@ extension SyncNode {
         }
     }
 
-    /// Whether a version is live but holds a deletion head: a save merged with a concurrent
-    /// delete. It travels even to a peer whose knowledge covers it, since that peer may have
-    /// learnt of the deletion only through a purge horizon and hold the save alone (§3.5.3).
-    static func mergesPurgeableDeletion(_ heads: [Record.Head]) -> Bool {
-        heads.contains(where: \.isDeletion) && heads.contains(where: { !$0.isDeletion })
+    /// Whether a version travels even to a peer whose knowledge covers it (Spec/replication.md
+    /// §3.5.3 rule 6): it is live but holds a deletion head (a save merged with a concurrent
+    /// delete), or it merges concurrent writes and one of its heads is at or below this node's
+    /// purge `horizon`. Such a peer may know the deletion, or that head's writes, only through a
+    /// purge horizon, and hold the other save alone.
+    static func mergesPurgeableDeletion(_ heads: [Record.Head], vector: VersionVector, horizon: VersionVector) -> Bool {
+        if heads.contains(where: \.isDeletion) && heads.contains(where: { !$0.isDeletion }) { return true }
+        guard heads.count > 1, !horizon.isEmpty else { return false }
+        return heads.contains { vector[$0.node] <= horizon[$0.node] }
     }
 
     /// Selects from decoded records: those `peerKnowledge` does not dominate, sparse against
     /// `sparseBase` where possible.
     static func select(_ records: [Record], peerKnowledge: VersionVector, sparseBase: VersionVector?,
-                       skipping upstreams: Set<NodeID> = []) -> Selection {
+                       skipping upstreams: Set<NodeID> = [], horizon: VersionVector = VersionVector()) -> Selection {
         var s = Selection()
         for r in records {
-            let merged = mergesPurgeableDeletion(r.heads)
+            let merged = mergesPurgeableDeletion(r.heads, vector: r.versionVector, horizon: horizon)
             if r.versionVector.isDominated(by: peerKnowledge) && !merged { continue }
             if !merged && s.skips(r.versionVector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
             if let b = sparseBase, let sr = SparseRecord(r, base: b) { s.sparse.append(sr) } else { s.whole.append(r) }
@@ -480,7 +486,8 @@ extension SyncNode {
     /// is copied as stored. A record can only travel sparse when the base covers its creation,
     /// so with an empty base nothing is decoded at all.
     static func select(_ page: EncodedZoneChanges, peerKnowledge: VersionVector, sparseBase: VersionVector?,
-                       skipping upstreams: Set<NodeID> = [], limits: WireLimits) throws(WireError) -> Selection {
+                       skipping upstreams: Set<NodeID> = [], horizon: VersionVector = VersionVector(),
+                       limits: WireLimits) throws(WireError) -> Selection {
         var s = Selection()
         s.wholeEncoded.reserveCapacity(page.bytes.count)
         for i in 0..<page.count {
@@ -488,7 +495,7 @@ extension SyncNode {
             let (vector, heads) = try bytes.withUnsafeBytes { raw -> Result<(vector: VersionVector, heads: [Record.Head]), WireError> in
                 do throws(WireError) { return .success(try Record.headedVector(ofEncoded: raw, limits: limits)) } catch { return .failure(error) }
             }.get()
-            let merged = mergesPurgeableDeletion(heads)
+            let merged = mergesPurgeableDeletion(heads, vector: vector, horizon: horizon)
             if vector.isDominated(by: peerKnowledge) && !merged { continue }
             if !merged && s.skips(vector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
             if let b = sparseBase, !b.isEmpty {

@@ -1,5 +1,6 @@
-// MergeServingTests: a save merged with a concurrent delete reaches every subscriber, even one
-// whose knowledge covers it (it may know the deletion only through a purge horizon).
+// MergeServingTests: a save merged with a concurrent delete, or a merge with a head the server's
+// purge horizon covers, reaches every subscriber, even one whose knowledge covers it (it may know
+// the deletion only through a purge horizon).
 
 import Testing
 import ShoalStore
@@ -34,6 +35,27 @@ import ShoalStore
         let page = EncodedZoneChanges(count: 2, bytes: bytes.flatMap { $0 }, ends: [bytes[0].count, bytes[0].count + bytes[1].count],
                                       token: ChangeToken(bytes: []), moreComing: false)
         let encoded = try SyncNode.select(page, peerKnowledge: knowledge, sparseBase: knowledge, limits: .default)
+        #expect(encoded.wholeCountEncoded == 1)
+        #expect(Array(encoded.wholeEncoded) == bytes[0])
+    }
+
+    /// A merge of concurrent saves with a head at or below the server's purge horizon travels
+    /// despite knowledge: a subscriber may cover that head only through the horizon, holding the
+    /// other save alone. Without a horizon, or for a version with one head, knowledge still skips.
+    @Test func aMergeWithAHeadBelowTheHorizonTravelsDespiteKnowledge() throws {
+        let twoSaves = Self.record("two-saves", vector: [(Self.saver, 100), (Self.relay, 120)],
+                                   heads: [Record.Head(node: Self.saver, isDeletion: false), Record.Head(node: Self.relay, isDeletion: false)])
+        let knowledge = VersionVector([(Self.saver, HLC(rawValue: 100)), (Self.relay, HLC(rawValue: 200))])
+        let horizon = VersionVector([(Self.relay, HLC(rawValue: 150))])
+        let sent = SyncNode.select([twoSaves, Self.plain], peerKnowledge: knowledge, sparseBase: nil, horizon: horizon)
+        #expect(sent.whole.map(\.id.name) == ["two-saves"])
+        #expect(SyncNode.select([twoSaves, Self.plain], peerKnowledge: knowledge, sparseBase: nil).whole.isEmpty)
+        let above = VersionVector([(Self.relay, HLC(rawValue: 110))])
+        #expect(SyncNode.select([twoSaves], peerKnowledge: knowledge, sparseBase: nil, horizon: above).whole.isEmpty)
+        let bytes = [twoSaves, Self.plain].map { $0.encoded() }
+        let page = EncodedZoneChanges(count: 2, bytes: bytes.flatMap { $0 }, ends: [bytes[0].count, bytes[0].count + bytes[1].count],
+                                      token: ChangeToken(bytes: []), moreComing: false)
+        let encoded = try SyncNode.select(page, peerKnowledge: knowledge, sparseBase: nil, horizon: horizon, limits: .default)
         #expect(encoded.wholeCountEncoded == 1)
         #expect(Array(encoded.wholeEncoded) == bytes[0])
     }

@@ -236,10 +236,11 @@ extension Simulation {
     /// simulated, 1063 and 1159 later, under earlier workloads, so not their original schedules;
     /// 1295, 2377 and 2607 until a save merged with a purged deletion reached every subscriber;
     /// 1494, 2065 and 2325 until a version of another lineage stopped serving as a sparse base;
-    /// 1052, 1269 and 2524 until sparse records carried their whole vector and floors), run with
-    /// purging on: tombstones purged by acknowledgements and by a retention, peers retired and
-    /// coming back, nodes joining late.
-    @Test(arguments: [1058, 1063, 1159, 1275, 1374, 1295, 1494, 2065, 2325, 2377, 2607, 1052, 1269, 2524] as [UInt64])
+    /// 1052, 1269 and 2524 until sparse records carried their whole vector and floors; 1088 until a
+    /// merge with a head below the horizon reached every subscriber), run with purging on:
+    /// tombstones purged by acknowledgements and by a retention, peers retired and coming back,
+    /// nodes joining late.
+    @Test(arguments: [1058, 1063, 1159, 1275, 1374, 1295, 1494, 2065, 2325, 2377, 2607, 1052, 1269, 2524, 1088] as [UInt64])
     func formerlyDivergingPurgeSeedsConverge(seed: UInt64) async throws {
         let sim = try await Simulation(seed: seed, nodes: 3 + Int(seed % 2), identities: seed % 4 >= 2)
         sim.purging = true
