@@ -3,17 +3,30 @@
 import Dispatch
 import ShoalWire
 
-/// Plans saves of new records (validate, stamp, encode: ``Store/planNewRecord(_:dot:base:limits:)``;
-/// and the declared-index entries each adds)
-/// on a global queue, a run of ``runLength`` at a time, while the store's thread writes the runs
-/// already planned: a bulk save's encoding overlaps its SQLite work instead of preceding it.
-/// Batches under ``inlineBelow`` records are planned on the caller's thread (a hop to another
-/// thread would cost a single save more than it saves).
+/// Plans saves of new records — validate, stamp, encode, and find the declared-index entries and
+/// `deleteSelf` targets each adds — on a global queue, a run of ``runLength`` at a time, while the
+/// store's thread writes the runs already planned: a bulk save's encoding overlaps its SQLite
+/// work instead of preceding it, and the store's thread does little per record besides binding
+/// rows. Batches under ``inlineBelow`` records are planned on the caller's thread (a hop to
+/// another thread would cost a single save more than it saves).
 ///
 /// ``take(_:)`` hands out plans in order, each once; ``finish()`` (also run by `deinit`) waits
 /// for the planning thread, so a batch abandoned halfway never leaves it writing freed memory.
 final class SavePlanner: @unchecked Sendable {
-    typealias Plan = Result<(record: Record, bytes: [UInt8], entries: [IndexChange]), ShoalError>
+    /// What the store writes for a new record's version besides the record itself: its canonical
+    /// bytes, the declared-index entries it adds (their `order` is the store's to set) and the
+    /// names of the records of its zone that its `deleteSelf` references target
+    /// (``Store/cascadeTargets(_:)``).
+    struct Row {
+        /// A slice of one buffer holding the encodings of the record's whole run.
+        var bytes: ArraySlice<UInt8>
+        var entries: [IndexChange]
+        var refs: Set<String>
+    }
+
+    /// A record's version as saved and its row, or the record's error. A tuple, so that a caller
+    /// binding `(record, row)` can move the record on (into the saved records) without a copy.
+    typealias Plan = Result<(record: Record, row: Row), ShoalError>
 
     /// Records planned per hand-over between the two threads.
     static let runLength = 64
@@ -31,7 +44,7 @@ final class SavePlanner: @unchecked Sendable {
 
     /// Starts planning `records` as new, `records[i]` at `dots[i]` over its zone's purge horizon
     /// in `horizons`, with the entries of the `indexed` fields (zone → record type → fields) each
-    /// adds (their `order` is the store's to set).
+    /// adds.
     init(_ records: ArraySlice<Record>, dots: [Dot], horizons: [RecordZone.ID: VersionVector], limits: WireLimits,
          indexed: [RecordZone.ID: [String: [IndexedField]]]) {
         precondition(records.count == dots.count, "one dot per planned record")
@@ -39,17 +52,19 @@ final class SavePlanner: @unchecked Sendable {
         slots = .allocate(capacity: max(count, 1))
         let runs = count < Self.inlineBelow ? 0 : (count + Self.runLength - 1) / Self.runLength
         runsReady = (0..<runs).map { _ in DispatchSemaphore(value: 0) }
-        let base = records.startIndex
+        let start = Context(horizons: horizons, indexed: indexed, limits: limits, node: dots.first?.node)
         if runs == 0 {
-            for i in 0..<count { (slots + i).initialize(to: Self.plan(records[base + i], dots[i], horizons, limits, indexed)) }
+            var context = start
+            Self.plan(records, dots, 0..<count, &context, into: slots)
             return
         }
         nonisolated(unsafe) let out = slots
         let ready = runsReady, total = count
         DispatchQueue.global().async(group: group) {
+            var context = start
             for run in 0..<runs {
-                let lo = run * Self.runLength, hi = min(total, lo + Self.runLength)
-                for i in lo..<hi { (out + i).initialize(to: Self.plan(records[base + i], dots[i], horizons, limits, indexed)) }
+                let lo = run * Self.runLength
+                Self.plan(records, dots, lo..<min(total, lo + Self.runLength), &context, into: out)
                 ready[run].signal()
             }
         }
@@ -60,24 +75,99 @@ final class SavePlanner: @unchecked Sendable {
         slots.deallocate()
     }
 
-    private static func plan(_ client: Record, _ dot: Dot, _ horizons: [RecordZone.ID: VersionVector], _ limits: WireLimits,
-                             _ indexed: [RecordZone.ID: [String: [IndexedField]]]) -> Plan {
-        let record: Record, bytes: [UInt8]
-        do throws(ShoalError) {
-            (record, bytes) = try Store.planNewRecord(client, dot: dot, base: horizons[client.id.zone] ?? VersionVector(), limits: limits)
-        } catch {
-            return .failure(error)
+    /// What planning needs besides the records, with the lookups of the last zone and record type
+    /// kept (a batch is usually of one zone and one type).
+    struct Context {
+        let horizons: [RecordZone.ID: VersionVector]
+        let indexed: [RecordZone.ID: [String: [IndexedField]]]
+        let limits: WireLimits
+        /// The heads of a version saved by the batch's node: one array that its versions share.
+        let heads: [Record.Head]
+        var zone: RecordZone.ID? = nil
+        var horizon = VersionVector()
+        var zoneIndexed: [String: [IndexedField]]? = nil
+        var recordType: String? = nil
+        var typeIndexed: [IndexedField]? = nil
+
+        init(horizons: [RecordZone.ID: VersionVector], indexed: [RecordZone.ID: [String: [IndexedField]]], limits: WireLimits,
+             node: NodeID?) {
+            self.horizons = horizons
+            self.indexed = indexed
+            self.limits = limits
+            heads = node.map { [Record.Head(node: $0, isDeletion: false)] } ?? []
         }
-        var entries = [IndexChange]()
-        if !record.isDeleted, let fields = indexed[record.id.zone]?[record.recordType] {
-            for f in fields {
-                guard let v = record[f.field] else { continue }
-                for (kind, value) in IndexValue.entries(v) {
-                    entries.append(IndexChange(index: f.id, kind: kind, value: value, name: record.id.name, order: 0, present: true))
-                }
+
+        /// The heads of a version saved at `dot`.
+        func heads(_ dot: Dot) -> [Record.Head] {
+            heads.first?.node == dot.node ? heads : [Record.Head(node: dot.node, isDeletion: false)]
+        }
+
+        /// Makes `zone` and `type` the current ones.
+        mutating func select(_ zone: RecordZone.ID, _ type: String) {
+            if self.zone != zone {
+                self.zone = zone
+                horizon = horizons[zone] ?? VersionVector()
+                zoneIndexed = indexed[zone]
+                recordType = nil
+            }
+            if recordType != type {
+                recordType = type
+                typeIndexed = zoneIndexed?[type]
             }
         }
-        return .success((record, bytes, entries))
+    }
+
+    /// Plans `records[range]` (positions from `records.startIndex`) into `out[range]`: stamps and
+    /// checks each record, then encodes the run's versions into one buffer, one allocation per
+    /// run rather than per record.
+    private static func plan(_ records: ArraySlice<Record>, _ dots: [Dot], _ range: Range<Int>, _ context: inout Context,
+                             into out: UnsafeMutablePointer<Plan>) {
+        var stamped = [(index: Int, record: Record, size: Int, entries: [IndexChange])]()
+        stamped.reserveCapacity(range.count)
+        var total = 0
+        for i in range {
+            let client = records[records.startIndex + i]
+            context.select(client.id.zone, client.recordType)
+            do throws(ShoalError) {
+                let (record, size) = try Store.planNewRecord(client, dot: dots[i], base: context.horizon, heads: context.heads(dots[i]),
+                                                             limits: context.limits)
+                stamped.append((i, record, size, indexEntries(record, context.typeIndexed)))
+                total += size
+            } catch {
+                (out + i).initialize(to: .failure(error))
+            }
+        }
+        let buffer = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var at = 0
+            if let base = buffer.baseAddress {
+                for s in stamped {
+                    var w = WireWriter(start: UnsafeMutableRawPointer(base + at), count: s.size)
+                    s.record.encode(into: &w)
+                    precondition(w.remaining == 0, "ShoalWire size pass and write pass disagree")
+                    at += s.size
+                }
+            }
+            initialized = at
+        }
+        var at = 0
+        for (index, record, size, entries) in stamped {
+            let row = Row(bytes: buffer[at..<at + size], entries: entries, refs: Store.cascadeTargets(record))
+            (out + index).initialize(to: .success((record, row)))
+            at += size
+        }
+    }
+
+    /// The declared-index entries `record` (new) adds, for its type's indexed `fields`.
+    private static func indexEntries(_ record: Record, _ fields: [IndexedField]?) -> [IndexChange] {
+        guard let fields, !record.isDeleted else { return [] }
+        var entries = [IndexChange]()
+        for f in fields {
+            guard let v = record[f.field] else { continue }
+            for (kind, value) in IndexValue.entries(v) {
+                entries.append(IndexChange(index: f.id, kind: kind, value: value, name: record.id.name, order: 0, present: true))
+            }
+        }
+        return entries
     }
 
     /// The plan of record `i`, waiting for it if needed. Plans are taken in order, each once.

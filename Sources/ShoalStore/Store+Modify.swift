@@ -30,9 +30,9 @@ extension Store {
     @discardableResult
     public func modify(saving: [Record] = [], deleting: [Record.ID] = [], policy: SavePolicy = .ifServerRecordUnchanged,
                        atomically: Bool = true) throws(ShoalError) -> ModifyResult {
-        var seen = Set<Record.ID>(minimumCapacity: saving.count + deleting.count)
+        var seen = Set<NameHashedID>(minimumCapacity: saving.count + deleting.count)
         func once(_ id: Record.ID) throws(ShoalError) {
-            guard seen.insert(id).inserted else {
+            guard seen.insert(NameHashedID(id: id)).inserted else {
                 throw .invalidArguments("record \(id) appears more than once in one modify request; save or delete each record once per request")
             }
         }
@@ -42,17 +42,12 @@ extension Store {
         if atomically && total > configuration.maxAtomicBatchItems {
             throw .limitExceeded("an atomic modify request has \(total) items, over the limit of \(configuration.maxAtomicBatchItems) (Configuration.maxAtomicBatchItems); split it, or pass atomically: false to have it chunked into transactions of \(configuration.chunkSize)")
         }
-        var items = [Item]()
-        items.reserveCapacity(total)
-        for r in saving { items.append(.save(r)) }
-        for id in deleting { items.append(.delete(id)) }
         var saved = [Record]()
-        saved.reserveCapacity(saving.count)
         var deleted = [Record.ID]()
         var errors = [Record.ID: ShoalError]()
-        let chunk = atomically ? max(items.count, 1) : max(configuration.chunkSize, 1)
-        for start in stride(from: 0, to: items.count, by: chunk) {
-            let r = try modifyChunk(items[start..<min(start + chunk, items.count)], policy: policy, atomically: atomically)
+        let chunk = atomically ? max(total, 1) : max(configuration.chunkSize, 1)
+        for start in stride(from: 0, to: total, by: chunk) {
+            let r = try modifyChunk(saving: saving, deleting: deleting, start..<min(start + chunk, total), policy: policy, atomically: atomically)
             if saved.isEmpty { saved = r.saved } else { saved += r.saved }
             deleted += r.deleted
             errors.merge(r.errors) { a, _ in a }
@@ -85,6 +80,15 @@ extension Store {
         }
     }
 
+    /// A record ID in a set that hashes its name alone: the IDs of one request nearly always
+    /// share a zone, and hashing the zone's name and owner too would only cost time. Equality is
+    /// the ID's.
+    struct NameHashedID: Hashable {
+        let id: Record.ID
+        func hash(into h: inout Hasher) { UTF8Order.hash(id.name, into: &h) }
+        static func == (a: NameHashedID, b: NameHashedID) -> Bool { a.id == b.id }
+    }
+
     enum Item {
         case save(Record)
         case delete(Record.ID)
@@ -98,39 +102,46 @@ extension Store {
 
     typealias ChunkResult = (saved: [Record], deleted: [Record.ID], errors: [Record.ID: ShoalError])
 
-    /// One transaction's worth of items.
-    func modifyChunk(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool) throws(ShoalError) -> ChunkResult {
+    /// One transaction's worth of items: positions `range` of the request's items, the saves
+    /// first, then the deletions.
+    func modifyChunk(saving: [Record], deleting: [Record.ID], _ range: Range<Int>, policy: SavePolicy,
+                     atomically: Bool) throws(ShoalError) -> ChunkResult {
         try writeTransaction { () throws(ShoalError) -> ChunkResult in
             // Saves of records with no change tag — new records, the bulk of an import — are
             // planned as new and inserted without looking each name up first. If one turns out
             // to exist, that attempt is undone and the chunk takes the full path.
-            if let done = try modifyAssumingNew(items) { return done }
-            return try modifyPlanned(items, policy: policy, atomically: atomically)
+            if range.upperBound <= saving.count, let done = try modifyAssumingNew(saving[range]) { return done }
+            let items = range.map { i in i < saving.count ? Item.save(saving[i]) : Item.delete(deleting[i - saving.count]) }
+            return try modifyPlanned(items[...], policy: policy, atomically: atomically)
         }
     }
 
-    /// Saves of records with no change tag, written as new without looking their names up,
-    /// inside a savepoint: nil, with nothing changed, when a record turned out to exist or an
+    /// Saves of records with no change tag, written as new without looking their names up
+    /// (``assumingNew(_:)``): nil, with nothing changed, when a record turned out to exist or an
     /// item failed (the caller then redoes the request with lookups, which also reports each
     /// item's error). The versions are planned on another core while this one writes
     /// (``SavePlanner``).
-    func modifyAssumingNew(_ items: ArraySlice<Item>) throws(ShoalError) -> ChunkResult? {
-        var clients = [Record]()
-        clients.reserveCapacity(items.count)
-        var zoneID: RecordZone.ID? = nil
-        for item in items {
-            guard case .save(let r) = item, r.changeTag == nil else { return nil }
-            if zoneID != r.id.zone {
-                guard (try? writableZone(r.id.zone)) != nil else { return nil }
-                zoneID = r.id.zone
+    func modifyAssumingNew(_ clients: ArraySlice<Record>) throws(ShoalError) -> ChunkResult? {
+        // Each zone's purge horizon, which a record new here starts its vector from. The records
+        // are read through a buffer pointer: subscripting the slice would copy each one.
+        var horizons = [RecordZone.ID: VersionVector]()
+        let eligible = clients.withUnsafeBufferPointer { records in
+            var zoneID: RecordZone.ID? = nil
+            for i in records.indices {
+                guard records[i].versionVector.isEmpty else { return false }  // it has a change tag
+                if zoneID != records[i].id.zone {
+                    let id = records[i].id.zone
+                    guard let z = try? writableZone(id) else { return false }
+                    horizons[id] = z.horizon
+                    zoneID = id
+                }
             }
-            clients.append(r)
+            return true
         }
-        let dots = clients.map { _ in tick() }
+        guard eligible else { return nil }
+        let dots = (0..<clients.count).map { _ in tick() }
         return try assumingNew { () throws(ShoalError) -> ChunkResult? in
-            var horizons = [RecordZone.ID: VersionVector]()
-            for r in clients where horizons[r.id.zone] == nil { horizons[r.id.zone] = zones[r.id.zone]?.horizon ?? VersionVector() }
-            let planner = SavePlanner(clients[...], dots: dots, horizons: horizons, limits: configuration.limits, indexed: indexedFieldsByZone)
+            let planner = SavePlanner(clients, dots: dots, horizons: horizons, limits: configuration.limits, indexed: indexedFieldsByZone)
             defer { planner.finish() }
             var saved = [Record]()
             saved.reserveCapacity(clients.count)
@@ -138,17 +149,18 @@ extension Store {
             // As in modifyPlanned: the zone's state is moved out of `zones` while written.
             var current: ZoneState? = nil
             defer { if let c = current { zones[c.id] = c } }
-            for i in clients.indices {
-                guard case .success(let plan) = planner.take(i) else { return nil }
-                if current?.id != plan.record.id.zone {
+            for i in 0..<clients.count {
+                guard case .success(let (record, row)) = planner.take(i) else { return nil }
+                if current?.id != record.id.zone {
                     if let c = current { zones[c.id] = c }
-                    current = zones.removeValue(forKey: plan.record.id.zone)
-                    touched.insert(plan.record.id.zone)
+                    current = zones.removeValue(forKey: record.id.zone)
+                    touched.insert(record.id.zone)
                 }
                 guard var z = current.take() else { return nil }
-                guard try insertVersion(plan.record, encoded: plan.bytes[...], in: &z, queued: true, indexEntries: plan.entries) else { return nil }
+                guard try insertVersion(record, encoded: row.bytes, in: &z, queued: true, indexEntries: row.entries,
+                                        refs: row.refs) else { return nil }
                 current = consume z
-                saved.append(plan.record)
+                saved.append(record)
             }
             if let c = current.take() { zones[c.id] = c }
             guard try insertPendingVersionRows() else { return nil }
@@ -157,21 +169,31 @@ extension Store {
         }
     }
 
-    /// Runs `attempt` (writes that assume their records are new) inside a savepoint, inside the
-    /// current write transaction. When it returns nil — a record turned out to exist — everything
-    /// it did is undone: its rows, the rows it queued, zone states, sequence numbers, the index-log
+    /// Runs `attempt` (writes that assume their records are new) inside the current write
+    /// transaction, such that when it returns nil — a record turned out to exist — everything it
+    /// did is undone: its rows, the rows it queued, zone states, sequence numbers, the index-log
     /// count and the notifications it noted; the caller then redoes the work with lookups.
+    ///
+    /// When the transaction has changed nothing before the attempt (a modify's), undoing it is
+    /// rolling the transaction back and beginning it again; otherwise the attempt runs inside a
+    /// savepoint. A savepoint is not free: SQLite copies every page the attempt changes into a
+    /// sub-journal, a temporary file past 64 KiB — for a bulk save, more bytes than its log.
     func assumingNew<T>(_ attempt: () throws(ShoalError) -> T?) throws(ShoalError) -> T? {
         try insertPendingRows()
         let savedZones = zones, savedSequence = databaseSequence, savedIndexLog = indexLogCount
         let savedIndexAdds = indexAdds.count
-        try db.execute("SAVEPOINT assume_new")
+        let restart = db.transactionIsUnchanged
+        if !restart { try db.execute("SAVEPOINT assume_new") }
         if let done = try attempt() {
-            try db.execute("RELEASE assume_new")
+            if !restart { try db.execute("RELEASE assume_new") }
             return done
         }
-        try db.execute("ROLLBACK TO assume_new")
-        try db.execute("RELEASE assume_new")
+        if restart {
+            try db.restartTransaction()
+        } else {
+            try db.execute("ROLLBACK TO assume_new")
+            try db.execute("RELEASE assume_new")
+        }
         discardPendingRows()
         zones = savedZones
         databaseSequence = savedSequence
@@ -312,7 +334,7 @@ extension Store {
         // A record new here, in a zone that has purged tombstones, may be one of them created
         // again: its vector starts from the horizon, so it supersedes every purged deletion of its
         // name still held elsewhere (Spec/replication.md §3.5.3).
-        guard let stored else { return try Self.stampNew(client, dot: dot, base: zone.horizon, limits: limits) }
+        guard let stored else { return try Self.checkedEncoding(Self.stampNew(client, dot: dot, base: zone.horizon), limits: limits) }
         let fields: [Record.Field]
         var vv = stored.versionVector
         let creation: Dot
@@ -335,22 +357,28 @@ extension Store {
     }
 
     /// The version a save of `client` (validated) writes when the store holds no record of its
-    /// ID: its fields stamped with `dot`, which is also its creation and only head; its vector is
-    /// `base` (the zone's purge horizon) advanced to `dot`.
-    nonisolated static func stampNew(_ client: Record, dot: Dot, base: VersionVector, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
+    /// ID: its fields stamped with `dot`, which is also its creation and only head (`heads`, when
+    /// the caller shares one such array between versions); its vector is `base` (the zone's
+    /// purge horizon) advanced to `dot`.
+    nonisolated static func stampNew(_ client: Record, dot: Dot, base: VersionVector, heads: [Record.Head]? = nil) -> Record {
         var vv = base
         vv.advance(dot.node, to: dot.hlc)
-        let fields = client.fields.compactMap { $0.value == nil ? nil : Record.Field(name: $0.name, value: $0.value, stamp: dot) }
-        let r = Record(recordType: client.recordType, id: client.id, parent: client.parent, creation: dot, versionVector: vv,
-                       heads: [Record.Head(node: dot.node, isDeletion: false)], fields: fields, extensions: client.extensions)
-        return try checkedEncoding(r, limits: limits)
+        var fields = [Record.Field]()
+        fields.reserveCapacity(client.fields.count)
+        for f in client.fields where f.value != nil { fields.append(Record.Field(name: f.name, value: f.value, stamp: dot)) }
+        return Record(recordType: client.recordType, id: client.id, parent: client.parent, creation: dot, versionVector: vv,
+                      heads: heads ?? [Record.Head(node: dot.node, isDeletion: false)], fields: fields, extensions: client.extensions)
     }
 
     /// ``planSave(_:stored:policy:zone:)`` for a record the store does not hold, off the actor
-    /// (``SavePlanner``): `dot` was issued for it by ``tick()``; `base` is its zone's horizon.
-    nonisolated static func planNewRecord(_ client: Record, dot: Dot, base: VersionVector, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
+    /// (``SavePlanner``): `dot` was issued for it by ``tick()``; `base` is its zone's horizon;
+    /// `heads` as in ``stampNew(_:dot:base:heads:)``. Returns the version and the size of its
+    /// encoding, for the caller to encode.
+    nonisolated static func planNewRecord(_ client: Record, dot: Dot, base: VersionVector, heads: [Record.Head]?,
+                                          limits: WireLimits) throws(ShoalError) -> (Record, Int) {
         try validateClient(client, limits: limits)
-        return try stampNew(client, dot: dot, base: base, limits: limits)
+        let r = stampNew(client, dot: dot, base: base, heads: heads)
+        return (r, try checkedSize(r, limits: limits))
     }
 
     /// `client` checked against `limits`, as `invalidArguments` or `limitExceeded` naming it.
@@ -363,21 +391,28 @@ extension Store {
         }
     }
 
-    /// A version a save built, with its canonical bytes, or `limitExceeded`.
+    /// A version a save built, with its canonical bytes, or `limitExceeded`
+    /// (``checkedSize(_:limits:)``).
+    nonisolated static func checkedEncoding(_ r: Record, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
+        let size = try checkedSize(r, limits: limits)
+        return (r, WireWriter.encode(size: size) { r.encode(into: &$0) })
+    }
+
+    /// The size of the encoding of a version a save built, or `limitExceeded`.
     ///
     /// `r` is built from a validated client record and the stored version (validated when it was
     /// decoded), with stamps this node just issued and covered by its vector: all it can break
     /// is the field count and the size. Debug builds check everything.
-    nonisolated static func checkedEncoding(_ r: Record, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
+    nonisolated static func checkedSize(_ r: Record, limits: WireLimits) throws(ShoalError) -> Int {
         assert((try? r.validate(limits: limits)) != nil, "a save built an invalid record \(r.id)")
         guard r.fields.count <= limits.maxFieldCount else {
             throw .limitExceeded("record \(r.id): record has \(r.fields.count) fields, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)")
         }
-        let bytes = r.encoded()
-        guard bytes.count <= limits.maxRecordBytes else {
-            throw .limitExceeded("record \(r.id): record \(r.id) encodes to \(bytes.count) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets")
+        let size = r.encodedSize
+        guard size <= limits.maxRecordBytes else {
+            throw .limitExceeded("record \(r.id): record \(r.id) encodes to \(size) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets")
         }
-        return (r, bytes)
+        return size
     }
 
     /// `stored` with the client's changed fields (unstamped slots) written at `dot`.

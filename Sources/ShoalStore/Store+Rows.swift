@@ -112,14 +112,15 @@ extension Store {
     /// back to before the batch's first write. Queued rows are inserted by
     /// ``insertPendingVersionRows()``, or ``insertPendingRows()`` before anything reads `records`.
     ///
-    /// `indexEntries`: the declared-index entries `new` adds, when already computed
+    /// `indexEntries` and `refs`: the declared-index entries `new` adds and the names its
+    /// `deleteSelf` references target (``cascadeTargets(_:)``), when already computed
     /// (``SavePlanner``); nil computes them here.
-    func insertVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, in z: inout ZoneState,
-                       queued: Bool = false, indexEntries: [IndexChange]? = nil) throws(ShoalError) -> Bool {
+    func insertVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, in z: inout ZoneState, queued: Bool = false,
+                       indexEntries: [IndexChange]? = nil, refs: Set<String>? = nil) throws(ShoalError) -> Bool {
         let bytes = encoded ?? new.encoded()[...]
         if queued {
-            guard try addNewVersionRow(.init(zone: z.row, name: new.id.name, type: new.recordType, seq: Int64(bitPattern: z.seq &+ 1),
-                                             deleted: new.isDeleted, bytes: bytes)) else { return false }
+            guard try addNewVersionRow(zone: z.row, name: new.id.name, type: new.recordType, seq: Int64(bitPattern: z.seq &+ 1),
+                                       deleted: new.isDeleted, bytes: bytes) else { return false }
         } else {
             if !pending.records.isEmpty { try insertQueuedVersions() }  // one may be of this record
             try writes.insertRecord.bind(1, z.row).bind(2, new.id.name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq &+ 1))
@@ -128,7 +129,7 @@ extension Store {
         }
         z.seq += 1
         for e in new.versionVector.entries { try addClockRow(z, e.node, e.hlc, new.id.name) }
-        let refs = Self.cascadeTargets(new)
+        let refs = refs ?? Self.cascadeTargets(new)
         if !refs.isEmpty {
             let r = try db.cached("INSERT OR IGNORE INTO refs(zone, target, source) VALUES(?, ?, ?)")
             for t in refs {

@@ -93,7 +93,7 @@ extension Store {
     }
 
     /// Applies `records` inside the current transaction. `queued`: versions of records the store
-    /// does not hold are inserted in batches (``insertVersion(_:encoded:in:queued:)``), and the
+    /// does not hold are inserted in batches (``insertVersion(_:encoded:in:queued:indexEntries:refs:)``), and the
     /// result is nil as soon as one is found to exist or a version needs a lookup (the caller
     /// undoes the attempt).
     func applyRecords(_ records: [Record], encodings: [ArraySlice<UInt8>], queued: Bool) throws(ShoalError) -> ApplyResult? {

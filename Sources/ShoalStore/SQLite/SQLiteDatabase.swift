@@ -16,6 +16,8 @@ final class SQLiteDatabase {
     private(set) var checkpointer: WALCheckpointer?
     /// Long read-only queries, on a connection and a thread of their own.
     let reader: BackgroundReader
+    /// `sqlite3_total_changes64` when the open transaction began.
+    private var changesAtBegin: Int64 = 0
 
     /// Opens (creating if needed) the database at `path`.
     init(path: String, busyTimeoutMilliseconds: Int32) throws(ShoalError) {
@@ -115,6 +117,7 @@ final class SQLiteDatabase {
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws.
     func transaction<T>(_ body: () throws(ShoalError) -> T) throws(ShoalError) -> T {
         try execute("BEGIN IMMEDIATE")
+        changesAtBegin = sqlite3_total_changes64(handle)
         do {
             let result = try body()
             try execute("COMMIT")
@@ -123,6 +126,20 @@ final class SQLiteDatabase {
             try? execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// Whether the open transaction (``transaction(_:)``) has inserted, updated or deleted no
+    /// row yet: undoing what it does next is then rolling it back and beginning it again
+    /// (``restartTransaction()``), with no savepoint.
+    var transactionIsUnchanged: Bool { sqlite3_total_changes64(handle) == changesAtBegin }
+
+    /// Rolls back the open transaction and begins it again (`BEGIN IMMEDIATE`), for a caller
+    /// undoing everything the transaction did. Like the first `BEGIN`, the second may fail with
+    /// `requestRateLimited` when another process holds the database's write lock.
+    func restartTransaction() throws(ShoalError) {
+        try execute("ROLLBACK")
+        try execute("BEGIN IMMEDIATE")
+        changesAtBegin = sqlite3_total_changes64(handle)
     }
 
     /// Rows changed by the last statement.

@@ -60,6 +60,25 @@ final class SQLiteStatement {
         }
         return self
     }
+    /// Binds the bytes at `range` of `buffer` as text (UTF-8) or a blob, without SQLite copying
+    /// them (`SQLITE_STATIC`): the bytes must stay where they are, unchanged, until the statement
+    /// has run and ``clearBindings()`` dropped them. An empty range binds empty text or an empty
+    /// blob, never NULL.
+    @discardableResult func bindBorrowed(_ i: Int32, _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, text: Bool) -> SQLiteStatement {
+        precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count, "a borrowed binding lies inside its buffer")
+        // A zero-length value still needs a non-null pointer to bind as text or a blob, not NULL.
+        let p = buffer.baseAddress.map { $0 + range.lowerBound } ?? UnsafeRawPointer(bitPattern: 1)
+        if text {
+            sqlite3_bind_text(stmt, i, p?.assumingMemoryBound(to: CChar.self), Int32(range.count), nil)
+        } else {
+            sqlite3_bind_blob(stmt, i, p, Int32(range.count), nil)
+        }
+        return self
+    }
+
+    /// Drops every binding (to NULL), so none still borrows memory (``bindBorrowed(_:_:_:text:)``).
+    func clearBindings() { sqlite3_clear_bindings(stmt) }
+
     /// Binds column `c` of the row `row` is on, as it is (type and bytes), without converting it.
     @discardableResult func bind(_ i: Int32, column c: Int32, of row: SQLiteStatement) -> SQLiteStatement {
         sqlite3_bind_value(stmt, i, sqlite3_column_value(row.stmt, c)); return self

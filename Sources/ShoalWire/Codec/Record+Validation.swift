@@ -90,34 +90,43 @@ extension Record {
         }
     }
 
-    static func validateNames(_ id: ID, _ what: String, limits: WireLimits) throws(WireError) {
-        for (part, n) in [("name", id.name), ("zone name", id.zone.name), ("zone owner", id.zone.owner)] {
-            guard !n.isEmpty, n.utf8.count <= limits.maxNameBytes else {
-                throw WireError(.invalidName, at: 0, "\(what) \(part) \(n.debugDescription) must be 1–\(limits.maxNameBytes) bytes")
-            }
+    /// The three names of `id` are 1 to `maxNameBytes` bytes. `what` (the ID's role, for the
+    /// error) is built only when one is not.
+    static func validateNames(_ id: ID, _ what: @autoclosure () -> String, limits: WireLimits) throws(WireError) {
+        try validateName(id.name, what(), "name", limits: limits)
+        try validateName(id.zone.name, what(), "zone name", limits: limits)
+        try validateName(id.zone.owner, what(), "zone owner", limits: limits)
+    }
+
+    /// `n`, the `part` of an ID in `what`, is 1 to `maxNameBytes` bytes.
+    static func validateName(_ n: String, _ what: @autoclosure () -> String, _ part: String, limits: WireLimits) throws(WireError) {
+        guard !n.isEmpty, n.utf8.count <= limits.maxNameBytes else {
+            throw WireError(.invalidName, at: 0, "\(what()) \(part) \(n.debugDescription) must be 1–\(limits.maxNameBytes) bytes")
         }
     }
 
-    static func validate(_ value: FieldValue, in what: String, limits: WireLimits) throws(WireError) {
+    /// `value`'s references, assets and list length are valid. `what` (where the value is, for
+    /// the error) is built only when something is not: validating a record builds no strings.
+    static func validate(_ value: FieldValue, in what: @autoclosure () -> String, limits: WireLimits) throws(WireError) {
         switch value {
-        case .reference(let r): try validateNames(r.recordID, "\(what) reference", limits: limits)
-        case .asset(let a): try validate(a, in: what)
+        case .reference(let r): try validateNames(r.recordID, "\(what()) reference", limits: limits)
+        case .asset(let a): try validate(a, in: what())
         case .list(let l):
             guard l.count <= limits.maxListCount else {
-                throw WireError(.limitExceeded, at: 0, "\(what) has \(l.count) elements, over the limit of \(limits.maxListCount) (WireLimits.maxListCount)")
+                throw WireError(.limitExceeded, at: 0, "\(what()) has \(l.count) elements, over the limit of \(limits.maxListCount) (WireLimits.maxListCount)")
             }
             switch l {
-            case .reference(let rs): for r in rs { try validateNames(r.recordID, "\(what) reference", limits: limits) }
-            case .asset(let assets): for a in assets { try validate(a, in: what) }
+            case .reference(let rs): for r in rs { try validateNames(r.recordID, "\(what()) reference", limits: limits) }
+            case .asset(let assets): for a in assets { try validate(a, in: what()) }
             default: break
             }
         default: break
         }
     }
 
-    static func validate(_ asset: Asset, in what: String) throws(WireError) {
+    static func validate(_ asset: Asset, in what: @autoclosure () -> String) throws(WireError) {
         guard asset.size >= 0 else {
-            throw WireError(.invalidValue, at: 0, "\(what) has an asset of size \(asset.size); sizes are 0…2^63-1")
+            throw WireError(.invalidValue, at: 0, "\(what()) has an asset of size \(asset.size); sizes are 0…2^63-1")
         }
     }
 }
