@@ -118,42 +118,39 @@ final class SavePlanner: @unchecked Sendable {
     }
 
     /// Plans `records[range]` (positions from `records.startIndex`) into `out[range]`: stamps and
-    /// checks each record, then encodes the run's versions into one buffer, one allocation per
-    /// run rather than per record.
+    /// checks each record and encodes it at the end of one buffer for the run (one allocation per
+    /// run rather than per record), which the rows then slice.
     private static func plan(_ records: ArraySlice<Record>, _ dots: [Dot], _ range: Range<Int>, _ context: inout Context,
                              into out: UnsafeMutablePointer<Plan>) {
-        var stamped = [(index: Int, record: Record, size: Int, entries: [IndexChange])]()
+        var stamped = [(index: Int, record: Record, bytes: Range<Int>, entries: [IndexChange])]()
         stamped.reserveCapacity(range.count)
-        var total = 0
+        var buffer = [UInt8]()
         for i in range {
             let client = records[records.startIndex + i]
             context.select(client.id.zone, client.recordType)
+            let record: Record, size: Int
             do throws(ShoalError) {
-                let (record, size) = try Store.planNewRecord(client, dot: dots[i], base: context.horizon, heads: context.heads(dots[i]),
-                                                             limits: context.limits)
-                stamped.append((i, record, size, indexEntries(record, context.typeIndexed)))
-                total += size
+                (record, size) = try Store.planNewRecord(client, dot: dots[i], base: context.horizon, heads: context.heads(dots[i]),
+                                                         limits: context.limits)
             } catch {
                 (out + i).initialize(to: .failure(error))
+                continue
             }
-        }
-        let buffer = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
-            var at = 0
-            if let base = buffer.baseAddress {
-                for s in stamped {
-                    var w = WireWriter(start: UnsafeMutableRawPointer(base + at), count: s.size)
-                    s.record.encode(into: &w)
-                    precondition(w.remaining == 0, "ShoalWire size pass and write pass disagree")
-                    at += s.size
-                }
+            let at = buffer.count
+            if buffer.isEmpty { buffer.reserveCapacity(size * (range.upperBound - i)) }
+            buffer.append(contentsOf: repeatElement(0, count: size))
+            buffer.withUnsafeMutableBytes { raw in
+                guard let base = raw.baseAddress else { return }
+                var w = WireWriter(start: base + at, count: size)
+                record.encode(into: &w)
+                precondition(w.remaining == 0, "ShoalWire size pass and write pass disagree")
             }
-            initialized = at
+            stamped.append((i, record, at..<at + size, indexEntries(record, context.typeIndexed)))
         }
-        var at = 0
-        for (index, record, size, entries) in stamped {
-            let row = Row(bytes: buffer[at..<at + size], entries: entries, refs: Store.cascadeTargets(record))
-            (out + index).initialize(to: .success((record, row)))
-            at += size
+        // Popped from the end, so each record moves into its plan instead of being copied.
+        while let s = stamped.popLast() {
+            let row = Row(bytes: buffer[s.bytes], entries: s.entries, refs: Store.cascadeTargets(s.record))
+            (out + s.index).initialize(to: .success((s.record, row)))
         }
     }
 

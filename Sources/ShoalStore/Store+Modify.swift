@@ -30,14 +30,9 @@ extension Store {
     @discardableResult
     public func modify(saving: [Record] = [], deleting: [Record.ID] = [], policy: SavePolicy = .ifServerRecordUnchanged,
                        atomically: Bool = true) throws(ShoalError) -> ModifyResult {
-        var seen = Set<NameHashedID>(minimumCapacity: saving.count + deleting.count)
-        func once(_ id: Record.ID) throws(ShoalError) {
-            guard seen.insert(NameHashedID(id: id)).inserted else {
-                throw .invalidArguments("record \(id) appears more than once in one modify request; save or delete each record once per request")
-            }
+        if let id = DuplicateIDFinder.firstDuplicate(saving: saving, deleting: deleting) {
+            throw .invalidArguments("record \(id) appears more than once in one modify request; save or delete each record once per request")
         }
-        for r in saving { try once(r.id) }
-        for id in deleting { try once(id) }
         let total = saving.count + deleting.count
         if atomically && total > configuration.maxAtomicBatchItems {
             throw .limitExceeded("an atomic modify request has \(total) items, over the limit of \(configuration.maxAtomicBatchItems) (Configuration.maxAtomicBatchItems); split it, or pass atomically: false to have it chunked into transactions of \(configuration.chunkSize)")
@@ -78,15 +73,6 @@ extension Store {
         } catch {
             throw error.code == .partialFailure ? error.partialErrors[id] ?? error : error
         }
-    }
-
-    /// A record ID in a set that hashes its name alone: the IDs of one request nearly always
-    /// share a zone, and hashing the zone's name and owner too would only cost time. Equality is
-    /// the ID's.
-    struct NameHashedID: Hashable {
-        let id: Record.ID
-        func hash(into h: inout Hasher) { UTF8Order.hash(id.name, into: &h) }
-        static func == (a: NameHashedID, b: NameHashedID) -> Bool { a.id == b.id }
     }
 
     enum Item {
@@ -312,7 +298,7 @@ extension Store {
     /// bytes, or the item's error.
     func planSave(_ client: Record, stored: Record?, policy: SavePolicy, zone: ZoneState) throws(ShoalError) -> (Record, [UInt8]) {
         let limits = configuration.limits
-        try Self.validateClient(client, limits: limits)
+        let clientSize = try Self.validateClient(client, limits: limits)
         let live = stored.flatMap { $0.isDeleted ? nil : $0 }
         if policy == .ifServerRecordUnchanged {
             if let live {
@@ -334,7 +320,10 @@ extension Store {
         // A record new here, in a zone that has purged tombstones, may be one of them created
         // again: its vector starts from the horizon, so it supersedes every purged deletion of its
         // name still held elsewhere (Spec/replication.md §3.5.3).
-        guard let stored else { return try Self.checkedEncoding(Self.stampNew(client, dot: dot, base: zone.horizon), limits: limits) }
+        guard let stored else {
+            let (r, size) = Self.stampNew(client, size: clientSize, dot: dot, base: zone.horizon)
+            return try Self.checkedEncoding(r, size: size, limits: limits)
+        }
         let fields: [Record.Field]
         var vv = stored.versionVector
         let creation: Dot
@@ -356,35 +345,36 @@ extension Store {
         return try Self.checkedEncoding(r, limits: limits)
     }
 
-    /// The version a save of `client` (validated) writes when the store holds no record of its
-    /// ID: its fields stamped with `dot`, which is also its creation and only head (`heads`, when
-    /// the caller shares one such array between versions); its vector is `base` (the zone's
-    /// purge horizon) advanced to `dot`.
-    nonisolated static func stampNew(_ client: Record, dot: Dot, base: VersionVector, heads: [Record.Head]? = nil) -> Record {
+    /// The version a save of `client` (validated; its encoding `size` bytes) writes when the store
+    /// holds no record of its ID, with the size of its encoding: its fields stamped with `dot`,
+    /// which is also its creation and only head (`heads`, when the caller shares one such array
+    /// between versions); its vector is `base` (the zone's purge horizon) advanced to `dot`
+    /// (``Record/firstVersion(at:vector:heads:size:)``).
+    nonisolated static func stampNew(_ client: Record, size: Int, dot: Dot, base: VersionVector,
+                                     heads: [Record.Head]? = nil) -> (Record, Int) {
         var vv = base
         vv.advance(dot.node, to: dot.hlc)
-        var fields = [Record.Field]()
-        fields.reserveCapacity(client.fields.count)
-        for f in client.fields where f.value != nil { fields.append(Record.Field(name: f.name, value: f.value, stamp: dot)) }
-        return Record(recordType: client.recordType, id: client.id, parent: client.parent, creation: dot, versionVector: vv,
-                      heads: heads ?? [Record.Head(node: dot.node, isDeletion: false)], fields: fields, extensions: client.extensions)
+        return client.firstVersion(at: dot, vector: vv, heads: heads ?? [Record.Head(node: dot.node, isDeletion: false)], size: size)
     }
 
     /// ``planSave(_:stored:policy:zone:)`` for a record the store does not hold, off the actor
     /// (``SavePlanner``): `dot` was issued for it by ``tick()``; `base` is its zone's horizon;
-    /// `heads` as in ``stampNew(_:dot:base:heads:)``. Returns the version and the size of its
-    /// encoding, for the caller to encode.
+    /// `heads` as in ``stampNew(_:size:dot:base:heads:)``. Returns the version and the size of
+    /// its encoding, for the caller to encode: the client is validated and sized in one pass
+    /// over its fields, stamped in a second, and the caller encodes it in a third.
     nonisolated static func planNewRecord(_ client: Record, dot: Dot, base: VersionVector, heads: [Record.Head]?,
                                           limits: WireLimits) throws(ShoalError) -> (Record, Int) {
-        try validateClient(client, limits: limits)
-        let r = stampNew(client, dot: dot, base: base, heads: heads)
-        return (r, try checkedSize(r, limits: limits))
+        let clientSize = try validateClient(client, limits: limits)
+        let (r, size) = stampNew(client, size: clientSize, dot: dot, base: base, heads: heads)
+        return (r, try checkedSize(r, size: size, limits: limits))
     }
 
-    /// `client` checked against `limits`, as `invalidArguments` or `limitExceeded` naming it.
-    nonisolated static func validateClient(_ client: Record, limits: WireLimits) throws(ShoalError) {
+    /// `client` checked against `limits`, as `invalidArguments` or `limitExceeded` naming it; the
+    /// size of its encoding.
+    @discardableResult
+    nonisolated static func validateClient(_ client: Record, limits: WireLimits) throws(ShoalError) -> Int {
         do throws(WireError) {
-            try client.validate(limits: limits)
+            return try client.validatedSize(limits: limits)
         } catch {
             throw error.code == .limitExceeded ? .limitExceeded("record \(client.id): \(error.detail)")
                 : .invalidArguments("record \(client.id) is not valid: \(error.detail)")
@@ -392,23 +382,23 @@ extension Store {
     }
 
     /// A version a save built, with its canonical bytes, or `limitExceeded`
-    /// (``checkedSize(_:limits:)``).
-    nonisolated static func checkedEncoding(_ r: Record, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
-        let size = try checkedSize(r, limits: limits)
+    /// (``checkedSize(_:size:limits:)``). `size`: the size of its encoding, when known.
+    nonisolated static func checkedEncoding(_ r: Record, size: Int? = nil, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
+        let size = try checkedSize(r, size: size, limits: limits)
         return (r, WireWriter.encode(size: size) { r.encode(into: &$0) })
     }
 
-    /// The size of the encoding of a version a save built, or `limitExceeded`.
+    /// The size of the encoding of a version a save built (`size`, when known), or `limitExceeded`.
     ///
     /// `r` is built from a validated client record and the stored version (validated when it was
     /// decoded), with stamps this node just issued and covered by its vector: all it can break
     /// is the field count and the size. Debug builds check everything.
-    nonisolated static func checkedSize(_ r: Record, limits: WireLimits) throws(ShoalError) -> Int {
+    nonisolated static func checkedSize(_ r: Record, size: Int? = nil, limits: WireLimits) throws(ShoalError) -> Int {
         assert((try? r.validate(limits: limits)) != nil, "a save built an invalid record \(r.id)")
         guard r.fields.count <= limits.maxFieldCount else {
             throw .limitExceeded("record \(r.id): record has \(r.fields.count) fields, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)")
         }
-        let size = r.encodedSize
+        let size = size ?? r.encodedSize
         guard size <= limits.maxRecordBytes else {
             throw .limitExceeded("record \(r.id): record \(r.id) encodes to \(size) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets")
         }

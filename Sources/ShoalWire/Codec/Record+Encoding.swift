@@ -38,21 +38,35 @@ extension Record {
 
     /// The size in bytes of ``encoded()``, computed without encoding.
     public var encodedSize: Int {
+        var n = systemFieldsSize
+        for f in slots { n &+= slotSize(f) }
+        return n &+ extensionsSize
+    }
+
+    /// The bytes of ``encoded()`` before the fields: flags, type, ID, vector, creation, parent
+    /// and the field count.
+    var systemFieldsSize: Int {
         var n = 1 &+ WireSize.string(recordType) &+ WireSize.string(id.name)
         n &+= WireSize.string(id.zone.name) &+ WireSize.string(id.zone.owner)
         n &+= HeadedVector.size(versionVector)
         if !versionVector.isEmpty { n &+= stampSize(creation) }
         if let parent { n &+= parent.payloadSize(zone: id.zone) }
-        n &+= WireSize.varint(UInt64(fields.count))
-        for f in fields {
-            n &+= WireSize.string(f.name) &+ 1
-            if f.stamp != nil { n &+= stampSize(f.stamp) }
-            if let v = f.value { n &+= v.payloadSize(zone: id.zone) }
-        }
-        if !extensions.isEmpty {
-            n &+= WireSize.varint(UInt64(extensions.count))
-            for e in extensions { n &+= WireSize.varint(e.tag) &+ WireSize.lengthPrefixed(e.bytes.count) }
-        }
+        return n &+ WireSize.varint(UInt64(fields.count))
+    }
+
+    /// The bytes of field slot `f` in ``encoded()``.
+    @inline(__always) func slotSize(_ f: Field) -> Int {
+        var n = WireSize.string(f.name) &+ 1
+        if f.stamp != nil { n &+= stampSize(f.stamp) }
+        if let v = f.value { n &+= v.payloadSize(zone: id.zone) }
+        return n
+    }
+
+    /// The bytes of ``encoded()`` after the fields: the extensions.
+    var extensionsSize: Int {
+        if extensions.isEmpty { return 0 }
+        var n = WireSize.varint(UInt64(extensions.count))
+        for e in extensions { n &+= WireSize.varint(e.tag) &+ WireSize.lengthPrefixed(e.bytes.count) }
         return n
     }
 

@@ -11,6 +11,13 @@ extension Record {
     /// assets non-negative sizes; and the encoding fits the limits.
     /// - Throws: ``WireError`` naming the first problem (offset 0: nothing has been encoded yet).
     public func validate(limits: WireLimits = .default) throws(WireError) {
+        _ = try validatedSize(limits: limits)
+    }
+
+    /// ``validate(limits:)``, returning ``encodedSize``, summed in the same pass over the fields
+    /// as the checks (a store validating a client record wants both).
+    /// - Throws: ``WireError`` naming the first problem, as ``validate(limits:)``.
+    package func validatedSize(limits: WireLimits) throws(WireError) -> Int {
         guard Identifier.isValid(recordType), recordType.utf8.count <= limits.maxNameBytes else {
             throw WireError(.invalidName, at: 0, "record type \(recordType.debugDescription) must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxNameBytes) bytes")
         }
@@ -19,27 +26,31 @@ extension Record {
         guard fields.count <= limits.maxFieldCount else {
             throw WireError(.limitExceeded, at: 0, "record has \(fields.count) fields, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)")
         }
-        for (i, f) in fields.enumerated() {
-            guard Identifier.isValid(f.name), f.name.utf8.count <= limits.maxFieldNameBytes else {
-                throw WireError(.invalidName, at: 0, "field name \(f.name.debugDescription) must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxFieldNameBytes) bytes")
+        var size = systemFieldsSize
+        for i in slots.indices {
+            let name = slots[i].name
+            guard Identifier.isValid(name), name.utf8.count <= limits.maxFieldNameBytes else {
+                throw WireError(.invalidName, at: 0, "field name \(name.debugDescription) must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxFieldNameBytes) bytes")
             }
             if i > 0 {
-                let c = UTF8Order.compare(fields[i - 1].name, f.name)
+                let c = UTF8Order.compare(slots[i - 1].name, name)
                 if c >= 0 {
-                    throw WireError(c == 0 ? .duplicate : .unsorted, at: 0, "fields must be sorted by name, one slot per name; \(f.name) follows \(fields[i - 1].name)")
+                    throw WireError(c == 0 ? .duplicate : .unsorted, at: 0, "fields must be sorted by name, one slot per name; \(name) follows \(slots[i - 1].name)")
                 }
             }
-            if let s = f.stamp, !isFaithful(s) {
-                throw WireError(.invalidValue, at: 0, "field \(f.name) has stamp \(s) not covered by the version vector (or at timestamp zero)")
+            if let s = slots[i].stamp, !isFaithful(s) {
+                throw WireError(.invalidValue, at: 0, "field \(name) has stamp \(s) not covered by the version vector (or at timestamp zero)")
             }
-            if let v = f.value { try Self.validate(v, in: "field \(f.name)", limits: limits) }
+            if let v = slots[i].value { try Self.validate(v, in: "field \(name)", limits: limits) }
+            size &+= slotSize(slots[i])
         }
         if let p = parent { try Self.validateNames(p.recordID, "parent", limits: limits) }
         try validateExtensions(limits: limits)
-        let size = encodedSize
+        size &+= extensionsSize
         guard size <= limits.maxRecordBytes else {
             throw WireError(.limitExceeded, at: 0, "record \(id) encodes to \(size) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets")
         }
+        return size
     }
 
     /// Whether `dot` can be written as a stamp against the record's vector and read back unchanged.
