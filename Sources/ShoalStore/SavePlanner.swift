@@ -137,7 +137,9 @@ final class SavePlanner: @unchecked Sendable {
                 continue
             }
             let at = buffer.count
-            if buffer.isEmpty { buffer.reserveCapacity(size * (range.upperBound - i)) }
+            // Room for the rest of the run at half as much again as this record: records of one
+            // batch are alike, and a buffer that grows moves every encoding written so far.
+            if buffer.isEmpty { buffer.reserveCapacity((size + size / 2) * (range.upperBound - i)) }
             buffer.append(contentsOf: repeatElement(0, count: size))
             buffer.withUnsafeMutableBytes { raw in
                 guard let base = raw.baseAddress else { return }
@@ -160,8 +162,14 @@ final class SavePlanner: @unchecked Sendable {
         var entries = [IndexChange]()
         for f in fields {
             guard let v = record[f.field] else { continue }
-            for (kind, value) in IndexValue.entries(v) {
-                entries.append(IndexChange(index: f.id, kind: kind, value: value, name: record.id.name, order: 0, present: true))
+            if case .list = v {
+                for (kind, value) in IndexValue.entries(v) {
+                    entries.append(IndexChange(index: f.id, kind: kind, value: value, name: record.id.name, order: 0, present: true))
+                }
+            } else if let value = IndexValue.scalar(v) {
+                // One value: no array of entries to build first.
+                entries.append(IndexChange(index: f.id, kind: Int(v.kind.rawValue), value: value, name: record.id.name, order: 0,
+                                           present: true))
             }
         }
         return entries
