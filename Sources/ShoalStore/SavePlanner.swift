@@ -52,7 +52,7 @@ final class SavePlanner: @unchecked Sendable {
         slots = .allocate(capacity: max(count, 1))
         let runs = count < Self.inlineBelow ? 0 : (count + Self.runLength - 1) / Self.runLength
         runsReady = (0..<runs).map { _ in DispatchSemaphore(value: 0) }
-        let start = Context(horizons: horizons, indexed: indexed, limits: limits, node: dots.first?.node)
+        let start = Context(horizons: horizons, indexed: indexed, limits: limits)
         if runs == 0 {
             var context = start
             Self.plan(records, dots, 0..<count, &context, into: slots)
@@ -81,25 +81,16 @@ final class SavePlanner: @unchecked Sendable {
         let horizons: [RecordZone.ID: VersionVector]
         let indexed: [RecordZone.ID: [String: [IndexedField]]]
         let limits: WireLimits
-        /// The heads of a version saved by the batch's node: one array that its versions share.
-        let heads: [Record.Head]
         var zone: RecordZone.ID? = nil
         var horizon = VersionVector()
         var zoneIndexed: [String: [IndexedField]]? = nil
         var recordType: String? = nil
         var typeIndexed: [IndexedField]? = nil
 
-        init(horizons: [RecordZone.ID: VersionVector], indexed: [RecordZone.ID: [String: [IndexedField]]], limits: WireLimits,
-             node: NodeID?) {
+        init(horizons: [RecordZone.ID: VersionVector], indexed: [RecordZone.ID: [String: [IndexedField]]], limits: WireLimits) {
             self.horizons = horizons
             self.indexed = indexed
             self.limits = limits
-            heads = node.map { [Record.Head(node: $0, isDeletion: false)] } ?? []
-        }
-
-        /// The heads of a version saved at `dot`.
-        func heads(_ dot: Dot) -> [Record.Head] {
-            heads.first?.node == dot.node ? heads : [Record.Head(node: dot.node, isDeletion: false)]
         }
 
         /// Makes `zone` and `type` the current ones.
@@ -130,8 +121,7 @@ final class SavePlanner: @unchecked Sendable {
             context.select(client.id.zone, client.recordType)
             let record: Record, size: Int
             do throws(ShoalError) {
-                (record, size) = try Store.planNewRecord(client, dot: dots[i], base: context.horizon, heads: context.heads(dots[i]),
-                                                         limits: context.limits)
+                (record, size) = try Store.planNewRecord(client, dot: dots[i], base: context.horizon, limits: context.limits)
             } catch {
                 (out + i).initialize(to: .failure(error))
                 continue

@@ -347,25 +347,26 @@ extension Store {
 
     /// The version a save of `client` (validated; its encoding `size` bytes) writes when the store
     /// holds no record of its ID, with the size of its encoding: its fields stamped with `dot`,
-    /// which is also its creation and only head (`heads`, when the caller shares one such array
-    /// between versions); its vector is `base` (the zone's purge horizon) advanced to `dot`
-    /// (``Record/firstVersion(at:vector:heads:size:)``).
-    nonisolated static func stampNew(_ client: Record, size: Int, dot: Dot, base: VersionVector,
-                                     heads: [Record.Head]? = nil) -> (Record, Int) {
+    /// which is also its creation and only head; its vector is `base` (the zone's purge horizon)
+    /// advanced to `dot` (``Record/firstVersion(at:vector:heads:size:)``).
+    ///
+    /// Each version gets a heads array of its own: one array shared by a batch's versions cost
+    /// more than it saved, its reference count bouncing between the planning and writing cores.
+    nonisolated static func stampNew(_ client: Record, size: Int, dot: Dot, base: VersionVector) -> (Record, Int) {
         var vv = base
         vv.advance(dot.node, to: dot.hlc)
-        return client.firstVersion(at: dot, vector: vv, heads: heads ?? [Record.Head(node: dot.node, isDeletion: false)], size: size)
+        return client.firstVersion(at: dot, vector: vv, heads: [Record.Head(node: dot.node, isDeletion: false)], size: size)
     }
 
     /// ``planSave(_:stored:policy:zone:)`` for a record the store does not hold, off the actor
-    /// (``SavePlanner``): `dot` was issued for it by ``tick()``; `base` is its zone's horizon;
-    /// `heads` as in ``stampNew(_:size:dot:base:heads:)``. Returns the version and the size of
-    /// its encoding, for the caller to encode: the client is validated and sized in one pass
-    /// over its fields, stamped in a second, and the caller encodes it in a third.
-    nonisolated static func planNewRecord(_ client: Record, dot: Dot, base: VersionVector, heads: [Record.Head]?,
+    /// (``SavePlanner``): `dot` was issued for it by ``tick()``; `base` is its zone's horizon.
+    /// Returns the version and the size of its encoding, for the caller to encode: the client is
+    /// validated and sized in one pass over its fields, stamped in a second, and the caller
+    /// encodes it in a third.
+    nonisolated static func planNewRecord(_ client: Record, dot: Dot, base: VersionVector,
                                           limits: WireLimits) throws(ShoalError) -> (Record, Int) {
         let clientSize = try validateClient(client, limits: limits)
-        let (r, size) = stampNew(client, size: clientSize, dot: dot, base: base, heads: heads)
+        let (r, size) = stampNew(client, size: clientSize, dot: dot, base: base)
         return (r, try checkedSize(r, size: size, limits: limits))
     }
 
