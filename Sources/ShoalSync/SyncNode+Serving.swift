@@ -461,7 +461,7 @@ extension SyncNode {
     /// delete), or it merges concurrent writes and one of its heads is at or below this node's
     /// purge `horizon`. Such a peer may know the deletion, or that head's writes, only through a
     /// purge horizon, and hold the other save alone.
-    static func mergesPurgeableDeletion(_ heads: [Record.Head], vector: VersionVector, horizon: VersionVector) -> Bool {
+    static func travelsDespiteKnowledge(_ heads: [Record.Head], vector: VersionVector, horizon: VersionVector) -> Bool {
         if heads.contains(where: \.isDeletion) && heads.contains(where: { !$0.isDeletion }) { return true }
         guard heads.count > 1, !horizon.isEmpty else { return false }
         return heads.contains { vector[$0.node] <= horizon[$0.node] }
@@ -473,9 +473,9 @@ extension SyncNode {
                        skipping upstreams: Set<NodeID> = [], horizon: VersionVector = VersionVector()) -> Selection {
         var s = Selection()
         for r in records {
-            let merged = mergesPurgeableDeletion(r.heads, vector: r.versionVector, horizon: horizon)
-            if r.versionVector.isDominated(by: peerKnowledge) && !merged { continue }
-            if !merged && s.skips(r.versionVector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
+            let always = travelsDespiteKnowledge(r.heads, vector: r.versionVector, horizon: horizon)
+            if r.versionVector.isDominated(by: peerKnowledge) && !always { continue }
+            if !always && s.skips(r.versionVector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
             if let b = sparseBase, let sr = SparseRecord(r, base: b) { s.sparse.append(sr) } else { s.whole.append(r) }
         }
         return s
@@ -495,9 +495,9 @@ extension SyncNode {
             let (vector, heads) = try bytes.withUnsafeBytes { raw -> Result<(vector: VersionVector, heads: [Record.Head]), WireError> in
                 do throws(WireError) { return .success(try Record.headedVector(ofEncoded: raw, limits: limits)) } catch { return .failure(error) }
             }.get()
-            let merged = mergesPurgeableDeletion(heads, vector: vector, horizon: horizon)
-            if vector.isDominated(by: peerKnowledge) && !merged { continue }
-            if !merged && s.skips(vector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
+            let always = travelsDespiteKnowledge(heads, vector: vector, horizon: horizon)
+            if vector.isDominated(by: peerKnowledge) && !always { continue }
+            if !always && s.skips(vector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
             if let b = sparseBase, !b.isEmpty {
                 let r = try Record(decoding: Array(bytes), limits: limits)
                 if let sr = SparseRecord(r, base: b) {
