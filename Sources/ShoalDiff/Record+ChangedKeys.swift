@@ -4,7 +4,11 @@ public import ShoalWire
 
 extension RecordDelta {
     /// The names of the fields the delta sets, removes, drops or edits, in sorted order.
-    public var changedKeys: [String] { operations.map(\.fieldName) }
+    public var changedKeys: [String] {
+        var out = [String]()
+        for op in operations where out.last.map({ !NameOrder.equal($0, op.fieldName) }) ?? true { out.append(op.fieldName) }
+        return out
+    }
 }
 
 extension Record {
@@ -14,7 +18,8 @@ extension Record {
     /// other does not differ, and neither does a field re-stamped with the same value.
     public func changedKeys(since base: Record) -> [String] {
         var out = [String]()
-        var walk = SlotWalk(base.fields, fields)
+        // A field's value is the first of its slots.
+        var walk = SlotWalk(base.withoutConcurrentSlots.fields, withoutConcurrentSlots.fields)
         while let (name, a, b, _) = walk.next() {
             if a?.value != b?.value { out.append(name) }
         }

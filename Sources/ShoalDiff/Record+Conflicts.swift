@@ -6,8 +6,8 @@ public import ShoalWire
 /// write, to different values, in field-name order: the fields ``merge(_:_:)`` decides by
 /// last-writer-wins, where one side's edit is lost.
 ///
-/// A field is in conflict when both versions hold a slot for it (a value or a removal marker),
-/// the slots differ in value, and neither slot's stamp is covered by the other version's vector
+/// A field is in conflict when both versions hold a slot for it (a value or a removal marker;
+/// of concurrent slots, the first), the slots differ in value, and neither slot's stamp is covered by the other version's vector
 /// (or both are). A field only one side holds, or one whose older slot the other side has seen,
 /// merges without loss and is not listed. Versions one of which dominates the other have no
 /// conflicts. Deterministic: every node computes the same list from the same two versions.
@@ -15,7 +15,8 @@ public func conflictingFields(_ a: Record, _ b: Record) -> [String] {
     guard a.id == b.id, a.versionVector.compare(b.versionVector) == .concurrent else { return [] }
     var out = [String]()
     var i = 0, j = 0
-    let fa = a.fields, fb = b.fields
+    // Each field's value: the first of its slots.
+    let fa = a.withoutConcurrentSlots.fields, fb = b.withoutConcurrentSlots.fields
     while i < fa.count && j < fb.count {
         let c = UTF8Order.compare(fa[i].name, fb[j].name)
         if c < 0 {

@@ -9,7 +9,8 @@ public import ShoalWire
 /// by ``LastWriterWins`` order. A field changed on both sides to different values is a conflict,
 /// resolved by `policy`: by default the later stamp wins (the same on every node); with
 /// ``MergePolicy/resolve(_:)`` the caller decides, given the three records. Removed-field markers
-/// and removed slots take part like values.
+/// and removed slots take part like values; a field with concurrent slots (after a merge of
+/// concurrent versions) takes part by its first slot, its value, and the result holds one slot.
 ///
 /// System fields: the version vector is the union; a side's head survives unless the other side
 /// has seen that write and moved past it; the creation is the later of the two dots (a join, see `SystemFieldsMerge.creation`); extensions are united.
@@ -23,6 +24,8 @@ public import ShoalWire
 /// - Throws: ``DiffError`` `.recordMismatch` when the three records do not share one ID.
 public func merge(ancestor: Record, local: Record, remote: Record,
                   policy: MergePolicy = .lastWriterWins) throws(DiffError) -> Record {
+    // A field with concurrent slots takes part by its value, the first of them.
+    let ancestor = ancestor.withoutConcurrentSlots, local = local.withoutConcurrentSlots, remote = remote.withoutConcurrentSlots
     guard ancestor.id == local.id, local.id == remote.id else {
         throw DiffError(.recordMismatch, "a merge needs three versions of one record, but got \(ancestor.id), \(local.id) and \(remote.id); merge versions of the same record")
     }

@@ -126,14 +126,22 @@ enum RecordDiffer {
                 let x = a + i, y = b + j
                 let c = SlotEquality.order(x, y, layout)
                 if c == 0 {
-                    if !SlotEquality.sameContent(x, y) {
-                        ops.append(operation(from: x, to: y, zone: zone, options: options))
+                    // A field with concurrent slots on either side changes as a whole: a set per
+                    // slot of the new run (part of the run may have been skipped as identical).
+                    let xs = runStart(a, i), ys = runStart(b, j)
+                    let xe = runEnd(a, i, n), ye = runEnd(b, j, m)
+                    if xe &- xs == 1 && ye &- ys == 1 {
+                        if !SlotEquality.sameContent(x, y) {
+                            ops.append(operation(from: x, to: y, zone: zone, options: options))
+                        }
+                    } else if !sameRun(a + xs, xe &- xs, b + ys, ye &- ys) {
+                        for k in ys..<ye { ops.append(.set(b[k])) }
                     }
-                    i &+= 1
-                    j &+= 1
+                    i = xe
+                    j = ye
                 } else if c < 0 {
                     ops.append(.drop(name: x.pointee.name))
-                    i &+= 1
+                    i = runEnd(a, i, n)
                 } else {
                     ops.append(.set(y.pointee))
                     j &+= 1
@@ -142,13 +150,36 @@ enum RecordDiffer {
         }
         while i < n {
             ops.append(.drop(name: pa[i].name))
-            i &+= 1
+            i = pa.baseAddress.map { runEnd($0, i, n) } ?? n
         }
         while j < m {
             ops.append(.set(pb[j]))
             j &+= 1
         }
         return ops
+    }
+
+    /// The first slot of the run of concurrent slots holding slot `i`.
+    @inline(__always)
+    static func runStart(_ p: UnsafePointer<Record.Field>, _ i: Int) -> Int {
+        var s = i
+        while s > 0 && NameOrder.equal(p[s &- 1].name, p[i].name) { s &-= 1 }
+        return s
+    }
+
+    /// The end of the run of concurrent slots holding slot `i`, of `n` slots.
+    @inline(__always)
+    static func runEnd(_ p: UnsafePointer<Record.Field>, _ i: Int, _ n: Int) -> Int {
+        var e = i &+ 1
+        while e < n && NameOrder.equal(p[e].name, p[i].name) { e &+= 1 }
+        return e
+    }
+
+    /// Whether two runs of one field's slots hold the same slots.
+    static func sameRun(_ x: UnsafePointer<Record.Field>, _ n: Int, _ y: UnsafePointer<Record.Field>, _ m: Int) -> Bool {
+        guard n == m else { return false }
+        for k in 0..<n where !SlotEquality.sameContent(x + k, y + k) { return false }
+        return true
     }
 
     /// The cheapest operation turning slot `a` into slot `b` (same name, different slot).

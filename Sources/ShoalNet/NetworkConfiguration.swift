@@ -91,12 +91,11 @@ public struct NetworkConfiguration: Sendable {
     /// known peer of their zone has acknowledged, or older than ``tombstoneRetention``, among those
     /// this node's knowledge covers; and zone tombstones (deleted zones) every peer replicating
     /// the zone has announced deleted, or older than ``tombstoneRetention`` (Spec/replication.md
-    /// §4.1). Default nil: never.
+    /// §4.1). Default: every hour; nil never purges (tombstones then stay forever).
     ///
-    /// Off by default because purging is not yet safe in every case: the simulation with purging
-    /// on diverges in about 0.4 % of seeds, and Spec/replication.md §3.5.3 lists the causes. Turn it
-    /// on for zones whose members are known, stay connected and write distinct record names.
-    public var tombstonePurgeInterval: Duration? = nil
+    /// Replicas converge with purging on, whoever leaves, comes back late or joins after a purge:
+    /// Spec/replication.md §3.5.3 gives the rules and the argument.
+    public var tombstonePurgeInterval: Duration? = .seconds(3600)
     /// How long a deletion waits for known peers that have not acknowledged it before a purge
     /// removes its tombstone anyway; nil waits for all of them (a peer that never comes back then
     /// holds its zone's tombstones forever). Default: 30 days. A peer away longer resyncs in full

@@ -285,13 +285,15 @@ extension Store {
         return out
     }
 
-    /// The tombstone a local delete of `s` writes: fields kept, this node's delete as sole head.
+    /// The tombstone a local delete of `s` writes: no fields — its vector covers every slot `s`
+    /// holds, so a merge removes them (Spec/diff-and-merge.md §5) — and this node's delete as
+    /// sole head.
     func tombstone(of s: Record) -> Record {
         let dot = tick()
         var vv = s.versionVector
         vv.advance(dot.node, to: dot.hlc)
         return Record(recordType: s.recordType, id: s.id, parent: s.parent, creation: s.creation, versionVector: vv,
-                      heads: [Record.Head(node: dot.node, isDeletion: true)], fields: s.fields, extensions: s.extensions)
+                      heads: [Record.Head(node: dot.node, isDeletion: true)], fields: [], extensions: s.extensions)
     }
 
     /// The version a save of `client` over `stored` writes under `policy`, with its canonical
@@ -328,16 +330,21 @@ extension Store {
         var vv = stored.versionVector
         let creation: Dot
         if let live {
+            // Of a field's concurrent slots the save keeps the first, its value; its vector
+            // covers the others, so merges drop them everywhere.
             creation = live.creation ?? dot
-            fields = policy == .allKeys ? Self.replaceAll(live.fields, with: client.fields, dot: dot)
-                : Self.overlayChanged(live.fields, with: client, dot: dot)
+            let kept = live.withoutConcurrentSlots.fields
+            fields = policy == .allKeys ? Self.replaceAll(kept, with: client.withoutConcurrentSlots.fields, dot: dot)
+                : Self.overlayChanged(kept, with: client, dot: dot)
         } else {
-            // Re-creation over a tombstone: the new record supersedes the deletion and every old
-            // field, and, as a record new here would, every deletion of its name purged since
-            // (Spec/replication.md §3.5.3 rule 2).
+            // Re-creation over a tombstone: the new record supersedes the deletion, and, as a
+            // record new here would, every deletion of its name purged since (Spec/replication.md
+            // §3.5.3 rule 2). Its vector covers every old slot, so it holds only the client's.
             vv.formUnion(zone.horizon)
             creation = dot
-            fields = Self.replaceAll(stored.fields, with: client.fields.map { Record.Field(name: $0.name, value: $0.value) }, dot: dot)
+            fields = client.withoutConcurrentSlots.fields.compactMap { f in
+                f.value.map { Record.Field(name: f.name, value: $0, stamp: dot) }
+            }
         }
         vv.advance(dot.node, to: dot.hlc)
         let r = Record(recordType: client.recordType, id: client.id, parent: client.parent, creation: creation, versionVector: vv,

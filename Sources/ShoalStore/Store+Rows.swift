@@ -94,6 +94,7 @@ extension Store {
             }
         }
 
+        try noteMergedHeads(new, was: old.map(Self.hasMergedHeads) ?? false, in: z)
         try updateIndexes(new, over: old, in: z)
 
         z.vector.formUnion(newVector)
@@ -129,6 +130,7 @@ extension Store {
         }
         z.seq += 1
         for e in new.versionVector.entries { try addClockRow(z, e.node, e.hlc, new.id.name) }
+        try noteMergedHeads(new, was: false, in: z)
         let refs = refs ?? Self.cascadeTargets(new)
         if !refs.isEmpty {
             let r = try db.cached("INSERT OR IGNORE INTO refs(zone, target, source) VALUES(?, ?, ?)")
@@ -153,10 +155,24 @@ extension Store {
         return true
     }
 
+    /// Whether `r` is a live version with two or more heads (a row of `merged_heads`).
+    static func hasMergedHeads(_ r: Record) -> Bool { r.heads.count >= 2 && !r.isDeleted }
+
+    /// Keeps `merged_heads` in step with `new`, written over a version that `was` listed there.
+    func noteMergedHeads(_ new: Record, was: Bool, in z: ZoneState) throws(ShoalError) {
+        let now = Self.hasMergedHeads(new)
+        guard now != was else { return }
+        let s = now ? try db.cached("INSERT OR IGNORE INTO merged_heads(zone, name) VALUES(?, ?)")
+            : try db.cached("DELETE FROM merged_heads WHERE zone = ? AND name = ?")
+        try s.bind(1, z.row).bind(2, new.id.name).run()
+        s.reset()
+    }
+
     /// Removes a record's rows entirely (tombstone purge).
     func removeRows(_ r: Record, in z: ZoneState) throws(ShoalError) {
         try insertPendingRows()  // a clock row to delete may still be queued
         try db.statement("DELETE FROM records WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name).run()
+        if Self.hasMergedHeads(r) { try db.statement("DELETE FROM merged_heads WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name).run() }
         let del = try db.statement("DELETE FROM record_clock WHERE zone = ? AND origin = ? AND hlc = ? AND name = ?")
         for e in r.versionVector.entries {
             try del.bind(1, z.row).bind(2, Bytes.nodeID(e.node)).bind(3, Bytes.hlcKey(e.hlc)).bind(4, r.id.name).run()

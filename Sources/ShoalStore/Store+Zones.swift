@@ -93,7 +93,7 @@ extension Store {
             }
             try db.statement("DELETE FROM index_progress WHERE zone = ?").bind(1, z.row).run()
             for sql in ["DELETE FROM records WHERE zone = ?", "DELETE FROM record_clock WHERE zone = ?",
-                        "DELETE FROM refs WHERE zone = ?",
+                        "DELETE FROM refs WHERE zone = ?", "DELETE FROM merged_heads WHERE zone = ?",
                         "DELETE FROM index_decls WHERE zone = ?", "DELETE FROM peer_acks WHERE zone = ?"] {
                 try db.statement(sql).bind(1, z.row).run()
             }

@@ -210,12 +210,26 @@ extension SyncNode {
         let base = m.base ?? VersionVector()
         guard base.isDominated(by: await knowledge(of: m.zone)),
               let stored = try? await store.storedVersions(of: m.sparseRecords.map(\.id)) else { return nil }
-        var out = [Record]()
+        var out = [Record?]()
         out.reserveCapacity(m.sparseRecords.count)
-        for s in m.sparseRecords {
-            guard let local = stored[s.id], let r = Record(expanding: s, base: base, onto: local) else { return nil }
+        var refused = [Int]()
+        for (i, s) in m.sparseRecords.enumerated() {
+            guard let local = stored[s.id] else { return nil }
+            let r = Record(expanding: s, base: base, onto: local)
+            if r == nil { refused.append(i) }
             out.append(r)
         }
-        return out
+        guard !refused.isEmpty else { return out.compactMap { $0 } }
+        // This node's own write since the version the sender's omits from may have replaced an
+        // omitted slot: the version before it may hold exactly what was left out. A digest that
+        // matches makes the rebuilt version the sender's, whatever it was rebuilt on.
+        guard let previous = try? await store.previousVersions(of: refused.map { m.sparseRecords[$0].id }) else { return nil }
+        for i in refused {
+            let s = m.sparseRecords[i]
+            guard let p = previous[s.id], let r = Record(expanding: s, base: base, onto: p) else { return nil }
+            out[i] = r
+            statistics.sparseRecordsRebuiltOnPrevious &+= 1
+        }
+        return out.compactMap { $0 }
     }
 }

@@ -259,8 +259,10 @@ extension SyncNode {
             // Every stored version's vector is dominated by the zone's: when the peer's knowledge
             // covers that, the rest of the feed would only be read to be skipped (the echo of
             // what a node just applied from this peer, say) — jump to its end without reading.
+            // Not past a merge the peer may still need whatever its knowledge (§3.5.3 rule 6).
             var mustRead = true
-            if !sub.resetNext, let end = try? await store.feedEnd(of: zone, compact: true), end.vector.isDominated(by: sub.peerKnowledge) {
+            if !sub.resetNext, let end = try? await store.feedEnd(of: zone, compact: true), end.vector.isDominated(by: sub.peerKnowledge),
+               (try? await store.holdsMerges(in: zone)) == false {
                 encodedPage = EncodedZoneChanges(count: 0, bytes: [], ends: [], token: end.token, moreComing: false)
                 mustRead = false
             }

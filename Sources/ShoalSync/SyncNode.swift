@@ -78,6 +78,9 @@ public actor SyncNode {
         public var sparseRecordsReceived = 0
         /// Times a sparse record could not be rebuilt and the subscription asked for whole versions.
         public var wholeVersionRequests = 0
+        /// Sparse records rebuilt on the version before the stored one, after this node's own
+        /// write since had replaced a slot the sender left out (Spec/replication.md §3.5.1).
+        public var sparseRecordsRebuiltOnPrevious = 0
         /// Full resyncs completed after an expired token (Spec/replication.md §3.5.2).
         public var resyncsCompleted = 0
         /// Local records deleted by those resyncs: deleted on the peer, tombstone since purged.

@@ -85,7 +85,7 @@ struct WatchCommand: AsyncParsableCommand {
                 if options.json {
                     Console.current.line(RecordFormatting.jsonText(["event": what, "record": RecordFormatting.json(r)]).replacingOccurrences(of: "\n", with: ""))
                 } else {
-                    Console.current.line("\(what) \(r.recordType) \(r.id.name)" + (r.isDeleted ? "" : ": " + r.fields.compactMap { f in f.value.map { "\(f.name)=\(RecordFormatting.text($0))" } }.joined(separator: " ")))
+                    Console.current.line("\(what) \(r.recordType) \(r.id.name)" + (r.isDeleted ? "" : ": " + r.allKeys.compactMap { k in r[k].map { "\(k)=\(RecordFormatting.text($0))" } }.joined(separator: " ")))
                 }
                 seen += 1
                 if let count, seen >= count { return }

@@ -36,12 +36,34 @@ enum RecordFormatting {
         }
     }
 
-    /// A record as JSON: ID, zone, type, fields and system fields.
+    /// The other slots of each field with concurrent slots (a merge of concurrent writes that no
+    /// save has resolved yet): values, and null for a removal.
+    static func concurrentValues(_ r: Record) -> [(name: String, values: [FieldValue?])] {
+        var out = [(name: String, values: [FieldValue?])]()
+        var i = 0
+        let slots = r.fields
+        while i < slots.count {
+            var end = i + 1
+            while end < slots.count && slots[end].name == slots[i].name { end += 1 }
+            if end - i > 1 { out.append((slots[i].name, slots[(i + 1)..<end].map(\.value))) }
+            i = end
+        }
+        return out
+    }
+
+    /// A record as JSON: ID, zone, type, fields (each field's value: the first of its slots),
+    /// the other values of fields with concurrent slots, and system fields.
     static func json(_ r: Record) -> [String: Any] {
         var fields = [String: Any]()
-        for f in r.fields { if let v = f.value { fields[f.name] = json(v) } }
+        for k in r.allKeys { if let v = r[k] { fields[k] = json(v) } }
         var o: [String: Any] = ["name": r.id.name, "zone": r.id.zone.description, "type": r.recordType, "fields": fields,
                                 "deleted": r.isDeleted]
+        let concurrent = concurrentValues(r)
+        if !concurrent.isEmpty {
+            o["concurrent"] = Dictionary(uniqueKeysWithValues: concurrent.map { c in
+                (c.name, c.values.map { v -> Any in v.map(json) ?? NSNull() })
+            })
+        }
         if let t = r.changeTag { o["changeTag"] = t }
         if let d = r.modificationDate { o["modified"] = d.description }
         if let n = r.modifiedBy { o["modifiedBy"] = n.hex }
@@ -53,7 +75,12 @@ enum RecordFormatting {
     /// A record for people: a header line, then one line per field.
     static func lines(_ r: Record) -> [String] {
         var out = ["\(r.recordType) \(r.id.name) in \(r.id.zone)\(r.isDeleted ? " (deleted)" : "")"]
-        for f in r.fields { if let v = f.value { out.append("  \(f.name) = \(text(v))") } }
+        let concurrent = Dictionary(concurrentValues(r).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
+        for k in r.allKeys {
+            guard let v = r[k] else { continue }
+            let others = concurrent[k].map { vs in "  (concurrent: " + vs.map { $0.map(text) ?? "removed" }.joined(separator: ", ") + ")" } ?? ""
+            out.append("  \(k) = \(text(v))\(others)")
+        }
         var system = [String]()
         if let d = r.modificationDate { system.append("modified \(d)") }
         if let n = r.modifiedBy { system.append("by \(n.short)") }

@@ -102,6 +102,16 @@ struct RecordEditor {
                 fields[i] = Record.Field(name: fields[i].name, value: gen.value(zone: zone), stamp: stamp)
             }
         }
+        // A write replaces all of its field's concurrent slots.
+        var written = [Record.Field]()
+        for f in fields {
+            if let last = written.last, UTF8Order.equal(last.name, f.name) {
+                if f.stamp == stamp { written[written.count - 1] = f } else if last.stamp != stamp { written.append(f) }
+            } else {
+                written.append(f)
+            }
+        }
+        fields = written
         var out = Record(recordType: r.recordType, id: r.id, parent: r.parent, creation: r.creation,
                          versionVector: r.versionVector, heads: r.heads, fields: fields, extensions: r.extensions)
         if let stamp {

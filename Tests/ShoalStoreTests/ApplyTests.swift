@@ -44,6 +44,37 @@ import ShoalSamples
         #expect(try await a.apply(remoteChanges: [v1, va, vb, wa, wb]).unchanged == 5)
     }
 
+    /// A merge of concurrent saves is read by a fetch from a vector that covers it (a token of
+    /// another store): replication may have to send it whatever the subscriber's knowledge
+    /// (Spec/replication.md §3.5.3 rule 6). A save over it makes it an ordinary version again.
+    @Test func aMergeIsReadByAVectorThatCoversIt() async throws {
+        let d1 = TempDirectory(), d2 = TempDirectory()
+        let a = try await Store.temporary(d1)
+        let b = try await Store.temporary(d2)
+        let inc = try await a.createZone(notes).incarnation
+        try await b.createZone(notes, incarnation: inc)
+        let v1 = try await a.save(note("n", "T"))
+        try await a.save(note("other", "O"))
+        try await b.apply(remoteChanges: [v1])
+        var ea = v1, eb = v1
+        ea["title"] = .string("from a")
+        eb["body"] = .string("from b")
+        let va = try await a.save(ea)
+        let vb = try await b.save(eb)
+        try await a.apply(remoteChanges: [vb])
+        try await b.apply(remoteChanges: [va])
+        #expect(try await a.record(for: v1.id).heads.count == 2)
+        // b's token is foreign to a: a answers from its vector, which covers every version a holds.
+        let foreign = try await b.changes(in: notes, since: nil).token
+        #expect(try await a.changes(in: notes, since: foreign).records.map(\.id.name) == ["n"])
+        try await a.save(try await a.record(for: v1.id))
+        let again = try await b.changes(in: notes, since: nil).token
+        #expect(try await a.changes(in: notes, since: again).records.map(\.id.name) == ["n"])
+        try await b.apply(remoteChanges: [try await a.record(for: v1.id)])
+        let covering = try await b.changes(in: notes, since: nil).token
+        #expect(try await a.changes(in: notes, since: covering).records.isEmpty)
+    }
+
     @Test func saveConcurrentWithDeleteKeepsTheRecord() async throws {
         let d1 = TempDirectory(), d2 = TempDirectory()
         let a = try await Store.temporary(d1)

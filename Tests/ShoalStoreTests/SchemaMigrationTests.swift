@@ -1,5 +1,5 @@
 // SchemaMigrationTests: a store written by schema version 1 (records keyed by name, index entries
-// keyed by zone, type and field, one row each) opens under version 5 (records keyed by change
+// keyed by zone, type and field, one row each) opens under version 6 (records keyed by change
 // sequence, index entries as runs of names keyed by index ID and value, zone tombstone tables)
 // with every row, token, ancestor, index entry and pending index change intact; a version-4 store
 // counts the peers that acknowledged a zone as peers its deletion waits for.
@@ -115,14 +115,42 @@ import CSQLite
             try await store.createZone(RecordZone.ID(name: "other"))
             try await store.acknowledge(peer: peer, zone: notes, vector: VersionVector())
         }
-        #expect(Self.exec(dir, "DROP TABLE zone_peers; DROP TABLE purged_zones; UPDATE meta SET value = 4 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(Self.exec(dir, "DROP TABLE zone_peers; DROP TABLE purged_zones; DROP TABLE merged_heads; UPDATE meta SET value = 4 WHERE key = 'schema'") == SQLITE_OK)
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "5")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "6")
         try await store.deleteZone(notes)
         try await store.deleteZone(RecordZone.ID(name: "other"))
         #expect(try await store.zoneTombstones().map(\.waitingFor) == [[peer], []])
         #expect(try await store.purgeZoneTombstones(retention: nil) == 1)
         #expect(await store.zoneAnnouncements().map(\.zone) == [notes])
+    }
+
+    /// Version 5 did not list live merges: the 5 → 6 step finds them among the live records.
+    @Test func versionFiveStoreListsItsMerges() async throws {
+        let dir = TempDirectory(), other = TempDirectory()
+        do {
+            let a = try await Store.temporary(dir)
+            let b = try await Store.temporary(other)
+            let inc = try await a.createZone(notes).incarnation
+            try await b.createZone(notes, incarnation: inc)
+            var r = Record(recordType: "Note", id: Record.ID(name: "n", zone: notes))
+            r["title"] = .string("T")
+            let v1 = try await a.save(r)
+            try await b.apply(remoteChanges: [v1])
+            var ea = v1, eb = v1
+            ea["title"] = .string("a")
+            eb["body"] = .string("b")
+            try await a.save(ea)
+            try await a.apply(remoteChanges: [try await b.save(eb)])
+            var single = Record(recordType: "Note", id: Record.ID(name: "single", zone: notes))
+            single["title"] = .string("S")
+            try await a.save(single)
+        }
+        #expect(Self.scalar(dir, "SELECT COUNT(*) FROM merged_heads") == "1")
+        #expect(Self.exec(dir, "DROP TABLE merged_heads; UPDATE meta SET value = 5 WHERE key = 'schema'") == SQLITE_OK)
+        _ = try await Store.temporary(dir)
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "6")
+        #expect(Self.scalar(dir, "SELECT name FROM merged_heads") == "n")
     }
 
     @Test func versionOneStoreOpensWithRowsTokensAndAncestors() async throws {
@@ -156,7 +184,7 @@ import CSQLite
         #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "1")
 
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "5")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "6")
         #expect(Self.scalar(dir, "SELECT count(*) FROM sqlite_master WHERE name = 'records_by_type'") == "0")
         // The index answers from carried-over entries and log rows, without decoding the zone.
         func titled(_ t: String) async throws -> [String] {

@@ -109,6 +109,37 @@ import ShoalWire
     /// Node 1 writes r5 while away and comes back after node 0 purged a deletion it never saw.
     /// Node 0 takes node 1's version, but not node 1's knowledge, until node 1 has resynced: that
     /// knowledge does not cover node 0's purge horizon.
+    /// A subscriber whose knowledge covers everything the server holds — it took a deletion's
+    /// writes into its horizon — still gets the server's merge of its own save with that deletion.
+    /// The server used to skip reading its feed for such a subscriber, and the two kept different
+    /// versions for good (a purge-simulation seed).
+    @Test func aMergeReachesASubscriberWhoseKnowledgeCoversTheServersFeed() async throws {
+        let sim = try await Simulation(seed: 44, nodes: 2)
+        let id = Record.ID(name: "r1", zone: Self.notes)
+        try await sim.nodes[0].store.createZone(Self.notes)
+        _ = try await sim.nodes[0].store.save(note("r1", "first"))
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        await sim.reset(0)
+        // Apart: node 0 deletes r1, node 1 edits it; node 0 merges node 1's save with its deletion.
+        try await sim.nodes[0].store.delete(id)
+        var edit = try await sim.nodes[1].store.record(for: id)
+        edit["body"] = .string("edited away")
+        let save = try await sim.nodes[1].store.save(edit)
+        try await sim.nodes[0].store.apply(remoteChanges: [save])
+        let merged = try #require(try await sim.nodes[0].store.storedVersions(of: [id]).values.first)
+        #expect(merged.heads.count == 2 && !merged.isDeleted)
+        // Node 1 takes the deletion's writes into its horizon, as a resync from a node that
+        // purged the deletion hands them over: its knowledge now covers node 0's whole feed.
+        try await sim.nodes[1].store.adoptHorizon(merged.versionVector, of: Self.notes)
+        await sim.nodes[1].sync.addKnowledge(merged.versionVector, to: Self.notes)
+        #expect(merged.versionVector.isDominated(by: await sim.nodes[1].sync.knowledge(of: Self.notes)))
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        #expect(try await sim.nodes[1].store.storedVersions(of: [id]).values.first == merged)
+        #expect(try await sim.nodes[0].store.digest(of: Self.notes) == (try await sim.nodes[1].store.digest(of: Self.notes)))
+    }
+
     @Test func knowledgeThatDoesNotCoverTheHorizonIsHeldBack() async throws {
         let sim = try await Simulation(seed: 43, nodes: 2)
         try await sim.nodes[0].store.createZone(Self.notes)

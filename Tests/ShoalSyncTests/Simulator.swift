@@ -77,7 +77,7 @@ final class Simulation {
     var largestAssetBatch = 0
     var crashes = 0
     /// Whether ``run(steps:)`` purges tombstones, retires peers and has a node join late
-    /// (SHOAL_SIM_PURGE=1 for every seed).
+    /// (by default; SHOAL_SIM_PURGE=0 turns it off for every seed).
     var purging = Simulation.purges
     /// Print every node's trace lines (for debugging one seed).
     var trace = false

@@ -69,24 +69,32 @@ enum SparseWire {
     /// One field: name 0, a string, default stamp.
     static let oneField: [UInt8] = [1, 0, 1] + str("v")
 
+    /// The digest the items' builders write by default: 8 zero bytes.
+    static let zeroDigest: [UInt8] = Array(repeating: 0, count: 8)
+
+    /// A fixed64 as the section writes it, little-endian.
+    static func fixed64(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
+
+    /// 64-bit FNV-1a of `bytes`, written out to check what ``SparseRecord/OmittedDigest`` feeds it.
+    static func fnv1a(_ bytes: [UInt8]) -> UInt64 { bytes.reduce(0xCBF2_9CE4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01B3 } }
+
+    /// A dot as the digest feeds it: the node ID's two 64-bit halves, then the timestamp, each
+    /// as 8 bytes little-endian.
+    static func digestWords(_ d: Dot) -> [UInt8] { fixed64(d.node.high) + fixed64(d.node.low) + fixed64(d.hlc.rawValue) }
+
     /// An item: flags, name (shared prefix, suffix), type index, [parent], entries, [heads],
-    /// [floors], fields, [extensions]; the parts are given as bytes.
+    /// digest, fields, [extensions]; the parts are given as bytes.
     static func item(flags: UInt8 = 0, shared: UInt64 = 0, suffix: [UInt8], type: UInt64 = 0, parent: [UInt8] = [],
-                     entries: [UInt8] = oneEntry, heads: [UInt8] = [], floors: [UInt8] = [], fields: [UInt8] = oneField,
+                     entries: [UInt8] = oneEntry, heads: [UInt8] = [], digest: [UInt8] = zeroDigest, fields: [UInt8] = oneField,
                      extensions: [UInt8] = []) -> [UInt8] {
-        [flags] + varint(shared) + bytes(suffix) + varint(type) + parent + entries + heads + floors + fields + extensions
+        [flags] + varint(shared) + bytes(suffix) + varint(type) + parent + entries + heads + digest + fields + extensions
     }
 
     static func item(_ name: String, flags: UInt8 = 0, shared: UInt64 = 0, type: UInt64 = 0, parent: [UInt8] = [],
-                     entries: [UInt8] = oneEntry, heads: [UInt8] = [], floors: [UInt8] = [], fields: [UInt8] = oneField,
+                     entries: [UInt8] = oneEntry, heads: [UInt8] = [], digest: [UInt8] = zeroDigest, fields: [UInt8] = oneField,
                      extensions: [UInt8] = []) -> [UInt8] {
         item(flags: flags, shared: shared, suffix: Array(name.utf8), type: type, parent: parent, entries: entries, heads: heads,
-             floors: floors, fields: fields, extensions: extensions)
-    }
-
-    /// A floors list: each floor as (entry index, distance below that entry).
-    static func floors(_ list: [(UInt64, UInt64)], count: UInt64? = nil) -> [UInt8] {
-        varint(count ?? UInt64(list.count)) + list.flatMap { varint($0.0) + varint($0.1) }
+             digest: digest, fields: fields, extensions: extensions)
     }
 
     /// A sparse record as most live updates look: one writer, one field.
@@ -114,12 +122,13 @@ extension MessageVectorTests {
     /// §3.5 and §3.5.1, the token rule of §3.4). `invalid` cases are first checked for their code.
     func sparseRuleVectors(valid: (String, String, [UInt8]) throws -> Void, invalid: (String, String, [UInt8]) -> Void) throws {
         typealias W = SparseWire
-        func reject(_ name: String, _ code: String, _ bytes: [UInt8], kind: String = "changes") {
+        func reject(_ name: String, _ code: String, _ bytes: [UInt8], kind: String = "changes", at offset: Int? = nil) {
             switch Result(catching: { try VectorJSON.message(kind, bytes) }) {
             case .success:
                 Issue.record("\(name) decoded; expected \(code)")
             case .failure(let error):
                 if (error as? WireError)?.code.name != code { Issue.record("\(name): expected \(code), got \(error)") }
+                if let offset, (error as? WireError)?.offset != offset { Issue.record("\(name): expected offset \(offset), got \(error)") }
             }
             invalid(name, kind, bytes)
         }
@@ -183,29 +192,31 @@ extension MessageVectorTests {
         ])]).encoded())
         // No fields (every slot is covered by the base): the field-name table is empty.
         try valid("changes-sparse-no-fields", "changes", W.message([W.record("item-8", fields: [])]).encoded())
-        // A floor: the record's entry for `a` is above the base, and an omitted slot (or the
-        // creation) was stamped by `a` at or below it; the receiver's copy must reach it.
-        var floored = W.record("item-10")
-        floored.floors = VersionVector([(W.a, W.tOld)])
-        let floorBack = W.t1.rawValue - W.tOld.rawValue
-        #expect(W.payload(W.section(items: [W.item("item-10", flags: 16, floors: W.floors([(0, floorBack)]))]))
-                == W.message([floored]).encoded())
-        try valid("changes-sparse-floor", "changes", W.message([floored]).encoded())
-        reject("changes-sparse-floors-flag-without-floors", "invalid_value",
-               W.payload(W.section(items: [W.item("item-10", flags: 16, floors: W.floors([]))])))
-        reject("changes-sparse-floor-count-over-entries", "invalid_value",
-               W.payload(W.section(items: [W.item("item-10", flags: 16, floors: W.floors([(0, floorBack), (0, floorBack)]))])))
-        reject("changes-sparse-floor-index-outside-entries", "invalid_value",
-               W.payload(W.section(items: [W.item("item-10", flags: 16, floors: W.floors([(1, floorBack)]))])))
-        // On `b`'s entry, which is below the base: the entry itself is what the receiver must hold.
-        reject("changes-sparse-floor-on-entry-at-base", "invalid_value",
-               W.payload(W.section(nodes: [W.a, W.b], items: [W.item("item-1400", flags: 6 | 16, entries: W.twoEntries, heads: W.twoHeads,
-                                                                         floors: W.floors([(1, 1)]), fields: [1, 0, 1, 0, 0] + W.str("v"))])))
-        // The floor lies above the base (1 below the entry), or at zero (the whole entry below it).
-        reject("changes-sparse-floor-above-base", "invalid_value",
-               W.payload(W.section(items: [W.item("item-10", flags: 16, floors: W.floors([(0, 1)]))])))
-        reject("changes-sparse-floor-zero", "invalid_value",
-               W.payload(W.section(items: [W.item("item-10", flags: 16, floors: W.floors([(0, W.t1.rawValue)]))])))
+        // The digest of what the item leaves out, a fixed64 after the heads (little-endian): here
+        // the creation (A at tOld, which the base covers) and one omitted slot, `title` by A at tOld.
+        let creation = Dot(node: W.a, hlc: W.tOld)
+        let omitted = Record.Field(name: "title", value: .string("Groceries"), stamp: creation)
+        var omittedDigest = SparseRecord.OmittedDigest(creation: creation)
+        omittedDigest.add(omitted)
+        #expect(omittedDigest.value == W.fnv1a(W.digestWords(creation) + W.fixed64(5) + Array("title".utf8) + W.digestWords(creation)))
+        var digested = W.record("item-10")
+        digested.digest = omittedDigest.value
+        #expect(W.payload(W.section(items: [W.item("item-10", digest: W.fixed64(omittedDigest.value))])) == W.message([digested]).encoded())
+        try valid("changes-sparse-digest-of-creation-and-one-slot", "changes", W.message([digested]).encoded())
+        // Concurrent slots travel together: the name index repeats, stamps follow (bit 2), the
+        // later stamp first. B's entry lies above the base, below A's.
+        let tB = HLC(milliseconds: 1_790_000_000_200, logical: 0)
+        var concurrent = W.record("item-11")
+        concurrent.entries = VersionVector([(W.a, W.t1), (W.b, tB)])
+        concurrent.heads = [Record.Head(node: W.a, isDeletion: false), Record.Head(node: W.b, isDeletion: false)]
+        concurrent.fields = [Record.Field(name: "text", value: .string("mine"), stamp: Dot(node: W.a, hlc: W.t1)),
+                             Record.Field(name: "text", value: .string("theirs"), stamp: Dot(node: W.b, hlc: tB))]
+        concurrent.digest = SparseRecord.OmittedDigest(creation: creation).value
+        #expect(W.payload(W.section(nodes: [W.a, W.b], items: [W.item(
+            "item-11", flags: 6, entries: [2, 0] + W.delta(W.t1) + [1] + W.delta(tB, W.b), heads: W.twoHeads,
+            digest: W.fixed64(concurrent.digest), fields: [2, 0, 1, 0, 0] + W.str("mine") + [0, 1, 1, 0] + W.str("theirs"))]))
+                == W.message([concurrent]).encoded())
+        try valid("changes-sparse-concurrent-slots", "changes", W.message([concurrent]).encoded())
         var extended = W.record("item-9")
         extended.extensions = [Record.Extension(tag: 1, bytes: [0xCA, 0xFE])]
         try valid("changes-sparse-extensions", "changes", W.message([extended]).encoded())
@@ -237,7 +248,10 @@ extension MessageVectorTests {
                W.payload(W.section(types: ["Note", "Note"], items: [W.item("item-1200"), W.item("300", shared: 6, type: 1)])))
         reject("changes-sparse-unused-field-name", "invalid_value", W.payload(W.section(names: ["text", "title"], items: [W.item("item-1200")])))
         reject("changes-sparse-item-count-over-limit", "limit_exceeded", W.payload(W.section(count: 65_537, items: [W.item("item-1200")])))
-        reject("changes-sparse-items-truncated", "truncated", W.payload(W.section(count: 5, items: [W.item("item-1200")])))
+        // Ten items cannot fit in the bytes left (one item): `truncated` at the byte after the count.
+        let oneItem = W.item("item-1200")
+        let tooFew = W.payload(W.section(count: 10, items: [oneItem]))
+        reject("changes-sparse-items-truncated", "truncated", tooFew, at: tooFew.count - oneItem.count)
 
         // Items.
         reject("changes-sparse-type-index-outside-table", "invalid_value", W.payload(W.section(items: [W.item("item-1200", type: 1)])))
@@ -284,8 +298,20 @@ extension MessageVectorTests {
         reject("changes-sparse-field-count-over-limit", "limit_exceeded",
                W.payload(W.section(items: [W.item("item-1200", fields: W.varint(1025))])))
         reject("changes-sparse-fields-truncated", "truncated", W.payload(W.section(items: [W.item("item-1200", fields: W.varint(40))])))
-        reject("changes-sparse-duplicate-field-name", "duplicate",
-               W.payload(W.section(items: [W.item("item-1200", fields: [2, 0, 1] + W.str("v") + [0, 1] + W.str("w"))])))
+        // A repeated name index is a concurrent slot (wire-format §6.3), checked at the index once
+        // the slot's tag and stamp are read: without the stamps flag both slots have the default
+        // stamp, so they are equal.
+        let repeatedDefault = [0, 1] + W.str("w")
+        let duplicateName = W.payload(W.section(items: [W.item("item-1200", fields: [2, 0, 1] + W.str("v") + repeatedDefault)]))
+        reject("changes-sparse-duplicate-field-name", "duplicate", duplicateName, at: duplicateName.count - repeatedDefault.count)
+        // With stamps (entries A at t1, B at tOld): B's slot, then A's later one.
+        let laterSecond = [0, 1, 0, 0] + W.str("w")
+        let earlierFirst = W.payload(W.section(nodes: [W.a, W.b], items: [W.item("item-1200", flags: 6, entries: W.twoEntries, heads: W.twoHeads,
+                                                                                  fields: [2, 0, 1, 1, 0] + W.str("v") + laterSecond)]))
+        reject("changes-sparse-concurrent-slots-earlier-first", "unsorted", earlierFirst, at: earlierFirst.count - laterSecond.count)
+        let equalStamps = W.payload(W.section(nodes: [W.a, W.b], items: [W.item("item-1200", flags: 6, entries: W.twoEntries, heads: W.twoHeads,
+                                                                                 fields: [2, 0, 1, 0, 0] + W.str("v") + laterSecond)]))
+        reject("changes-sparse-concurrent-slots-equal-stamps", "duplicate", equalStamps, at: equalStamps.count - laterSecond.count)
         reject("changes-sparse-field-name-outside-table", "invalid_value",
                W.payload(W.section(items: [W.item("item-1200", fields: [1, 1, 1] + W.str("v"))])))
         reject("changes-sparse-field-tag-stamp-bit", "unknown_required_tag",

@@ -381,9 +381,11 @@ extension MessageVectorTests {
         }
         func str(_ s: String) -> [UInt8] { varint(UInt64(s.utf8.count)) + Array(s.utf8) }
         let d = varint(WireSize.zigzag(Int64(bitPattern: t1.rawValue &- t0.rawValue)))
-        /// flags, shared, suffix, type 0, one entry (node 0, d), fields (name 0, string tag 1, "v").
+        let zeroDigest = [UInt8](repeating: 0, count: 8)
+        /// flags, shared, suffix, type 0, one entry (node 0, d), a zero digest, fields (name 0,
+        /// string tag 1, "v").
         func rawItem(flags: UInt8 = 0, shared: UInt64 = 0, suffix: String, fields: [UInt8]? = nil) -> [UInt8] {
-            [flags] + varint(shared) + str(suffix) + [0] + [1, 0] + d + (fields ?? ([1, 0, 1] + str("v")))
+            [flags] + varint(shared) + str(suffix) + [0] + [1, 0] + d + zeroDigest + (fields ?? ([1, 0, 1] + str("v")))
         }
         func raw(nodes: [NodeID] = [a], types: [String] = ["Note"], names: [String] = ["text"], items: [[UInt8]]) -> [UInt8] {
             var out = ChangesMessage(zone: zone, incarnation: inc, batch: 3, isCaughtUp: false, token: token, records: []).encoded()
@@ -401,13 +403,16 @@ extension MessageVectorTests {
         #expect(raw(items: [rawItem(suffix: "item-1200")]) == message([SparseRecord(
             id: Record.ID(name: "item-1200", zone: zone), recordType: "Note", entries: VersionVector([(a, t1)]),
             heads: [Record.Head(node: a, isDeletion: false)], fields: [Record.Field(name: "text", value: .string("v"), stamp: Dot(node: a, hlc: t1))])]))
-        invalid("changes-sparse-reserved-item-flag", "changes", raw(items: [rawItem(flags: 0x20, suffix: "item-1200")]))
-        invalid("changes-sparse-default-heads-flagged", "changes", raw(items: [rawItem(flags: 0x02, suffix: "item-1200").prefix(1 + 1 + 10 + 1 + 2 + d.count) + [1, 0, 1] + [1, 0, 1] + str("v")]))
+        // Bit 4, the lowest reserved bit of an item's flags.
+        invalid("changes-sparse-reserved-item-flag", "changes", raw(items: [rawItem(flags: 0x10, suffix: "item-1200")]))
+        // Heads (one: entry 0, a save) go between the entries and the digest.
+        invalid("changes-sparse-default-heads-flagged", "changes",
+                raw(items: [rawItem(flags: 0x02, suffix: "item-1200").prefix(1 + 1 + 10 + 1 + 2 + d.count) + [1, 0, 1] + zeroDigest + [1, 0, 1] + str("v")]))
         invalid("changes-sparse-prefix-beyond-previous", "changes", raw(items: [rawItem(shared: 3, suffix: "item-1200")]))
         invalid("changes-sparse-prefix-not-maximal", "changes", raw(items: [rawItem(suffix: "item-1200"), rawItem(shared: 5, suffix: "1300")]))
         invalid("changes-sparse-unused-type", "changes", raw(types: ["Note", "Task"], items: [rawItem(suffix: "item-1200")]))
         invalid("changes-sparse-unsorted-field-table", "changes", raw(names: ["text", "such"], items: [rawItem(suffix: "item-1200")]))
-        invalid("changes-sparse-node-index-outside-table", "changes", raw(items: [[0] + varint(0) + str("item-1200") + [0] + [1, 1] + d + [0]]))
+        invalid("changes-sparse-node-index-outside-table", "changes", raw(items: [[0] + varint(0) + str("item-1200") + [0] + [1, 1] + d + zeroDigest + [0]]))
         invalid("changes-sparse-empty-section", "changes", raw(items: []))
     }
 }

@@ -236,6 +236,34 @@ enum SpecVectorCases {
                 .init(name: "title", value: .string("edited locally"), stamp: nil),
                 .init(name: "zeta", value: .bool(false), stamp: ca),
             ]))
+        // Concurrent slots (wire-format §6.3): a merge kept side by side the writes of a field
+        // that neither writer had seen; they repeat the name, each stamped, the later stamp first.
+        let sa = F.dot(F.a, 3_000), sb = F.dot(F.b, 5_000)
+        let twoHeads: [Record.Head] = [.init(node: F.a, isDeletion: false), .init(node: F.b, isDeletion: false)]
+        b.record("concurrent slots: two values of one field", saved(
+            creation: ca, vector: [(F.a, sa.hlc), (F.b, sb.hlc)], heads: twoHeads,
+            fields: [
+                .init(name: "body", value: .string("draft"), stamp: ca),
+                .init(name: "title", value: .string("Plan B"), stamp: sb),
+                .init(name: "title", value: .string("Plan A"), stamp: sa),
+                .init(name: "version", value: .int64(1), stamp: ca),
+            ]))
+        b.record("concurrent slots: a removed-field marker and a value", saved(
+            creation: ca, vector: [(F.a, sa.hlc), (F.b, sb.hlc)], heads: twoHeads,
+            fields: [
+                .init(name: "color", value: nil, stamp: sb),
+                .init(name: "color", value: .string("red"), stamp: sa),
+                .init(name: "title", value: .string("Plan"), stamp: ca),
+            ]))
+        // At one timestamp the dot order falls to the node ID: C's slot before A's.
+        let ta = F.dot(F.a, 2_000), tc = F.dot(F.c, 2_000)
+        b.record("concurrent slots at one timestamp, the larger node first", saved(
+            creation: ca, vector: [(F.a, ta.hlc), (F.c, tc.hlc)],
+            heads: [.init(node: F.a, isDeletion: false), .init(node: F.c, isDeletion: false)],
+            fields: [
+                .init(name: "title", value: .string("from C"), stamp: tc),
+                .init(name: "title", value: .string("from A"), stamp: ta),
+            ]))
         b.record("parent in the same zone", saved(
             parent: Reference(recordID: Record.ID(name: "folder-1", zone: z)),
             creation: ca, vector: [(F.a, ca.hlc)], heads: [.init(node: F.a, isDeletion: false)], fields: []))
@@ -304,6 +332,11 @@ enum SpecVectorCases {
         ]))
         b.delta("two writers: concurrent heads and stamps of each", RecordDelta(baseTag: 9, system: sys2, operations: [
             .set(.init(name: "body", value: .string("b"), stamp: d2)),
+            .set(.init(name: "title", value: .string("a"), stamp: d1)),
+        ]))
+        // A set per concurrent slot (wire-format §7.3): the field's slots, the later stamp first.
+        b.delta("concurrent slots: two sets of one field", RecordDelta(baseTag: 10, system: sys2, operations: [
+            .set(.init(name: "title", value: .string("b"), stamp: d2)),
             .set(.init(name: "title", value: .string("a"), stamp: d1)),
         ]))
         b.delta("list splices: insert, replace, delete", RecordDelta(baseTag: 11, system: sys1, operations: [

@@ -77,7 +77,7 @@ extension SpecVectorCases {
     static func invalidRecords(_ b: inout VectorBuilder) {
         typealias R = Raw
         let a = SpecFixtures.a, bb = SpecFixtures.b
-        let h0 = SpecFixtures.hlc(0).rawValue
+        let h0 = SpecFixtures.hlc(0).rawValue, h1 = SpecFixtures.hlc(1_000).rawValue
         let stampedInt = { (name: String) in R.field(name, 0x82, [0x00, 0x00, 0x02]) }
         let valid = R.record(fields: [stampedInt("a")])
         // truncated
@@ -106,8 +106,26 @@ extension SpecVectorCases {
         b.invalid("record: fields out of order", "record", R.unsaved(fields: [R.field("b", 0x04, [0]), R.field("a", 0x04, [0])]), .unsorted)
         b.invalid("record: lowercase before uppercase (byte order)", "record", R.unsaved(fields: [R.field("a", 0x04, [0]), R.field("A", 0x04, [0])]), .unsorted)
         b.invalid("record: longer name before its prefix", "record", R.unsaved(fields: [R.field("ab", 0x04, [0]), R.field("a", 0x04, [0])]), .unsorted)
-        b.invalid("record: field twice", "record", R.unsaved(fields: [R.field("a", 0x04, [0]), R.field("a", 0x04, [1])]), .duplicate)
-        b.invalid("record: removed-field marker repeats a field", "record", R.unsaved(fields: [R.field("a", 0x00), R.field("a", 0x04, [1])]), .duplicate)
+        b.invalid("record: field twice", "record", R.unsaved(fields: [R.field("a", 0x04, [0]), R.field("a", 0x04, [1])]), .duplicate, at: 18)
+        b.invalid("record: removed-field marker repeats a field", "record", R.unsaved(fields: [R.field("a", 0x00), R.field("a", 0x04, [1])]), .duplicate, at: 17)
+        // Concurrent slots (§6.3): a repeated name is checked, at the name, once its tag and stamp
+        // are read. Writers A (entry 0, h0) and B (entry 1, h1 > h0); int64 slots.
+        let twoWriters: [UInt8] = [0x02] + R.entry(a, h0, 1) + R.entry(bb, h1, 1)
+        let byA = R.field("a", 0x82, [0x00, 0x00, 0x02]), byB = R.field("a", 0x82, [0x01, 0x00, 0x04])
+        func concurrent(_ first: [UInt8], _ second: [UInt8]) -> (bytes: [UInt8], at: Int) {
+            let bytes = R.record(vector: twoWriters, fields: [first, second])
+            return (bytes, bytes.count - second.count)
+        }
+        var c = concurrent(byA, byB)
+        b.invalid("record: concurrent slots, the earlier stamp first", "record", c.bytes, .unsorted, at: c.at)
+        c = concurrent(byB, byB)
+        b.invalid("record: concurrent slots with equal stamps", "record", c.bytes, .duplicate, at: c.at)
+        c = concurrent(byB, R.field("a", 0x02, [0x02]))
+        b.invalid("record: concurrent slot without a stamp", "record", c.bytes, .duplicate, at: c.at)
+        c = concurrent(byB, R.field("a", 0x82, [0x02, 0x00, 0x02]))
+        b.invalid("record: repeated name whose stamp names node index 2 of 2 (stamp checked first)", "record", c.bytes, .invalidValue, at: c.at + 3)
+        c = concurrent(byB, R.field("a", 0x0A))
+        b.invalid("record: repeated name with an undefined tag (repeat checked before the value)", "record", c.bytes, .duplicate, at: c.at)
         b.invalid("record: vector nodes out of order", "record", R.record(vector: [0x02] + R.entry(bb, h0, 1) + R.entry(a, h0, 0)), .unsorted)
         b.invalid("record: vector node twice", "record", R.record(vector: [0x02] + R.entry(a, h0, 1) + R.entry(a, h0 + 1, 0)), .duplicate)
         b.invalid("record: extension tags out of order", "record", R.unsaved(flags: 0x02, extensions: [0x02, 0x03, 0x00, 0x01, 0x00]), .unsorted)
@@ -172,7 +190,23 @@ extension SpecVectorCases {
         b.invalid("delta: a byte after the delta", "delta", R.delta() + [0x00], .trailingBytes, at: 6)
         // unsorted / duplicate
         b.invalid("delta: operations out of order", "delta", R.delta(ops: [set("b"), set("a")]), .unsorted)
-        b.invalid("delta: two operations on one field", "delta", R.delta(ops: [set("a"), R.field("a", 0x3D)]), .duplicate)
+        b.invalid("delta: two operations on one field", "delta", R.delta(ops: [set("a"), R.field("a", 0x3D)]), .duplicate, at: 10)
+        // Concurrent slots (§7.3): only stamped sets repeat a name, the later stamp first. System
+        // fields of writers A (entry 0, h0) and B (entry 1, h1 > h0).
+        let h0 = SpecFixtures.hlc(0).rawValue, h1 = SpecFixtures.hlc(1_000).rawValue
+        let twoWriters = R.str("Note") + [0, 0x02] + R.entry(SpecFixtures.a, h0, 1) + R.entry(SpecFixtures.b, h1, 1) + [0, 0] + [0]
+        let setByA = R.field("t", 0x84, [0x00, 0x00, 0x01]), setByB = R.field("t", 0x84, [0x01, 0x00, 0x00])
+        func concurrent(_ first: [UInt8], _ second: [UInt8]) -> (bytes: [UInt8], at: Int) {
+            let bytes = R.delta(flags: 1, system: twoWriters, ops: [first, second])
+            return (bytes, bytes.count - second.count)
+        }
+        var c = concurrent(setByA, setByB)
+        b.invalid("delta: two stamped sets on one field, the earlier first", "delta", c.bytes, .unsorted, at: c.at)
+        c = concurrent(setByB, setByB)
+        b.invalid("delta: two sets on one field with equal stamps", "delta", c.bytes, .duplicate, at: c.at)
+        // A string list set by B, then a splice of it by A: the later first, but a splice.
+        c = concurrent(R.field("t", 0xC1, [0x01, 0x00, 0x01] + R.str("x")), R.str("t") + [0xBE, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01] + R.str("y"))
+        b.invalid("delta: a set then a splice on one field", "delta", c.bytes, .duplicate, at: c.at)
         b.invalid("delta: splices touch (one edit written as two)", "delta", R.delta(ops: [R.str("t") + [0x3E, 0x02, 0x02, 0x00, 0x01, 0x00, 0x01, 0x01, 0x00]]), .unsorted)
         b.invalid("delta: splices out of order", "delta", R.delta(ops: [R.str("t") + [0x3E, 0x02, 0x02, 0x05, 0x00, 0x01, 0x01, 0x02, 0x01, 0x00]]), .unsorted)
         b.invalid("delta: patches overlap", "delta", R.delta(ops: [R.str("b") + [0x3F, 0x05, 0x02, 0x00, 0x04, 0x00, 0x02, 0x01, 0x00]]), .unsorted)

@@ -287,8 +287,8 @@ enum VectorJSON {
 
     static func sparse(_ s: SparseRecord) -> [String: Any] {
         ["recordType": s.recordType, "id": recordID(s.id), "parent": s.parent.map(reference) ?? NSNull(),
-         "entries": vector(s.entries), "heads": heads(s.heads), "fields": s.fields.map(field), "extensions": extensions(s.extensions)]
-            .merging(s.floors.isEmpty ? [:] : ["floors": vector(s.floors)]) { a, _ in a }
+         "entries": vector(s.entries), "heads": heads(s.heads), "fields": s.fields.map(field), "extensions": extensions(s.extensions),
+         "digest": Hex.string(withUnsafeBytes(of: s.digest.littleEndian) { Array($0) })]
     }
 
     static func sparse(_ any: Any?) throws -> SparseRecord {
@@ -298,7 +298,14 @@ enum VectorJSON {
                             entries: try vector(o["entries"], "entries"), heads: try heads(o["heads"], "heads"),
                             fields: try array(o["fields"], "fields").enumerated().map { i, f in try field(f, "fields[\(i)]") },
                             extensions: try extensions(o["extensions"], "extensions"),
-                            floors: try optional(o["floors"]).map { try vector($0, "floors") } ?? VersionVector())
+                            digest: try digest(o["digest"]))
+    }
+
+    /// A sparse record's digest: 8 bytes, little-endian, in hex.
+    static func digest(_ any: Any?) throws -> UInt64 {
+        let bytes = try bytes(any, "digest")
+        guard bytes.count == 8 else { throw VectorJSONError("digest is \(bytes.count) bytes; it is 8") }
+        return bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     static func system(_ s: RecordDelta.SystemFields?) -> Any {

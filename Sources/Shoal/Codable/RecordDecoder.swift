@@ -32,7 +32,8 @@ public struct RecordDecoder: Sendable {
     ///   matching ``RecordCodingError``.
     public func decode<T: Decodable>(_ type: T.Type, from record: Record) throws -> T {
         var entries = [String: CodableNode]()
-        for f in record.fields {
+        // A field's value is the first of its slots (concurrent slots after a merge).
+        for f in record.withoutConcurrentSlots.fields {
             switch f.value {
             case .list(let l)?: entries[f.name] = .list(l)
             case let v?: entries[f.name] = .scalar(v)

@@ -58,7 +58,9 @@ extension Store {
     ///
     /// A token issued by this store resumes exactly by change sequence. Any other token (issued by
     /// a peer, or by a copy of this store) is answered from its version vector: every record whose
-    /// version vector it does not dominate — found through the per-origin clock index, not a scan.
+    /// version vector it does not dominate — found through the per-origin clock index, not a scan —
+    /// and every live merge of concurrent writes (two or more heads), which replication may have
+    /// to send whatever the holder's vector (Spec/replication.md §3.5.3 rule 6).
     /// The token of the last page carries the zone's version vector as of the last change included;
     /// mid-feed tokens keep the vector the fetch started from, so a token never claims changes its
     /// holder has not received.
@@ -111,6 +113,16 @@ extension Store {
         return EncodedZoneChanges(count: batch.count, bytes: batch.packedBytes, ends: batch.rowEnds,
                                   token: feedToken(start.zone, start: start.vector, more: more, lastSeq: lastSeq, compact: compactToken),
                                   moreComing: more)
+    }
+
+    /// Whether `zone` holds a live merge of concurrent writes (two or more heads), which a server
+    /// may have to send whatever the subscriber's knowledge (Spec/replication.md §3.5.3 rule 6).
+    package func holdsMerges(in zone: RecordZone.ID) throws(ShoalError) -> Bool {
+        let z = try liveZone(zone)
+        let s = try db.statement("SELECT 1 FROM merged_heads WHERE zone = ? LIMIT 1")
+        defer { s.reset() }
+        s.bind(1, z.row)
+        return try s.step()
     }
 
     /// The end of `zone`'s feed: the zone's version vector (which dominates every stored version's,
@@ -222,7 +234,8 @@ extension Store {
                                  cursor: .init(source: incarnation, sequence: z.seq)))
     }
 
-    /// The first `limit` records of `z` whose vectors `v` does not dominate, by change sequence,
+    /// The first `limit` records of `z` whose vectors `v` does not dominate or that are live
+    /// merges with two or more heads (`merged_heads`), by change sequence,
     /// within `maxBytes` as ``scanFeed`` bounds a page (per origin of the zone, the clock rows
     /// with `hlc > v[origin]`), and whether more follow. Only the page's records are read and
     /// decoded; for the rest, their names and sequences.
@@ -234,6 +247,11 @@ extension Store {
             s.bind(1, z.row).bind(2, Bytes.nodeID(e.node)).bind(3, Bytes.hlcKey(v[e.node]))
             while try s.step() { names.insert(s.text(0)) }
         }
+        // Merges the vector may cover, which a server may still have to send (rule 6).
+        let merged = try db.statement("SELECT name FROM merged_heads WHERE zone = ?")
+        merged.bind(1, z.row)
+        while try merged.step() { names.insert(merged.text(0)) }
+        merged.reset()
         var order = [(seq: UInt64, name: String)]()
         order.reserveCapacity(names.count)
         let seqOf = try db.statement("SELECT seq FROM records WHERE zone = ? AND name = ?")

@@ -99,7 +99,10 @@ extension Store {
         guard chosen.id == merged.id else {
             return .failure(.invalidArguments("the conflict resolver of zone \(merged.id.zone) returned record \(chosen.id) for a conflict of \(merged.id); return a record with the conflict's ID"))
         }
-        guard let fields = Self.resolvedFields(merged.fields, chosen.fields) else { return .success(merged) }
+        // The new version keeps one slot per field: a field's value is the first of its slots.
+        guard let fields = Self.resolvedFields(merged.withoutConcurrentSlots.fields, chosen.withoutConcurrentSlots.fields) else {
+            return .success(merged)
+        }
         let dot = tick()
         var vv = merged.versionVector
         vv.advance(dot.node, to: dot.hlc)
@@ -116,6 +119,7 @@ extension Store {
 
     /// `base`'s slots where `chosen` holds the same value (absent counts as removed), and new,
     /// unstamped slots for the rest (removals as markers); nil when every value is the same.
+    /// Both hold one slot per field.
     nonisolated static func resolvedFields(_ base: [Record.Field], _ chosen: [Record.Field]) -> [Record.Field]? {
         var out = [Record.Field]()
         out.reserveCapacity(max(base.count, chosen.count))
@@ -176,7 +180,7 @@ extension Store {
             throw .invalidArguments("the conflict resolver of zone \(zone) returned record \(chosen.id) for a conflict of \(client.id); return a record with the conflict's ID")
         }
         var out = server
-        out.fields = Self.resolvedFields(server.fields, chosen.fields) ?? server.fields
+        out.fields = Self.resolvedFields(server.withoutConcurrentSlots.fields, chosen.withoutConcurrentSlots.fields) ?? server.fields
         return (out, conflict)
     }
 }

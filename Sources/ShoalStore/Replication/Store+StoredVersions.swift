@@ -15,6 +15,18 @@ extension Store {
         }
         return out
     }
+
+    /// The version each record held before its stored one (the `previous` column), for the IDs
+    /// that have one. A sparse record that cannot be rebuilt on the stored version, because this
+    /// node wrote the record since, may be rebuilt on the one before (Spec/replication.md §3.5.1).
+    package func previousVersions(of ids: [Record.ID]) throws(ShoalError) -> [Record.ID: Record] {
+        var out = [Record.ID: Record]()
+        for id in ids {
+            let z = try liveZone(id.zone)
+            if let p = try loadPrevious(z, id.name) { out[id] = p }
+        }
+        return out
+    }
 }
 
 extension Store {

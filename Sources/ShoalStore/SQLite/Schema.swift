@@ -2,7 +2,7 @@
 
 import ShoalWire
 
-/// The SQL schema (version 5). Every table is `WITHOUT ROWID` keyed by what is looked up.
+/// The SQL schema (version 6). Every table is `WITHOUT ROWID` keyed by what is looked up.
 ///
 /// - `meta(key, value)`: node ID, store and database incarnations, last HLC, database sequence,
 ///   and `zone_purge_seq`, the database sequence of the newest zone deletion purged.
@@ -18,6 +18,11 @@ import ShoalWire
 /// - `record_clock(zone, origin, hlc, name)`: one row per version-vector entry of every record, so
 ///   "what changed since vector V" is a range scan per origin (`hlc > V[origin]`).
 /// - `refs(zone, target, source)`: live `deleteSelf` references, for cascading deletes.
+/// - `merged_heads(zone, name)`: live records with two or more heads — merges of concurrent
+///   writes no save has superseded yet. A server sends such a version whatever the subscriber's
+///   knowledge when a head is a deletion or lies at or below its purge horizon
+///   (Spec/replication.md §3.5.3 rule 6), so the read by knowledge, which finds versions by their
+///   entries in `record_clock`, reads these as well.
 /// - `index_decls(id, zone, type, field)`: declared secondary indexes; `id` (never reused) names
 ///   the index in its entries.
 /// - `field_postings(idx, kind, value, run, names)`: the entries, keyed by index ID and value:
@@ -37,7 +42,7 @@ import ShoalWire
 ///   tombstone was purged, so a peer that comes back with it live is told it was deleted.
 /// - `subscriptions(id, bytes)`: persisted subscriptions.
 enum Schema {
-    static let version: Int64 = 5
+    static let version: Int64 = 6
 
     static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int) throws(ShoalError) {
         try db.execute("PRAGMA journal_mode=WAL")
@@ -61,6 +66,7 @@ enum Schema {
         CREATE TABLE IF NOT EXISTS refs(
             zone INTEGER NOT NULL, target TEXT NOT NULL, source TEXT NOT NULL,
             PRIMARY KEY(zone, target, source)) WITHOUT ROWID;
+        \(mergedHeadsTable);
         \(indexTables);
         CREATE TABLE IF NOT EXISTS peer_acks(
             zone INTEGER NOT NULL, peer BLOB NOT NULL, vector BLOB NOT NULL,
@@ -69,6 +75,12 @@ enum Schema {
         CREATE TABLE IF NOT EXISTS subscriptions(id TEXT PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
         """)
     }
+
+    /// Live records with two or more heads (version 6).
+    static let mergedHeadsTable = """
+        CREATE TABLE IF NOT EXISTS merged_heads(
+            zone INTEGER NOT NULL, name TEXT NOT NULL, PRIMARY KEY(zone, name)) WITHOUT ROWID
+        """
 
     /// What zone tombstone purges keep: each peer's last announcement of each zone held, and the
     /// incarnations purged (version 5).
@@ -130,6 +142,7 @@ enum Schema {
     /// Version 4 → 5: `zone_peers` and `purged_zones` are added; every peer that acknowledged a
     /// live zone counts as having announced it live (version 4 recorded no announcements), so its
     /// deletion waits for them as for the peers that announce it from now on.
+    /// Version 5 → 6: `merged_heads` is added and filled from the live records' heads.
     static func migrate(_ db: SQLiteDatabase) throws(ShoalError) {
         let s = try db.statement("SELECT value FROM meta WHERE key = 'schema'")
         let found: Int64? = try s.step() ? s.int64(0) : nil
@@ -211,6 +224,22 @@ enum Schema {
                     SELECT a.zone, a.peer, z.incarnation, 0 FROM peer_acks a JOIN zones z ON z.id = a.zone WHERE z.deleted = 0;
                 UPDATE meta SET value = 5 WHERE key = 'schema';
                 """)
+            }
+            stored = 5
+        }
+        if stored == 5 {
+            try db.transaction { () throws(ShoalError) in
+                try db.execute(mergedHeadsTable)
+                let read = try db.statement("SELECT zone, name, bytes FROM records WHERE deleted = 0")
+                let add = try db.statement("INSERT OR IGNORE INTO merged_heads(zone, name) VALUES(?, ?)")
+                while try read.step() {
+                    let heads = read.withBlob(2) { raw in (try? Record.headedVector(ofEncoded: raw))?.heads.count ?? 0 }
+                    guard heads >= 2 else { continue }
+                    try add.bind(1, read.int64(0)).bind(2, read.text(1)).run()
+                    add.reset()
+                }
+                read.reset()
+                try db.execute("UPDATE meta SET value = 6 WHERE key = 'schema'")
             }
         }
     }

@@ -120,7 +120,7 @@ extension Record {
         let creation: Dot? = vvCount > 0 ? try r.readStamp(vv, "creation stamp") : nil
         let parent: Reference? = flags & Flags.parent != 0 ? try Reference.decodePayload(from: &r, zone: zone) : nil
 
-        // Fields, strictly increasing by name.
+        // Fields, increasing by name; a repeated name is a concurrent slot (stamped, earlier).
         let fieldCount = try r.readCount(max: r.limits.maxFieldCount, "field count", limitName: "maxFieldCount")
         try r.require(fieldCount, each: 3, "\(fieldCount) fields")
         var fields = [Field]()
@@ -133,13 +133,14 @@ extension Record {
             guard Identifier.isValid(raw) else {
                 throw WireError(.invalidName, at: at, "field name \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
             }
+            var repeated = false
             if i > 0 {
                 let c = UTF8Order.compare(previousName, raw)
-                if c == 0 { throw WireError(.duplicate, at: at, "field \(String(decoding: raw, as: UTF8.self)) appears twice") }
                 if c > 0 { throw WireError(.unsorted, at: at, "fields must be sorted by name; \(String(decoding: raw, as: UTF8.self)) follows \(String(decoding: previousName, as: UTF8.self))") }
+                repeated = c == 0
             }
             previousName = raw
-            let fieldName = String(decoding: raw, as: UTF8.self)
+            let fieldName = repeated ? fields[fields.count &- 1].name : String(decoding: raw, as: UTF8.self)
             let tagAt = r.offset
             let tag = try r.readByte("field type tag")
             var stamp: Dot? = nil
@@ -149,6 +150,7 @@ extension Record {
                 }
                 stamp = try r.readStamp(vv, "stamp of field \(fieldName)")
             }
+            if repeated { try Record.checkConcurrentSlot(fieldName, previous: fields[fields.count &- 1].stamp, stamp: stamp, at: at) }
             let valueTag = tag & ~Record.stampedBit
             let value: FieldValue? = valueTag == 0 ? nil : try FieldValue.decodePayload(tag: valueTag, at: tagAt, from: &r, zone: zone)
             fields.append(Field(name: fieldName, value: value, stamp: stamp))

@@ -3,7 +3,7 @@
 extension Record {
     /// This record as first saved at `dot` by a store that holds no record of its ID: the fields
     /// that have values, each stamped with `dot` (removal markers are dropped: there is nothing
-    /// to remove), `dot` as its creation, `vector` (which must cover `dot`) as its version vector
+    /// to remove; of a field's concurrent slots only the first, its value, is kept), `dot` as its creation, `vector` (which must cover `dot`) as its version vector
     /// and `heads` as its heads; the type, ID, parent and extensions are this record's.
     ///
     /// Also returns the size of the version's encoding, worked out from `size` — the size of
@@ -13,7 +13,14 @@ extension Record {
         var fields = [Field]()
         fields.reserveCapacity(slots.count)
         var delta = 0
+        // Concurrent slots are stamped, so a record without a vector (what apps save) has none.
+        let mayRepeat = !versionVector.isEmpty
         for i in slots.indices {
+            if mayRepeat && i > 0 && UTF8Order.equal(slots[i &- 1].name, slots[i].name) {
+                // A concurrent slot after the field's first: a save keeps only the first.
+                delta &-= slotSize(slots[i])
+                continue
+            }
             let old = slots[i].stamp == nil ? 0 : stampSize(slots[i].stamp)
             if let v = slots[i].value {
                 fields.append(Field(name: slots[i].name, value: v, stamp: dot))

@@ -34,9 +34,10 @@ extension Record {
             }
             if i > 0 {
                 let c = UTF8Order.compare(slots[i - 1].name, name)
-                if c >= 0 {
-                    throw WireError(c == 0 ? .duplicate : .unsorted, at: 0, "fields must be sorted by name, one slot per name; \(name) follows \(slots[i - 1].name)")
+                if c > 0 {
+                    throw WireError(.unsorted, at: 0, "fields must be sorted by name; \(name) follows \(slots[i - 1].name)")
                 }
+                if c == 0 { try Self.checkConcurrentSlot(name, previous: slots[i - 1].stamp, stamp: slots[i].stamp, at: 0) }
             }
             if let s = slots[i].stamp, !isFaithful(s) {
                 throw WireError(.invalidValue, at: 0, "field \(name) has stamp \(s) not covered by the version vector (or at timestamp zero)")
@@ -51,6 +52,22 @@ extension Record {
             throw WireError(.limitExceeded, at: 0, "record \(id) encodes to \(size) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets")
         }
         return size
+    }
+
+    /// Checks that a slot may follow one of the same name (Spec/wire-format.md §6.3): both are
+    /// stamped — concurrent slots a merge kept — and its stamp is the earlier.
+    /// - Throws: ``WireError`` `.duplicate` for an unstamped slot or an equal stamp, `.unsorted`
+    ///   for a later one, at `at`.
+    package static func checkConcurrentSlot(_ name: String, previous: Dot?, stamp: Dot?, at: Int) throws(WireError) {
+        guard let previous, let stamp else {
+            throw WireError(.duplicate, at: at, "field \(name) appears twice; only concurrent slots of a merge, each stamped, may repeat a name")
+        }
+        if previous == stamp {
+            throw WireError(.duplicate, at: at, "field \(name) has two slots stamped \(stamp); concurrent slots have different stamps")
+        }
+        if previous < stamp {
+            throw WireError(.unsorted, at: at, "concurrent slots of field \(name) must be ordered by stamp, the later first; \(stamp) follows \(previous)")
+        }
     }
 
     /// Whether `dot` can be written as a stamp against the record's vector and read back unchanged.

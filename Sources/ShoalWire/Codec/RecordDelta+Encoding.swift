@@ -169,11 +169,13 @@ extension RecordDelta {
         for i in 0..<count {
             let at = r.offset
             let name = try r.readIdentifier("field name", max: r.limits.maxFieldNameBytes, limitName: "maxFieldNameBytes")
+            var repeated = false
             if i > 0 {
                 let c = UTF8Order.compare(previous, name)
-                if c >= 0 {
-                    throw WireError(c == 0 ? .duplicate : .unsorted, at: at, "delta operations must be sorted by field name, one per field; \(name) follows \(previous)")
+                if c > 0 {
+                    throw WireError(.unsorted, at: at, "delta operations must be sorted by field name; \(name) follows \(previous)")
                 }
+                repeated = c == 0
             }
             previous = name
             let tagAt = r.offset
@@ -186,6 +188,13 @@ extension RecordDelta {
                     throw WireError(.invalidValue, at: tagAt, "operation on \(name) is stamped but the delta carries no version vector (or is a drop)")
                 }
                 stamp = try r.readStamp(vv, "stamp of \(name)")
+            }
+            if repeated {
+                // Only sets of concurrent slots repeat a name: stamped, the later first.
+                guard case .set(let last)? = ops.last, low != OpTag.drop, low != OpTag.splice, low != OpTag.patch else {
+                    throw WireError(.duplicate, at: at, "two operations on field \(name); only sets of concurrent slots, each stamped, may repeat a name")
+                }
+                try Record.checkConcurrentSlot(name, previous: last.stamp, stamp: stamp, at: at)
             }
             switch low {
             case OpTag.drop:

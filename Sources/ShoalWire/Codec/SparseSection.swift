@@ -9,16 +9,16 @@
 /// items. Every table entry is used by at least one item. An item is:
 ///
 /// ```
-/// flags (1 byte: bit 0 parent, bit 1 heads follow, bit 2 stamps follow, bit 3 extensions,
-///        bit 4 floors follow)
+/// flags (1 byte: bit 0 parent, bit 1 heads follow, bit 2 stamps follow, bit 3 extensions;
+///        bits 4-7 reserved)
 /// name: shared prefix with the previous item's name (varint, maximal), suffix (length-prefixed)
 /// record type (table index) | [parent payload]
 /// entries: count ≥ 1, then per entry: node (table index, strictly increasing),
 ///          zigzag(timestamp − base[node])
 /// [heads: count ≥ 1, then per head: entry index (strictly increasing), state (1 save, 2 delete)]
-/// [floors: count ≥ 1, then per floor: entry index (strictly increasing; the entry is above the
-///          base), distance below that entry (the floor is non-zero and at or below base[node])]
-/// fields: count, then per field: name (table index, strictly increasing), value tag (0 = removed),
+/// digest of the omitted parts (fixed64, ``SparseRecord/OmittedDigest``)
+/// fields: count, then per field: name (table index, increasing; a repeat is a concurrent slot,
+///         its stamp earlier than the previous slot's), value tag (0 = removed),
 ///         [stamp: entry index, offset below that entry], value payload
 /// [extensions, as in a record]
 /// ```
@@ -31,8 +31,7 @@ package enum SparseSection {
         static let heads: UInt8 = 2
         static let stamps: UInt8 = 4
         static let extensions: UInt8 = 8
-        static let floors: UInt8 = 16
-        static let known: UInt8 = 31
+        static let known: UInt8 = 15
     }
 
     /// The tables an encoding uses, built once for both passes.
@@ -78,7 +77,6 @@ package enum SparseSection {
         if !defaultHeads(s) { f |= Flags.heads }
         if !defaultStamps(s) { f |= Flags.stamps }
         if !s.extensions.isEmpty { f |= Flags.extensions }
-        if !s.floors.isEmpty { f |= Flags.floors }
         return f
     }
 
@@ -136,13 +134,7 @@ package enum SparseSection {
                 n &+= WireSize.varint(UInt64(s.heads.count))
                 for h in s.heads { n &+= WireSize.varint(UInt64(s.entries.index(of: h.node) ?? 0)) &+ 1 }
             }
-            if flags & Flags.floors != 0 {
-                n &+= WireSize.varint(UInt64(s.floors.count))
-                for f in s.floors.entries {
-                    let (i, back) = stampParts(Dot(node: f.node, hlc: f.hlc), in: s.entries)
-                    n &+= WireSize.varint(UInt64(i)) &+ WireSize.varint(back)
-                }
-            }
+            n &+= 8
             n &+= WireSize.varint(UInt64(s.fields.count))
             for f in s.fields {
                 n &+= WireSize.varint(UInt64(Tables.index(f.name, in: t.names))) &+ 1
@@ -193,14 +185,7 @@ package enum SparseSection {
                     w.writeByte(h.isDeletion ? 2 : 1)
                 }
             }
-            if flags & Flags.floors != 0 {
-                w.writeVarint(UInt64(s.floors.count))
-                for f in s.floors.entries {
-                    let (i, back) = stampParts(Dot(node: f.node, hlc: f.hlc), in: s.entries)
-                    w.writeVarint(UInt64(i))
-                    w.writeVarint(back)
-                }
-            }
+            w.writeFixed64(s.digest)
             w.writeVarint(UInt64(s.fields.count))
             for f in s.fields {
                 w.writeVarint(UInt64(Tables.index(f.name, in: t.names)))
@@ -347,7 +332,7 @@ package enum SparseSection {
                 }
                 heads = [Record.Head(node: entries[0].node, isDeletion: false)]
             }
-            let floors = flags & Flags.floors != 0 ? try readFloors(&r, entries: entries, base: base) : VersionVector()
+            let digest = try r.readFixed64("digest of the omitted parts")
 
             if flags & Flags.stamps == 0 && entryCount != 1 {
                 throw WireError(.invalidValue, at: flagsAt, "a sparse record with \(entryCount) entries must stamp its fields (flag bit 2)")
@@ -360,7 +345,9 @@ package enum SparseSection {
             var lastName = -1
             var allDefault = true
             for _ in 0..<fieldCount {
-                let ni = try readIndex(&r, after: &lastName, table: names.count, "field name index")
+                let nameAt = r.offset
+                let repeatedName = lastName
+                let ni = try readIndex(&r, after: &lastName, table: names.count, "field name index", allowingRepeat: true)
                 usedNames[ni] = true
                 let tagAt = r.offset
                 let tag = try r.readByte("field type tag")
@@ -370,6 +357,9 @@ package enum SparseSection {
                     if entryCount != 1 || stamp != Dot(node: entries[0].node, hlc: entries[0].hlc) { allDefault = false }
                 } else {
                     stamp = Dot(node: entries[0].node, hlc: entries[0].hlc)
+                }
+                if ni == repeatedName, let previous = fields.last {
+                    try Record.checkConcurrentSlot(names[ni], previous: previous.stamp, stamp: stamp, at: nameAt)
                 }
                 let value: FieldValue? = tag == 0 ? nil : try FieldValue.decodePayload(tag: tag, at: tagAt, from: &r, zone: zone)
                 fields.append(Record.Field(name: names[ni], value: value, stamp: stamp))
@@ -382,7 +372,7 @@ package enum SparseSection {
             }
             let extensions = flags & Flags.extensions != 0 ? try r.readExtensions("sparse record") : []
             items.append(SparseRecord(id: id, recordType: types[Int(typeIndex)], parent: parent, entries: vv, heads: heads,
-                                      fields: fields, extensions: extensions, floors: floors))
+                                      fields: fields, extensions: extensions, digest: digest))
         }
         if let i = usedNodes.firstIndex(of: false) {
             throw WireError(.invalidValue, at: nodesAt, "sparse node table entry \(i) (\(nodes[i])) is not used; canonical tables list only what the items use")
@@ -396,48 +386,16 @@ package enum SparseSection {
         return (base, items)
     }
 
-    /// Reads an item's floors: each on an entry above `base`, non-zero and at or below `base`.
-    static func readFloors(_ r: inout WireReader, entries: [VersionVector.Entry], base: VersionVector) throws(WireError) -> VersionVector {
-        let countAt = r.offset
-        // Bounded by the entry count, like the heads.
-        let count = try r.readVarint("floor count")
-        guard count > 0, count <= UInt64(entries.count) else {
-            throw WireError(.invalidValue, at: countAt, count == 0 ? "the floors flag is set but there are no floors"
-                            : "\(count) floors but \(entries.count) entries; every floor has its own entry")
-        }
-        var floors = [VersionVector.Entry]()
-        floors.reserveCapacity(Int(count))
-        var last = -1
-        for _ in 0..<Int(count) {
-            let at = r.offset
-            let i = try r.readVarint("floor entry index")
-            guard i < UInt64(entries.count), Int(i) > last else {
-                throw WireError(.invalidValue, at: at, "floor entry index \(i) is outside the \(entries.count) entries or not increasing")
-            }
-            last = Int(i)
-            let e = entries[Int(i)], b = base[e.node].rawValue
-            guard e.hlc.rawValue > b else {
-                throw WireError(.invalidValue, at: at, "a floor for \(e.node), whose entry is at or below the base; the entry itself bounds what the receiver must hold")
-            }
-            let dAt = r.offset
-            let back = try r.readVarint("floor distance")
-            // The floor lies in 1...base: the distance is at least entry − base and below the entry.
-            guard back >= e.hlc.rawValue &- b, back < e.hlc.rawValue else {
-                throw WireError(.invalidValue, at: dAt, "the floor for \(e.node) lies \(back) below its entry: outside 1…base (\(b))")
-            }
-            floors.append(VersionVector.Entry(node: e.node, hlc: HLC(rawValue: e.hlc.rawValue &- back)))
-        }
-        return VersionVector(sortedEntries: floors)
-    }
-
-    /// Reads a table index that must lie in the table and exceed `last` (then becomes `last`).
-    static func readIndex(_ r: inout WireReader, after last: inout Int, table count: Int, _ what: String) throws(WireError) -> Int {
+    /// Reads a table index that must lie in the table and exceed `last` (or, with
+    /// `allowingRepeat`, equal it: the caller checks the repeat), then becomes `last`.
+    static func readIndex(_ r: inout WireReader, after last: inout Int, table count: Int, _ what: String,
+                          allowingRepeat: Bool = false) throws(WireError) -> Int {
         let at = r.offset
         let i = try r.readVarint(what)
         guard i < UInt64(count) else {
             throw WireError(.invalidValue, at: at, "\(what) \(i) is outside the table of \(count)")
         }
-        guard Int(i) > last else {
+        guard Int(i) > last || allowingRepeat && Int(i) == last else {
             throw WireError(Int(i) == last ? .duplicate : .unsorted, at: at, "\(what)es must strictly increase; \(i) follows \(last)")
         }
         last = Int(i)

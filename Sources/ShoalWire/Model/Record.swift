@@ -100,6 +100,11 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
     public package(set) var heads: [Head]
     /// All field slots, sorted by name, including removed-field markers.
     ///
+    /// A name usually has one slot. A merge of concurrent versions keeps, side by side, every
+    /// slot of a name neither side has seen superseded (Spec/diff-and-merge.md §5): such
+    /// *concurrent slots* are adjacent, stamped, the later stamp first, and the first is the
+    /// field's value (``slots(for:)``). A save keeps only that first one.
+    ///
     /// Changing the array through this property starts a new ``FieldEdits`` lineage; the
     /// subscript's in-place edits only mark their slot.
     public package(set) var fields: [Field] {
@@ -130,7 +135,8 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Creates a record from all of its parts, system fields included, as a decoder or a replica
-    /// does. `fields` must be sorted by name bytes, one slot per name, and `heads` by node;
+    /// does. `fields` must be sorted by name bytes — concurrent slots of one name adjacent, stamped,
+    /// the later stamp first — and `heads` by node;
     /// ``encoded()`` writes what it is given, so a record built from inconsistent parts fails
     /// ``validate(limits:)`` (Spec/wire-format.md §3.5).
     public init(recordType: String, id: ID, parent: Reference?, creation: Dot?, versionVector: VersionVector,
@@ -148,26 +154,53 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
 
     // MARK: Fields
 
-    /// The position of the slot named `name`, or where it would be inserted.
+    /// The position of the first slot named `name`, or where it would be inserted.
     @inlinable package func slot(of name: String) -> (index: Int, found: Bool) {
-        var lo = 0, hi = fields.count
+        var lo = 0, hi = slots.count
         while lo < hi {
             let mid = (lo &+ hi) >> 1
-            let c = UTF8Order.compare(fields[mid].name, name)
-            if c == 0 { return (mid, true) }
-            if c < 0 { lo = mid &+ 1 } else { hi = mid }
+            if UTF8Order.compare(slots[mid].name, name) < 0 { lo = mid &+ 1 } else { hi = mid }
         }
-        return (lo, false)
+        return (lo, lo < slots.count && UTF8Order.equal(slots[lo].name, name))
+    }
+
+    /// The end of the run of slots named like the slot at `index` (its concurrent slots).
+    @inlinable package func slotRunEnd(from index: Int) -> Int {
+        var end = index &+ 1
+        while end < slots.count && UTF8Order.equal(slots[end].name, slots[index].name) { end &+= 1 }
+        return end
+    }
+
+    /// The slots of the field `key`: none, one, or — after a merge of concurrent writes that
+    /// neither side had seen — several, the later stamp first. The first is the field's value.
+    public func slots(for key: String) -> ArraySlice<Field> {
+        let s = slot(of: key)
+        return s.found ? slots[s.index..<slotRunEnd(from: s.index)] : slots[s.index..<s.index]
     }
 
     /// The value of the field `key`, or nil if it has none. Setting nil removes the field.
+    ///
+    /// Reading gives the first of the field's slots (the latest of concurrent ones); setting
+    /// replaces all of them.
     public subscript(key: String) -> FieldValue? {
         get {
             let s = slot(of: key)
-            return s.found ? fields[s.index].value : nil
+            return s.found ? slots[s.index].value : nil
         }
         set {
             let s = slot(of: key)
+            if s.found {
+                let end = slotRunEnd(from: s.index)
+                if end &- s.index > 1 {
+                    let name = slots[s.index].name
+                    if newValue == nil && versionVector.isEmpty {
+                        fields.removeSubrange(s.index..<end)
+                    } else {
+                        fields.replaceSubrange(s.index..<end, with: CollectionOfOne(Field(name: name, value: newValue)))
+                    }
+                    return
+                }
+            }
             if let newValue {
                 if s.found {
                     replaceSlot(at: s.index, with: Field(name: slots[s.index].name, value: newValue))
@@ -182,6 +215,19 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
                 }
             }
         }
+    }
+
+    /// The record with only the first slot of each field: what a save keeps of concurrent slots.
+    package var withoutConcurrentSlots: Record {
+        var hasRuns = false
+        for i in slots.indices.dropFirst() where UTF8Order.equal(slots[i - 1].name, slots[i].name) {
+            hasRuns = true
+            break
+        }
+        guard hasRuns else { return self }
+        var r = self
+        r.fields = slots.enumerated().filter { i, f in i == 0 || !UTF8Order.equal(slots[i - 1].name, f.name) }.map(\.element)
+        return r
     }
 
     /// Replaces the slot at `index` (an existing slot; `slot.name` must be its name) and marks
@@ -212,7 +258,11 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The names of the fields that have values, in sorted order.
-    public var allKeys: [String] { fields.compactMap { $0.value == nil ? nil : $0.name } }
+    public var allKeys: [String] {
+        slots.indices.compactMap { i in
+            i > 0 && UTF8Order.equal(slots[i - 1].name, slots[i].name) || slots[i].value == nil ? nil : slots[i].name
+        }
+    }
 
     /// Names of fields set or removed since the record was last saved or fetched.
     public var changedKeys: [String] { fields.compactMap { $0.stamp == nil ? $0.name : nil } }
@@ -246,7 +296,7 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
     public var isDeleted: Bool { !heads.isEmpty && heads.allSatisfy(\.isDeletion) }
 
     public var description: String {
-        "\(recordType) \(id) {" + fields.compactMap { f in f.value.map { "\(f.name): \($0)" } }.joined(separator: ", ") + "}"
+        "\(recordType) \(id) {" + allKeys.compactMap { k in self[k].map { "\(k): \($0)" } }.joined(separator: ", ") + "}"
     }
 }
 
