@@ -133,8 +133,27 @@ enum Seeds {
         for (k, note) in NotesCorpus.records(count: 4, seed: 0xF022_0006).enumerated() {
             out.append((name("system-fields", k), note.encodedSystemFields()))
         }
+        out.append((name("concurrent-slots", 0), concurrentSlots.encoded()))
         return out
     }
+
+    /// A merge of three concurrent saves that kept every write of `color` and `title` side by
+    /// side: concurrent slots (Spec/wire-format.md §6.3), a removed-field marker among them.
+    static let concurrentSlots: Record = {
+        let n = NotesCorpus.nodes
+        func dot(_ node: NodeID, _ ms: UInt64) -> Dot { Dot(node: node, hlc: HLC(milliseconds: 1_790_000_000_000 + ms, logical: 0)) }
+        let a = dot(n[0], 300), b = dot(n[1], 400), c = dot(n[2], 500)
+        return Record(recordType: "Note", id: Record.ID(name: "merged", zone: NotesCorpus.zone), parent: nil, creation: dot(n[0], 0),
+                      versionVector: VersionVector([(n[0], a.hlc), (n[1], b.hlc), (n[2], c.hlc)]),
+                      heads: n.map { Record.Head(node: $0, isDeletion: false) },
+                      fields: [Record.Field(name: "body", value: .string("shared draft"), stamp: dot(n[0], 0)),
+                               Record.Field(name: "color", value: nil, stamp: c),
+                               Record.Field(name: "color", value: .string("red"), stamp: b),
+                               Record.Field(name: "title", value: .string("Plan C"), stamp: c),
+                               Record.Field(name: "title", value: .string("Plan B"), stamp: b),
+                               Record.Field(name: "title", value: .string("Plan A"), stamp: a)],
+                      extensions: [])
+    }()
 
     // MARK: Deltas
 
@@ -195,6 +214,11 @@ enum Seeds {
             let delta = RecordDelta(baseTag: saved.versionFingerprint, system: .init(of: saved), operations: [])
             out.append((name("system", k), delta.encoded(zone: zone)))
         }
+        // A set per concurrent slot (Spec/wire-format.md §7.3), the later stamp first.
+        let merged = concurrentSlots
+        let sets = merged.fields.filter { $0.name == "color" || $0.name == "title" }.map { RecordDelta.Operation.set($0) }
+        let concurrent = RecordDelta(baseTag: merged.versionFingerprint, system: .init(of: merged), operations: sets)
+        out.append((name("concurrent-sets", 0), concurrent.encoded(zone: zone)))
         return out
     }
 
@@ -313,14 +337,28 @@ enum Seeds {
                        Record.Field(name: "tags", value: .list(.string(["a", "b"])), stamp: Dot(node: a, hlc: t1))]
         rich.parent = Reference(recordID: Record.ID(name: "folder", zone: zone))
         rich.extensions = [Record.Extension(tag: 3, bytes: [1, 2])]
-        var floored = sparse("note-13", "floor")
-        floored.floors = VersionVector([(a, HLC(rawValue: t0.rawValue - 7))])
+        // The digest of the omitted parts: the creation and an omitted slot, both below the base.
+        let creation = Dot(node: a, hlc: HLC(rawValue: t0.rawValue - 7))
+        var omitted = SparseRecord.OmittedDigest(creation: creation)
+        omitted.add(Record.Field(name: "title", value: .string("Plan"), stamp: creation))
+        var digested = sparse("note-13", "digest")
+        digested.digest = omitted.value
+        // Concurrent slots travel together: the field name index repeats, the later stamp first.
+        let t2 = HLC(milliseconds: 1_790_000_000_300, logical: 0)
+        var concurrent = sparse("note-14", "mine")
+        concurrent.entries = VersionVector([(a, t1), (b, t2)])
+        concurrent.heads = [Record.Head(node: a, isDeletion: false), Record.Head(node: b, isDeletion: false)]
+        concurrent.fields = [Record.Field(name: "text", value: .string("theirs"), stamp: Dot(node: b, hlc: t2)),
+                             Record.Field(name: "text", value: .string("mine"), stamp: Dot(node: a, hlc: t1))]
+        concurrent.digest = omitted.value
         out.append((name("changes-sparse", 0), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 3, isCaughtUp: false, token: token, records: [],
                                                                     sparseRecords: [sparse("note-1", "one"), sparse("note-12", "two"), sparse("note-2", "")], base: k).encoded()))
         out.append((name("changes-sparse", 1), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 4, isCaughtUp: true, token: token, knowledge: k,
                                                                     records: [records[0]], sparseRecords: [rich], base: k).encoded()))
         out.append((name("changes-sparse", 2), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 5, isCaughtUp: false, token: token, records: [],
-                                                                    sparseRecords: [floored], base: k).encoded()))
+                                                                    sparseRecords: [digested], base: k).encoded()))
+        out.append((name("changes-sparse", 3), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 6, isCaughtUp: false, token: token, records: [],
+                                                                    sparseRecords: [concurrent], base: k).encoded()))
         guard let hash = ContentHash(bytes: (0..<32).map { UInt8($0) }) else { return out }
         let photo = Asset(hash: hash, size: 300_000)
         out.append((name("asset-request", 0), [5] + AssetRequestMessage(asset: photo, part: .manifest).encoded()))
