@@ -41,12 +41,10 @@ enum RecordFormatting {
     static func concurrentValues(_ r: Record) -> [(name: String, values: [FieldValue?])] {
         var out = [(name: String, values: [FieldValue?])]()
         var i = 0
-        let slots = r.fields
-        while i < slots.count {
-            var end = i + 1
-            while end < slots.count && slots[end].name == slots[i].name { end += 1 }
-            if end - i > 1 { out.append((slots[i].name, slots[(i + 1)..<end].map(\.value))) }
-            i = end
+        while i < r.fields.count {
+            let run = r.slots(for: r.fields[i].name)
+            if run.count > 1 { out.append((r.fields[i].name, run.dropFirst().map(\.value))) }
+            i += max(run.count, 1)
         }
         return out
     }
