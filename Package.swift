@@ -103,7 +103,7 @@ let package = Package(
         ], swiftSettings: strict),
         // Fixtures/ holds data directories written by earlier releases, found by #filePath.
         .testTarget(name: "ShoalTests", dependencies: ["Shoal", "ShoalSync", "ShoalTrust"], exclude: ["Fixtures"], swiftSettings: strict),
-        .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalSamples", "CSQLite", "CShoalThread"], swiftSettings: strict),
+        .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalDiff", "ShoalSamples", "CSQLite", "CShoalThread"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

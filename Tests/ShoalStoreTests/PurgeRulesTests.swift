@@ -4,6 +4,7 @@
 import Testing
 import ShoalStore
 import ShoalWire
+import ShoalDiff
 import ShoalSamples
 
 @Suite struct PurgeRulesTests {
@@ -41,6 +42,66 @@ import ShoalSamples
         #expect(try await store.purgeTombstones(retention: nil, knowledge: everything, peersExpected: [notes: 2]) == 0)
         clock.advance(seconds: 20)
         #expect(try await store.purgeTombstones(retention: .seconds(10), knowledge: everything, peersExpected: [notes: 2]) == 1)
+    }
+
+    /// A node purged its deletion of a record, by the retention, before a peer had it. That peer
+    /// held the node's edit from before the deletion and merged it with another node's later
+    /// deletion of its own copy; the merge comes back carrying the node's edit as a live head.
+    /// The node knows that edit was deleted here (its own write, which its stored version no
+    /// longer reflects, at or below its horizon), so it deletes it again with a write of its own,
+    /// which supersedes the merge everywhere — instead of bringing the deleted record back (a
+    /// purge-simulation seed).
+    @Test(arguments: [true, false])
+    func ownWritesAPurgedDeletionSupersededStayDeleted(otherDeletionFirst: Bool) async throws {
+        let dir = TempDirectory(), other = TempDirectory(), clock = HandClock()
+        let p = try await Store.temporary(dir) { $0.wallClock = clock.read }
+        let d = try await Store.temporary(other) { $0.wallClock = clock.read }
+        let inc = try await p.createZone(notes).incarnation
+        try await d.createZone(notes, incarnation: inc)
+        let id = Record.ID(name: "n1", zone: notes)
+        let created = try await d.save(note("n1", "x"))
+        try await p.apply(remoteChanges: [created])
+        var edit = try await p.record(for: id)
+        edit["title"] = .string("edited on p")
+        let edited = try await p.save(edit)
+        try await p.delete(id)
+        clock.advance(seconds: 100)
+        #expect(try await p.purgeTombstones(retention: .seconds(1), knowledge: [notes: try await p.zone(notes).versionVector]) == 1)
+        // d deletes its copy, which never had p's edit; a third node merged p's edit with it.
+        try await d.delete(id)
+        let dDeleted = try #require(try await d.storedVersions(of: [id]).values.first)
+        let merged = try merge(edited, dDeleted)
+        #expect(!merged.isDeleted)
+        if otherDeletionFirst { try await p.apply(remoteChanges: [dDeleted]) }
+        try await p.apply(remoteChanges: [merged])
+        let held = try #require(try await p.storedVersions(of: [id]).values.first)
+        #expect(held.isDeleted, "\(held)")
+        #expect(held.versionVector.compare(merged.versionVector) == .after)
+        // The new deletion supersedes the merge where it is held.
+        try await d.apply(remoteChanges: [merged, held])
+        #expect(try await d.storedVersions(of: [id]).values.first == held)
+    }
+
+    /// A record another node created again over a purge horizon names this node's writes to
+    /// other records in its vector, at or below this node's horizon: no head and no slot of
+    /// this node, so nothing of it is a deleted write here, and it is stored as it came.
+    @Test func aRecordCreatedAgainElsewhereOverTheHorizonIsKept() async throws {
+        let dir = TempDirectory(), clock = HandClock()
+        let p = try await Store.temporary(dir) { $0.wallClock = clock.read }
+        try await p.createZone(notes)
+        _ = try await p.save(note("gone", "x"))
+        try await p.delete(Record.ID(name: "gone", zone: notes))
+        clock.advance(seconds: 100)
+        #expect(try await p.purgeTombstones(retention: .seconds(1), knowledge: [notes: try await p.zone(notes).versionVector]) == 1)
+        let horizon = try await p.purgeHorizon(of: notes)
+        let q = NodeID(high: 0x51, low: 1), created = Dot(node: q, hlc: HLC(rawValue: horizon[p.nodeID].rawValue + 1000))
+        var vv = horizon
+        vv.advance(q, to: created.hlc)
+        let again = Record(recordType: "Note", id: Record.ID(name: "fresh", zone: notes), parent: nil, creation: created,
+                           versionVector: vv, heads: [Record.Head(node: q, isDeletion: false)],
+                           fields: [Record.Field(name: "title", value: .string("new"), stamp: created)], extensions: [])
+        #expect(try await p.apply(remoteChanges: [again]).inserted == 1)
+        #expect(try await p.storedVersions(of: [again.id]).values.first == again)
     }
 
     /// A tombstone the caller's knowledge does not cover stays, whatever the acknowledgements

@@ -28,7 +28,8 @@ extension Store {
     /// dominates the stored one replaces it, and concurrent ones are merged field by field by
     /// their dots (the larger dot wins a field both changed; vectors union; a save concurrent
     /// with a delete keeps the record). A version of a record this store purged (its vector is
-    /// dominated by the zone's purge horizon) is ignored. Every change gets a new local change
+    /// dominated by the zone's purge horizon) is ignored; one carrying a write of this node that
+    /// a purged deletion superseded is deleted again (Spec/replication.md §3.5.3 rule 8). Every change gets a new local change
     /// sequence number, fires subscriptions, and may cascade `deleteSelf` deletions.
     ///
     /// - Throws: `invalidArguments` for an unsaved or malformed record (nothing is applied);
@@ -129,8 +130,12 @@ extension Store {
             }
             // A record this store does not hold (the bulk of an initial sync) is inserted
             // directly: the insert itself tells whether the row existed, saving a lookup.
-            // A version the purge horizon dominates may be of a purged record: look first.
-            if z.horizon.isEmpty || !incoming.versionVector.isDominated(by: z.horizon) {
+            // A version the purge horizon dominates may be of a purged record, and one that
+            // names a write of this node at or below the horizon may carry a write a purged
+            // deletion superseded: look first.
+            let own = incoming.versionVector[nodeID]
+            let ownBelowHorizon = own != .zero && own <= z.horizon[nodeID]
+            if z.horizon.isEmpty || !incoming.versionVector.isDominated(by: z.horizon) && !ownBelowHorizon {
                 let inserted = try insertVersion(incoming, encoded: encoded, in: &z, queued: queued)
                 if inserted {
                     current = consume z
@@ -146,7 +151,17 @@ extension Store {
             let stored = try loadStored(z, incoming.id.name)?.record
             let next: Record
             var nextEncoded: ArraySlice<UInt8>? = nil
-            if let stored {
+            if ownBelowHorizon, Self.carriesOwnWrites(incoming, of: nodeID, after: stored?.versionVector[nodeID] ?? .zero, upTo: z.horizon[nodeID]),
+               stored != nil || !incoming.versionVector.isDominated(by: z.horizon) {
+                // The version holds a write of this node (a head, a stamp) that the stored
+                // version does not reflect. This node's own writes to a record are always in its
+                // stored version, unless a deletion superseded them and was purged here: that
+                // write, at or below the horizon, is deleted. Delete it again, with a write of this node that
+                // supersedes the incoming version everywhere (Spec/replication.md §3.5.3 rule 8).
+                next = try deletingOwnPurgedWrites(stored.map { s throws(ShoalError) in try Self.merged(s, incoming) } ?? incoming,
+                                                   reflected: stored?.versionVector[nodeID] ?? .zero)
+                result.merged += 1
+            } else if let stored {
                 switch incoming.versionVector.compare(stored.versionVector) {
                 case .equal, .before:
                     result.unchanged += 1
@@ -212,6 +227,37 @@ extension Store {
         }
         result.cascaded += try cascadeDeletes(from: newlyDeleted).count
         return result
+    }
+
+    /// Whether `version` holds a write of `node` — its head, or a slot it stamped — after
+    /// `reflected` and at or below `horizon`. An entry alone is no such write: a record created
+    /// again over a purge horizon names other nodes' writes to other records (rule 2).
+    nonisolated static func carriesOwnWrites(_ version: Record, of node: NodeID, after reflected: HLC, upTo horizon: HLC) -> Bool {
+        let entry = version.versionVector[node]
+        if entry > reflected, entry <= horizon, version.heads.contains(where: { $0.node == node }) { return true }
+        return version.fields.contains { f in
+            guard let s = f.stamp, s.node == node else { return false }
+            return s.hlc > reflected && s.hlc <= horizon
+        }
+    }
+
+    /// `version` without this node's writes after `reflected` — its head and the slots it
+    /// stamped, which a deletion purged here superseded — and with a deletion by this node at a
+    /// new dot, which has seen `version`. The other nodes' heads stay: a save concurrent with the
+    /// purged deletion still keeps the record.
+    func deletingOwnPurgedWrites(_ version: Record, reflected: HLC) -> Record {
+        let dot = tick()
+        var vv = version.versionVector
+        vv.advance(dot.node, to: dot.hlc)
+        var heads = version.heads.filter { $0.node != dot.node }
+        heads.append(Record.Head(node: dot.node, isDeletion: true))
+        heads.sort { $0.node < $1.node }
+        let fields = version.fields.filter { f in
+            guard let s = f.stamp else { return true }
+            return s.node != dot.node || s.hlc <= reflected
+        }
+        return Record(recordType: version.recordType, id: version.id, parent: version.parent, creation: version.creation,
+                      versionVector: vv, heads: heads, fields: fields, extensions: version.extensions)
     }
 
     /// The dot-driven merge of two versions of one record (ShoalDiff's `merge`).
