@@ -219,6 +219,8 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
 
     /// The record with only the first slot of each field: what a save keeps of concurrent slots.
     package var withoutConcurrentSlots: Record {
+        // Concurrent slots are stamped, so a record without a vector (an app's new one) has none.
+        guard !versionVector.isEmpty else { return self }
         var hasRuns = false
         for i in slots.indices.dropFirst() where UTF8Order.equal(slots[i - 1].name, slots[i].name) {
             hasRuns = true
