@@ -43,6 +43,13 @@ public struct SyncConfiguration: Sendable {
     /// none of its new zones and closes the connection with an error naming the limit; zones
     /// created here are not limited. Default 10,000.
     public var maxZones = 10_000
+    /// Most zones owned by one device that its shares may make this node hold (live or deleted,
+    /// until the deletion is purged), so that one device's zones never fill ``maxZones`` for
+    /// the others. The owner's own announcement past it closes its connection with an error
+    /// naming the limit; another device relaying them has only those zones left out (counted in
+    /// ``SyncNode/Statistics/zonesRefusedForOwnerLimit``), the rest of its announcement is
+    /// adopted. Default 1,000.
+    public var maxZonesPerOwner = 1_000
     /// Most writers (node IDs) a zone's version vector may name. A batch whose versions would
     /// take the zone past it is refused whole (error frame `limitExceeded`), so the zone's vector,
     /// its change tokens and its caught-up batches stay within `limits.maxVectorEntries`.

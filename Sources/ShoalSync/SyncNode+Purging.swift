@@ -38,6 +38,7 @@ extension SyncNode {
         let zones = try await store.purgeZoneTombstones(retention: retention, peersExpected: peersExpected,
                                                         forgetPurgedAfter: retention.map { $0 * Self.purgedZoneMemory })
         if zones > 0 {
+            zonesPerOwner = nil
             statistics.zoneTombstonesPurged &+= zones
             trace?("\(nodeID.short) purged \(zones) zone tombstones")
         }

@@ -29,18 +29,26 @@ extension SyncNode {
         return try await applyChanges(live.changes(incarnation: sub.incarnation, token: token), ranges: ranges, frame: frame, on: id)
     }
 
+    /// The refusal of a batch from a device that may not write `zone`: counted, and closing.
+    func refusedWrite(_ zone: RecordZone.ID, on id: ConnectionID) -> SyncFailure {
+        statistics.refusedForPermission &+= 1
+        return SyncFailure("permissionFailure", "changes to zone \(zone) refused whole: device \(sessions[id]?.device?.description ?? "?") may not write it (Spec/security.md §6.2)")
+    }
+
     /// Applies a batch received on `id` (whose payload is `frame`'s; `ranges` locate its whole
     /// records' bytes in it) and answers with the acknowledgement.
     func applyChanges(_ m: consuming ChangesMessage, ranges: [Range<Int>], frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
-        // Checked first: a device that may not write the zone has nothing applied, whatever it
-        // sends (Spec/security.md §6.2).
-        guard await access(id, m.zone) >= .write else {
-            statistics.refusedForPermission &+= 1
-            throw SyncFailure("permissionFailure", "changes to zone \(m.zone) refused whole: device \(sessions[id]?.device?.description ?? "?") may not write it (Spec/security.md §6.2)")
-        }
+        // A batch answers a subscription this node made; it follows only devices that may write
+        // the zone, so a device that may not learns nothing here of whether the zone exists.
+        let access = await access(id, m.zone)
         guard let sub = sessions[id]?.inbound[m.zone], sub.incarnation == m.incarnation else {
+            // A read-only member knows the zone: it is told why (§6.2).
+            if access == .read { throw refusedWrite(m.zone, on: id) }
             throw SyncFailure("protocolViolation", "changes for zone \(m.zone) (incarnation \(m.incarnation.short)), which this connection did not subscribe to")
         }
+        // Checked before anything is used: a device that may not write the zone (its role changed
+        // since) has nothing applied, whatever it sends (Spec/security.md §6.2).
+        guard access >= .write else { throw refusedWrite(m.zone, on: id) }
         guard m.batch == sub.nextBatch else {
             throw SyncFailure("protocolViolation", "changes batch \(m.batch) of zone \(m.zone) arrived; batch \(sub.nextBatch) was expected")
         }

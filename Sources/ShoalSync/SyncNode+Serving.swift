@@ -7,12 +7,14 @@ import ShoalDiff
 extension SyncNode {
     func handleSubscribe(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         let m = try decode { (l) throws(WireError) in try SubscribeMessage(decoding: frame.payload, limits: l) }
+        // A device that may not read the zone gets the answer for a zone this node does not hold,
+        // word for word: it learns nothing of which zones exist (Spec/security.md §6.2).
+        let notFound = [SyncOutput.send(Frame(type: .error, payload: ErrorMessage(code: "zoneNotFound", message: "zone \(m.zone) is not replicated by node \(nodeID.short)").encoded()))]
+        guard configuration.zones.allows(m.zone), let info = try? await store.zone(m.zone) else { return notFound }
         guard await access(id, m.zone) >= .read else {
             statistics.refusedForPermission &+= 1
-            throw SyncFailure("permissionFailure", "subscribe to zone \(m.zone) refused: it is not shared with device \(sessions[id]?.device?.description ?? "?") (Spec/security.md §6.2)")
-        }
-        guard configuration.zones.allows(m.zone), let info = try? await store.zone(m.zone) else {
-            return [.send(Frame(type: .error, payload: ErrorMessage(code: "zoneNotFound", message: "zone \(m.zone) is not replicated by node \(nodeID.short)").encoded()))]
+            trace?("\(nodeID.short) refused a subscribe to \(m.zone) from device \(sessions[id]?.device?.short ?? "?"): not a member")
+            return notFound
         }
         guard info.incarnation == m.incarnation else {
             // The peer will learn our incarnation from our hello or zones message and resubscribe.

@@ -128,8 +128,9 @@ extension SyncNode {
             zones += purged.filter { !held.contains($0.key) }.map { ZoneAnnouncement(zone: $0.key, incarnation: $0.value, isDeleted: true) }
             zones.sort { $0.zone < $1.zone }
         }
+        let removed = sessions[id]?.tellRemoved ?? []
         for a in zones {
-            guard await access(id, a.zone) >= .read else { continue }
+            guard await access(id, a.zone) >= .read || removed.contains(a.zone) else { continue }
             if let held = await heldShare(a.zone) {
                 // The share states the zone as its owner last signed it; this node's own state
                 // of the zone follows it (a member never deletes or re-creates an owned zone).
@@ -253,17 +254,52 @@ extension SyncNode {
             trace?("\(nodeID.short) ignored the share of \(a.zone) from \(from): \(why)")
             return []
         }
-        guard let owner = share.verifiedOwner else { return ignore("its signature does not verify under its owner key") }
-        let held = await heldShare(a.zone)
-        if let held {
-            guard held.owner == owner else { return ignore("it names owner \(owner.short); this node holds the zone as owned by \(held.owner.short)") }
-            guard share.serial > held.share.serial else { return [] }
-        } else if let signer, share.role(of: signer.device) == nil, owner != signer.device {
+        // What a share could change is checked before its signature, which costs a verification:
+        // a share no newer than the one held, or for a zone this device is not a member of,
+        // changes nothing, whoever signed it. A zone not held here is not looked up at all, so
+        // announcing zones makes this node cache nothing of them.
+        let claimedOwner = ShareSigner.device(ofKey: share.ownerKey)
+        if mine == nil, let signer, share.role(of: signer.device) == nil, claimedOwner != signer.device {
+            return ignore("this device is not a member")
+        }
+        var held = await heldShare(a.zone)
+        if let held, claimedOwner == held.owner, share.serial <= held.share.serial {
+            // A removed member that announces the zone with an older share is told of the newer
+            // one, which no longer lists it (Spec/security.md §6.3).
+            if share.serial < held.share.serial, let d = sessions[id]?.device, share.role(of: d) != nil, held.share.role(of: d) == nil, d != held.owner {
+                sessions[id]?.tellRemoved.insert(a.zone)
+            }
+            return []
+        }
+        if held == nil || claimedOwner != held?.owner, let signer, share.role(of: signer.device) == nil, claimedOwner != signer.device {
             // Not a member: nothing to hold (the zone stays as it is here, if it is here).
             return ignore("this device is not a member")
         }
+        guard let owner = share.verifiedOwner else {
+            sessions[id]?.badShares &+= 1
+            if (sessions[id]?.badShares ?? 0) > Self.maxBadShares {
+                throw SyncFailure("invalidArguments", "the peer announced more than \(Self.maxBadShares) shares whose signatures do not verify (SyncNode.maxBadShares); closing")
+            }
+            return ignore("its signature does not verify under its owner key")
+        }
+        // A zone ID held live here belongs to the owner whose share this node adopted first;
+        // once the zone is gone here (deleted, or never created), another owner's share may take
+        // the name (Spec/security.md §6.3, squatting).
+        let live = mine.map { !$0.isDeleted } ?? false
+        if let h = held, h.owner != owner {
+            guard !live else { return ignore("it names owner \(owner.short); this node holds the zone as owned by \(h.owner.short)") }
+            held = nil
+            zonesPerOwner = nil
+        }
+        if held == nil, let m = mine, live, m.incarnation != share.incarnation {
+            // A zone held here without a share, in another incarnation, is another zone under the
+            // same name (planted by a peer before shares, or made here): its records are never
+            // merged into the owner's zone. Deleting the copy here lets the share in.
+            return ignore("zone \(a.zone) is held here without a share in another incarnation; its records stay out of the owner's zone (delete the copy here to follow the owner's share)")
+        }
         do throws(ShoalError) {
-            let readOnly = signer.map { share.role(of: $0.device) == .readOnly } ?? false
+            // A device the share no longer lists (removed by the owner) keeps its copy, read-only.
+            let readOnly = signer.map { share.role(of: $0.device) != .readWrite && owner != $0.device } ?? false
             if share.isDeleted {
                 if let m = mine, !m.isDeleted, m.incarnation == share.incarnation {
                     try await store.deleteZone(a.zone, asReplica: true)
@@ -273,6 +309,7 @@ extension SyncNode {
             } else if mine == nil || mine?.isDeleted == true {
                 let scope: DatabaseScope = owner == signer?.device ? .private : .shared
                 try await store.createZone(a.zone, scope: scope, readOnly: readOnly, incarnation: share.incarnation)
+                if mine == nil { zonesPerOwner?[owner, default: 0] &+= 1 }
                 if mine != nil { restartPending = true } else { announcePending = true }
             } else if let m = mine, m.incarnation != share.incarnation {
                 // The owner deleted and re-created the zone, or this node held it before the
@@ -294,5 +331,67 @@ extension SyncNode {
         for d in Set(before.keys).union(after.keys) where before[d] != after[d] { changed.insert(d) }
         if held == nil { changed.insert(owner) }
         return changed
+    }
+}
+
+// MARK: Bounds on what announcements create
+
+extension SyncNode {
+    /// How many shares whose signatures do not verify a connection may announce before it is
+    /// closed: an honest peer relays only shares that verified where it adopted them.
+    static let maxBadShares = 8
+
+    /// Checks the zones `announced` would create here (zones held here are in `local`, purged
+    /// ones in `purged`) before any is made. Zones of an owner past
+    /// ``SyncConfiguration/maxZonesPerOwner`` are returned, to be left out; when the owner is the
+    /// announcing device itself, or when every new zone together would pass
+    /// ``SyncConfiguration/maxZones``, the announcement creates nothing and the connection closes
+    /// with `limitExceeded`. The messages name the limit, never how many zones this node holds
+    /// (Spec/replication.md §3.3).
+    func checkNewZones(_ announced: [ZoneAnnouncement], local: [RecordZone.ID: ZoneAnnouncement], purged: [RecordZone.ID: NodeID],
+                       on id: ConnectionID) async throws(SyncFailure) -> Set<RecordZone.ID> {
+        var new = 0
+        var byOwner = [DeviceID: [RecordZone.ID]]()
+        for a in announced where !a.isDeleted && local[a.zone] == nil && purged[a.zone] != a.incarnation {
+            if let share = a.share {
+                let owner = ShareSigner.device(ofKey: share.ownerKey)
+                // Only a share that names this device (or its owner) makes a zone (adoptShare);
+                // the signature is checked there, once the share has passed this count.
+                if let signer, owner != signer.device, share.role(of: signer.device) == nil { continue }
+                byOwner[owner, default: []].append(a.zone)
+                new &+= 1
+            } else if signer == nil {
+                new &+= 1
+            }
+        }
+        guard new > 0 else { return [] }
+        let from = sessions[id]?.device
+        var leftOut = Set<RecordZone.ID>()
+        for (owner, zones) in byOwner.sorted(by: { $0.key < $1.key }) {
+            let held = await zonesOwned(by: owner)
+            guard held &+ zones.count > configuration.maxZonesPerOwner else { continue }
+            if owner == from {
+                throw SyncFailure("limitExceeded", "the peer announced zones it owns past node \(nodeID.short)'s limit of zones for one owner (SyncConfiguration.maxZonesPerOwner = \(configuration.maxZonesPerOwner)); none was created")
+            }
+            statistics.zonesRefusedForOwnerLimit &+= zones.count
+            trace?("\(nodeID.short) left out \(zones.count) zone(s) of device \(owner.short) announced on \(id): past SyncConfiguration.maxZonesPerOwner")
+            leftOut.formUnion(zones)
+            new &-= zones.count
+        }
+        if new > 0, await store.zoneCount &+ new > configuration.maxZones {
+            throw SyncFailure("limitExceeded", "the peer announced zones new to node \(nodeID.short) past its limit of zones (SyncConfiguration.maxZones = \(configuration.maxZones)); none was created")
+        }
+        return leftOut
+    }
+
+    /// How many zones held here (live or deleted) `owner` owns, by their shares.
+    func zonesOwned(by owner: DeviceID) async -> Int {
+        if let counts = zonesPerOwner { return counts[owner, default: 0] }
+        var counts = [DeviceID: Int]()
+        for z in await store.zoneAnnouncements() {
+            if let held = await heldShare(z.zone) { counts[held.owner, default: 0] &+= 1 }
+        }
+        zonesPerOwner = counts
+        return counts[owner, default: 0]
     }
 }

@@ -27,6 +27,9 @@ public actor SyncNode {
     public let signer: ShareSigner?
     /// The shares held, per zone (nil inside: none), read from the store on first use.
     var shareCache: [RecordZone.ID: HeldShare?] = [:]
+    /// How many zones held here each device owns (by their shares), counted on first use and
+    /// kept in step as shares create zones; nil until then, and after zone tombstones are purged.
+    var zonesPerOwner: [DeviceID: Int]? = nil
     /// Assets being fetched.
     var transfers: [Asset: AssetTransfer] = [:]
     /// Whether assets served compress (a trial on their first chunk).
@@ -128,6 +131,9 @@ public actor SyncNode {
         /// Subscriptions read again from the subscriber's knowledge because an upstream it had
         /// versions left to was lost.
         public var upstreamRewinds = 0
+        /// Zones a peer's announcement would have created past their owner's limit
+        /// (``SyncConfiguration/maxZonesPerOwner``), left out (Spec/replication.md §3.3).
+        public var zonesRefusedForOwnerLimit = 0
     }
 
     /// Counters since the node was created.
@@ -421,7 +427,10 @@ public actor SyncNode {
         guard hello.node != nodeID else {
             throw SyncFailure("invalidArguments", "connected to itself (node \(nodeID.short)); check the peer address")
         }
-        sessions[id]?.peer = hello
+        // The zones are handled once, here; only those held here are kept (reconcile).
+        var kept = hello
+        kept.zones = []
+        sessions[id]?.peer = kept
         sessions[id]?.phase = .established
         var out = try await reconcile(hello.zones, on: id, from: .hello)
         // Zones that changed here after our hello went out (announcements skip connections still
@@ -446,31 +455,33 @@ public actor SyncNode {
     /// carried `announced` (every zone the peer announces); nil when no message did (this node's
     /// own zones changed).
     func reconcile(_ announced: [ZoneAnnouncement], on id: ConnectionID, from: AnnouncementMessage?) async throws(SyncFailure) -> [SyncOutput] {
-        var local = Dictionary(uniqueKeysWithValues: await store.zoneAnnouncements().map { ($0.zone, $0) })
+        // Work here is per zone announced or held for this peer, never per zone of the node: a
+        // peer's announcement costs what it carries (Spec/replication.md §3.3).
+        let announced = announced.filter { configuration.zones.allows($0.zone) }
+        var local = await store.zoneAnnouncements(of: announced.map(\.zone))
         // Zones this node purged the tombstone of stand as that tombstone: announced live with the
         // purged incarnation, they are not created again (Spec/replication.md §4.1).
         let purged: [RecordZone.ID: NodeID]
         do throws(ShoalError) {
-            let unknown = announced.filter { local[$0.zone] == nil && configuration.zones.allows($0.zone) }.map(\.zone)
+            let unknown = announced.filter { local[$0.zone] == nil }.map(\.zone)
             purged = unknown.isEmpty ? [:] : try await store.purgedIncarnations(of: unknown)
         } catch {
             throw SyncFailure("internalError", "could not read the purged zones for the peer's announcement: \(error)")
         }
-        // Checked before any zone is made: an announcement creates all its new zones or none.
-        let new = announced.reduce(0) {
-            $0 &+ (configuration.zones.allows($1.zone) && !$1.isDeleted && local[$1.zone] == nil && purged[$1.zone] != $1.incarnation ? 1 : 0)
-        }
-        if new > 0, local.count &+ new > configuration.maxZones {
-            throw SyncFailure("limitExceeded", "the peer announced \(new) zone(s) new to node \(nodeID.short), which holds \(local.count); together over its limit of \(configuration.maxZones) (SyncConfiguration.maxZones); none was created")
-        }
+        let leftOut = try await checkNewZones(announced, local: local, purged: purged, on: id)
         var shareChanges = Set<DeviceID>()
-        for a in announced where configuration.zones.allows(a.zone) {
+        for a in announced where !leftOut.contains(a.zone) {
             let mine = local[a.zone] ?? purged[a.zone].map { ZoneAnnouncement(zone: a.zone, incarnation: $0, isDeleted: true) }
             // A shared zone changes only by its owner's signed share (Spec/security.md §6.3).
             if let share = a.share {
                 shareChanges.formUnion(try await adoptShare(a, share, mine: mine, on: id))
                 continue
             }
+            // A node with a device key takes a new zone only from its owner's share: an unsigned
+            // announcement of a zone not held here creates nothing, so no trusted device can plant
+            // a zone here, nor a name another device's share will later claim (Spec/security.md
+            // §6.3); and nothing of it is looked up or kept.
+            guard mine != nil || signer == nil else { continue }
             if await heldShare(a.zone) != nil {
                 if let m = mine, m.isDeleted != a.isDeleted || m.incarnation != a.incarnation {
                     statistics.unsignedZoneChangesIgnored &+= 1
@@ -485,6 +496,9 @@ public actor SyncNode {
                         knowledgeCache[a.zone] = nil
                         restartPending = true
                     }
+                } else if signer != nil, mine?.isDeleted == true {
+                    // Nor does it re-create a deleted zone from one.
+                    continue
                 } else if mine == nil || (mine?.isDeleted == true && mine?.incarnation != a.incarnation) {
                     // New to us, or re-created after a deletion we hold: adopt the peer's incarnation.
                     let scope: DatabaseScope = a.zone.owner == RecordZone.ID.defaultOwnerName ? .private : .shared
@@ -508,17 +522,21 @@ public actor SyncNode {
             }
             announcePending = true
         }
-        local = Dictionary(uniqueKeysWithValues: await store.zoneAnnouncements().map { ($0.zone, $0) })
         guard let peerHello = sessions[id]?.peer else { return [] }
-        // What the peer announced, updated by this message.
-        var peerZones = Dictionary(uniqueKeysWithValues: peerHello.zones.map { ($0.zone, $0) })
-        for a in announced { peerZones[a.zone] = a }
-        sessions[id]?.peer?.zones = peerZones.values.sorted { $0.zone < $1.zone }
+        // What the peer announced, updated by this message: only zones held here are kept, and
+        // without their shares, so what a peer announces costs at most an entry per zone held.
+        var peerZones = sessions[id]?.peerZones ?? [:]
+        local = await store.zoneAnnouncements(of: Set(announced.map(\.zone)).union(peerZones.keys))
+        for a in announced where local[a.zone] != nil {
+            peerZones[a.zone] = ZoneAnnouncement(zone: a.zone, incarnation: a.incarnation, isDeleted: a.isDeleted)
+        }
+        for zone in peerZones.keys where local[zone] == nil { peerZones[zone] = nil }
+        sessions[id]?.peerZones = peerZones
         var out = [SyncOutput]()
         // Which of the zones held here the peer replicates, and which deletions it has announced
         // (for zone tombstone purges, §4.1): only devices that may read a zone speak for it.
         var replicated = [ZoneAnnouncement]()
-        for a in announced where local[a.zone] != nil && configuration.zones.allows(a.zone) {
+        for a in announced where local[a.zone] != nil {
             if await access(id, a.zone) >= .read { replicated.append(a) }
         }
         do throws(ShoalError) {
@@ -531,6 +549,7 @@ public actor SyncNode {
         // hello is the peer's own tombstone; one in a `zones` message may only echo what this
         // node told it, so it starts nothing (two nodes that both purged would otherwise keep
         // telling each other for as long as the connection lasts).
+        let announcedBefore = sessions[id]?.announced.map(\.zone) ?? []
         let told = sessions[id]?.purgedAnnounced ?? [:]
         var tell = told
         if let from {
@@ -540,7 +559,8 @@ public actor SyncNode {
                 if !a.isDeleted || from == .hello || told[a.zone] == inc { tell[a.zone] = inc }
             }
         }
-        if tell != told {
+        let tellRemoved = sessions[id]?.tellRemoved ?? []
+        if tell != told || !tellRemoved.isSubset(of: announcedBefore) {
             sessions[id]?.purgedAnnounced = tell
             let current = await announcedZones(for: id)
             if current != sessions[id]?.announced {

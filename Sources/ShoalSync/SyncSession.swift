@@ -128,7 +128,17 @@ struct SyncSession {
     var phase = Phase.awaitingHello
     /// The authenticated device at the other end; nil for a transport that authenticates nobody.
     var device: DeviceID? = nil
+    /// The peer's hello, without its zones (kept in ``peerZones``, bounded).
     var peer: HelloMessage? = nil
+    /// The zones the peer announced that this node holds, as last announced (without shares):
+    /// at most one entry per zone held here, whatever the peer announces (Spec/replication.md §3.3).
+    var peerZones: [RecordZone.ID: ZoneAnnouncement] = [:]
+    /// Shares in the peer's announcements whose signatures did not verify, on this connection.
+    var badShares = 0
+    /// Shared zones the peer announced with an older share that listed its device, where the
+    /// share held here no longer does: announced to it with that share, so it learns it was
+    /// removed (Spec/security.md §6.3).
+    var tellRemoved: Set<RecordZone.ID> = []
     /// The zones this node last announced on the connection (in its hello or a zones message).
     var announced: [ZoneAnnouncement] = []
     /// Zones whose tombstone this node purged that the peer announced with the purged

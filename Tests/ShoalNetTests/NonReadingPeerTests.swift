@@ -59,6 +59,8 @@ import ShoalTrust
         let b = try await LoopbackNode.start("b", sync: bSync)
         defer { Task { await b.stop() } }
         await LoopbackNode.trustEachOther(a, b)
+        // A node with a device key takes a zone only from its owner's share.
+        await a.net.deliver(try await a.net.sync.setMember(b.device, role: .readWrite, of: Self.zones[0]))
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
 
         // What the node holds for the non-reader, until the unwritable timeout closes it.
@@ -133,9 +135,9 @@ extension NonReadingPeerTests {
         network.outboxBytes = 1
         let a = try await LoopbackNode.start("a", network: network)
         defer { Task { await a.stop() } }
-        for zone in Self.zones { _ = try await a.store.createZone(zone) }
         let b = try await LoopbackNode.start("b")
         defer { Task { await b.stop() } }
+        for zone in Self.zones { try await a.createSharedZone(zone, with: [b]) }
         await LoopbackNode.trustEachOther(a, b)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(await eventually(timeout: .seconds(30)) { Set((try? await b.store.zones().map(\.id)) ?? []) == Set(Self.zones) })

@@ -40,6 +40,20 @@ extension Store {
             .sorted { $0.zone < $1.zone }
     }
 
+    /// The announcements of those of `ids` this node holds (live or deleted), by zone: a lookup
+    /// per ID, whatever the number of zones held, for a peer's announcement of a few zones.
+    public func zoneAnnouncements(of ids: some Sequence<RecordZone.ID>) -> [RecordZone.ID: ZoneAnnouncement] {
+        var found = [RecordZone.ID: ZoneAnnouncement]()
+        for id in ids {
+            guard let z = zones[id] else { continue }
+            found[id] = ZoneAnnouncement(zone: z.id, incarnation: z.incarnation, isDeleted: z.deleted)
+        }
+        return found
+    }
+
+    /// How many zones this node holds, live or deleted (their tombstones not yet purged).
+    public var zoneCount: Int { zones.count }
+
     /// Makes a live zone read-only on this node (local writes get `permissionFailure`) or
     /// writable again: replication follows the role its owner's share gives this device.
     /// - Throws: `zoneNotFound` for a zone that is not live; `internalError` if SQLite fails.
