@@ -83,13 +83,9 @@ extension NetworkNode {
 
     // MARK: The node ID bound to each device
 
-    static func nodeKey(of device: DeviceID) -> String { "device\u{1}" + device.hex }
-    static func deviceKey(of node: NodeID) -> String { "node-device\u{1}" + node.hex }
-
     /// Checks that `device` may speak as `node`, and binds them when neither is bound yet: the
     /// first hello from a device binds its node ID, for good (Spec/security.md §5). Returns why
-    /// it may not, or nil. Bindings are kept in the store's sync values, both ways
-    /// (`device\u{1}<device hex>` → the node ID's hex, `node-device\u{1}<node hex>` → the device ID's bytes).
+    /// it may not, or nil. Bindings are kept in the store, both ways (``Store/bind(_:to:)``).
     func bind(_ node: NodeID, to device: DeviceID) async -> String? {
         let store = await sync.store
         if node == store.nodeID {
@@ -102,7 +98,7 @@ extension NetworkNode {
         if let n = nodeOfDevice[device] {
             bound = n
         } else {
-            bound = (try? await store.syncValue(Self.nodeKey(of: device)))?.flatMap { NodeID(hex: String(decoding: $0, as: UTF8.self)) } ?? nil
+            bound = (try? await store.boundNode(of: device)) ?? nil
         }
         if let bound, bound != node {
             return "device \(device.short) is bound to node ID \(bound.hex), not \(node.hex): a device keeps the node ID of its first hello"
@@ -111,16 +107,14 @@ extension NetworkNode {
         if let d = deviceOfNode[node] {
             owner = d
         } else {
-            owner = (try? await store.syncValue(Self.deviceKey(of: node)))?.flatMap { DeviceID(bytes: $0) } ?? nil
+            owner = (try? await store.boundDevice(of: node)) ?? nil
         }
         if let owner, owner != device {
             return "node ID \(node.hex) is bound to another device (\(owner.short)), not \(device.short)"
         }
         if bound == nil || owner == nil {
             do throws(ShoalError) {
-                // The reverse binding first: a crash in between leaves a half the next hello completes.
-                try await store.setSyncValue(Self.deviceKey(of: node), device.bytes)
-                try await store.setSyncValue(Self.nodeKey(of: device), Array(node.hex.utf8))
+                try await store.bind(node, to: device)
             } catch {
                 configuration.logger.warning("could not record a device's node ID", metadata: ["device": "\(device.short)", "error": "\(error)"])
                 return "this node could not record the node ID of device \(device.short); try again"

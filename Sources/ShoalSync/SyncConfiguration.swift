@@ -50,10 +50,12 @@ public struct SyncConfiguration: Sendable {
     /// ``SyncNode/Statistics/zonesRefusedForOwnerLimit``), the rest of its announcement is
     /// adopted. Default 1,000.
     public var maxZonesPerOwner = 1_000
-    /// Most writers (node IDs) a zone's version vector may name. A batch whose versions would
-    /// take the zone past it is refused whole (error frame `limitExceeded`), so the zone's vector,
-    /// its change tokens and its caught-up batches stay within `limits.maxVectorEntries`.
-    /// Default 1,024.
+    /// Most writers (node IDs) a zone's version vector may name besides the node IDs of devices
+    /// that may write it (this node, the sending peer, the node IDs bound here to the zone's owner
+    /// and read-write members; at most ``ZoneShare/maxMembers`` + 1 more). A batch whose versions
+    /// would take the zone past it is refused whole (error frame `limitExceeded`), so the zone's
+    /// vector, its change tokens and its caught-up batches stay within `limits.maxVectorEntries`,
+    /// and made-up writers never stop a member from writing as itself. Default 1,024.
     public var maxZoneWriters = 1_024
     /// Most batches this node keeps in flight to one subscription, whatever window the
     /// subscriber asks for: what one subscription can make it hold is this many batches of

@@ -86,13 +86,7 @@ extension SyncNode {
             do throws(ShoalError) { zoneVector = try await store.zone(m.zone).versionVector } catch {
                 throw SyncFailure(error.code.name, "could not check \(what): \(error)")
             }
-            var writers = Set(zoneVector.entries.map(\.node))
-            for r in records {
-                for e in r.versionVector.entries where writers.insert(e.node).inserted && writers.count > configuration.maxZoneWriters {
-                    throw refusal("\(what): record \(r.id) would make zone \(m.zone) name more than \(configuration.maxZoneWriters) writers (SyncConfiguration.maxZoneWriters); refused whole",
-                                  knowledgeOnly: false, code: "limitExceeded")
-                }
-            }
+            try await checkWriters(of: records, zone: m.zone, zoneVector: zoneVector, from: peer, what: what)
             // Our newest write in the zone: the zone's vector also covers its purge horizon (purged
             // tombstones were applied first; an adopted horizon joins the vector).
             let newest = zoneVector[nodeID]
@@ -124,6 +118,39 @@ extension SyncNode {
         if let h = m.horizon {
             try await checkStated(h, zone: m.zone, what: "\(what) (its purge horizon)", knowledgeOnly: false)
         }
+    }
+
+    /// Checks that the versions of a batch keep the zone's writers within bounds: at most
+    /// ``SyncConfiguration/maxZoneWriters`` writers that are not the node IDs of devices that may
+    /// write the zone — this node, the sending peer, and the node IDs bound here to the zone's
+    /// owner or read-write members (Spec/security.md §5) — and at most that many more in all,
+    /// so the zone's vector stays decodable. Made-up writers a member names thus never stop
+    /// another member from writing as itself (Spec/replication.md §3.8 rule 4).
+    func checkWriters(of records: [Record], zone: RecordZone.ID, zoneVector: VersionVector, from peer: NodeID, what: String) async throws(SyncFailure) {
+        var writers = Set(zoneVector.entries.map(\.node))
+        var newest = [(Record.ID, NodeID)]()
+        for r in records {
+            for e in r.versionVector.entries where writers.insert(e.node).inserted { newest.append((r.id, e.node)) }
+        }
+        guard writers.count > configuration.maxZoneWriters else { return }
+        // Past the bound: only writers that are not members' own node IDs count.
+        let hardLimit = configuration.maxZoneWriters &+ ZoneShare.maxMembers &+ 1
+        var others = 0
+        for w in writers where !(await writesAsMember(w, zone: zone, peer: peer)) { others &+= 1 }
+        if others > configuration.maxZoneWriters || writers.count > hardLimit {
+            let id = newest.last.map { "record \($0.0)" } ?? "a record"
+            throw refusal("\(what): \(id) would make zone \(zone) name more than \(configuration.maxZoneWriters) writers besides its members' own node IDs (SyncConfiguration.maxZoneWriters); refused whole",
+                          knowledgeOnly: false, code: "limitExceeded")
+        }
+    }
+
+    /// Whether `node` is the node ID of a device that may write `zone`: this node, the peer
+    /// sending the batch (its device's access was checked first), or a node ID bound here to the
+    /// zone's owner or a read-write member.
+    func writesAsMember(_ node: NodeID, zone: RecordZone.ID, peer: NodeID) async -> Bool {
+        if node == nodeID || node == peer { return true }
+        guard let device = (try? await store.boundDevice(of: node)) ?? nil else { return false }
+        return await access(device, zone) >= .write
     }
 
     /// What the zone shows of its writers: its vector and its purge horizon together (nil when

@@ -149,7 +149,6 @@ import ShoalTrust
         let (second, r4) = try await refusal(claiming: NodeID.random())
         #expect(second == "permissionFailure" && r4.closedByPeer)
         // The bindings survive in the store (a new NetworkNode on it would read them).
-        let stored = try await a.store.syncValue(NetworkNode.nodeKey(of: mallory.deviceID))
-        #expect(stored.map { String(decoding: $0, as: UTF8.self) } == own.hex)
+        #expect(try await a.store.boundNode(of: mallory.deviceID) == own)
     }
 }
