@@ -53,7 +53,7 @@ import ShoalTrust
         await a.net.trust(stranger.deviceID)
         let inc = try await a.store.zone(Self.notes).incarnation
         let subscribe = Frame(type: .subscribe, payload: SubscribeMessage(zone: Self.notes, incarnation: inc, token: nil, knowledge: VersionVector(), window: 8).encoded())
-        let (frames, r) = try await exchange(a, as: stranger, sending: [Self.hello(), subscribe])
+        let (frames, r) = try await exchange(a, as: stranger, sending: [Self.hello(), subscribe], timeout: .seconds(5))
         let hello = try #require(frames.first { $0.type == .hello }.flatMap { try? HelloMessage(decoding: $0.payload) })
         #expect(hello.zones.isEmpty, "the owner's hello lists no zone for a device that is not a member")
         // Answered as for a zone the node does not hold: the stranger cannot tell them apart.
@@ -66,6 +66,30 @@ import ShoalTrust
             #expect(f.payload.firstRange(of: Array("notes".utf8)) == nil, "the zone's name crossed the socket in a \(f.type) frame")
         }
         #expect(await a.net.sync.statistics.refusedForPermission == 1)
+    }
+
+    /// A trusted device that is no member announces zones without a share — one new, one named
+    /// like the owner's zone in another incarnation — and subscribes to a zone that exists and to
+    /// one that does not: nothing is created or changed, and both subscribes get the same answer.
+    @Test func aTrustedNonMemberCanNeitherPlantAZoneNorTellWhichExist() async throws {
+        let a = try await owner()
+        defer { Task { await a.stop() } }
+        let stranger = try DeviceIdentity.generate()
+        await a.net.trust(stranger.deviceID)
+        let planted = [ZoneAnnouncement(zone: Self.notes, incarnation: NodeID(high: 7, low: 7)),
+                       ZoneAnnouncement(zone: RecordZone.ID(name: "team"), incarnation: NodeID(high: 8, low: 8))]
+        let inc = try await a.store.zone(Self.notes).incarnation
+        let subscribes = [Self.notes, RecordZone.ID(name: "notez")].map {
+            Frame(type: .subscribe, payload: SubscribeMessage(zone: $0, incarnation: inc, token: nil, knowledge: VersionVector(), window: 8).encoded())
+        }
+        // The node keeps the connection open (a zone not held is no reason to close): read for 5 s.
+        let (frames, _) = try await exchange(a, as: stranger, sending: [Self.hello(zones: planted)] + subscribes, timeout: .seconds(5))
+        let answers = frames.filter { $0.type == .error }.compactMap { try? ErrorMessage(decoding: $0.payload) }
+        #expect(answers.map(\.code) == ["zoneNotFound", "zoneNotFound"], "\(answers)")
+        #expect(answers.count == 2 && answers[0].message.replacingOccurrences(of: "notes", with: "notez") == answers[1].message)
+        #expect(await a.store.zones().map(\.id) == [Self.notes], "no zone planted")
+        #expect(try await a.store.zone(Self.notes).incarnation == inc, "the owner's zone keeps its incarnation")
+        #expect(await a.net.sync.statistics.unsignedZoneChangesIgnored == 1)
     }
 
     @Test func aReadOnlyMemberReceivesTheZoneButItsChangesAreRefused() async throws {
