@@ -52,8 +52,8 @@ extension Store {
 
     /// Writes `new` as the latest version of its record, replacing `old` (the stored version, whose
     /// bytes the row keeps as `previous`): a new change sequence, the zone vector, clock rows,
-    /// `deleteSelf` refs and declared index entries all follow. `encoded` is `new.encoded()` when
-    /// the caller already has it.
+    /// `deleteSelf` refs, asset references and declared index entries all follow. `encoded` is
+    /// `new.encoded()` when the caller already has it.
     func writeVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, over old: Record?, in z: inout ZoneState) throws(ShoalError) {
         if !pending.records.isEmpty { try insertQueuedVersions() }  // one may be of this record
         z.seq += 1
@@ -95,6 +95,7 @@ extension Store {
         }
 
         try noteMergedHeads(new, was: old.map(Self.hasMergedHeads) ?? false, in: z)
+        try noteAssetReferences(new, over: old, in: z)
         try updateIndexes(new, over: old, in: z)
 
         z.vector.formUnion(newVector)
@@ -131,6 +132,7 @@ extension Store {
         z.seq += 1
         for e in new.versionVector.entries { try addClockRow(z, e.node, e.hlc, new.id.name) }
         try noteMergedHeads(new, was: false, in: z)
+        try noteAssetReferences(new, over: nil, in: z)
         let refs = refs ?? Self.cascadeTargets(new)
         if !refs.isEmpty {
             let r = try db.cached("INSERT OR IGNORE INTO refs(zone, target, source) VALUES(?, ?, ?)")
@@ -173,6 +175,10 @@ extension Store {
         try insertPendingRows()  // a clock row to delete may still be queued
         try db.statement("DELETE FROM records WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name).run()
         if Self.hasMergedHeads(r) { try db.statement("DELETE FROM merged_heads WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name).run() }
+        if !Self.assetReferences(r).isEmpty {
+            try db.statement("DELETE FROM asset_refs WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name).run()
+            noteAssetReferenceRemoval()
+        }
         let del = try db.statement("DELETE FROM record_clock WHERE zone = ? AND origin = ? AND hlc = ? AND name = ?")
         for e in r.versionVector.entries {
             try del.bind(1, z.row).bind(2, Bytes.nodeID(e.node)).bind(3, Bytes.hlcKey(e.hlc)).bind(4, r.id.name).run()

@@ -94,9 +94,12 @@ extension Store {
             try db.statement("DELETE FROM index_progress WHERE zone = ?").bind(1, z.row).run()
             for sql in ["DELETE FROM records WHERE zone = ?", "DELETE FROM record_clock WHERE zone = ?",
                         "DELETE FROM refs WHERE zone = ?", "DELETE FROM merged_heads WHERE zone = ?",
-                        "DELETE FROM index_decls WHERE zone = ?", "DELETE FROM peer_acks WHERE zone = ?"] {
+                        "DELETE FROM index_decls WHERE zone = ?", "DELETE FROM peer_acks WHERE zone = ?",
+                        // Keyed by asset, so this one reads the whole table: zone deletions are rare.
+                        "DELETE FROM asset_refs WHERE zone = ?"] {
                 try db.statement(sql).bind(1, z.row).run()
             }
+            noteAssetReferenceRemoval()
             databaseSequence += 1
             let dot = tick()
             z.deleted = true

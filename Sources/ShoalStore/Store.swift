@@ -3,6 +3,7 @@
 public import ShoalWire
 import CSQLite
 import CShoalThread
+import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -134,6 +135,9 @@ public actor Store {
     var connectionSynchronous: Configuration.Synchronous
     /// How many records the last query decoded (tests check that indexes avoid scans).
     package var lastQueryDecodeCount = 0
+    /// Removals from `asset_refs` since opening (``assetReferenceRemovals``), readable without
+    /// the actor.
+    let assetReferenceRemovalCount = Atomic<UInt64>(0)
 
     /// Opens the store in `directory`, creating the directory and the store if needed.
     ///
@@ -151,7 +155,8 @@ public actor Store {
         let ms = configuration.busyTimeout.components
         let timeout = Int32(clamping: ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000)
         let db = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: timeout)
-        try Schema.create(db, synchronous: configuration.synchronous, cacheKibibytes: configuration.cacheKibibytes)
+        try Schema.create(db, synchronous: configuration.synchronous, cacheKibibytes: configuration.cacheKibibytes,
+                          limits: configuration.limits)
         db.checkpointInBackground(threshold: Int32(clamping: configuration.checkpointPages),
                                   hardLimit: Int32(clamping: min(configuration.checkpointPages, Int(Int32.max) / 8) * 8))
         let meta = try Schema.loadOrCreateMeta(db, newIdentifier: configuration.newIdentifier)

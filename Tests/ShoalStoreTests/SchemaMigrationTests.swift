@@ -1,8 +1,9 @@
 // SchemaMigrationTests: a store written by schema version 1 (records keyed by name, index entries
-// keyed by zone, type and field, one row each) opens under version 6 (records keyed by change
-// sequence, index entries as runs of names keyed by index ID and value, zone tombstone tables)
-// with every row, token, ancestor, index entry and pending index change intact; a version-4 store
-// counts the peers that acknowledged a zone as peers its deletion waits for.
+// keyed by zone, type and field, one row each) opens under version 7 (records keyed by change
+// sequence, index entries as runs of names keyed by index ID and value, zone tombstone tables,
+// merges and asset references listed) with every row, token, ancestor, index entry and pending
+// index change intact; a version-4 store counts the peers that acknowledged a zone as peers its
+// deletion waits for.
 
 import Testing
 import ShoalWire
@@ -115,9 +116,9 @@ import CSQLite
             try await store.createZone(RecordZone.ID(name: "other"))
             try await store.acknowledge(peer: peer, zone: notes, vector: VersionVector())
         }
-        #expect(Self.exec(dir, "DROP TABLE zone_peers; DROP TABLE purged_zones; DROP TABLE merged_heads; UPDATE meta SET value = 4 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(Self.exec(dir, "DROP TABLE zone_peers; DROP TABLE purged_zones; DROP TABLE merged_heads; DROP TABLE asset_refs; UPDATE meta SET value = 4 WHERE key = 'schema'") == SQLITE_OK)
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "6")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "7")
         try await store.deleteZone(notes)
         try await store.deleteZone(RecordZone.ID(name: "other"))
         #expect(try await store.zoneTombstones().map(\.waitingFor) == [[peer], []])
@@ -147,10 +148,38 @@ import CSQLite
             try await a.save(single)
         }
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM merged_heads") == "1")
-        #expect(Self.exec(dir, "DROP TABLE merged_heads; UPDATE meta SET value = 5 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(Self.exec(dir, "DROP TABLE merged_heads; DROP TABLE asset_refs; UPDATE meta SET value = 5 WHERE key = 'schema'") == SQLITE_OK)
         _ = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "6")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "7")
         #expect(Self.scalar(dir, "SELECT name FROM merged_heads") == "n")
+    }
+
+    /// Version 6 did not list asset references: the 6 → 7 step finds them in the live records
+    /// (an asset field, a list of assets; a deleted record's none).
+    @Test func versionSixStoreListsItsAssetReferences() async throws {
+        let dir = TempDirectory()
+        func asset(_ n: UInt8) -> Asset { Asset(hash: ContentHash(bytes: [UInt8](repeating: n, count: 32))!, size: 10) }
+        let other = RecordZone.ID(name: "other")
+        do {
+            let store = try await Store.temporary(dir)
+            try await store.createZone(notes)
+            try await store.createZone(other)
+            var a = note("a", "A"), b = note("b", "B"), c = note("c", "C"), d = note("d", "D", zone: other)
+            a["file"] = .asset(asset(1))
+            b["files"] = .list(.asset([asset(1), asset(2)]))
+            c["file"] = .asset(asset(3))
+            d["file"] = .asset(asset(1))
+            for r in [a, b, c, d] { try await store.save(r) }
+            try await store.delete(c.id)
+        }
+        #expect(Self.scalar(dir, "SELECT COUNT(*) FROM asset_refs") == "4")
+        #expect(Self.exec(dir, "DROP TABLE asset_refs; UPDATE meta SET value = 6 WHERE key = 'schema'") == SQLITE_OK)
+        let store = try await Store.temporary(dir)
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "7")
+        #expect(Self.scalar(dir, "SELECT COUNT(*) FROM asset_refs") == "4")
+        #expect(try await store.zones(referencing: asset(1)) == [notes, other])
+        #expect(try await store.zones(referencing: asset(2)) == [notes])
+        #expect(try await store.zones(referencing: asset(3)) == [])
     }
 
     @Test func versionOneStoreOpensWithRowsTokensAndAncestors() async throws {
@@ -184,7 +213,7 @@ import CSQLite
         #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "1")
 
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "6")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "7")
         #expect(Self.scalar(dir, "SELECT count(*) FROM sqlite_master WHERE name = 'records_by_type'") == "0")
         // The index answers from carried-over entries and log rows, without decoding the zone.
         func titled(_ t: String) async throws -> [String] {

@@ -2,7 +2,7 @@
 
 import ShoalWire
 
-/// The SQL schema (version 6). Every table is `WITHOUT ROWID` keyed by what is looked up.
+/// The SQL schema (version 7). Every table is `WITHOUT ROWID` keyed by what is looked up.
 ///
 /// - `meta(key, value)`: node ID, store and database incarnations, last HLC, database sequence,
 ///   and `zone_purge_seq`, the database sequence of the newest zone deletion purged.
@@ -23,6 +23,9 @@ import ShoalWire
 ///   knowledge when a head is a deletion or lies at or below its purge horizon
 ///   (Spec/replication.md §3.5.3 rule 6), so the read by knowledge, which finds versions by their
 ///   entries in `record_clock`, reads these as well.
+/// - `asset_refs(hash, size, zone, name)`: the assets live records reference, one row per asset
+///   and record, keyed by asset: the asset lane serves an asset only to a device that may read a
+///   zone listed for it (Spec/replication.md §3.7), one range read per request.
 /// - `index_decls(id, zone, type, field)`: declared secondary indexes; `id` (never reused) names
 ///   the index in its entries.
 /// - `field_postings(idx, kind, value, run, names)`: the entries, keyed by index ID and value:
@@ -42,15 +45,16 @@ import ShoalWire
 ///   tombstone was purged, so a peer that comes back with it live is told it was deleted.
 /// - `subscriptions(id, bytes)`: persisted subscriptions.
 enum Schema {
-    static let version: Int64 = 6
+    static let version: Int64 = 7
 
-    static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int) throws(ShoalError) {
+    static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int,
+                       limits: WireLimits) throws(ShoalError) {
         try db.execute("PRAGMA journal_mode=WAL")
         try db.execute("PRAGMA synchronous=\(synchronous.rawValue)")
         try db.execute("PRAGMA foreign_keys=OFF")
         try db.execute("PRAGMA cache_size=-\(max(cacheKibibytes, 64))")
         try db.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value ANY NOT NULL) WITHOUT ROWID")
-        try migrate(db)
+        try migrate(db, limits: limits)
         try db.execute("""
         CREATE TABLE IF NOT EXISTS zones(
             id INTEGER PRIMARY KEY, name TEXT NOT NULL, owner TEXT NOT NULL,
@@ -67,6 +71,7 @@ enum Schema {
             zone INTEGER NOT NULL, target TEXT NOT NULL, source TEXT NOT NULL,
             PRIMARY KEY(zone, target, source)) WITHOUT ROWID;
         \(mergedHeadsTable);
+        \(assetRefsTable);
         \(indexTables);
         CREATE TABLE IF NOT EXISTS peer_acks(
             zone INTEGER NOT NULL, peer BLOB NOT NULL, vector BLOB NOT NULL,
@@ -143,7 +148,9 @@ enum Schema {
     /// live zone counts as having announced it live (version 4 recorded no announcements), so its
     /// deletion waits for them as for the peers that announce it from now on.
     /// Version 5 → 6: `merged_heads` is added and filled from the live records' heads.
-    static func migrate(_ db: SQLiteDatabase) throws(ShoalError) {
+    /// Version 6 → 7: `asset_refs` is added and filled from the live records' asset fields
+    /// (decoded with the store's `limits`).
+    static func migrate(_ db: SQLiteDatabase, limits: WireLimits) throws(ShoalError) {
         let s = try db.statement("SELECT value FROM meta WHERE key = 'schema'")
         let found: Int64? = try s.step() ? s.int64(0) : nil
         s.reset()
@@ -240,6 +247,14 @@ enum Schema {
                 }
                 read.reset()
                 try db.execute("UPDATE meta SET value = 6 WHERE key = 'schema'")
+            }
+            stored = 6
+        }
+        if stored == 6 {
+            try db.transaction { () throws(ShoalError) in
+                try db.execute(assetRefsTable)
+                try fillAssetRefs(db, limits: limits)
+                try db.execute("UPDATE meta SET value = 7 WHERE key = 'schema'")
             }
         }
     }
