@@ -3,6 +3,16 @@
 
 public import ShoalWire
 
+/// Why an asset may be served on a connection: a live record of `zone` referenced it when the
+/// store's count of removed asset references (``Store/assetReferenceRemovals``) was `removals`.
+struct AssetGrant {
+    /// Grants a connection remembers; a full set is cleared.
+    static let perConnection = 16
+
+    var zone: RecordZone.ID
+    var removals: UInt64
+}
+
 /// One asset being fetched.
 struct AssetTransfer {
     var asset: Asset
@@ -248,6 +258,38 @@ extension SyncNode {
         return saves
     }
 
+    // MARK: Serving
+
+    /// Whether `asset` may be served on connection `id`: a live record of a zone its device may
+    /// read (``ZoneAccess/read`` or more) references it (Spec/replication.md §3.7). A connection
+    /// without a device (an in-memory transport, which may do whatever a zone's owner may) is
+    /// served any asset held.
+    ///
+    /// The zones come from the store's index of asset references, one indexed read. The zone
+    /// that allowed it is remembered on the connection (``AssetGrant``) so the chunk requests that
+    /// follow a manifest do not wait for the store: a grant holds while the device may still read
+    /// that zone — checked again on every request, so a share that changes its access ends it at
+    /// once — and no asset reference has been removed from the store since it was looked up; any
+    /// removal (a record changed or deleted, a zone deleted) sends the next request to the store.
+    func mayServe(_ asset: Asset, on id: ConnectionID) async -> Bool {
+        guard let session = sessions[id] else { return false }
+        guard session.device != nil else { return true }
+        // Read before the lookup: a removal during it makes the grant stale, never the reverse.
+        let removals = store.assetReferenceRemovals
+        if let grant = session.assetGrants[asset], grant.removals == removals, await access(id, grant.zone) >= .read {
+            return true
+        }
+        let zones = (try? await store.zones(referencing: asset)) ?? []
+        for zone in zones {
+            guard await access(id, zone) >= .read else { continue }
+            if (sessions[id]?.assetGrants.count ?? 0) >= AssetGrant.perConnection { sessions[id]?.assetGrants.removeAll() }
+            sessions[id]?.assetGrants[asset] = AssetGrant(zone: zone, removals: removals)
+            return true
+        }
+        sessions[id]?.assetGrants.removeValue(forKey: asset)
+        return false
+    }
+
     // MARK: Frames
 
     func handleAssetRequest(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
@@ -255,7 +297,10 @@ extension SyncNode {
         func answer(_ part: AssetChunkMessage.Part) -> SyncOutput {
             .send(Frame(type: .assetChunk, payload: AssetChunkMessage(asset: m.asset, part: part).encoded()))
         }
-        guard let assets else { return [answer(.unavailable)] }
+        // Served only to a device that may read a zone whose live records reference the asset;
+        // to any other the answer is the one for an asset this node lacks, decided before the
+        // asset store is asked, so neither the answer nor its timing says whether it is held.
+        guard let assets, await mayServe(m.asset, on: id) else { return [answer(.unavailable)] }
         // No frame larger than the peer accepts (its hello's max frame payload): a part that
         // would be is answered `unavailable`, so the fetch fails there, named, instead of the
         // peer's reader closing the connection on a frame it refuses (Spec/replication.md §3.7).

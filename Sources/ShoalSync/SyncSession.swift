@@ -151,6 +151,9 @@ struct SyncSession {
     /// connection), and the zones of the numbers the peer gave this node's subscriptions there.
     var nextSubscriptionNumber: UInt64 = 1
     var inboundNumbers: [UInt64: RecordZone.ID] = [:]
+    /// Assets lately found servable to the device here, so the chunk requests after a manifest
+    /// skip the store (``SyncNode/mayServe(_:on:)``); at most ``AssetGrant/perConnection``.
+    var assetGrants: [Asset: AssetGrant] = [:]
     var lastError: String? = nil
 
     /// The largest `changes` payload this session sends.

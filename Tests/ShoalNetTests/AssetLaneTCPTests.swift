@@ -71,6 +71,7 @@ final class GatedAssets: AssetProvider {
         let a = try await LoopbackNode.start("a", assets: served)
         let b = try await LoopbackNode.start("b", assets: GatedAssets(holding: nil))
         try await a.createSharedZone(Self.notes, with: [b])
+        try await a.reference(asset, sharedWith: [b], in: Self.notes)
         _ = try await a.store.save(note("before"))
         await LoopbackNode.trustEachOther(b, a)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
@@ -104,6 +105,7 @@ final class GatedAssets: AssetProvider {
         let held = MemoryAssets()
         let asset = held.add(content, chunkSize: 16 << 10)
         let a = try await LoopbackNode.start("a", assets: held)
+        try await a.reference(asset, sharedWith: nil)  // an open zone: B and C may read it
         let c = try await LoopbackNode.start("c", assets: MemoryAssets())
         await LoopbackNode.trustEachOther(c, a)
         await c.net.addPeer(host: "127.0.0.1", port: a.port)
@@ -127,5 +129,45 @@ final class GatedAssets: AssetProvider {
         await a.stop()
         await b.stop()
         await c.stop()
+    }
+
+    /// Over mutual TLS: X, a trusted device that is not a member of the zone whose record
+    /// references an asset, asks A for it by (hash, size) and is told it is unavailable, as for
+    /// an asset nobody holds; A sends it no byte of it. M, a read-only member, is served it.
+    @Test func aTrustedNonMemberIsNotServedAnAssetOfAZoneItCannotRead() async throws {
+        var rng = SplitMix64(seed: 0x5EC)
+        let content = (0..<300_000).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        let held = MemoryAssets(), outsider = MemoryAssets(), member = MemoryAssets()
+        let asset = held.add(content, chunkSize: 16 << 10)
+        let missing = MemoryAssets.asset(of: Array(content.reversed()))
+        let a = try await LoopbackNode.start("a", assets: held)
+        let x = try await LoopbackNode.start("x", assets: outsider)
+        let m = try await LoopbackNode.start("m", assets: member)
+        try await a.createSharedZone(Self.notes, with: [m], role: .readOnly)
+        try await a.reference(asset, sharedWith: [m], in: Self.notes)
+        await LoopbackNode.trustEachOther(a, x, m)
+        await x.net.addPeer(host: "127.0.0.1", port: a.port)
+        await m.net.addPeer(host: "127.0.0.1", port: a.port)
+        #expect(await eventually { await x.net.peers().first?.node != nil }, "X never connected to A")
+        #expect(await eventually { await m.net.peers().first?.node != nil }, "M never connected to A")
+
+        func refusal(_ asset: Asset) async -> String? {
+            do {
+                try await x.net.fetchAsset(asset)
+                return nil
+            } catch {
+                return (error as? AssetFetchError)?.code
+            }
+        }
+        #expect(await refusal(asset) == "assetNotAvailable")
+        #expect(await refusal(missing) == "assetNotAvailable")
+        #expect(outsider.bytes(of: asset) == nil)
+        #expect(await a.net.sync.statistics.assetChunksSent == 0, "A sent chunks of the asset to a non-member")
+
+        try await m.net.fetchAsset(asset)
+        #expect(member.bytes(of: asset) == content)
+        await a.stop()
+        await x.stop()
+        await m.stop()
     }
 }

@@ -69,6 +69,7 @@ import ShoalWire
         let asset = held.add(Self.content, chunkSize: 64 << 10)
         let a = try await LoopbackNode.start("a", assets: held, network: aNetwork)
         let b = try await LoopbackNode.start("b", assets: fetched, network: bNetwork)
+        try await a.reference(asset, sharedWith: [b])
         await LoopbackNode.trustEachOther(b, a)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(await eventually { await b.net.peers().first?.node != nil }, "B never connected to A")
@@ -108,6 +109,7 @@ import ShoalWire
         let b = try await LoopbackNode.start("b", assets: fetched, network: slow)
         let notes = RecordZone.ID(name: "notes")
         try await a.createSharedZone(notes, with: [b])
+        try await a.reference(asset, sharedWith: [b], in: notes)
         await LoopbackNode.trustEachOther(b, a)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(await eventually { await b.net.peers().first?.node != nil }, "B never connected to A")
@@ -145,6 +147,7 @@ import ShoalWire
         let held = MemoryAssets()
         let asset = held.add(Self.content, chunkSize: 64 << 10)
         let a = try await LoopbackNode.start("a", assets: held, network: limited)
+        try await a.reference(asset, sharedWith: nil)  // an open zone: every trusted device reads it
         let fetchers = [MemoryAssets(), MemoryAssets()]
         var peers: [LoopbackNode] = []
         for (i, f) in fetchers.enumerated() {

@@ -50,6 +50,19 @@ struct LoopbackNode {
         for m in members { await net.deliver(try await net.sync.setMember(m.device, role: role, of: zone)) }
     }
 
+    /// Saves a record referencing `asset` in `zone`, creating the zone first if this node lacks
+    /// it: owned here and shared read-write with `members`, or open to every trusted device
+    /// (`members` nil). A node serves an asset only to devices that may read a zone whose live
+    /// records reference it (Spec/replication.md §3.7).
+    func reference(_ asset: Asset, sharedWith members: [LoopbackNode]?, in zone: RecordZone.ID = RecordZone.ID(name: "files")) async throws {
+        if (try? await store.zone(zone)) == nil {
+            if let members { try await createSharedZone(zone, with: members) } else { try await store.createZone(zone) }
+        }
+        var r = Record(recordType: "File", id: Record.ID(name: asset.hash.hex, zone: zone))
+        r["file"] = .asset(asset)
+        _ = try await store.save(r)
+    }
+
     func stop() async {
         await net.shutdown()
         try? FileManager.default.removeItem(atPath: directory)
