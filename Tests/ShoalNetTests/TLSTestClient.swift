@@ -35,7 +35,10 @@ enum TLSTestClient {
         return try NIOSSLContext(configuration: configuration)
     }
 
-    static func exchange(port: Int, identity: DeviceIdentity, send: [UInt8] = [], timeout: Duration = .seconds(15)) async throws -> Result {
+    /// `until`, when given, is asked after every read whether what arrived so far is all the test
+    /// waits for; the client then closes the connection itself (`closedByPeer` stays true).
+    static func exchange(port: Int, identity: DeviceIdentity, send: [UInt8] = [], timeout: Duration = .seconds(15),
+                         until: (@Sendable ([UInt8]) -> Bool)? = nil) async throws -> Result {
         let context = try context(identity)
         let group = MultiThreadedEventLoopGroup.singleton
         let done = group.next().makePromise(of: (Bool, [UInt8]).self)
@@ -45,7 +48,7 @@ enum TLSTestClient {
                 channel.eventLoop.makeCompletedFuture {
                     let ops = channel.pipeline.syncOperations
                     try ops.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil, customVerificationCallback: { _, p in p.succeed(.certificateVerified) }))
-                    try ops.addHandler(Collector(send: send, done: done))
+                    try ops.addHandler(Collector(send: send, done: done, until: until))
                 }
             }
             .connect(host: "127.0.0.1", port: port).get()
@@ -65,12 +68,14 @@ enum TLSTestClient {
         typealias OutboundOut = ByteBuffer
         let send: [UInt8]
         let done: EventLoopPromise<(Bool, [UInt8])>
+        let until: (@Sendable ([UInt8]) -> Bool)?
         var handshake = false
         var bytes: [UInt8] = []
 
-        init(send: [UInt8], done: EventLoopPromise<(Bool, [UInt8])>) {
+        init(send: [UInt8], done: EventLoopPromise<(Bool, [UInt8])>, until: (@Sendable ([UInt8]) -> Bool)? = nil) {
             self.send = send
             self.done = done
+            self.until = until
         }
 
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -83,7 +88,7 @@ enum TLSTestClient {
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             bytes += unwrapInboundIn(data).readableBytesView
-            if bytes.count > 1 << 20 { context.close(promise: nil) }
+            if bytes.count > 1 << 20 || until?(bytes) == true { context.close(promise: nil) }
         }
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {

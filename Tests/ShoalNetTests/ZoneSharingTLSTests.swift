@@ -36,10 +36,23 @@ import ShoalTrust
     }
 
     /// The frames `a` sent a raw client of `identity` that sent `frames`, and whether it closed.
-    func exchange(_ a: LoopbackNode, as identity: DeviceIdentity, sending frames: [Frame], timeout: Duration = .seconds(15)) async throws -> ([Frame], TLSTestClient.Result) {
-        let r = try await TLSTestClient.exchange(port: a.port, identity: identity, send: Self.encode(frames), timeout: timeout)
+    func exchange(_ a: LoopbackNode, as identity: DeviceIdentity, sending frames: [Frame], timeout: Duration = .seconds(15),
+                  untilErrors: Int? = nil) async throws -> ([Frame], TLSTestClient.Result) {
+        // With `untilErrors`, the client stops once that many error frames have arrived.
+        var until: (@Sendable ([UInt8]) -> Bool)? = nil
+        if let n = untilErrors {
+            until = { bytes in Self.errorFrames(in: bytes) >= n }
+        }
+        let r = try await TLSTestClient.exchange(port: a.port, identity: identity, send: Self.encode(frames), timeout: timeout, until: until)
         var reader = FrameReader()
         return ((try? reader.frames(in: r.received)) ?? [], r)
+    }
+
+    /// How many error frames `bytes` holds, whole.
+    static func errorFrames(in bytes: [UInt8]) -> Int {
+        var reader = FrameReader()
+        let frames = (try? reader.frames(in: bytes)) ?? []
+        return frames.filter { $0.type == .error }.count
     }
 
     func errorCode(_ frames: [Frame]) -> String? {
@@ -53,7 +66,7 @@ import ShoalTrust
         await a.net.trust(stranger.deviceID)
         let inc = try await a.store.zone(Self.notes).incarnation
         let subscribe = Frame(type: .subscribe, payload: SubscribeMessage(zone: Self.notes, incarnation: inc, token: nil, knowledge: VersionVector(), window: 8).encoded())
-        let (frames, r) = try await exchange(a, as: stranger, sending: [Self.hello(), subscribe], timeout: .seconds(5))
+        let (frames, r) = try await exchange(a, as: stranger, sending: [Self.hello(), subscribe], timeout: .seconds(60), untilErrors: 1)
         let hello = try #require(frames.first { $0.type == .hello }.flatMap { try? HelloMessage(decoding: $0.payload) })
         #expect(hello.zones.isEmpty, "the owner's hello lists no zone for a device that is not a member")
         // Answered as for a zone the node does not hold: the stranger cannot tell them apart.
@@ -82,8 +95,9 @@ import ShoalTrust
         let subscribes = [Self.notes, RecordZone.ID(name: "notez")].map {
             Frame(type: .subscribe, payload: SubscribeMessage(zone: $0, incarnation: inc, token: nil, knowledge: VersionVector(), window: 8).encoded())
         }
-        // The node keeps the connection open (a zone not held is no reason to close): read for 5 s.
-        let (frames, _) = try await exchange(a, as: stranger, sending: [Self.hello(zones: planted)] + subscribes, timeout: .seconds(5))
+        // The node keeps the connection open (a zone not held is no reason to close): the client
+        // stops once both answers have arrived.
+        let (frames, _) = try await exchange(a, as: stranger, sending: [Self.hello(zones: planted)] + subscribes, timeout: .seconds(60), untilErrors: 2)
         let answers = frames.filter { $0.type == .error }.compactMap { try? ErrorMessage(decoding: $0.payload) }
         #expect(answers.map(\.code) == ["zoneNotFound", "zoneNotFound"], "\(answers)")
         #expect(answers.count == 2 && answers[0].message.replacingOccurrences(of: "notes", with: "notez") == answers[1].message)
