@@ -262,6 +262,9 @@ extension SyncNode {
         if mine == nil, let signer, share.role(of: signer.device) == nil, claimedOwner != signer.device {
             return ignore("this device is not a member")
         }
+        // The deletion of a zone never held here leaves nothing to do, and nothing to keep: such
+        // shares, however many a device signs, cost neither a verification nor a row.
+        if mine == nil, share.isDeleted { return [] }
         var held = await heldShare(a.zone)
         if let held, claimedOwner == held.owner, share.serial <= held.share.serial {
             // A removed member that announces the zone with an older share is told of the newer

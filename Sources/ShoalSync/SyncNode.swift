@@ -463,7 +463,11 @@ public actor SyncNode {
         // purged incarnation, they are not created again (Spec/replication.md §4.1).
         let purged: [RecordZone.ID: NodeID]
         do throws(ShoalError) {
-            let unknown = announced.filter { local[$0.zone] == nil }.map(\.zone)
+            // Only what can matter is looked up: a live announcement, any in a hello, and a
+            // deletion in a `zones` message of a zone this node told the peer it purged; a flood of
+            // other deletions costs no store read.
+            let told = sessions[id]?.purgedAnnounced ?? [:]
+            let unknown = announced.filter { local[$0.zone] == nil && (!$0.isDeleted || from != .zones || told[$0.zone] != nil) }.map(\.zone)
             purged = unknown.isEmpty ? [:] : try await store.purgedIncarnations(of: unknown)
         } catch {
             throw SyncFailure("internalError", "could not read the purged zones for the peer's announcement: \(error)")

@@ -244,6 +244,22 @@ import ShoalWire
         let out = await sim.nodes[0].sync.receive(Frame(type: .zones, payload: ZonesMessage(zones: shares).encoded()), on: conn)
         #expect(errors(out, conn).isEmpty)
         #expect(await sim.nodes[0].sync.shareCache.count <= 1, "no share looked up for a zone not held")
+        // Deletions of zones node 0 never held, naming it a member: neither verified nor kept,
+        // however many (these do not verify; one that does is not kept either).
+        let me = try #require(sim.nodes[0].device)
+        var deletions = (0..<2_000).map { i in
+            var share = ZoneShare(zone: RecordZone.ID(name: "\(long)-gone-\(1_000_000 + i)"), incarnation: NodeID(high: 5, low: 5), serial: 2, isDeleted: true,
+                                  ownerKey: [UInt8](repeating: 4, count: 91), members: [ZoneShare.Member(device: me, role: .readWrite)])
+            share.signature = [UInt8](repeating: 1, count: ZoneShare.signatureBytes)
+            return ZoneAnnouncement(share: share)
+        }
+        let signed = try #require(sim.nodes[1].signer).sign(ZoneShare(zone: RecordZone.ID(name: "\(long)-gone-2000000"), incarnation: NodeID(high: 5, low: 5),
+                                                                      serial: 2, isDeleted: true, ownerKey: [], members: [ZoneShare.Member(device: me, role: .readWrite)]))
+        deletions.append(ZoneAnnouncement(share: signed))
+        let gone = await sim.nodes[0].sync.receive(Frame(type: .zones, payload: ZonesMessage(zones: deletions).encoded()), on: conn)
+        #expect(errors(gone, conn).isEmpty, "not one was verified")
+        #expect(try await sim.nodes[0].store.syncValue(SyncNode.shareKey(signed.zone)) == nil)
+        #expect(await sim.nodes[0].sync.shareCache.count <= 1)
         let session = try #require(await sim.nodes[0].sync.sessions[conn])
         #expect(session.peerZones.isEmpty, "only zones held here are kept")
         #expect(session.peer?.zones.isEmpty == true, "the hello's zones are not kept either")
