@@ -11,6 +11,8 @@ let package = Package(
         // The hostile suite's client that reads nothing: TLS on NIO, as the main package's tests do.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // The hostile suite's member-flood case signs zone shares with its flooding device's key.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .executableTarget(
@@ -26,6 +28,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 "CMallocCounter",
                 "CZstdStreaming",
                 "CSQLiteBench",

@@ -20,8 +20,10 @@ import Glibc
 /// Every node runs in this process, so memory is the process's resident set (`VmRSS`), sampled
 /// every 5 ms. Sizes can be set by environment variables: `SHOAL_BENCH_HOSTILE_ZONES` (100) and
 /// `SHOAL_BENCH_HOSTILE_ZONE_MB` (2) for `non-reader`, `SHOAL_BENCH_HOSTILE_BIG_RECORDS` (2,000)
-/// for `big-records`, `SHOAL_BENCH_HOSTILE_CONNECTIONS` (2,000) for `connections`;
-/// `SHOAL_BENCH_HOSTILE_CASES` picks cases (`non-reader,connections,big-records`).
+/// for `big-records`, `SHOAL_BENCH_HOSTILE_CONNECTIONS` (2,000) for `connections`,
+/// `SHOAL_BENCH_HOSTILE_FLOOD_SECONDS` (20), `SHOAL_BENCH_HOSTILE_FLOOD_SIGNED` (20,000) and
+/// `SHOAL_BENCH_HOSTILE_FLOOD_KINDS` (all) for `member-flood`;
+/// `SHOAL_BENCH_HOSTILE_CASES` picks cases (`non-reader,connections,big-records,member-flood`).
 enum HostileBenchmark: BenchmarkSuite {
     static let name = "hostile"
     static let summary = "misbehaving peers over loopback TLS: non-reader, big-records, connections"
@@ -34,7 +36,7 @@ enum HostileBenchmark: BenchmarkSuite {
 
     /// The cases to run: `SHOAL_BENCH_HOSTILE_CASES`, a comma-separated list (default all three).
     static var cases: Set<String> {
-        let all: Set = ["non-reader", "connections", "big-records"]
+        let all: Set = ["non-reader", "connections", "big-records", "member-flood"]
         guard let list = ProcessInfo.processInfo.environment["SHOAL_BENCH_HOSTILE_CASES"] else { return all }
         return all.intersection(list.split(separator: ",").map(String.init))
     }
@@ -45,6 +47,7 @@ enum HostileBenchmark: BenchmarkSuite {
         if cases.contains("non-reader") { try await nonReader() }
         if cases.contains("connections") { try await connections() }
         if cases.contains("big-records") { try await bigRecords() }
+        if cases.contains("member-flood") { try await memberFlood() }
     }
 
     // MARK: non-reader
