@@ -209,6 +209,14 @@ public actor ShoalNode {
     /// The devices with an open connection, dialled or accepted.
     public func connectedDevices() async -> Set<DeviceID> { await network.connectedDevices }
 
+    /// Accepted connections this node closed at once since it went online: `refused` for a limit
+    /// (``NetworkConfiguration/maxConnectionsPerAddress``, or every place of
+    /// ``NetworkConfiguration/maxInboundConnections`` held by a trusted device), and `evicted`,
+    /// which gave their places to newer ones before showing a trusted device (Spec/replication.md §2).
+    public func inboundConnectionsClosed() async -> (refused: Int, evicted: Int) {
+        (await network.refusedConnections, await network.evictedConnections)
+    }
+
     /// Closes every connection with a goodbye and stops listening; the store stays open.
     public func shutdown() async {
         await network.shutdown()

@@ -7,12 +7,21 @@ public import Logging
 public struct NetworkConfiguration: Sendable {
     /// A connection whose peer has not sent a valid hello by then is closed. Default 10 s.
     public var handshakeTimeout: Duration = .seconds(10)
-    /// Most connections this node accepts and holds at once (dialled ones are not counted); one
-    /// more is closed as soon as it is accepted, before TLS, and counted
-    /// (``NetworkNode/refusedConnections``). Default 256.
+    /// Most connections this node accepts and holds at once (dialled ones are not counted).
+    /// Default 256.
+    ///
+    /// A connection keeps its place for good once TLS has shown a trusted device. At the limit,
+    /// a new connection takes the place of one that has not (that one is closed and counted,
+    /// ``NetworkNode/evictedConnections``): a connection silent for 250 ms first, then one from
+    /// the address holding the most such places, a silent one before one whose handshake has
+    /// begun, and the oldest — so strangers holding every place with idle connections cannot
+    /// keep a trusted device out (Spec/replication.md §2). Only when every place is held by a
+    /// trusted device is one more closed as soon as it is accepted, before TLS, and counted
+    /// (``NetworkNode/refusedConnections``).
     public var maxInboundConnections = 256
     /// Most accepted connections from one remote address at once, so one host cannot take every
-    /// place of ``maxInboundConnections``. Default 16.
+    /// place of ``maxInboundConnections``; one more from it is closed as soon as it is accepted,
+    /// before TLS, and counted (``NetworkNode/refusedConnections``). Default 16.
     public var maxConnectionsPerAddress = 16
     /// A ping is sent after this long without sending anything. Default 15 s.
     public var pingInterval: Duration = .seconds(15)

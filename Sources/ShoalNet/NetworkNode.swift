@@ -36,9 +36,15 @@ public actor NetworkNode {
     /// The places for accepted connections (``NetworkConfiguration/maxInboundConnections``).
     let admission: InboundAdmission
 
-    /// Connections closed on acceptance since the node started, because a limit of
-    /// ``NetworkConfiguration/maxInboundConnections`` or ``NetworkConfiguration/maxConnectionsPerAddress`` was reached.
+    /// Connections closed on acceptance since the node started, because a limit was reached:
+    /// ``NetworkConfiguration/maxConnectionsPerAddress`` for their address, or
+    /// ``NetworkConfiguration/maxInboundConnections`` with every place held by a trusted device.
     public var refusedConnections: Int { admission.refused }
+
+    /// Accepted connections closed since the node started to give their places to newer ones:
+    /// at ``NetworkConfiguration/maxInboundConnections``, a new connection takes the place of one
+    /// that has not shown a trusted device (Spec/replication.md §2).
+    public var evictedConnections: Int { admission.evicted }
 
     struct Connection {
         let writer: NIOAsyncChannelOutboundWriter<Frame>
@@ -113,7 +119,10 @@ public actor NetworkNode {
     /// This node's certificate and TLS contexts.
     public let tls: PeerTLS
     /// The devices whose connections are accepted.
-    var trusted: Set<DeviceID>
+    var trusted: Set<DeviceID> {
+        // Their accepted connections keep their places once TLS has shown them.
+        didSet { admission.trust(trusted) }
+    }
     /// The devices refused since this node started (``pendingDevices()``).
     var pending: [DeviceID: PendingDevice] = [:]
     /// The node ID bound to each device seen, and back (the store keeps them: ``bind(_:to:)``).
@@ -155,7 +164,8 @@ public actor NetworkNode {
         self.trusted = trusting
         self.configuration = configuration
         self.group = group ?? MultiThreadedEventLoopGroup.singleton
-        admission = InboundAdmission(maxTotal: configuration.maxInboundConnections, maxPerAddress: configuration.maxConnectionsPerAddress)
+        admission = InboundAdmission(maxTotal: configuration.maxInboundConnections, maxPerAddress: configuration.maxConnectionsPerAddress,
+                                     trusting: trusting, logger: configuration.logger)
         assetChunks = AssetFrameQueue(limit: configuration.assetQueueBytes)
         sendPacer = configuration.assetSendRate > 0 ? SharedRatePacer(bytesPerSecond: configuration.assetSendRate) : nil
         (events, eventSink) = AsyncStream<Event>.makeStream()
@@ -389,20 +399,34 @@ public actor NetworkNode {
         let tls = self.tls
         let admission = self.admission
         let server = try await ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 64)
+            // Room to queue a burst of connections (a flood, or peers all redialling after an
+            // outage) until each is admitted or refused: past the backlog, the kernel drops a
+            // connection's packets and its client retries only after a second or more.
+            .serverChannelOption(.backlog, value: Self.listenBacklog)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    // Over a limit: closed before TLS.
+                    // Over a limit: closed before TLS. At the total limit, a connection that has
+                    // not shown a trusted device gives its place up instead (InboundAdmission).
                     let address = channel.remoteAddress?.ipAddress ?? "unknown"
-                    if let refusal = admission.admit(address) {
-                        configuration.logger.debug("refused a connection", metadata: ["remote": "\(address)", "reason": "\(refusal)"])
+                    switch admission.admit(channel, from: address) {
+                    case .refused(let reason):
+                        configuration.logger.debug("refused a connection", metadata: ["remote": "\(address)", "reason": "\(reason)"])
                         channel.close(promise: nil)
-                        throw InboundRefused(reason: refusal)
+                        throw InboundRefused(reason: reason)
+                    case .admitted(let evicting):
+                        if let evicting { TrustGate.evict(evicting) }
                     }
-                    channel.closeFuture.whenComplete { _ in admission.release(address) }
-                    return try Self.configure(channel, configuration, limits, traffic, chunks: chunks, tls: tls, dialing: false)
+                    let accepted = AcceptedChannel(try Self.configure(channel, configuration, limits, traffic, chunks: chunks, tls: tls,
+                                                                      admission: admission))
+                    channel.closeFuture.whenComplete { _ in
+                        admission.release(channel)
+                        // Closed before the accept loop took it (evicted, or dropped by NIO as the
+                        // listener closed): ended here, as its async channel must be.
+                        if accepted.claim() { Task { await Self.discard(accepted.channel) } }
+                    }
+                    return accepted
                 }
             }
         servers.append(server.channel)
@@ -411,15 +435,19 @@ public actor NetworkNode {
         }
         // Not cancelled at shutdown: closing the server ends it, after it has handed on every
         // connection already accepted. A cancelled loop would drop those, and an accepted
-        // connection's async channel traps when it goes without executeThenClose.
-        acceptLoops.append(Task { [weak self] in
+        // connection's async channel traps when it goes without executeThenClose. Detached from
+        // the node's actor: accepting a flood's connections must not queue behind the engine.
+        acceptLoops.append(Task.detached { [weak self] in
             try? await server.executeThenClose { inbound in
                 try await withThrowingDiscardingTaskGroup { group in
-                    for try await child in inbound {
+                    for try await accepted in inbound {
+                        // Closed already (evicted): its close ended it.
+                        guard accepted.claim() else { continue }
+                        let child = accepted.channel
                         group.addTask {
                             // A connection's async channel must end through executeThenClose (its
                             // writer traps if dropped unfinished): also when the node is gone.
-                            if let node = self { _ = await node.serve(child, dialed: nil) } else { await Self.discard(child) }
+                            if let node = self { await node.serveAccepted(child) } else { await Self.discard(child) }
                         }
                     }
                 }
@@ -427,6 +455,10 @@ public actor NetworkNode {
         })
         return address
     }
+
+    /// Connections the kernel queues for a listening socket before the node accepts them (the
+    /// system caps it: `net.core.somaxconn`).
+    static let listenBacklog: Int32 = 1024
 
     /// Dials `host:port` now and whenever the connection ends, until ``shutdown()``.
     ///
@@ -485,7 +517,7 @@ public actor NetworkNode {
                     .channelOption(.socketOption(.tcp_nodelay), value: 1)
                     .connectTimeout(.seconds(5))
                     .connect(host: host, port: port) { channel in
-                        channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, chunks: chunks, tls: tls, dialing: true) }
+                        channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, chunks: chunks, tls: tls, admission: nil) }
                     }
                 // A connection refused by TLS or by trust backs off like a failed dial.
                 peerStates[key]?.lastError = nil
@@ -517,17 +549,24 @@ public actor NetworkNode {
                                  metadata: ["peer": "\(key)", "error": "\(error)", "failures": "\(failures)"])
     }
 
-    /// Sets up a new connection's pipeline (on its event loop): TLS first (a client's when
-    /// `dialing`), the gate that holds application bytes until the device is trusted (closing the
+    /// Sets up a new connection's pipeline (on its event loop): for an accepted connection, the
+    /// handler that tells `admission` of its first bytes and, once TLS has shown its device,
+    /// whether it keeps its place; TLS (a client's for a dialled connection, when `admission`
+    /// is nil), the gate that holds application bytes until the device is trusted (closing the
     /// connection if the handshake takes longer than the handshake timeout), idle timers, frame
     /// encoding and decoding, asset requests to a queue of the connection's own and chunks to
     /// `chunks` (the fetching lane's), record frames held while the socket takes no more
     /// (``OutboxHandler``), chunks held back for records.
     static func configure(_ channel: any Channel, _ configuration: NetworkConfiguration, _ limits: WireLimits, _ traffic: TrafficCounter,
-                          chunks: AssetFrameQueue, tls: PeerTLS, dialing: Bool) throws -> NIOAsyncChannel<Frame, Frame> {
+                          chunks: AssetFrameQueue, tls: PeerTLS, admission: InboundAdmission?) throws -> NIOAsyncChannel<Frame, Frame> {
         let ops = channel.pipeline.syncOperations
         let gate = TrustGate(handshake: channel.eventLoop.makePromise(of: DeviceID.self))
-        try ops.addHandler(tls.handler(dialing: dialing, gate: gate))
+        if let admission {
+            try ops.addHandler(InboundFirstBytesHandler(admission: admission))
+            // Run on the event loop as TLS completes: a trusted device's place is kept from then on.
+            gate.handshake.futureResult.whenSuccess { device in admission.shown(device, by: channel) }
+        }
+        try ops.addHandler(tls.handler(dialing: admission == nil, gate: gate))
         try ops.addHandler(gate)
         let bound = NIOLoopBound(gate, eventLoop: channel.eventLoop)
         let timeout = channel.eventLoop.scheduleTask(in: TimeAmount(configuration.handshakeTimeout)) { bound.value.timeOut() }
@@ -560,34 +599,66 @@ public actor NetworkNode {
     /// peer refused this device), so that a dialler backs off rather than redials at once.
     @discardableResult
     func serve(_ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?) async -> Bool {
+        switch await Self.handshake(channel, remote: dialed, configuration) {
+        case .success(let (handlers, device)):
+            return await serve(channel, dialed: dialed, handlers: handlers, device: device)
+        case .failure(let error):
+            if let dialed { peerStates[dialed]?.lastError = "\(error)" }
+            return false
+        }
+    }
+
+    /// Serves a connection accepted by a listener: its TLS handshake away from the node's actor,
+    /// so the connections of a flood that never complete TLS (Spec/replication.md §2) cost the
+    /// engine nothing, then the rest as ``serve(_:dialed:)`` does.
+    nonisolated func serveAccepted(_ channel: NIOAsyncChannel<Frame, Frame>) async {
+        guard case .success(let (handlers, device)) = await Self.handshake(channel, remote: nil, configuration) else { return }
+        await serve(channel, dialed: nil, handlers: handlers, device: device)
+    }
+
+    /// Waits for the TLS handshake of `channel` (dialled to `remote`, or accepted when nil) and
+    /// returns its handlers and the peer's device; when it fails, logs why, closes the channel
+    /// and returns the error.
+    static func handshake(_ channel: NIOAsyncChannel<Frame, Frame>, remote dialed: String?,
+                          _ configuration: NetworkConfiguration) async -> Result<(ConnectionHandlers, DeviceID), any Error> {
+        let raw = channel.channel
+        let inboundBytes = configuration.inboundBytes
+        // The handlers ``configure`` added; gone only if the channel closed before this ran.
+        let found: (ConnectionHandlers, EventLoopFuture<DeviceID>)
+        do {
+            found = try await raw.eventLoop.submit({
+                let ops = raw.pipeline.syncOperations
+                let router = try ops.handler(type: AssetFrameRouter.self)
+                let outbox = try ops.handler(type: OutboxHandler.self)
+                let gate = OutboundGate(chunks: try ops.handler(type: ChunkYieldHandler.self).gate, records: outbox.outbox,
+                                        handler: NIOLoopBound(outbox, eventLoop: raw.eventLoop))
+                return (ConnectionHandlers(gate: gate, binding: router.binding, requests: router.requests,
+                                           inbound: InboundBudget(limit: inboundBytes)),
+                        try ops.handler(type: TrustGate.self).handshake.futureResult)
+            }).get()
+        } catch {
+            await discard(channel)
+            return .failure(error)
+        }
+        do {
+            return .success((found.0, try await found.1.get()))
+        } catch {
+            // An evicted connection is counted (evictedConnections) and logged when eviction starts, not each time.
+            let evicted = (error as? TrustGate.Refused)?.evicted == true
+            configuration.logger.log(level: evicted ? .debug : .info, "TLS handshake failed",
+                                     metadata: ["remote": "\(dialed ?? address(of: raw))", "error": "\(error)"])
+            await discard(channel)
+            return .failure(error)
+        }
+    }
+
+    /// Serves `channel`, whose TLS handshake gave `device`, until it ends; returns whether the
+    /// session was established (``serve(_:dialed:)``).
+    func serve(_ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?, handlers: ConnectionHandlers, device: DeviceID) async -> Bool {
         startEngine()
         let raw = channel.channel
         let sink = eventSink
         let handshakeTimeout = configuration.handshakeTimeout
-        let inboundBytes = configuration.inboundBytes
-        // The handlers ``configure`` added; gone only if the channel closed before this ran.
-        guard let (handlers, tlsDone) = try? await raw.eventLoop.submit({
-            let ops = raw.pipeline.syncOperations
-            let router = try ops.handler(type: AssetFrameRouter.self)
-            let outbox = try ops.handler(type: OutboxHandler.self)
-            let gate = OutboundGate(chunks: try ops.handler(type: ChunkYieldHandler.self).gate, records: outbox.outbox,
-                                    handler: NIOLoopBound(outbox, eventLoop: raw.eventLoop))
-            return (ConnectionHandlers(gate: gate, binding: router.binding, requests: router.requests,
-                                       inbound: InboundBudget(limit: inboundBytes)),
-                    try ops.handler(type: TrustGate.self).handshake.futureResult)
-        }).get() else {
-            await Self.discard(channel)
-            return false
-        }
-        let device: DeviceID
-        do {
-            device = try await tlsDone.get()
-        } catch {
-            configuration.logger.info("TLS handshake failed", metadata: ["remote": "\(dialed ?? Self.address(of: raw))", "error": "\(error)"])
-            if let dialed { peerStates[dialed]?.lastError = "\(error)" }
-            await Self.discard(channel)
-            return false
-        }
         var admitted: ConnectionID? = nil
         try? await channel.executeThenClose { inbound, outbound in
             guard let id = await withCheckedContinuation({ reply in

@@ -28,6 +28,8 @@ final class TrustGate: ChannelDuplexHandler {
     /// Why a connection ended before the node decided.
     struct Refused: Error, CustomStringConvertible {
         let description: String
+        /// Whether it was closed to give its place to a newer connection (``evict(_:)``).
+        var evicted = false
     }
 
     /// The peer's device ID, set by the certificate verification during the handshake.
@@ -75,10 +77,22 @@ final class TrustGate: ChannelDuplexHandler {
         context?.close(promise: nil)
     }
 
-    private func fail(_ reason: String) {
+    /// Closes `channel`, an accepted connection that has not shown a trusted device, so that a
+    /// newer one takes its place (``InboundAdmission``): its handshake, if still under way,
+    /// fails as evicted. Callable from any thread.
+    static func evict(_ channel: any Channel) {
+        channel.eventLoop.execute {
+            if let gate = try? channel.pipeline.syncOperations.handler(type: TrustGate.self) {
+                gate.fail("closed to give its place to a newer connection (NetworkConfiguration.maxInboundConnections)", evicted: true)
+            }
+            channel.close(promise: nil)
+        }
+    }
+
+    private func fail(_ reason: String, evicted: Bool = false) {
         guard !decided else { return }
         decided = true
-        handshake.fail(Refused(description: reason))
+        handshake.fail(Refused(description: reason, evicted: evicted))
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

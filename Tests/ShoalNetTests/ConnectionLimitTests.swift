@@ -1,4 +1,4 @@
-// ConnectionLimitTests: how many connections a node accepts, in total and from one address.
+// ConnectionLimitTests: how many connections a node accepts, in total and from one address, and which give their places up.
 
 import Foundation
 import Synchronization
@@ -66,16 +66,24 @@ final class IdleClient: Sendable {
         #expect(!fourth.closedByServer(within: 300), "a freed place is taken")
     }
 
-    @Test func connectionsBeyondTheTotalLimitAreClosedAtOnce() async throws {
+    @Test func atTheTotalLimitANewConnectionTakesThePlaceOfTheOldestIdleOne() async throws {
         var c = NetworkConfiguration()
         c.maxInboundConnections = 3
         let node = try await LoopbackNode.start("total", network: c)
         defer { Task { await node.stop() } }
-        let held = try (0..<3).map { _ in try IdleClient(port: node.port) }
+        // One after the other, each admitted before the next, so that the node sees them in this order.
+        var held = [IdleClient]()
+        for i in 1...3 {
+            held.append(try IdleClient(port: node.port))
+            #expect(await eventually(timeout: .seconds(10)) { await node.net.admission.open[.silent] == i })
+        }
         defer { held.forEach { $0.close() } }
         #expect(held.allSatisfy { !$0.closedByServer(within: 200) })
         let extra = try IdleClient(port: node.port)
         defer { extra.close() }
-        #expect(extra.closedByServer(within: 5_000))
+        #expect(await eventually(timeout: .seconds(10)) { held[0].closedByServer(within: 0) }, "the oldest, which never started TLS, gave its place up")
+        #expect(!extra.closedByServer(within: 300) && !held[1].closedByServer(within: 0) && !held[2].closedByServer(within: 0))
+        #expect(await node.net.evictedConnections == 1)
+        #expect(await node.net.refusedConnections == 0)
     }
 }

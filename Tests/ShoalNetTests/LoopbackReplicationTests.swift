@@ -27,7 +27,7 @@ struct LoopbackNode {
 
     static func start(_ name: String, assets: (any AssetProvider)? = nil, network: NetworkConfiguration = NetworkConfiguration(),
                       sync: SyncConfiguration = SyncConfiguration(), identity: DeviceIdentity? = nil,
-                      trusting: Set<DeviceID> = []) async throws -> LoopbackNode {
+                      trusting: Set<DeviceID> = [], group: (any EventLoopGroup)? = nil) async throws -> LoopbackNode {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-net-\(name)-\(UInt32.random(in: 0 ... .max))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         var c = Store.Configuration()
@@ -38,7 +38,7 @@ struct LoopbackNode {
         let identity = try identity ?? DeviceIdentity.generate()
         let net = NetworkNode(sync: SyncNode(store: store, configuration: sc, assets: assets, signer: ShareSigner(privateKey: identity.privateKey)),
                               tls: try PeerTLS(identity: identity),
-                              trusting: trusting, configuration: network)
+                              trusting: trusting, configuration: network, group: group)
         let address = try await net.listen(host: "127.0.0.1", port: 0)
         try await net.start()
         return LoopbackNode(directory: dir, store: store, net: net, port: address.port ?? 0, identity: identity)
