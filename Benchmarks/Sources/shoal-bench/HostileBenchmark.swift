@@ -1,5 +1,5 @@
 // HostileBenchmark: what peers that misbehave cost a node over loopback TLS — a peer that reads
-// nothing, records near the size limit, thousands of idle connections.
+// nothing, records near the size limit, thousands of idle connections, a flood of them from many addresses.
 
 import CMallocCounter
 import Foundation
@@ -22,11 +22,12 @@ import Glibc
 /// `SHOAL_BENCH_HOSTILE_ZONE_MB` (2) for `non-reader`, `SHOAL_BENCH_HOSTILE_BIG_RECORDS` (2,000)
 /// for `big-records`, `SHOAL_BENCH_HOSTILE_CONNECTIONS` (2,000) for `connections`,
 /// `SHOAL_BENCH_HOSTILE_FLOOD_SECONDS` (20), `SHOAL_BENCH_HOSTILE_FLOOD_SIGNED` (20,000) and
-/// `SHOAL_BENCH_HOSTILE_FLOOD_KINDS` (all) for `member-flood`;
-/// `SHOAL_BENCH_HOSTILE_CASES` picks cases (`non-reader,connections,big-records,member-flood`).
+/// `SHOAL_BENCH_HOSTILE_FLOOD_KINDS` (all) for `member-flood`, `SHOAL_BENCH_HOSTILE_FLOOD_PER_ADDRESS`
+/// (5) for `idle-tcp-flood`; `SHOAL_BENCH_HOSTILE_CASES` picks cases
+/// (`non-reader,connections,big-records,member-flood,idle-tcp-flood`).
 enum HostileBenchmark: BenchmarkSuite {
     static let name = "hostile"
-    static let summary = "misbehaving peers over loopback TLS: non-reader, big-records, connections"
+    static let summary = "misbehaving peers over loopback TLS: non-reader, big-records, connections, member-flood, idle-tcp-flood"
 
     static func run() throws { try runBlocking { try await runAsync() } }
 
@@ -34,9 +35,9 @@ enum HostileBenchmark: BenchmarkSuite {
         ProcessInfo.processInfo.environment[key].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil } ?? fallback
     }
 
-    /// The cases to run: `SHOAL_BENCH_HOSTILE_CASES`, a comma-separated list (default all three).
+    /// The cases to run: `SHOAL_BENCH_HOSTILE_CASES`, a comma-separated list (default all five).
     static var cases: Set<String> {
-        let all: Set = ["non-reader", "connections", "big-records", "member-flood"]
+        let all: Set = ["non-reader", "connections", "big-records", "member-flood", "idle-tcp-flood"]
         guard let list = ProcessInfo.processInfo.environment["SHOAL_BENCH_HOSTILE_CASES"] else { return all }
         return all.intersection(list.split(separator: ",").map(String.init))
     }
@@ -48,6 +49,7 @@ enum HostileBenchmark: BenchmarkSuite {
         if cases.contains("connections") { try await connections() }
         if cases.contains("big-records") { try await bigRecords() }
         if cases.contains("member-flood") { try await memberFlood() }
+        if cases.contains("idle-tcp-flood") { try await idleTCPFlood() }
     }
 
     // MARK: non-reader
@@ -205,6 +207,68 @@ enum HostileBenchmark: BenchmarkSuite {
         let loaded = try await honestSync("conn-loaded")
         await a.shutdown()
         print("hostile case=connections connections=\(sockets.count) kind=tcp-before-tls max_inbound=\(network.maxInboundConnections) per_address=\(network.maxConnectionsPerAddress) honest_sync_ms=\(fixed(loaded * 1000, 1)) honest_sync_alone_ms=\(fixed(idle * 1000, 1)) rss_per_connection_kb=\(fixed(perConnection / 1024, 1))")
+    }
+
+    // MARK: idle-tcp-flood
+
+    /// Strangers from 64 loopback addresses hold every place of a node at its default limits with
+    /// TCP connections that never start TLS, and reopen each one the node closes at once; a
+    /// trusted peer that synced before the flood restarts (goes offline and online) during it
+    /// and must get in and sync a record saved meanwhile.
+    static func idleTCPFlood() async throws {
+        let addresses = 64, perAddress = setting("SHOAL_BENCH_HOSTILE_FLOOD_PER_ADDRESS", 5)
+        let network = NetworkConfiguration()
+        let zone = RecordZone.ID(name: "flood")
+        let (a, aDir) = try await temporaryNode("flood-a", network: network)
+        let (b, bDir) = try await temporaryNode("flood-b")
+        defer { try? FileManager.default.removeItem(atPath: aDir); try? FileManager.default.removeItem(atPath: bDir) }
+        try await a.createZone(zone)
+        var rng = SplitMix64(seed: 19)
+        try await a.store.modify(saving: (0..<100).map { blob($0, in: zone, bytes: 200, rng: &rng) }, policy: .allKeys)
+        try await a.trustDevice(b.deviceID)
+        try await b.trustDevice(a.deviceID)
+        try await a.shareZone(zone, with: b.deviceID, role: .readWrite)
+        let port = try await a.listen(host: "127.0.0.1", port: 0)
+        await b.connect(to: "127.0.0.1", port: port)
+        var saved = 0
+
+        /// Saves a record on `a`, restarts `b` and returns the seconds until `b` holds the record.
+        func reconnect() async throws -> Double {
+            saved += 1
+            let id = Record.ID(name: "saved-\(saved)", zone: zone)
+            _ = try await a.save(Record(recordType: "Note", id: id))
+            await b.goOffline()
+            let t0 = ContinuousClock.now
+            try await b.goOnline()
+            while (try? await b.record(for: id)) == nil {
+                if ContinuousClock.now - t0 > .seconds(120) { throw BenchError("the trusted peer did not reconnect and sync in 120 s") }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            return Harness.seconds(ContinuousClock.now - t0)
+        }
+
+        while (try? await b.store.allRecordIDs(in: zone).count) != 100 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let alone = try await reconnect()
+        let before = await a.inboundConnectionsClosed()
+        let flood = IdleFlood(port: port, addresses: addresses, perAddress: perAddress, deadline: .seconds(300))
+        defer { flood.stop() }
+        let t0 = ContinuousClock.now
+        while flood.now.connected < network.maxInboundConnections || flood.now.reopened == 0 {
+            if ContinuousClock.now - t0 > .seconds(30) { throw BenchError("the flood did not fill the node's places in 30 s: \(flood.now)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // A second of flood before the restart: the places change hands at the flood's pace.
+        let settle = flood.now.reopened
+        try await Task.sleep(for: .seconds(1))
+        let perSecond = flood.now.reopened - settle
+        let kept = await a.connectedDevices().contains(b.deviceID)
+        let loaded = try await reconnect()
+        let after = await a.inboundConnectionsClosed()
+        flood.stop()
+        await a.shutdown(); await b.shutdown()
+        print("hostile case=idle-tcp-flood addresses=\(addresses) connections=\(addresses * perAddress) max_inbound=\(network.maxInboundConnections) per_address=\(network.maxConnectionsPerAddress) honest_reconnect_ms=\(fixed(loaded * 1000, 1)) honest_reconnect_alone_ms=\(fixed(alone * 1000, 1)) trusted_kept=\(kept) stranger_reopens_per_s=\(perSecond) evicted=\(after.evicted - before.evicted) refused=\(after.refused - before.refused)")
     }
 
     // MARK: Support
