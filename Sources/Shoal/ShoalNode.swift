@@ -210,8 +210,8 @@ public actor ShoalNode {
     public func connectedDevices() async -> Set<DeviceID> { await network.connectedDevices }
 
     /// Accepted connections this node closed at once since it went online: `refused` for a limit
-    /// (``NetworkConfiguration/maxConnectionsPerAddress``, or every place of
-    /// ``NetworkConfiguration/maxInboundConnections`` held by a trusted device), and `evicted`,
+    /// (`NetworkConfiguration.maxConnectionsPerAddress`, or every place of
+    /// `NetworkConfiguration.maxInboundConnections` held by a trusted device), and `evicted`,
     /// which gave their places to newer ones before showing a trusted device (Spec/replication.md §2).
     public func inboundConnectionsClosed() async -> (refused: Int, evicted: Int) {
         (await network.refusedConnections, await network.evictedConnections)
