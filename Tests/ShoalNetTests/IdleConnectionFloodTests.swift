@@ -55,7 +55,9 @@ import ShoalTrust
         try await a.createSharedZone(Self.notes, with: [b])
         _ = try await a.store.save(note("before"))
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
-        #expect(await eventually(timeout: .seconds(10)) { (try? await b.store.allRecordIDs(in: Self.notes).count) == 1 })
+        // Setting up is not what is measured: the usual bound, as the suites beside this one may
+        // keep both cores busy.
+        #expect(await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 1 })
 
         /// Saves `name` on `a`, restarts `b`, and returns how long `b` took to hold it (at most `bound`).
         func reconnect(_ name: String, within bound: Duration) async throws -> (Bool, Duration) {
@@ -69,13 +71,13 @@ import ShoalTrust
             }
             return (replicated, ContinuousClock.now - t0)
         }
-        let (alone, aloneTime) = try await reconnect("alone", within: .seconds(10))
+        let (alone, aloneTime) = try await reconnect("alone", within: .seconds(90))
         #expect(alone)
 
         let flood = IdleFlood(port: a.port, addresses: 64, perAddress: perAddress, deadline: .seconds(30))
         defer { flood.stop() }
         let strangers = 64 * perAddress
-        let full = await eventually(timeout: .seconds(10)) { flood.now.connected >= network.maxInboundConnections && flood.now.reopened > 0 }
+        let full = await eventually(timeout: .seconds(20)) { flood.now.connected >= network.maxInboundConnections && flood.now.reopened > 0 }
         #expect(full, "the flood did not fill the node's \(network.maxInboundConnections) places: \(flood.now)")
         try await Task.sleep(for: .milliseconds(500))
         #expect(await a.net.connectedDevices.contains(b.device), "the trusted device's connection was closed by the flood")
