@@ -481,43 +481,7 @@ public actor SyncNode {
                 shareChanges.formUnion(try await adoptShare(a, share, mine: mine, on: id))
                 continue
             }
-            // A node with a device key takes a new zone only from its owner's share: an unsigned
-            // announcement of a zone not held here creates nothing, so no trusted device can plant
-            // a zone here, nor a name another device's share will later claim (Spec/security.md
-            // §6.3); and nothing of it is looked up or kept.
-            guard mine != nil || signer == nil else { continue }
-            if await heldShare(a.zone) != nil {
-                if let m = mine, m.isDeleted != a.isDeleted || m.incarnation != a.incarnation {
-                    statistics.unsignedZoneChangesIgnored &+= 1
-                    trace?("\(nodeID.short) ignored an unsigned announcement of shared zone \(a.zone) on \(id): \(a)")
-                }
-                continue
-            }
-            do throws(ShoalError) {
-                if a.isDeleted {
-                    if let m = mine, !m.isDeleted, m.incarnation == a.incarnation {
-                        try await store.deleteZone(a.zone)
-                        knowledgeCache[a.zone] = nil
-                        restartPending = true
-                    }
-                } else if signer != nil, mine?.isDeleted == true {
-                    // Nor does it re-create a deleted zone from one.
-                    continue
-                } else if mine == nil || (mine?.isDeleted == true && mine?.incarnation != a.incarnation) {
-                    // New to us, or re-created after a deletion we hold: adopt the peer's incarnation.
-                    let scope: DatabaseScope = a.zone.owner == RecordZone.ID.defaultOwnerName ? .private : .shared
-                    try await store.createZone(a.zone, scope: scope, incarnation: a.incarnation)
-                    if local[a.zone] != nil { restartPending = true } else { announcePending = true }
-                } else if let m = mine, !m.isDeleted, a.incarnation > m.incarnation {
-                    // Created independently on both nodes: both keep the larger incarnation, and
-                    // every connection restarts so no batch of the old one is in flight.
-                    try await store.adoptIncarnation(a.incarnation, for: a.zone)
-                    knowledgeCache[a.zone] = nil
-                    restartPending = true
-                }
-            } catch {
-                throw SyncFailure("internalError", "could not apply the peer's announcement of zone \(a.zone): \(error)")
-            }
+            try await adoptUnsigned(a, mine: mine, heldBefore: local[a.zone] != nil, on: id)
         }
         if !shareChanges.isEmpty {
             // Connections of devices whose access changed restart once this call settles.
@@ -584,6 +548,50 @@ public actor SyncNode {
             out += await subscribe(to: zone, incarnation: mine.incarnation, on: id)
         }
         return out
+    }
+
+    /// Brings a zone in line with a peer's announcement that carries no share: only a zone without
+    /// a share held here follows one (deleted, created, or moved to the larger incarnation), and a
+    /// node with a device key creates no zone from one (Spec/security.md §6.3). `mine` is the zone
+    /// as held here (a purged one as deleted), `heldBefore` whether it was held before this message.
+    func adoptUnsigned(_ a: ZoneAnnouncement, mine: ZoneAnnouncement?, heldBefore: Bool, on id: ConnectionID) async throws(SyncFailure) {
+        // A node with a device key takes a new zone only from its owner's share: an unsigned
+        // announcement of a zone not held here creates nothing, so no trusted device can plant
+        // a zone here, nor a name another device's share will later claim (Spec/security.md
+        // §6.3); and nothing of it is looked up or kept.
+        guard mine != nil || signer == nil else { return }
+        if await heldShare(a.zone) != nil {
+            if let m = mine, m.isDeleted != a.isDeleted || m.incarnation != a.incarnation {
+                statistics.unsignedZoneChangesIgnored &+= 1
+                trace?("\(nodeID.short) ignored an unsigned announcement of shared zone \(a.zone) on \(id): \(a)")
+            }
+            return
+        }
+        do throws(ShoalError) {
+            if a.isDeleted {
+                if let m = mine, !m.isDeleted, m.incarnation == a.incarnation {
+                    try await store.deleteZone(a.zone)
+                    knowledgeCache[a.zone] = nil
+                    restartPending = true
+                }
+            } else if signer != nil, mine?.isDeleted == true {
+                // Nor does it re-create a deleted zone from one.
+                return
+            } else if mine == nil || (mine?.isDeleted == true && mine?.incarnation != a.incarnation) {
+                // New to us, or re-created after a deletion we hold: adopt the peer's incarnation.
+                let scope: DatabaseScope = a.zone.owner == RecordZone.ID.defaultOwnerName ? .private : .shared
+                try await store.createZone(a.zone, scope: scope, incarnation: a.incarnation)
+                if heldBefore { restartPending = true } else { announcePending = true }
+            } else if let m = mine, !m.isDeleted, a.incarnation > m.incarnation {
+                // Created independently on both nodes: both keep the larger incarnation, and
+                // every connection restarts so no batch of the old one is in flight.
+                try await store.adoptIncarnation(a.incarnation, for: a.zone)
+                knowledgeCache[a.zone] = nil
+                restartPending = true
+            }
+        } catch {
+            throw SyncFailure("internalError", "could not apply the peer's announcement of zone \(a.zone): \(error)")
+        }
     }
 
     /// Subscribes to `zone` on connection `id`: from the position stored for the peer, stating
