@@ -59,12 +59,26 @@ extension Record {
     ///   - sparse: the received sparse record.
     ///   - base: the batch's base vector, which the receiver's knowledge must cover.
     ///   - local: the receiver's stored version of the record (live or a tombstone).
-    public init?(expanding sparse: SparseRecord, base: VersionVector, onto local: Record) {
+    ///   - bases: the receiver's versions that may hold the base values of the sparse record's
+    ///     delta slots (its stored version and the one before it); `local` when empty.
+    public init?(expanding sparse: SparseRecord, base: VersionVector, onto local: Record, bases: [Record] = []) {
         guard sparse.id == local.id, let creation = local.creation else { return nil }
         var digest = SparseRecord.OmittedDigest(creation: creation)
         var fields = [Record.Field]()
-        fields.reserveCapacity(local.fields.count &+ sparse.fields.count)
-        let sf = sparse.fields, lf = local.fields
+        fields.reserveCapacity(local.fields.count &+ sparse.fields.count &+ sparse.deltas.count)
+        var sf = sparse.fields
+        if !sparse.deltas.isEmpty {
+            // Each delta slot becomes the whole slot it stands for, on the base value this node
+            // holds; the slots then merge by name with the whole ones (their names are disjoint).
+            var made = [Record.Field]()
+            made.reserveCapacity(sparse.deltas.count)
+            for d in sparse.deltas {
+                guard let slot = d.slot(on: bases.isEmpty ? [local] : bases, zone: sparse.id.zone) else { return nil }
+                made.append(slot)
+            }
+            sf = Self.mergedByName(sf, made)
+        }
+        let lf = local.fields
         var i = 0, j = 0
         while i < sf.count || j < lf.count {
             let c = i == sf.count ? 1 : j == lf.count ? -1 : UTF8Order.compare(sf[i].name, lf[j].name)
@@ -87,5 +101,24 @@ extension Record {
         guard digest.value == sparse.digest else { return nil }
         self.init(recordType: sparse.recordType, id: sparse.id, parent: sparse.parent, creation: creation,
                   versionVector: sparse.entries, heads: sparse.heads, fields: fields, extensions: sparse.extensions)
+    }
+}
+
+extension Record {
+    /// Two slot lists sorted by name, with disjoint names, as one (each list's order kept).
+    static func mergedByName(_ a: [Record.Field], _ b: [Record.Field]) -> [Record.Field] {
+        var out = [Record.Field]()
+        out.reserveCapacity(a.count &+ b.count)
+        var i = 0, j = 0
+        while i < a.count || j < b.count {
+            if j == b.count || i < a.count && UTF8Order.compare(a[i].name, b[j].name) < 0 {
+                out.append(a[i])
+                i &+= 1
+            } else {
+                out.append(b[j])
+                j &+= 1
+            }
+        }
+        return out
     }
 }

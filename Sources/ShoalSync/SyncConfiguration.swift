@@ -65,6 +65,10 @@ public struct SyncConfiguration: Sendable {
     /// server, leaves out for a subscriber the versions its upstreams deliver themselves
     /// (Spec/replication.md §3.9). Default true; false sends every version each peer lacks.
     public var skipsUpstreams = true
+    /// Whether this node sends a changed string, bytes or list field as an edit of the value a
+    /// subscriber holds (a delta slot) when that is smaller, and accepts such edits
+    /// (Spec/replication.md §3.5.1). Default true; false sends changed fields whole.
+    public var fieldDeltas = true
     /// How long the news of a burst of commits may wait so that they travel in one batch
     /// (Spec/replication.md §4 item 2). News waits only while the subscription has a batch of
     /// records in flight: the first commit after a quiet spell goes at once, and a single commit

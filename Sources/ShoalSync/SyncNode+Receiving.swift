@@ -58,14 +58,25 @@ extension SyncNode {
         }
         guard let peer = sessions[id]?.peer?.node else { return [] }
         var records = m.records
+        // Records of this batch that could not be rebuilt, asked for whole on this connection.
+        var unrebuilt = [String]()
         if !m.sparseRecords.isEmpty {
-            guard let rebuilt = await rebuild(m) else {
+            let asks = speaksFieldDeltas(id)
+            guard let rebuilt = await rebuild(m, askingForTheRest: asks),
+                  asks ? (sessions[id]?.inbound[m.zone]?.wanted.count ?? 0) &+ rebuilt.unrebuilt.count <= Self.maxWantedWhole : true else {
                 wholeVersionsNeeded.insert(Self.positionKey(peer, m.zone))
                 statistics.wholeVersionRequests &+= 1
                 throw SyncFailure("resyncNeeded", "batch \(m.batch) of zone \(m.zone) holds sparse records this node cannot rebuild (its base is not known here, or a record is missing); reconnecting to receive whole versions")
             }
-            records += rebuilt
+            records += rebuilt.records
+            unrebuilt = rebuilt.unrebuilt
         }
+        // Until every record asked for whole has arrived, this subscription's position is not
+        // stored and its knowledge not adopted: both would claim the missing versions (§3.10).
+        var wanted = sessions[id]?.inbound[m.zone]?.wanted ?? []
+        if !wanted.isEmpty { for r in records { wanted.remove(r.id.name) } }
+        wanted.formUnion(unrebuilt)
+        let holdsBack = !wanted.isEmpty
         // What the peer states is checked before any of it is used: a refused batch is not
         // applied, moves no position and adopts no knowledge (Spec/replication.md §3.8).
         try await checkBatch(m, records: records, from: peer)
@@ -91,7 +102,7 @@ extension SyncNode {
             // left out for them: none is kept, and a new subscription starts from this node's
             // knowledge instead (Spec/replication.md §3.9).
             let skipsPossible = sessions[id]?.inbound[m.zone]?.upstreamsSent?.isEmpty == false
-            var state = [key: skipsPossible ? [] : m.token.bytes]
+            var state: [String: [UInt8]] = holdsBack ? [:] : [key: skipsPossible ? [] : m.token.bytes]
             if m.isReset { state[Self.resyncKey(peer, m.zone)] = [1] }
             if !records.isEmpty {
                 let payload = frame.payload
@@ -136,7 +147,9 @@ extension SyncNode {
             // would make every server skip that merge for this node, so it is held back until
             // the sender has resynced (§3.5.3). The end of a full resync is adopted: this node
             // now holds everything the sender held (§3.5.3 names the case this leaves open).
-            if endsResync || horizon.isDominated(by: k) {
+            if holdsBack {
+                trace?("\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): \(wanted.count) records asked for whole have not arrived")
+            } else if endsResync || horizon.isDominated(by: k) {
                 await addKnowledge(shown, to: m.zone)
             } else {
                 statistics.knowledgeHeldBackForHorizon &+= 1
@@ -149,6 +162,7 @@ extension SyncNode {
                 sessions[id]?.outbound[m.zone]?.peerKnowledge = sub.peerKnowledge.union(k)
             }
         }
+        sessions[id]?.inbound[m.zone]?.wanted = wanted
         sessions[id]?.inbound[m.zone]?.nextBatch = m.batch &+ 1
         sessions[id]?.inbound[m.zone]?.lastToken = m.token.bytes
         if let n = m.subscription {
@@ -182,8 +196,14 @@ extension SyncNode {
         for asset in await eagerAssets(in: records, zone: m.zone) {
             for (c, more) in await fetchAsset(asset) { extraOutputs[c, default: []] += more }
         }
+        var replies = [SyncOutput]()
+        if !unrebuilt.isEmpty {
+            statistics.recordsWantedWhole &+= unrebuilt.count
+            trace?("\(nodeID.short) asks \(peer.short) for \(unrebuilt.count) records of \(m.zone) whole: \(unrebuilt)")
+            replies.append(.send(Frame(type: .wantWhole, payload: WantWholeMessage(zone: m.zone, incarnation: m.incarnation, names: unrebuilt).encoded())))
+        }
         Self.releaseLater((consume m, consume records))
-        return [.send(Frame(type: .acknowledgement, payload: ack.encoded()))]
+        return replies + [.send(Frame(type: .acknowledgement, payload: ack.encoded()))]
     }
 
     /// Ends a full resync from `peer` at its caught-up batch (Spec/replication.md §3.5.2–3.5.3):
@@ -212,9 +232,12 @@ extension SyncNode {
         }
     }
 
-    /// Whole versions equivalent to a batch's sparse records, rebuilt on the stored versions;
-    /// nil when this node's knowledge does not cover the batch's base or a record is missing.
-    func rebuild(_ m: ChangesMessage) async -> [Record]? {
+    /// Whole versions equivalent to a batch's sparse records, rebuilt on the stored versions (or
+    /// the ones before them); nil when this node's knowledge does not cover the batch's base.
+    /// A record that cannot be rebuilt — none is held, or neither version holds what it left
+    /// out or the base of one of its delta slots — makes the whole result nil, unless
+    /// `askingForTheRest`: then its name is in `unrebuilt`, to be asked for whole (§3.10).
+    func rebuild(_ m: ChangesMessage, askingForTheRest: Bool) async -> (records: [Record], unrebuilt: [String])? {
         let base = m.base ?? VersionVector()
         guard base.isDominated(by: await knowledge(of: m.zone)),
               let stored = try? await store.storedVersions(of: m.sparseRecords.map(\.id)) else { return nil }
@@ -222,22 +245,36 @@ extension SyncNode {
         out.reserveCapacity(m.sparseRecords.count)
         var refused = [Int]()
         for (i, s) in m.sparseRecords.enumerated() {
-            guard let local = stored[s.id] else { return nil }
-            let r = Record(expanding: s, base: base, onto: local)
-            if r == nil { refused.append(i) }
+            let r = stored[s.id].flatMap { Record(expanding: s, base: base, onto: $0) }
+            if r == nil {
+                guard askingForTheRest || stored[s.id] != nil else { return nil }
+                refused.append(i)
+            }
             out.append(r)
         }
-        guard !refused.isEmpty else { return out.compactMap { $0 } }
-        // This node's own write since the version the sender's omits from may have replaced an
-        // omitted slot: the version before it may hold exactly what was left out. A digest that
-        // matches makes the rebuilt version the sender's, whatever it was rebuilt on.
-        guard let previous = try? await store.previousVersions(of: refused.map { m.sparseRecords[$0].id }) else { return nil }
-        for i in refused {
-            let s = m.sparseRecords[i]
-            guard let p = previous[s.id], let r = Record(expanding: s, base: base, onto: p) else { return nil }
-            out[i] = r
-            statistics.sparseRecordsRebuiltOnPrevious &+= 1
+        var unrebuilt = [String]()
+        if !refused.isEmpty {
+            // This node's own write since the version the sender's builds on may have replaced an
+            // omitted slot, or a delta slot's base: the version before it may hold exactly that.
+            // A digest that matches makes the rebuilt version the sender's, whatever it was
+            // rebuilt on.
+            guard let previous = try? await store.previousVersions(of: refused.map { m.sparseRecords[$0].id }) else { return nil }
+            for i in refused {
+                let s = m.sparseRecords[i]
+                let bases = [stored[s.id], previous[s.id]].compactMap { $0 }
+                if let l = stored[s.id], let r = Record(expanding: s, base: base, onto: l, bases: bases) {
+                    out[i] = r
+                } else if let p = previous[s.id], let r = Record(expanding: s, base: base, onto: p, bases: bases.reversed()) {
+                    out[i] = r
+                    statistics.sparseRecordsRebuiltOnPrevious &+= 1
+                } else if askingForTheRest {
+                    unrebuilt.append(s.id.name)
+                } else {
+                    return nil
+                }
+            }
         }
-        return out.compactMap { $0 }
+        for (i, s) in m.sparseRecords.enumerated() where out[i] != nil { statistics.fieldDeltasApplied &+= s.deltas.count }
+        return (out.compactMap { $0 }, unrebuilt)
     }
 }

@@ -228,7 +228,8 @@ extension SyncNode {
         }
         // Held news waits out its delay (an acknowledgement does not end it: the commits of a
         // burst keep joining it); ``sendHeldNews()`` or a full batch ends it.
-        if let since = first.heldNews?.since, since + configuration.liveBatchDelay > configuration.now() { return [] }
+        // Records asked for whole do not wait: the subscriber holds its knowledge back for them.
+        if first.wanted.isEmpty, let since = first.heldNews?.since, since + configuration.liveBatchDelay > configuration.now() { return [] }
         let budget = session.payloadBudget(configuration)
         var out = [SyncOutput]()
         // Whatever news waited goes with what this reads (the log holds it).
@@ -237,6 +238,11 @@ extension SyncNode {
         defer { sessions[id]?.outbound[zone]?.busy = false }
         while var sub = sessions[id]?.outbound[zone], sub.unacknowledged < sub.window, !sub.idle {
             sessions[id]?.outbound[zone]?.dirty = false
+            // Records the subscriber asked for whole go first, at the position it has (§3.10).
+            if !sub.wanted.isEmpty {
+                if let f = try await wantedBatch(zone, on: id, budget: budget) { out.append(.send(f)) }
+                continue
+            }
             // An upstream that had writes skipped for it is gone: read again from what the peer
             // knows, so every such write goes now (Spec/replication.md §3.9).
             if sub.rewindPending {
@@ -330,6 +336,12 @@ extension SyncNode {
             } else {
                 selection = Self.select(read?.records ?? [], peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping, horizon: ownHorizon)
             }
+            if let b = sparseBase, !selection.sparse.isEmpty, speaksFieldDeltas(id) {
+                await encodeFieldDeltas(&selection.sparse, base: b)
+                // Read afresh after the suspension (an acknowledgement may have arrived).
+                guard let fresh = sessions[id]?.outbound[zone], fresh.incarnation == cur.incarnation, fresh.token == cur.token else { break }
+                cur = fresh
+            }
             statistics.versionsLeftToUpstreams &+= selection.skippedCount
             for (node, range) in selection.skipped {
                 let was = cur.skipped[node]
@@ -340,7 +352,7 @@ extension SyncNode {
             let recordCount = selection.count
             let caughtUp = !moreComing
             trace?("\(nodeID.short) serving \(zone) to conn \(id): page of \(encodedPage?.count ?? read?.records.count ?? 0) sent \(recordCount) (\(selection.sparse.count) sparse) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)")
-            if caughtUp && recordCount == 0 && cur.sentAny && !cur.resetNext
+            if caughtUp && recordCount == 0 && cur.sentAny && !cur.resetNext && !cur.wantedSent
                 && (pageToken == cur.token || (cur.caughtUpSent && statable.isDominated(by: cur.peerKnowledge.union(cur.knowledgeSent)))) {
                 // Nothing new for a peer that was told it is caught up and knows all we know: the
                 // position moves in memory only (a resumption from the peer's older stored token
@@ -401,6 +413,7 @@ extension SyncNode {
             cur.sentAny = true
             cur.resetNext = false
             cur.caughtUpSent = caughtUp
+            cur.wantedSent = false
             // Caught up: go idle, unless a commit arrived while we were reading.
             if caughtUp {
                 cur.idle = !cur.dirty

@@ -84,6 +84,18 @@ public actor SyncNode {
         /// Sparse records rebuilt on the version before the stored one, after this node's own
         /// write since had replaced a slot the sender left out (Spec/replication.md §3.5.1).
         public var sparseRecordsRebuiltOnPrevious = 0
+        /// Fields sent as an edit of the value the subscriber holds (delta slots), and the
+        /// payload bytes they saved against sending those fields whole.
+        public var fieldDeltasSent = 0
+        /// Payload bytes the delta slots sent saved, against sending their fields whole.
+        public var fieldDeltaBytesSaved = 0
+        /// Delta slots applied to a value this node held.
+        public var fieldDeltasApplied = 0
+        /// Records asked for whole (`want-whole`) because a sparse record of theirs could not be
+        /// rebuilt here, without reconnecting (Spec/replication.md §3.10).
+        public var recordsWantedWhole = 0
+        /// Records a peer asked this node for whole, and that it sent.
+        public var recordsSentWhole = 0
         /// Full resyncs completed after an expired token (Spec/replication.md §3.5.2).
         public var resyncsCompleted = 0
         /// Local records deleted by those resyncs: deleted on the peer, tombstone since purged.
@@ -191,7 +203,7 @@ public actor SyncNode {
     /// accepts sparse records in `changes`; bit 1, it answers asset requests (it has an asset store).
     public var capabilities: UInt64 {
         Capability.sparseRecords | (assets != nil ? Capability.assets : 0) | (configuration.skipsUpstreams ? Capability.upstreams : 0)
-            | Capability.liveChanges
+            | Capability.liveChanges | (configuration.fieldDeltas ? Capability.fieldDeltas : 0)
     }
 
     /// Capability bits of the hello message.
@@ -204,6 +216,9 @@ public actor SyncNode {
         // (`HelloMessage.streamCompressionCapability`, Spec/wire-format.md §14.3).
         /// Reads `live-changes` and subscription numbers in `changes` (Spec/replication.md §3.5.4).
         static let liveChanges: UInt64 = 16
+        /// Reads delta slots in sparse records and answers `want-whole` (Spec/replication.md
+        /// §3.5.1, §3.10).
+        static let fieldDeltas: UInt64 = 32
     }
 
     /// Creates a node replicating `store`, serving and fetching assets through `assets` if given,
@@ -377,6 +392,7 @@ public actor SyncNode {
             case .acknowledgement: return try await handleAcknowledgement(frame, on: id)
             case .subscribe: return try await handleSubscribe(frame, on: id)
             case .upstreams: return try await handleUpstreams(frame, on: id)
+            case .wantWhole: return try await handleWantWhole(frame, on: id)
             case .assetRequest: return try await handleAssetRequest(frame, on: id)
             case .assetChunk:
                 var all = try await handleAssetChunk(frame, on: id)

@@ -52,6 +52,9 @@ struct SyncSession {
         var number: UInt64? = nil
         /// The token of the last batch received: a `live-changes` token is a change to it.
         var lastToken: [UInt8] = []
+        /// Records asked for whole (`want-whole`) and not yet received: until they arrive, this
+        /// subscription moves no stored position and adopts no knowledge (Spec/replication.md §3.10).
+        var wanted: Set<String> = []
     }
 
     /// A subscription the peer made to us: batches we send.
@@ -109,6 +112,11 @@ struct SyncSession {
         var numberSent = false
         /// The token of the last batch sent: a `live-changes` token is a change to it.
         var tokenSent: [UInt8] = []
+        /// Records the subscriber asked for whole (`want-whole`), sent before the next page.
+        var wanted: Set<String> = []
+        /// A batch of wanted records went since the last caught-up batch: the next page is sent
+        /// even when it holds nothing new, so the subscriber gets a caught-up batch after it.
+        var wantedSent = false
 
         var unacknowledged: UInt64 { nextBatch &- 1 &- acknowledged }
 

@@ -53,6 +53,108 @@ import ShoalSamples
         #expect(sparseCount - refused > sparseCount / 4, "seed \(seed): \(refused) of \(sparseCount) sparse versions refused")
     }
 
+    /// The same histories, the base holding long texts and bytes: the sender's version goes
+    /// sparse with its changed fields as edits of its previous version (delta slots) where that
+    /// is smaller, and the receiver rebuilds it on its copy (or the one before) byte for byte,
+    /// or refuses it; never refused when the receiver holds the base.
+    @Test func deltaSlotsRebuildTheSendersVersionOrAreRefused() throws {
+        let seed = SplitMix64.seed(fromEnvironment: "SHOAL_SEED", default: 0x5BA2_0002)
+        var editor = RecordEditor(seed: seed)
+        var withDeltas = 0, refused = 0, deltaCount = 0
+        for i in 0..<Self.cases {
+            var (base, a, b) = MergeTests.concurrentEdits(&editor, disjoint: editor.chance(30))
+            if editor.chance(70) {
+                // Long values in the base, then edits of them on one or both sides.
+                let d = editor.freshDot(after: base)
+                base = Stamping.saved(editor.withLongValue(base), by: d.node, at: d.hlc)
+                a = editor.edited(base, stamp: editor.freshDot(after: base, node: MergeTests.nodeA))
+                b = editor.edited(base, stamp: editor.freshDot(after: base, node: MergeTests.nodeB))
+            }
+            var sender = a, senderPrevious = base
+            if editor.chance(30) {
+                senderPrevious = sender
+                sender = editor.edited(sender, stamp: editor.freshDot(after: sender, node: MergeTests.nodeA))
+            }
+            let local: Record, localPrevious: Record?
+            let kind = editor.int(3)
+            switch kind {
+            case 0: (local, localPrevious) = (b, base)
+            case 1: (local, localPrevious) = (base, nil)
+            default:
+                let merged = try merge(b, a)
+                (local, localPrevious) = (editor.edited(merged, stamp: editor.freshDot(after: merged, node: MergeTests.nodeB)), merged)
+            }
+            let knowledge = base.versionVector
+            guard var sparse = SparseRecord(sender, base: knowledge) else { continue }
+            let made = sparse.encodeEdits(against: senderPrevious, base: knowledge)
+            guard made > 0 else { continue }
+            withDeltas += 1
+            deltaCount += made
+            let m = ChangesMessage(zone: sender.id.zone, incarnation: NodeID(high: 1, low: 1), batch: 1, isCaughtUp: false,
+                                   token: ChangeToken(bytes: [1]), records: [], sparseRecords: [sparse], base: knowledge)
+            let back = try ChangesMessage(decoding: m.encoded())
+            #expect(back.sparseRecords == [sparse], "seed \(seed) case \(i): delta slots round trip")
+            let bases = [local, localPrevious].compactMap { $0 }
+            let rebuilt = Record(expanding: sparse, base: knowledge, onto: local, bases: bases)
+                ?? localPrevious.flatMap { Record(expanding: sparse, base: knowledge, onto: $0, bases: bases.reversed()) }
+            guard let rebuilt else {
+                #expect(kind != 1, "seed \(seed) case \(i): refused a copy that holds the base\nsender: \(sender)\nlocal: \(local)")
+                refused += 1
+                continue
+            }
+            guard rebuilt.encoded() == sender.encoded() else {
+                Issue.record("seed \(seed) case \(i): rebuilt version differs\nsender: \(sender)\nlocal: \(local)\nsparse: \(sparse)\nrebuilt: \(rebuilt)")
+                return
+            }
+        }
+        #expect(withDeltas > Self.cases / 20, "seed \(seed): only \(withDeltas) of \(Self.cases) versions had delta slots")
+        #expect(refused < withDeltas / 2, "seed \(seed): \(refused) of \(withDeltas) refused")
+        print("delta slots: \(withDeltas) versions with \(deltaCount) delta slots, \(refused) refused (seed \(seed))")
+    }
+
+    /// The worked example of Spec/replication.md §3.5.1: a delta's base digest is the CRC-32C of
+    /// the base as a standalone value (tag, length, bytes), whatever the value's size.
+    @Test func theBaseDigestOfAStringIsItsStandaloneValuesCRC() {
+        let zone = RecordZone.ID(name: "notes")
+        #expect(SparseRecord.FieldDelta.digest(of: .string("hello world"), zone: zone) == 0x323C_E5F2)
+        #expect(SparseRecord.FieldDelta.digest(of: .string("hello world"), zone: zone) == CRC32C.checksum([0x01, 0x0B] + Array("hello world".utf8)))
+        let long = [UInt8](repeating: 7, count: 300)
+        #expect(SparseRecord.FieldDelta.digest(of: .bytes(long), zone: zone) == CRC32C.checksum([0x05, 0xAC, 0x02] + long))
+        let list = FieldValue.list(.int64([1, -1]))
+        #expect(SparseRecord.FieldDelta.digest(of: list, zone: zone) == CRC32C.checksum([0x42, 0x02, 0x02, 0x01]))
+    }
+
+    /// A delta slot is applied only to the value its digest names: the same stamp with another
+    /// value (a damaged or foreign copy) is refused, and so is an edit that does not fit it.
+    @Test func aDeltaSlotAppliesOnlyToItsBaseValue() throws {
+        let zone = RecordZone.ID(name: "notes")
+        let node = NodeID(high: 1, low: 2)
+        let t0 = HLC(rawValue: 100), t1 = HLC(rawValue: 200)
+        let text = String(repeating: "abcdefghij", count: 100)
+        var base = Record(recordType: "Note", id: Record.ID(name: "n", zone: zone))
+        base["body"] = .string(text)
+        base = Stamping.saved(base, by: node, at: t0)
+        var next = base
+        var edited = Array(text.utf8)
+        edited[500] = UInt8(ascii: "X")
+        next["body"] = .string(String(decoding: edited, as: UTF8.self))
+        next = Stamping.saved(next, by: node, at: t1)
+        let k = base.versionVector
+        var sparse = try #require(SparseRecord(next, base: k))
+        #expect(sparse.encodeEdits(against: base, base: k) == 1 && sparse.fields.isEmpty)
+        #expect(Record(expanding: sparse, base: k, onto: base)?.encoded() == next.encoded())
+        // Same stamp, another value: the digest differs.
+        var forged = base
+        forged["body"] = .string(String(repeating: "0123456789", count: 100))
+        forged = Record(recordType: forged.recordType, id: forged.id, parent: nil, creation: base.creation, versionVector: base.versionVector,
+                        heads: base.heads, fields: forged.fields.map { Record.Field(name: $0.name, value: $0.value, stamp: Dot(node: node, hlc: t0)) }, extensions: [])
+        #expect(Record(expanding: sparse, base: k, onto: forged) == nil)
+        // The right digest, an edit past the value's end: refused, not trapped.
+        guard case .patch(let edits)? = sparse.deltas.first?.edit else { Issue.record("expected a patch"); return }
+        sparse.deltas[0].edit = .patch(edits.map { RecordDelta.BytePatch(offset: $0.offset + 5_000, deleteCount: $0.deleteCount, insert: $0.insert) })
+        #expect(Record(expanding: sparse, base: k, onto: base) == nil)
+    }
+
     /// A version whose creation the base does not cover, a deletion, or a save merged with a
     /// concurrent delete (a deletion head), travels whole.
     @Test func deletionsAndUnseenCreationsTravelWhole() throws {

@@ -163,15 +163,16 @@ package enum FuzzChecks {
     }
 
     /// The replication messages (Spec/replication.md §3): the first byte picks the kind (modulo
-    /// 10: hello, zones, subscribe, acknowledgement, changes, asset request, asset chunk, a zone
-    /// share alone, as announcements carry it, upstreams, and live changes decoded in zone `notes`
-    /// with ``LiveChangesMessage/subscription(of:limits:)`` agreeing), the rest is the payload.
+    /// 11: hello, zones, subscribe, acknowledgement, changes, asset request, asset chunk, a zone
+    /// share alone, as announcements carry it, upstreams, live changes decoded in zone `notes`
+    /// with ``LiveChangesMessage/subscription(of:limits:)`` agreeing, and want-whole), the rest is
+    /// the payload.
     /// - Throws: ``Failure`` when a property breaks.
     package static func messages(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.messages.rawValue
         guard let selector = bytes.first else { return }
         let payload = Array(bytes.dropFirst())
-        switch selector % 10 {
+        switch selector % 11 {
         case 0: try message(t, payload, { (b) throws(WireError) in try HelloMessage(decoding: b) }, { $0.encoded() })
         case 1: try message(t, payload, { (b) throws(WireError) in try ZonesMessage(decoding: b) }, { $0.encoded() })
         case 2: try message(t, payload, { (b) throws(WireError) in try SubscribeMessage(decoding: b) }, { $0.encoded() })
@@ -181,6 +182,7 @@ package enum FuzzChecks {
         case 6: try message(t, payload, { (b) throws(WireError) in try AssetChunkMessage(decoding: b) }, { $0.encoded() })
         case 7: try message(t, payload, { (b) throws(WireError) in try ZoneShare(decoding: b) }, { $0.encoded() })
         case 8: try message(t, payload, { (b) throws(WireError) -> UpstreamsMessage in try UpstreamsMessage(decoding: b) }, { (m: UpstreamsMessage) in m.encoded() })
+        case 10: try message(t, payload, { (b) throws(WireError) -> WantWholeMessage in try WantWholeMessage(decoding: b) }, { (m: WantWholeMessage) in m.encoded() })
         default:
             try message(t, payload, { (b) throws(WireError) -> LiveChangesMessage in try LiveChangesMessage(decoding: b, zone: NotesCorpus.zone) },
                         { (m: LiveChangesMessage) in m.encoded() })

@@ -95,6 +95,8 @@ final class Simulation {
         ids = SimIdentifiers(seed: seed)
         // Live batching reads the simulated clock: a seed replays the same batches.
         var configuration = configuration
+        // SHOAL_SIM_DELTAS=0 sends changed fields whole, to tell a delta slot's fault from others.
+        if ProcessInfo.processInfo.environment["SHOAL_SIM_DELTAS"] == "0" { configuration.fieldDeltas = false }
         let clock = SimClock(), origin = ContinuousClock.now, start = clock.now()
         self.clock = clock
         configuration.now = { origin + .milliseconds(Int64(clock.now() &- start)) }

@@ -45,8 +45,11 @@ extension SyncNodeTests {
     /// A sparse record the receiver cannot rebuild (it holds no version of the record) is not
     /// applied: the connection closes with `resyncNeeded`, the next subscription states empty
     /// knowledge, whole versions arrive, and both nodes converge (Spec/replication.md §3.5.1).
+    /// (A peer that reads delta slots asks for the record whole instead: the test after this.)
     @Test func unrebuildableSparseRecordFallsBackToWholeVersions() async throws {
-        let sim = try await Simulation(seed: 7, nodes: 2)
+        var configuration = SyncConfiguration()
+        configuration.fieldDeltas = false
+        let sim = try await Simulation(seed: 7, nodes: 2, configuration: configuration)
         try await sim.nodes[0].store.createZone(Self.notes)
         _ = try await sim.nodes[0].store.save(note("kept", ["title": .string("first")]))
         try await sim.connect(0, 1)
@@ -73,6 +76,39 @@ extension SyncNodeTests {
         try await sim.connect(0, 1)
         #expect(try await sim.runUntilQuiet())
         #expect(await sim.nodes[1].sync.wholeVersionsNeeded.isEmpty)
+        #expect(try await sim.state(of: Self.notes, on: 0) == (try await sim.state(of: Self.notes, on: 1)))
+    }
+
+    /// Between peers that read delta slots, the same sparse record is asked for whole on the
+    /// connection (`want-whole`): the rest of the batch is applied, the position and knowledge
+    /// wait for the record, and a server that does not hold it says `resyncNeeded`
+    /// (Spec/replication.md §3.10).
+    @Test func unrebuildableSparseRecordIsAskedForWhole() async throws {
+        let sim = try await Simulation(seed: 7, nodes: 2)
+        try await sim.nodes[0].store.createZone(Self.notes)
+        _ = try await sim.nodes[0].store.save(note("kept", ["title": .string("first")]))
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
+        let saved = try await sim.nodes[0].store.save(try await sim.nodes[0].store.record(for: Record.ID(name: "kept", zone: Self.notes)), policy: .allKeys)
+        let conn1 = try sim.connection(of: 1, to: 0), conn0 = try sim.connection(of: 0, to: 1)
+        let inbound = try #require(await sim.nodes[1].sync.sessions[conn1]?.inbound[Self.notes])
+        let base = await sim.nodes[1].sync.knowledge(of: Self.notes)
+        var ghost = try #require(SparseRecord(saved, base: base))
+        ghost.id = Record.ID(name: "ghost", zone: Self.notes)
+        let m = ChangesMessage(zone: Self.notes, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: false,
+                               token: ChangeToken(bytes: [1]), records: [], sparseRecords: [ghost], base: base)
+        let out = await sim.nodes[1].sync.receive(Frame(type: .changes, payload: m.encoded()), on: conn1)
+        let frames = out[conn1, default: []].compactMap { if case .send(let f) = $0 { f } else { nil } }
+        #expect(frames.map(\.type) == [.wantWhole, .acknowledgement], "\(out)")
+        #expect(await sim.nodes[1].sync.statistics.recordsWantedWhole == 1)
+        #expect(await sim.nodes[1].sync.sessions[conn1]?.inbound[Self.notes]?.wanted == ["ghost"])
+        // Node 0 never held `ghost`: it cannot send it, and says so.
+        let answer = await sim.nodes[0].sync.receive(frames[0], on: conn0)
+        let closes = answer[conn0, default: []].compactMap { if case .close(let e) = $0 { e } else { nil } }
+        #expect(closes.first?.code == "resyncNeeded", "\(answer)")
+        await sim.reset(0)
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet())
         #expect(try await sim.state(of: Self.notes, on: 0) == (try await sim.state(of: Self.notes, on: 1)))
     }
 }

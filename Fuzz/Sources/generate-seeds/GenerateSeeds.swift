@@ -359,6 +359,19 @@ enum Seeds {
                                                                     sparseRecords: [digested], base: k).encoded()))
         out.append((name("changes-sparse", 3), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 6, isCaughtUp: false, token: token, records: [],
                                                                     sparseRecords: [concurrent], base: k).encoded()))
+        // Delta slots: a byte patch of a text the base covers, and a list splice, both edits of a
+        // slot written at t0 (below the base).
+        var patched = sparse("note-15", "")
+        patched.fields = []
+        patched.entries = VersionVector([(a, t1)])
+        patched.deltas = [SparseRecord.FieldDelta(name: "body", stamp: Dot(node: a, hlc: t1), baseStamp: Dot(node: a, hlc: t0),
+                                                  baseDigest: SparseRecord.FieldDelta.digest(of: .string("hello world"), zone: zone),
+                                                  edit: .patch([RecordDelta.BytePatch(offset: 5, deleteCount: 1, insert: Array("_".utf8))])),
+                          SparseRecord.FieldDelta(name: "tags", stamp: Dot(node: a, hlc: t1), baseStamp: Dot(node: a, hlc: t0), baseDigest: 7,
+                                                  edit: .splice(kind: .int64, [RecordDelta.ListSplice(offset: 1, deleteCount: 0, insert: .int64([4, 5]))]))]
+        out.append((name("changes-sparse-delta", 0), [4] + ChangesMessage(zone: zone, incarnation: inc, batch: 7, isCaughtUp: false, token: token, records: [],
+                                                                          sparseRecords: [patched], base: k).encoded()))
+        out.append((name("want-whole", 0), [10] + WantWholeMessage(zone: zone, incarnation: inc, names: ["note-1", "note-15", "日記"]).encoded()))
         guard let hash = ContentHash(bytes: (0..<32).map { UInt8($0) }) else { return out }
         let photo = Asset(hash: hash, size: 300_000)
         out.append((name("asset-request", 0), [5] + AssetRequestMessage(asset: photo, part: .manifest).encoded()))

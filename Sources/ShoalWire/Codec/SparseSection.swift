@@ -46,6 +46,7 @@ package enum SparseSection {
                 types.insert(s.recordType)
                 for e in s.entries.entries { nodes.insert(e.node) }
                 for f in s.fields { names.insert(f.name) }
+                for d in s.deltas { names.insert(d.name) }
             }
             self.nodes = nodes.sorted()
             self.types = types.sorted { UTF8Order.compare($0, $1) < 0 }
@@ -87,7 +88,89 @@ package enum SparseSection {
     static func defaultStamps(_ s: SparseRecord) -> Bool {
         guard s.entries.count == 1 else { return false }
         let e = s.entries.entries[0]
-        return s.fields.allSatisfy { $0.stamp == Dot(node: e.node, hlc: e.hlc) }
+        let dot = Dot(node: e.node, hlc: e.hlc)
+        return s.fields.allSatisfy { $0.stamp == dot } && s.deltas.allSatisfy { $0.stamp == dot }
+    }
+
+    /// Value tags of delta slots (Spec/replication.md §3.5.1): the operation tags of a record
+    /// delta (wire-format §7.3), which are not value tags.
+    enum DeltaTag {
+        static let splice: UInt8 = 0x3E
+        static let patch: UInt8 = 0x3F
+    }
+
+    /// An item's slots in name order: its whole slots and its delta slots.
+    enum Slot {
+        case whole(Record.Field)
+        case delta(SparseRecord.FieldDelta)
+
+        var name: String {
+            switch self {
+            case .whole(let f): return f.name
+            case .delta(let d): return d.name
+            }
+        }
+    }
+
+    static func slots(_ s: SparseRecord) -> [Slot] {
+        guard !s.deltas.isEmpty else { return s.fields.map(Slot.whole) }
+        var out = [Slot]()
+        out.reserveCapacity(s.fields.count &+ s.deltas.count)
+        var i = 0, j = 0
+        while i < s.fields.count || j < s.deltas.count {
+            if j == s.deltas.count || i < s.fields.count && UTF8Order.compare(s.fields[i].name, s.deltas[j].name) < 0 {
+                out.append(.whole(s.fields[i]))
+                i &+= 1
+            } else {
+                out.append(.delta(s.deltas[j]))
+                j &+= 1
+            }
+        }
+        return out
+    }
+
+    /// The size of a delta slot after its stamp: base stamp, base digest, body.
+    static func deltaBodySize(_ d: SparseRecord.FieldDelta, entries: VersionVector, zone: RecordZone.ID) -> Int {
+        let (i, back) = stampParts(d.baseStamp, in: entries)
+        var n = WireSize.varint(UInt64(i)) &+ WireSize.varint(back) &+ 4
+        switch d.edit {
+        case .patch(let edits):
+            n &+= 1 &+ WireSize.varint(UInt64(edits.count))
+            for e in edits {
+                n &+= WireSize.varint(UInt64(e.offset)) &+ WireSize.varint(UInt64(e.deleteCount)) &+ WireSize.lengthPrefixed(e.insert.count)
+            }
+        case .splice(_, let edits):
+            n &+= 1 &+ WireSize.varint(UInt64(edits.count))
+            for e in edits {
+                n &+= WireSize.varint(UInt64(e.offset)) &+ WireSize.varint(UInt64(e.deleteCount)) &+ e.insert.payloadSize(zone: zone)
+            }
+        }
+        return n
+    }
+
+    static func writeDeltaBody(_ d: SparseRecord.FieldDelta, entries: VersionVector, zone: RecordZone.ID, into w: inout WireWriter) {
+        let (i, back) = stampParts(d.baseStamp, in: entries)
+        w.writeVarint(UInt64(i))
+        w.writeVarint(back)
+        w.writeFixed32(d.baseDigest)
+        switch d.edit {
+        case .patch(let edits):
+            w.writeByte(FieldValue.Kind.bytes.rawValue)
+            w.writeVarint(UInt64(edits.count))
+            for e in edits {
+                w.writeVarint(UInt64(e.offset))
+                w.writeVarint(UInt64(e.deleteCount))
+                w.writeBytes(e.insert)
+            }
+        case .splice(let kind, let edits):
+            w.writeByte(kind.rawValue)
+            w.writeVarint(UInt64(edits.count))
+            for e in edits {
+                w.writeVarint(UInt64(e.offset))
+                w.writeVarint(UInt64(e.deleteCount))
+                e.insert.encodePayload(into: &w, zone: zone)
+            }
+        }
     }
 
     static func sharedPrefix(_ a: String, _ b: String) -> Int {
@@ -135,14 +218,23 @@ package enum SparseSection {
                 for h in s.heads { n &+= WireSize.varint(UInt64(s.entries.index(of: h.node) ?? 0)) &+ 1 }
             }
             n &+= 8
-            n &+= WireSize.varint(UInt64(s.fields.count))
-            for f in s.fields {
-                n &+= WireSize.varint(UInt64(Tables.index(f.name, in: t.names))) &+ 1
-                if flags & Flags.stamps != 0 {
-                    let (i, back) = stampParts(f.stamp, in: s.entries)
-                    n &+= WireSize.varint(UInt64(i)) &+ WireSize.varint(back)
+            n &+= WireSize.varint(UInt64(s.fields.count &+ s.deltas.count))
+            for slot in slots(s) {
+                n &+= WireSize.varint(UInt64(Tables.index(slot.name, in: t.names))) &+ 1
+                switch slot {
+                case .whole(let f):
+                    if flags & Flags.stamps != 0 {
+                        let (i, back) = stampParts(f.stamp, in: s.entries)
+                        n &+= WireSize.varint(UInt64(i)) &+ WireSize.varint(back)
+                    }
+                    if let v = f.value { n &+= v.payloadSize(zone: zone) }
+                case .delta(let d):
+                    if flags & Flags.stamps != 0 {
+                        let (i, back) = stampParts(d.stamp, in: s.entries)
+                        n &+= WireSize.varint(UInt64(i)) &+ WireSize.varint(back)
+                    }
+                    n &+= deltaBodySize(d, entries: s.entries, zone: zone)
                 }
-                if let v = f.value { n &+= v.payloadSize(zone: zone) }
             }
             if !s.extensions.isEmpty {
                 n &+= WireSize.varint(UInt64(s.extensions.count))
@@ -186,16 +278,27 @@ package enum SparseSection {
                 }
             }
             w.writeFixed64(s.digest)
-            w.writeVarint(UInt64(s.fields.count))
-            for f in s.fields {
-                w.writeVarint(UInt64(Tables.index(f.name, in: t.names)))
-                w.writeByte(f.value?.tag ?? 0)
-                if flags & Flags.stamps != 0 {
-                    let (i, back) = stampParts(f.stamp, in: s.entries)
-                    w.writeVarint(UInt64(i))
-                    w.writeVarint(back)
+            w.writeVarint(UInt64(s.fields.count &+ s.deltas.count))
+            for slot in slots(s) {
+                w.writeVarint(UInt64(Tables.index(slot.name, in: t.names)))
+                switch slot {
+                case .whole(let f):
+                    w.writeByte(f.value?.tag ?? 0)
+                    if flags & Flags.stamps != 0 {
+                        let (i, back) = stampParts(f.stamp, in: s.entries)
+                        w.writeVarint(UInt64(i))
+                        w.writeVarint(back)
+                    }
+                    if let v = f.value { v.encodePayload(into: &w, zone: zone) }
+                case .delta(let d):
+                    w.writeByte(d.edit.isPatch ? DeltaTag.patch : DeltaTag.splice)
+                    if flags & Flags.stamps != 0 {
+                        let (i, back) = stampParts(d.stamp, in: s.entries)
+                        w.writeVarint(UInt64(i))
+                        w.writeVarint(back)
+                    }
+                    writeDeltaBody(d, entries: s.entries, zone: zone, into: &w)
                 }
-                if let v = f.value { v.encodePayload(into: &w, zone: zone) }
             }
             if !s.extensions.isEmpty {
                 w.writeVarint(UInt64(s.extensions.count))
@@ -342,7 +445,9 @@ package enum SparseSection {
             try r.require(fieldCount, each: 2, "\(fieldCount) sparse fields")
             var fields = [Record.Field]()
             fields.reserveCapacity(fieldCount)
+            var deltas = [SparseRecord.FieldDelta]()
             var lastName = -1
+            var lastWasDelta = false
             var allDefault = true
             for _ in 0..<fieldCount {
                 let nameAt = r.offset
@@ -358,8 +463,19 @@ package enum SparseSection {
                 } else {
                     stamp = Dot(node: entries[0].node, hlc: entries[0].hlc)
                 }
-                if ni == repeatedName, let previous = fields.last {
-                    try Record.checkConcurrentSlot(names[ni], previous: previous.stamp, stamp: stamp, at: nameAt)
+                let isDelta = tag == DeltaTag.patch || tag == DeltaTag.splice
+                if ni == repeatedName {
+                    if isDelta || lastWasDelta {
+                        throw WireError(.duplicate, at: nameAt, "field \(names[ni]) has a delta slot and another slot; a delta slot is its field's only slot")
+                    }
+                    if let previous = fields.last {
+                        try Record.checkConcurrentSlot(names[ni], previous: previous.stamp, stamp: stamp, at: nameAt)
+                    }
+                }
+                lastWasDelta = isDelta
+                if isDelta {
+                    deltas.append(try readDeltaBody(&r, name: names[ni], stamp: stamp, patch: tag == DeltaTag.patch, entries: vv, base: base, zone: zone))
+                    continue
                 }
                 let value: FieldValue? = tag == 0 ? nil : try FieldValue.decodePayload(tag: tag, at: tagAt, from: &r, zone: zone)
                 fields.append(Record.Field(name: names[ni], value: value, stamp: stamp))
@@ -372,7 +488,7 @@ package enum SparseSection {
             }
             let extensions = flags & Flags.extensions != 0 ? try r.readExtensions("sparse record") : []
             items.append(SparseRecord(id: id, recordType: types[Int(typeIndex)], parent: parent, entries: vv, heads: heads,
-                                      fields: fields, extensions: extensions, digest: digest))
+                                      fields: fields, extensions: extensions, digest: digest, deltas: deltas))
         }
         if let i = usedNodes.firstIndex(of: false) {
             throw WireError(.invalidValue, at: nodesAt, "sparse node table entry \(i) (\(nodes[i])) is not used; canonical tables list only what the items use")
@@ -384,6 +500,26 @@ package enum SparseSection {
             throw WireError(.invalidValue, at: namesAt, "field name table entry \(i) (\(names[i])) is not used; canonical tables list only what the items use")
         }
         return (base, items)
+    }
+
+    /// Reads a delta slot after its stamp: the base stamp (which `base` must cover: the receiver
+    /// holds that slot), the base value's digest, and a patch or splice body (wire-format §7.4).
+    static func readDeltaBody(_ r: inout WireReader, name: String, stamp: Dot, patch: Bool, entries: VersionVector,
+                              base: VersionVector, zone: RecordZone.ID) throws(WireError) -> SparseRecord.FieldDelta {
+        let baseAt = r.offset
+        let baseStamp = try r.readStamp(entries, "base stamp of field \(name)")
+        guard base.covers(baseStamp) else {
+            throw WireError(.invalidValue, at: baseAt, "the delta slot of field \(name) edits a slot written at \(baseStamp), which the batch's base does not cover; the receiver need not hold it")
+        }
+        let digest = try r.readFixed32("base digest of field \(name)")
+        let edit: SparseRecord.FieldDelta.Edit
+        if patch {
+            edit = .patch(try RecordDelta.decodePatches(from: &r))
+        } else {
+            let splices = try RecordDelta.decodeSplices(from: &r, zone: zone)
+            edit = .splice(kind: splices.first?.insert.elementKind ?? .string, splices)
+        }
+        return SparseRecord.FieldDelta(name: name, stamp: stamp, baseStamp: baseStamp, baseDigest: digest, edit: edit)
     }
 
     /// Reads a table index that must lie in the table and exceed `last` (or, with

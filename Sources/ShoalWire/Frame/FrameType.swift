@@ -43,12 +43,15 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// A batch of changes of a subscription named by its number (``LiveChangesMessage``).
     public static let liveChanges = FrameType(rawValue: 0x0D)
 
+    /// Asks for records of a subscription whole (``WantWholeMessage``).
+    public static let wantWhole = FrameType(rawValue: 0x0E)
+
     /// The types this version of Shoal defines.
     public static let known: [FrameType] = [.hello, .changes, .acknowledgement, .assetChunk, .error, .ping, .pong, .goodbye, .subscribe, .zones, .assetRequest, .upstreams,
-                                            .liveChanges]
+                                            .liveChanges, .wantWhole]
 
     /// Whether this version of Shoal defines the type.
-    public var isKnown: Bool { rawValue >= 0x01 && rawValue <= 0x0D }
+    public var isKnown: Bool { rawValue >= 0x01 && rawValue <= 0x0E }
 
     public var description: String {
         switch self {
@@ -65,6 +68,7 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .upstreams: return "upstreams"
         case .liveChanges: return "live-changes"
         case .assetRequest: return "asset-request"
+        case .wantWhole: return "want-whole"
         default: return "unknown(0x\(String(rawValue, radix: 16)))"
         }
     }

@@ -34,10 +34,13 @@ public struct SparseRecord: Hashable, Sendable {
     public var fields: [Record.Field]
     /// Unknown optional extensions.
     public var extensions: [Record.Extension]
+    /// The fields that travel as an edit of a slot the receiver holds rather than whole, sorted
+    /// by name; none of them is also in ``fields``, and each is the field's only slot.
+    public var deltas: [FieldDelta]
 
     /// Creates a sparse record.
     public init(id: Record.ID, recordType: String, parent: Reference? = nil, entries: VersionVector, heads: [Record.Head],
-                fields: [Record.Field], extensions: [Record.Extension] = [], digest: UInt64 = 0) {
+                fields: [Record.Field], extensions: [Record.Extension] = [], digest: UInt64 = 0, deltas: [FieldDelta] = []) {
         self.id = id
         self.recordType = recordType
         self.parent = parent
@@ -46,6 +49,71 @@ public struct SparseRecord: Hashable, Sendable {
         self.fields = fields
         self.extensions = extensions
         self.digest = digest
+        self.deltas = deltas
+    }
+
+    /// A field slot sent as an edit of the slot it replaced (Spec/replication.md §3.5.1, "Delta
+    /// slots"): the receiver holds that slot — the base covers its stamp — and applies the edit
+    /// only to a value whose ``baseDigest`` matches, so the result is the sender's value byte for
+    /// byte.
+    public struct FieldDelta: Hashable, Sendable {
+        /// The field.
+        public var name: String
+        /// The stamp of the slot this edit makes (within the record's entries).
+        public var stamp: Dot
+        /// The stamp of the slot the edit applies to: the one the sender's write replaced.
+        public var baseStamp: Dot
+        /// ``digest(of:zone:)`` of the value the edit applies to.
+        public var baseDigest: UInt32
+        /// The edit.
+        public var edit: Edit
+
+        /// What a delta slot does to its base value.
+        public enum Edit: Hashable, Sendable {
+            /// Byte edits of a string's UTF-8 bytes or of a bytes value.
+            case patch([RecordDelta.BytePatch])
+            /// Element edits of a list of `kind`.
+            case splice(kind: FieldValue.Kind, [RecordDelta.ListSplice])
+
+            /// Whether this is a byte patch.
+            public var isPatch: Bool {
+                if case .patch = self { return true }
+                return false
+            }
+        }
+
+        /// Creates a delta slot.
+        public init(name: String, stamp: Dot, baseStamp: Dot, baseDigest: UInt32, edit: Edit) {
+            self.name = name
+            self.stamp = stamp
+            self.baseStamp = baseStamp
+            self.baseDigest = baseDigest
+            self.edit = edit
+        }
+
+        /// The digest naming a delta's base value: CRC-32C (wire-format §13) of the value as a
+        /// standalone value — its type tag, then its payload (wire-format §5) in `zone`.
+        public static func digest(of value: FieldValue, zone: RecordZone.ID) -> UInt32 {
+            switch value {
+            case .string(var s):
+                let head = WireWriter.encode(size: 1 &+ WireSize.varint(UInt64(s.utf8.count))) { w in
+                    w.writeByte(value.tag)
+                    w.writeVarint(UInt64(s.utf8.count))
+                }
+                return s.withUTF8 { CRC32C.checksum(UnsafeRawBufferPointer($0), continuing: CRC32C.checksum(head)) }
+            case .bytes(let b):
+                let head = WireWriter.encode(size: 1 &+ WireSize.varint(UInt64(b.count))) { w in
+                    w.writeByte(value.tag)
+                    w.writeVarint(UInt64(b.count))
+                }
+                return b.withUnsafeBytes { CRC32C.checksum($0, continuing: CRC32C.checksum(head)) }
+            default:
+                return CRC32C.checksum(WireWriter.encode(size: 1 &+ value.payloadSize(zone: zone)) { w in
+                    w.writeByte(value.tag)
+                    value.encodePayload(into: &w, zone: zone)
+                })
+            }
+        }
     }
 
     /// The digest of what a sparse record leaves out (Spec/replication.md §3.5.1): 64-bit FNV-1a
