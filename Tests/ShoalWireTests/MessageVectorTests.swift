@@ -154,6 +154,8 @@ extension VectorJSON {
     struct Vector: Sendable, CustomTestStringConvertible {
         var name: String, kind: String, hex: String, error: String?, offset: Int?
         var json: String  // serialized, so the vector is Sendable
+        /// The `omitted` member (sparse items' omitted parts), serialized; nil when absent.
+        var omitted: String?
         var testDescription: String { name }
     }
 
@@ -161,8 +163,9 @@ extension VectorJSON {
         guard let data = try? Data(contentsOf: file), let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
         return list.map { v in
             let json = (v["json"]).flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            let omitted = (v["omitted"]).flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }.map { String(decoding: $0, as: UTF8.self) }
             return Vector(name: v["name"] as? String ?? "?", kind: v["kind"] as? String ?? "?", hex: v["hex"] as? String ?? "",
-                          error: v["error"] as? String, offset: v["offset"] as? Int, json: json)
+                          error: v["error"] as? String, offset: v["offset"] as? Int, json: json, omitted: omitted)
         }
     }()
 
@@ -190,6 +193,9 @@ extension VectorJSON {
         for (share, ownerDevice) in try VectorJSON.shares(v.kind, bytes, expected) {
             #expect(ShareSignature.verifiedOwner(share)?.hex == ownerDevice, "the share of \(share.zone) does not verify as owned by \(ownerDevice)")
         }
+        // Every sparse item's digest is the digest of the omitted parts the vector states.
+        let omitted = try v.omitted.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) }
+        for problem in try SparseOmission.problems(message: expected, omitted: omitted) { Issue.record("\(problem)") }
     }
 
     @Test(arguments: vectors.filter { $0.error != nil })
@@ -237,6 +243,13 @@ extension VectorJSON {
         var out = [[String: Any]]()
         func valid(_ name: String, _ kind: String, _ bytes: [UInt8]) throws {
             out.append(["name": name, "kind": kind, "hex": Hex.string(bytes), "json": try VectorJSON.message(kind, bytes).json])
+        }
+        /// A valid message with sparse items, and the parts each item leaves out (its digest's inputs).
+        func sparse(_ name: String, _ kind: String, _ bytes: [UInt8], omitted: [SparseOmission]) throws {
+            try valid(name, kind, bytes)
+            out[out.count - 1]["omitted"] = omitted.map(\.json)
+            let json = try #require(out[out.count - 1]["json"] as? [String: Any])
+            for problem in try SparseOmission.problems(message: json, omitted: omitted.map(\.json)) { Issue.record("\(name): \(problem)") }
         }
         func invalid(_ name: String, _ kind: String, _ bytes: [UInt8]) {
             do {
@@ -297,7 +310,7 @@ extension VectorJSON {
         c = ChangesMessage(zone: notes, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: [], subscription: 1).encoded()
         c[c.count - 2] = 0
         invalid("changes-subscription-number-zero", "changes", c)
-        try liveChangesVectors(valid: valid, invalid: invalid)
+        try liveChangesVectors(valid: valid, sparse: sparse, invalid: invalid)
         c = b; c[flagsAt] = 32
         invalid("changes-horizon-flag-without-vector", "changes", c)
         c = b; c[flagsAt - 1] = 0
@@ -306,8 +319,8 @@ extension VectorJSON {
                 ChangesMessage(zone: shared, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: [records[0]]).encoded())
         c = b; c[c.count - 1] = 200
         invalid("changes-claims-more-records-than-bytes", "changes", c)
-        try sparseVectors(valid: valid, invalid: invalid)
-        try sparseRuleVectors(valid: valid, invalid: invalid)
+        try sparseVectors(sparse: sparse, invalid: invalid)
+        try sparseRuleVectors(valid: valid, sparse: sparse, invalid: invalid)
         // The asset lane (replication.md §3.7).
         let photo = Asset(hash: ContentHash(hex: String(repeating: "ab", count: 32))!, size: 300_000)
         try valid("asset-request-manifest", "assetRequest", AssetRequestMessage(asset: photo, part: .manifest).encoded())
@@ -345,7 +358,8 @@ extension VectorJSON {
 
 extension MessageVectorTests {
     /// Sparse sections (Spec/replication.md §3.5.1): valid batches and each canonical-form rule broken.
-    func sparseVectors(valid: (String, String, [UInt8]) throws -> Void, invalid: (String, String, [UInt8]) -> Void) throws {
+    func sparseVectors(sparse: (String, String, [UInt8], [SparseOmission]) throws -> Void,
+                       invalid: (String, String, [UInt8]) -> Void) throws {
         let a = NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111)
         let b = NodeID(high: 0x0B0B_0000_0000_0002, low: 0x2222_2222_2222_2222)
         let inc = NodeID(high: 0x1AC0_0000_0000_0001, low: 0x2)
@@ -362,8 +376,12 @@ extension MessageVectorTests {
             ChangesMessage(zone: zone, incarnation: inc, batch: 3, isCaughtUp: false, token: token, records: [],
                            sparseRecords: items, base: base).encoded()
         }
-        // One field changed on two records by one node: the shape of most live updates.
-        try valid("changes-sparse-one-field", "changes", message([item("item-1200", "six new words of text"), item("item-1300", "more")]))
+        // One field changed on two records by one node: the shape of most live updates. Each
+        // record leaves out its creation and the slots set then.
+        let created = [SparseOmission.created(by: a, slots: ["done", "title"]), SparseOmission.created(by: a, 1)]
+        try sparse("changes-sparse-one-field", "changes",
+                   message([created[0].digesting(item("item-1200", "six new words of text")), created[1].digesting(item("item-1300", "more"))]),
+                   created)
         // Two entries, explicit heads and stamps, a removal marker, a parent.
         var rich = item("item-1400", "x")
         rich.entries = VersionVector([(a, t1), (b, HLC(milliseconds: 1_790_000_000_100, logical: 0))])
@@ -371,7 +389,10 @@ extension MessageVectorTests {
         rich.fields = [Record.Field(name: "gone", value: nil, stamp: Dot(node: b, hlc: rich.entries[b])),
                        Record.Field(name: "text", value: .int64(7), stamp: Dot(node: a, hlc: t1))]
         rich.parent = Reference(recordID: Record.ID(name: "folder", zone: zone))
-        try valid("changes-sparse-two-writers", "changes", message([rich]))
+        // Left out: A's creation and its title, and B's earlier edit of done (below the base).
+        var richOmitted = SparseOmission.created(by: a)
+        richOmitted.slots.insert(.init(name: "done", stamp: Dot(node: b, hlc: HLC(milliseconds: 1_789_999_999_000, logical: 1))), at: 0)
+        try sparse("changes-sparse-two-writers", "changes", message([richOmitted.digesting(rich)]), [richOmitted])
 
         // Hand-built sections, each breaking one rule of §3.5.1.
         func varint(_ v: UInt64) -> [UInt8] {
@@ -419,7 +440,8 @@ extension MessageVectorTests {
 
 extension MessageVectorTests {
     /// `live-changes` (Spec/replication.md §3.5.4): valid batches, and each check of its decoder.
-    func liveChangesVectors(valid: (String, String, [UInt8]) throws -> Void, invalid: (String, String, [UInt8]) -> Void) throws {
+    func liveChangesVectors(valid: (String, String, [UInt8]) throws -> Void, sparse: (String, String, [UInt8], [SparseOmission]) throws -> Void,
+                            invalid: (String, String, [UInt8]) -> Void) throws {
         let a = NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111)
         let inc = NodeID(high: 0x1AC0_0000_0000_0001, low: 0x2)
         let notes = VectorJSON.liveZone
@@ -443,7 +465,9 @@ extension MessageVectorTests {
         let item = SparseRecord(id: Record.ID(name: "item-1200", zone: notes), recordType: "Note", parent: nil,
                                 entries: VersionVector([(a, t1)]), heads: [Record.Head(node: a, isDeletion: false)],
                                 fields: [Record.Field(name: "text", value: .string("six new words"), stamp: Dot(node: a, hlc: t1))], extensions: [])
-        try valid("live-changes-sparse", "liveChanges", try live(9, knowledge: k, sparse: [item], base: VersionVector([(a, t0)])).encoded())
+        let omitted = SparseOmission.created(by: a)
+        try sparse("live-changes-sparse", "liveChanges", try live(9, knowledge: k, sparse: [omitted.digesting(item)], base: VersionVector([(a, t0)])).encoded(),
+                   [omitted])
         try valid("live-changes-token-shorter", "liveChanges", try live(10, token: ChangeToken(bytes: Array(previous.bytes.prefix(20)))).encoded())
         let b = try live(7).encoded()  // subscription 2, batch 7, flags, kept, tail…
         var c = b; c[0] = 0
