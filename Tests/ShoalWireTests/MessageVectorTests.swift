@@ -72,6 +72,9 @@ extension VectorJSON {
         case "upstreams":
             let m = try UpstreamsMessage(decoding: bytes)
             return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "nodes": m.nodes.map { node($0) }], m.encoded())
+        case "wantWhole":
+            let m = try WantWholeMessage(decoding: bytes)
+            return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "names": m.names], m.encoded())
         default:
             throw VectorJSONError("unknown message kind \(kind)")
         }
@@ -141,6 +144,9 @@ extension VectorJSON {
         case "upstreams":
             return UpstreamsMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
                                     nodes: try array(o["nodes"], "nodes").map { try node($0, "node") }).encoded()
+        case "wantWhole":
+            return WantWholeMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
+                                    names: try array(o["names"], "names").map { try string($0, "name") }).encoded()
         default:
             throw VectorJSONError("unknown message kind \(kind)")
         }
@@ -174,7 +180,7 @@ extension VectorJSON {
         for kind in ["hello", "zones"] {
             #expect(Self.vectors.contains { $0.kind == kind && $0.error == nil && $0.json.contains("\"share\":{") }, "no valid \(kind) vector with a share")
         }
-        for kind in ["hello", "zones", "subscribe", "acknowledgement", "changes", "liveChanges", "assetRequest", "assetChunk", "upstreams"] {
+        for kind in ["hello", "zones", "subscribe", "acknowledgement", "changes", "liveChanges", "assetRequest", "assetChunk", "upstreams", "wantWhole"] {
             #expect(Self.vectors.contains { $0.kind == kind && $0.error == nil }, "no valid \(kind) vector")
             #expect(Self.vectors.contains { $0.kind == kind && $0.error != nil }, "no invalid \(kind) vector")
         }
@@ -321,6 +327,7 @@ extension VectorJSON {
         invalid("changes-claims-more-records-than-bytes", "changes", c)
         try sparseVectors(sparse: sparse, invalid: invalid)
         try sparseRuleVectors(valid: valid, sparse: sparse, invalid: invalid)
+        try deltaSlotVectors(valid: valid, sparse: sparse, invalid: invalid)
         // The asset lane (replication.md §3.7).
         let photo = Asset(hash: ContentHash(hex: String(repeating: "ab", count: 32))!, size: 300_000)
         try valid("asset-request-manifest", "assetRequest", AssetRequestMessage(asset: photo, part: .manifest).encoded())

@@ -91,7 +91,8 @@ struct SparseOmission {
             for dot in [part.creation] + part.slots.map(\.stamp) where !base.covers(dot) || !item.entries.covers(dot) {
                 problems.append("\(name): \(dot) is omitted but not covered by both the base and the item's vector")
             }
-            for s in part.slots where item.fields.contains(where: { UTF8Order.equal($0.name, s.name) }) {
+            for s in part.slots where item.fields.contains(where: { UTF8Order.equal($0.name, s.name) })
+                || item.deltas.contains(where: { UTF8Order.equal($0.name, s.name) }) {
                 problems.append("\(name): field \(s.name) is both carried and omitted")
             }
             for (x, y) in zip(part.slots, part.slots.dropFirst()) {

@@ -286,9 +286,12 @@ enum VectorJSON {
     }
 
     static func sparse(_ s: SparseRecord) -> [String: Any] {
-        ["recordType": s.recordType, "id": recordID(s.id), "parent": s.parent.map(reference) ?? NSNull(),
-         "entries": vector(s.entries), "heads": heads(s.heads), "fields": s.fields.map(field), "extensions": extensions(s.extensions),
-         "digest": Hex.string(withUnsafeBytes(of: s.digest.littleEndian) { Array($0) })]
+        var o: [String: Any] = ["recordType": s.recordType, "id": recordID(s.id), "parent": s.parent.map(reference) ?? NSNull(),
+                                "entries": vector(s.entries), "heads": heads(s.heads), "fields": s.fields.map(field), "extensions": extensions(s.extensions),
+                                "digest": Hex.string(withUnsafeBytes(of: s.digest.littleEndian) { Array($0) })]
+        // Present only when the item has delta slots.
+        if !s.deltas.isEmpty { o["deltas"] = s.deltas.map(fieldDelta) }
+        return o
     }
 
     static func sparse(_ any: Any?) throws -> SparseRecord {
@@ -298,7 +301,38 @@ enum VectorJSON {
                             entries: try vector(o["entries"], "entries"), heads: try heads(o["heads"], "heads"),
                             fields: try array(o["fields"], "fields").enumerated().map { i, f in try field(f, "fields[\(i)]") },
                             extensions: try extensions(o["extensions"], "extensions"),
-                            digest: try digest(o["digest"]))
+                            digest: try digest(o["digest"]),
+                            deltas: try array(o["deltas"] ?? [Any](), "deltas").enumerated().map { i, d in try fieldDelta(d, "deltas[\(i)]") })
+    }
+
+    /// A delta slot: the operation's JSON form (`op` patch or splice, `name`, `stamp`, `edits`)
+    /// plus `base_stamp` and `base_digest` (4 bytes, little-endian, in hex).
+    static func fieldDelta(_ d: SparseRecord.FieldDelta) -> [String: Any] {
+        var o: [String: Any]
+        switch d.edit {
+        case .patch(let edits): o = operation(.patch(name: d.name, stamp: d.stamp, edits: edits))
+        case .splice(_, let edits): o = operation(.splice(name: d.name, stamp: d.stamp, edits: edits))
+        }
+        o["base_stamp"] = dot(d.baseStamp)
+        o["base_digest"] = Hex.string(withUnsafeBytes(of: d.baseDigest.littleEndian) { Array($0) })
+        return o
+    }
+
+    static func fieldDelta(_ any: Any?, _ what: String) throws -> SparseRecord.FieldDelta {
+        let o = try object(any, what)
+        guard let baseStamp = try dot(o["base_stamp"], "\(what).base_stamp") else { throw VectorJSONError("\(what).base_stamp: a delta slot names its base") }
+        let digestBytes = try bytes(o["base_digest"], "\(what).base_digest")
+        guard digestBytes.count == 4 else { throw VectorJSONError("\(what).base_digest is \(digestBytes.count) bytes; it is 4") }
+        let baseDigest = digestBytes.reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        switch try operation(o, what) {
+        case .patch(let name, let stamp?, let edits):
+            return SparseRecord.FieldDelta(name: name, stamp: stamp, baseStamp: baseStamp, baseDigest: baseDigest, edit: .patch(edits))
+        case .splice(let name, let stamp?, let edits):
+            return SparseRecord.FieldDelta(name: name, stamp: stamp, baseStamp: baseStamp, baseDigest: baseDigest,
+                                           edit: .splice(kind: edits.first?.insert.elementKind ?? .string, edits))
+        default:
+            throw VectorJSONError("\(what): a delta slot is a stamped patch or splice")
+        }
     }
 
     /// A sparse record's digest: 8 bytes, little-endian, in hex.
