@@ -14,8 +14,9 @@ extension SparseRecord {
     /// (so the receiver holds it too), of the same kind — a string, bytes, or a list of one
     /// element kind. Returns how many fields became delta slots.
     ///
-    /// A string or bytes value is compared by its common prefix and suffix (one byte patch); a
-    /// list by its common ends, then element by element (ShoalDiff's list splices).
+    /// A string or bytes value is compared by its common prefix and suffix, then line by line in
+    /// between (``BytePatcher``'s patches: one per run of changed lines); a list by its common
+    /// ends, then element by element (ShoalDiff's list splices).
     @discardableResult
     public mutating func encodeEdits(against previous: Record, base: VersionVector) -> Int {
         guard previous.id == id, !fields.isEmpty else { return 0 }
@@ -50,11 +51,13 @@ extension SparseRecord {
         let edit: FieldDelta.Edit
         switch (baseValue, value) {
         case let (.string(a), .string(b)):
-            guard let p = BytePatcher.patch(from: a, to: b) else { return nil }
-            edit = .patch([p])
+            let p = BytePatcher.patches(from: a, to: b)
+            guard !p.isEmpty else { return nil }
+            edit = .patch(p)
         case let (.bytes(a), .bytes(b)):
-            guard let p = BytePatcher.patch(from: a, to: b) else { return nil }
-            edit = .patch([p])
+            let p = BytePatcher.patches(from: a, to: b)
+            guard !p.isEmpty else { return nil }
+            edit = .patch(p)
         case let (.list(a), .list(b)):
             guard a.elementKind == b.elementKind, let s = ListSplicer.splices(from: a, to: b), !s.isEmpty else { return nil }
             edit = .splice(kind: a.elementKind, s)
