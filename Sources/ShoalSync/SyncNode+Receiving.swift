@@ -61,6 +61,12 @@ extension SyncNode {
         // Records of this batch that could not be rebuilt, asked for whole on this connection.
         var unrebuilt = [String]()
         if !m.sparseRecords.isEmpty {
+            // One version per record and batch (§3.5): rebuilding costs up to a record's size per
+            // item, so a batch naming one large record many times is refused, not rebuilt.
+            var names = Set<String>(minimumCapacity: m.sparseRecords.count &+ m.records.count)
+            for name in m.records.lazy.map(\.id.name) + m.sparseRecords.lazy.map(\.id.name) where !names.insert(name).inserted {
+                throw SyncFailure("protocolViolation", "batch \(m.batch) of zone \(m.zone) holds record \(name) twice; a batch holds one version of each record (Spec/replication.md §3.5)")
+            }
             let asks = speaksFieldDeltas(id)
             guard let rebuilt = await rebuild(m, askingForTheRest: asks),
                   asks ? (sessions[id]?.inbound[m.zone]?.wanted.count ?? 0) &+ rebuilt.unrebuilt.count <= Self.maxWantedWhole : true else {

@@ -124,6 +124,27 @@ import ShoalWire
         #expect(try await sim.state(of: Self.notes, on: 0) == (try await sim.state(of: Self.notes, on: 1)))
     }
 
+    /// A batch naming one record twice — each item costing a rebuild and a CRC-32C of the 100 KiB
+    /// base — is refused before anything is rebuilt or applied.
+    @Test func aBatchNamingARecordTwiceIsRefused() async throws {
+        let sim = try await synced(seed: 55)
+        var r = try await sim.nodes[0].store.record(for: Self.id)
+        let previous = r
+        r["body"] = .string(Self.replacingMiddle(Self.text, with: "W"))
+        let saved = try await sim.nodes[0].store.save(r)
+        let conn1 = try sim.connection(of: 1, to: 0)
+        let inbound = try #require(await sim.nodes[1].sync.sessions[conn1]?.inbound[Self.notes])
+        let base = await sim.nodes[1].sync.knowledge(of: Self.notes)
+        var item = try #require(SparseRecord(saved, base: base))
+        #expect(item.encodeEdits(against: previous, base: base) == 1)
+        let m = ChangesMessage(zone: Self.notes, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: false,
+                               token: ChangeToken(bytes: [1]), records: [], sparseRecords: Array(repeating: item, count: 50), base: base)
+        let out = await sim.nodes[1].sync.receive(Frame(type: .changes, payload: m.encoded()), on: conn1)
+        let closes = out[conn1, default: []].compactMap { if case .close(let e) = $0 { e } else { nil } }
+        #expect(closes.first?.code == "protocolViolation", "\(out)")
+        #expect(await sim.nodes[1].sync.statistics.fieldDeltasApplied == 0)
+    }
+
     /// A want-whole from a peer for more records than a batch may hold closes the connection, and
     /// one naming a zone the connection does not follow is ignored.
     @Test func wantWholeIsBounded() async throws {
