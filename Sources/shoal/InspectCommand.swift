@@ -84,9 +84,21 @@ struct InspectCommand: AsyncParsableCommand {
             if let base = m.base {
                 o["sparseBase"] = base.description
                 o["sparseRecords"] = m.sparseRecords.map { s -> [String: Any] in
-                    ["name": s.id.name, "type": s.recordType, "entries": s.entries.description,
-                     "heads": s.heads.map { "\($0.node.short)\($0.isDeletion ? " (delete)" : "")" },
-                     "fields": Dictionary(s.fields.map { ($0.name, $0.value.map { "\($0)" } ?? "(removed)") }, uniquingKeysWith: { a, _ in a })]
+                    var item: [String: Any] = ["name": s.id.name, "type": s.recordType, "entries": s.entries.description,
+                                               "heads": s.heads.map { "\($0.node.short)\($0.isDeletion ? " (delete)" : "")" },
+                                               "fields": Dictionary(s.fields.map { ($0.name, $0.value.map { "\($0)" } ?? "(removed)") }, uniquingKeysWith: { a, _ in a })]
+                    // Delta slots: the edit of the slot the receiver holds, named by its stamp.
+                    if !s.deltas.isEmpty {
+                        item["deltas"] = Dictionary(s.deltas.map { d -> (String, String) in
+                            let edits: String
+                            switch d.edit {
+                            case .patch(let p): edits = p.map { "patch @\($0.offset) -\($0.deleteCount) +\($0.insert.count) bytes" }.joined(separator: ", ")
+                            case .splice(let kind, let sp): edits = sp.map { "splice @\($0.offset) -\($0.deleteCount) +\($0.insert.count) \(kind)" }.joined(separator: ", ")
+                            }
+                            return (d.name, "\(edits) on \(d.baseStamp.node.short)@\(d.baseStamp.hlc) (digest \(String(d.baseDigest, radix: 16)))")
+                        }, uniquingKeysWith: { a, _ in a })
+                    }
+                    return item
                 }
             }
             return o
@@ -100,6 +112,9 @@ struct InspectCommand: AsyncParsableCommand {
             let m = try AcknowledgementMessage(decoding: f.payload)
             return ["zone": m.zone.description, "batch": m.batch]
         case .zones: return try ZonesMessage(decoding: f.payload).zones.map(\.description)
+        case .wantWhole:
+            let m = try WantWholeMessage(decoding: f.payload)
+            return ["zone": m.zone.description, "records": m.names]
         case .error: return try ErrorMessage(decoding: f.payload).description
         case .ping, .pong: return ["nonce": try PingMessage(decoding: f.payload).nonce]
         case .goodbye: return try GoodbyeMessage(decoding: f.payload).reason
