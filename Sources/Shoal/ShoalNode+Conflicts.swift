@@ -26,6 +26,30 @@ extension ShoalNode {
         await store.setConflictResolver(resolver, for: zone)
     }
 
+    /// Merges the string fields `merge` names three-way in `zone`'s conflicts, so both sides'
+    /// edits of different lines survive: `node.setConflictResolver(for: notes,
+    /// .mergingText(fields: ["Note.body"]))`. See <doc:MergingText> for what it keeps and what
+    /// it does not.
+    ///
+    /// The same as setting `merge.resolve` as the zone's resolver.
+    public func setConflictResolver(for zone: RecordZone.ID, _ merge: TextMerge) async {
+        await store.setConflictResolver(merge.resolve, for: zone)
+    }
+
+    /// Sets (or, with nil, removes) the resolver of every zone without one of its own, including
+    /// zones created or shared with this node later. A zone's own resolver
+    /// (``setConflictResolver(for:_:)-(_,ConflictResolver?)``) takes precedence.
+    public func setDefaultConflictResolver(_ resolver: ConflictResolver?) async {
+        await store.setDefaultConflictResolver(resolver)
+    }
+
+    /// Merges the string fields `merge` names three-way in the conflicts of every zone without a
+    /// resolver of its own, including zones created or shared with this node later: what
+    /// `shoal serve --merge-text TYPE.FIELD` sets. See <doc:MergingText>.
+    public func setDefaultConflictResolver(_ merge: TextMerge) async {
+        await store.setDefaultConflictResolver(merge.resolve)
+    }
+
     /// Every conflict this node meets from now on, with its outcome (resolved here, decided by
     /// another node, merged, or the resolver's record refused), delivered after the write that
     /// met it has committed. A listener more than 10,000 events behind loses the oldest.

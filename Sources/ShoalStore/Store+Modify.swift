@@ -230,16 +230,20 @@ extension Store {
         // Each zone's state is taken out of `zones` once per run of items in that zone, not per
         // item, and put back (and its row saved) once per transaction.
         var current: ZoneState? = nil
+        var acks: [(peer: NodeID, vector: VersionVector)]? = nil  // the current zone's, once needed
         for p in plans {
             if current?.id != p.id.zone {
                 if let c = current { zones[c.id] = c }
                 current = zones.removeValue(forKey: p.id.zone)
                 touched.insert(p.id.zone)
+                acks = nil
             }
             // Moved out while written, so the zone's vector is not copied on every write.
             guard var z = current else { continue }
             current = nil
-            try writeVersion(p.new, encoded: p.bytes?[...], over: p.old, in: &z)
+            var base = BaseUpdate.unchanged
+            if !p.isDelete, let old = p.old { base = try baseUpdate(forSaveOver: old, in: z, acks: &acks) }
+            try writeVersion(p.new, encoded: p.bytes?[...], over: p.old, in: &z, base: base)
             current = z
             if p.isDelete {
                 deleted.append(p.id)

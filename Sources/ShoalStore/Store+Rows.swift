@@ -43,24 +43,44 @@ extension Store {
 
     /// The version before the stored one, if kept (the ancestor of a conflicting save).
     func loadPrevious(_ z: ZoneState, _ name: String) throws(ShoalError) -> Record? {
-        let s = try db.statement("SELECT previous FROM records WHERE zone = ? AND name = ?")
+        try loadKept(z, name).previous
+    }
+
+    /// The versions a row keeps besides its stored one: the one before it (`previous`) and the
+    /// newest one a peer is known to hold too (`base`, kept in zones with a resolver).
+    func loadKept(_ z: ZoneState, _ name: String) throws(ShoalError) -> (previous: Record?, base: Record?) {
+        let s = try db.statement("SELECT previous, base FROM records WHERE zone = ? AND name = ?")
         defer { s.reset() }
         s.bind(1, z.row).bind(2, name)
-        guard try s.step(), !s.isNull(0) else { return nil }
-        return try s.withBlob(0) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }
+        guard try s.step() else { return (nil, nil) }
+        var kept = [Record?]()
+        for c in Int32(0)...1 {
+            kept.append(s.isNull(c) ? nil : try s.withBlob(c) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) })
+        }
+        return (kept[0], kept[1])
     }
 
     /// Writes `new` as the latest version of its record, replacing `old` (the stored version, whose
     /// bytes the row keeps as `previous`): a new change sequence, the zone vector, clock rows,
     /// `deleteSelf` refs, asset references and declared index entries all follow. `encoded` is
-    /// `new.encoded()` when the caller already has it.
-    func writeVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, over old: Record?, in z: inout ZoneState) throws(ShoalError) {
+    /// `new.encoded()` when the caller already has it; `base` says what becomes of the row's base
+    /// (``BaseUpdate``).
+    func writeVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, over old: Record?, in z: inout ZoneState,
+                      base: BaseUpdate = .unchanged) throws(ShoalError) {
         if !pending.records.isEmpty { try insertQueuedVersions() }  // one may be of this record
         z.seq += 1
         let name = new.id.name
         let bytes = encoded ?? new.encoded()[...]
+        if case .storedIfShared(let shared) = base, old != nil {
+            try writes.keepStoredAsBase.bind(1, z.row).bind(2, name).bind(3, shared ? 1 : 0).runAndRewind()
+        }
         try writes.upsertRecord.bind(1, z.row).bind(2, name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq))
             .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes).runAndRewind()
+        switch base {
+        case .cleared: try writes.setBase.bind(1, z.row).bind(2, name).bindNull(3).runAndRewind()
+        case .set(let version): try writes.setBase.bind(1, z.row).bind(2, name).bind(3, version).runAndRewind()
+        case .unchanged, .storedIfShared: break
+        }
 
         // Clock rows: remove entries that changed, add the new ones.
         let newVector = new.versionVector

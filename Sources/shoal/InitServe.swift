@@ -89,6 +89,14 @@ struct ServeCommand: AsyncParsableCommand {
     var discoveryInterval = 30.0
     @Option(name: .long, help: ArgumentHelp("The UDP port of local discovery (default 21047).", valueName: "port"))
     var discoveryPort = 21_047
+    @Option(name: .long, help: ArgumentHelp("Merge concurrent edits of this string field three-way, so edits of different lines (or words) made on two nodes both survive; overlapping edits keep the later writer's. TYPE.FIELD, e.g. Note.body; repeat for several. Applies to every zone this node holds or gains; run every node with the same fields.", valueName: "type.field"))
+    var mergeText: [String] = []
+
+    func validate() throws {
+        if let bad = mergeText.first(where: { !TextMerge.isFieldName($0) }) {
+            throw ValidationError("--merge-text takes TYPE.FIELD, a record type and a field name joined by a dot (Note.body), not \(bad)")
+        }
+    }
 
     func run() async throws {
         try await reportFailures {
@@ -130,6 +138,8 @@ struct ServeCommand: AsyncParsableCommand {
             nc.discovery.interval = .milliseconds(Int(discoveryInterval * 1_000))
             nc.discovery.port = discoveryPort
             let node = try await ShoalNode.open(directory: dir.path, sync: sc, network: nc)
+            // Before listening: a conflict met before the resolver is set would be decided without it.
+            if !mergeText.isEmpty { await node.setDefaultConflictResolver(.mergingText(fields: Set(mergeText))) }
             let port = try await node.listen(host: listen.host, port: listen.port)
             // The control socket first: whoever reads the line below (a script, a test) may send
             // commands at once, and they must reach this daemon, not find the store locked.
@@ -173,9 +183,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// One line per conflict met: which record and fields, and what became of it. The daemon
-    /// sets no resolver, so concurrent edits of a field merge by last-writer-wins; the line says
-    /// which value was lost.
+    /// One line per conflict met: which record and fields, and what became of it. Without
+    /// `--merge-text` the daemon sets no resolver, so concurrent edits of a field merge by
+    /// last-writer-wins; the line says which value was lost.
     static func logConflict(_ e: ConflictEvent, log: Logger) {
         log.notice("\(conflictLine(e))")
     }

@@ -1,9 +1,9 @@
 // SchemaMigrationTests: a store written by schema version 1 (records keyed by name, index entries
-// keyed by zone, type and field, one row each) opens under version 7 (records keyed by change
+// keyed by zone, type and field, one row each) opens under version 8 (records keyed by change
 // sequence, index entries as runs of names keyed by index ID and value, zone tombstone tables,
-// merges and asset references listed) with every row, token, ancestor, index entry and pending
-// index change intact; a version-4 store counts the peers that acknowledged a zone as peers its
-// deletion waits for.
+// merges and asset references listed, a base kept for conflict ancestors) with every row, token,
+// ancestor, index entry and pending index change intact; a version-4 store counts the peers that
+// acknowledged a zone as peers its deletion waits for.
 
 import Testing
 import ShoalWire
@@ -116,9 +116,9 @@ import CSQLite
             try await store.createZone(RecordZone.ID(name: "other"))
             try await store.acknowledge(peer: peer, zone: notes, vector: VersionVector())
         }
-        #expect(Self.exec(dir, "DROP TABLE zone_peers; DROP TABLE purged_zones; DROP TABLE merged_heads; DROP TABLE asset_refs; UPDATE meta SET value = 4 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(Self.exec(dir, "DROP TABLE zone_peers; DROP TABLE purged_zones; DROP TABLE merged_heads; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 4 WHERE key = 'schema'") == SQLITE_OK)
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "7")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "8")
         try await store.deleteZone(notes)
         try await store.deleteZone(RecordZone.ID(name: "other"))
         #expect(try await store.zoneTombstones().map(\.waitingFor) == [[peer], []])
@@ -148,9 +148,9 @@ import CSQLite
             try await a.save(single)
         }
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM merged_heads") == "1")
-        #expect(Self.exec(dir, "DROP TABLE merged_heads; DROP TABLE asset_refs; UPDATE meta SET value = 5 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(Self.exec(dir, "DROP TABLE merged_heads; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 5 WHERE key = 'schema'") == SQLITE_OK)
         _ = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "7")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "8")
         #expect(Self.scalar(dir, "SELECT name FROM merged_heads") == "n")
     }
 
@@ -173,13 +173,38 @@ import CSQLite
             try await store.delete(c.id)
         }
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM asset_refs") == "4")
-        #expect(Self.exec(dir, "DROP TABLE asset_refs; UPDATE meta SET value = 6 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(Self.exec(dir, "DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 6 WHERE key = 'schema'") == SQLITE_OK)
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "7")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "8")
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM asset_refs") == "4")
         #expect(try await store.zones(referencing: asset(1)) == [notes, other])
         #expect(try await store.zones(referencing: asset(2)) == [notes])
         #expect(try await store.zones(referencing: asset(3)) == [])
+    }
+
+    /// Version 7 kept no base: the 7 → 8 step adds the column, empty, and the ancestor of a
+    /// conflict is the previous version until a save in a zone with a resolver keeps a base.
+    @Test func versionSevenStoreKeepsABaseFromItsNextSave() async throws {
+        let dir = TempDirectory()
+        let v0: Record
+        do {
+            let store = try await Store.temporary(dir)
+            try await store.createZone(notes)
+            v0 = try await store.save(note("n", "v0"))
+        }
+        #expect(Self.exec(dir, "ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 7 WHERE key = 'schema'") == SQLITE_OK)
+        let store = try await Store.temporary(dir)
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "8")
+        #expect(Self.scalar(dir, "SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'base'") == "1")
+        await store.setConflictResolver({ $0.merged }, for: notes)
+        for t in ["v1", "v2"] {
+            var r = try await store.record(for: v0.id)
+            r["title"] = .string(t)
+            try await store.save(r)
+        }
+        #expect(Self.scalar(dir, "SELECT COUNT(*) FROM records WHERE base IS NOT NULL") == "1")
+        let z = try await store.liveZone(notes)
+        #expect(try await store.loadKept(z, "n").base == v0)
     }
 
     @Test func versionOneStoreOpensWithRowsTokensAndAncestors() async throws {
@@ -213,7 +238,7 @@ import CSQLite
         #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "1")
 
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "7")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "8")
         #expect(Self.scalar(dir, "SELECT count(*) FROM sqlite_master WHERE name = 'records_by_type'") == "0")
         // The index answers from carried-over entries and log rows, without decoding the zone.
         func titled(_ t: String) async throws -> [String] {

@@ -20,8 +20,12 @@ public struct RecordConflict: Sendable {
     public let origin: Origin
     /// The fields both sides changed, to different values, in name order.
     public let fieldNames: [String]
-    /// The version both sides started from, when this node still holds it (the version before
-    /// the stored one, if both sides descend from it); nil otherwise.
+    /// The version both sides started from, when this node still holds one both descend from;
+    /// nil otherwise. For a local save, the stored record's previous version when its change tag
+    /// is the app's. For replication, in a zone with a resolver, the last version of the record a
+    /// peer is known to hold, so it survives several local saves made while apart; else (or when
+    /// a side does not descend from that) the stored record's previous version, when both sides
+    /// descend from it (Spec/replication.md §6.1).
     public let ancestor: Record?
     /// This node's side: the stored version (replication) or the record the app saved (local save).
     public let local: Record
@@ -78,6 +82,8 @@ final class ConflictCenter: Sendable {
 
     struct State {
         var resolvers: [RecordZone.ID: ConflictResolver] = [:]
+        /// The resolver of every zone without one of its own.
+        var fallback: ConflictResolver? = nil
         var listeners: [UInt64: AsyncStream<ConflictEvent>.Continuation] = [:]
         var nextListener: UInt64 = 0
         var pending: [ConflictEvent] = []
@@ -89,13 +95,18 @@ final class ConflictCenter: Sendable {
         state.withLock { $0.resolvers[zone] = resolver }
     }
 
+    func setFallback(_ resolver: ConflictResolver?) {
+        state.withLock { $0.fallback = resolver }
+    }
+
+    /// The zone's own resolver, else the fallback.
     func resolver(for zone: RecordZone.ID) -> ConflictResolver? {
-        state.withLock { $0.resolvers[zone] }
+        state.withLock { $0.resolvers[zone] ?? $0.fallback }
     }
 
     /// Whether conflicts in `zone` need finding: someone listens or decides.
     func wanted(in zone: RecordZone.ID) -> Bool {
-        state.withLock { !$0.listeners.isEmpty || $0.resolvers[zone] != nil }
+        state.withLock { !$0.listeners.isEmpty || $0.resolvers[zone] != nil || $0.fallback != nil }
     }
 
     func events() -> AsyncStream<ConflictEvent> {

@@ -194,7 +194,8 @@ extension Store {
                 nextEncoded = encoded
                 result.inserted += 1
             }
-            try writeVersion(next, encoded: nextEncoded, over: stored, in: &z)
+            let base = stored == nil ? BaseUpdate.unchanged : baseUpdate(writing: next, for: incoming, encoded: encoded, in: z)
+            try writeVersion(next, encoded: nextEncoded, over: stored, in: &z, base: base)
             current = z
             if next.isDeleted {
                 if !(stored?.isDeleted ?? false) { newlyDeleted.append(next.id) }

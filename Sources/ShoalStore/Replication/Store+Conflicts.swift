@@ -16,9 +16,21 @@ extension Store {
     ///   resolver's record instead of failing, or the app's changed fields when they do not
     ///   overlap what changed on the stored record.
     ///
-    /// Resolvers are held in memory: set them after opening, before going online.
+    /// While a zone has a resolver, the store also keeps for each record the last version a peer
+    /// is known to hold, so that a conflict still has its ancestor after several local saves
+    /// (``RecordConflict/ancestor``, Spec/store.md §7.1). Resolvers are held in memory: set them
+    /// after opening, before going online.
     public func setConflictResolver(_ resolver: ConflictResolver?, for zone: RecordZone.ID) {
         conflicts.setResolver(resolver, for: zone)
+    }
+
+    /// Sets (or, with nil, removes) the resolver of every zone that has none of its own
+    /// (``setConflictResolver(_:for:)``), including zones created or received later: what
+    /// `shoal serve --merge-text` sets. A zone's own resolver takes precedence.
+    ///
+    /// Resolvers are held in memory: set it after opening, before going online.
+    public func setDefaultConflictResolver(_ resolver: ConflictResolver?) {
+        conflicts.setFallback(resolver)
     }
 
     /// Every conflict this store meets from now on, with what became of it, once the write that
@@ -66,11 +78,7 @@ extension Store {
         guard !stored.isDeleted, !next.isDeleted, next.heads.count >= 2, conflicts.wanted(in: z.id) else { return next }
         let names = concurrent ? conflictingFields(stored, incoming) : Self.lostFields(stored, next)
         guard !names.isEmpty, let decider = Self.resolvingNode(of: next) else { return next }
-        var ancestor: Record? = nil
-        if let prev = try loadPrevious(z, stored.id.name), !prev.isDeleted,
-           prev.versionVector.isDominated(by: incoming.versionVector), prev.versionVector.isDominated(by: stored.versionVector) {
-            ancestor = prev
-        }
+        let ancestor = try commonAncestor(z, of: stored, incoming)
         let conflict = RecordConflict(origin: .replication, fieldNames: names, ancestor: ancestor,
                                       local: stored, remote: incoming, merged: next)
         guard decider == nodeID else {

@@ -167,7 +167,7 @@ extension Store {
     }
 
     /// What each known peer of `z` has acknowledged (`acknowledge(peer:zone:vector:)`).
-    private func peerAcknowledgements(of z: ZoneState) throws(ShoalError) -> [(peer: NodeID, vector: VersionVector)] {
+    func peerAcknowledgements(of z: ZoneState) throws(ShoalError) -> [(peer: NodeID, vector: VersionVector)] {
         var acks = [(peer: NodeID, vector: VersionVector)]()
         let a = try db.statement("SELECT peer, vector FROM peer_acks WHERE zone = ?")
         a.bind(1, z.row)

@@ -2,17 +2,19 @@
 
 import ShoalWire
 
-/// The SQL schema (version 7). Every table is `WITHOUT ROWID` keyed by what is looked up.
+/// The SQL schema (version 8). Every table is `WITHOUT ROWID` keyed by what is looked up.
 ///
 /// - `meta(key, value)`: node ID, store and database incarnations, last HLC, database sequence,
 ///   and `zone_purge_seq`, the database sequence of the newest zone deletion purged.
 /// - `zones`: one row per zone held, live or deleted (a deleted zone stays as a zone tombstone
 ///   until it is purged, Spec/replication.md §4.1).
-/// - `records(zone, seq, name, type, deleted, bytes, previous)`: the latest version of every
+/// - `records(zone, seq, name, type, deleted, bytes, previous, base)`: the latest version of every
 ///   record (tombstones included) as canonical ShoalWire bytes, **keyed by change order**: `seq`
 ///   is the zone's change sequence of the write that produced it, so the change feed is one range
 ///   read of the table and a new version is appended at its end; `records_by_name(zone, name)`
-///   finds a record by name. `previous` holds the version before, for conflict ancestors.
+///   finds a record by name. `previous` holds the version before, and `base` (in zones with a
+///   conflict resolver) the newest version a peer is known to hold too, for conflict ancestors
+///   (`Store.BaseUpdate`, Spec/store.md §7.1).
 ///   (Version 1 keyed rows by name with indexes on `seq` and on `type`: every feed row cost a
 ///   second lookup and every write a third index; queries now filter the zone's rows by type.)
 /// - `record_clock(zone, origin, hlc, name)`: one row per version-vector entry of every record, so
@@ -45,7 +47,7 @@ import ShoalWire
 ///   tombstone was purged, so a peer that comes back with it live is told it was deleted.
 /// - `subscriptions(id, bytes)`: persisted subscriptions.
 enum Schema {
-    static let version: Int64 = 7
+    static let version: Int64 = 8
 
     static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int,
                        limits: WireLimits) throws(ShoalError) {
@@ -103,10 +105,18 @@ enum Schema {
         """
         CREATE TABLE IF NOT EXISTS \(name)(
             zone INTEGER NOT NULL, seq INTEGER NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL,
-            deleted INTEGER NOT NULL, bytes BLOB NOT NULL, previous BLOB,
+            deleted INTEGER NOT NULL, bytes BLOB NOT NULL, previous BLOB, base BLOB,
             PRIMARY KEY(zone, seq)) WITHOUT ROWID
         """
     }
+
+    /// The `records` table of versions 2 to 7 (without `base`), which the 1 → 2 step writes.
+    static let recordsTableV2 = """
+        CREATE TABLE IF NOT EXISTS records_v2(
+            zone INTEGER NOT NULL, seq INTEGER NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL,
+            deleted INTEGER NOT NULL, bytes BLOB NOT NULL, previous BLOB,
+            PRIMARY KEY(zone, seq)) WITHOUT ROWID
+        """
 
     /// The declared indexes, their entries and their log, as this schema version keeps them.
     static let indexTables = """
@@ -150,6 +160,8 @@ enum Schema {
     /// Version 5 → 6: `merged_heads` is added and filled from the live records' heads.
     /// Version 6 → 7: `asset_refs` is added and filled from the live records' asset fields
     /// (decoded with the store's `limits`).
+    /// Version 7 → 8: `records` gains the `base` column, empty: until a record is written again
+    /// in a zone with a resolver, its conflicts find their ancestor in `previous`, as before.
     static func migrate(_ db: SQLiteDatabase, limits: WireLimits) throws(ShoalError) {
         let s = try db.statement("SELECT value FROM meta WHERE key = 'schema'")
         let found: Int64? = try s.step() ? s.int64(0) : nil
@@ -161,7 +173,7 @@ enum Schema {
         if stored == 1 {
             try db.transaction { () throws(ShoalError) in
                 try db.execute("""
-                \(recordsTable("records_v2"));
+                \(recordsTableV2);
                 INSERT INTO records_v2(zone, seq, name, type, deleted, bytes, previous)
                     SELECT zone, seq, name, type, deleted, bytes, previous FROM records;
                 DROP TABLE records;
@@ -255,6 +267,12 @@ enum Schema {
                 try db.execute(assetRefsTable)
                 try fillAssetRefs(db, limits: limits)
                 try db.execute("UPDATE meta SET value = 7 WHERE key = 'schema'")
+            }
+            stored = 7
+        }
+        if stored == 7 {
+            try db.transaction { () throws(ShoalError) in
+                try db.execute("ALTER TABLE records ADD COLUMN base BLOB; UPDATE meta SET value = 8 WHERE key = 'schema'")
             }
         }
     }

@@ -15,6 +15,10 @@ final class WriteStatements {
     let insertRecordRows: SQLiteStatement
     /// `records`: a version replacing the stored one, whose bytes move to `previous`.
     let upsertRecord: SQLiteStatement
+    /// `records.base`: the stored version's bytes, when there is no base yet or parameter 3 is 1.
+    let keepStoredAsBase: SQLiteStatement
+    /// `records.base`: the bytes given (parameter 3), or none (NULL).
+    let setBase: SQLiteStatement
     let insertClock: SQLiteStatement
     let insertClockRows: SQLiteStatement
     let deleteClock: SQLiteStatement
@@ -34,6 +38,8 @@ final class WriteStatements {
             ON CONFLICT(zone, name) DO UPDATE SET type = excluded.type, seq = excluded.seq,
             deleted = excluded.deleted, previous = records.bytes, bytes = excluded.bytes
             """)
+        keepStoredAsBase = try db.prepare("UPDATE records SET base = bytes WHERE zone = ? AND name = ? AND (base IS NULL OR ?)")
+        setBase = try db.prepare("UPDATE records SET base = ?3 WHERE zone = ?1 AND name = ?2 AND (base IS NOT NULL OR ?3 IS NOT NULL)")
         let clock = "INSERT OR IGNORE INTO record_clock(zone, origin, hlc, name) VALUES"
         insertClock = try db.prepare(clock + Self.values(4, rows: 1))
         insertClockRows = try db.prepare(clock + Self.values(4, rows: Self.batchRows))
