@@ -613,7 +613,7 @@ public actor NetworkNode {
     /// engine nothing, then the rest as ``serve(_:dialed:)`` does.
     nonisolated func serveAccepted(_ channel: NIOAsyncChannel<Frame, Frame>) async {
         guard case .success(let (handlers, device)) = await Self.handshake(channel, remote: nil, configuration) else { return }
-        await serve(channel, dialed: nil, handlers: handlers, device: device)
+        _ = await serve(channel, dialed: nil, handlers: handlers, device: device)
     }
 
     /// Waits for the TLS handshake of `channel` (dialled to `remote`, or accepted when nil) and

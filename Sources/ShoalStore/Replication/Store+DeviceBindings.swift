@@ -1,7 +1,7 @@
 // Store+DeviceBindings: which device speaks for which node ID (Spec/security.md §5), kept here so
 // that the transport that binds them and the engine that checks writes read one key space.
 
-public import ShoalWire
+package import ShoalWire
 
 extension Store {
     /// The sync value naming the node ID bound to a device (its hex, as text).
