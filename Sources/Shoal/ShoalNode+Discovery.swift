@@ -25,6 +25,11 @@ extension ShoalNode {
     /// recently heard first; empty when discovery is off (`DiscoveryConfiguration`).
     public func discoveredDevices() async -> [DiscoveredDevice] { await network.discoveredDevices() }
 
+    /// What local discovery does now on each network interface — the groups joined, when an
+    /// announcement last left and last arrived there, the last error — or nil when discovery
+    /// does not run (off in `DiscoveryConfiguration`, or the node listens only on loopback).
+    public func discoveryStatus() async -> DiscoveryStatus? { await network.discoveryStatus() }
+
     /// The addresses of the trusted device `device`: configured ones, discovered ones, and the
     /// `--peer` addresses whose TLS handshake showed this device.
     public func addresses(of device: DeviceID) async -> [DeviceAddress] {

@@ -24,6 +24,12 @@ public struct DiscoveryConfiguration: Sendable, Hashable {
     public var maxDiscoveredDevices = 256
     /// How many intervals a device stays listed after its last announcement. Default 3.
     public var expiryIntervals = 3
+    /// How often the host's interfaces are read again, so that discovery joins its groups on an
+    /// interface that came up (and leaves those of one that went down), reopens a socket that
+    /// failed, and announces at once on an interface or address that appeared. On Linux the
+    /// kernel's notice of a link or address change (rtnetlink) also triggers a read at once, so
+    /// this is only the fallback there. Default 5 s (Spec/discovery.md §3.1).
+    public var interfaceCheckInterval: Duration = .seconds(5)
 
     /// The defaults (discovery off).
     public init() {}

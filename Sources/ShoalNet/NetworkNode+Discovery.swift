@@ -9,8 +9,8 @@ extension NetworkNode {
     /// Starts local discovery (when ``DiscoveryConfiguration/isEnabled``) announcing the
     /// listening addresses `listening`, or, when it runs already, announces those from now on.
     /// Loopback addresses are never announced; with nothing else, discovery stays off.
-    /// Returns whether discovery runs. A failure to start (the port cannot be bound, no
-    /// interface can join a group or broadcast) is logged, not thrown: the node works without it.
+    /// Returns whether discovery runs. Discovery does not fail to start: without a usable
+    /// interface, or while its port cannot be bound, it waits and tries again (Spec/discovery.md §3.1).
     @discardableResult
     package func startDiscovery(listening: [(host: String, port: Int)]) async -> Bool {
         guard configuration.discovery.isEnabled, !stopped else { return false }
@@ -27,14 +27,7 @@ extension NetworkNode {
                                logger: configuration.logger, group: group)
         // Set before the first suspension, so a second call meanwhile updates this one.
         discovery = d
-        do {
-            try await d.start { [weak self] announcement, source in await self?.discoveryReceived(announcement, from: source) }
-        } catch {
-            configuration.logger.warning("local discovery could not start; trusted devices are dialled only at their configured addresses",
-                                         metadata: ["port": "\(configuration.discovery.port)", "error": "\(error)"])
-            if discovery === d { discovery = nil }
-            return false
-        }
+        await d.start { [weak self] announcement, source in await self?.discoveryReceived(announcement, from: source) }
         return true
     }
 
@@ -43,6 +36,12 @@ extension NetworkNode {
         let d = discovery
         discovery = nil
         await d?.stop()
+    }
+
+    /// What local discovery does now on each interface (joined, last sent, last heard, last
+    /// error), or nil when it does not run (off, or the node listens only on loopback).
+    public func discoveryStatus() async -> DiscoveryStatus? {
+        await discovery?.status()
     }
 
     /// The devices local discovery heard within the last few intervals

@@ -112,6 +112,7 @@ struct StatusCommand: AsyncParsableCommand {
                 let devices = await TrustedDeviceReport.all(node)
                 let deletedZones = try await node.zoneTombstones()
                 let purgedZones = try await node.purgedZoneCount()
+                let discovery = await node.discoveryStatus()
                 func inbound(_ l: SyncNode.ZoneReplication) -> String {
                     !l.receiving ? "-" : l.receivedCaughtUp ? "caught up (\(l.recordsReceived) received)" : "catching up (\(l.recordsReceived) received)"
                 }
@@ -151,6 +152,7 @@ struct StatusCommand: AsyncParsableCommand {
                         "assets": ["fetched": stats.assetsFetched, "fetchesFailed": stats.assetFetchesFailed, "chunksReceived": stats.assetChunksReceived,
                                    "chunksSent": stats.assetChunksSent, "receiveRate": caps.assetReceiveRate, "sendRate": caps.assetSendRate,
                                    "pauses": traffic.assetPauses, "pausedSeconds": traffic.assetPausedTime.inSeconds] as [String: Any],
+                        "discovery": discovery.map(Self.discoveryJSON) ?? NSNull(),
                         "replication": links.map { ["peer": $0.peer.hex, "zone": $0.zone.description, "receiving": $0.receiving, "receivedCaughtUp": $0.receivedCaughtUp,
                                                     "recordsReceived": $0.recordsReceived, "sending": $0.sending, "unacknowledgedBatches": $0.unacknowledgedBatches,
                                                     "sentCaughtUp": $0.sentCaughtUp] as [String: Any] },
@@ -178,6 +180,7 @@ struct StatusCommand: AsyncParsableCommand {
                     }
                     Console.current.line("deleted zones kept: \(deletedZones.count)\(waiting.isEmpty ? "" : " (waiting for: \(waiting.joined(separator: "; ")))"); purged zones remembered: \(purgedZones)")
                 }
+                for l in Self.discoveryText(discovery) { Console.current.line(l) }
                 if !links.isEmpty {
                     for l in RecordFormatting.table(["PEER", "ZONE", "FROM PEER", "TO PEER"], links.map {
                         [$0.peer.short, $0.zone.description, inbound($0), outbound($0)]
@@ -198,6 +201,40 @@ struct StatusCommand: AsyncParsableCommand {
                 for (peer, e) in errors { Console.current.line("last error with \(peer.short): \(e)") }
             }
         }
+    }
+}
+
+extension StatusCommand {
+    /// Local discovery for `--json`: per interface its addresses, the groups joined, the
+    /// broadcast addresses, when an announcement last left and arrived there (ISO 8601, with
+    /// milliseconds) and the last error; then what keeps discovery from running fully.
+    static func discoveryJSON(_ d: DiscoveryStatus) -> [String: Any] {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return [
+            "interfaces": d.interfaces.map { i -> [String: Any] in
+                ["name": i.name, "addresses": i.addresses, "joined": i.joined, "broadcast": i.broadcast,
+                 "lastSent": i.lastSent.map(f.string(from:)) ?? NSNull(), "lastHeard": i.lastHeard.map(f.string(from:)) ?? NSNull(),
+                 "lastError": i.lastError ?? NSNull()]
+            },
+            "problems": d.problems, "sent": d.sent, "refused": d.refused,
+        ]
+    }
+
+    /// Local discovery as text: a line when it does not run or has no interface, else one row
+    /// per interface.
+    static func discoveryText(_ d: DiscoveryStatus?, now: Date = Date()) -> [String] {
+        guard let d else { return ["local discovery: not running (off, or listening on loopback only)"] }
+        let lines = d.problems.map { "local discovery: \($0)" }
+        guard !d.interfaces.isEmpty else {
+            return ["local discovery: waiting for a network interface (none is up with an address)"] + lines
+        }
+        func ago(_ date: Date?) -> String { date.map { String(format: "%.1f s ago", now.timeIntervalSince($0)) } ?? "-" }
+        return RecordFormatting.table(["DISCOVERY ON", "ADDRESSES", "JOINED", "LAST SENT", "LAST HEARD", "LAST ERROR"], d.interfaces.map { i in
+            let joined = i.joined + i.broadcast.map { "broadcast \($0)" }
+            return [i.name, i.addresses.joined(separator: ","), joined.isEmpty ? "-" : joined.joined(separator: ","),
+                    ago(i.lastSent), ago(i.lastHeard), i.lastError ?? ""]
+        }) + lines
     }
 }
 

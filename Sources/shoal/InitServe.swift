@@ -89,6 +89,8 @@ struct ServeCommand: AsyncParsableCommand {
     var discoveryInterval = 30.0
     @Option(name: .long, help: ArgumentHelp("The UDP port of local discovery (default 21047).", valueName: "port"))
     var discoveryPort = 21_047
+    @Option(name: .long, help: ArgumentHelp("Seconds between two reads of the network interfaces by local discovery, which joins the interfaces that came up and announces on them at once (default 5; on Linux a change is also noticed at once).", valueName: "seconds"))
+    var discoveryRescan = 5.0
     @Option(name: .long, help: ArgumentHelp("Merge concurrent edits of this string field three-way, so edits of different lines (or words) made on two nodes both survive; overlapping edits keep the later writer's. TYPE.FIELD, e.g. Note.body; repeat for several. Applies to every zone this node holds or gains; run every node with the same fields.", valueName: "type.field"))
     var mergeText: [String] = []
 
@@ -131,12 +133,14 @@ struct ServeCommand: AsyncParsableCommand {
             nc.assetSendRate = assetSendRate.bytesPerSecond
             nc.tombstonePurgeInterval = purgeInterval.seconds > 0 ? .seconds(purgeInterval.seconds) : nil
             nc.tombstoneRetention = tombstoneRetention.seconds > 0 ? .seconds(tombstoneRetention.seconds) : nil
-            guard discoveryInterval >= 1, discoveryInterval <= 86_400, (1...65535).contains(discoveryPort) else {
-                throw CommandFailure(.usage, "--discovery-interval must be 1–86400 seconds and --discovery-port 1–65535")
+            guard discoveryInterval >= 1, discoveryInterval <= 86_400, discoveryRescan >= 1, discoveryRescan <= 86_400,
+                  (1...65535).contains(discoveryPort) else {
+                throw CommandFailure(.usage, "--discovery-interval and --discovery-rescan must be 1–86400 seconds and --discovery-port 1–65535")
             }
             nc.discovery.isEnabled = !noDiscovery
             nc.discovery.interval = .milliseconds(Int(discoveryInterval * 1_000))
             nc.discovery.port = discoveryPort
+            nc.discovery.interfaceCheckInterval = .milliseconds(Int(discoveryRescan * 1_000))
             let node = try await ShoalNode.open(directory: dir.path, sync: sc, network: nc)
             // Before listening: a conflict met before the resolver is set would be decided without it.
             if !mergeText.isEmpty { await node.setDefaultConflictResolver(.mergingText(fields: Set(mergeText))) }
