@@ -16,7 +16,8 @@ import ShoalWire
 /// the optimiser cannot hoist work out of the loop; `ns_per_op` is the best run's time per
 /// operation. `allocs_per_op` counts allocation calls in a separate, untimed pass.
 /// `delta_bytes` is the encoded size of the delta the case computes or applies (0 for merges,
-/// which produce a record).
+/// which produce a record; for the `field-delta-…-1mib` cases, ``FieldDeltaInputs``, what the
+/// sparse record with its delta slot adds to a batch).
 enum DiffBenchmark: BenchmarkSuite {
     static let name = "diff"
     static let summary = "record diff/apply/merge (32 fields) vs naive encode-decode-compare"
@@ -118,6 +119,7 @@ enum DiffBenchmark: BenchmarkSuite {
         printNote("32-field note, \(base.encoded().count) bytes encoded, vector of \(base.versionVector.count); changed field '\(changedField)', new value \(changedValueBytes) bytes (tag + payload); \(opsPerIteration) ops per iteration, best of \(Harness.runs) runs of at least \(Harness.minimumSeconds) s")
 
         var inPlace = edited, savedInPlace = saved
+        let large = try FieldDeltaInputs()
         let allCases: [(name: String, bytes: Int, op: () throws -> Int)] = [
             ("one-field-diff", size(oneField), { diffOp(base, edited) }),
             ("one-field-apply", size(forward), {
@@ -135,12 +137,16 @@ enum DiffBenchmark: BenchmarkSuite {
             ("merge-conflict", 0, { try mergeOp(left, conflicting) }),
             ("merge3-disjoint", 0, { try merge3Op(base, left, right) }),
             ("merge3-conflict", 0, { try merge3Op(base, left, conflicting) }),
+            ("field-delta-encode-1mib", large.sparseBytes, { encodeEditsOp(large.sparse, large.previous, large.knowledge) }),
+            ("field-delta-apply-1mib", large.sparseBytes, { try expandOp(large.encoded, large.knowledge, large.previous) }),
         ]
         // SHOAL_BENCH_CASES=a,b runs only the named cases (for profiling one at a time).
         let wanted = ProcessInfo.processInfo.environment["SHOAL_BENCH_CASES"].map { Set($0.split(separator: ",").map(String.init)) }
         let cases = allCases.filter { wanted?.contains($0.name) ?? true }
         // The flip cases do two applies per op.
-        let opsPerCall = cases.map { $0.name.hasSuffix("-apply") ? 2 : 1 }
+        let opsPerCall = cases.map { $0.name.hasSuffix("-apply") && !$0.name.hasPrefix("field-delta") ? 2 : 1 }
+        // The 1 MiB cases take about a millisecond an op: fewer per iteration.
+        let ops = cases.map { $0.name.hasSuffix("-1mib") ? FieldDeltaInputs.opsPerIteration : opsPerIteration }
 
         // SHOAL_BENCH_FIXED_OPS=n: run each case n times untimed and stop, so that
         // `perf stat -e instructions:u` divided by n is a load-independent cost per operation.
@@ -152,16 +158,16 @@ enum DiffBenchmark: BenchmarkSuite {
             return
         }
         var allocations = [Double?]()
-        for c in cases {
+        for (i, c) in cases.enumerated() {
             let n = try countAllocations {
-                for _ in 0..<opsPerIteration { blackHole(try c.op()) }
+                for _ in 0..<ops[i] { blackHole(try c.op()) }
             }
-            allocations.append(n.map { Double($0) / Double(opsPerIteration) })
+            allocations.append(n.map { Double($0) / Double(ops[i]) })
         }
-        let timed = cases.map { c in
+        let timed = cases.enumerated().map { i, c in
             TimedCase(label: c.name) {
                 var n = 0
-                for _ in 0..<opsPerIteration { n &+= try c.op() }
+                for _ in 0..<ops[i] { n &+= try c.op() }
                 return n
             }
         }
@@ -169,7 +175,7 @@ enum DiffBenchmark: BenchmarkSuite {
         var nanoseconds = [String: Double]()
         for (i, c) in cases.enumerated() {
             let perCall = Double(opsPerCall[i])
-            let ns = seconds[i] / Double(opsPerIteration) / perCall * 1e9
+            let ns = seconds[i] / Double(ops[i]) / perCall * 1e9
             nanoseconds[c.name] = ns
             let allocs = allocations[i].map { fixed($0 / perCall, 2) } ?? "n/a"
             print("diff case=\(c.name) ns_per_op=\(fixed(ns, 1)) allocs_per_op=\(allocs) delta_bytes=\(c.bytes)")

@@ -1,4 +1,4 @@
-// SyncBenchmark: replication over loopback TLS — initial sync, store apply, change latency, field-update bytes.
+// SyncBenchmark: replication over loopback TLS — store apply, initial sync, field-update bytes, change latency.
 
 import Dispatch
 import Foundation
@@ -8,10 +8,11 @@ import ShoalSamples
 /// `shoal-bench sync`: replication of 8-field records of about 200 bytes (Benchmarks/README.md, `sync`).
 ///
 /// `SHOAL_BENCH_RECORDS` sets the initial-sync size (default 200,000; the target is stated for
-/// 1,000,000). Lines: `sync case=<name> key=value …`.
+/// 1,000,000); `SHOAL_BENCH_SYNC_CASES` (comma-separated case names) runs only those cases.
+/// Lines: `sync case=<name> key=value …`.
 enum SyncBenchmark: BenchmarkSuite {
     static let name = "sync"
-    static let summary = "replication over loopback: initial-sync, store-apply, change-latency, field-update-bytes"
+    static let summary = "replication over loopback: store-apply, initial-sync, field-update-bytes, change-latency, large-field-edit"
 
     static var recordCount: Int { Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_RECORDS"] ?? "") ?? 200_000 }
     static let zone = RecordZone.ID(name: "bench")
@@ -38,10 +39,10 @@ enum SyncBenchmark: BenchmarkSuite {
         try await b.trustDevice(a.deviceID)
     }
 
-    static func temporaryNode(_ label: String) async throws -> (ShoalNode, String) {
+    static func temporaryNode(_ label: String, sync: SyncConfiguration = syncConfiguration) async throws -> (ShoalNode, String) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-\(label)-\(UInt32.random(in: 0 ... .max))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return (try await ShoalNode.open(directory: dir, sync: syncConfiguration), dir)
+        return (try await ShoalNode.open(directory: dir, sync: sync), dir)
     }
 
     /// The nodes' replication settings: defaults, or `SHOAL_BENCH_SYNC_WINDOW` (batches in flight),
@@ -56,11 +57,35 @@ enum SyncBenchmark: BenchmarkSuite {
         return c
     }
 
+    /// The cases, in the order they run.
+    static let caseNames = ["store-apply", "initial-sync", "field-update-bytes", "change-latency", "large-field-edit"]
+
+    /// The cases to run: those `SHOAL_BENCH_SYNC_CASES` names (comma-separated), or all.
+    static func wantedCases() throws -> Set<String> {
+        guard let list = ProcessInfo.processInfo.environment["SHOAL_BENCH_SYNC_CASES"], !list.isEmpty else { return Set(caseNames) }
+        let wanted = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let unknown = wanted.subtracting(caseNames)
+        guard unknown.isEmpty else {
+            throw BenchError("SHOAL_BENCH_SYNC_CASES names unknown cases \(unknown.sorted()); the cases are \(caseNames.joined(separator: ","))")
+        }
+        return wanted
+    }
+
     static func runAsync() async throws {
+        let wanted = try wantedCases()
+        if !wanted.isDisjoint(with: ["store-apply", "initial-sync", "field-update-bytes"]) { try await runBulkCases(wanted) }
+        if wanted.contains("change-latency") { try await runChangeLatency() }
+        if wanted.contains("large-field-edit") { try await runLargeFieldEdit() }
+    }
+
+    /// `store-apply`, then `initial-sync` and `field-update-bytes` on the nodes it synced (either
+    /// of the last two needs the initial sync; it prints only the lines of the wanted cases).
+    static func runBulkCases(_ wanted: Set<String>) async throws {
         let n = recordCount
         // The records are node A's own writes (A's knowledge covers them, as it covers anything a
         // node wrote or fully caught up with), stamped in the recent past.
         let (a, aDir) = try await temporaryNode("a")
+        defer { try? FileManager.default.removeItem(atPath: aDir) }
         let writer = a.nodeID
         let base = UInt64(Timestamp.now().millisecondsSince1970) - UInt64(n) - 10_000
         var rng = SplitMix64(seed: 7)
@@ -68,28 +93,12 @@ enum SyncBenchmark: BenchmarkSuite {
         let averageBytes = records.prefix(1000).reduce(0) { $0 + $1.encoded().count } / min(1000, max(n, 1))
         printNote("\(n) records of about \(averageBytes) bytes encoded")
 
-        // store-apply: the receiving side's own rate, batches of 500 as replication sends them.
-        let (sink, sinkDir) = try await temporaryNode("apply")
-        defer { try? FileManager.default.removeItem(atPath: sinkDir) }
-        try await sink.createZone(zone)
-        // What the batches weigh as frames, measured before (not during) the timed applies.
-        var wire = 0
-        let encoder = FrameEncoder()
-        for start in stride(from: 0, to: n, by: 500) {
-            wire += try encoder.encode(.changes, payload: ChangesMessage(zone: zone, incarnation: writer, batch: 1, isCaughtUp: false,
-                                                                         token: ChangeToken(bytes: []), records: Array(records[start..<min(n, start + 500)])).encoded()).count
-        }
-        let t0 = ContinuousClock.now
-        for start in stride(from: 0, to: n, by: 500) {
-            try await sink.store.apply(remoteChanges: Array(records[start..<min(n, start + 500)]))
-        }
-        let applySeconds = Harness.seconds(ContinuousClock.now - t0)
-        let applyRate = Double(n) / applySeconds
-        print("sync case=store-apply records=\(n) records_per_s=\(Int(applyRate)) wire_bytes=\(wire) bytes_per_record=\(fixed(Double(wire) / Double(n), 1))")
+        let applyRate = wanted.contains("store-apply") ? try await runStoreApply(records, writer: writer) : nil
+        guard !wanted.isDisjoint(with: ["initial-sync", "field-update-bytes"]) else { return }
 
         // initial-sync: A holds the records, B is empty and dials A over loopback TCP.
         let (b, bDir) = try await temporaryNode("b")
-        defer { try? FileManager.default.removeItem(atPath: aDir); try? FileManager.default.removeItem(atPath: bDir) }
+        defer { try? FileManager.default.removeItem(atPath: bDir) }
         try await a.createZone(zone)
         for start in stride(from: 0, to: n, by: 5000) { try await a.store.apply(remoteChanges: Array(records[start..<min(n, start + 5000)])) }
         // Paired by device ID: the sync runs over mutual TLS 1.3, as every peer connection does;
@@ -110,8 +119,12 @@ enum SyncBenchmark: BenchmarkSuite {
         guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else { throw BenchError("digests differ after the initial sync") }
         let syncRate = Double(n) / syncSeconds
         let syncWire = await b.traffic().bytesReceived
-        print("sync case=initial-sync tls=on records=\(n) records_per_s=\(Int(syncRate)) wire_bytes=\(syncWire) bytes_per_record=\(fixed(Double(syncWire) / Double(n), 1)) vs_store_apply=\(fixed(applyRate / syncRate, 2))")
+        if wanted.contains("initial-sync") {
+            let versus = applyRate.map { " vs_store_apply=\(fixed($0 / syncRate, 2))" } ?? ""
+            print("sync case=initial-sync tls=on records=\(n) records_per_s=\(Int(syncRate)) wire_bytes=\(syncWire) bytes_per_record=\(fixed(Double(syncWire) / Double(n), 1))\(versus)")
+        }
 
+        guard wanted.contains("field-update-bytes") else { await a.shutdown(); await b.shutdown(); return }
         // field-update-bytes: 1 % of the records get a new `text`; bytes B receives for them.
         // mode=batch saves the updates in one request (an app syncing an edit session); mode=live
         // saves them one at a time, each pushed on its own as soon as it commits.
@@ -146,8 +159,34 @@ enum SyncBenchmark: BenchmarkSuite {
             print("sync case=field-update-bytes mode=\(mode) updates=\(updates) sparse=\(sparse) wire_bytes=\(payload) changed_bytes=\(changed) ratio=\(fixed(Double(payload) / Double(changed), 2)) compressed_bytes=\(compressed) compressed_ratio=\(fixed(Double(compressed) / Double(changed), 2))")
         }
         await a.shutdown(); await b.shutdown()
+    }
 
-        // change-latency: A – B – C in a line; a save on A until B's and C's stores announce it.
+    /// `store-apply`: the receiving side's own rate, batches of 500 as replication sends them.
+    /// Returns the rate, records per second.
+    static func runStoreApply(_ records: [Record], writer: NodeID) async throws -> Double {
+        let n = records.count
+        let (sink, sinkDir) = try await temporaryNode("apply")
+        defer { try? FileManager.default.removeItem(atPath: sinkDir) }
+        try await sink.createZone(zone)
+        // What the batches weigh as frames, measured before (not during) the timed applies.
+        var wire = 0
+        let encoder = FrameEncoder()
+        for start in stride(from: 0, to: n, by: 500) {
+            wire += try encoder.encode(.changes, payload: ChangesMessage(zone: zone, incarnation: writer, batch: 1, isCaughtUp: false,
+                                                                         token: ChangeToken(bytes: []), records: Array(records[start..<min(n, start + 500)])).encoded()).count
+        }
+        let t0 = ContinuousClock.now
+        for start in stride(from: 0, to: n, by: 500) {
+            try await sink.store.apply(remoteChanges: Array(records[start..<min(n, start + 500)]))
+        }
+        let applySeconds = Harness.seconds(ContinuousClock.now - t0)
+        let applyRate = Double(n) / applySeconds
+        print("sync case=store-apply records=\(n) records_per_s=\(Int(applyRate)) wire_bytes=\(wire) bytes_per_record=\(fixed(Double(wire) / Double(n), 1))")
+        return applyRate
+    }
+
+    /// `change-latency`: A – B – C in a line; a save on A until B's and C's stores announce it.
+    static func runChangeLatency() async throws {
         // Each receiver's notification stream (a zone subscription, as an app would watch) stamps
         // the arrival instant, so the measuring loop never competes with replication for the
         // receivers' actors; it sleeps 1 ms between looks.
