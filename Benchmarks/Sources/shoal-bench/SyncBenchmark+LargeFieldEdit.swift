@@ -266,7 +266,7 @@ extension SyncBenchmark {
         var patch = "-"
         if case .patch(let edits)? = sparse.deltas.first?.edit { patch = edits.map { "offset \($0.offset) delete \($0.deleteCount) insert \($0.insert.count)" }.joined(separator: ", ") }
         return "\(total) = header \(bare) (with the record count) + token \(size([], knowledge: nil, withToken: true) - bare)"
-            + " + knowledge \(size([], knowledge: stated, withToken: false) - bare) (\(stated?.count ?? 0) entries)"
+            + " + knowledge \(size([], knowledge: stated, withToken: false) - bare) (\(stated?.count ?? 0) entr\(stated?.count == 1 ? "y" : "ies"))"
             + " + sparse section \(record) (base vector of \(base.count), record name and type \(names) bytes, vector of \(sparse.entries.count), heads, digest)"
             + " + delta slot \(slot) (\(patch))"
     }
