@@ -55,18 +55,10 @@ extension RecordDelta {
                 break
             case .splice(_, let stamp, let edits):
                 if stamp != nil { n &+= StampCoding.size(stamp, in: vv) }
-                n &+= 1 &+ WireSize.varint(UInt64(edits.count))
-                for e in edits {
-                    n &+= WireSize.varint(UInt64(e.offset)) &+ WireSize.varint(UInt64(e.deleteCount))
-                    n &+= e.insert.payloadSize(zone: zone)
-                }
+                n &+= Self.spliceBodySize(edits, zone: zone)
             case .patch(_, let stamp, let edits):
                 if stamp != nil { n &+= StampCoding.size(stamp, in: vv) }
-                n &+= 1 &+ WireSize.varint(UInt64(edits.count))
-                for e in edits {
-                    n &+= WireSize.varint(UInt64(e.offset)) &+ WireSize.varint(UInt64(e.deleteCount))
-                    n &+= WireSize.lengthPrefixed(e.insert.count)
-                }
+                n &+= Self.patchBodySize(edits)
             }
         }
         return n
@@ -110,23 +102,11 @@ extension RecordDelta {
             case .splice(_, let stamp, let edits):
                 w.writeByte(OpTag.splice | (stamp != nil ? Record.stampedBit : 0))
                 if stamp != nil { StampCoding.write(stamp, in: vv, into: &w) }
-                w.writeByte(edits.first?.insert.elementKind.rawValue ?? FieldValue.Kind.string.rawValue)
-                w.writeVarint(UInt64(edits.count))
-                for e in edits {
-                    w.writeVarint(UInt64(e.offset))
-                    w.writeVarint(UInt64(e.deleteCount))
-                    e.insert.encodePayload(into: &w, zone: zone)
-                }
+                Self.writeSpliceBody(edits, kind: edits.first?.insert.elementKind ?? .string, zone: zone, into: &w)
             case .patch(_, let stamp, let edits):
                 w.writeByte(OpTag.patch | (stamp != nil ? Record.stampedBit : 0))
                 if stamp != nil { StampCoding.write(stamp, in: vv, into: &w) }
-                w.writeByte(FieldValue.Kind.bytes.rawValue)
-                w.writeVarint(UInt64(edits.count))
-                for e in edits {
-                    w.writeVarint(UInt64(e.offset))
-                    w.writeVarint(UInt64(e.deleteCount))
-                    w.writeBytes(e.insert)
-                }
+                Self.writePatchBody(edits, into: &w)
             }
         }
     }
@@ -209,6 +189,46 @@ extension RecordDelta {
             }
         }
         return RecordDelta(baseTag: baseTag, system: system, operations: ops)
+    }
+
+    /// The size of a splice body (wire-format §7.4): element kind, count, edits.
+    static func spliceBodySize(_ edits: [ListSplice], zone: RecordZone.ID) -> Int {
+        var n = 1 &+ WireSize.varint(UInt64(edits.count))
+        for e in edits {
+            n &+= WireSize.varint(UInt64(e.offset)) &+ WireSize.varint(UInt64(e.deleteCount)) &+ e.insert.payloadSize(zone: zone)
+        }
+        return n
+    }
+
+    /// The size of a patch body (wire-format §7.4): target kind, count, edits.
+    static func patchBodySize(_ edits: [BytePatch]) -> Int {
+        var n = 1 &+ WireSize.varint(UInt64(edits.count))
+        for e in edits {
+            n &+= WireSize.varint(UInt64(e.offset)) &+ WireSize.varint(UInt64(e.deleteCount)) &+ WireSize.lengthPrefixed(e.insert.count)
+        }
+        return n
+    }
+
+    /// Writes a splice body of a list of `kind` (wire-format §7.4).
+    static func writeSpliceBody(_ edits: [ListSplice], kind: FieldValue.Kind, zone: RecordZone.ID, into w: inout WireWriter) {
+        w.writeByte(kind.rawValue)
+        w.writeVarint(UInt64(edits.count))
+        for e in edits {
+            w.writeVarint(UInt64(e.offset))
+            w.writeVarint(UInt64(e.deleteCount))
+            e.insert.encodePayload(into: &w, zone: zone)
+        }
+    }
+
+    /// Writes a patch body (wire-format §7.4): target kind 5, then the edits.
+    static func writePatchBody(_ edits: [BytePatch], into w: inout WireWriter) {
+        w.writeByte(FieldValue.Kind.bytes.rawValue)
+        w.writeVarint(UInt64(edits.count))
+        for e in edits {
+            w.writeVarint(UInt64(e.offset))
+            w.writeVarint(UInt64(e.deleteCount))
+            w.writeBytes(e.insert)
+        }
     }
 
     /// Edits of one field must be non-empty, in increasing order, and not touch each other

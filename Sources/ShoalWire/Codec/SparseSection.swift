@@ -132,20 +132,11 @@ package enum SparseSection {
     /// The size of a delta slot after its stamp: base stamp, base digest, body.
     static func deltaBodySize(_ d: SparseRecord.FieldDelta, entries: VersionVector, zone: RecordZone.ID) -> Int {
         let (i, back) = stampParts(d.baseStamp, in: entries)
-        var n = WireSize.varint(UInt64(i)) &+ WireSize.varint(back) &+ 4
+        let n = WireSize.varint(UInt64(i)) &+ WireSize.varint(back) &+ 4
         switch d.edit {
-        case .patch(let edits):
-            n &+= 1 &+ WireSize.varint(UInt64(edits.count))
-            for e in edits {
-                n &+= WireSize.varint(UInt64(e.offset)) &+ WireSize.varint(UInt64(e.deleteCount)) &+ WireSize.lengthPrefixed(e.insert.count)
-            }
-        case .splice(_, let edits):
-            n &+= 1 &+ WireSize.varint(UInt64(edits.count))
-            for e in edits {
-                n &+= WireSize.varint(UInt64(e.offset)) &+ WireSize.varint(UInt64(e.deleteCount)) &+ e.insert.payloadSize(zone: zone)
-            }
+        case .patch(let edits): return n &+ RecordDelta.patchBodySize(edits)
+        case .splice(_, let edits): return n &+ RecordDelta.spliceBodySize(edits, zone: zone)
         }
-        return n
     }
 
     static func writeDeltaBody(_ d: SparseRecord.FieldDelta, entries: VersionVector, zone: RecordZone.ID, into w: inout WireWriter) {
@@ -154,22 +145,8 @@ package enum SparseSection {
         w.writeVarint(back)
         w.writeFixed32(d.baseDigest)
         switch d.edit {
-        case .patch(let edits):
-            w.writeByte(FieldValue.Kind.bytes.rawValue)
-            w.writeVarint(UInt64(edits.count))
-            for e in edits {
-                w.writeVarint(UInt64(e.offset))
-                w.writeVarint(UInt64(e.deleteCount))
-                w.writeBytes(e.insert)
-            }
-        case .splice(let kind, let edits):
-            w.writeByte(kind.rawValue)
-            w.writeVarint(UInt64(edits.count))
-            for e in edits {
-                w.writeVarint(UInt64(e.offset))
-                w.writeVarint(UInt64(e.deleteCount))
-                e.insert.encodePayload(into: &w, zone: zone)
-            }
+        case .patch(let edits): RecordDelta.writePatchBody(edits, into: &w)
+        case .splice(let kind, let edits): RecordDelta.writeSpliceBody(edits, kind: kind, zone: zone, into: &w)
         }
     }
 
