@@ -39,14 +39,12 @@ extension SyncNode {
             let made = items[i].encodeEdits(against: p, base: base)
             guard made > 0 else { continue }
             statistics.fieldDeltasSent &+= made
+            // The payloads of the fields that became delta slots, less what the slots' bodies cost.
             let zone = items[i].id.zone
-            let whole = before.reduce(0) { $0 &+ ($1.value?.payloadSize(zone: zone) ?? 0) }
-            let now = items[i].fields.reduce(0) { $0 &+ ($1.value?.payloadSize(zone: zone) ?? 0) }
-            var single = items[i]
-            single.fields = []
-            let deltaBytes = SparseSection.size([single], base: base, zone: zone)
-            single.deltas = []
-            statistics.fieldDeltaBytesSaved &+= max(0, whole &- now &- (deltaBytes &- SparseSection.size([single], base: base, zone: zone)))
+            let replaced = before.reduce(0) { $0 &+ ($1.value?.payloadSize(zone: zone) ?? 0) }
+                &- items[i].fields.reduce(0) { $0 &+ ($1.value?.payloadSize(zone: zone) ?? 0) }
+            let slots = items[i].deltas.reduce(0) { $0 &+ SparseSection.deltaBodySize($1, entries: items[i].entries, zone: zone) }
+            statistics.fieldDeltaBytesSaved &+= max(0, replaced &- slots)
         }
     }
 

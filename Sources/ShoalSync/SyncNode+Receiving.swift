@@ -36,8 +36,68 @@ extension SyncNode {
     }
 
     /// Applies a batch received on `id` (whose payload is `frame`'s; `ranges` locate its whole
-    /// records' bytes in it) and answers with the acknowledgement.
+    /// records' bytes in it) and answers with the acknowledgement (and a `want-whole` for what
+    /// could not be rebuilt).
     func applyChanges(_ m: consuming ChangesMessage, ranges: [Range<Int>], frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+        guard let peer = try await checkSubscription(of: m, on: id) else { return [] }
+        let (records, unrebuilt) = try await wholeVersions(of: m, from: peer, on: id)
+        // Until every record asked for whole has arrived, this subscription's position is not
+        // stored and its knowledge not adopted: both would claim the missing versions (§3.10).
+        var wanted = sessions[id]?.inbound[m.zone]?.wanted ?? []
+        if !wanted.isEmpty { for r in records { wanted.remove(r.id.name) } }
+        wanted.formUnion(unrebuilt)
+        // What the peer states is checked before any of it is used: a refused batch is not
+        // applied, moves no position and adopts no knowledge (Spec/replication.md §3.8).
+        try await checkBatch(m, records: records, from: peer)
+        let key = Self.positionKey(peer, m.zone)
+        if m.isReset {
+            resyncs[key] = []
+            // The pass starts over on both sides: what was stated before it no longer counts.
+            sessions[id]?.inbound[m.zone]?.serverKnowledge = VersionVector()
+            sessions[id]?.inbound[m.zone]?.statedKnowledge = VersionVector()
+        }
+        // A batch states only the knowledge the peer had not stated on this subscription yet
+        // (§3.5): what it claims is the union.
+        let stated: VersionVector? = m.knowledge.map { (sessions[id]?.inbound[m.zone]?.serverKnowledge ?? VersionVector()).union($0) }
+        if let stated { sessions[id]?.inbound[m.zone]?.serverKnowledge = stated }
+        try await commit(m, records: records, ranges: ranges, frame: frame, from: peer, holdingBackPosition: !wanted.isEmpty, on: id)
+        trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(stated.map { "\($0)" } ?? "-")")
+        // The batch that ends a full resync: everything the sender holds has arrived here.
+        let endsResync = resyncs[key] != nil && m.isCaughtUp && stated != nil
+        if resyncs[key] != nil {
+            for r in records { resyncs[key]?.insert(r.id.name) }
+            // Every local record's vector is dominated by the zone's, so the knowledge as stated
+            // decides the same deletions as the part of it the zone shows.
+            if m.isCaughtUp, let k = stated, let names = resyncs[key] {
+                await finishResync(peer: peer, zone: m.zone, received: names, knowledge: k, horizon: m.horizon)
+            }
+        }
+        if let k = stated, m.isCaughtUp {
+            await adopt(k, statedBy: m, from: peer, endsResync: endsResync, wanted: wanted.count, on: id)
+        }
+        sessions[id]?.inbound[m.zone]?.wanted = wanted
+        noteProgress(of: m, records: records.count, payloadBytes: frame.payload.count, on: id)
+        let ack = await acknowledgement(of: m, resyncing: resyncs[key] != nil, on: id)
+        // Zones fetched eagerly: ask for the new records' assets (the sender likely holds them).
+        for asset in await eagerAssets(in: records, zone: m.zone) {
+            for (c, more) in await fetchAsset(asset) { extraOutputs[c, default: []] += more }
+        }
+        var replies = [SyncOutput]()
+        if !unrebuilt.isEmpty {
+            statistics.recordsWantedWhole &+= unrebuilt.count
+            trace?("\(nodeID.short) asks \(peer.short) for \(unrebuilt.count) records of \(m.zone) whole: \(unrebuilt)")
+            replies.append(.send(Frame(type: .wantWhole, payload: WantWholeMessage(zone: m.zone, incarnation: m.incarnation, names: unrebuilt).encoded())))
+        }
+        Self.releaseLater((consume m, consume records))
+        return replies + [.send(Frame(type: .acknowledgement, payload: ack.encoded()))]
+    }
+
+    /// The sending peer's node when batch `m` continues a subscription this connection made, in
+    /// order, from a device that may write the zone; nil before the peer's hello.
+    /// - Throws: `permissionFailure` for a device that may not write the zone (a read-only
+    ///   member is told so even for a subscription it does not have), `protocolViolation` for a
+    ///   batch of no subscription, out of order, or numbered against the subscription's number.
+    func checkSubscription(of m: ChangesMessage, on id: ConnectionID) async throws(SyncFailure) -> NodeID? {
         // A batch answers a subscription this node made; it follows only devices that may write
         // the zone, so a device that may not learns nothing here of whether the zone exists.
         let access = await access(id, m.zone)
@@ -56,51 +116,40 @@ extension SyncNode {
         if let n = m.subscription, sub.number.map({ $0 != n }) ?? false || sessions[id]?.inboundNumbers[n].map({ $0 != m.zone }) ?? false {
             throw SyncFailure("protocolViolation", "batch \(m.batch) of zone \(m.zone) numbers its subscription \(n), but \(sub.number.map { "it is \($0)" } ?? "\(n) names another subscription") on this connection")
         }
-        guard let peer = sessions[id]?.peer?.node else { return [] }
-        var records = m.records
-        // Records of this batch that could not be rebuilt, asked for whole on this connection.
-        var unrebuilt = [String]()
-        if !m.sparseRecords.isEmpty {
-            // One version per record and batch (§3.5): rebuilding costs up to a record's size per
-            // item, so a batch naming one large record many times is refused, not rebuilt.
-            var names = Set<String>(minimumCapacity: m.sparseRecords.count &+ m.records.count)
-            for name in m.records.lazy.map(\.id.name) + m.sparseRecords.lazy.map(\.id.name) where !names.insert(name).inserted {
-                throw SyncFailure("protocolViolation", "batch \(m.batch) of zone \(m.zone) holds record \(name) twice; a batch holds one version of each record (Spec/replication.md §3.5)")
-            }
-            let asks = speaksFieldDeltas(id)
-            guard let rebuilt = await rebuild(m, askingForTheRest: asks),
-                  asks ? (sessions[id]?.inbound[m.zone]?.wanted.count ?? 0) &+ rebuilt.unrebuilt.count <= Self.maxWantedWhole : true else {
-                wholeVersionsNeeded.insert(Self.positionKey(peer, m.zone))
-                statistics.wholeVersionRequests &+= 1
-                throw SyncFailure("resyncNeeded", "batch \(m.batch) of zone \(m.zone) holds sparse records this node cannot rebuild (its base is not known here, or a record is missing); reconnecting to receive whole versions")
-            }
-            records += rebuilt.records
-            unrebuilt = rebuilt.unrebuilt
+        return sessions[id]?.peer?.node
+    }
+
+    /// The batch's records as whole versions: its whole records, then its sparse ones rebuilt;
+    /// `unrebuilt` names those to ask for whole (only with a peer that reads delta slots, §3.10).
+    /// - Throws: `protocolViolation` for a batch naming a record twice; `resyncNeeded` when the
+    ///   sparse records cannot be rebuilt and cannot be asked for (the subscription resubscribes
+    ///   for whole versions, §3.5.1).
+    func wholeVersions(of m: ChangesMessage, from peer: NodeID, on id: ConnectionID) async throws(SyncFailure) -> (records: [Record], unrebuilt: [String]) {
+        guard !m.sparseRecords.isEmpty else { return (m.records, []) }
+        // One version per record and batch (§3.5): rebuilding costs up to a record's size per
+        // item, so a batch naming one large record many times is refused, not rebuilt.
+        var names = Set<String>(minimumCapacity: m.sparseRecords.count &+ m.records.count)
+        for name in m.records.lazy.map(\.id.name) + m.sparseRecords.lazy.map(\.id.name) where !names.insert(name).inserted {
+            throw SyncFailure("protocolViolation", "batch \(m.batch) of zone \(m.zone) holds record \(name) twice; a batch holds one version of each record (Spec/replication.md §3.5)")
         }
-        // Until every record asked for whole has arrived, this subscription's position is not
-        // stored and its knowledge not adopted: both would claim the missing versions (§3.10).
-        var wanted = sessions[id]?.inbound[m.zone]?.wanted ?? []
-        if !wanted.isEmpty { for r in records { wanted.remove(r.id.name) } }
-        wanted.formUnion(unrebuilt)
-        let holdsBack = !wanted.isEmpty
-        // What the peer states is checked before any of it is used: a refused batch is not
-        // applied, moves no position and adopts no knowledge (Spec/replication.md §3.8).
-        try await checkBatch(m, records: records, from: peer)
-        // The records and the position they bring us to commit together (one fsync per batch).
-        // A batch with no records (the sender skipped what we know) moves the position only in
-        // the sender's memory: resuming from the older stored position re-reads, then skips,
-        // the same versions, so nothing is lost by not writing it.
+        let asks = speaksFieldDeltas(id)
+        guard let rebuilt = await rebuild(m, askingForTheRest: asks),
+              !asks || (sessions[id]?.inbound[m.zone]?.wanted.count ?? 0) &+ rebuilt.unrebuilt.count <= Self.maxWantedWhole else {
+            wholeVersionsNeeded.insert(Self.positionKey(peer, m.zone))
+            statistics.wholeVersionRequests &+= 1
+            throw SyncFailure("resyncNeeded", "batch \(m.batch) of zone \(m.zone) holds sparse records this node cannot rebuild (its base is not known here, or a record is missing); reconnecting to receive whole versions")
+        }
+        return (m.records + rebuilt.records, rebuilt.unrebuilt)
+    }
+
+    /// Commits the batch's records and the position they bring the subscription to, together
+    /// (one fsync per batch). A batch with no records (the sender skipped what we know) moves the
+    /// position only in the sender's memory: resuming from the older stored position re-reads,
+    /// then skips, the same versions, so nothing is lost by not writing it. With records asked
+    /// for whole outstanding (`holdingBackPosition`) the position is not stored (§3.10).
+    func commit(_ m: ChangesMessage, records: [Record], ranges: [Range<Int>], frame: Frame, from peer: NodeID,
+               holdingBackPosition: Bool, on id: ConnectionID) async throws(SyncFailure) {
         let key = Self.positionKey(peer, m.zone)
-        if m.isReset {
-            resyncs[key] = []
-            // The pass starts over on both sides: what was stated before it no longer counts.
-            sessions[id]?.inbound[m.zone]?.serverKnowledge = VersionVector()
-            sessions[id]?.inbound[m.zone]?.statedKnowledge = VersionVector()
-        }
-        // A batch states only the knowledge the peer had not stated on this subscription yet
-        // (§3.5): what it claims is the union.
-        let stated: VersionVector? = m.knowledge.map { (sessions[id]?.inbound[m.zone]?.serverKnowledge ?? VersionVector()).union($0) }
-        if let stated { sessions[id]?.inbound[m.zone]?.serverKnowledge = stated }
         do throws(ShoalError) {
             // A resync's marker commits with its first batch: a crash cannot lose the fact that
             // the stream must be read to the end before deletions are reconciled.
@@ -108,7 +157,7 @@ extension SyncNode {
             // left out for them: none is kept, and a new subscription starts from this node's
             // knowledge instead (Spec/replication.md §3.9).
             let skipsPossible = sessions[id]?.inbound[m.zone]?.upstreamsSent?.isEmpty == false
-            var state: [String: [UInt8]] = holdsBack ? [:] : [key: skipsPossible ? [] : m.token.bytes]
+            var state: [String: [UInt8]] = holdingBackPosition ? [:] : [key: skipsPossible ? [] : m.token.bytes]
             if m.isReset { state[Self.resyncKey(peer, m.zone)] = [1] }
             if !records.isEmpty {
                 let payload = frame.payload
@@ -119,56 +168,49 @@ extension SyncNode {
         } catch {
             throw SyncFailure(error.code.name, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
         }
-        trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(stated.map { "\($0)" } ?? "-")")
-        // The batch that ends a full resync: everything the sender holds has arrived here.
-        let endsResync = resyncs[key] != nil && m.isCaughtUp && stated != nil
-        if resyncs[key] != nil {
-            for r in records { resyncs[key]?.insert(r.id.name) }
-            // Every local record's vector is dominated by the zone's, so the knowledge as stated
-            // decides the same deletions as the part of it the zone shows.
-            if m.isCaughtUp, let k = stated, let names = resyncs[key] {
-                await finishResync(peer: peer, zone: m.zone, received: names, knowledge: k, horizon: m.horizon)
-            }
-        }
+    }
+
+    /// Adopts the knowledge `k` a caught-up batch `m` stated, as far as the zone now shows it and
+    /// only when it covers the purge horizon (or ends a resync) and no record asked for whole is
+    /// outstanding (`wanted`); the sender's own knowledge grows by all of it.
+    func adopt(_ k: VersionVector, statedBy m: ChangesMessage, from peer: NodeID, endsResync: Bool, wanted: Int, on id: ConnectionID) async {
         // Caught-up knowledge counts only as far as the zone now shows (§3.8): a claim beyond
         // that (writes purged on the sender, or never made) is dropped, not adopted or passed on.
         // Per node, at most the larger of the zone's vector and purge horizon once the batch is
         // applied; read once, with the horizon the adoption below is checked against.
-        var shownKnowledge: VersionVector? = nil
-        var horizon = VersionVector()
-        if let k = stated, m.isCaughtUp {
-            let zoneShows = await shownByZone(m.zone)
-            horizon = zoneShows?.horizon ?? VersionVector()
-            let shown = zoneShows.map { k.meet($0.shown) } ?? VersionVector()
-            if shown != k {
-                statistics.unshownKnowledgeDropped &+= 1
-                trace?("\(nodeID.short) batch \(m.batch) of \(m.zone) from \(peer.short) claims knowledge \(k); adopting what the zone shows, \(shown)")
-            }
-            shownKnowledge = shown
+        let zoneShows = await shownByZone(m.zone)
+        let horizon = zoneShows?.horizon ?? VersionVector()
+        let shown = zoneShows.map { k.meet($0.shown) } ?? VersionVector()
+        if shown != k {
+            statistics.unshownKnowledgeDropped &+= 1
+            trace?("\(nodeID.short) batch \(m.batch) of \(m.zone) from \(peer.short) claims knowledge \(k); adopting what the zone shows, \(shown)")
         }
-        if let k = stated, let shown = shownKnowledge {
-            // Knowledge that does not cover this zone's purge horizon comes from a sender that
-            // has not seen some deletion purged here: it may hold a version concurrent with one,
-            // sent here alone while nodes holding the tombstone merge it. Adopting its knowledge
-            // would make every server skip that merge for this node, so it is held back until
-            // the sender has resynced (§3.5.3). The end of a full resync is adopted: this node
-            // now holds everything the sender held (§3.5.3 names the case this leaves open).
-            if holdsBack {
-                trace?("\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): \(wanted.count) records asked for whole have not arrived")
-            } else if endsResync || horizon.isDominated(by: k) {
-                await addKnowledge(shown, to: m.zone)
-            } else {
-                statistics.knowledgeHeldBackForHorizon &+= 1
-                trace?("\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): it does not cover the purge horizon \(horizon)")
-            }
-            // The sender knows at least this (it speaks for itself): what we serve it on this
-            // connection skips it, so the versions it just sent us are not echoed back before
-            // its next acknowledgement.
-            if let sub = sessions[id]?.outbound[m.zone] {
-                sessions[id]?.outbound[m.zone]?.peerKnowledge = sub.peerKnowledge.union(k)
-            }
+        // Knowledge that does not cover this zone's purge horizon comes from a sender that
+        // has not seen some deletion purged here: it may hold a version concurrent with one,
+        // sent here alone while nodes holding the tombstone merge it. Adopting its knowledge
+        // would make every server skip that merge for this node, so it is held back until
+        // the sender has resynced (§3.5.3). The end of a full resync is adopted: this node
+        // now holds everything the sender held (§3.5.3 names the case this leaves open).
+        if wanted > 0 {
+            trace?("\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): \(wanted) records asked for whole have not arrived")
+        } else if endsResync || horizon.isDominated(by: k) {
+            await addKnowledge(shown, to: m.zone)
+        } else {
+            statistics.knowledgeHeldBackForHorizon &+= 1
+            trace?("\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): it does not cover the purge horizon \(horizon)")
         }
-        sessions[id]?.inbound[m.zone]?.wanted = wanted
+        // The sender knows at least this (it speaks for itself): what we serve it on this
+        // connection skips it, so the versions it just sent us are not echoed back before
+        // its next acknowledgement.
+        if let sub = sessions[id]?.outbound[m.zone] {
+            sessions[id]?.outbound[m.zone]?.peerKnowledge = sub.peerKnowledge.union(k)
+        }
+    }
+
+    /// The subscription's state after batch `m` (`records` versions, `payloadBytes` long):
+    /// the next batch expected, the last token, its number, whether it is caught up (an
+    /// upstream, announced to the zone's other servers), progress, and the counters.
+    func noteProgress(of m: ChangesMessage, records: Int, payloadBytes: Int, on id: ConnectionID) {
         sessions[id]?.inbound[m.zone]?.nextBatch = m.batch &+ 1
         sessions[id]?.inbound[m.zone]?.lastToken = m.token.bytes
         if let n = m.subscription {
@@ -182,34 +224,25 @@ extension SyncNode {
             sessions[id]?.inbound[m.zone]?.isUpstream = true
             for (c, more) in announceUpstreams(of: m.zone) { extraOutputs[c, default: []] += more }
         }
-        sessions[id]?.inbound[m.zone]?.records &+= records.count
+        sessions[id]?.inbound[m.zone]?.records &+= records
         if let n = m.remaining, let got = sessions[id]?.inbound[m.zone]?.records {
             sessions[id]?.inbound[m.zone]?.expected = got &+ Int(clamping: n)
         }
         if m.isCaughtUp { sessions[id]?.inbound[m.zone]?.expected = nil }
-        statistics.recordsReceived &+= records.count
+        statistics.recordsReceived &+= records
         statistics.sparseRecordsReceived &+= m.sparseRecords.count
         statistics.batchesReceived &+= 1
-        statistics.bytesReceived &+= frame.payload.count
-        // During a resync the peer must not skip what we hold (we learn what it lacks from what
-        // it leaves out), so acknowledgements state no knowledge until the resync completes.
-        let ackKnowledge = resyncs[key] != nil ? VersionVector() : await knowledge(of: m.zone)
-        // Only what this subscription has not stated yet (§3.6): the peer keeps the union.
+        statistics.bytesReceived &+= payloadBytes
+    }
+
+    /// The acknowledgement of batch `m`: this node's knowledge of the zone (none while
+    /// `resyncing`: the peer must not skip what this node holds, which is how it learns what the
+    /// peer lacks), only the entries this subscription has not stated yet (§3.6).
+    func acknowledgement(of m: ChangesMessage, resyncing: Bool, on id: ConnectionID) async -> AcknowledgementMessage {
+        let knowledge = resyncing ? VersionVector() : await knowledge(of: m.zone)
         let told = sessions[id]?.inbound[m.zone]?.statedKnowledge ?? VersionVector()
-        sessions[id]?.inbound[m.zone]?.statedKnowledge = told.union(ackKnowledge)
-        let ack = AcknowledgementMessage(zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: ackKnowledge.entries(above: told))
-        // Zones fetched eagerly: ask for the new records' assets (the sender likely holds them).
-        for asset in await eagerAssets(in: records, zone: m.zone) {
-            for (c, more) in await fetchAsset(asset) { extraOutputs[c, default: []] += more }
-        }
-        var replies = [SyncOutput]()
-        if !unrebuilt.isEmpty {
-            statistics.recordsWantedWhole &+= unrebuilt.count
-            trace?("\(nodeID.short) asks \(peer.short) for \(unrebuilt.count) records of \(m.zone) whole: \(unrebuilt)")
-            replies.append(.send(Frame(type: .wantWhole, payload: WantWholeMessage(zone: m.zone, incarnation: m.incarnation, names: unrebuilt).encoded())))
-        }
-        Self.releaseLater((consume m, consume records))
-        return replies + [.send(Frame(type: .acknowledgement, payload: ack.encoded()))]
+        sessions[id]?.inbound[m.zone]?.statedKnowledge = told.union(knowledge)
+        return AcknowledgementMessage(zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: knowledge.entries(above: told))
     }
 
     /// Ends a full resync from `peer` at its caught-up batch (Spec/replication.md §3.5.2–3.5.3):

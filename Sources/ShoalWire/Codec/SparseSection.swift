@@ -130,7 +130,7 @@ package enum SparseSection {
     }
 
     /// The size of a delta slot after its stamp: base stamp, base digest, body.
-    static func deltaBodySize(_ d: SparseRecord.FieldDelta, entries: VersionVector, zone: RecordZone.ID) -> Int {
+    package static func deltaBodySize(_ d: SparseRecord.FieldDelta, entries: VersionVector, zone: RecordZone.ID) -> Int {
         let (i, back) = stampParts(d.baseStamp, in: entries)
         let n = WireSize.varint(UInt64(i)) &+ WireSize.varint(back) &+ 4
         switch d.edit {
