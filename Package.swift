@@ -82,13 +82,17 @@ let package = Package(
         .target(name: "ShoalSyncSamples", dependencies: [
             "ShoalWire", "ShoalSync", "ShoalAssets",
         ], path: "Tests/ShoalSyncSamples", swiftSettings: strict),
+        // Starting the programs the tests run (shoal, ip, zstd, openssl) with posix_spawn: Foundation's
+        // Process.run() on Linux can crash the test process while it lists its descriptors.
+        .target(name: "CShoalSpawn", path: "Tests/CShoalSpawn"),
+        .target(name: "ShoalTestSupport", dependencies: ["CShoalSpawn"], path: "Tests/ShoalTestSupport", swiftSettings: strict),
         // The writer that the kill -9 crash-safety test starts and kills (built next to the test bundle).
         .executableTarget(name: "shoal-crash-writer", dependencies: ["ShoalStore", "ShoalWire"], path: "Tests/ShoalCrashWriter", swiftSettings: strict),
         .testTarget(name: "ShoalWireTests", dependencies: [
-            "ShoalWire", "ShoalSamples", .product(name: "Crypto", package: "swift-crypto"),
+            "ShoalWire", "ShoalSamples", "ShoalTestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
-        .testTarget(name: "ShoalCLITests", dependencies: ["shoal", "ShoalWire"], swiftSettings: strict),
+        .testTarget(name: "ShoalCLITests", dependencies: ["shoal", "ShoalWire", "ShoalTestSupport"], swiftSettings: strict),
         .testTarget(name: "ShoalNetTests", dependencies: [
             "ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples", "ShoalTrust",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -98,12 +102,12 @@ let package = Package(
         .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples", "CShoalThread"], swiftSettings: strict),
         .testTarget(name: "ShoalTrustTests", dependencies: [
-            "ShoalTrust", "ShoalWire", .product(name: "Crypto", package: "swift-crypto"),
+            "ShoalTrust", "ShoalWire", "ShoalTestSupport", .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
         ], swiftSettings: strict),
         // Fixtures/ holds data directories written by earlier releases, found by #filePath.
         .testTarget(name: "ShoalTests", dependencies: ["Shoal", "ShoalSync", "ShoalTrust"], exclude: ["Fixtures"], swiftSettings: strict),
-        .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalDiff", "ShoalSamples", "CSQLite", "CShoalThread"], swiftSettings: strict),
+        .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalDiff", "ShoalSamples", "CSQLite", "CShoalThread", "ShoalTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 // CommandLineTests: the built `shoal` binary end to end — two daemons on 127.0.0.1, records, feeds, inspect.
 
 import Foundation
+import ShoalTestSupport
 import ShoalWire
 import Testing
 
@@ -188,7 +189,7 @@ extension Shoal.Daemon {
 
 /// A running `shoal watch`.
 final class Watcher: @unchecked Sendable {
-    let process = Process()
+    let process = ChildProcess()
     let pipe = Shoal.pipe()
     init(_ args: [String]) throws {
         guard let binary = Shoal.binary else { throw CocoaError(.fileNoSuchFile) }

@@ -1,6 +1,7 @@
 // DiscoveryNamespaceTests: `shoal serve` daemons in network namespaces find each other by local discovery alone — over IPv4, IPv6 or broadcast.
 
 import Foundation
+import ShoalTestSupport
 import Testing
 
 /// A LAN made of network namespaces: a hub namespace holding a bridge, and one namespace per
@@ -287,7 +288,7 @@ final class Lan: Sendable {
 
     /// Runs `ip args…` to completion (a few milliseconds).
     static func runBlocking(_ ip: String, _ args: [String]) -> (status: Int32, error: String) {
-        let p = Process()
+        let p = ChildProcess()
         p.executableURL = URL(fileURLWithPath: ip)
         p.arguments = args
         let err = Shoal.pipe()

@@ -2,6 +2,7 @@
 // hold a thread of Swift's cooperative pool.
 
 import Foundation
+import ShoalTestSupport
 
 /// Runs `shoal` (found next to the test bundle, or at $SHOAL_BINARY).
 ///
@@ -27,25 +28,17 @@ enum Shoal {
         let error: String
     }
 
-    /// Serialises creating pipes and starting processes. Foundation's pipes are not
-    /// close-on-exec, so a process started on one thread inherited the pipes another thread had
-    /// just made for its own child: the reader of that child's output then never saw the end
-    /// of it while the other process lived (a `shoal serve` restarted in ThreeProcessTests held a
-    /// writer's `shoal put` output open, and the test hung).
-    static let spawnLock = NSLock()
-
-    /// A pipe whose two ends are close-on-exec (a child still gets the end it is given: Process
-    /// duplicates it onto 0, 1 or 2, and duplicates do not inherit the flag).
+    /// A pipe whose two ends are close-on-exec. A child gets only the streams it is given
+    /// (``ChildProcess`` closes every other descriptor in it), so a reader of one child's output
+    /// never waits on a copy of the pipe that another child, started meanwhile, holds open.
     static func pipe() -> Pipe {
-        spawnLock.lock(); defer { spawnLock.unlock() }
         let p = Pipe()
         for h in [p.fileHandleForReading, p.fileHandleForWriting] { _ = fcntl(h.fileDescriptor, F_SETFD, FD_CLOEXEC) }
         return p
     }
 
-    /// Starts `process` while no pipe is being made.
-    static func start(_ process: Process) throws {
-        spawnLock.lock(); defer { spawnLock.unlock() }
+    /// Starts `process`.
+    static func start(_ process: ChildProcess) throws {
         try process.run()
     }
 
@@ -58,7 +51,7 @@ enum Shoal {
     }
 
     /// Waits until `process` has exited, polling (bounded: `seconds`); false if it still runs.
-    static func waitForExit(_ process: Process, seconds: Double) async -> Bool {
+    static func waitForExit(_ process: ChildProcess, seconds: Double) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
         return !process.isRunning
@@ -72,7 +65,7 @@ enum Shoal {
     /// ``run(_:input:)``'s work, which blocks its thread until the process ends.
     private static func runBlocking(_ args: [String], input: [UInt8]?) throws -> Result {
         guard let binary else { throw CocoaError(.fileNoSuchFile) }
-        let p = Process()
+        let p = ChildProcess()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = args
         let out = pipe(), err = pipe(), inPipe = pipe()
@@ -92,7 +85,7 @@ enum Shoal {
 
     /// A running `shoal serve`, its output collected.
     final class Daemon: @unchecked Sendable {
-        let process = Process()
+        let process = ChildProcess()
         let output = Shoal.pipe()
         private let lock = NSLock()
         private var text = ""

@@ -7,6 +7,7 @@ import ShoalStore
 import ShoalWire
 import ShoalSamples
 import Foundation
+import ShoalTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,7 +31,7 @@ import Glibc
         var singles = Set<String>(), batches = Set<String>(), updates = [String: Int64]()
         let start = ContinuousClock.now
         for run in 0..<20 {
-            let p = Process()
+            let p = ChildProcess()
             p.executableURL = URL(fileURLWithPath: writer)
             p.arguments = [dir.path, "r\(run)"]
             let out = Pipe()

@@ -2,6 +2,7 @@
 
 import Crypto
 import Foundation
+import ShoalTestSupport
 import SwiftASN1
 import Testing
 import X509
@@ -112,7 +113,7 @@ import Darwin
         let dir = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         func run(_ arguments: [String]) throws -> Data {
-            let p = Process()
+            let p = ChildProcess()
             p.executableURL = URL(fileURLWithPath: openssl)
             p.arguments = arguments
             let out = Pipe()

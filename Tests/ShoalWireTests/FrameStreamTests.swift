@@ -1,6 +1,7 @@
 // FrameStreamTests: compression 3 — one zstd stream per connection direction (wire-format §14.3).
 
 import Foundation
+import ShoalTestSupport
 import Testing
 import ShoalSamples
 @testable import ShoalWire
@@ -148,7 +149,7 @@ import ShoalSamples
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("stream.zst")
         try Data(body).write(to: input)
-        let p = Process()
+        let p = ChildProcess()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/zstd")
         p.arguments = ["-q", "-d", "-c", "-D", DictionaryTrainingTests.specCopy.path, input.path]
         let out = Pipe()

@@ -1,6 +1,7 @@
 // FrameVectorTests: Spec/vectors/frames.json — frames and control payloads, decoded and re-encoded.
 
 import Foundation
+import ShoalTestSupport
 import Testing
 import ShoalSamples
 @testable import ShoalWire
@@ -118,7 +119,7 @@ struct FrameVector: Sendable, CustomTestStringConvertible {
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("payload.zst"), output = dir.appendingPathComponent("payload")
         try Data(body).write(to: input)
-        let p = Process()
+        let p = ChildProcess()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/zstd")
         p.arguments = ["-q", "-d", "-D", DictionaryTrainingTests.specCopy.path, input.path, "-o", output.path]
         try p.run()
