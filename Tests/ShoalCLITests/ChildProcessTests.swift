@@ -48,7 +48,7 @@ import Testing
         let out = Pipe()
         let sleeper = ChildProcess()
         sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
-        sleeper.arguments = ["30"]
+        sleeper.arguments = ["3600"]
         try sleeper.run()
         defer { sleeper.terminate(); sleeper.waitUntilExit() }
         let echo = ChildProcess()

@@ -109,7 +109,9 @@ import ShoalTrust
         try await Task.sleep(for: .milliseconds(500))
         #expect((try? await b.store.record(for: Record.ID(name: "after", zone: Self.notes))) == nil, "a change reached a distrusted device")
         #expect(await a.net.connectionCount == 0)
-        #expect(await b.net.peers().first?.isConnected == false)
+        // b keeps redialling: in TLS 1.3 its side of the handshake ends before a has checked
+        // b's certificate, so for a moment after each dial b holds a connection a then closes.
+        #expect(await eventually(timeout: .seconds(5)) { await b.net.peers().first?.isConnected == false })
     }
 
     @Test func aDeviceThatPresentsAnotherNodesIDIsRefused() async throws {
