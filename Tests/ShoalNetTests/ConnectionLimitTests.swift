@@ -69,6 +69,9 @@ final class IdleClient: Sendable {
     @Test func atTheTotalLimitANewConnectionTakesThePlaceOfTheOldestIdleOne() async throws {
         var c = NetworkConfiguration()
         c.maxInboundConnections = 3
+        // Idle clients never start TLS: on a loaded machine the default handshake timeout (10 s)
+        // could close one before the test gets to the eviction it is about.
+        c.handshakeTimeout = .seconds(120)
         let node = try await LoopbackNode.start("total", network: c)
         defer { Task { await node.stop() } }
         // One after the other, each admitted before the next, so that the node sees them in this order.
