@@ -22,7 +22,10 @@ extension SyncNode {
         guard let zone = sessions[id]?.inboundNumbers[n], let sub = sessions[id]?.inbound[zone] else {
             throw SyncFailure("protocolViolation", "live changes of subscription \(n), a number the peer has not given a subscription of this connection (Spec/replication.md §3.5.4)")
         }
-        let (live, ranges) = try decode { (l) throws(WireError) in try LiveChangesMessage.decodeKeepingRecordBytes(frame.payload, zone: zone, limits: l) }
+        // Vectors written against the stated knowledge are read against this side's copy of it.
+        let (live, ranges) = try decode { (l) throws(WireError) in
+            try LiveChangesMessage.decodeKeepingRecordBytes(frame.payload, zone: zone, reference: sub.serverKnowledge, limits: l)
+        }
         guard let token = live.token(after: sub.lastToken, limits: configuration.limits) else {
             throw SyncFailure("protocolViolation", "batch \(live.batch) of subscription \(n) (zone \(zone)) keeps \(live.tokenKept) bytes of a \(sub.lastToken.count)-byte token, or fewer than the two tokens share (Spec/replication.md §3.5.4)")
         }

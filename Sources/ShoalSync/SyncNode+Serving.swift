@@ -393,7 +393,11 @@ extension SyncNode {
                                          records: selection.whole, sparseRecords: selection.sparse, base: sparseBase)
             // Once the subscription's number is established, a batch that needs nothing more names
             // it and states its token as a change to the last one (§3.5.4).
-            if let n = cur.number, cur.numberSent, let live = LiveChangesMessage(message, subscription: n, previousToken: cur.tokenSent) {
+            // Its vectors are written against the knowledge the subscription stated so far, which
+            // the subscriber holds as well (§3.5.4).
+            let reference: VersionVector? = session.peer.map { $0.capabilities & Capability.vectorsAgainstStated != 0 } == true ? cur.statedUnion : nil
+            if let n = cur.number, cur.numberSent,
+               let live = LiveChangesMessage(message, subscription: n, previousToken: cur.tokenSent, reference: reference) {
                 let payload = selection.wholeCountEncoded > 0 ? live.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
                     : live.encoded()
                 out.append(.send(Frame(type: .liveChanges, payload: payload)))
@@ -407,6 +411,8 @@ extension SyncNode {
                 out.append(.send(Frame(type: .changes, payload: payload)))
             }
             cur.tokenSent = pageToken.bytes
+            if message.isReset { cur.statedUnion = VersionVector() }
+            if let stated { cur.statedUnion.formUnion(stated) }
             if recordCount > 0 { cur.lastRecordsBatch = cur.nextBatch }
             cur.nextBatch &+= 1
             cur.token = pageToken

@@ -203,7 +203,7 @@ public actor SyncNode {
     /// accepts sparse records in `changes`; bit 1, it answers asset requests (it has an asset store).
     public var capabilities: UInt64 {
         Capability.sparseRecords | (assets != nil ? Capability.assets : 0) | (configuration.skipsUpstreams ? Capability.upstreams : 0)
-            | Capability.liveChanges | (configuration.fieldDeltas ? Capability.fieldDeltas : 0)
+            | Capability.liveChanges | (configuration.fieldDeltas ? Capability.fieldDeltas : 0) | Capability.vectorsAgainstStated
     }
 
     /// Capability bits of the hello message.
@@ -219,6 +219,9 @@ public actor SyncNode {
         /// Reads delta slots in sparse records and answers `want-whole` (Spec/replication.md
         /// §3.5.1, §3.10).
         static let fieldDeltas: UInt64 = 32
+        /// Reads `live-changes` whose knowledge and sparse base are written against the knowledge
+        /// the subscription stated (flags bit 3, Spec/replication.md §3.5.4).
+        static let vectorsAgainstStated: UInt64 = 64
     }
 
     /// Creates a node replicating `store`, serving and fetching assets through `assets` if given,

@@ -112,6 +112,11 @@ struct SyncSession {
         var numberSent = false
         /// The token of the last batch sent: a `live-changes` token is a change to it.
         var tokenSent: [UInt8] = []
+        /// The union of the knowledge the subscription's batches stated on the wire, since it
+        /// began or since its last reset batch: what the subscriber holds as the server's stated
+        /// knowledge (``Inbound/serverKnowledge``), and what `live-changes` vectors are written
+        /// against (Spec/replication.md §3.5.4).
+        var statedUnion = VersionVector()
         /// Records the subscriber asked for whole (`want-whole`), sent before the next page.
         var wanted: Set<String> = []
         /// A batch of wanted records went since the last caught-up batch: the next page is sent

@@ -162,11 +162,18 @@ package enum FuzzChecks {
         }
     }
 
+    /// The stated knowledge live changes are decoded against (the one of Spec/vectors/README.md,
+    /// so the `liveChanges` vectors are seeds as they are).
+    package static let liveReference = VersionVector([
+        (NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111), HLC(milliseconds: 1_790_000_000_000, logical: 0)),
+        (NodeID(high: 0x0B0B_0000_0000_0002, low: 0x2222_2222_2222_2222), HLC(milliseconds: 1_790_000_000_100, logical: 0)),
+    ])
+
     /// The replication messages (Spec/replication.md §3): the first byte picks the kind (modulo
     /// 11: hello, zones, subscribe, acknowledgement, changes, asset request, asset chunk, a zone
     /// share alone, as announcements carry it, upstreams, live changes decoded in zone `notes`
-    /// with ``LiveChangesMessage/subscription(of:limits:)`` agreeing, and want-whole), the rest is
-    /// the payload.
+    /// against ``liveReference`` with ``LiveChangesMessage/subscription(of:limits:)`` agreeing,
+    /// and want-whole), the rest is the payload.
     /// - Throws: ``Failure`` when a property breaks.
     package static func messages(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.messages.rawValue
@@ -184,9 +191,11 @@ package enum FuzzChecks {
         case 8: try message(t, payload, { (b) throws(WireError) -> UpstreamsMessage in try UpstreamsMessage(decoding: b) }, { (m: UpstreamsMessage) in m.encoded() })
         case 10: try message(t, payload, { (b) throws(WireError) -> WantWholeMessage in try WantWholeMessage(decoding: b) }, { (m: WantWholeMessage) in m.encoded() })
         default:
-            try message(t, payload, { (b) throws(WireError) -> LiveChangesMessage in try LiveChangesMessage(decoding: b, zone: NotesCorpus.zone) },
-                        { (m: LiveChangesMessage) in m.encoded() })
-            if let m = try? LiveChangesMessage(decoding: payload, zone: NotesCorpus.zone), (try? LiveChangesMessage.subscription(of: payload)) != m.subscription {
+            let decode = { (b: [UInt8]) throws(WireError) -> LiveChangesMessage in
+                try LiveChangesMessage(decoding: b, zone: NotesCorpus.zone, reference: liveReference)
+            }
+            try message(t, payload, decode, { (m: LiveChangesMessage) in m.encoded() })
+            if let m = try? decode(payload), (try? LiveChangesMessage.subscription(of: payload)) != m.subscription {
                 throw Failure(t, "subscription(of:) disagrees with the decoded live changes message")
             }
         }

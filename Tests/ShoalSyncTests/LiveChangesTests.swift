@@ -33,13 +33,16 @@ import ShoalWire
     /// After the first batch, a live change travels as `live-changes`: about 70 bytes less than the
     /// `changes` batch it stands for, and the nodes converge.
     @Test func aLiveChangeTravelsCompactAndConverges() async throws {
-        let (sim, _) = try await pair(seed: 0x11C0)
+        let (sim, conn) = try await pair(seed: 0x11C0)
         _ = try await sim.nodes[0].store.save(note("second"))
         let to1 = try sim.connection(of: 0, to: 1)
         let out = await sim.nodes[0].sync.zoneChanged(Self.notes)
         let frame = try #require(out[to1]?.lazy.compactMap { if case .send(let f) = $0, f.type == .liveChanges || f.type == .changes { f } else { nil } }.first)
         #expect(frame.type == .liveChanges)
-        let live = try LiveChangesMessage(decoding: frame.payload, zone: Self.notes)
+        // Its vectors are written against the knowledge the subscription stated, which node 1 holds.
+        let stated = try #require(await sim.nodes[1].sync.sessions[conn]?.inbound[Self.notes]?.serverKnowledge)
+        let live = try LiveChangesMessage(decoding: frame.payload, zone: Self.notes, reference: stated)
+        #expect(live.reference == stated)
         let inc = try await sim.nodes[0].store.zone(Self.notes).incarnation
         let sub = try #require(await sim.nodes[0].sync.sessions[to1]?.outbound[Self.notes])
         let full = live.changes(incarnation: inc, token: ChangeToken(bytes: sub.tokenSent))

@@ -57,11 +57,13 @@ import ShoalWire
         var r = Record(recordType: "Note", id: Record.ID(name: "b", zone: Self.notes))
         r["title"] = .string("second")
         _ = try await sim.nodes[0].store.save(r)
+        // Live batches write their vectors against the knowledge the subscription stated so far.
+        let stated = await sim.nodes[0].sync.sessions[conn]?.outbound[Self.notes]?.statedUnion ?? VersionVector()
         func batches(_ out: [ConnectionID: [SyncOutput]]) -> [ChangesMessage] {
             out[conn, default: []].compactMap { o -> ChangesMessage? in
                 guard case .send(let f) = o else { return nil }
                 if f.type == .changes { return try? ChangesMessage(decoding: f.payload) }
-                guard f.type == .liveChanges, let live = try? LiveChangesMessage(decoding: f.payload, zone: Self.notes) else { return nil }
+                guard f.type == .liveChanges, let live = try? LiveChangesMessage(decoding: f.payload, zone: Self.notes, reference: stated) else { return nil }
                 return live.changes(incarnation: NodeID(high: 0, low: 0), token: ChangeToken(bytes: []))
             }
         }

@@ -47,11 +47,14 @@ extension VectorJSON {
                      "base": m.base.map { vector($0) } ?? NSNull(), "subscription": m.subscription.map { String($0) } ?? NSNull()], m.encoded())
         case "liveChanges":
             // Decoded in the zone the subscription number stands for: `notes` for every vector.
-            let m = try LiveChangesMessage(decoding: bytes, zone: liveZone)
-            return (["subscription": String(m.subscription), "zone": zone(m.zone), "batch": String(m.batch), "caught_up": m.isCaughtUp,
-                     "token_kept": String(m.tokenKept), "token_tail": hex(m.tokenTail), "knowledge": m.knowledge.map { vector($0) } ?? NSNull(),
-                     "records": m.records.map { record($0) }, "sparse_records": m.sparseRecords.map { sparse($0) },
-                     "base": m.base.map { vector($0) } ?? NSNull()], m.encoded())
+            // Vectors written against the stated knowledge are read against `liveReference`.
+            let m = try LiveChangesMessage(decoding: bytes, zone: liveZone, reference: liveReference)
+            var o: [String: Any] = ["subscription": String(m.subscription), "zone": zone(m.zone), "batch": String(m.batch), "caught_up": m.isCaughtUp,
+                                    "token_kept": String(m.tokenKept), "token_tail": hex(m.tokenTail), "knowledge": m.knowledge.map { vector($0) } ?? NSNull(),
+                                    "records": m.records.map { record($0) }, "sparse_records": m.sparseRecords.map { sparse($0) },
+                                    "base": m.base.map { vector($0) } ?? NSNull()]
+            if m.reference != nil { o["against_stated"] = true }
+            return (o, m.encoded())
         case "assetRequest":
             let m = try AssetRequestMessage(decoding: bytes)
             var o: [String: Any] = ["asset": ["hash": m.asset.hash.hex, "size": String(m.asset.size)]]
@@ -82,6 +85,10 @@ extension VectorJSON {
 
     /// The zone `liveChanges` vectors decode in (their subscription number stands for it).
     static let liveZone = RecordZone.ID(name: "notes")
+
+    /// The stated knowledge `liveChanges` vectors with flags bit 3 are written against
+    /// (Spec/vectors/README.md), the one the fuzz checks decode against too.
+    static let liveReference = FuzzChecks.liveReference
 
     static func asset(_ any: Any?) throws -> Asset {
         let o = try object(any, "asset")
@@ -128,7 +135,8 @@ extension VectorJSON {
                                       knowledge: try optional(o["knowledge"]).map { try vector($0, "knowledge") },
                                       records: try array(o["records"], "records").map { try record($0) },
                                       sparseRecords: try array(o["sparse_records"] ?? [Any](), "sparse_records").map { try sparse($0) },
-                                      base: try optional(o["base"]).map { try vector($0, "base") }).encoded()
+                                      base: try optional(o["base"]).map { try vector($0, "base") },
+                                      reference: (o["against_stated"] as? Bool) == true ? liveReference : nil).encoded()
         case "assetRequest":
             let part: AssetRequestMessage.Part = try string(o["part"], "part") == "manifest" ? .manifest
                 : .chunks(first: try uint64(o["first"], "first"), count: try uint64(o["count"], "count"))
@@ -460,10 +468,10 @@ extension MessageVectorTests {
         }
         let one = NotesCorpus.records(count: 1, seed: 31).map { moved($0, to: notes) }
         func live(_ batch: UInt64, caughtUp: Bool = true, token: ChangeToken = next, knowledge: VersionVector? = nil, records: [Record] = [],
-                  sparse: [SparseRecord] = [], base: VersionVector? = nil) throws -> LiveChangesMessage {
+                  sparse: [SparseRecord] = [], base: VersionVector? = nil, reference: VersionVector? = nil) throws -> LiveChangesMessage {
             let full = ChangesMessage(zone: notes, incarnation: inc, batch: batch, isCaughtUp: caughtUp, token: token, knowledge: knowledge,
                                       records: records, sparseRecords: sparse, base: base)
-            return try #require(LiveChangesMessage(full, subscription: 2, previousToken: previous.bytes))
+            return try #require(LiveChangesMessage(full, subscription: 2, previousToken: previous.bytes, reference: reference))
         }
         let k = VersionVector([(a, HLC(rawValue: 9 << 20))])
         try valid("live-changes-one-record", "liveChanges", try live(7, records: one).encoded())
@@ -481,7 +489,7 @@ extension MessageVectorTests {
         invalid("live-changes-subscription-zero", "liveChanges", c)
         c = b; c[1] = 0
         invalid("live-changes-batch-zero", "liveChanges", c)
-        c = b; c[2] |= 8
+        c = b; c[2] |= 0x10
         invalid("live-changes-reserved-flag", "liveChanges", c)
         invalid("live-changes-token-kept-over-limit", "liveChanges", Array(b.prefix(3)) + [0x81, 0x80, 0x80, 0x02] + [0, 0])  // 4 MiB + 1 kept
         invalid("live-changes-token-over-limit", "liveChanges", Array(b.prefix(3)) + [0x80, 0x80, 0x80, 0x02] + [0x01, 0xAA, 0])  // 4 MiB kept + 1
@@ -490,5 +498,49 @@ extension MessageVectorTests {
                                                                                           records: [moved(one[0], to: RecordZone.ID(name: "lab"))]).encoded())
         c = b; c[2] |= 4
         invalid("live-changes-sparse-flag-without-section", "liveChanges", c)
+        try againstStatedVectors({ try live($0, knowledge: $1, sparse: $2, base: $3, reference: $4) }, item: item, omitted: omitted,
+                                 valid: valid, sparse: sparse, invalid: invalid)
+    }
+
+    /// `live-changes` whose knowledge and sparse base are written against the stated knowledge
+    /// (flags bit 3, Spec/replication.md §3.5.4), read against ``VectorJSON/liveReference``.
+    /// `live(batch, knowledge, sparse, base, reference)` makes a batch of subscription 2.
+    func againstStatedVectors(_ live: (UInt64, VersionVector?, [SparseRecord], VersionVector?, VersionVector?) throws -> LiveChangesMessage,
+                              item: SparseRecord, omitted: SparseOmission,
+                              valid: (String, String, [UInt8]) throws -> Void, sparse: (String, String, [UInt8], [SparseOmission]) throws -> Void,
+                              invalid: (String, String, [UInt8]) -> Void) throws {
+        let r = VectorJSON.liveReference
+        let a = r.entries[0].node
+        let d = NodeID(high: 0x0D0D_0000_0000_0003, low: 0x3333_3333_3333_3333)
+        let t1 = HLC(milliseconds: 1_790_000_000_250, logical: 3), td = HLC(milliseconds: 1_790_000_000_300, logical: 0)
+        // The usual live update: one writer's entry moves, and the base is the stated knowledge.
+        let k = VersionVector([(a, t1)])
+        try sparse("live-changes-against-stated", "liveChanges", try live(11, k, [omitted.digesting(item)], r, r).encoded(), [omitted])
+        // A node the stated knowledge lacks is written out; the base drops the second node (value 0).
+        let kNew = VersionVector([(a, t1), (d, td)]), baseLess = VersionVector([(a, r.entries[0].hlc)])
+        try sparse("live-changes-against-stated-new-node", "liveChanges", try live(12, kNew, [omitted.digesting(item)], baseLess, r).encoded(), [omitted])
+        // Knowledge alone: only the record count (0) follows it.
+        let kSize = VectorChange.size(VectorChange.entries(of: k), against: r)
+        let plain = try live(13, k, [], nil, r).encoded()
+        let p = plain.count - 1 - kSize
+        let head = Array(plain[..<p]), zero: [UInt8] = [0]
+        func bytes(_ n: Int, _ body: (inout WireWriter) -> Void) -> [UInt8] { WireWriter.encode(size: n, body) }
+        func zz(_ x: Int64) -> [UInt8] { bytes(WireSize.varint(WireSize.zigzag(x))) { $0.writeVarint(WireSize.zigzag(x)) } }
+        let diffA = zz(Int64(bitPattern: t1.rawValue &- r.entries[0].hlc.rawValue))
+        let nodeA = bytes(16) { $0.writeNodeID(a) }
+        var c = try live(7, nil, [], nil, nil).encoded()
+        c[2] |= 8
+        invalid("live-changes-against-stated-without-vectors", "liveChanges", c)
+        invalid("live-changes-vector-key-out-of-range", "liveChanges", head + [1, 3] + diffA + zero)
+        invalid("live-changes-vector-node-written-out", "liveChanges", head + [1, 2] + nodeA + diffA + zero)
+        invalid("live-changes-vector-nodes-unsorted", "liveChanges", head + [2, 1] + zz(1) + [0] + diffA + zero)
+        invalid("live-changes-vector-nodes-duplicate", "liveChanges", head + [2, 0] + diffA + [0] + zz(1) + zero)
+        invalid("live-changes-knowledge-entry-zero", "liveChanges", head + [1, 0] + zz(-Int64(bitPattern: r.entries[0].hlc.rawValue)) + zero)
+        invalid("live-changes-vector-count-over-limit", "liveChanges", head + [0x81, 0x20] + zero)
+        // The base follows the record count; written against the stated knowledge it is equal
+        // to, it is one byte (no change). A change that restates an entry is not canonical.
+        let withBase = try live(14, k, [omitted.digesting(item)], r, r).encoded()
+        let q = p + kSize + 1
+        invalid("live-changes-base-restates-entry", "liveChanges", Array(withBase[..<q]) + [1, 1, 0] + Array(withBase[(q + 1)...]))
     }
 }

@@ -242,6 +242,8 @@ extension SyncBenchmark {
     static func batchParts(previous: Record, edited: Record, base: VersionVector, stated: VersionVector,
                            token: (before: [UInt8], after: [UInt8]), link: LargeFieldLink, incarnation: NodeID) -> String {
         guard var sparse = SparseRecord(edited, base: base) else { return "the edited version has no sparse form" }
+        // Live, the knowledge and the base are written against the knowledge A's batches stated,
+        // which in this steady state is B's knowledge before the edit (Spec/replication.md §3.5.4).
         sparse.encodeEdits(against: previous, base: base)
         let kept = zip(token.before, token.after).prefix { $0 == $1 }.count
         let stated: VersionVector? = stated.count == 0 ? nil : stated
@@ -250,7 +252,7 @@ extension SyncBenchmark {
             case .live:
                 return LiveChangesMessage(subscription: 1, zone: zone, batch: 2, isCaughtUp: true, tokenKept: withToken ? kept : 0,
                                           tokenTail: withToken ? Array(token.after[kept...]) : [], knowledge: knowledge, records: [],
-                                          sparseRecords: items, base: base).encoded().count
+                                          sparseRecords: items, base: base, reference: base).encoded().count
             case .reconnect:
                 return ChangesMessage(zone: zone, incarnation: incarnation, batch: 1, isCaughtUp: true, token: ChangeToken(bytes: withToken ? token.after : []),
                                       knowledge: knowledge, records: [], sparseRecords: items, base: base, subscription: 1).encoded().count
@@ -267,7 +269,7 @@ extension SyncBenchmark {
         if case .patch(let edits)? = sparse.deltas.first?.edit { patch = edits.map { "offset \($0.offset) delete \($0.deleteCount) insert \($0.insert.count)" }.joined(separator: ", ") }
         return "\(total) = header \(bare) (with the record count) + token \(size([], knowledge: nil, withToken: true) - bare)"
             + " + knowledge \(size([], knowledge: stated, withToken: false) - bare) (\(stated?.count ?? 0) entr\(stated?.count == 1 ? "y" : "ies"))"
-            + " + sparse section \(record) (base vector of \(base.count), record name and type \(names) bytes, vector of \(sparse.entries.count), heads, digest)"
+            + " + sparse section \(record) (base of \(base.count)\(link == .live ? " written against the stated knowledge" : ""), record name and type \(names) bytes, vector of \(sparse.entries.count), heads, digest)"
             + " + delta slot \(slot) (\(patch))"
     }
 

@@ -171,10 +171,17 @@ package enum SparseSection {
         return (i, entries.entries[i].hlc.rawValue &- dot.hlc.rawValue)
     }
 
-    /// The section's size in bytes.
-    package static func size(_ items: [SparseRecord], base: VersionVector, zone: RecordZone.ID) -> Int {
+    /// The base's size: a plain vector, or its changes from `reference` (a `live-changes` batch
+    /// whose vectors are written against the stated knowledge, Spec/replication.md §3.5.4).
+    static func baseSize(_ base: VersionVector, reference: VersionVector?) -> Int {
+        guard let reference else { return WireSize.plainVector(base) }
+        return VectorChange.size(VectorChange.changes(from: reference, to: base), against: reference)
+    }
+
+    /// The section's size in bytes; the base is written against `reference` when there is one.
+    package static func size(_ items: [SparseRecord], base: VersionVector, reference: VersionVector? = nil, zone: RecordZone.ID) -> Int {
         let t = Tables(items)
-        var n = WireSize.plainVector(base) &+ WireSize.varint(UInt64(t.nodes.count)) &+ 16 &* t.nodes.count
+        var n = baseSize(base, reference: reference) &+ WireSize.varint(UInt64(t.nodes.count)) &+ 16 &* t.nodes.count
         n &+= WireSize.varint(UInt64(t.types.count)) &+ WireSize.varint(UInt64(t.names.count))
         for s in t.types { n &+= WireSize.string(s) }
         for s in t.names { n &+= WireSize.string(s) }
@@ -222,10 +229,14 @@ package enum SparseSection {
         return n
     }
 
-    /// Writes the section.
-    package static func write(_ items: [SparseRecord], base: VersionVector, zone: RecordZone.ID, into w: inout WireWriter) {
+    /// Writes the section; the base is written against `reference` when there is one.
+    package static func write(_ items: [SparseRecord], base: VersionVector, reference: VersionVector? = nil, zone: RecordZone.ID, into w: inout WireWriter) {
         let t = Tables(items)
-        w.writePlainVector(base)
+        if let reference {
+            VectorChange.write(VectorChange.changes(from: reference, to: base), against: reference, into: &w)
+        } else {
+            w.writePlainVector(base)
+        }
         w.writeVarint(UInt64(t.nodes.count))
         for node in t.nodes { w.writeNodeID(node) }
         w.writeVarint(UInt64(t.types.count))
@@ -288,9 +299,15 @@ package enum SparseSection {
         }
     }
 
-    /// Reads a section, checking order, table use, canonical flags and maximal name prefixes.
-    package static func read(from r: inout WireReader, zone: RecordZone.ID) throws(WireError) -> (VersionVector, [SparseRecord]) {
-        let base = try r.readPlainVector("sparse base vector")
+    /// Reads a section, checking order, table use, canonical flags and maximal name prefixes; the
+    /// base is read as changes to `reference` when there is one.
+    package static func read(from r: inout WireReader, reference: VersionVector? = nil, zone: RecordZone.ID) throws(WireError) -> (VersionVector, [SparseRecord]) {
+        let base: VersionVector
+        if let reference {
+            base = VectorChange.applying(try VectorChange.read(&r, against: reference, meaning: .changes, "sparse base"), to: reference)
+        } else {
+            base = try r.readPlainVector("sparse base vector")
+        }
         let nodesAt = r.offset
         let nodeCount = try r.readCount(max: r.limits.maxVectorEntries, "sparse node table count", limitName: "maxVectorEntries")
         guard nodeCount > 0 else { throw WireError(.invalidValue, at: nodesAt, "the sparse node table is empty; every sparse record has at least one vector entry") }

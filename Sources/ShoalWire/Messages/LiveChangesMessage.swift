@@ -6,14 +6,17 @@
 ///
 /// Layout: the subscription number (varint ≥ 1), the batch number (varint ≥ 1), flags (bit 0:
 /// caught up; bit 1: a knowledge vector follows the token; bit 2: a sparse section follows the
-/// records; other bits reserved), the token as a change to the subscription's previous one — how
-/// many of its leading bytes are kept (varint), then the bytes that follow them (length-prefixed)
-/// — the knowledge (plain vector) when flagged, the record count (varint), the records' canonical
-/// encodings back to back, and the sparse section when flagged.
+/// records; bit 3: the knowledge and the sparse base are written against the stated knowledge;
+/// other bits reserved), the token as a change to the subscription's previous one — how many of
+/// its leading bytes are kept (varint), then the bytes that follow them (length-prefixed) — the
+/// knowledge when flagged, the record count (varint), the records' canonical encodings back to
+/// back, and the sparse section when flagged.
 ///
 /// The zone is not on the wire: the receiver looks the number up (``subscription(of:limits:)``)
-/// and decodes the rest in that zone (``init(decoding:zone:limits:)``); it rebuilds the token
-/// from its previous one (``token(after:)``).
+/// and decodes the rest in that zone (``init(decoding:zone:reference:limits:)``); it rebuilds the
+/// token from its previous one (``token(after:limits:)``). With bit 3 the vectors are written as
+/// their entries' differences from ``reference``, the knowledge the subscription's earlier
+/// batches stated, which the receiver holds too.
 public struct LiveChangesMessage: Hashable, Sendable {
     /// The subscription's number on this connection.
     public var subscription: UInt64
@@ -35,10 +38,17 @@ public struct LiveChangesMessage: Hashable, Sendable {
     public var sparseRecords: [SparseRecord]
     /// The vector the sparse records are relative to; sent (and meaningful) only with them.
     public var base: VersionVector?
+    /// The knowledge the subscription's earlier batches on this connection stated (their union,
+    /// since its last reset), when ``knowledge`` and ``base`` are written against it (flags bit 3);
+    /// nil when they are written whole. Not encoded: both sides hold it. Always nil for a batch
+    /// with neither knowledge nor sparse records.
+    public var reference: VersionVector?
 
-    /// Creates a batch whose token keeps `tokenKept` bytes of the previous one and adds `tokenTail`.
+    /// Creates a batch whose token keeps `tokenKept` bytes of the previous one and adds `tokenTail`,
+    /// its vectors written against `reference` when one is given.
     public init(subscription: UInt64, zone: RecordZone.ID, batch: UInt64, isCaughtUp: Bool, tokenKept: Int, tokenTail: [UInt8],
-                knowledge: VersionVector? = nil, records: [Record], sparseRecords: [SparseRecord] = [], base: VersionVector? = nil) {
+                knowledge: VersionVector? = nil, records: [Record], sparseRecords: [SparseRecord] = [], base: VersionVector? = nil,
+                reference: VersionVector? = nil) {
         self.subscription = subscription
         self.zone = zone
         self.batch = batch
@@ -49,13 +59,15 @@ public struct LiveChangesMessage: Hashable, Sendable {
         self.records = records
         self.sparseRecords = sparseRecords
         self.base = sparseRecords.isEmpty ? nil : (base ?? VersionVector())
+        self.reference = knowledge == nil && sparseRecords.isEmpty ? nil : reference
     }
 
     /// The compact form of `changes`, whose token follows `previous` (the token of the
     /// subscription's last batch): the token keeps the longest prefix the two share. Nil when
     /// `changes` needs the full form (a reset, a remaining count, a purge horizon or a
-    /// subscription number to establish).
-    public init?(_ changes: ChangesMessage, subscription: UInt64, previousToken previous: [UInt8]) {
+    /// subscription number to establish). Its vectors are written against `reference` when one is
+    /// given: the knowledge the subscription's earlier batches stated (``reference``).
+    public init?(_ changes: ChangesMessage, subscription: UInt64, previousToken previous: [UInt8], reference: VersionVector? = nil) {
         guard !changes.isReset, changes.remaining == nil, changes.horizon == nil, changes.subscription == nil, subscription >= 1 else { return nil }
         let token = changes.token.bytes
         var kept = 0
@@ -63,14 +75,15 @@ public struct LiveChangesMessage: Hashable, Sendable {
         while kept < n && token[kept] == previous[kept] { kept &+= 1 }
         self.init(subscription: subscription, zone: changes.zone, batch: changes.batch, isCaughtUp: changes.isCaughtUp, tokenKept: kept,
                   tokenTail: Array(token[kept...]), knowledge: changes.knowledge, records: changes.records,
-                  sparseRecords: changes.sparseRecords, base: changes.base)
+                  sparseRecords: changes.sparseRecords, base: changes.base, reference: reference)
     }
 
     enum Flags {
         static let caughtUp: UInt8 = 1
         static let knowledge: UInt8 = 2
         static let sparse: UInt8 = 4
-        static let known: UInt8 = 7
+        static let againstStated: UInt8 = 8
+        static let known: UInt8 = 15
     }
 
     /// The token this batch states, given the subscription's previous one; nil when it keeps more
@@ -84,37 +97,42 @@ public struct LiveChangesMessage: Hashable, Sendable {
 
     /// The canonical payload bytes. Every record must be in ``zone`` and pass `Record.validate()`.
     public func encoded() -> [UInt8] {
-        let size = headerSize &+ BatchBody.size(records: records, sparse: sparseRecords, base: base, zone: zone)
+        let size = headerSize &+ BatchBody.size(records: records, sparse: sparseRecords, base: base, reference: reference, zone: zone)
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
-            BatchBody.write(records: records, sparse: sparseRecords, base: base, zone: zone, into: &w)
+            BatchBody.write(records: records, sparse: sparseRecords, base: base, reference: reference, zone: zone, into: &w)
         }
     }
 
     /// The payload with `count` whole records given already encoded (as the store keeps them),
     /// as ``ChangesMessage/encoded(count:recordBytes:)`` does; ``records`` must be empty.
     package func encoded(count: Int, recordBytes: [UInt8]) -> [UInt8] {
-        let size = headerSize &+ BatchBody.size(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, zone: zone)
+        let size = headerSize &+ BatchBody.size(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, reference: reference, zone: zone)
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
-            BatchBody.write(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, zone: zone, into: &w)
+            BatchBody.write(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, reference: reference, zone: zone, into: &w)
         }
     }
 
     var headerSize: Int {
         var size = WireSize.varint(subscription) &+ WireSize.varint(batch) &+ 1 &+ WireSize.varint(UInt64(tokenKept))
             &+ WireSize.lengthPrefixed(tokenTail.count)
-        if let k = knowledge { size &+= WireSize.plainVector(k) }
+        if let k = knowledge {
+            if let reference { size &+= VectorChange.size(VectorChange.entries(of: k), against: reference) } else { size &+= WireSize.plainVector(k) }
+        }
         return size
     }
 
     func writeHeader(into w: inout WireWriter) {
         w.writeVarint(subscription)
         w.writeVarint(batch)
-        w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse))
+        w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse)
+                    | (reference != nil ? Flags.againstStated : 0))
         w.writeVarint(UInt64(tokenKept))
         w.writeBytes(tokenTail)
-        if let k = knowledge { w.writePlainVector(k) }
+        if let k = knowledge {
+            if let reference { VectorChange.write(VectorChange.entries(of: k), against: reference, into: &w) } else { w.writePlainVector(k) }
+        }
     }
 
     /// The subscription number a payload names (its first field), so the receiver can find the
@@ -134,22 +152,26 @@ public struct LiveChangesMessage: Hashable, Sendable {
         return n
     }
 
-    /// Decodes a live changes payload of a subscription to `zone`.
+    /// Decodes a live changes payload of a subscription to `zone`; `reference` is the knowledge the
+    /// subscription's earlier batches stated, which a batch with flags bit 3 writes its vectors
+    /// against (see ``reference``).
     /// - Throws: ``WireError`` for malformed, non-canonical or over-limit input, including a
     ///   record that belongs to another zone (`invalid_value`).
-    public init(decoding bytes: [UInt8], zone: RecordZone.ID, limits: WireLimits = .default) throws(WireError) {
+    public init(decoding bytes: [UInt8], zone: RecordZone.ID, reference: VersionVector = VersionVector(), limits: WireLimits = .default) throws(WireError) {
         var ranges: [Range<Int>]? = nil
-        self = try Self.decode(bytes, zone: zone, limits: limits, recordRanges: &ranges)
+        self = try Self.decode(bytes, zone: zone, reference: reference, limits: limits, recordRanges: &ranges)
     }
 
     /// Decodes a live changes payload, also returning where each of ``records`` lies in `bytes`.
-    package static func decodeKeepingRecordBytes(_ bytes: [UInt8], zone: RecordZone.ID, limits: WireLimits = .default) throws(WireError) -> (LiveChangesMessage, [Range<Int>]) {
+    package static func decodeKeepingRecordBytes(_ bytes: [UInt8], zone: RecordZone.ID, reference: VersionVector = VersionVector(),
+                                                 limits: WireLimits = .default) throws(WireError) -> (LiveChangesMessage, [Range<Int>]) {
         var ranges: [Range<Int>]? = []
-        let m = try decode(bytes, zone: zone, limits: limits, recordRanges: &ranges)
+        let m = try decode(bytes, zone: zone, reference: reference, limits: limits, recordRanges: &ranges)
         return (m, ranges ?? [])
     }
 
-    static func decode(_ bytes: [UInt8], zone: RecordZone.ID, limits: WireLimits, recordRanges: inout [Range<Int>]?) throws(WireError) -> LiveChangesMessage {
+    static func decode(_ bytes: [UInt8], zone: RecordZone.ID, reference: VersionVector, limits: WireLimits,
+                       recordRanges: inout [Range<Int>]?) throws(WireError) -> LiveChangesMessage {
         try ControlPayload.decode(bytes, limits: limits, "the live changes message") { (r) throws(WireError) -> LiveChangesMessage in
             let subscription = try readSubscription(&r)
             let bAt = r.offset
@@ -159,6 +181,10 @@ public struct LiveChangesMessage: Hashable, Sendable {
             let flags = try r.readByte("live changes flags")
             guard flags & ~Flags.known == 0 else {
                 throw WireError(.unknownRequiredTag, at: fAt, "live changes flags 0x\(Hex.string([flags])) set reserved bits")
+            }
+            let against = flags & Flags.againstStated != 0
+            guard !against || flags & (Flags.knowledge | Flags.sparse) != 0 else {
+                throw WireError(.invalidValue, at: fAt, "live changes flags 0x\(Hex.string([flags])) write vectors against the stated knowledge, but the batch has neither knowledge nor a sparse section")
             }
             let kAt = r.offset
             let kept = try r.readVarint("token bytes kept")
@@ -171,12 +197,16 @@ public struct LiveChangesMessage: Hashable, Sendable {
                 throw WireError(.limitExceeded, at: tAt, "the token would be \(Int(kept) &+ n) bytes; tokens are at most \(r.limits.maxBlobBytes) (maxBlobBytes)")
             }
             let tail = try r.readBytes(n, "token tail")
-            let knowledge: VersionVector? = flags & Flags.knowledge != 0 ? try r.readPlainVector("knowledge") : nil
-            let (records, sparse, base) = try BatchBody.read(from: &r, zone: zone, sparse: flags & Flags.sparse != 0, what: "this subscription",
-                                                             recordRanges: &recordRanges)
+            var knowledge: VersionVector? = nil
+            if flags & Flags.knowledge != 0 {
+                knowledge = against ? VectorChange.vector(try VectorChange.read(&r, against: reference, meaning: .entries, "knowledge"))
+                    : try r.readPlainVector("knowledge")
+            }
+            let (records, sparse, base) = try BatchBody.read(from: &r, zone: zone, sparse: flags & Flags.sparse != 0, reference: against ? reference : nil,
+                                                             what: "this subscription", recordRanges: &recordRanges)
             return LiveChangesMessage(subscription: subscription, zone: zone, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
                                       tokenKept: Int(kept), tokenTail: tail, knowledge: knowledge, records: records,
-                                      sparseRecords: sparse, base: base)
+                                      sparseRecords: sparse, base: base, reference: against ? reference : nil)
         }
     }
 
