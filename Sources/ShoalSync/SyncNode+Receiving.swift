@@ -24,7 +24,7 @@ extension SyncNode {
         }
         // Vectors written against the stated knowledge are read against this side's copy of it.
         let (live, ranges) = try decode { (l) throws(WireError) in
-            try LiveChangesMessage.decodeKeepingRecordBytes(frame.payload, zone: zone, reference: sub.serverKnowledge, limits: l)
+            try LiveChangesMessage.decodeKeepingRecordBytes(frame.payload, zone: zone, reference: sub.vectorReference, limits: l)
         }
         guard let token = live.token(after: sub.lastToken, limits: configuration.limits) else {
             throw SyncFailure("protocolViolation", "batch \(live.batch) of subscription \(n) (zone \(zone)) keeps \(live.tokenKept) bytes of a \(sub.lastToken.count)-byte token, or fewer than the two tokens share (Spec/replication.md §3.5.4)")
@@ -58,7 +58,9 @@ extension SyncNode {
             // The pass starts over on both sides: what was stated before it no longer counts.
             sessions[id]?.inbound[m.zone]?.serverKnowledge = VersionVector()
             sessions[id]?.inbound[m.zone]?.statedKnowledge = VersionVector()
+            sessions[id]?.inbound[m.zone]?.vectorReference = VersionVector()
         }
+        if let k = m.knowledge { sessions[id]?.inbound[m.zone]?.vectorReference.formUnion(k) }
         // A batch states only the knowledge the peer had not stated on this subscription yet
         // (§3.5): what it claims is the union.
         let stated: VersionVector? = m.knowledge.map { (sessions[id]?.inbound[m.zone]?.serverKnowledge ?? VersionVector()).union($0) }

@@ -29,11 +29,22 @@ extension SyncNode {
         // No position but some knowledge (a subscriber whose upstreams deliver most of the zone
         // keeps no position here, §3.9): start from what it knows, not from the beginning.
         let start = m.token ?? (m.knowledge.isEmpty ? nil : ChangeToken(.init(kind: .zone, incarnation: m.incarnation, vector: m.knowledge)))
-        sessions[id]?.outbound[m.zone] = SyncSession.Outbound(incarnation: m.incarnation, token: start, peerKnowledge: m.knowledge,
-                                                              window: min(m.window, UInt64(max(1, configuration.maxServedWindow))))
+        var outbound = SyncSession.Outbound(incarnation: m.incarnation, token: start, peerKnowledge: m.knowledge,
+                                            window: min(m.window, UInt64(max(1, configuration.maxServedWindow))))
+        outbound.vectorReference = m.knowledge
+        outbound.tokenSent = m.token?.bytes ?? []
+        sessions[id]?.outbound[m.zone] = outbound
         // A peer that reads `live-changes` gets a number for the subscription, given with its
-        // first batch; later batches name it instead of the zone (§3.5.4).
-        if let s = sessions[id], let peer = s.peer, peer.capabilities & Capability.liveChanges != 0 {
+        // first batch, unless it numbered the subscription itself; batches that follow the
+        // number name it instead of the zone (§3.5.4).
+        if let n = m.number, let s = sessions[id] {
+            guard n >= s.nextSubscriptionNumber else {
+                throw SyncFailure("protocolViolation", "subscribe to zone \(m.zone) numbers the subscription \(n), but numbers below \(s.nextSubscriptionNumber) were used on this connection (Spec/replication.md §3.5.4)")
+            }
+            sessions[id]?.outbound[m.zone]?.number = n
+            sessions[id]?.outbound[m.zone]?.numberSent = true
+            sessions[id]?.nextSubscriptionNumber = n &+ 1
+        } else if let s = sessions[id], let peer = s.peer, peer.capabilities & Capability.liveChanges != 0 {
             sessions[id]?.outbound[m.zone]?.number = s.nextSubscriptionNumber
             sessions[id]?.nextSubscriptionNumber = s.nextSubscriptionNumber &+ 1
         }
@@ -395,7 +406,7 @@ extension SyncNode {
             // it and states its token as a change to the last one (§3.5.4).
             // Its vectors are written against the knowledge the subscription stated so far, which
             // the subscriber holds as well (§3.5.4).
-            let reference: VersionVector? = session.peer.map { $0.capabilities & Capability.vectorsAgainstStated != 0 } == true ? cur.statedUnion : nil
+            let reference: VersionVector? = session.peer.map { $0.capabilities & Capability.vectorsAgainstStated != 0 } == true ? cur.vectorReference : nil
             if let n = cur.number, cur.numberSent,
                let live = LiveChangesMessage(message, subscription: n, previousToken: cur.tokenSent, reference: reference) {
                 let payload = selection.wholeCountEncoded > 0 ? live.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
@@ -411,8 +422,8 @@ extension SyncNode {
                 out.append(.send(Frame(type: .changes, payload: payload)))
             }
             cur.tokenSent = pageToken.bytes
-            if message.isReset { cur.statedUnion = VersionVector() }
-            if let stated { cur.statedUnion.formUnion(stated) }
+            if message.isReset { cur.vectorReference = VersionVector() }
+            if let stated { cur.vectorReference.formUnion(stated) }
             if recordCount > 0 { cur.lastRecordsBatch = cur.nextBatch }
             cur.nextBatch &+= 1
             cur.token = pageToken

@@ -204,6 +204,7 @@ public actor SyncNode {
     public var capabilities: UInt64 {
         Capability.sparseRecords | (assets != nil ? Capability.assets : 0) | (configuration.skipsUpstreams ? Capability.upstreams : 0)
             | Capability.liveChanges | (configuration.fieldDeltas ? Capability.fieldDeltas : 0) | Capability.vectorsAgainstStated
+            | Capability.numbersInSubscribe
     }
 
     /// Capability bits of the hello message.
@@ -222,6 +223,9 @@ public actor SyncNode {
         /// Reads `live-changes` whose knowledge and sparse base are written against the knowledge
         /// the subscription stated (flags bit 3, Spec/replication.md §3.5.4).
         static let vectorsAgainstStated: UInt64 = 64
+        /// Takes a subscription's number in `subscribe`, and then may send its first batch as
+        /// `live-changes` (Spec/replication.md §3.4, §3.5.4).
+        static let numbersInSubscribe: UInt64 = 128
     }
 
     /// Creates a node replicating `store`, serving and fetching assets through `assets` if given,
@@ -634,7 +638,18 @@ public actor SyncNode {
             resyncs[key] = []
         }
         sessions[id]?.inbound[zone]?.statedKnowledge = k
-        let m = SubscribeMessage(zone: zone, incarnation: incarnation, token: from, knowledge: k, window: configuration.window)
+        sessions[id]?.inbound[zone]?.vectorReference = k
+        // A server that takes numbers in `subscribe` may name the subscription from its first
+        // batch, stating that batch's token as a change to the one presented here (§3.5.4).
+        var number: UInt64? = nil
+        if let s = sessions[id], let caps = s.peer?.capabilities, caps & Capability.numbersInSubscribe != 0 {
+            number = s.nextOwnSubscriptionNumber
+            sessions[id]?.nextOwnSubscriptionNumber = s.nextOwnSubscriptionNumber &+ 1
+            sessions[id]?.inbound[zone]?.number = s.nextOwnSubscriptionNumber
+            sessions[id]?.inboundNumbers[s.nextOwnSubscriptionNumber] = zone
+            sessions[id]?.inbound[zone]?.lastToken = from?.bytes ?? []
+        }
+        let m = SubscribeMessage(zone: zone, incarnation: incarnation, token: from, knowledge: k, window: configuration.window, number: number)
         var out: [SyncOutput] = [.send(Frame(type: .subscribe, payload: m.encoded()))]
         // The new server hears at once which peers deliver the zone here already.
         out += announceUpstreams(of: zone, only: id)[id] ?? []

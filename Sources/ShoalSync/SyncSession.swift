@@ -50,8 +50,13 @@ struct SyncSession {
         var upstreamsSent: [NodeID]? = nil
         /// The number the peer gave this subscription (its `live-changes` name it, §3.5.4).
         var number: UInt64? = nil
-        /// The token of the last batch received: a `live-changes` token is a change to it.
+        /// The token of the last batch received (or the one presented in `subscribe`): a
+        /// `live-changes` token is a change to it.
         var lastToken: [UInt8] = []
+        /// What the server's `live-changes` vectors are written against (§3.5.4): the knowledge
+        /// this node stated in its `subscribe`, joined with what the batches stated since (a
+        /// reset batch starts it again from its own); the server keeps the same.
+        var vectorReference = VersionVector()
         /// Records asked for whole (`want-whole`) and not yet received: until they arrive, this
         /// subscription moves no stored position and adopts no knowledge (Spec/replication.md §3.10).
         var wanted: Set<String> = []
@@ -112,11 +117,11 @@ struct SyncSession {
         var numberSent = false
         /// The token of the last batch sent: a `live-changes` token is a change to it.
         var tokenSent: [UInt8] = []
-        /// The union of the knowledge the subscription's batches stated on the wire, since it
-        /// began or since its last reset batch: what the subscriber holds as the server's stated
-        /// knowledge (``Inbound/serverKnowledge``), and what `live-changes` vectors are written
-        /// against (Spec/replication.md §3.5.4).
-        var statedUnion = VersionVector()
+        /// What `live-changes` vectors are written against (Spec/replication.md §3.5.4): the
+        /// knowledge the peer stated in its `subscribe`, joined with what the subscription's
+        /// batches stated since (a reset batch starts it again from its own). The subscriber
+        /// keeps the same (``Inbound/vectorReference``).
+        var vectorReference = VersionVector()
         /// Records the subscriber asked for whole (`want-whole`), sent before the next page.
         var wanted: Set<String> = []
         /// A batch of wanted records went since the last caught-up batch: the next page is sent
@@ -163,6 +168,9 @@ struct SyncSession {
     /// The next number this node gives a subscription the peer makes here (never reused on the
     /// connection), and the zones of the numbers the peer gave this node's subscriptions there.
     var nextSubscriptionNumber: UInt64 = 1
+    /// The number this node gives its next subscription on the connection, to a peer that takes
+    /// numbers in `subscribe` (capability bit 7, Spec/replication.md §3.5.4).
+    var nextOwnSubscriptionNumber: UInt64 = 1
     var inboundNumbers: [UInt64: RecordZone.ID] = [:]
     /// Assets lately found servable to the device here, so the chunk requests after a manifest
     /// skip the store (``SyncNode/mayServe(_:on:)``); at most ``AssetGrant/perConnection``.

@@ -44,7 +44,7 @@ import ShoalWire
         // Past its first batch the subscription's batches name its number (§3.5.4).
         let frame = try #require(out[to1]?.lazy.compactMap { if case .send(let f) = $0, f.type == .liveChanges { f } else { nil } }.first, "\(out)")
         // Its vectors are written against the knowledge the subscription stated, which node 1 holds.
-        let stated = try #require(await sim.nodes[1].sync.sessions[from0]?.inbound[Self.notes]?.serverKnowledge)
+        let stated = try #require(await sim.nodes[1].sync.sessions[from0]?.inbound[Self.notes]?.vectorReference)
         let batch = try LiveChangesMessage(decoding: frame.payload, zone: Self.notes, reference: stated)
         let node0 = sim.nodes[0].store.nodeID
         #expect(batch.isCaughtUp && batch.knowledge?.entries.map(\.node) == [node0], "\(String(describing: batch.knowledge))")

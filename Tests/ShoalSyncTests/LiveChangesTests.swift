@@ -40,7 +40,7 @@ import ShoalWire
         let frame = try #require(out[to1]?.lazy.compactMap { if case .send(let f) = $0, f.type == .liveChanges || f.type == .changes { f } else { nil } }.first)
         #expect(frame.type == .liveChanges)
         // Its vectors are written against the knowledge the subscription stated, which node 1 holds.
-        let stated = try #require(await sim.nodes[1].sync.sessions[conn]?.inbound[Self.notes]?.serverKnowledge)
+        let stated = try #require(await sim.nodes[1].sync.sessions[conn]?.inbound[Self.notes]?.vectorReference)
         let live = try LiveChangesMessage(decoding: frame.payload, zone: Self.notes, reference: stated)
         #expect(live.reference == stated)
         let inc = try await sim.nodes[0].store.zone(Self.notes).incarnation
@@ -74,6 +74,43 @@ import ShoalWire
                                         tokenKept: sub.lastToken.count + 5, tokenTail: [], records: [])
         let out = await sim.nodes[1].sync.receive(Frame(type: .liveChanges, payload: forged.encoded()), on: conn)
         #expect(Self.closeCode(out, conn) == "protocolViolation", "\(out)")
+    }
+
+    /// A subscriber that numbers its subscription in `subscribe` is served `live-changes` from the
+    /// first batch: its token a change to the one presented (none here), its vectors written
+    /// against the knowledge the subscribe stated. A number below one the connection used closes it.
+    @Test func aSubscriptionNumberedInSubscribeIsServedLiveFromItsFirstBatch() async throws {
+        let (sim, _) = try await pair(seed: 0x11C4)
+        let lab = RecordZone.ID(name: "lab"), attic = RecordZone.ID(name: "attic")
+        for zone in [lab, attic] { try await sim.nodes[0].store.createZone(zone) }
+        var r = Record(recordType: "Note", id: Record.ID(name: "bench", zone: lab))
+        r["title"] = .string("lab note")
+        _ = try await sim.nodes[0].store.save(r)
+        let to1 = try sim.connection(of: 0, to: 1)
+        let used = try #require(await sim.nodes[0].sync.sessions[to1]?.nextSubscriptionNumber)
+        let subscribe = SubscribeMessage(zone: lab, incarnation: try await sim.nodes[0].store.zone(lab).incarnation, token: nil,
+                                         knowledge: VersionVector(), window: 4, number: used + 40)
+        let out = await sim.nodes[0].sync.receive(Frame(type: .subscribe, payload: subscribe.encoded()), on: to1)
+        let frame = try #require(out[to1]?.lazy.compactMap { if case .send(let f) = $0, f.type == .liveChanges || f.type == .changes { f } else { nil } }.first, "\(out)")
+        #expect(frame.type == .liveChanges)
+        #expect(try LiveChangesMessage.subscription(of: frame.payload) == used + 40)
+        let live = try LiveChangesMessage(decoding: frame.payload, zone: lab, reference: VersionVector())
+        #expect(live.records.map(\.id.name) == ["bench"] && live.token(after: []) != nil, "\(live)")
+        // Numbers only go up on a connection: one already passed names nothing new.
+        let stale = SubscribeMessage(zone: attic, incarnation: try await sim.nodes[0].store.zone(attic).incarnation, token: nil,
+                                     knowledge: VersionVector(), window: 4, number: used + 39)
+        let refused = await sim.nodes[0].sync.receive(Frame(type: .subscribe, payload: stale.encoded()), on: to1)
+        #expect(Self.closeCode(refused, to1) == "protocolViolation", "\(refused)")
+    }
+
+    /// Between two nodes that both take numbers in `subscribe`, the subscriber numbers its
+    /// subscription, and both sides hold the same number and the same stated knowledge.
+    @Test func theSubscriberNumbersItsSubscriptions() async throws {
+        let (sim, conn) = try await pair(seed: 0x11C5)
+        let inbound = try #require(await sim.nodes[1].sync.sessions[conn]?.inbound[Self.notes])
+        let outbound = try #require(await sim.nodes[0].sync.sessions[try sim.connection(of: 0, to: 1)]?.outbound[Self.notes])
+        #expect(inbound.number == 1 && outbound.number == 1 && outbound.numberSent)
+        #expect(inbound.vectorReference == outbound.vectorReference && !inbound.vectorReference.isEmpty)
     }
 
     /// A `changes` batch that gives the subscription a second, different number closes the connection.

@@ -58,7 +58,7 @@ import ShoalWire
         r["title"] = .string("second")
         _ = try await sim.nodes[0].store.save(r)
         // Live batches write their vectors against the knowledge the subscription stated so far.
-        let stated = await sim.nodes[0].sync.sessions[conn]?.outbound[Self.notes]?.statedUnion ?? VersionVector()
+        let stated = await sim.nodes[0].sync.sessions[conn]?.outbound[Self.notes]?.vectorReference ?? VersionVector()
         func batches(_ out: [ConnectionID: [SyncOutput]]) -> [ChangesMessage] {
             out[conn, default: []].compactMap { o -> ChangesMessage? in
                 guard case .send(let f) = o else { return nil }

@@ -33,8 +33,10 @@ extension VectorJSON {
             return (["zones": announcements(m.zones)], m.encoded())
         case "subscribe":
             let m = try SubscribeMessage(decoding: bytes)
-            return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "token": m.token.map { hex($0.bytes) } ?? NSNull(),
-                     "knowledge": vector(m.knowledge), "window": String(m.window)], m.encoded())
+            var o: [String: Any] = ["zone": zone(m.zone), "incarnation": node(m.incarnation), "token": m.token.map { hex($0.bytes) } ?? NSNull(),
+                                    "knowledge": vector(m.knowledge), "window": String(m.window)]
+            if let n = m.number { o["number"] = String(n) }
+            return (o, m.encoded())
         case "acknowledgement":
             let m = try AcknowledgementMessage(decoding: bytes)
             return (["zone": zone(m.zone), "incarnation": node(m.incarnation), "batch": String(m.batch), "knowledge": vector(m.knowledge)], m.encoded())
@@ -112,7 +114,8 @@ extension VectorJSON {
             let t = optional(o["token"]).map { try? bytes($0, "token") } ?? nil
             return SubscribeMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
                                     token: t.map(ChangeToken.init(bytes:)), knowledge: try vector(o["knowledge"], "knowledge"),
-                                    window: try uint64(o["window"], "window")).encoded()
+                                    window: try uint64(o["window"], "window"),
+                                    number: try optional(o["number"]).map { try uint64($0, "number") }).encoded()
         case "acknowledgement":
             return AcknowledgementMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
                                           batch: try uint64(o["batch"], "batch"), knowledge: try vector(o["knowledge"], "knowledge")).encoded()
@@ -286,6 +289,7 @@ extension VectorJSON {
         try valid("subscribe-from-start", "subscribe", SubscribeMessage(zone: notes, incarnation: inc, token: nil).encoded())
         let k = VersionVector([(a, HLC(rawValue: 3 << 20)), (inc, HLC(rawValue: 7 << 20))])
         try valid("subscribe-with-token", "subscribe", SubscribeMessage(zone: notes, incarnation: inc, token: token, knowledge: k, window: 8).encoded())
+        try valid("subscribe-numbered", "subscribe", SubscribeMessage(zone: notes, incarnation: inc, token: token, knowledge: k, window: 8, number: 3).encoded())
         try valid("acknowledgement", "acknowledgement", AcknowledgementMessage(zone: notes, incarnation: inc, batch: 300, knowledge: k).encoded())
         let records = NotesCorpus.records(count: 2, seed: 21)
         try valid("changes-two-records", "changes", ChangesMessage(zone: NotesCorpus.zone, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: records).encoded())
@@ -313,6 +317,7 @@ extension VectorJSON {
         invalid("zones-empty-zone-name", "zones", ZonesMessage(zones: [ZoneAnnouncement(zone: RecordZone.ID(name: ""), incarnation: inc)]).encoded())
         b = SubscribeMessage(zone: notes, incarnation: inc, token: nil).encoded(); b[b.count - 1] = 0
         invalid("subscribe-zero-window", "subscribe", b)
+        invalid("subscribe-number-zero", "subscribe", SubscribeMessage(zone: notes, incarnation: inc, token: nil).encoded() + [0])
         invalid("acknowledgement-trailing-byte", "acknowledgement", AcknowledgementMessage(zone: notes, incarnation: inc, batch: 1).encoded() + [0])
         b = ChangesMessage(zone: notes, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: []).encoded()
         let flagsAt = WireSize.zoneID(notes) + 16 + 1

@@ -191,7 +191,7 @@ extension SyncBenchmark {
     /// `reconnect`: B goes offline before the save and online after it (the transport's counter
     /// starts again with the new connection, so `compressed` counts all B read on it).
     /// `explain`: prints (`#`) the parts of the batch that carried it, rebuilt with the public
-    /// encoders (``batchParts(previous:edited:base:stated:token:link:incarnation:)``).
+    /// encoders (``batchParts(previous:edited:base:stated:token:link:)``).
     static func measureEdit(_ a: ShoalNode, _ b: ShoalNode, _ id: Record.ID, to value: FieldValue, link: LargeFieldLink,
                             explain: Bool = false) async throws -> EditTraffic {
         if link == .reconnect { await b.goOffline() }
@@ -224,7 +224,7 @@ extension SyncBenchmark {
             // What B adopted from the batch: the knowledge it stated.
             let stated = await b.sync.knowledge(of: zone).entries(above: base)
             let parts = batchParts(previous: previous, edited: try await a.record(for: id), base: base, stated: stated,
-                                   token: (tokenBefore, tokenAfter), link: link, incarnation: a.nodeID)
+                                   token: (tokenBefore, tokenAfter), link: link)
             printNote("text one-char \(link.rawValue): received \(after.bytesReceived - before.bytesReceived) payload bytes; the batch rebuilt: \(parts)")
         }
         return EditTraffic(payload: after.bytesReceived - before.bytesReceived,
@@ -236,27 +236,23 @@ extension SyncBenchmark {
 
     /// The parts of the batch that carries `edited` to a subscriber that holds `previous` and
     /// knows `base`, as the sender builds it (Spec/replication.md §3.5, §3.5.4): a live batch
-    /// naming its subscription by number with its token as a change to the last, or, the first on
-    /// a new connection, a `changes` batch with the zone, its incarnation, the whole token and the
-    /// subscription's number. Sizes from the public encoders, by difference.
+    /// naming its subscription by number, its token a change to the last (on a new connection,
+    /// to the one B presented in `subscribe`, which numbered the subscription), its vectors
+    /// written against the knowledge stated so far (on a new connection, B's in `subscribe`).
+    /// Sizes from the public encoders, by difference.
     static func batchParts(previous: Record, edited: Record, base: VersionVector, stated: VersionVector,
-                           token: (before: [UInt8], after: [UInt8]), link: LargeFieldLink, incarnation: NodeID) -> String {
+                           token: (before: [UInt8], after: [UInt8]), link: LargeFieldLink) -> String {
         guard var sparse = SparseRecord(edited, base: base) else { return "the edited version has no sparse form" }
-        // Live, the knowledge and the base are written against the knowledge A's batches stated,
-        // which in this steady state is B's knowledge before the edit (Spec/replication.md §3.5.4).
+        // The knowledge and the base are written against the knowledge B stated in `subscribe`
+        // joined with what A's batches stated, which in this steady state is B's knowledge before
+        // the edit (Spec/replication.md §3.5.4).
         sparse.encodeEdits(against: previous, base: base)
         let kept = zip(token.before, token.after).prefix { $0 == $1 }.count
         let stated: VersionVector? = stated.count == 0 ? nil : stated
         func size(_ items: [SparseRecord], knowledge: VersionVector?, withToken: Bool) -> Int {
-            switch link {
-            case .live:
-                return LiveChangesMessage(subscription: 1, zone: zone, batch: 2, isCaughtUp: true, tokenKept: withToken ? kept : 0,
-                                          tokenTail: withToken ? Array(token.after[kept...]) : [], knowledge: knowledge, records: [],
-                                          sparseRecords: items, base: base, reference: base).encoded().count
-            case .reconnect:
-                return ChangesMessage(zone: zone, incarnation: incarnation, batch: 1, isCaughtUp: true, token: ChangeToken(bytes: withToken ? token.after : []),
-                                      knowledge: knowledge, records: [], sparseRecords: items, base: base, subscription: 1).encoded().count
-            }
+            LiveChangesMessage(subscription: 1, zone: zone, batch: link == .live ? 2 : 1, isCaughtUp: true, tokenKept: withToken ? kept : 0,
+                               tokenTail: withToken ? Array(token.after[kept...]) : [], knowledge: knowledge, records: [],
+                               sparseRecords: items, base: base, reference: base).encoded().count
         }
         let total = size([sparse], knowledge: stated, withToken: true)
         let bare = size([], knowledge: nil, withToken: false)
@@ -269,7 +265,7 @@ extension SyncBenchmark {
         if case .patch(let edits)? = sparse.deltas.first?.edit { patch = edits.map { "offset \($0.offset) delete \($0.deleteCount) insert \($0.insert.count)" }.joined(separator: ", ") }
         return "\(total) = header \(bare) (with the record count) + token \(size([], knowledge: nil, withToken: true) - bare)"
             + " + knowledge \(size([], knowledge: stated, withToken: false) - bare) (\(stated?.count ?? 0) entr\(stated?.count == 1 ? "y" : "ies"))"
-            + " + sparse section \(record) (base of \(base.count)\(link == .live ? " written against the stated knowledge" : ""), record name and type \(names) bytes, vector of \(sparse.entries.count), heads, digest)"
+            + " + sparse section \(record) (base of \(base.count) written against the stated knowledge, record name and type \(names) bytes, vector of \(sparse.entries.count), heads, digest)"
             + " + delta slot \(slot) (\(patch))"
     }
 

@@ -4,8 +4,9 @@
 ///
 /// Layout: zone ID, the zone incarnation the subscriber holds (16 bytes), the change token the
 /// sender of the changes last gave (length-prefixed; empty means from the beginning), the
-/// subscriber's knowledge of the zone (plain vector), and the most change batches the
-/// subscriber lets the sender have unacknowledged (varint ≥ 1).
+/// subscriber's knowledge of the zone (plain vector), the most change batches the subscriber
+/// lets the sender have unacknowledged (varint ≥ 1), and, when the subscriber numbers the
+/// subscription itself, its number (varint ≥ 1; absent otherwise: the payload ends).
 public struct SubscribeMessage: Hashable, Sendable {
     /// The zone.
     public var zone: RecordZone.ID
@@ -18,26 +19,34 @@ public struct SubscribeMessage: Hashable, Sendable {
     public var knowledge: VersionVector
     /// Unacknowledged batches the subscriber accepts in flight.
     public var window: UInt64
+    /// The number the subscriber gives the subscription, so that the server's batches may name
+    /// it from the first one (Spec/replication.md §3.5.4); nil when the server numbers it. Sent
+    /// only to a server whose `hello` sets capability bit 7.
+    public var number: UInt64?
 
     /// Creates a subscription request.
-    public init(zone: RecordZone.ID, incarnation: NodeID, token: ChangeToken?, knowledge: VersionVector = VersionVector(), window: UInt64 = 4) {
+    public init(zone: RecordZone.ID, incarnation: NodeID, token: ChangeToken?, knowledge: VersionVector = VersionVector(), window: UInt64 = 4,
+                number: UInt64? = nil) {
         self.zone = zone
         self.incarnation = incarnation
         self.token = token
         self.knowledge = knowledge
         self.window = window
+        self.number = number
     }
 
     /// The canonical payload bytes.
     public func encoded() -> [UInt8] {
         let t = token?.bytes ?? []
         let size = WireSize.zoneID(zone) &+ 16 &+ WireSize.lengthPrefixed(t.count) &+ WireSize.plainVector(knowledge) &+ WireSize.varint(window)
+            &+ (number.map { WireSize.varint($0) } ?? 0)
         return WireWriter.encode(size: size) { w in
             w.writeZoneID(zone)
             w.writeNodeID(incarnation)
             w.writeBytes(t)
             w.writePlainVector(knowledge)
             w.writeVarint(window)
+            if let number { w.writeVarint(number) }
         }
     }
 
@@ -53,7 +62,13 @@ public struct SubscribeMessage: Hashable, Sendable {
             let at = r.offset
             let window = try r.readVarint("window")
             guard window >= 1 else { throw WireError(.invalidValue, at: at, "window is 0; a subscriber accepts at least one batch") }
-            return SubscribeMessage(zone: zone, incarnation: incarnation, token: token, knowledge: knowledge, window: window)
+            var number: UInt64? = nil
+            if !r.isAtEnd {
+                let nAt = r.offset
+                number = try r.readVarint("subscription number")
+                guard number != 0 else { throw WireError(.invalidValue, at: nAt, "subscription numbers start at 1") }
+            }
+            return SubscribeMessage(zone: zone, incarnation: incarnation, token: token, knowledge: knowledge, window: window, number: number)
         }
     }
 }
