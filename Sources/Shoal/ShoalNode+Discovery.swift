@@ -30,6 +30,12 @@ extension ShoalNode {
     /// does not run (off in `DiscoveryConfiguration`, or the node listens only on loopback).
     public func discoveryStatus() async -> DiscoveryStatus? { await network.discoveryStatus() }
 
+    /// When `device` was last heard from since this node started: the last frame that arrived
+    /// from it on a connection (open now or closed since; a connected peer sends at least a ping
+    /// every `NetworkConfiguration.pingInterval`) and its last announcement through local
+    /// discovery (Spec/discovery.md §4). Both nil for a device not heard from, or not trusted.
+    public func lastSeen(of device: DeviceID) async -> DeviceLastSeen { await network.lastSeen(of: device) }
+
     /// The addresses of the trusted device `device`: configured ones, discovered ones, and the
     /// `--peer` addresses whose TLS handshake showed this device.
     public func addresses(of device: DeviceID) async -> [DeviceAddress] {

@@ -106,4 +106,6 @@ struct ConnectionHandlers: Sendable {
     let requests: AssetFrameQueue
     /// The connection's frames with the engine.
     let inbound: InboundBudget
+    /// When its last frame arrived (``KeepaliveHandler``).
+    let received: ReceiveClock
 }

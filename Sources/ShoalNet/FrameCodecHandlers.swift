@@ -1,6 +1,7 @@
 // FrameCodecHandlers: NIO handlers that turn bytes into frames and frames into bytes.
 
 import NIOCore
+import NIOSSL
 import ShoalWire
 import Synchronization
 
@@ -234,7 +235,8 @@ struct FrameNotSent: Error, CustomStringConvertible {
 }
 
 /// Sends a ping when the connection has been quiet for a while and closes it when the peer has
-/// been silent for longer (driven by NIO's IdleStateHandler).
+/// been silent for longer (driven by NIO's IdleStateHandler), and notes when each frame arrives
+/// (``received``: `shoal status` shows when a device was last seen).
 final class KeepaliveHandler: ChannelDuplexHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
@@ -242,6 +244,13 @@ final class KeepaliveHandler: ChannelDuplexHandler {
     typealias OutboundOut = Frame
 
     private var nonce: UInt64 = 0
+    /// When the last frame arrived on this connection.
+    let received = ReceiveClock()
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        received.stamp()
+        context.fireChannelRead(data)
+    }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard let idle = event as? IdleStateHandler.IdleStateEvent else {
@@ -253,9 +262,18 @@ final class KeepaliveHandler: ChannelDuplexHandler {
             nonce &+= 1
             context.writeAndFlush(wrapOutboundOut(Frame(type: .ping, payload: PingMessage(nonce: nonce).encoded())), promise: nil)
         case .read:
+            // The peer is gone (asleep, its link down, its address removed) or stuck: a goodbye
+            // goes where the socket takes it, and the socket closes at once, below TLS. TLS's own
+            // close waits for the peer's close_notify (NIOSSL: up to 5 s), which a silent peer
+            // never sends, and the dead connection would count as open that much longer
+            // (Spec/replication.md §2.1).
             let message = GoodbyeMessage(reason: "no frame from the peer within the idle timeout")
             context.writeAndFlush(wrapOutboundOut(Frame(type: .goodbye, payload: message.encoded())), promise: nil)
-            context.close(promise: nil)
+            if let tls = try? context.pipeline.syncOperations.context(handlerType: NIOSSLHandler.self) {
+                tls.close(promise: nil)
+            } else {
+                context.close(promise: nil)
+            }
         case .all:
             break
         }

@@ -23,9 +23,16 @@ public struct NetworkConfiguration: Sendable {
     /// place of ``maxInboundConnections``; one more from it is closed as soon as it is accepted,
     /// before TLS, and counted (``NetworkNode/refusedConnections``). Default 16.
     public var maxConnectionsPerAddress = 16
-    /// A ping is sent after this long without sending anything. Default 15 s.
+    /// A ping is sent after this long without sending anything; the peer answers it with a
+    /// pong. Default 15 s. Keep it well below ``idleTimeout`` (a third of it, as the default):
+    /// the pongs are what keep a live connection from looking idle.
     public var pingInterval: Duration = .seconds(15)
     /// A connection is closed after this long without receiving anything. Default 45 s.
+    ///
+    /// This is how a connection that died without a word (the peer asleep or stopped, its link
+    /// down, its address removed) is noticed: within this long of its last frame. The socket
+    /// closes at once, without waiting for TLS's close_notify a silent peer never sends, so the
+    /// device stops counting as connected then (Spec/replication.md §2.1).
     public var idleTimeout: Duration = .seconds(45)
     /// A frame must be received whole within this long of its first byte, or the connection is
     /// closed with an `error` frame (`limitExceeded`). Default 60 s: a frame of the largest

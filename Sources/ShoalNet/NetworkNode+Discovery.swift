@@ -158,6 +158,7 @@ extension NetworkNode {
             await discovery?.announceSoon()
         }
         guard isTrusted else { return }
+        lastAnnouncements[announcement.device] = now
         for old in update.removed { stopDialing(old, because: "the device now announces \(addresses.sorted().map(\.description))") }
         dialDiscovered(announcement.device, restarted: update.restarted, moved: !update.removed.isEmpty, at: now)
     }

@@ -36,6 +36,8 @@ extension NetworkNode {
     public func distrust(_ device: DeviceID) {
         trusted.remove(device)
         pending[device] = nil
+        lastFrames[device] = nil
+        lastAnnouncements[device] = nil
         discoveryTrustChanged(device, trusted: false)
         for (id, c) in connections where c.device == device {
             configuration.logger.notice("closing the connection of a device no longer trusted", metadata: ["connection": "\(id)", "device": "\(device.short)"])

@@ -59,6 +59,8 @@ public actor NetworkNode {
         let requests: AssetFrameQueue
         /// Its frames with the engine (``InboundBudget``).
         let inbound: InboundBudget
+        /// When its last frame arrived.
+        let received: ReceiveClock
         /// When it was admitted.
         var opened = ContinuousClock.now
     }
@@ -138,6 +140,11 @@ public actor NetworkNode {
     var discoveryDials: Set<PeerAddress> = []
     /// Trusted devices not dialled yet because the other side dials first, and since when.
     var discoveryDeferred: [DeviceID: Date] = [:]
+    /// When the last frame arrived from each trusted device on a connection that has closed
+    /// since (``lastSeen(of:)``; open connections keep their own).
+    var lastFrames: [DeviceID: Date] = [:]
+    /// When each trusted device's last announcement arrived through local discovery.
+    var lastAnnouncements: [DeviceID: Date] = [:]
 
     /// What this node knows of one dialled peer address.
     public struct PeerState: Sendable, Hashable {
@@ -273,7 +280,7 @@ public actor NetworkNode {
             // connection's asset frames to the lanes itself.
             handlers.binding.connection = id
             connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, device: device, gate: handlers.gate, requests: handlers.requests,
-                                         inbound: handlers.inbound)
+                                         inbound: handlers.inbound, received: handlers.received)
             startServing(id, handlers.requests)
             configuration.logger.debug("connection opened", metadata: ["connection": "\(id)", "remote": "\(Self.address(of: channel))", "device": "\(device.short)", "dialed": "\(dialed != nil)"])
             if let dialed { peerStates[dialed]?.isConnected = true }
@@ -336,6 +343,9 @@ public actor NetworkNode {
             if connections[id] != nil {
                 let peer = await sync.peer(of: id)?.short ?? "-"
                 configuration.logger.info("connection closed", metadata: ["connection": "\(id)", "peer": "\(peer)"])
+            }
+            if let c = connections[id], trusted.contains(c.device), let last = c.received.last, lastFrames[c.device].map({ $0 < last }) ?? true {
+                lastFrames[c.device] = last
             }
             connections[id]?.requests.finish()
             connections[id] = nil
@@ -633,7 +643,7 @@ public actor NetworkNode {
                 let gate = OutboundGate(chunks: try ops.handler(type: ChunkYieldHandler.self).gate, records: outbox.outbox,
                                         handler: NIOLoopBound(outbox, eventLoop: raw.eventLoop))
                 return (ConnectionHandlers(gate: gate, binding: router.binding, requests: router.requests,
-                                           inbound: InboundBudget(limit: inboundBytes)),
+                                           inbound: InboundBudget(limit: inboundBytes), received: try ops.handler(type: KeepaliveHandler.self).received),
                         try ops.handler(type: TrustGate.self).handshake.futureResult)
             }).get()
         } catch {
@@ -874,6 +884,17 @@ public actor NetworkNode {
 
     /// The devices with an open connection, dialled or accepted.
     public var connectedDevices: Set<DeviceID> { Set(connections.values.map(\.device)) }
+
+    /// When `device` was last heard from since this node started: the last frame that arrived
+    /// from it on any connection, open or closed, and its last announcement through local
+    /// discovery. Kept for trusted devices only (forgotten when one is no longer trusted).
+    public func lastSeen(of device: DeviceID) -> DeviceLastSeen {
+        var frame = lastFrames[device]
+        for c in connections.values where c.device == device {
+            if let last = c.received.last, frame.map({ $0 < last }) ?? true { frame = last }
+        }
+        return DeviceLastSeen(frame: frame, announcement: lastAnnouncements[device])
+    }
 
     /// Says goodbye on every connection, stops listening and dialling.
     public func shutdown() async {

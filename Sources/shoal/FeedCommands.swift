@@ -95,7 +95,7 @@ struct WatchCommand: AsyncParsableCommand {
 }
 
 struct StatusCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the node, its trusted devices (and how each was found), its peers, its zones, the deleted zones it keeps (and the peers each waits for) and replication counters.")
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the node, its trusted devices (how each was found, when each was last heard from), its peers, its zones, the deleted zones it keeps (and the peers each waits for) and replication counters.")
     @OptionGroup var options: NodeOptions
 
     func run() async throws {
@@ -138,7 +138,8 @@ struct StatusCommand: AsyncParsableCommand {
                 if options.json {
                     Console.current.line(RecordFormatting.jsonText([
                         "node": node.nodeID.hex, "connections": connections,
-                        "devices": devices.map { ["device": $0.device.device.text, "name": $0.device.name, "connected": $0.isConnected, "found": $0.foundJSON] as [String: Any] },
+                        "devices": devices.map { ["device": $0.device.device.text, "name": $0.device.name, "connected": $0.isConnected, "found": $0.foundJSON]
+                                                .merging($0.lastSeenJSON) { a, _ in a } as [String: Any] },
                         "peers": peers.map { ["address": $0.address, "connected": $0.isConnected, "node": $0.node?.hex ?? NSNull(), "failures": $0.failures, "lastError": $0.lastError ?? NSNull()] as [String: Any] },
                         "zones": zoneJSON,
                         "deletedZones": deletedZones.map { ["zone": $0.zone.description, "incarnation": $0.incarnation.hex, "deleted": $0.deletedAt.description,
@@ -166,8 +167,8 @@ struct StatusCommand: AsyncParsableCommand {
                     }) { Console.current.line(l) }
                 }
                 if !devices.isEmpty {
-                    for l in RecordFormatting.table(["DEVICE", "NAME", "STATE", "FOUND AT"], devices.map {
-                        [$0.device.device.short, $0.device.name, $0.isConnected ? "connected" : "-", $0.foundText]
+                    for l in RecordFormatting.table(["DEVICE", "NAME", "STATE", "LAST SEEN", "FOUND AT"], devices.map {
+                        [$0.device.device.short, $0.device.name, $0.isConnected ? "connected" : "-", $0.lastSeenText(), $0.foundText]
                     }) { Console.current.line(l) }
                 }
                 for l in RecordFormatting.table(["ZONE", "RECORDS", "TOMBSTONES", "PURGED UP TO", "KEPT FOR (TOMBSTONES)", "DIGEST"], zoneRows) { Console.current.line(l) }

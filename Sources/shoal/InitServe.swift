@@ -91,6 +91,8 @@ struct ServeCommand: AsyncParsableCommand {
     var discoveryPort = 21_047
     @Option(name: .long, help: ArgumentHelp("Seconds between two reads of the network interfaces by local discovery, which joins the interfaces that came up and announces on them at once (default 5; on Linux a change is also noticed at once).", valueName: "seconds"))
     var discoveryRescan = 5.0
+    @Option(name: .long, help: ArgumentHelp("Seconds without a frame from a peer before its connection is taken for dead and closed, and the peer redialled (default 45; 3–3600). A ping goes out after a third of it without sending, and a live peer answers it, so only a peer that vanished, or a link that died, stays silent that long.", valueName: "seconds"))
+    var idleTimeout = 45.0
     @Option(name: .long, help: ArgumentHelp("Merge concurrent edits of this string field three-way, so edits of different lines (or words) made on two nodes both survive; overlapping edits keep the later writer's. TYPE.FIELD, e.g. Note.body; repeat for several. Applies to every zone this node holds or gains; run every node with the same fields.", valueName: "type.field"))
     var mergeText: [String] = []
 
@@ -137,6 +139,11 @@ struct ServeCommand: AsyncParsableCommand {
                   (1...65535).contains(discoveryPort) else {
                 throw CommandFailure(.usage, "--discovery-interval and --discovery-rescan must be 1–86400 seconds and --discovery-port 1–65535")
             }
+            guard idleTimeout >= 3, idleTimeout <= 3600 else {
+                throw CommandFailure(.usage, "--idle-timeout must be 3–3600 seconds, not \(idleTimeout)")
+            }
+            nc.idleTimeout = .milliseconds(Int(idleTimeout * 1_000))
+            nc.pingInterval = .milliseconds(Int(idleTimeout * 1_000 / 3))
             nc.discovery.isEnabled = !noDiscovery
             nc.discovery.interval = .milliseconds(Int(discoveryInterval * 1_000))
             nc.discovery.port = discoveryPort

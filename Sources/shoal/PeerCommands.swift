@@ -63,7 +63,8 @@ struct PeerCommand: AsyncParsableCommand {
                     if options.json {
                         Console.current.line(RecordFormatting.jsonText([
                             "trusted": trusted.map { ["device": $0.device.device.text, "name": $0.device.name, "addresses": $0.device.addresses, "found": $0.foundJSON,
-                                                      "added": PeerCommand.iso($0.device.added), "connected": $0.isConnected] as [String: Any] },
+                                                      "added": PeerCommand.iso($0.device.added), "connected": $0.isConnected]
+                                                        .merging($0.lastSeenJSON) { a, _ in a } as [String: Any] },
                             "pending": pending.map { ["device": $0.device.text, "address": $0.address, "lastSeen": PeerCommand.iso($0.lastSeen),
                                                       "count": $0.count] as [String: Any] },
                             "discovered": discovered.map { ["device": $0.device.text, "addresses": $0.addresses, "lastSeen": PeerCommand.iso($0.lastSeen)] as [String: Any] },

@@ -1,5 +1,5 @@
 // StatusCommandTests: `shoal status` says how each trusted device was found — `peer add --address` or
-// `--peer` — and what the node keeps for deletions: tombstones per zone, and deleted zones.
+// `--peer` — and when it was last seen, and what the node keeps for deletions: tombstones per zone, and deleted zones.
 
 import Foundation
 import Testing
@@ -30,6 +30,49 @@ import Testing
             #expect(try await Shoal.trustedEntry(a, idB)?["connected"] as? Bool == true, "B's connection to A counts on A too, though A did not dial it")
             let text = try await Shoal.run(["status", "--data", a]).output
             #expect(text.contains("FOUND AT") && text.contains("127.0.0.1:1 (configured)"), "\(text)")
+        }
+    }
+
+    /// Per trusted device, when it was last heard from: nothing before it connects; on an open
+    /// connection its last frame, which keeps moving (with `--idle-timeout 3` each side pings
+    /// every second and the other answers).
+    @Test func statusSaysWhenEachTrustedDeviceWasLastSeen() async throws {
+        try #require(Shoal.binary != nil, "build the shoal binary (swift build) or set SHOAL_BINARY")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-status-\(UInt32.random(in: 0 ... .max))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let a = root + "/a", b = root + "/b"
+        for d in [a, b] { #expect(try await Shoal.run(["init", "--data", d]).status == 0) }
+        try await Shoal.pair([a, b])
+        let idB = try await Shoal.deviceID(b)
+        let never = try await Shoal.trustedEntry(a, idB)
+        #expect(never?["lastSeen"] is NSNull && never?["lastSeenBy"] is NSNull, "not seen yet: \(String(describing: never))")
+
+        try await Shoal.withDaemons { daemons in
+            let da = try daemons.start(["--data", a, "--listen", "127.0.0.1:0", "--idle-timeout", "3"])
+            let portA = try #require(await da.port(), "daemon A did not start: \(da.log)")
+            let db = try daemons.start(["--data", b, "--listen", "127.0.0.1:0", "--idle-timeout", "3", "--peer", "127.0.0.1:\(portA)"])
+            _ = try #require(await db.port(), "daemon B did not start: \(db.log)")
+            func lastSeen() async throws -> (Date, String)? {
+                let entry = try await Shoal.trustedEntry(a, idB)
+                guard let text = entry?["lastSeen"] as? String, let by = entry?["lastSeenBy"] as? String else { return nil }
+                let f = ISO8601DateFormatter()
+                f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                return f.date(from: text).map { ($0, by) }
+            }
+            let seen = try await Shoal.eventually(30) { try await lastSeen() != nil }
+            let first = try await lastSeen()
+            let entry = try await Shoal.trustedEntry(a, idB)
+            #expect(seen && first?.1 == "frame", "A saw B on their connection: \(String(describing: entry))")
+            let moved = try await Shoal.eventually(10) {
+                guard let now = try await lastSeen(), let first else { return false }
+                return now.0 > first.0.addingTimeInterval(0.5)
+            }
+            let later = try await lastSeen()
+            #expect(moved, "B's last frame on A moves forward while they are connected: \(String(describing: first)), \(String(describing: later))")
+            let text = try await Shoal.run(["status", "--data", a]).output
+            #expect(text.contains("LAST SEEN") && text.contains("s ago (frame)"), "\(text)")
+            let listed = try await Shoal.trustedEntry(a, idB, in: .peerList)
+            #expect(listed?["lastSeen"] is String, "`shoal peer list --json` too: \(String(describing: listed))")
         }
     }
 
