@@ -147,6 +147,8 @@ struct StatusCommand: AsyncParsableCommand {
                                                             "devicesNotHeardFrom": $0.peersMissing] as [String: Any] },
                         "purgedZones": purgedZones,
                         "received": ["records": stats.recordsReceived, "batches": stats.batchesReceived], "sent": ["records": stats.recordsSent, "batches": stats.batchesSent],
+                        "fieldDeltas": ["sent": stats.fieldDeltasSent, "bytesSaved": stats.fieldDeltaBytesSaved, "applied": stats.fieldDeltasApplied,
+                                        "recordsAskedWhole": stats.recordsWantedWhole, "recordsSentWhole": stats.recordsSentWhole],
                         "errors": Dictionary(uniqueKeysWithValues: errors.map { ($0.key.hex, $0.value) }),
                         "refused": ["permission": stats.refusedForPermission, "batches": stats.refusedBatches, "knowledge": stats.refusedKnowledge,
                                     "sharesIgnored": stats.sharesIgnored, "unsignedZoneChanges": stats.unsignedZoneChangesIgnored],
@@ -188,6 +190,11 @@ struct StatusCommand: AsyncParsableCommand {
                     }) { Console.current.line(l) }
                 }
                 Console.current.line("received \(stats.recordsReceived) records in \(stats.batchesReceived) batches; sent \(stats.recordsSent) in \(stats.batchesSent)")
+                // Edits of large fields sent as the edit (Spec/replication.md §3.5.1, "Delta slots").
+                if stats.fieldDeltasSent + stats.fieldDeltasApplied + stats.recordsWantedWhole + stats.recordsSentWhole > 0 {
+                    Console.current.line("field deltas: \(stats.fieldDeltasSent) sent (\(stats.fieldDeltaBytesSaved) bytes saved), \(stats.fieldDeltasApplied) applied;"
+                        + " records asked for whole: \(stats.recordsWantedWhole), sent whole when asked: \(stats.recordsSentWhole)")
+                }
                 var assets = "assets: \(stats.assetsFetched) fetched (\(stats.assetFetchesFailed) failed), \(stats.assetChunksReceived) chunks received, \(stats.assetChunksSent) sent"
                 if caps.assetReceiveRate > 0 || caps.assetSendRate > 0 {
                     func cap(_ rate: Int) -> String { rate > 0 ? String(format: "%.1f MB/s", Double(rate) / 1e6) : "unlimited" }
