@@ -88,11 +88,13 @@ let package = Package(
         .target(name: "ShoalTestSupport", dependencies: ["CShoalSpawn"], path: "Tests/ShoalTestSupport", swiftSettings: strict),
         // The writer that the kill -9 crash-safety test starts and kills (built next to the test bundle).
         .executableTarget(name: "shoal-crash-writer", dependencies: ["ShoalStore", "ShoalWire"], path: "Tests/ShoalCrashWriter", swiftSettings: strict),
+        // Answers discovery announcements with forged ones, for DiscoverySpoofingTests.
+        .executableTarget(name: "shoal-spoofer", dependencies: ["ShoalWire"], path: "Tests/ShoalSpoofer", swiftSettings: strict),
         .testTarget(name: "ShoalWireTests", dependencies: [
             "ShoalWire", "ShoalSamples", "ShoalTestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
-        .testTarget(name: "ShoalCLITests", dependencies: ["shoal", "ShoalWire", "ShoalTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ShoalCLITests", dependencies: ["shoal", "shoal-spoofer", "ShoalWire", "ShoalTestSupport"], swiftSettings: strict),
         .testTarget(name: "ShoalNetTests", dependencies: [
             "ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples", "ShoalTrust",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -30,6 +30,16 @@ public struct DiscoveryConfiguration: Sendable, Hashable {
     /// kernel's notice of a link or address change (rtnetlink) also triggers a read at once, so
     /// this is only the fallback there. Default 5 s (Spec/discovery.md §3.1).
     public var interfaceCheckInterval: Duration = .seconds(5)
+    /// How long a connected device has to answer a probe (a `ping`; any frame counts as the
+    /// answer) after discovery heard it announce other addresses. Unanswered, the connection is
+    /// closed and the announced addresses are dialled: the device likely moved. Answered, the
+    /// connection stays and nothing is dialled: an announcement alone never cuts a working link.
+    /// Default 2 s (Spec/discovery.md §4.1).
+    public var probeTimeout: Duration = .seconds(2)
+    /// Least time between two probes of one device's connections; a probe asked for sooner waits
+    /// until then, so forged announcements cost at most one `ping` per device this often.
+    /// Default 5 s (Spec/discovery.md §4.1).
+    public var probeSpacing: Duration = .seconds(5)
 
     /// The defaults (discovery off).
     public init() {}

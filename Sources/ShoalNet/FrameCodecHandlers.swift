@@ -235,8 +235,9 @@ struct FrameNotSent: Error, CustomStringConvertible {
 }
 
 /// Sends a ping when the connection has been quiet for a while and closes it when the peer has
-/// been silent for longer (driven by NIO's IdleStateHandler), and notes when each frame arrives
-/// (``received``: `shoal status` shows when a device was last seen).
+/// been silent for longer (driven by NIO's IdleStateHandler), notes when each frame arrives
+/// (``received``: `shoal status` shows when a device was last seen), and, on request, probes the
+/// peer with a ping at once (``probe(within:on:)``), answered by the next frame that arrives.
 final class KeepaliveHandler: ChannelDuplexHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
@@ -246,10 +247,52 @@ final class KeepaliveHandler: ChannelDuplexHandler {
     private var nonce: UInt64 = 0
     /// When the last frame arrived on this connection.
     let received = ReceiveClock()
+    private var context: ChannelHandlerContext?
+    /// The probes waiting for a frame from the peer, by number.
+    private var probes: [Int: EventLoopPromise<Bool>] = [:]
+    private var nextProbe = 0
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        answer(false)
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         received.stamp()
+        // Any frame shows the peer is there (a busy peer's acknowledgements count as its pong).
+        answer(true)
         context.fireChannelRead(data)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        answer(false)
+        context.fireChannelInactive()
+    }
+
+    /// Sends a ping now; the future is true when a frame arrives from the peer within `timeout`,
+    /// false when none does or the connection closes first. Call on the channel's event loop,
+    /// `loop`.
+    func probe(within timeout: TimeAmount, on loop: any EventLoop) -> EventLoopFuture<Bool> {
+        guard let context, context.channel.isActive else { return loop.makeSucceededFuture(false) }
+        let promise = context.eventLoop.makePromise(of: Bool.self)
+        nextProbe &+= 1
+        let number = nextProbe
+        probes[number] = promise
+        nonce &+= 1
+        context.writeAndFlush(wrapOutboundOut(Frame(type: .ping, payload: PingMessage(nonce: nonce).encoded())), promise: nil)
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: timeout) { bound.value.probes.removeValue(forKey: number)?.succeed(false) }
+        return promise.futureResult
+    }
+
+    /// Ends every waiting probe with `answered`.
+    private func answer(_ answered: Bool) {
+        guard !probes.isEmpty else { return }
+        let waiting = probes
+        probes = [:]
+        for p in waiting.values { p.succeed(answered) }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

@@ -139,28 +139,117 @@ extension NetworkNode {
     }
 
     /// Handles one announcement of another device (Spec/discovery.md §4): lists it, and for a
-    /// trusted device dials its addresses and stops dialling the ones it no longer announces.
-    /// `now` is when it arrived.
+    /// trusted device dials its new addresses while it is not connected, or probes its open
+    /// connections when it announces other addresses while connected (§4.1). Nothing heard stops
+    /// an address being dialled or closes a connection by itself. `now` is when it arrived.
     package func discoveryReceived(_ announcement: DiscoveryAnnouncement, from source: SocketAddress, at now: Date = Date()) async {
         guard !stopped, announcement.device != tls.deviceID else { return }
         expireDiscovered(now)
         let addresses = Self.addresses(of: announcement, from: source)
         guard !addresses.isEmpty else { return }
-        let isTrusted = trusted.contains(announcement.device)
-        let update = discovered.record(announcement.device, instance: announcement.instance, addresses: addresses,
+        let device = announcement.device
+        let isTrusted = trusted.contains(device)
+        let update = discovered.record(device, instance: announcement.instance, addresses: addresses,
                                        ipv6: source.protocol == .inet6, pinned: isTrusted, at: now)
-        if update.isNew {
+        // It may not have heard this node yet: tell it now rather than at the next interval — at
+        // most once per device per interval, and a few times per interval in all, so forged
+        // announcements with new instances cannot make this node announce on and on.
+        if update.isNew, addressBook.mayReply(to: device, now: now) {
             configuration.logger.info(isTrusted ? "discovered a trusted device" : "discovered a device that is not trusted", metadata: [
-                "device": "\(announcement.device)", "addresses": "\(addresses.sorted().map(\.description))",
-                "hint": isTrusted ? "dialling it" : "trust it with `shoal peer add \(announcement.device)` if it is yours",
+                "device": "\(device)", "addresses": "\(addresses.sorted().map(\.description))",
+                "hint": isTrusted ? "dialling it" : "trust it with `shoal peer add \(device)` if it is yours",
             ])
-            // It may not have heard this node yet: tell it now rather than at the next interval.
             await discovery?.announceSoon()
         }
         guard isTrusted else { return }
-        lastAnnouncements[announcement.device] = now
-        for old in update.removed { stopDialing(old, because: "the device now announces \(addresses.sorted().map(\.description))") }
-        dialDiscovered(announcement.device, restarted: update.restarted, moved: !update.removed.isEmpty, at: now)
+        lastAnnouncements[device] = now
+        let connected = connections.values.contains { $0.device == device }
+        let changed = !update.added.isEmpty || !update.removed.isEmpty
+        if case .probe(let delay) = addressBook.heard(device, at: addresses, connected: connected, changed: changed, now: now) {
+            planProbe(of: device, after: delay)
+        }
+        let restarted = update.restarted && addressBook.mayRestartDialers(device, now: now)
+        dialDiscovered(device, restarted: restarted, at: now)
+    }
+
+    /// Probes `device`'s open connections after `delay` (Spec/discovery.md §4.1): each is sent a
+    /// ping and has ``DiscoveryConfiguration/probeTimeout`` to answer with any frame. If one
+    /// answers, nothing changes: the announcement alone does not cut a working link. If none
+    /// does, they are closed and the device's discovered addresses dialled at once — it moved,
+    /// and its old link went with the old address.
+    func planProbe(of device: DeviceID, after delay: Duration) {
+        probes[device]?.cancel()
+        probes[device] = Task { [weak self] in
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            guard !Task.isCancelled else { return }
+            await self?.probe(device)
+        }
+    }
+
+    /// The probe ``planProbe(of:after:)`` plans.
+    func probe(_ device: DeviceID) async {
+        defer {
+            probes[device] = nil
+            addressBook.probed(device)
+        }
+        let open = connections.filter { $0.value.device == device }
+        guard !open.isEmpty else {
+            dialDiscovered(device, moved: true)
+            return
+        }
+        let timeout = configuration.discovery.probeTimeout
+        var answered = false
+        await withTaskGroup(of: Bool.self) { group in
+            for c in open.values {
+                let channel = c.channel
+                group.addTask { await Self.probe(channel, within: timeout) }
+            }
+            for await a in group where a { answered = true }
+        }
+        if stopped { return }
+        if answered {
+            probesAnswered += 1
+            configuration.logger.debug("a connected device announced other addresses and its connection answered a probe: kept",
+                                       metadata: ["device": "\(device.short)"])
+            return
+        }
+        probesUnanswered += 1
+        configuration.logger.info("a connected device announced other addresses and its connection did not answer a probe: closing it and dialling them",
+                                  metadata: ["device": "\(device.short)", "timeout": "\(timeout)",
+                                             "addresses": "\(discovered.entries[device]?.addresses.sorted().map(\.description) ?? [])"])
+        for id in open.keys where connections[id] != nil { connections[id]?.channel.close(promise: nil) }
+        dialDiscovered(device, moved: true)
+    }
+
+    /// Pings the peer of `channel` and returns whether any frame came back within `timeout`
+    /// (``KeepaliveHandler/probe(within:on:)``); false when the connection is closed.
+    static func probe(_ channel: any Channel, within timeout: Duration) async -> Bool {
+        let loop = channel.eventLoop
+        let answer = loop.flatSubmit { () -> EventLoopFuture<Bool> in
+            guard let handler = try? channel.pipeline.syncOperations.handler(type: KeepaliveHandler.self) else {
+                return loop.makeSucceededFuture(false)
+            }
+            return handler.probe(within: TimeAmount(timeout), on: loop)
+        }
+        return (try? await answer.get()) ?? false
+    }
+
+    /// A connection dialled to `key` was established as `device`: if discovery dials that
+    /// address for that device, it is verified from now on (Spec/discovery.md §4.1).
+    func discoveryDialVerified(_ key: String, device: DeviceID) {
+        guard let address = discoveryDials.first(where: { $0.key == key }), addressBook.device(at: address) == device else { return }
+        addressBook.verified(device, at: address, now: Date())
+    }
+
+    /// A dial of `key` failed with `failure`. For an address discovery dials, decides with the
+    /// address book whether to stop (Spec/discovery.md §4.1) and stops; returns whether it did.
+    func discoveryDialFailed(_ key: String, _ failure: DiscoveryAddressBook.Failure) -> Bool {
+        guard let address = discoveryDials.first(where: { $0.key == key }), let device = addressBook.device(at: address) else { return false }
+        let announced = discovered.entries[device]?.addresses.contains(address) ?? false
+        guard addressBook.dialFailed(device, at: address, failure, announced: announced, now: Date()) else { return false }
+        stopDialing(address, because: failure == .unreachable ? "it could not be reached and the device no longer announces it"
+                                                              : "mutual TLS there did not show the device \(device.short)")
+        return true
     }
 
     /// Dials each discovered address of `device` that nothing dials yet, if it is trusted. An
@@ -176,8 +265,10 @@ extension NetworkNode {
     /// could not reach it). The copies of one announcement (over IPv4, IPv6 and broadcast) arrive
     /// within milliseconds, the next one at least a second later: a copy heard less than half a
     /// second after the one that deferred the dial is the same announcement. A device that moved
-    /// (`moved`), or was just trusted (`atOnce`), is dialled at once: its old connection is likely
-    /// dead, or it may be backing off from our refusals. `time` is when the announcement arrived.
+    /// (`moved`: its connections did not answer a probe), or was just trusted (`atOnce`), is
+    /// dialled at once: its old connection is dead, or it may be backing off from our refusals.
+    /// Candidate addresses (never verified) go through the address book's rate limits
+    /// (Spec/discovery.md §4.1). `time` is when the announcement arrived.
     func dialDiscovered(_ device: DeviceID, restarted: Bool = false, moved: Bool = false, atOnce: Bool = false, at time: Date = Date()) {
         guard trusted.contains(device), let entry = discovered.entries[device] else { return }
         let routable = entry.addresses.filter { !$0.isLinkLocal }
@@ -199,6 +290,7 @@ extension NetworkNode {
             }
         }
         discoveryDeferred[device] = nil
+        var wanted = [PeerAddress]()
         for address in dialled.sorted() {
             if let state = peerStates[address.key] {
                 if restarted, discoveryDials.contains(address), !state.isConnected, state.failures > 0 {
@@ -208,6 +300,10 @@ extension NetworkNode {
                 }
                 continue
             }
+            wanted.append(address)
+        }
+        // Candidates are rate-limited, and one that just failed waits (Spec/discovery.md §4.1).
+        for address in addressBook.toDial(device, from: wanted, now: time) {
             configuration.logger.info("dialling a discovered address", metadata: ["device": "\(device.short)", "address": "\(address)"])
             addPeer(host: address.host, port: address.port)
             discoveryDials.insert(address)
@@ -231,6 +327,8 @@ extension NetworkNode {
             for address in e.addresses where peerStates[address.key]?.isConnected != true {
                 stopDialing(address, because: "no announcement from \(e.device.short) for \(configuration.discovery.expiry)")
             }
+            // What was verified stays while a connection there is open (its dialer still asks).
+            if !discoveryDials.contains(where: { addressBook.addresses(of: e.device)[$0] != nil }) { addressBook.forget(e.device) }
         }
     }
 
@@ -247,7 +345,10 @@ extension NetworkNode {
             dialDiscovered(device, atOnce: true)
         } else {
             discoveryDeferred[device] = nil
+            probes.removeValue(forKey: device)?.cancel()
             for address in discovered.entries[device]?.addresses ?? [] { stopDialing(address, because: "the device is no longer trusted") }
+            for address in addressBook.addresses(of: device).keys { stopDialing(address, because: "the device is no longer trusted") }
+            addressBook.forget(device)
         }
     }
 }

@@ -145,6 +145,14 @@ public actor NetworkNode {
     var lastFrames: [DeviceID: Date] = [:]
     /// When each trusted device's last announcement arrived through local discovery.
     var lastAnnouncements: [DeviceID: Date] = [:]
+    /// The discovered addresses of trusted devices: verified, candidates, and the rate limits on
+    /// what announcements make this node do (Spec/discovery.md §4.1).
+    var addressBook: DiscoveryAddressBook
+    /// The probe planned or running for each device heard at other addresses while connected.
+    var probes: [DeviceID: Task<Void, Never>] = [:]
+    /// Probes of connected devices heard at other addresses (Spec/discovery.md §4.1) that a
+    /// connection answered, and those none did (its connections were then closed).
+    package internal(set) var probesAnswered = 0, probesUnanswered = 0
 
     /// What this node knows of one dialled peer address.
     public struct PeerState: Sendable, Hashable {
@@ -177,6 +185,7 @@ public actor NetworkNode {
         sendPacer = configuration.assetSendRate > 0 ? SharedRatePacer(bytesPerSecond: configuration.assetSendRate) : nil
         (events, eventSink) = AsyncStream<Event>.makeStream()
         discovered = DiscoveredDevices(limit: configuration.discovery.maxDiscoveredDevices)
+        addressBook = DiscoveryAddressBook(policy: .init(configuration.discovery))
     }
 
     deinit {
@@ -310,6 +319,7 @@ public actor NetworkNode {
                     peerStates[dialed]?.node = peer
                     peerStates[dialed]?.failures = 0
                     peerStates[dialed]?.lastError = nil
+                    discoveryDialVerified(dialed, device: device)
                 }
                 configuration.logger.info("peer connected", metadata: ["peer": "\(peer.short)", "connection": "\(id)",
                                                                         "remote": "\(connections[id]?.channel.remoteAddress.map { "\($0)" } ?? "?")"])
@@ -536,9 +546,11 @@ public actor NetworkNode {
                 } else {
                     dialFailed(key, "peer refused or ended the connection", peerStates[key]?.lastError
                                ?? "the peer closed the connection before its hello: does it trust this device (\(tls.deviceID))?")
+                    if discoveryDialFailed(key, .notTheDevice) { return }
                 }
             } catch {
                 dialFailed(key, "could not reach peer", "\(error)")
+                if discoveryDialFailed(key, .unreachable) { return }
             }
             if stopped || peerStates[key] == nil { return }
             // Exponential backoff with ±25 % jitter.
@@ -915,6 +927,8 @@ public actor NetworkNode {
         for t in tasks { t.cancel() }
         for t in dialers.values { t.cancel() }
         for t in servingLanes.values { t.cancel() }
+        for t in probes.values { t.cancel() }
+        probes = [:]
         newsTimer?.task.cancel()
         newsTimer = nil
         tasks = []
