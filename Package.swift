@@ -90,6 +90,8 @@ let package = Package(
         .executableTarget(name: "shoal-crash-writer", dependencies: ["ShoalStore", "ShoalWire"], path: "Tests/ShoalCrashWriter", swiftSettings: strict),
         // Answers discovery announcements with forged ones, for DiscoverySpoofingTests.
         .executableTarget(name: "shoal-spoofer", dependencies: ["ShoalWire"], path: "Tests/ShoalSpoofer", swiftSettings: strict),
+        // A SQLite VFS that cuts the power below the store: unsynced writes lost, torn or kept (tests only).
+        .target(name: "CShoalPowerCut", dependencies: ["CSQLite"], path: "Tests/CShoalPowerCut"),
         .testTarget(name: "ShoalWireTests", dependencies: [
             "ShoalWire", "ShoalSamples", "ShoalTestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
@@ -110,6 +112,7 @@ let package = Package(
         // Fixtures/ holds data directories written by earlier releases, found by #filePath.
         .testTarget(name: "ShoalTests", dependencies: ["Shoal", "ShoalSync", "ShoalTrust"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalDiff", "ShoalSamples", "CSQLite", "CShoalThread", "ShoalTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ShoalPowerLossTests", dependencies: ["ShoalStore", "ShoalWire", "CSQLite", "CShoalPowerCut"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -82,6 +82,10 @@ public actor Store {
         public var checkpointPages: Int = 256
         /// Limits records must meet (CloudKit's by default: 1 MiB records, 255-byte names).
         public var limits: WireLimits = .default
+        /// The SQLite VFS every connection of the store opens through (the writer, the
+        /// checkpointer, the background reader); nil, the default, is SQLite's. Tests pass a VFS
+        /// that injects faults below the store (power cuts, Spec/store.md §2.3).
+        package var vfsName: String? = nil
 
         /// The default configuration.
         public init() {}
@@ -154,7 +158,7 @@ public actor Store {
         let path = directory.hasSuffix("/") ? directory + "store.sqlite" : directory + "/store.sqlite"
         let ms = configuration.busyTimeout.components
         let timeout = Int32(clamping: ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000)
-        let db = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: timeout)
+        let db = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: timeout, vfs: configuration.vfsName)
         try Schema.create(db, synchronous: configuration.synchronous, cacheKibibytes: configuration.cacheKibibytes,
                           limits: configuration.limits)
         db.checkpointInBackground(threshold: Int32(clamping: configuration.checkpointPages),

@@ -11,12 +11,15 @@ import Dispatch
 /// The connection opens at the first query; `handle` and `closed` are touched on `queue` only.
 final class BackgroundReader: @unchecked Sendable {
     private let path: String
+    /// The VFS the store's connection opened through (nil: the default).
+    private let vfs: String?
     private let queue = DispatchQueue(label: "shoal.store.reader", qos: .utility)
     private var handle: OpaquePointer?
     private var closed = false
 
-    init(path: String) {
+    init(path: String, vfs: String?) {
         self.path = path
+        self.vfs = vfs
     }
 
     /// Rows of the zone with row ID `zone` whose change sequence is above `after`, as of a snapshot
@@ -31,7 +34,7 @@ final class BackgroundReader: @unchecked Sendable {
         guard !closed else { return nil }
         if handle == nil {
             var h: OpaquePointer? = nil
-            guard sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let h,
+            guard sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, vfs) == SQLITE_OK, let h,
                   sqlite3_exec(h, "PRAGMA query_only=1", nil, nil, nil) == SQLITE_OK else {
                 sqlite3_close_v2(h)
                 return nil

@@ -19,13 +19,18 @@ final class SQLiteDatabase {
     /// `sqlite3_total_changes64` when the open transaction began.
     private var changesAtBegin: Int64 = 0
 
-    /// Opens (creating if needed) the database at `path`.
-    init(path: String, busyTimeoutMilliseconds: Int32) throws(ShoalError) {
+    /// The SQLite VFS every connection to this database opens through; nil: the default one.
+    let vfs: String?
+
+    /// Opens (creating if needed) the database at `path`, through the VFS named `vfs` (nil: the
+    /// default), as the checkpointer's and the reader's connections will.
+    init(path: String, busyTimeoutMilliseconds: Int32, vfs: String? = nil) throws(ShoalError) {
         self.path = path
-        reader = BackgroundReader(path: path)
+        self.vfs = vfs
+        reader = BackgroundReader(path: path, vfs: vfs)
         var h: OpaquePointer? = nil
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &h, flags, nil)
+        let rc = sqlite3_open_v2(path, &h, flags, vfs)
         guard rc == SQLITE_OK, let h else {
             let msg = h.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(h)
@@ -41,7 +46,7 @@ final class SQLiteDatabase {
     /// Moves checkpoints off the commit path (``WALCheckpointer``); call once, after WAL mode is on.
     func checkpointInBackground(threshold: Int32, hardLimit: Int32) {
         guard let h = handle, checkpointer == nil else { return }
-        let c = WALCheckpointer(path: path, threshold: threshold, hardLimit: hardLimit)
+        let c = WALCheckpointer(path: path, vfs: vfs, threshold: threshold, hardLimit: hardLimit)
         c.install(on: h)
         checkpointer = c
     }

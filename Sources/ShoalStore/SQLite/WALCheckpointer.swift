@@ -23,14 +23,17 @@ final class WALCheckpointer: @unchecked Sendable {
     /// Log pages after which the committing connection checkpoints itself.
     let hardLimit: Int32
     private let path: String
+    /// The VFS the store's connection opened through (nil: the default).
+    private let vfs: String?
     private let queue = DispatchQueue(label: "shoal.store.checkpoint")
     /// Whether a checkpoint is queued or running, and whether the checkpointer is closed.
     private let state = Mutex<(scheduled: Bool, closed: Bool, completed: Int)>((false, false, 0))
     /// The checkpointing connection: opened, used and closed on `queue` only.
     private var handle: OpaquePointer?
 
-    init(path: String, threshold: Int32, hardLimit: Int32) {
+    init(path: String, vfs: String?, threshold: Int32, hardLimit: Int32) {
         self.path = path
+        self.vfs = vfs
         self.threshold = max(1, threshold)
         self.hardLimit = max(self.threshold, hardLimit)
     }
@@ -81,7 +84,7 @@ final class WALCheckpointer: @unchecked Sendable {
             // A new connection learns the database is in WAL mode only when it first reads it;
             // until then a checkpoint through it is a successful no-op (SQLite reports a log of
             // -1 frames). The pragma reads the header and opens the log.
-            guard sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let h,
+            guard sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, vfs) == SQLITE_OK, let h,
                   sqlite3_exec(h, "PRAGMA journal_mode=WAL", nil, nil, nil) == SQLITE_OK else {
                 sqlite3_close_v2(h)
                 return  // the committing connection's hard limit still bounds the log

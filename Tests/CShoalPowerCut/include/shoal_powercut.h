@@ -1,0 +1,56 @@
+// CShoalPowerCut: a SQLite VFS for tests that simulates a power cut below the store.
+//
+// It wraps the default unix VFS under its own name and records, per file, what was written since
+// that file's last xSync. At a "power cut" (the Nth write, sync, truncate or delete through it, or
+// on request) it rewinds the files on disk to what a disk that lost power could hold, seeded:
+// per file, every unsynced sector kept, every one dropped, a random subset kept, or the writes
+// kept in order up to one torn at 512-byte sectors and the rest dropped. Directory entries are
+// modelled too: a file created, or deleted, since its directory was last synced may be undone.
+// After the cut every file opened through the VFS fails its I/O, so the abandoned connections
+// can close without touching the disk; reopen through the default VFS.
+//
+// One instance per process (global state behind a mutex): suites using it run serialized.
+
+#ifndef SHOAL_POWERCUT_H
+#define SHOAL_POWERCUT_H
+
+#include <stdint.h>
+
+/// The name the VFS registers under.
+#define SHOAL_POWERCUT_VFS_NAME "shoal-powercut"
+
+/// Registers the VFS (once; later calls do nothing). Returns a SQLite result code.
+int shoal_powercut_register(void);
+
+/// Forgets every recorded write and starts recording again: files are taken as synced as they
+/// are now. `seed` drives the cut's choices; `cut_at` is the mutating event (write, sync,
+/// truncate, delete; counted from 1) before which the power is cut, 0 for never.
+void shoal_powercut_reset(uint64_t seed, uint64_t cut_at);
+
+/// Makes the VFS ignore the xSync of write-ahead logs (and rollback journals) while `on` is
+/// nonzero: it reports success and leaves the writes unsynced, as a missing fsync would.
+/// Tests use it to show the power-cut checks catch a broken ordering.
+void shoal_powercut_ignore_log_syncs(int on);
+
+/// What every file does with its unsynced writes at the cut, instead of a seeded choice:
+/// 0 keeps them all, 1 drops them all, 2 keeps a random subset of sectors, 3 tears them;
+/// -1 (the default) chooses per file from the seed.
+void shoal_powercut_force_mode(int mode);
+
+/// Cuts the power now (if it has not been cut yet). Returns 1 when this call cut it.
+int shoal_powercut_cut_now(void);
+
+/// Whether the power has been cut since the last reset.
+int shoal_powercut_is_cut(void);
+
+/// Mutating events seen since the last reset.
+uint64_t shoal_powercut_events(void);
+
+/// Files currently open through the VFS (a test checks the old store has closed them all).
+int shoal_powercut_open_files(void);
+
+/// What the last cut did: unsynced sectors kept and dropped, files whose creation or deletion
+/// was undone.
+void shoal_powercut_last_cut(uint64_t *kept_sectors, uint64_t *dropped_sectors, uint64_t *undone_entries);
+
+#endif
