@@ -4,7 +4,8 @@
 // What is modelled:
 // - File data. Every sector (512 bytes) written or truncated away since the file's last xSync is
 //   remembered with its content as of that sync. A sync (fsync or fdatasync: the unix VFS issues
-//   one or the other, both persist data and size) makes the file's writes durable. At the cut
+//   one or the other, both persist data and size) makes the file's writes durable; it is not
+//   passed on to the disk, since the cut, not the disk, decides what survives. At the cut
 //   each file, seeded, keeps all of them, drops all, keeps a random subset of sectors, or is torn:
 //   sectors last written before a chosen write are kept, the chosen write's sectors each kept or
 //   not, later ones dropped. A dropped sector takes its synced content back; one beyond the
@@ -335,7 +336,10 @@ static int pf_sync(sqlite3_file *f, int flags) {
     PowerFile *p = (PowerFile *)f;
     Tracked *t = p->tracked;
     if (t && t->is_log && ignore_log_syncs) { pthread_mutex_unlock(&lock); return SQLITE_OK; }
-    int rc = p->real->pMethods->xSync(p->real, flags);
+    // Durability is what this model says it is, so a tracked file's sync is not passed on to
+    // the disk (as in SQLite's crash VFS): a soak then costs no fsyncs.
+    (void)flags;
+    int rc = t ? SQLITE_OK : p->real->pMethods->xSync(p->real, flags);
     if (rc == SQLITE_OK && t) {
         sectors_clear(t);
         sqlite3_int64 size = 0;
