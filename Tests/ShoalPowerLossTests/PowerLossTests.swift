@@ -40,4 +40,15 @@ import Foundation
         #expect(found.cutsInsideACall > 0)
         #expect(found.refetchedBatches > 0)
     }
+
+    /// The checks catch a broken ordering: with the log's fsync removed (the VFS reports it done
+    /// and keeps the writes unsynced), `FULL` commits are no longer durable, and the same soak
+    /// reports acknowledged saves lost.
+    @Test func aRemovedLogSyncLosesAcknowledgedSaves() async {
+        shoal_powercut_ignore_log_syncs(1)
+        let found = await Self.soak(first: 1, seeds: 40)
+        shoal_powercut_ignore_log_syncs(0)
+        print("without log syncs: " + found.summary(seeds: 40))
+        #expect(found.lostAcknowledged > 0, "a removed sync went unnoticed: \(found.summary(seeds: 40))")
+    }
 }
