@@ -156,6 +156,7 @@ struct PowerCut {
         var durableThrough = 0          // the last batch applied before a local write returned
         var inFlight = InFlight.none
         var zonesCreated = false
+        var openedAs: NodeID? = nil     // the node ID of the first open through the VFS that returned
 
         let migrates = !fresh && rng.chance(30)
         if !fresh {
@@ -185,6 +186,7 @@ struct PowerCut {
         do {
             inFlight = .other
             store = try Store.open(directory: dir.path, configuration: vfsConfiguration)
+            openedAs = store!.nodeID
             if !zonesCreated {
                 try await store!.createZone(localZone)
                 try await store!.createZone(remoteZone, incarnation: incarnation)
@@ -275,7 +277,7 @@ struct PowerCut {
         }
         shoal_powercut_reset(0, 0)
         try await check(&f, dir: dir, local: local, appliedThrough: appliedThrough, durableThrough: durableThrough,
-                        inFlight: inFlight, zonesCreated: zonesCreated, batches: batches, peerDigest: peerDigest,
+                        inFlight: inFlight, zonesCreated: zonesCreated, openedAs: openedAs, batches: batches, peerDigest: peerDigest,
                         checkpointPages: checkpointPages)
     }
 
@@ -350,7 +352,7 @@ struct PowerCut {
     }
 
     private func check(_ f: inout PowerCutFindings, dir: ScratchDirectory, local: [String: LocalState], appliedThrough: Int,
-                       durableThrough: Int, inFlight: InFlight, zonesCreated: Bool, batches: [[Record]],
+                       durableThrough: Int, inFlight: InFlight, zonesCreated: Bool, openedAs: NodeID?, batches: [[Record]],
                        peerDigest: ZoneDigest, checkpointPages: Int) async throws {
         func fail(_ what: String) { f.failures.append("seed \(seed): \(what)") }
         let path = dir.path + "/store.sqlite"
@@ -367,6 +369,10 @@ struct PowerCut {
             f.unopenable += 1
             fail("the store does not open: \(error)")
             return
+        }
+        if let openedAs, s.nodeID != openedAs {
+            f.lostAcknowledged += 1
+            fail("the store opened as \(openedAs) and reopens as \(s.nodeID)")
         }
         if let schema = Self.scalar(path, "SELECT value FROM meta WHERE key = 'schema'"), schema != "8" {
             f.unusableAfterReopen += 1
