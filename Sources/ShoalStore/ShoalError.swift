@@ -225,6 +225,11 @@ extension ShoalError {
         ShoalError(Backing(code: .requestRateLimited, message: "\(what); retry after \(retryAfter)", file: file, line: line, retryAfter: retryAfter))
     }
 
+    /// The disk (or the user's quota on it) is full.
+    package static func quotaExceeded(_ what: String, file: String = #fileID, line: Int = #line) -> ShoalError {
+        make(.quotaExceeded, what, file: file, line: line)
+    }
+
     /// Something failed inside the store.
     package static func internalError(_ what: String, file: String = #fileID, line: Int = #line) -> ShoalError {
         make(.internalError, what, file: file, line: line)

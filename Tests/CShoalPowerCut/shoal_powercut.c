@@ -76,7 +76,7 @@ static sqlite3_vfs power_vfs;
 static Tracked *tracked_files;
 static DirOp *dirops;
 static size_t dirop_count, dirop_capacity;
-static uint64_t rng_state, events, cut_at, aside_counter;
+static uint64_t rng_state, events, cut_at, aside_counter, full_at;
 static int dead, ignore_log_syncs, open_files, forced_mode = -1;
 static uint64_t stat_kept, stat_dropped, stat_undone;
 
@@ -306,9 +306,20 @@ static int pf_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off) {
     return REAL(f)->pMethods->xRead(REAL(f), buf, n, off);
 }
 
+/// Whether the disk is full and a write to `f` up to `end` would need new space.
+static int needs_space(sqlite3_file *f, sqlite3_int64 end) {
+    if (full_at == 0 || events < full_at || !TRACKED(f)) return 0;
+    sqlite3_int64 size = 0;
+    REAL(f)->pMethods->xFileSize(REAL(f), &size);
+    return end > size;
+}
+
 static int pf_write(sqlite3_file *f, const void *buf, int n, sqlite3_int64 off) {
     pthread_mutex_lock(&lock);
     if (event()) { pthread_mutex_unlock(&lock); return SQLITE_IOERR_WRITE; }
+    // A full disk refuses what would grow a file (ENOSPC, which the unix VFS reports as
+    // SQLITE_FULL); a write in place still lands in blocks the file holds.
+    if (needs_space(f, off + n)) { pthread_mutex_unlock(&lock); return SQLITE_FULL; }
     Tracked *t = TRACKED(f);
     if (t) remember(t, REAL(f), off, off + n);
     int rc = REAL(f)->pMethods->xWrite(REAL(f), buf, n, off);
@@ -319,6 +330,7 @@ static int pf_write(sqlite3_file *f, const void *buf, int n, sqlite3_int64 off) 
 static int pf_truncate(sqlite3_file *f, sqlite3_int64 size) {
     pthread_mutex_lock(&lock);
     if (event()) { pthread_mutex_unlock(&lock); return SQLITE_IOERR_TRUNCATE; }
+    if (needs_space(f, size)) { pthread_mutex_unlock(&lock); return SQLITE_FULL; }
     Tracked *t = TRACKED(f);
     if (t) {
         sqlite3_int64 cur = 0;
@@ -507,7 +519,14 @@ void shoal_powercut_reset(uint64_t seed, uint64_t cut_event) {
     rng_state = seed;
     events = 0;
     cut_at = cut_event;
+    full_at = 0;
     dead = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+void shoal_powercut_fill_disk_at(uint64_t event_number) {
+    pthread_mutex_lock(&lock);
+    full_at = event_number;
     pthread_mutex_unlock(&lock);
 }
 

@@ -160,6 +160,10 @@ final class SQLiteDatabase {
         if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
             return .requestRateLimited(retryAfter: .milliseconds(100), "the store database \(path) is locked by another connection (\(msg)) while \(doing)")
         }
+        if primary == SQLITE_FULL {
+            // Nothing of the statement's transaction is kept (the caller rolls it back).
+            return .quotaExceeded("the disk holding the store database \(path) is full (\(msg)) while \(doing); free space on it, then retry")
+        }
         return .internalError("SQLite error \(rc) (\(msg)) while \(doing) in \(path)")
     }
 }

@@ -27,6 +27,11 @@ int shoal_powercut_register(void);
 /// truncate, delete; counted from 1) before which the power is cut, 0 for never.
 void shoal_powercut_reset(uint64_t seed, uint64_t cut_at);
 
+/// Fills the disk from the mutating event `event_number` on (0: never, and space returns):
+/// from then every write or truncation that would grow a tracked file fails with SQLITE_FULL,
+/// as the unix VFS reports ENOSPC; writes within a file's size still succeed. A reset frees it.
+void shoal_powercut_fill_disk_at(uint64_t event_number);
+
 /// Makes the VFS ignore the xSync of write-ahead logs (and rollback journals) while `on` is
 /// nonzero: it reports success and leaves the writes unsynced, as a missing fsync would.
 /// Tests use it to show the power-cut checks catch a broken ordering.
