@@ -1,5 +1,6 @@
 // TestSupport: seeded randomness, scratch directories and a stepping clock for the power-loss tests.
 
+import ShoalWire
 import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -34,4 +35,12 @@ final class ScratchDirectory {
 final class SteppingClock: Sendable {
     private let now = Mutex<UInt64>(1_795_000_000_000)
     func read() -> UInt64 { now.withLock { $0 += 1; return $0 } }
+}
+
+/// Node IDs and zone incarnations from a seed, so a seed's identities, and with them the order
+/// of vector entries and merges, are the same on every run.
+final class SeededIdentifiers: Sendable {
+    private let rng: Mutex<SeededRandom>
+    init(seed: UInt64) { rng = Mutex(SeededRandom(state: seed)) }
+    func next() -> NodeID { rng.withLock { NodeID(high: $0.next(), low: $0.next()) } }
 }
