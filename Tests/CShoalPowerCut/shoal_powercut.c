@@ -80,6 +80,13 @@ static uint64_t rng_state, events, cut_at, aside_counter, full_at;
 static int dead, ignore_log_syncs, open_files, forced_mode = -1;
 static uint64_t stat_kept, stat_dropped, stat_undone;
 
+/// SHOAL_POWERCUT_TRACE set: every open, sync and delete is written to stderr.
+static int tracing(void) {
+    static int t = -1;
+    if (t < 0) t = getenv("SHOAL_POWERCUT_TRACE") != NULL;
+    return t;
+}
+
 static uint64_t next_random(void) {
     uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -244,6 +251,8 @@ static void cut(void) {
     stat_kept = stat_dropped = stat_undone = 0;
     for (Tracked *t = tracked_files; t; t = t->next) lose_unsynced(t);
     size_t survive = (size_t)random_below(dirop_count + 1);
+    if (forced_mode == 0) survive = dirop_count;
+    if (forced_mode == 1) survive = 0;
     for (size_t i = dirop_count; i > survive; i--) {
         DirOp *op = &dirops[i - 1];
         stat_undone++;
@@ -352,6 +361,8 @@ static int pf_sync(sqlite3_file *f, int flags) {
     // the disk (as in SQLite's crash VFS): a soak then costs no fsyncs.
     (void)flags;
     int rc = t ? SQLITE_OK : p->real->pMethods->xSync(p->real, flags);
+    if (tracing()) fprintf(stderr, "powercut: event %llu sync %s%s\n", (unsigned long long)events,
+                           t && t->path ? t->path : "(untracked)", p->dirsync_pending ? " and its directory" : "");
     if (rc == SQLITE_OK && t) {
         sectors_clear(t);
         sqlite3_int64 size = 0;
@@ -434,6 +445,7 @@ static int pv_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flag
     }
     open_files++;
     p->base.pMethods = &power_methods;
+    if (tracing()) fprintf(stderr, "powercut: open %s%s\n", name ? name : "(temporary)", track && !existed ? " (created)" : "");
     pthread_mutex_unlock(&lock);
     return SQLITE_OK;
 }
@@ -457,6 +469,7 @@ static int pv_delete(sqlite3_vfs *vfs, const char *name, int dirsync) {
     } else {
         rc = real_vfs->xDelete(real_vfs, name, 0);
     }
+    if (tracing()) fprintf(stderr, "powercut: event %llu delete %s%s\n", (unsigned long long)events, name, dirsync ? " and sync its directory" : "");
     if (rc == SQLITE_OK && dirsync) directory_synced();
     pthread_mutex_unlock(&lock);
     return rc;

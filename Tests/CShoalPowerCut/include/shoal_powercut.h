@@ -39,7 +39,8 @@ void shoal_powercut_ignore_log_syncs(int on);
 
 /// What every file does with its unsynced writes at the cut, instead of a seeded choice:
 /// 0 keeps them all, 1 drops them all, 2 keeps a random subset of sectors, 3 tears them;
-/// -1 (the default) chooses per file from the seed.
+/// -1 (the default) chooses per file from the seed. 0 also keeps every unsynced creation and
+/// deletion of a directory entry, 1 undoes them all; otherwise a seeded prefix survives.
 void shoal_powercut_force_mode(int mode);
 
 /// Cuts the power now (if it has not been cut yet). Returns 1 when this call cut it.
