@@ -72,6 +72,9 @@ struct PowerCut {
     let remoteZone = RecordZone.ID(name: "remote")
     let clock = SteppingClock()
     let identifiers: SeededIdentifiers
+    /// A broken ordering for the tests that show the checks catch one: knowledge committed in a
+    /// transaction of its own before the versions it claims, instead of with them.
+    var knowledgeBeforeVersions = false
 
     init(seed: UInt64) {
         self.seed = seed
@@ -248,7 +251,12 @@ struct PowerCut {
                 } else if roll < 80 {
                     guard nextBatch <= batches.count else { continue }
                     inFlight = .apply(nextBatch)
-                    try await s.apply(remoteChanges: batches[nextBatch - 1], syncState: ["knowledge": Self.encode(nextBatch)])
+                    if knowledgeBeforeVersions {
+                        try await s.setSyncValue("knowledge", Self.encode(nextBatch))
+                        try await s.apply(remoteChanges: batches[nextBatch - 1])
+                    } else {
+                        try await s.apply(remoteChanges: batches[nextBatch - 1], syncState: ["knowledge": Self.encode(nextBatch)])
+                    }
                     appliedThrough = nextBatch
                     nextBatch += 1
                 } else if roll < 88 {
