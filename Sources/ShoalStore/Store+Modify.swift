@@ -26,7 +26,9 @@ extension Store {
     ///   one's error: `serverRecordChanged`, `unknownItem`, `zoneNotFound`, `permissionFailure`,
     ///   `limitExceeded`, `invalidArguments`, `batchRequestFailed`; ``ShoalError/savedRecords`` what
     ///   was saved); `invalidArguments` for a malformed request; `limitExceeded` for an atomic batch
-    ///   over the limit; `requestRateLimited` when another process holds the database lock.
+    ///   over the limit; `requestRateLimited` when another process holds the database lock;
+    ///   `quotaExceeded` when the disk is full (the transaction under way is rolled back whole:
+    ///   free space, then retry).
     @discardableResult
     public func modify(saving: [Record] = [], deleting: [Record.ID] = [], policy: SavePolicy = .ifServerRecordUnchanged,
                        atomically: Bool = true) throws(ShoalError) -> ModifyResult {

@@ -34,7 +34,8 @@ extension Store {
     ///
     /// - Throws: `invalidArguments` for an unsaved or malformed record (nothing is applied);
     ///   `zoneNotFound` for a zone this store does not
-    ///   hold; `limitExceeded` for a record over the limits.
+    ///   hold; `limitExceeded` for a record over the limits; `quotaExceeded` when the disk is
+    ///   full (nothing is applied).
     /// - Parameter syncState: replication values (``syncValue(_:)``) to store in the same
     ///   transaction, such as the position the batch brings the node to.
     @discardableResult
