@@ -251,15 +251,22 @@ extension SyncNode {
     }
 
     /// Ends a full resync from `peer` at its caught-up batch (Spec/replication.md §3.5.2–3.5.3):
-    /// a live local record the stream left out, whose vector `knowledge` (the peer's) covers, was
-    /// deleted on the peer and its tombstone purged since — delete it here too. Records the peer
-    /// has not seen stay (they replicate to it). The peer's purge `horizon` becomes part of this
-    /// zone's, so a record created here again supersedes those deletions where they are held.
+    /// a live local record the stream left out, every save of which `knowledge` (the peer's)
+    /// covers, was deleted on the peer and its tombstone purged since — delete it here too. That
+    /// holds when the peer's knowledge covers the whole version, and also when only deletions
+    /// the peer has not seen are left beside those saves (a save merged here with a concurrent
+    /// deletion of another lineage before this node learned of the purged one). Records with a
+    /// save the peer has not seen stay (they replicate to it). The peer's purge `horizon` becomes
+    /// part of this zone's, so a record created here again supersedes those deletions where they
+    /// are held.
     func finishResync(peer: NodeID, zone: RecordZone.ID, received: Set<String>, knowledge: VersionVector, horizon: VersionVector?) async {
         do throws(ShoalError) {
             let stale = try await store.allRecordIDs(in: zone).filter { !received.contains($0.name) }
             let versions = try await store.storedVersions(of: stale)
-            let gone = stale.filter { id in versions[id].map { !$0.isDeleted && $0.versionVector.isDominated(by: knowledge) } ?? false }
+            let gone = stale.filter { id in
+                guard let v = versions[id], !v.isDeleted else { return false }
+                return v.heads.allSatisfy { $0.isDeletion || v.versionVector[$0.node] <= knowledge[$0.node] }
+            }
             if !gone.isEmpty { try await store.modify(deleting: gone, policy: .allKeys, atomically: false) }
             if let horizon, !horizon.isEmpty {
                 try await store.adoptHorizon(horizon, of: zone)

@@ -254,10 +254,12 @@ extension Simulation {
     /// kept concurrent slots side by side; 14600 and 1526 until a read by knowledge, and a server
     /// whose whole feed a subscriber's knowledge covered, still found live merges; 16504, 18220,
     /// 18289, 18419 and 19197 of the same soak; 28384 until a node's own write that a purged
-    /// deletion superseded stayed deleted), run with purging on: tombstones purged by
-    /// acknowledgements and by a retention, peers retired and coming back, nodes joining late.
+    /// deletion superseded stayed deleted; 6803 until a full resync deleted a record whose saves
+    /// the server had all seen, merged here with a deletion of another lineage), run with purging
+    /// on: tombstones purged by acknowledgements and by a retention, peers retired and coming
+    /// back, nodes joining late.
     @Test(arguments: [1058, 1063, 1159, 1275, 1374, 1295, 1494, 2065, 2325, 2377, 2607, 1052, 1269, 2524, 1088,
-                      2045, 1526, 14600, 16504, 18220, 18289, 18419, 19197, 28384] as [UInt64])
+                      2045, 1526, 14600, 16504, 18220, 18289, 18419, 19197, 28384, 6803] as [UInt64])
     func formerlyDivergingPurgeSeedsConverge(seed: UInt64) async throws {
         let sim = try await Simulation(seed: seed, nodes: 3 + Int(seed % 2), identities: seed % 4 >= 2)
         sim.purging = true
