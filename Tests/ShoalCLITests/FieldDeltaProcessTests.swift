@@ -26,13 +26,7 @@ import Testing
         let edit = String(decoding: edited, as: UTF8.self)
 
         try await Shoal.withDaemons { daemons in
-            let a = try daemons.start(["--data", dirs[0]] + flags)
-            let portA = try #require(await a.port())
-            let b = try daemons.start(["--data", dirs[1]] + flags + ["--peer", "127.0.0.1:\(portA)"])
-            _ = try #require(await b.port(), "b did not start: \(b.log)")
-            #expect(try await Shoal.run(["zone", "create", "notes", "--data", dirs[0]]).status == 0)
-            let idB = try await Shoal.deviceID(dirs[1])
-            #expect(try await Shoal.run(["zone", "share", "notes", idB, "--read-write", "--data", dirs[0]]).status == 0)
+            let (_, b, _) = try await MergeTextProcessTests.twoSharingNotes(daemons, dirs, flags: flags)
             #expect(try await MergeTextProcessTests.put(dirs[0], text))
             #expect(try await Shoal.eventually { try await MergeTextProcessTests.body(dirs[1]) == text }, "the note did not reach b: \(b.log)")
             #expect(try await Self.counters(dirs[1])["applied"] == 0)

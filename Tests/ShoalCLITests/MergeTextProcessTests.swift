@@ -14,6 +14,19 @@ import Testing
         return (json?["fields"] as? [String: Any])?["body"] as? String
     }
 
+    /// Starts `shoal serve flags…` on `dirs[0]` (A) and `dirs[1]` (B, dialling A), then has A
+    /// create zone `notes` and share it read-write with B. Returns both daemons and A's port.
+    static func twoSharingNotes(_ daemons: Shoal.Daemons, _ dirs: [String], flags: [String]) async throws -> (a: Shoal.Daemon, b: Shoal.Daemon, portA: Int) {
+        let a = try daemons.start(["--data", dirs[0]] + flags)
+        let portA = try #require(await a.port())
+        let b = try daemons.start(["--data", dirs[1]] + flags + ["--peer", "127.0.0.1:\(portA)"])
+        _ = try #require(await b.port(), "b did not start: \(b.log)")
+        #expect(try await Shoal.run(["zone", "create", "notes", "--data", dirs[0]]).status == 0)
+        let idB = try await Shoal.deviceID(dirs[1])
+        #expect(try await Shoal.run(["zone", "share", "notes", idB, "--read-write", "--data", dirs[0]]).status == 0)
+        return (a, b, portA)
+    }
+
     /// Saves `body` as the note's body through the daemon of `dir`; true on success.
     static func put(_ dir: String, _ body: String) async throws -> Bool {
         try await Shoal.run(["put", "notes", "n", "--type", "Note", "body=\(body)", "--data", dir]).status == 0
@@ -36,13 +49,7 @@ import Testing
         let flags = ["--listen", "127.0.0.1:0", "--no-discovery", "--merge-text", "Note.body"]
 
         try await Shoal.withDaemons { daemons in
-            let a = try daemons.start(["--data", dirs[0]] + flags)
-            let portA = try #require(await a.port())
-            let b = try daemons.start(["--data", dirs[1]] + flags + ["--peer", "127.0.0.1:\(portA)"])
-            _ = try #require(await b.port(), "b did not start: \(b.log)")
-            #expect(try await Shoal.run(["zone", "create", "notes", "--data", dirs[0]]).status == 0)
-            let idB = try await Shoal.deviceID(dirs[1])
-            #expect(try await Shoal.run(["zone", "share", "notes", idB, "--read-write", "--data", dirs[0]]).status == 0)
+            let (a, b, portA) = try await Self.twoSharingNotes(daemons, dirs, flags: flags)
             #expect(try await Self.put(dirs[0], Self.body))
             #expect(try await Shoal.eventually { try await Self.body(dirs[1]) == Self.body }, "the note did not reach b: \(b.log)")
 
