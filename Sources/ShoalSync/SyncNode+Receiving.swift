@@ -58,9 +58,10 @@ extension SyncNode {
             // The pass starts over on both sides: what was stated before it no longer counts.
             sessions[id]?.inbound[m.zone]?.serverKnowledge = VersionVector()
             sessions[id]?.inbound[m.zone]?.statedKnowledge = VersionVector()
-            sessions[id]?.inbound[m.zone]?.vectorReference = VersionVector()
         }
-        if let k = m.knowledge { sessions[id]?.inbound[m.zone]?.vectorReference.formUnion(k) }
+        if let r = sessions[id]?.inbound[m.zone]?.vectorReference {
+            sessions[id]?.inbound[m.zone]?.vectorReference = SyncSession.vectorReference(after: r, reset: m.isReset, stated: m.knowledge)
+        }
         // A batch states only the knowledge the peer had not stated on this subscription yet
         // (§3.5): what it claims is the union.
         let stated: VersionVector? = m.knowledge.map { (sessions[id]?.inbound[m.zone]?.serverKnowledge ?? VersionVector()).union($0) }

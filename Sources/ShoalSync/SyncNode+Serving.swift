@@ -422,8 +422,7 @@ extension SyncNode {
                 out.append(.send(Frame(type: .changes, payload: payload)))
             }
             cur.tokenSent = pageToken.bytes
-            if message.isReset { cur.vectorReference = VersionVector() }
-            if let stated { cur.vectorReference.formUnion(stated) }
+            cur.vectorReference = SyncSession.vectorReference(after: cur.vectorReference, reset: message.isReset, stated: stated)
             if recordCount > 0 { cur.lastRecordsBatch = cur.nextBatch }
             cur.nextBatch &+= 1
             cur.token = pageToken

@@ -643,10 +643,11 @@ public actor SyncNode {
         // batch, stating that batch's token as a change to the one presented here (§3.5.4).
         var number: UInt64? = nil
         if let s = sessions[id], let caps = s.peer?.capabilities, caps & Capability.numbersInSubscribe != 0 {
-            number = s.nextOwnSubscriptionNumber
-            sessions[id]?.nextOwnSubscriptionNumber = s.nextOwnSubscriptionNumber &+ 1
-            sessions[id]?.inbound[zone]?.number = s.nextOwnSubscriptionNumber
-            sessions[id]?.inboundNumbers[s.nextOwnSubscriptionNumber] = zone
+            let n = s.nextOwnSubscriptionNumber
+            number = n
+            sessions[id]?.nextOwnSubscriptionNumber = n &+ 1
+            sessions[id]?.inbound[zone]?.number = n
+            sessions[id]?.inboundNumbers[n] = zone
             sessions[id]?.inbound[zone]?.lastToken = from?.bytes ?? []
         }
         let m = SubscribeMessage(zone: zone, incarnation: incarnation, token: from, knowledge: k, window: configuration.window, number: number)

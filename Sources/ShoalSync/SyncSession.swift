@@ -165,6 +165,14 @@ struct SyncSession {
     var purgedAnnounced: [RecordZone.ID: NodeID] = [:]
     var inbound: [RecordZone.ID: Inbound] = [:]
     var outbound: [RecordZone.ID: Outbound] = [:]
+    /// A subscription's stated knowledge after a batch (Spec/replication.md §3.5.4): a reset batch
+    /// starts it again, and the knowledge a batch states joins it. The server applies it to every
+    /// batch it sends and the subscriber to every batch it reads, so both hold the same vector.
+    static func vectorReference(after reference: VersionVector, reset: Bool, stated: VersionVector?) -> VersionVector {
+        let start = reset ? VersionVector() : reference
+        return stated.map { start.union($0) } ?? start
+    }
+
     /// The next number this node gives a subscription the peer makes here (never reused on the
     /// connection), and the zones of the numbers the peer gave this node's subscriptions there.
     var nextSubscriptionNumber: UInt64 = 1
