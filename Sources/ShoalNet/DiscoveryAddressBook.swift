@@ -9,7 +9,7 @@ package import ShoalWire
 /// An announcement is not authenticated, so it only ever *adds* a candidate address; nothing
 /// heard takes an address away. An address is **verified** once a connection dialled there
 /// showed the device by mutual TLS; it is kept (and redialled when its connection ends) until a
-/// dial there fails: at TLS (another device, or a refusal), or — when the device no longer
+/// dial there fails: at TLS (another device, or no handshake), or — when the device no longer
 /// announces it — at TCP. A **candidate** (heard, never verified) gets one dial: if that fails it
 /// is dropped, and dialled again only when heard again after ``Policy/candidateRetry``.
 ///
@@ -66,8 +66,8 @@ package struct DiscoveryAddressBook: Sendable {
     package enum Failure: Sendable, Hashable {
         /// No TCP connection (refused, unreachable, timed out).
         case unreachable
-        /// TCP connected, but mutual TLS did not show the device: another device answered, the
-        /// handshake failed, or the peer refused this device.
+        /// TCP connected, but mutual TLS did not show the device: another device answered or the
+        /// handshake failed. (A dial that showed the device is verified, however it ended.)
         case notTheDevice
     }
 

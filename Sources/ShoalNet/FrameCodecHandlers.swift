@@ -238,6 +238,10 @@ struct FrameNotSent: Error, CustomStringConvertible {
 /// been silent for longer (driven by NIO's IdleStateHandler), notes when each frame arrives
 /// (``received``: `shoal status` shows when a device was last seen), and, on request, probes the
 /// peer with a ping at once (``probe(within:on:)``), answered by the next frame that arrives.
+///
+/// No ping leaves before this node's hello: the hello is the first frame on a connection
+/// (Spec/replication.md §2), and a peer closes one that starts with anything else. Until the
+/// hello has passed, a probe only waits for the peer's next frame.
 final class KeepaliveHandler: ChannelDuplexHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
@@ -245,6 +249,8 @@ final class KeepaliveHandler: ChannelDuplexHandler {
     typealias OutboundOut = Frame
 
     private var nonce: UInt64 = 0
+    /// Whether this node's hello has been written: pings may follow it, never precede it.
+    private var helloWritten = false
     /// When the last frame arrived on this connection.
     let received = ReceiveClock()
     private var context: ChannelHandlerContext?
@@ -271,7 +277,20 @@ final class KeepaliveHandler: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
-    /// Sends a ping now; the future is true when a frame arrives from the peer within `timeout`,
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if !helloWritten, unwrapOutboundIn(data).type == .hello { helloWritten = true }
+        context.write(data, promise: promise)
+    }
+
+    /// Sends a ping, if this node's hello has gone out, and notes the probe.
+    private func ping(_ context: ChannelHandlerContext) {
+        guard helloWritten else { return }
+        nonce &+= 1
+        context.writeAndFlush(wrapOutboundOut(Frame(type: .ping, payload: PingMessage(nonce: nonce).encoded())), promise: nil)
+    }
+
+    /// Sends a ping now (once this node's hello has gone out: before, the peer's hello is the
+    /// frame awaited); the future is true when a frame arrives from the peer within `timeout`,
     /// false when none does or the connection closes first. Call on the channel's event loop,
     /// `loop`.
     func probe(within timeout: TimeAmount, on loop: any EventLoop) -> EventLoopFuture<Bool> {
@@ -280,8 +299,7 @@ final class KeepaliveHandler: ChannelDuplexHandler {
         nextProbe &+= 1
         let number = nextProbe
         probes[number] = promise
-        nonce &+= 1
-        context.writeAndFlush(wrapOutboundOut(Frame(type: .ping, payload: PingMessage(nonce: nonce).encoded())), promise: nil)
+        ping(context)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         context.eventLoop.scheduleTask(in: timeout) { bound.value.probes.removeValue(forKey: number)?.succeed(false) }
         return promise.futureResult
@@ -302,8 +320,7 @@ final class KeepaliveHandler: ChannelDuplexHandler {
         }
         switch idle {
         case .write:
-            nonce &+= 1
-            context.writeAndFlush(wrapOutboundOut(Frame(type: .ping, payload: PingMessage(nonce: nonce).encoded())), promise: nil)
+            ping(context)
         case .read:
             // The peer is gone (asleep, its link down, its address removed) or stuck: a goodbye
             // goes where the socket takes it, and the socket closes at once, below TLS. TLS's own

@@ -241,6 +241,16 @@ extension NetworkNode {
         addressBook.verified(device, at: address, now: Date())
     }
 
+    /// A dial of `key` showed `device` by mutual TLS but ended before a session was established
+    /// (the peer closed it, or refused a frame). Returns whether discovery dials `key` for that
+    /// very device; the address is then verified (Spec/discovery.md §4.1): the device is there,
+    /// and the dial backs off as any refused dial does rather than stop.
+    func discoveryDialShowed(_ key: String, _ device: DeviceID) -> Bool {
+        guard let address = discoveryDials.first(where: { $0.key == key }), addressBook.device(at: address) == device else { return false }
+        addressBook.verified(device, at: address, now: Date())
+        return true
+    }
+
     /// A dial of `key` failed with `failure`. For an address discovery dials, decides with the
     /// address book whether to stop (Spec/discovery.md §4.1) and stops; returns whether it did.
     func discoveryDialFailed(_ key: String, _ failure: DiscoveryAddressBook.Failure) -> Bool {

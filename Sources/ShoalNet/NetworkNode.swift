@@ -541,12 +541,16 @@ public actor NetworkNode {
                     }
                 // A connection refused by TLS or by trust backs off like a failed dial.
                 peerStates[key]?.lastError = nil
-                if await serve(channel, dialed: key) {
+                let served = await serve(channel, dialed: key)
+                if served.established {
                     delay = configuration.reconnectDelay
                 } else {
                     dialFailed(key, "peer refused or ended the connection", peerStates[key]?.lastError
                                ?? "the peer closed the connection before its hello: does it trust this device (\(tls.deviceID))?")
-                    if discoveryDialFailed(key, .notTheDevice) { return }
+                    // Mutual TLS showing the device discovery expects there proves the address,
+                    // whatever ended the session; anything else counts against it.
+                    let showed = served.device.map { discoveryDialShowed(key, $0) } ?? false
+                    if !showed, discoveryDialFailed(key, .notTheDevice) { return }
                 }
             } catch {
                 dialFailed(key, "could not reach peer", "\(error)")
@@ -615,18 +619,25 @@ public actor NetworkNode {
         try? await channel.executeThenClose { _, _ in }
     }
 
+    /// How a dialled connection ended (``serve(_:dialed:)``).
+    struct Served {
+        /// Whether the session was established: false when TLS failed, the device is not
+        /// trusted, or no hello from the peer was accepted (the peer refused this device, or
+        /// closed the connection), so that a dialler backs off rather than redials at once.
+        var established: Bool
+        /// The device mutual TLS showed on this connection; nil when the handshake failed.
+        var device: DeviceID?
+    }
+
     /// Serves one connection until it ends: waits for its TLS handshake, has the engine admit its
-    /// device, then passes its frames on. Returns whether the session was established: false
-    /// when TLS failed, the device is not trusted, or no hello from the peer was accepted (the
-    /// peer refused this device), so that a dialler backs off rather than redials at once.
-    @discardableResult
-    func serve(_ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?) async -> Bool {
+    /// device, then passes its frames on. Returns how it ended.
+    func serve(_ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?) async -> Served {
         switch await Self.handshake(channel, remote: dialed, configuration) {
         case .success(let (handlers, device)):
-            return await serve(channel, dialed: dialed, handlers: handlers, device: device)
+            return Served(established: await serve(channel, dialed: dialed, handlers: handlers, device: device), device: device)
         case .failure(let error):
             if let dialed { peerStates[dialed]?.lastError = "\(error)" }
-            return false
+            return Served(established: false, device: nil)
         }
     }
 

@@ -49,10 +49,12 @@ import ShoalWire
         #expect(!channel.isActive, "closed at once")
     }
 
-    /// An embedded channel with a keepalive handler, connected (active).
+    /// An embedded channel with a keepalive handler, connected (active), its hello written.
     static func connected() throws -> EmbeddedChannel {
         let channel = EmbeddedChannel(handler: KeepaliveHandler())
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 7400)).wait()
+        try channel.writeOutbound(KeepaliveProbeTests.hello)
+        #expect(try channel.readOutbound(as: Frame.self)?.type == .hello)
         return channel
     }
 }

@@ -19,7 +19,33 @@ import ShoalWire
         let handler = KeepaliveHandler()
         let channel = EmbeddedChannel(handler: handler)
         try channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 7400)).wait()
+        try channel.writeOutbound(Self.hello)
+        #expect(try channel.readOutbound(as: Frame.self)?.type == .hello)
         return (channel, handler)
+    }
+
+    static let hello = Frame(type: .hello, payload: HelloMessage(node: NodeID(high: 7, low: 9), zones: []).encoded())
+
+    /// A connection still opening — the node's hello not yet written — is sent no ping: the
+    /// hello is the first frame, and a peer closes a connection that starts with a ping. The
+    /// peer's hello answers the probe, and pings follow this node's hello from then on.
+    @Test func noPingBeforeThisNodesHello() throws {
+        let handler = KeepaliveHandler()
+        let channel = EmbeddedChannel(handler: handler)
+        defer { _ = try? channel.finish() }
+        try channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 7400)).wait()
+        let answer = Answer()
+        handler.probe(within: .seconds(2), on: channel.eventLoop).whenSuccess { answer.value = $0 }
+        channel.pipeline.fireUserInboundEventTriggered(IdleStateHandler.IdleStateEvent.write)
+        #expect(try channel.readOutbound(as: Frame.self) == nil, "nothing precedes the hello")
+        try channel.writeOutbound(Self.hello)
+        #expect(try channel.readOutbound(as: Frame.self)?.type == .hello, "the hello is the first frame")
+        try channel.writeInbound(Self.hello)
+        #expect(answer.value == true, "the peer's hello answers the probe")
+        _ = handler.probe(within: .seconds(2), on: channel.eventLoop)
+        #expect(try channel.readOutbound(as: Frame.self)?.type == .ping, "after the hello, a probe pings")
+        channel.pipeline.fireUserInboundEventTriggered(IdleStateHandler.IdleStateEvent.write)
+        #expect(try channel.readOutbound(as: Frame.self)?.type == .ping, "and so does a quiet connection")
     }
 
     @Test func anyFrameWithinTheBoundAnswersAProbe() throws {
