@@ -50,6 +50,9 @@ final class HelloCompression {
     var capabilities: UInt64? = nil
     /// Whether this node's hello announced ``HelloMessage/streamCompressionCapability``.
     var announcedStream = false
+    /// Whether this node's hello has been encoded (gone out): ``KeepaliveHandler`` sends no ping
+    /// before. The hello reaches the encoder through the outbox, not past the keepalive handler.
+    var sentHello = false
 
     /// Creates an empty record (no hello yet).
     init() {}
@@ -185,6 +188,7 @@ final class FrameEncodingHandler: ChannelOutboundHandler {
     /// This node's first hello, with the stream capability set when the stream is enabled.
     private func announce(_ frame: Frame) -> Frame {
         announced = true
+        peer.sentHello = true
         guard var hello = try? HelloMessage(decoding: frame.payload) else { return frame }
         if stream { hello.capabilities |= HelloMessage.streamCompressionCapability }
         peer.announcedStream = hello.capabilities & HelloMessage.streamCompressionCapability != 0
@@ -249,8 +253,17 @@ final class KeepaliveHandler: ChannelDuplexHandler {
     typealias OutboundOut = Frame
 
     private var nonce: UInt64 = 0
-    /// Whether this node's hello has been written: pings may follow it, never precede it.
+    /// Whether this node's hello has been written past this handler (on a pipeline without an
+    /// encoder sharing ``hellos``); pings may follow it, never precede it.
     private var helloWritten = false
+    /// What the hellos said, shared with the frame encoder, which notes when this node's hello
+    /// went out (it reaches the encoder through the outbox, never past this handler).
+    private let hellos: HelloCompression
+
+    /// A keepalive handler; `hellos` is the encoder's record of the hellos, when there is one.
+    init(hellos: HelloCompression = HelloCompression()) {
+        self.hellos = hellos
+    }
     /// When the last frame arrived on this connection.
     let received = ReceiveClock()
     private var context: ChannelHandlerContext?
@@ -284,7 +297,7 @@ final class KeepaliveHandler: ChannelDuplexHandler {
 
     /// Sends a ping, if this node's hello has gone out, and notes the probe.
     private func ping(_ context: ChannelHandlerContext) {
-        guard helloWritten else { return }
+        guard helloWritten || hellos.sentHello else { return }
         nonce &+= 1
         context.writeAndFlush(wrapOutboundOut(Frame(type: .ping, payload: PingMessage(nonce: nonce).encoded())), promise: nil)
     }

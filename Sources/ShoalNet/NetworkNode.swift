@@ -607,7 +607,7 @@ public actor NetworkNode {
         try ops.addHandler(OutboxHandler(outbox: Outbox(limit: configuration.outboxBytes),
                                          unwritableTimeout: TimeAmount(configuration.unwritableTimeout), logger: configuration.logger))
         try ops.addHandler(ChunkYieldHandler(gate: ChunkGate()))
-        try ops.addHandler(KeepaliveHandler())
+        try ops.addHandler(KeepaliveHandler(hellos: peer))
         return try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
     }
 

@@ -48,6 +48,37 @@ import ShoalWire
         #expect(try channel.readOutbound(as: Frame.self)?.type == .ping, "and so does a quiet connection")
     }
 
+    /// Stands for the outbox: frames written from here reach the encoder without passing the
+    /// keepalive handler, as the node's hello does on a real connection.
+    final class Outbox: ChannelOutboundHandler {
+        typealias OutboundIn = Frame
+        typealias OutboundOut = Frame
+    }
+
+    /// On the connection's real pipeline the hello goes out through the outbox, below the
+    /// keepalive handler: the encoder tells it, and pings follow the hello, never precede it.
+    @Test func aHelloSentThroughTheOutboxLetsPingsFollow() throws {
+        let hellos = HelloCompression()
+        let handler = KeepaliveHandler(hellos: hellos)
+        let channel = EmbeddedChannel()
+        defer { _ = try? channel.finish() }
+        let ops = channel.pipeline.syncOperations
+        try ops.addHandler(FrameEncodingHandler(options: FrameEncoder.Options(), stream: false, traffic: TrafficCounter(), peer: hellos))
+        let outbox = Outbox()
+        try ops.addHandler(outbox)
+        try ops.addHandler(handler)
+        try channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 7400)).wait()
+        _ = handler.probe(within: .seconds(2), on: channel.eventLoop)
+        channel.pipeline.fireUserInboundEventTriggered(IdleStateHandler.IdleStateEvent.write)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil, "no ping before the hello")
+        try ops.context(handler: outbox).writeAndFlush(NIOAny(Self.hello), promise: nil)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) != nil, "the hello")
+        _ = handler.probe(within: .seconds(2), on: channel.eventLoop)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) != nil, "a probe's ping follows the hello")
+        channel.pipeline.fireUserInboundEventTriggered(IdleStateHandler.IdleStateEvent.write)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) != nil, "and so does a quiet connection's")
+    }
+
     @Test func anyFrameWithinTheBoundAnswersAProbe() throws {
         let (channel, handler) = try Self.channel()
         defer { _ = try? channel.finish() }
