@@ -36,8 +36,10 @@ package final class HTTPServer: Sendable {
         let conflicts = ConflictLog()
         let api = NodeAPI(node: node, configuration: configuration, metrics: metrics, hub: hub, conflicts: conflicts)
         let (bound, boundContinuation) = AsyncStream<Result<Int, HTTPServerError>>.makeStream()
+        // Hummingbird logs a stop's cancellation as an error; its real failures are thrown here
+        // (binding) or answered as JSON (requests). Its lines show from --log-level debug on.
         var quiet = logger
-        quiet.logLevel = max(logger.logLevel, .notice)
+        quiet.logLevel = logger.logLevel <= .debug ? logger.logLevel : .critical
         let app = Application(
             responder: CallbackResponder<BasicRequestContext> { request, _ in await api.respond(to: request) },
             server: .http1(configuration: .init(idleTimeout: .seconds(configuration.idleTimeoutSeconds))),

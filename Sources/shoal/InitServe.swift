@@ -221,7 +221,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
             return server
         } catch {
-            throw CommandFailure(.usage, "\(error)")
+            // Beyond loopback without the flag is a usage error; a port in use is a failure.
+            throw CommandFailure(HTTPConfiguration.isLoopback(http.host) || httpAllowPlaintext ? .failure : .usage, "\(error)")
         }
     }
 

@@ -71,6 +71,13 @@ import Testing
             #expect(openapi.status == 200 && (openapi.json?["openapi"] as? String)?.hasPrefix("3.") == true, "\(openapi.status)")
             let page = try await LoopbackHTTP.send(port, "GET", "/")
             #expect(page.status == 200 && page.text.contains("<html") && !page.text.contains(id))
+
+            // Another daemon asking for the same HTTP port fails, saying what to do.
+            let other = dir + "-other"
+            defer { try? FileManager.default.removeItem(atPath: other) }
+            #expect(try await Shoal.run(["init", "--data", other]).status == 0)
+            let taken = try await Shoal.run(["serve", "--data", other, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:\(port)"])
+            #expect(taken.status == 1 && taken.error.contains("--no-http"), "\(taken.status) \(taken.error)")
         }
 
         // Beyond loopback without TLS: refused, and the message says why and what to do.
