@@ -13,6 +13,7 @@ extension NodeAPI {
         let stats = await node.sync.statistics
         let errors = await node.sync.lastErrors()
         let links = await node.sync.replication()
+        let perPeer = await node.sync.peerStatistics
         var zones = [[String: Any]]()
         for z in await node.zones() {
             let t = try await node.tombstoneState(of: z.id)
@@ -31,6 +32,9 @@ extension NodeAPI {
             "purged": ["tombstones": stats.tombstonesPurged, "zones": stats.zoneTombstonesPurged],
             "assets": ["fetched": stats.assetsFetched, "fetchesFailed": stats.assetFetchesFailed, "chunksReceived": stats.assetChunksReceived,
                        "chunksSent": stats.assetChunksSent],
+            "peerCounters": Dictionary(perPeer.map { ($0.key.hex, ["recordsReceived": $0.value.recordsReceived, "bytesReceived": $0.value.bytesReceived,
+                                                                  "recordsSent": $0.value.recordsSent, "bytesSent": $0.value.bytesSent]) },
+                                       uniquingKeysWith: { a, _ in a }),
             "errors": Dictionary(errors.map { ($0.key.hex, $0.value) }, uniquingKeysWith: { a, _ in a }),
             "replication": links.map { ["peer": $0.peer.hex, "zone": $0.zone.description, "receiving": $0.receiving, "receivedCaughtUp": $0.receivedCaughtUp,
                                         "recordsReceived": $0.recordsReceived, "recordsExpected": $0.recordsExpected ?? NSNull(), "sending": $0.sending,

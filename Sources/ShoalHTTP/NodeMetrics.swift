@@ -91,6 +91,13 @@ package actor NodeMetrics {
         gauge("shoal_trusted_devices", [], Double(await node.trustedDevices().count))
         gauge("shoal_pending_devices", [], Double(await node.pendingDevices().count))
         gauge("shoal_zones", [], Double(await node.zones().count))
+        for (peer, p) in await node.sync.peerStatistics {
+            let labels = [("peer", peer.hex)]
+            follow("shoal_peer_records_received_total", labels, to: p.recordsReceived)
+            follow("shoal_peer_bytes_received_total", labels, to: p.bytesReceived)
+            follow("shoal_peer_records_sent_total", labels, to: p.recordsSent)
+            follow("shoal_peer_bytes_sent_total", labels, to: p.bytesSent)
+        }
         for link in await node.sync.replication() {
             let labels = [("peer", link.peer.hex), ("zone", link.zone.description)]
             gauge("shoal_peer_records_received", labels, Double(link.recordsReceived))

@@ -217,6 +217,8 @@ import Testing
             let problems = Self.prometheusProblems(metrics.text)
             #expect(problems.isEmpty, "not Prometheus text: \(problems)")
             #expect(metrics.text.contains("shoal_change_latency_seconds_bucket{le=") && metrics.text.contains("shoal_refused_total{reason="))
+            #expect(metrics.text.contains("shoal_peer_records_received_total{peer=") && metrics.text.contains("shoal_peer_bytes_received_total{peer="),
+                    "B counts what each peer sent it")
 
             let status = try await get("/api/v1/status").json
             #expect(status?["device"] as? String == idA && (status?["zones"] as? [[String: Any]])?.isEmpty == false, "\(status ?? [:])")
