@@ -29,6 +29,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .systemLibrary(
@@ -69,8 +73,15 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
         ], swiftSettings: strict),
         .target(name: "Shoal", dependencies: ["ShoalWire", "ShoalStore", "ShoalSync", "ShoalNet", "ShoalAssets", "ShoalTrust"], swiftSettings: strict),
+        // The daemon's HTTP API, metrics and web console (Hummingbird); only the daemon links it.
+        .target(name: "ShoalHTTP", dependencies: [
+            "Shoal", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ], resources: [.copy("Console")], swiftSettings: strict),
         .executableTarget(name: "shoal", dependencies: [
-            "Shoal", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "Shoal", "ShoalHTTP", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
@@ -96,7 +107,7 @@ let package = Package(
             "ShoalWire", "ShoalSamples", "ShoalTestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
-        .testTarget(name: "ShoalCLITests", dependencies: ["shoal", "shoal-spoofer", "ShoalWire", "ShoalTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ShoalCLITests", dependencies: ["shoal", "shoal-spoofer", "ShoalWire", "ShoalHTTP", "ShoalTestSupport"], swiftSettings: strict),
         .testTarget(name: "ShoalNetTests", dependencies: [
             "ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples", "ShoalTrust",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -113,6 +113,11 @@ extension SyncNode {
         statistics.recordsSentWhole &+= records.count
         statistics.recordsSent &+= records.count
         statistics.batchesSent &+= 1
-        return Frame(type: .changes, payload: message.encoded())
+        let payload = message.encoded()
+        if let peer = sessions[id]?.peer?.node {
+            peerStatistics[peer, default: PeerStatistics()].recordsSent &+= records.count
+            peerStatistics[peer, default: PeerStatistics()].bytesSent &+= payload.count
+        }
+        return Frame(type: .changes, payload: payload)
     }
 }

@@ -239,6 +239,10 @@ extension SyncNode {
         statistics.sparseRecordsReceived &+= m.sparseRecords.count
         statistics.batchesReceived &+= 1
         statistics.bytesReceived &+= payloadBytes
+        if let peer = sessions[id]?.peer?.node {
+            peerStatistics[peer, default: PeerStatistics()].recordsReceived &+= records
+            peerStatistics[peer, default: PeerStatistics()].bytesReceived &+= payloadBytes
+        }
     }
 
     /// The acknowledgement of batch `m`: this node's knowledge of the zone (none while

@@ -407,10 +407,12 @@ extension SyncNode {
             // Its vectors are written against the knowledge the subscription stated so far, which
             // the subscriber holds as well (§3.5.4).
             let reference: VersionVector? = session.peer.map { $0.capabilities & Capability.vectorsAgainstStated != 0 } == true ? cur.vectorReference : nil
+            var payloadBytes = 0
             if let n = cur.number, cur.numberSent,
                let live = LiveChangesMessage(message, subscription: n, previousToken: cur.tokenSent, reference: reference) {
                 let payload = selection.wholeCountEncoded > 0 ? live.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
                     : live.encoded()
+                payloadBytes = payload.count
                 out.append(.send(Frame(type: .liveChanges, payload: payload)))
             } else {
                 if let n = cur.number, !cur.numberSent {
@@ -419,6 +421,7 @@ extension SyncNode {
                 }
                 let payload = selection.wholeCountEncoded > 0 ? message.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
                     : message.encoded()
+                payloadBytes = payload.count
                 out.append(.send(Frame(type: .changes, payload: payload)))
             }
             cur.tokenSent = pageToken.bytes
@@ -438,6 +441,10 @@ extension SyncNode {
             sessions[id]?.outbound[zone] = cur
             statistics.recordsSent &+= recordCount
             statistics.batchesSent &+= 1
+            if let peer = session.peer?.node {
+                peerStatistics[peer, default: PeerStatistics()].recordsSent &+= recordCount
+                peerStatistics[peer, default: PeerStatistics()].bytesSent &+= payloadBytes
+            }
         }
         return out
     }

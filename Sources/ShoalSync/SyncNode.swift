@@ -151,6 +151,22 @@ public actor SyncNode {
     /// Counters since the node was created.
     public internal(set) var statistics = Statistics()
 
+    /// One peer's share of ``Statistics``: the record versions and payload bytes of the batches
+    /// exchanged with it, over every connection since the node was created.
+    public struct PeerStatistics: Sendable, Hashable {
+        /// Record versions received from the peer.
+        public var recordsReceived = 0
+        /// Payload bytes of the batches received from the peer.
+        public var bytesReceived = 0
+        /// Record versions sent to the peer.
+        public var recordsSent = 0
+        /// Payload bytes of the batches sent to the peer.
+        public var bytesSent = 0
+    }
+
+    /// ``PeerStatistics`` by peer, one entry per peer a batch went to or came from.
+    public internal(set) var peerStatistics: [NodeID: PeerStatistics] = [:]
+
     /// The last error each peer caused or reported, by peer.
     public func lastErrors() -> [NodeID: String] {
         var out = [NodeID: String]()

@@ -4,6 +4,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Shoal
+import ShoalHTTP
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -21,6 +22,7 @@ struct InitCommand: AsyncParsableCommand {
             }
             try dir.create()
             let node = try await ShoalNode.open(directory: dir.path)
+            do { _ = try APIKey.loadOrCreate(in: dir.path) } catch { throw CommandFailure(.dataDirectory, "\(error)") }
             Console.current.line(options.json
                 ? RecordFormatting.jsonText(["node": node.nodeID.hex, "device": node.deviceID.text, "data": dir.path])
                 : "created node \(node.nodeID.hex) in \(dir.path)\ndevice ID \(node.deviceID)")
@@ -93,6 +95,12 @@ struct ServeCommand: AsyncParsableCommand {
     var discoveryRescan = 5.0
     @Option(name: .long, help: ArgumentHelp("Seconds without a frame from a peer before its connection is taken for dead and closed, and the peer redialled (default 45; 3–3600). A ping goes out after a third of it without sending, and a live peer answers it, so only a peer that vanished, or a link that died, stays silent that long.", valueName: "seconds"))
     var idleTimeout = 45.0
+    @Option(name: .long, help: ArgumentHelp("Where to serve the HTTP API, the metrics and the web console (HOST:PORT; port 0 lets the system choose, and the log says which). Beyond loopback it needs --http-allow-plaintext. The key: `shoal http-key`.", valueName: "host:port"))
+    var http = Endpoint(argument: "127.0.0.1:8384")!
+    @Flag(name: .long, help: "Serve no HTTP API, metrics or console.")
+    var noHttp = false
+    @Flag(name: .long, help: "Let --http bind an address beyond loopback without TLS: the API key and the records it serves then cross the network in clear (use only behind a TLS proxy or on a trusted link).")
+    var httpAllowPlaintext = false
     @Option(name: .long, help: ArgumentHelp("Merge concurrent edits of this string field three-way, so edits of different lines (or words) made on two nodes both survive; overlapping edits keep the later writer's. TYPE.FIELD, e.g. Note.body; repeat for several. Applies to every zone this node holds or gains; run every node with the same fields.", valueName: "type.field"))
     var mergeText: [String] = []
 
@@ -155,9 +163,11 @@ struct ServeCommand: AsyncParsableCommand {
             // The control socket first: whoever reads the line below (a script, a test) may send
             // commands at once, and they must reach this daemon, not find the store locked.
             let control = try await ControlServer.start(at: dir.socketPath, node: node)
+            let httpServer = noHttp ? nil : try await startHTTP(node, directory: dir, log: log)
             let trusted = await node.trustedDevices().count
-            log.info("node \(node.nodeID.short) serving \(dir.path)", metadata: ["listen": "\(listen.host):\(port)", "node": "\(node.nodeID.hex)",
-                                                                     "device": "\(node.deviceID)", "trusted": "\(trusted)"])
+            var metadata: Logger.Metadata = ["listen": "\(listen.host):\(port)", "node": "\(node.nodeID.hex)", "device": "\(node.deviceID)", "trusted": "\(trusted)"]
+            if let httpServer { metadata["http"] = "\(http.host):\(httpServer.port)" }
+            log.info("node \(node.nodeID.short) serving \(dir.path)", metadata: metadata)
             for p in peer {
                 await node.connect(to: p.host, port: p.port)
                 log.info("replicating with \(p.description)")
@@ -185,12 +195,34 @@ struct ServeCommand: AsyncParsableCommand {
             progress.cancel()
             collector.cancel()
             conflictLog.cancel()
+            await httpServer?.stop()
             await node.shutdown()
             try? await control.channel.close()
             controlTask.cancel()
             unlink(dir.socketPath)
             log.info("stopped")
             _ = sources
+        }
+    }
+
+    /// Starts the HTTP API on `--http`, with the data directory's key (made now for a directory
+    /// from before the API).
+    func startHTTP(_ node: ShoalNode, directory dir: DataDirectory, log: Logger) async throws -> HTTPServer {
+        let key: APIKey
+        do { key = try APIKey.loadOrCreate(in: dir.path) } catch { throw CommandFailure(.dataDirectory, "\(error)") }
+        var configuration = HTTPConfiguration(apiKey: key)
+        configuration.host = http.host
+        configuration.port = http.port
+        configuration.allowsPlainTextBeyondLoopback = httpAllowPlaintext
+        do {
+            let server = try await HTTPServer.start(node: node, configuration: configuration, dataDirectory: dir.path, logger: log)
+            if !HTTPConfiguration.isLoopback(http.host) {
+                log.warning("the HTTP API listens on \(http.host):\(server.port) without TLS (--http-allow-plaintext): its key and records cross the network in clear")
+            }
+            return server
+        } catch {
+            // Beyond loopback without the flag is a usage error; a port in use is a failure.
+            throw CommandFailure(HTTPConfiguration.isLoopback(http.host) || httpAllowPlaintext ? .failure : .usage, "\(error)")
         }
     }
 

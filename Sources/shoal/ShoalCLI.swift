@@ -19,7 +19,7 @@ struct ShoalCLI: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, InitCommand.self, IdentityCommand.self, PeerCommand.self, ServeCommand.self, ZoneCommand.self, PutCommand.self, GetCommand.self,
             DeleteCommand.self, QueryCommand.self, IndexCommand.self, ChangesCommand.self, WatchCommand.self, StatusCommand.self,
-            DigestCommand.self, InspectCommand.self, AssetCommand.self, GarbageCommand.self,
+            DigestCommand.self, InspectCommand.self, AssetCommand.self, GarbageCommand.self, HTTPKeyCommand.self,
         ]
     )
 

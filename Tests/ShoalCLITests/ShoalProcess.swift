@@ -95,6 +95,9 @@ enum Shoal {
         init(_ args: [String], wrapper: [String] = [], command: String = "serve") throws {
             guard let binary = Shoal.binary else { throw CocoaError(.fileNoSuchFile) }
             process.executableURL = URL(fileURLWithPath: wrapper.first ?? binary)
+            // Daemons of parallel tests must not all take the HTTP API's default port: each gets
+            // one of the system's choosing unless the test names one.
+            let args = command == "serve" && !args.contains(where: { $0 == "--http" || $0 == "--no-http" }) ? args + ["--http", "127.0.0.1:0"] : args
             process.arguments = wrapper.isEmpty ? [command] + args : Array(wrapper.dropFirst()) + [binary, command] + args
             process.standardOutput = output
             process.standardError = output
@@ -113,6 +116,18 @@ enum Shoal {
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 if let r = log.range(of: #"listen=127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                    return Int(log[r].split(separator: ":").last ?? "")
+                }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return nil
+        }
+
+        /// The port its HTTP API listens on, from its first log line (bounded: 60 s).
+        func httpPort() async -> Int? {
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                if let r = log.range(of: #"http=127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
                     return Int(log[r].split(separator: ":").last ?? "")
                 }
                 try? await Task.sleep(for: .milliseconds(20))
