@@ -79,7 +79,11 @@ let package = Package(
             .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
-        ], resources: [.copy("Console")], swiftSettings: strict),
+        ], resources: [
+            // Compiled into the binary, so a `shoal` copied anywhere serves its console.
+            .embedInCode("Console/index.html"), .embedInCode("Console/console.css"), .embedInCode("Console/console.js"),
+            .embedInCode("Console/qrcode.js"), .embedInCode("Console/openapi.json"),
+        ], swiftSettings: strict),
         .executableTarget(name: "shoal", dependencies: [
             "Shoal", "ShoalHTTP", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
