@@ -127,7 +127,7 @@ let package = Package(
         // Fixtures/ holds data directories written by earlier releases, found by #filePath.
         .testTarget(name: "ShoalTests", dependencies: ["Shoal", "ShoalSync", "ShoalTrust"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalDiff", "ShoalSamples", "CSQLite", "CShoalThread", "ShoalTestSupport"], swiftSettings: strict),
-        .testTarget(name: "ShoalPowerLossTests", dependencies: ["ShoalStore", "ShoalWire", "CSQLite", "CShoalPowerCut"], swiftSettings: strict),
+        .testTarget(name: "ShoalPowerLossTests", dependencies: ["ShoalStore", "ShoalAssets", "ShoalWire", "CSQLite", "CShoalPowerCut"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,13 @@
 // AssetError: the error every asset-store operation throws, with CloudKit's asset codes.
 
 public import ShoalWire
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The error an ``AssetStore`` operation throws.
 ///
@@ -124,9 +131,14 @@ extension AssetError {
                           hash: hash, file: file, line: line)
     }
 
-    /// A system call failed on `path`.
+    /// A system call failed on `path`. A full disk (`ENOSPC`, `EDQUOT`) says so: the façade
+    /// maps it to `quotaExceeded`.
     package static func io(_ operation: String, _ path: String, errno code: Int32, file: String = #fileID, line: Int = #line) -> AssetError {
-        AssetError(.io, "\(operation) \(path) failed: \(SystemError.describe(code)) (errno \(code)); check that the directory exists, is writable and the disk is not full",
-                   path: path, errno: code, file: file, line: line)
+        if code == ENOSPC || code == EDQUOT {
+            return AssetError(.io, "\(operation) \(path) failed: the disk holding it is full (\(SystemError.describe(code)), errno \(code)); nothing of the interrupted import or fetch is kept: free space on that disk, then retry",
+                              path: path, errno: code, file: file, line: line)
+        }
+        return AssetError(.io, "\(operation) \(path) failed: \(SystemError.describe(code)) (errno \(code)); check that the directory exists, is writable and the disk is not full",
+                          path: path, errno: code, file: file, line: line)
     }
 }

@@ -31,9 +31,33 @@ struct ChunkStore: Sendable {
     let maximumBytes: Int
     let compression: ChunkCompression
 
-    /// Whether the chunk is stored (indexed, or a legacy file exists; its bytes are checked when read).
+    /// Whether the chunk is stored: indexed, or a legacy file exists (whose bytes are checked
+    /// when read). A record the open's scan found is read and checked against its hash the first
+    /// time it is asked about: a power cut may have torn a record that was written but never
+    /// synced, and an import that found such a chunk "present" would write a manifest over a
+    /// chunk it does not have (Spec/assets.md §3.5). A torn record is dropped from the index.
     func contains(_ hash: ContentHash) -> Bool {
-        segments.contains(hash) || legacy?.contains(hash) == true
+        // A torn record dropped gives way to an earlier copy, if the scan found one: check that too.
+        while let location = segments.location(of: hash) {
+            if location.verified { return true }
+            guard let intact = verify(hash, at: location) else { return false }
+            if intact { return true }
+        }
+        return legacy?.contains(hash) == true
+    }
+
+    /// Reads the record at `location` and checks it holds the chunk `hash`; marks it verified if
+    /// so, drops it from the index if not. Nil on an I/O error, which keeps the record indexed.
+    private func verify(_ hash: ContentHash, at location: SegmentStore.Location) -> Bool? {
+        var scratch: [UInt8] = []
+        let readable: Bool
+        do { readable = try segments.read(hash, at: location, into: &scratch) } catch { return nil }
+        let intact = readable && withBytes(of: scratch) { raw in
+            decoded(tag: location.tag, UnsafeRawBufferPointer(rebasing: raw[SegmentStore.headerBytes...]), hash: hash,
+                    length: location.length, decompressor: ZstdDecompressor()) { _ in true } ?? false
+        }
+        if intact { segments.markVerified(hash, at: location) } else { segments.remove(hash, at: location) }
+        return intact
     }
 
     /// Appends a chunk whose hash the caller computed (compressed if that pays) to a segment;

@@ -17,19 +17,22 @@ struct ObjectDirectory: Sendable {
     let temporary: String
     /// Whether files and shard folders are fsynced.
     let sync: Bool
+    /// The file system the files are on.
+    let fs: any AssetFileSystem
 
     /// Creates the root and the temporary folder when missing, and the 256 shard folders when
     /// `createShards` (false for a directory that is only read: older stores' chunk files).
-    init(root: String, temporary: String, sync: Bool, createShards: Bool = true) throws(AssetError) {
+    init(root: String, temporary: String, sync: Bool, createShards: Bool = true, fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) {
         self.root = root
         self.temporary = temporary
         self.sync = sync
-        try FileSystem.createDirectories(temporary)
-        try FileSystem.createDirectories(root)
-        for i in 0..<256 where createShards && !FileSystem.exists(root + "/" + Self.shardName(UInt8(i))) {
-            try FileSystem.createDirectories(root + "/" + Self.shardName(UInt8(i)))
+        self.fs = fs
+        try FileSystem.createDirectories(temporary, sync: sync, in: fs)
+        try FileSystem.createDirectories(root, sync: sync, in: fs)
+        for i in 0..<256 where createShards && !FileSystem.exists(root + "/" + Self.shardName(UInt8(i)), in: fs) {
+            try FileSystem.createDirectories(root + "/" + Self.shardName(UInt8(i)), in: fs)
         }
-        if sync { try FileSystem.syncDirectory(root) }
+        if sync { try FileSystem.syncDirectory(root, in: fs) }
     }
 
     static func shardName(_ byte: UInt8) -> String {
@@ -44,7 +47,7 @@ struct ObjectDirectory: Sendable {
     func path(of hash: ContentHash) -> String { shard(of: hash) + "/" + hash.hex }
 
     /// Whether the file named `hash` exists.
-    func contains(_ hash: ContentHash) -> Bool { FileSystem.exists(path(of: hash)) }
+    func contains(_ hash: ContentHash) -> Bool { FileSystem.exists(path(of: hash), in: fs) }
 
     /// A file written in ``temporary`` and not yet under its name: ``publish(_:)`` or ``discard(_:)`` it.
     struct StagedFile {
@@ -56,7 +59,7 @@ struct ObjectDirectory: Sendable {
     /// its writeback without waiting for it, so that the fsync in ``publish(_:)`` — issued after
     /// more work was done — waits less.
     func stage(_ hash: ContentHash, parts: [UnsafeRawBufferPointer]) throws(AssetError) -> StagedFile {
-        let file = try POSIXFile.create(temporaryPath(for: hash))
+        let file = try POSIXFile.create(temporaryPath(for: hash), in: fs)
         do throws(AssetError) {
             for p in parts { try file.write(p) }
         } catch {
@@ -74,10 +77,10 @@ struct ObjectDirectory: Sendable {
         do throws(AssetError) {
             if sync { try staged.file.sync() }
             staged.file.close()
-            try FileSystem.rename(staged.file.path, to: path(of: staged.hash))
+            try FileSystem.rename(staged.file.path, to: path(of: staged.hash), in: fs)
         } catch {
             staged.file.close()
-            _ = try? FileSystem.remove(staged.file.path)
+            _ = try? FileSystem.remove(staged.file.path, in: fs)
             throw error
         }
         return shard(of: staged.hash)
@@ -86,7 +89,7 @@ struct ObjectDirectory: Sendable {
     /// Closes and removes a staged file.
     func discard(_ staged: StagedFile) {
         staged.file.close()
-        _ = try? FileSystem.remove(staged.file.path)
+        _ = try? FileSystem.remove(staged.file.path, in: fs)
     }
 
     /// Writes `parts` as the file named `hash` (``stage(_:parts:)`` then ``publish(_:)``).
@@ -102,7 +105,7 @@ struct ObjectDirectory: Sendable {
     /// fsyncs the given shard folders (when ``sync`` is on).
     func syncShards(_ shards: Set<String>) throws(AssetError) {
         guard sync else { return }
-        for s in shards.sorted() { try FileSystem.syncDirectory(s) }
+        for s in shards.sorted() { try FileSystem.syncDirectory(s, in: fs) }
     }
 
     /// Reads the whole file named `hash` into `buffer` (replacing its contents), refusing files
@@ -115,7 +118,7 @@ struct ObjectDirectory: Sendable {
     /// refusing files over `maxBytes`. Returns false when there is no such file.
     func read(at p: String, hash: ContentHash, into buffer: inout [UInt8], maxBytes: Int) throws(AssetError) -> Bool {
         let file: POSIXFile
-        do { file = try POSIXFile.openForReading(p) } catch where error.code == .assetFileNotFound { return false }
+        do { file = try POSIXFile.openForReading(p, in: fs) } catch where error.code == .assetFileNotFound { return false }
         defer { file.close() }
         let size = try file.status().size
         guard size <= Int64(maxBytes) else {
@@ -138,14 +141,14 @@ struct ObjectDirectory: Sendable {
 
     /// Removes the file named `hash`; true if it existed.
     @discardableResult
-    func remove(_ hash: ContentHash) throws(AssetError) -> Bool { try FileSystem.remove(path(of: hash)) }
+    func remove(_ hash: ContentHash) throws(AssetError) -> Bool { try FileSystem.remove(path(of: hash), in: fs) }
 
     /// Every well-named file in the shards. Names that are not 64 lowercase hex digits are skipped.
     func allHashes() throws(AssetError) -> [ContentHash] {
         var out: [ContentHash] = []
         for i in 0..<256 {
             // Missing shards (a read-only legacy directory) list as empty.
-            for name in try FileSystem.contents(of: root + "/" + Self.shardName(UInt8(i))) where name.utf8.count == 64 {
+            for name in try FileSystem.contents(of: root + "/" + Self.shardName(UInt8(i)), in: fs) where name.utf8.count == 64 {
                 if let h = ContentHash(hex: name), h.hex == name { out.append(h) }
             }
         }

@@ -1,5 +1,5 @@
-// POSIXFile: the system calls the asset store makes (open, read, write, fsync, rename, readdir),
-// each failure turned into an AssetError naming the path.
+// POSIXFile: a file descriptor and path-level operations (open, read, write, fsync, rename,
+// readdir) through an AssetFileSystem, each failure turned into an AssetError naming the path.
 
 #if canImport(Glibc)
 import Glibc
@@ -19,43 +19,56 @@ enum SystemError {
 }
 
 /// An open file descriptor. Close it with ``close()``; it is not closed on deinit (it is a value).
-struct POSIXFile {
+package struct POSIXFile {
     let fd: Int32
     let path: String
+    /// The file system it was opened on: the store's own (``AssetFileSystem``) or the real one.
+    let fs: any AssetFileSystem
 
     /// What `stat` says of a file: enough to notice a change during an import.
-    struct Status: Equatable {
-        var size: Int64
-        var isRegular: Bool
-        var modifiedSeconds: Int
-        var modifiedNanoseconds: Int
+    package struct Status: Equatable {
+        /// Bytes.
+        package var size: Int64
+        /// A regular file (not a directory, FIFO, device…).
+        package var isRegular: Bool
+        /// The modification time.
+        package var modifiedSeconds: Int
+        /// The modification time's nanoseconds.
+        package var modifiedNanoseconds: Int
+
+        /// A status with these fields.
+        package init(size: Int64, isRegular: Bool, modifiedSeconds: Int, modifiedNanoseconds: Int) {
+            self.size = size
+            self.isRegular = isRegular
+            self.modifiedSeconds = modifiedSeconds
+            self.modifiedNanoseconds = modifiedNanoseconds
+        }
     }
 
     /// Opens an existing file for reading. O_NONBLOCK keeps a FIFO at `path` from blocking the
     /// open (the caller then refuses it as not a regular file); regular files ignore the flag.
-    static func openForReading(_ path: String) throws(AssetError) -> POSIXFile {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    static func openForReading(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) -> POSIXFile {
+        let fd = fs.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0)
         guard fd >= 0 else {
             let e = errno
             if e == ENOENT || e == ENOTDIR { throw .assetFileNotFound(path) }
             throw .io("open", path, errno: e)
         }
-        return POSIXFile(fd: fd, path: path)
+        return POSIXFile(fd: fd, path: path, fs: fs)
     }
 
     /// Creates a new file for writing; fails if it exists.
-    static func create(_ path: String) throws(AssetError) -> POSIXFile {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    static func create(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) -> POSIXFile {
+        let fd = fs.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .io("create", path, errno: errno) }
-        return POSIXFile(fd: fd, path: path)
+        return POSIXFile(fd: fd, path: path, fs: fs)
     }
 
-    func close() { _ = systemClose(fd) }
+    func close() { _ = fs.close(fd) }
 
     func status() throws(AssetError) -> Status {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .io("stat", path, errno: errno) }
-        return Status(st)
+        guard let status = fs.status(of: fd) else { throw .io("stat", path, errno: errno) }
+        return status
     }
 
     /// Reads up to `buffer.count` bytes, fewer only at the end of the file; 0 at the end.
@@ -63,7 +76,7 @@ struct POSIXFile {
         guard let base = buffer.baseAddress else { return 0 }
         var done = 0
         while done < buffer.count {
-            let n = systemRead(fd, base + done, buffer.count - done)
+            let n = fs.read(fd, base + done, buffer.count - done)
             if n > 0 { done += n; continue }
             if n == 0 { break }
             if errno == EINTR { continue }
@@ -77,7 +90,7 @@ struct POSIXFile {
         guard let base = bytes.baseAddress else { return }
         var done = 0
         while done < bytes.count {
-            let n = systemWrite(fd, base + done, bytes.count - done)
+            let n = fs.write(fd, base + done, bytes.count - done)
             if n >= 0 { done += n; continue }
             if errno == EINTR { continue }
             throw .io("write", path, errno: errno)
@@ -88,12 +101,12 @@ struct POSIXFile {
     /// (Linux's `sync_file_range(SYNC_FILE_RANGE_WRITE)`); a later ``sync()`` then waits less.
     /// Does nothing where that call does not exist. Durability still comes from ``sync()``.
     func startWriteback() {
-        _ = Writeback.syncFileRange?(fd, 0, 0, 2)
+        fs.startWriteback(fd, 0, 0)
     }
 
     /// Flushes the file's data and metadata to stable storage.
     func sync() throws(AssetError) {
-        guard fsync(fd) == 0 else { throw .io("fsync", path, errno: errno) }
+        guard fs.fsync(fd) == 0 else { throw .io("fsync", path, errno: errno) }
     }
 }
 
@@ -111,75 +124,80 @@ extension POSIXFile.Status {
     }
 }
 
-/// Path-level operations.
+/// Path-level operations, on the real file system unless given the store's (``AssetFileSystem``).
 enum FileSystem {
     /// `stat` of `path`, or nil when it does not exist.
-    static func status(_ path: String) throws(AssetError) -> POSIXFile.Status? {
-        var st = stat()
-        guard stat(path, &st) == 0 else {
+    static func status(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) -> POSIXFile.Status? {
+        guard let status = fs.status(path) else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw .io("stat", path, errno: errno)
         }
-        return POSIXFile.Status(st)
+        return status
     }
 
     /// Whether anything exists at `path`.
-    static func exists(_ path: String) -> Bool {
-        access(path, F_OK) == 0
+    static func exists(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) -> Bool {
+        fs.status(path) != nil
     }
 
     /// Renames atomically, replacing any file at `to`.
-    static func rename(_ from: String, to: String) throws(AssetError) {
-        guard systemRename(from, to) == 0 else { throw .io("rename to \(to) from", from, errno: errno) }
+    static func rename(_ from: String, to: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) {
+        guard fs.rename(from, to) == 0 else { throw .io("rename to \(to) from", from, errno: errno) }
     }
 
     /// Removes a file; true if it existed.
     @discardableResult
-    static func remove(_ path: String) throws(AssetError) -> Bool {
-        if unlink(path) == 0 { return true }
+    static func remove(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) -> Bool {
+        if fs.unlink(path) == 0 { return true }
         if errno == ENOENT { return false }
         throw .io("unlink", path, errno: errno)
     }
 
     /// Removes an empty directory; true if it existed.
     @discardableResult
-    static func removeDirectory(_ path: String) throws(AssetError) -> Bool {
-        if rmdir(path) == 0 { return true }
+    static func removeDirectory(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) -> Bool {
+        if fs.rmdir(path) == 0 { return true }
         if errno == ENOENT { return false }
         throw .io("rmdir", path, errno: errno)
     }
 
-    /// Creates `path` and its missing parents.
-    static func createDirectories(_ path: String) throws(AssetError) {
-        if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+    /// Creates `path` and its missing parents. With `sync`, the folder holding each directory it
+    /// creates is fsynced afterwards, so the new directories survive a power cut (a segment or
+    /// manifest made durable inside a directory whose own entry was lost would be lost with it).
+    static func createDirectories(_ path: String, sync: Bool = false, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) {
+        var created: [String] = []
+        try createDirectories(path, fs, &created)
+        guard sync else { return }
+        for p in created.reversed() {
+            guard let slash = p.lastIndex(of: "/") else { continue }
+            try syncDirectory(slash == p.startIndex ? "/" : String(p[..<slash]), in: fs)
+        }
+    }
+
+    private static func createDirectories(_ path: String, _ fs: any AssetFileSystem, _ created: inout [String]) throws(AssetError) {
+        if fs.mkdir(path, 0o755) == 0 { created.append(path); return }
+        if errno == EEXIST { return }
         guard errno == ENOENT, let slash = path.lastIndex(of: "/"), slash != path.startIndex else {
             throw .io("mkdir", path, errno: errno)
         }
-        try createDirectories(String(path[..<slash]))
-        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw .io("mkdir", path, errno: errno) }
+        try createDirectories(String(path[..<slash]), fs, &created)
+        if fs.mkdir(path, 0o755) == 0 { created.append(path); return }
+        if errno != EEXIST { throw .io("mkdir", path, errno: errno) }
     }
 
     /// fsyncs a directory, so the renames and unlinks inside it are durable.
-    static func syncDirectory(_ path: String) throws(AssetError) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    static func syncDirectory(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) {
+        let fd = fs.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
         guard fd >= 0 else { throw .io("open directory", path, errno: errno) }
-        defer { _ = systemClose(fd) }
-        guard fsync(fd) == 0 else { throw .io("fsync directory", path, errno: errno) }
+        defer { _ = fs.close(fd) }
+        guard fs.fsync(fd) == 0 else { throw .io("fsync directory", path, errno: errno) }
     }
 
     /// The names in a directory (not `.` or `..`); empty if it does not exist.
-    static func contents(of path: String) throws(AssetError) -> [String] {
-        guard let dir = opendir(path) else {
+    static func contents(of path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) -> [String] {
+        guard let names = fs.names(in: path) else {
             if errno == ENOENT { return [] }
             throw .io("opendir", path, errno: errno)
-        }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
         }
         return names
     }
@@ -207,9 +225,3 @@ enum Writeback {
         #endif
     }()
 }
-
-// The C functions whose names the types above reuse.
-private func systemClose(_ fd: Int32) -> Int32 { close(fd) }
-private func systemRead(_ fd: Int32, _ p: UnsafeMutableRawPointer, _ n: Int) -> Int { read(fd, p, n) }
-private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { write(fd, p, n) }
-private func systemRename(_ a: String, _ b: String) -> Int32 { rename(a, b) }

@@ -38,6 +38,8 @@ final class SegmentStore: Sendable {
     /// Whether new segments get an `O_DIRECT` descriptor for batch writes (false in tests of
     /// the page-cache path, which is also what file systems without direct I/O get).
     let directWrites: Bool
+    /// The file system the segments are on.
+    let fs: any AssetFileSystem
 
     static let headerBytes = 56
     /// The longest a piece of a synced batch waits for record commits under way in the process
@@ -57,15 +59,17 @@ final class SegmentStore: Sendable {
         /// (a segment an earlier process wrote, which is never appended to; or a file system,
         /// such as tmpfs, that refuses direct I/O).
         let directFD: Int32
-        init(id: UInt64, fd: Int32, path: String, directFD: Int32 = -1) {
+        let fs: any AssetFileSystem
+        init(id: UInt64, fd: Int32, path: String, directFD: Int32 = -1, fs: any AssetFileSystem) {
             self.id = id
             self.fd = fd
             self.path = path
             self.directFD = directFD
+            self.fs = fs
         }
         deinit {
-            _ = close(fd)
-            if directFD >= 0 { _ = close(directFD) }
+            _ = fs.close(fd)
+            if directFD >= 0 { _ = fs.close(directFD) }
         }
     }
 
@@ -77,6 +81,10 @@ final class SegmentStore: Sendable {
         let tag: UInt8
         let stored: Int
         let length: Int
+        /// Whether the record is known to hold its chunk: true for a record this process
+        /// committed, false for one the open's scan found (a record written but never synced
+        /// before a power cut may be torn) until ``ChunkStore/contains(_:)`` has read it once.
+        var verified = true
 
         /// Header, stored bytes and padding.
         var recordBytes: Int64 { Int64(SegmentStore.recordBytes(stored)) }
@@ -102,6 +110,10 @@ final class SegmentStore: Sendable {
 
     private struct State {
         var index: [ContentHash: Location] = [:]
+        /// Copies of an indexed chunk that the open's scan found before the indexed one, latest
+        /// last: when the indexed record turns out torn or damaged, the latest of these takes
+        /// its place (a compaction the power cut interrupted leaves a torn copy after an intact one).
+        var earlier: [ContentHash: [Location]] = [:]
         var segments: [UInt64: SegmentState] = [:]
         var active: UInt64?
         var nextID: UInt64 = 1
@@ -110,37 +122,39 @@ final class SegmentStore: Sendable {
     private let state: Mutex<State>
 
     /// Opens the segments in `folder` (creating it), makes each durable, and indexes its records.
-    init(folder: String, sync: Bool, maximumChunkBytes: Int, segmentBytes: Int64 = 256 << 20, directWrites: Bool = true) throws(AssetError) {
+    init(folder: String, sync: Bool, maximumChunkBytes: Int, segmentBytes: Int64 = 256 << 20, directWrites: Bool = true,
+         fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) {
         self.folder = folder
         self.sync = sync
         self.directWrites = directWrites
         self.maximumChunkBytes = maximumChunkBytes
         self.segmentBytes = segmentBytes
-        try FileSystem.createDirectories(folder)
+        self.fs = fs
+        try FileSystem.createDirectories(folder, sync: sync, in: fs)
         var s = State()
         // Only names in the form this store writes (16 lowercase hex digits): another spelling of
         // a number would open the same path twice, or a path that is not there.
-        let names = try FileSystem.contents(of: folder).compactMap { name -> UInt64? in
+        let names = try FileSystem.contents(of: folder, in: fs).compactMap { name -> UInt64? in
             guard name.utf8.count == 20, name.hasSuffix(".seg"), let id = UInt64(name.prefix(16), radix: 16),
                   Self.path(folder, id) == folder + "/" + name else { return nil }
             return id
         }.sorted()
         for id in names {
             let path = Self.path(folder, id)
-            let fd = open(path, O_RDWR | O_CLOEXEC)
+            let fd = fs.open(path, O_RDWR | O_CLOEXEC, 0)
             guard fd >= 0 else { throw .io("open", path, errno: errno) }
-            let segment = Segment(id: id, fd: fd, path: path)
+            let segment = Segment(id: id, fd: fd, path: path, fs: fs)
             // What an earlier process wrote may still be only in the page cache; a manifest
             // written from now on may rely on it.
-            if sync, fdatasync(fd) != 0 { throw .io("fdatasync", path, errno: errno) }
-            var st = stat()
-            guard fstat(fd, &st) == 0 else { throw .io("stat", path, errno: errno) }
-            var entry = SegmentState(segment: segment, end: Int64(st.st_size))
-            for location in try Self.scan(segment, size: Int64(st.st_size), maximumChunkBytes: maximumChunkBytes) {
+            if sync, fs.fdatasync(fd) != 0 { throw .io("fdatasync", path, errno: errno) }
+            guard let size = fs.status(of: fd)?.size else { throw .io("stat", path, errno: errno) }
+            var entry = SegmentState(segment: segment, end: size)
+            for location in try Self.scan(segment, size: size, maximumChunkBytes: maximumChunkBytes) {
                 // Later records of a hash replace earlier ones (a refetch after damage is later).
                 if let old = s.index[location.hash] {
                     s.segments[old.segment.id]?.live -= old.recordBytes
                     if old.segment === segment { entry.live -= old.recordBytes }
+                    s.earlier[location.hash, default: []].append(old)
                 }
                 s.index[location.hash] = location.location
                 entry.live += location.location.recordBytes
@@ -181,6 +195,7 @@ final class SegmentStore: Sendable {
         state.withLock { s in
             var count = 0, bytes: Int64 = 0
             for h in hashes {
+                s.earlier.removeValue(forKey: h)
                 guard let old = s.index.removeValue(forKey: h) else { continue }
                 s.segments[old.segment.id]?.live -= old.recordBytes
                 count += 1
@@ -190,12 +205,26 @@ final class SegmentStore: Sendable {
         }
     }
 
-    /// Drops a chunk from the index if it is still at `location` (a damaged record found by a reader).
+    /// Notes that the record at `location` was read and holds its chunk (if it is still the indexed one).
+    func markVerified(_ hash: ContentHash, at location: Location) {
+        state.withLock { s in
+            guard let current = s.index[hash], current.same(as: location) else { return }
+            s.index[hash]?.verified = true
+        }
+    }
+
+    /// Drops a chunk from the index if it is still at `location` (a damaged record found by a
+    /// reader); an earlier copy the open's scan found, if any, takes its place, unverified.
     func remove(_ hash: ContentHash, at location: Location) {
         state.withLock { s in
             guard let old = s.index[hash], old.same(as: location) else { return }
             s.index.removeValue(forKey: hash)
             s.segments[old.segment.id]?.live -= old.recordBytes
+            guard var copies = s.earlier.removeValue(forKey: hash), let previous = copies.popLast() else { return }
+            if !copies.isEmpty { s.earlier[hash] = copies }
+            guard s.segments[previous.segment.id] != nil else { return }
+            s.index[hash] = previous
+            s.segments[previous.segment.id]?.live += previous.recordBytes
         }
     }
 
@@ -214,7 +243,7 @@ final class SegmentStore: Sendable {
             discard([Pending(hash: hash, location: location)])
             throw error
         }
-        if sync && startWriteback { _ = Writeback.syncFileRange?(location.segment.fd, location.offset, location.recordBytes, 2) }
+        if sync && startWriteback { fs.startWriteback(location.segment.fd, location.offset, location.recordBytes) }
         return Pending(hash: hash, location: location)
     }
 
@@ -241,10 +270,10 @@ final class SegmentStore: Sendable {
         guard id < .max else {
             throw AssetError(.invalidArguments, "\(folder) holds a segment numbered ffffffffffffffff, so no number is left for a new segment; move the segment files aside and import or fetch the assets again")
         }
-        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = fs.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .io("create", path, errno: errno) }
-        let segment = Segment(id: id, fd: fd, path: path, directFD: directWrites ? shoal_open_direct_write(path) : -1)
-        if sync { try FileSystem.syncDirectory(folder) }
+        let segment = Segment(id: id, fd: fd, path: path, directFD: directWrites ? fs.openDirectWrite(path) : -1, fs: fs)
+        if sync { try FileSystem.syncDirectory(folder, in: fs) }
         s.nextID = id + 1
         s.segments[id] = SegmentState(segment: segment, end: 0)
         s.active = id
@@ -304,7 +333,7 @@ final class SegmentStore: Sendable {
         /// Writes from `done` up to `end` through `fd`; the errno that stopped it, or 0.
         func writeRest(_ fd: Int32, to end: Int) -> Int32 {
             while done < end {
-                let n = pwrite(fd, base + done, end - done, off_t(placement.offset + Int64(done)))
+                let n = fs.pwrite(fd, base + done, end - done, placement.offset + Int64(done))
                 if n > 0 { done += n; continue }
                 if n < 0 && errno == EINTR { continue }
                 return n < 0 ? errno : EIO
@@ -327,7 +356,7 @@ final class SegmentStore: Sendable {
             guard e == 0 else { throw .io("write", segment.path, errno: e) }
             guard sync, end < bytes.count else { continue }
             _ = shoal_wait_for_record_commits(Self.recordCommitWaitMicroseconds)
-            if fdatasync(segment.fd) != 0 { throw .io("fdatasync", segment.path, errno: errno) }
+            if fs.fdatasync(segment.fd) != 0 { throw .io("fdatasync", segment.path, errno: errno) }
         }
     }
 
@@ -356,7 +385,7 @@ final class SegmentStore: Sendable {
         var seen = Set<UInt64>()
         for r in records where seen.insert(r.location.segment.id).inserted {
             _ = shoal_wait_for_record_commits(Self.recordCommitWaitMicroseconds)
-            guard fdatasync(r.location.segment.fd) == 0 else { throw .io("fdatasync", r.location.segment.path, errno: errno) }
+            guard fs.fdatasync(r.location.segment.fd) == 0 else { throw .io("fdatasync", r.location.segment.path, errno: errno) }
         }
     }
 
@@ -365,7 +394,9 @@ final class SegmentStore: Sendable {
     func discard(_ records: [Pending]) {
         let zero = [UInt8](repeating: 0, count: 4)
         for r in records {
-            _ = zero.withUnsafeBytes { pwrite(r.location.segment.fd, $0.baseAddress, 4, off_t(r.location.offset)) }
+            zero.withUnsafeBytes { raw in
+                if let base = raw.baseAddress { _ = fs.pwrite(r.location.segment.fd, base, 4, r.location.offset) }
+            }
         }
         state.withLock { s in
             for r in records { s.segments[r.location.segment.id]?.outstanding -= 1 }
@@ -445,13 +476,19 @@ final class SegmentStore: Sendable {
                 // Anything still pointing into the old segment (a record that could not be
                 // read back) is dropped with it.
                 for (h, l) in s.index where l.segment === v.segment { s.index.removeValue(forKey: h) }
+                if !s.earlier.isEmpty {
+                    s.earlier = s.earlier.compactMapValues { copies in
+                        let kept = copies.filter { $0.segment !== v.segment }
+                        return kept.isEmpty ? nil : kept
+                    }
+                }
                 s.segments.removeValue(forKey: v.segment.id)
             }
-            try FileSystem.remove(v.segment.path)
+            try FileSystem.remove(v.segment.path, in: fs)
             if moved.isEmpty { report.segmentsRemoved += 1 } else { report.segmentsRewritten += 1 }
             report.bytesFreed += v.end - moved.reduce(0) { $0 + $1.new.location.recordBytes }
         }
-        if sync { try FileSystem.syncDirectory(folder) }
+        if sync { try FileSystem.syncDirectory(folder, in: fs) }
         return report
     }
 
@@ -504,7 +541,7 @@ final class SegmentStore: Sendable {
                 guard let base = p.baseAddress else { continue }
                 var done = 0
                 while done < p.count {
-                    let n = pwrite(location.segment.fd, base + done, p.count - done, off_t(offset + Int64(done)))
+                    let n = location.segment.fs.pwrite(location.segment.fd, base + done, p.count - done, offset + Int64(done))
                     if n > 0 { done += n; continue }
                     if n < 0 && errno == EINTR { continue }
                     failure = .io("write", location.segment.path, errno: n < 0 ? errno : EIO)
@@ -520,7 +557,7 @@ final class SegmentStore: Sendable {
         guard let base = raw.baseAddress else { return 0 }
         var done = 0
         while done < raw.count {
-            let n = pread(segment.fd, base + done, raw.count - done, off_t(offset + Int64(done)))
+            let n = segment.fs.pread(segment.fd, base + done, raw.count - done, offset + Int64(done))
             if n > 0 { done += n; continue }
             if n == 0 { break }
             if errno == EINTR { continue }
@@ -540,7 +577,7 @@ final class SegmentStore: Sendable {
         while position + Int64(headerBytes) <= size {
             let got = try withMutableBytes(of: &header) { (raw) throws(AssetError) -> Int in try readFully(segment, raw, at: position) }
             if got == headerBytes, let h = header.withUnsafeBytes({ parseHeader($0, maximumChunkBytes: maximumChunkBytes) }) {
-                let location = Location(segment: segment, offset: position, tag: h.tag, stored: h.stored, length: h.length)
+                let location = Location(segment: segment, offset: position, tag: h.tag, stored: h.stored, length: h.length, verified: false)
                 if position + Int64(headerBytes + h.stored) <= size {
                     out.append((h.hash, location))
                     position += location.recordBytes

@@ -83,7 +83,7 @@ extension AssetStore {
         let keep = held.isEmpty ? keep : keep.union(held)
         /// Removes a file (or, in a dry run, only measures it), returning its size.
         func removedBytes(_ path: String) throws(AssetError) -> Int64 {
-            if dryRun { return try FileSystem.status(path)?.size ?? 0 }
+            if dryRun { return try FileSystem.status(path, in: configuration.fileSystem)?.size ?? 0 }
             return try self.removedBytes(path)
         }
         var report = GarbageCollectionReport()
@@ -135,9 +135,9 @@ extension AssetStore {
             report.segmentBytesFreed = compaction.bytesFreed
         }
         let now = Int(time(nil))
-        for name in try FileSystem.contents(of: temporary) {
+        for name in try FileSystem.contents(of: temporary, in: configuration.fileSystem) {
             let path = temporary + "/" + name
-            if let st = try FileSystem.status(path), now - st.modifiedSeconds > Self.temporaryFileLifetime {
+            if let st = try FileSystem.status(path, in: configuration.fileSystem), now - st.modifiedSeconds > Self.temporaryFileLifetime {
                 _ = try removedBytes(path)
                 report.temporaryFilesRemoved += 1
             }
@@ -147,7 +147,7 @@ extension AssetStore {
 
     /// Removes a file, returning its size (0 if it was already gone).
     private func removedBytes(_ path: String) throws(AssetError) -> Int64 {
-        let size = try FileSystem.status(path)?.size ?? 0
-        return try FileSystem.remove(path) ? size : 0
+        let size = try FileSystem.status(path, in: configuration.fileSystem)?.size ?? 0
+        return try FileSystem.remove(path, in: configuration.fileSystem) ? size : 0
     }
 }

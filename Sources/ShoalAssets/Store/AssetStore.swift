@@ -54,6 +54,9 @@ public actor AssetStore {
         /// garbage collection rewrites a segment once at least half of it is dead, so this is also
         /// the step in which disk space comes back. At least 1; default 256 MiB.
         public var segmentBytes: Int64 = 256 << 20
+        /// The file system below the store's own files: the real one, or in tests one that
+        /// simulates a power cut or a full disk (`Spec/assets.md` §3.5).
+        package var fileSystem: any AssetFileSystem = POSIXFileSystem()
 
         /// The default configuration.
         public init() {}
@@ -106,12 +109,13 @@ public actor AssetStore {
         temporary = dir + "/tmp"
         let chunkRoot = dir + "/chunks"
         // A store written before segments has the 256 shard folders of one file per chunk.
-        let legacy = FileSystem.exists(chunkRoot + "/00")
-            ? try ObjectDirectory(root: chunkRoot, temporary: temporary, sync: configuration.fsync, createShards: false) : nil
+        let fs = configuration.fileSystem
+        let legacy = FileSystem.exists(chunkRoot + "/00", in: fs)
+            ? try ObjectDirectory(root: chunkRoot, temporary: temporary, sync: configuration.fsync, createShards: false, fs: fs) : nil
         let segments = try SegmentStore(folder: chunkRoot + "/segments", sync: configuration.fsync,
-                                        maximumChunkBytes: configuration.chunking.maximumBytes, segmentBytes: configuration.segmentBytes)
+                                        maximumChunkBytes: configuration.chunking.maximumBytes, segmentBytes: configuration.segmentBytes, fs: fs)
         chunks = ChunkStore(segments: segments, legacy: legacy, maximumBytes: configuration.chunking.maximumBytes, compression: configuration.compression)
-        manifests = try ObjectDirectory(root: dir + "/manifests", temporary: temporary, sync: configuration.fsync)
+        manifests = try ObjectDirectory(root: dir + "/manifests", temporary: temporary, sync: configuration.fsync, fs: fs)
     }
 }
 
