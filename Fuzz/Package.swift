@@ -9,7 +9,7 @@ let shoal = String(Context.packageDirectory.split(separator: "/").dropLast().las
 let targets = [
     "fuzz-frame-stream", "fuzz-frame", "fuzz-record", "fuzz-delta",
     "fuzz-tombstone", "fuzz-token", "fuzz-control", "fuzz-compressed", "fuzz-messages",
-    "fuzz-segment", "fuzz-discovery", "fuzz-stream",
+    "fuzz-segment", "fuzz-discovery", "fuzz-stream", "fuzz-c-abi",
 ]
 
 let package = Package(
@@ -22,6 +22,8 @@ let package = Package(
         // the main package, so this package compiles its own copy.
         .target(name: "ShoalSamples", dependencies: [
             .product(name: "ShoalWire", package: shoal), .product(name: "ShoalAssets", package: shoal),
+            // fuzz-c-abi calls the C interface of the dynamic library, as a C program would.
+            .product(name: "ShoalWireC", package: shoal),
         ]),
         .target(name: "FuzzSupport", dependencies: ["ShoalSamples"]),
         .executableTarget(

@@ -41,6 +41,7 @@ package enum FuzzChecks {
         case segment = "fuzz-segment"
         case discovery = "fuzz-discovery"
         case compressedStream = "fuzz-stream"
+        case cABI = "fuzz-c-abi"
 
         /// Runs this target's check on one input.
         /// - Throws: ``Failure`` when the decoder broke a property.
@@ -58,6 +59,7 @@ package enum FuzzChecks {
             case .segment: try FuzzChecks.segment(bytes)
             case .discovery: try FuzzChecks.discovery(bytes)
             case .compressedStream: try FuzzChecks.compressedStream(bytes)
+            case .cABI: try FuzzChecks.cABI(bytes)
             }
         }
     }
