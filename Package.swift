@@ -84,7 +84,9 @@ let package = Package(
         // Test support, not products: it lives under Tests/ and nothing a user links depends on it.
         // Seeded record generators, the notes corpus and the fuzz checks (the nested Fuzz and
         // Benchmarks packages compile the same sources through a symbolic link).
-        .target(name: "ShoalSamples", dependencies: ["ShoalWire", "ShoalAssets", "ShoalWireC"], path: "Tests/ShoalSamples", swiftSettings: strict),
+        // SHOAL_C_ABI: fuzz-c-abi's check (CABIChecks) calls the C library, linked here.
+        .target(name: "ShoalSamples", dependencies: ["ShoalWire", "ShoalAssets", "ShoalWireC"], path: "Tests/ShoalSamples",
+                swiftSettings: strict + [.define("SHOAL_C_ABI")]),
         // Test doubles for the asset lane.
         .target(name: "ShoalSyncSamples", dependencies: [
             "ShoalWire", "ShoalSync", "ShoalAssets",

@@ -1,10 +1,13 @@
 // fuzz-c-abi: libFuzzer entry point for the C interface (shoalwire.h) of libShoalWireC.
 
-import FuzzSupport
-import ShoalSamples
-
-/// libFuzzer's entry point: checks one input (FuzzChecks.cABI) and traps when a property breaks.
+/// libFuzzer's entry point: checks one input (CABIChecks) and traps when a property breaks.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
-    FuzzInput.run(.cABI, start, count)
+    let bytes = start.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
+    do {
+        try CABIChecks.check(bytes)
+    } catch {
+        fatalError("FUZZ CHECK FAILED \(error)")
+    }
+    return 0
 }
