@@ -77,9 +77,12 @@ enum RecordViewValidation {
         try r.expectEnd("the record")
     }
 
-    /// Checks one value as `FieldValue.decodePayload` would; scalars that need no allocation to
-    /// check are checked in place, the rest are decoded and dropped.
+    /// Checks one value as `FieldValue.decodePayload` would; scalars and lists of them, which
+    /// need no allocation to check, are checked in place, the rest are decoded and dropped.
     static func value(_ r: inout WireReader, tag: UInt8, at tagAt: Int, header: Header) throws(WireError) {
+        if tag & ValueTag.listBit != 0, let kind = FieldValue.Kind(rawValue: tag & ValueTag.kindMask), kind.rawValue <= FieldValue.Kind.date.rawValue {
+            return try list(&r, kind: kind)
+        }
         switch tag {
         case FieldValue.Kind.string.rawValue:
             let at = r.offset
@@ -96,6 +99,34 @@ enum RecordViewValidation {
         default:
             let zone = RecordZone.ID(name: text(r, header.zoneName), owner: text(r, header.zoneOwner))
             _ = try FieldValue.decodePayload(tag: tag, at: tagAt, from: &r, zone: zone)
+        }
+    }
+
+    /// Checks a list of strings, numbers, bools, bytes or dates as `ListValue.decodePayload`
+    /// would, in place.
+    static func list(_ r: inout WireReader, kind: FieldValue.Kind) throws(WireError) {
+        let n = try r.readCount(max: r.limits.maxListCount, "list element count", limitName: "maxListCount")
+        try r.require(n, "\(n) list elements")
+        switch kind {
+        case .string:
+            for _ in 0..<n {
+                let at = r.offset
+                let length = try r.readLength(max: r.limits.maxRecordBytes, "list string", limitName: "maxRecordBytes")
+                let raw = try r.readRaw(length, "list string")
+                guard UTF8Validation.isValid(raw) else { throw WireError(.invalidUTF8, at: at, "list string is not valid UTF-8") }
+            }
+        case .int64: for _ in 0..<n { _ = try r.readZigzag("list int64") }
+        case .double:
+            try r.require(n, each: 8, "\(n) list doubles")
+            for _ in 0..<n { _ = try r.readCanonicalDouble("list double") }
+        case .bool: for _ in 0..<n { _ = try r.readBool("list bool") }
+        case .bytes:
+            for _ in 0..<n {
+                let length = try r.readLength(max: r.limits.maxRecordBytes, "list bytes length", limitName: "maxRecordBytes")
+                _ = try r.readRaw(length, "list bytes")
+            }
+        default:
+            for _ in 0..<n { _ = try r.readZigzag("list date") }
         }
     }
 
