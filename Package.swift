@@ -12,6 +12,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "ShoalWire", targets: ["ShoalWire"]),
+        // The codec for C and every language with a C FFI: libShoalWireC.so, shoalwire.h, shoalwire.pc.
+        .library(name: "ShoalWireC", type: .dynamic, targets: ["ShoalWireC"]),
         .library(name: "ShoalDiff", targets: ["ShoalDiff"]),
         .library(name: "ShoalStore", targets: ["ShoalStore"]),
         .library(name: "ShoalSync", targets: ["ShoalSync"]),
@@ -52,6 +54,11 @@ let package = Package(
         // Naming a thread, and marking the asset lane's threads (a thread-local flag).
         .target(name: "CShoalThread"),
         .target(name: "ShoalWire", dependencies: ["CZstd", "CShoalCRC"], swiftSettings: strict),
+        // The JSON form of Spec/vectors and of `shoal inspect`: the C library, the CLI and the tests share it.
+        .target(name: "ShoalWireJSON", dependencies: ["ShoalWire", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        // The C ABI (@_cdecl); CShoalWire holds its header, shoalwire.h, and the pkg-config template.
+        .target(name: "CShoalWire", exclude: ["shoalwire.pc.in"]),
+        .target(name: "ShoalWireC", dependencies: ["ShoalWire", "ShoalWireJSON", "CShoalWire"], swiftSettings: strict),
         .target(name: "ShoalDiff", dependencies: ["ShoalWire"], swiftSettings: strict),
         .target(name: "ShoalStore", dependencies: [
             "ShoalWire", "ShoalDiff", "CSQLite", "CShoalThread", .product(name: "Crypto", package: "swift-crypto"),
@@ -85,14 +92,16 @@ let package = Package(
             .embedInCode("Console/qrcode.js"), .embedInCode("Console/openapi.json"),
         ], swiftSettings: strict),
         .executableTarget(name: "shoal", dependencies: [
-            "Shoal", "ShoalHTTP", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "Shoal", "ShoalHTTP", "ShoalWireJSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Test support, not products: it lives under Tests/ and nothing a user links depends on it.
         // Seeded record generators, the notes corpus and the fuzz checks (the nested Fuzz and
         // Benchmarks packages compile the same sources through a symbolic link).
-        .target(name: "ShoalSamples", dependencies: ["ShoalWire", "ShoalAssets"], path: "Tests/ShoalSamples", swiftSettings: strict),
+        // SHOAL_C_ABI: fuzz-c-abi's check (CABIChecks) calls the C library, linked here.
+        .target(name: "ShoalSamples", dependencies: ["ShoalWire", "ShoalAssets", "ShoalWireC"], path: "Tests/ShoalSamples",
+                swiftSettings: strict + [.define("SHOAL_C_ABI")]),
         // Test doubles for the asset lane.
         .target(name: "ShoalSyncSamples", dependencies: [
             "ShoalWire", "ShoalSync", "ShoalAssets",
@@ -108,7 +117,7 @@ let package = Package(
         // A SQLite VFS that cuts the power below the store: unsynced writes lost, torn or kept (tests only).
         .target(name: "CShoalPowerCut", dependencies: ["CSQLite"], path: "Tests/CShoalPowerCut"),
         .testTarget(name: "ShoalWireTests", dependencies: [
-            "ShoalWire", "ShoalSamples", "ShoalTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            "ShoalWire", "ShoalWireJSON", "ShoalWireC", "ShoalSamples", "ShoalTestSupport", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalCLITests", dependencies: ["shoal", "shoal-spoofer", "ShoalWire", "ShoalHTTP", "ShoalTestSupport"], swiftSettings: strict),

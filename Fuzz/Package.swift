@@ -32,6 +32,14 @@ let package = Package(
                 "ShoalSamples",
             ]
         ),
+        // The C interface, called as a C program calls it: this target links libShoalWireC alone
+        // (its check, Tests/ShoalSamples/CABIChecks.swift, through a symbolic link), so that the
+        // process holds one copy of the codec and of BoringSSL (ASan refuses two).
+        .executableTarget(
+            name: "fuzz-c-abi",
+            dependencies: [.product(name: "ShoalWireC", package: shoal)],
+            swiftSettings: [.define("SHOAL_C_ABI")]
+        ),
     ] + targets.map { name in
         .executableTarget(
             name: name,

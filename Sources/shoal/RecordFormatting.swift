@@ -2,6 +2,7 @@
 
 import Foundation
 import Shoal
+import ShoalWireJSON
 
 enum RecordFormatting {
     /// A value as text: strings as they are, others in the form `put` accepts.
@@ -20,55 +21,14 @@ enum RecordFormatting {
         }
     }
 
-    /// A value as JSON.
-    static func json(_ v: FieldValue) -> Any {
-        switch v {
-        case .string(let s): return s
-        case .int64(let i): return i
-        case .double(let d): return d.isFinite ? d : String(d)
-        case .bool(let b): return b
-        case .bytes(let b): return ["bytes": b.map { String(format: "%02x", $0) }.joined()]
-        case .date(let t): return ["date": t.description]
-        case .reference(let r): return ["reference": r.recordID.name, "zone": r.recordID.zone.description, "deleteSelf": r.action == .deleteSelf]
-        case .asset(let a): return ["asset": "\(a)"]
-        case .location(let l): return ["latitude": l.latitude, "longitude": l.longitude]
-        case .list(let l): return l.elements.map(json)
-        }
-    }
+    /// A value as JSON (the form `shoal inspect` prints).
+    static func json(_ v: FieldValue) -> Any { Inspection.value(v) }
 
-    /// The other slots of each field with concurrent slots (a merge of concurrent writes that no
-    /// save has resolved yet): values, and null for a removal.
-    static func concurrentValues(_ r: Record) -> [(name: String, values: [FieldValue?])] {
-        var out = [(name: String, values: [FieldValue?])]()
-        var i = 0
-        while i < r.fields.count {
-            let run = r.slots(for: r.fields[i].name)
-            if run.count > 1 { out.append((r.fields[i].name, run.dropFirst().map(\.value))) }
-            i += max(run.count, 1)
-        }
-        return out
-    }
+    /// The other slots of each field with concurrent slots: values, and null for a removal.
+    static func concurrentValues(_ r: Record) -> [(name: String, values: [FieldValue?])] { Inspection.concurrentValues(r) }
 
-    /// A record as JSON: ID, zone, type, fields (each field's value: the first of its slots),
-    /// the other values of fields with concurrent slots, and system fields.
-    static func json(_ r: Record) -> [String: Any] {
-        var fields = [String: Any]()
-        for k in r.allKeys { if let v = r[k] { fields[k] = json(v) } }
-        var o: [String: Any] = ["name": r.id.name, "zone": r.id.zone.description, "type": r.recordType, "fields": fields,
-                                "deleted": r.isDeleted]
-        let concurrent = concurrentValues(r)
-        if !concurrent.isEmpty {
-            o["concurrent"] = Dictionary(uniqueKeysWithValues: concurrent.map { c in
-                (c.name, c.values.map { v -> Any in v.map(json) ?? NSNull() })
-            })
-        }
-        if let t = r.changeTag { o["changeTag"] = t }
-        if let d = r.modificationDate { o["modified"] = d.description }
-        if let n = r.modifiedBy { o["modifiedBy"] = n.hex }
-        if let d = r.creationDate { o["created"] = d.description }
-        if let n = r.createdBy { o["createdBy"] = n.hex }
-        return o
-    }
+    /// A record as JSON: ID, zone, type, fields, concurrent values and system fields.
+    static func json(_ r: Record) -> [String: Any] { Inspection.record(r) }
 
     /// A record for people: a header line, then one line per field.
     static func lines(_ r: Record) -> [String] {
@@ -89,7 +49,7 @@ enum RecordFormatting {
 
     /// Pretty JSON text of any JSON object.
     static func jsonText(_ object: Any) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else { return "null" }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]) else { return "null" }
         return String(decoding: data, as: UTF8.self)
     }
 

@@ -180,6 +180,23 @@ import Testing
         let truncated = try await Shoal.run(["inspect", "-"], input: Array(bytes.prefix(30)))
         #expect(truncated.status == 3 && truncated.error.contains("incomplete"), "\(truncated.error)")
     }
+
+    /// `inspect --field` reads one field through RecordView: the value, a missing field, a non-record.
+    @Test func inspectFieldReadsOneFieldInPlace() async throws {
+        try #require(Shoal.binary != nil)
+        var record = Record(recordType: "Note", id: Record.ID(name: "n1", zone: RecordZone.ID(name: "notes")))
+        record["title"] = .string("Milk and eggs, and a long title")
+        record["count"] = .int64(2)
+        let bytes = record.encoded()
+        let title = try await Shoal.run(["inspect", "-", "--field", "title"], input: bytes)
+        #expect(title.status == 0 && title.output.trimmingCharacters(in: .whitespacesAndNewlines) == "Milk and eggs, and a long title", "\(title.output)\(title.error)")
+        let count = try await Shoal.run(["inspect", "-", "--field", "count", "--json"], input: bytes)
+        #expect(count.status == 0 && count.output.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "\(count.output)\(count.error)")
+        let missing = try await Shoal.run(["inspect", "-", "--field", "nope"], input: bytes)
+        #expect(missing.status == 4 && missing.error.contains("no field nope"), "\(missing.error)")
+        let damaged = try await Shoal.run(["inspect", "-", "--field", "title"], input: Array(bytes.dropLast()))
+        #expect(damaged.status == 3 && damaged.error.contains("truncated at byte"), "\(damaged.error)")
+    }
 }
 
 extension Shoal.Daemon {

@@ -41,6 +41,7 @@ package enum FuzzChecks {
         case segment = "fuzz-segment"
         case discovery = "fuzz-discovery"
         case compressedStream = "fuzz-stream"
+        case cABI = "fuzz-c-abi"
 
         /// Runs this target's check on one input.
         /// - Throws: ``Failure`` when the decoder broke a property.
@@ -58,6 +59,7 @@ package enum FuzzChecks {
             case .segment: try FuzzChecks.segment(bytes)
             case .discovery: try FuzzChecks.discovery(bytes)
             case .compressedStream: try FuzzChecks.compressedStream(bytes)
+            case .cABI: try FuzzChecks.cABI(bytes)
             }
         }
     }
@@ -70,10 +72,11 @@ package enum FuzzChecks {
     /// records it is given with their received bytes, relying on this), and
     /// `versionVector(ofEncoded:)` reads the same vector without decoding the rest;
     /// `Record(systemFields:)` accepts exactly the records without field slots, and
-    /// `encodedSystemFields()` gives their bytes back.
+    /// `encodedSystemFields()` gives their bytes back; `RecordView` reaches the decoder's verdict.
     /// - Throws: ``Failure`` when a property breaks.
     package static func record(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.record.rawValue
+        try recordView(t, bytes)
         let systemFields = try? Record(systemFields: bytes)
         guard let value = try decoded(t, bytes, { (b) throws(WireError) in try Record(decoding: b) }) else {
             if systemFields != nil { throw Failure(t, "Record(systemFields:) accepted bytes that Record(decoding:) refuses") }
@@ -208,6 +211,31 @@ package enum FuzzChecks {
 
     /// Decodes `bytes`; nil when the decoder rejected them with an error located inside them.
     /// - Throws: ``Failure`` when the error's offset lies outside the input.
+    /// `RecordView.withView(of:)` refuses what the decoder refuses, with the same error, and
+    /// reads the decoded record's slots (name, value, stamp) from what it accepts.
+    static func recordView(_ t: String, _ bytes: [UInt8]) throws(Failure) {
+        let decoded: Result<Record, WireError> = Result { () throws(WireError) in try Record(decoding: bytes) }
+        let viewed: Result<[Record.Field], any Error> = Result {
+            try RecordView.withView(of: bytes) { view in
+                (0..<view.slotCount).map { i in
+                    let slot = view.slot(at: i)
+                    return Record.Field(name: slot.name, value: slot.value, stamp: slot.stamp)
+                }
+            }
+        }
+        switch (decoded, viewed) {
+        case (.success(let record), .success(let fields)):
+            guard fields == record.fields else { throw Failure(t, "RecordView read other slots than the decoder") }
+            for f in record.fields where RecordView.field(in: bytes, named: f.name) != record.slots(for: f.name).first?.value {
+                throw Failure(t, "RecordView.field(named: \(f.name)) differs from the decoded record")
+            }
+        case (.failure(let d), .failure(let v as WireError)):
+            guard d.code == v.code, d.offset == v.offset else { throw Failure(t, "RecordView says \(v), the decoder \(d)") }
+        default:
+            throw Failure(t, "RecordView and the decoder disagree: \(decoded) against \(viewed)")
+        }
+    }
+
     static func decoded<T>(_ target: String, _ bytes: [UInt8], _ decode: ([UInt8]) throws(WireError) -> T) throws(Failure) -> T? {
         do {
             return try decode(bytes)
@@ -251,5 +279,12 @@ package enum FuzzChecks {
             out.append(digits[Int(b & 0xF)])
         }
         return String(decoding: out, as: UTF8.self) + (bytes.count > 256 ? "… (\(bytes.count) bytes)" : "")
+    }
+}
+
+extension RecordView {
+    /// The value of the field `name` of the record `bytes`, read through a view (nil on error).
+    static func field(in bytes: [UInt8], named name: String) -> FieldValue? {
+        (try? withView(of: bytes) { $0.field(named: name)?.value }) ?? nil
     }
 }

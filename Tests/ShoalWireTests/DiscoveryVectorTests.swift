@@ -4,6 +4,7 @@ import Foundation
 import Testing
 import ShoalSamples
 @testable import ShoalWire
+import ShoalWireJSON
 
 /// The JSON form of announcements (Spec/vectors/README.md, "Discovery vectors").
 enum DiscoveryJSON {

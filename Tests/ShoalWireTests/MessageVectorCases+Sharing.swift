@@ -6,41 +6,9 @@ import Foundation
 import Testing
 import ShoalSamples
 @testable import ShoalWire
+import ShoalWireJSON
 
-/// The JSON form of a share, inside an announcement (Spec/vectors/README.md, "Message vectors"):
-/// the zone, incarnation and deleted flag are the announcement's, the rest is spelled out.
 extension VectorJSON {
-    static func share(_ s: ZoneShare) -> [String: Any] {
-        ["serial": String(s.serial), "deleted": s.isDeleted, "owner_key": hex(s.ownerKey),
-         "owner_device": hex(Array(SHA256.hash(data: s.ownerKey))),
-         "members": s.members.map { ["device": $0.device.hex, "role": $0.role.description] as [String: Any] },
-         "signature": hex(s.signature)]
-    }
-
-    /// The share of the announcement of `zone` and `incarnation`; members in the order given (not
-    /// re-sorted), so an encoder test sees exactly the list. `owner_device` is checked, not read.
-    static func share(_ any: Any?, zone: RecordZone.ID, incarnation: NodeID) throws -> ZoneShare {
-        let o = try object(any, "share")
-        let members = try array(o["members"], "share.members").enumerated().map { i, m in
-            let mo = try object(m, "share.members[\(i)]")
-            guard let device = DeviceID(hex: try string(mo["device"], "share.members[\(i)].device")) else {
-                throw VectorJSONError("share.members[\(i)].device: expected 64 hex digits")
-            }
-            let role: ZoneShare.Role
-            switch try string(mo["role"], "share.members[\(i)].role") {
-            case "read-only": role = .readOnly
-            case "read-write": role = .readWrite
-            case let r: throw VectorJSONError("share.members[\(i)].role: \(r) is not read-only or read-write")
-            }
-            return ZoneShare.Member(device: device, role: role)
-        }
-        var s = ZoneShare(zone: zone, incarnation: incarnation, serial: try uint64(o["serial"], "share.serial"),
-                          isDeleted: try bool(o["deleted"], "share.deleted"), ownerKey: try bytes(o["owner_key"], "share.owner_key"),
-                          members: [], signature: try bytes(o["signature"], "share.signature"))
-        s.members = members
-        return s
-    }
-
     /// The shares a hello or zones vector carries, each with the `owner_device` its JSON states.
     static func shares(_ kind: String, _ bytes: [UInt8], _ json: [String: Any]) throws -> [(share: ZoneShare, ownerDevice: String)] {
         let zones: [ZoneAnnouncement]

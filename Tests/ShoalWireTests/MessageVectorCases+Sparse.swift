@@ -5,6 +5,7 @@ import Foundation
 import Testing
 import ShoalSamples
 @testable import ShoalWire
+import ShoalWireJSON
 
 /// Hand-assembled pieces of `changes` and `subscribe` payloads, for inputs no encoder writes.
 enum SparseWire {

@@ -3,6 +3,7 @@
 
 import Foundation
 @testable import ShoalWire
+import ShoalWireJSON
 
 /// The parts of a record version that a sparse item leaves out (Spec/replication.md §3.5.1): the
 /// creation and each omitted slot's name and stamp. They are the inputs of the item's digest, and

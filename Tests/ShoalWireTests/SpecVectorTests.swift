@@ -4,6 +4,7 @@ import Foundation
 import ShoalSamples
 import Testing
 @testable import ShoalWire
+import ShoalWireJSON
 
 /// One entry of a `Spec/vectors` file.
 struct SpecVector: Sendable, CustomTestStringConvertible {

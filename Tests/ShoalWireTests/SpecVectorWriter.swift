@@ -3,6 +3,7 @@
 import Foundation
 import Testing
 @testable import ShoalWire
+import ShoalWireJSON
 
 /// Builds vector entries, checking each against the codec as it goes, and writes the files.
 ///

@@ -4,6 +4,7 @@
 import Testing
 import ShoalSamples
 @testable import ShoalWire
+import ShoalWireJSON
 
 @Suite struct VectorChangeTests {
     /// A random vector over a pool of 12 nodes: each present with probability ½, near `around`'s

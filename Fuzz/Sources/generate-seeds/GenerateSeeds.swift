@@ -70,6 +70,7 @@ enum Seeds {
         case .segment: return FuzzChecks.segmentSeeds()
         case .discovery: return announcements()
         case .compressedStream: return streamPieces()
+        case .cABI: return cABISeeds()
         }
     }
 
@@ -99,7 +100,30 @@ enum Seeds {
             guard let mode = bytes.first else { return false }
             let frame = FuzzChecks.wrap(Array(bytes.dropFirst()), compression: mode & 1 == 0 ? .zstd : .dictionary(id: BuiltInDictionaries.recordsID))
             return (try? FrameReader.decodeOne(frame, limits: FuzzChecks.boundedLimits)) != nil
+        case .cABI: return bytes.count > 1
         }
+    }
+
+    /// fuzz-c-abi: the other targets' seeds behind the selector byte of their C entry point
+    /// (FuzzChecks.cABI): records, tombstones, tokens, deltas, messages (fuzz-messages' kinds
+    /// mapped to the C interface's; zone shares alone have no entry point), frames, inspect.
+    static func cABISeeds() -> [Seed] {
+        let kinds: [UInt8: UInt8] = [0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 6: 7, 8: 8, 9: 5, 10: 9]
+        var out = [Seed]()
+        func add(_ selector: UInt8, _ seeds: [Seed], _ limit: Int) {
+            out += seeds.prefix(limit).map { ("c\(selector)-\($0.name)", [selector] + $0.bytes) }
+        }
+        add(0, records(), 30)
+        add(1, tombstones(), 15)
+        add(2, tokens(), 15)
+        add(3, deltas(), 30)
+        for m in messages() {
+            guard let selector = m.bytes.first, let kind = kinds[selector % 11] else { continue }
+            out.append(("c5-\(m.name)", [5, kind] + m.bytes.dropFirst()))
+        }
+        add(6, frames(), 30)
+        add(7, records(), 10)
+        return out
     }
 
     static func write(_ bytes: [UInt8], to path: String) {

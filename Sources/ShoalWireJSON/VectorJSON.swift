@@ -1,12 +1,12 @@
 // VectorJSON: the JSON form of Spec/vectors (Spec/vectors/README.md) to and from ShoalWire values.
 
 import Foundation
-@testable import ShoalWire
+package import ShoalWire
 
 /// A JSON vector member that does not have the documented form.
-struct VectorJSONError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct VectorJSONError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// Maps ShoalWire values to the JSON objects of `Spec/vectors` and back.
@@ -14,65 +14,78 @@ struct VectorJSONError: Error, CustomStringConvertible {
 /// The forms are the ones `Spec/vectors/README.md` documents: 64-bit integers as decimal strings,
 /// doubles as strings (shortest round-trip decimal, `NaN`, `Infinity`, `-Infinity`, `-0.0`),
 /// byte strings, node IDs and hashes as lowercase hex, absent optionals as `null`.
-enum VectorJSON {
+package enum VectorJSON {
     // MARK: Scalars
 
-    static func hex(_ bytes: [UInt8]) -> String { Hex.string(bytes) }
+    package static func hex(_ bytes: [UInt8]) -> String { Hex.string(bytes) }
 
-    static func bytes(_ any: Any?, _ what: String) throws -> [UInt8] {
+    package static func bytes(_ any: Any?, _ what: String) throws -> [UInt8] {
         guard let s = any as? String, let b = Hex.bytes(s), !s.contains(" ") else { throw VectorJSONError("\(what): expected a hex string") }
         return b
     }
 
-    static func string(_ any: Any?, _ what: String) throws -> String {
+    package static func string(_ any: Any?, _ what: String) throws -> String {
         guard let s = any as? String else { throw VectorJSONError("\(what): expected a string") }
         return s
     }
 
-    static func int(_ any: Any?, _ what: String) throws -> Int {
-        guard let i = any as? Int else { throw VectorJSONError("\(what): expected an integer") }
+    /// A JSON number that is a count or offset: an integer, not negative.
+    package static func int(_ any: Any?, _ what: String) throws -> Int {
+        guard let i = any as? Int, i >= 0 else { throw VectorJSONError("\(what): expected an integer ≥ 0") }
         return i
     }
 
-    static func bool(_ any: Any?, _ what: String) throws -> Bool {
+    /// A count written as a decimal string (`token_kept`): fits an `Int`, not negative.
+    package static func count(_ any: Any?, _ what: String) throws -> Int {
+        guard let v = Int(exactly: try uint64(any, what)) else { throw VectorJSONError("\(what): too large") }
+        return v
+    }
+
+    /// A 32-bit unsigned number written as a decimal string.
+    package static func uint32(_ any: Any?, _ what: String) throws -> UInt32 {
+        guard let v = UInt32(exactly: try uint64(any, what)) else { throw VectorJSONError("\(what): over 2^32 - 1") }
+        return v
+    }
+
+    package static func bool(_ any: Any?, _ what: String) throws -> Bool {
         guard let b = any as? Bool else { throw VectorJSONError("\(what): expected true or false") }
         return b
     }
 
-    static func int64(_ any: Any?, _ what: String) throws -> Int64 {
+    package static func int64(_ any: Any?, _ what: String) throws -> Int64 {
         guard let s = any as? String, let v = Int64(s) else { throw VectorJSONError("\(what): expected a decimal string") }
         return v
     }
 
-    static func uint64(_ any: Any?, _ what: String) throws -> UInt64 {
+    package static func uint64(_ any: Any?, _ what: String) throws -> UInt64 {
         guard let s = any as? String, let v = UInt64(s) else { throw VectorJSONError("\(what): expected a decimal string") }
         return v
     }
 
-    static func object(_ any: Any?, _ what: String) throws -> [String: Any] {
+    package static func object(_ any: Any?, _ what: String) throws -> [String: Any] {
         guard let o = any as? [String: Any] else { throw VectorJSONError("\(what): expected an object") }
         return o
     }
 
-    static func array(_ any: Any?, _ what: String) throws -> [Any] {
+    package static func array(_ any: Any?, _ what: String) throws -> [Any] {
         guard let a = any as? [Any] else { throw VectorJSONError("\(what): expected an array") }
         return a
     }
 
-    static func optional(_ any: Any?) -> Any? {
+    package static func optional(_ any: Any?) -> Any? {
         if any == nil || any is NSNull { return nil }
         return any
     }
 
     /// A double as text: exact, and able to say NaN, the infinities and −0.0.
-    static func double(_ d: Double) -> String {
+    package static func double(_ d: Double) -> String {
         if d.isNaN { return "NaN" }
         if d == .infinity { return "Infinity" }
         if d == -.infinity { return "-Infinity" }
         return d.description
     }
 
-    static func double(_ any: Any?, _ what: String) throws -> Double {
+    package static func double(_ any: Any?, _ what: String) throws -> Double {
         let s = try string(any, what)
         switch s {
         case "NaN": return .nan
@@ -86,46 +99,46 @@ enum VectorJSON {
 
     // MARK: Identities
 
-    static func node(_ n: NodeID) -> String { n.hex }
+    package static func node(_ n: NodeID) -> String { n.hex }
 
-    static func node(_ any: Any?, _ what: String) throws -> NodeID {
+    package static func node(_ any: Any?, _ what: String) throws -> NodeID {
         guard let s = any as? String, s.count == 32, s == s.lowercased(), let n = NodeID(hex: s) else {
             throw VectorJSONError("\(what): expected 32 lowercase hex digits")
         }
         return n
     }
 
-    static func zone(_ z: RecordZone.ID) -> [String: Any] { ["name": z.name, "owner": z.owner] }
+    package static func zone(_ z: RecordZone.ID) -> [String: Any] { ["name": z.name, "owner": z.owner] }
 
-    static func zone(_ any: Any?, _ what: String) throws -> RecordZone.ID {
+    package static func zone(_ any: Any?, _ what: String) throws -> RecordZone.ID {
         let o = try object(any, what)
         return RecordZone.ID(name: try string(o["name"], "\(what).name"), owner: try string(o["owner"], "\(what).owner"))
     }
 
-    static func recordID(_ id: Record.ID) -> [String: Any] { ["name": id.name, "zone": zone(id.zone)] }
+    package static func recordID(_ id: Record.ID) -> [String: Any] { ["name": id.name, "zone": zone(id.zone)] }
 
-    static func recordID(_ any: Any?, _ what: String) throws -> Record.ID {
+    package static func recordID(_ any: Any?, _ what: String) throws -> Record.ID {
         let o = try object(any, what)
         return Record.ID(name: try string(o["name"], "\(what).name"), zone: try zone(o["zone"], "\(what).zone"))
     }
 
-    static func dot(_ d: Dot?) -> Any {
+    package static func dot(_ d: Dot?) -> Any {
         guard let d else { return NSNull() }
         return ["node": node(d.node), "hlc": String(d.hlc.rawValue)]
     }
 
-    static func dot(_ any: Any?, _ what: String) throws -> Dot? {
+    package static func dot(_ any: Any?, _ what: String) throws -> Dot? {
         guard let any = optional(any) else { return nil }
         let o = try object(any, what)
         return Dot(node: try node(o["node"], "\(what).node"), hlc: HLC(rawValue: try uint64(o["hlc"], "\(what).hlc")))
     }
 
-    static func vector(_ v: VersionVector) -> [Any] {
+    package static func vector(_ v: VersionVector) -> [Any] {
         v.entries.map { ["node": node($0.node), "hlc": String($0.hlc.rawValue)] as [String: Any] }
     }
 
     /// Entries in the order given (not re-sorted), so an encoder test sees exactly the vector.
-    static func vector(_ any: Any?, _ what: String) throws -> VersionVector {
+    package static func vector(_ any: Any?, _ what: String) throws -> VersionVector {
         var entries = [VersionVector.Entry]()
         for (i, e) in try array(any, what).enumerated() {
             let o = try object(e, "\(what)[\(i)]")
@@ -134,18 +147,18 @@ enum VectorJSON {
         return VersionVector(sortedEntries: entries)
     }
 
-    static func heads(_ h: [Record.Head]) -> [Any] { h.map { ["node": node($0.node), "deletion": $0.isDeletion] as [String: Any] } }
+    package static func heads(_ h: [Record.Head]) -> [Any] { h.map { ["node": node($0.node), "deletion": $0.isDeletion] as [String: Any] } }
 
-    static func heads(_ any: Any?, _ what: String) throws -> [Record.Head] {
+    package static func heads(_ any: Any?, _ what: String) throws -> [Record.Head] {
         try array(any, what).enumerated().map { i, e in
             let o = try object(e, "\(what)[\(i)]")
             return Record.Head(node: try node(o["node"], "\(what)[\(i)].node"), isDeletion: try bool(o["deletion"], "\(what)[\(i)].deletion"))
         }
     }
 
-    static func extensions(_ e: [Record.Extension]) -> [Any] { e.map { ["tag": String($0.tag), "bytes": hex($0.bytes)] as [String: Any] } }
+    package static func extensions(_ e: [Record.Extension]) -> [Any] { e.map { ["tag": String($0.tag), "bytes": hex($0.bytes)] as [String: Any] } }
 
-    static func extensions(_ any: Any?, _ what: String) throws -> [Record.Extension] {
+    package static func extensions(_ any: Any?, _ what: String) throws -> [Record.Extension] {
         try array(any, what).enumerated().map { i, e in
             let o = try object(e, "\(what)[\(i)]")
             return Record.Extension(tag: try uint64(o["tag"], "\(what)[\(i)].tag"), bytes: try bytes(o["bytes"], "\(what)[\(i)].bytes"))
@@ -154,11 +167,11 @@ enum VectorJSON {
 
     // MARK: Field values
 
-    static func reference(_ r: Reference) -> [String: Any] {
+    package static func reference(_ r: Reference) -> [String: Any] {
         ["record": r.recordID.name, "zone": zone(r.recordID.zone), "action": r.action == .deleteSelf ? "deleteSelf" : "none"]
     }
 
-    static func reference(_ any: Any?, _ what: String) throws -> Reference {
+    package static func reference(_ any: Any?, _ what: String) throws -> Reference {
         let o = try object(any, what)
         let action: Reference.Action
         switch try string(o["action"], "\(what).action") {
@@ -169,7 +182,7 @@ enum VectorJSON {
         return Reference(recordID: Record.ID(name: try string(o["record"], "\(what).record"), zone: try zone(o["zone"], "\(what).zone")), action: action)
     }
 
-    static func location(_ l: Location) -> [String: Any] {
+    package static func location(_ l: Location) -> [String: Any] {
         var o: [String: Any] = ["latitude": double(l.latitude), "longitude": double(l.longitude)]
         if let v = l.altitude { o["altitude"] = double(v) }
         if let v = l.horizontalAccuracy { o["horizontalAccuracy"] = double(v) }
@@ -180,7 +193,7 @@ enum VectorJSON {
         return o
     }
 
-    static func location(_ any: Any?, _ what: String) throws -> Location {
+    package static func location(_ any: Any?, _ what: String) throws -> Location {
         let o = try object(any, what)
         let known: Set = ["latitude", "longitude", "altitude", "horizontalAccuracy", "verticalAccuracy", "course", "speed", "timestamp"]
         if let extra = o.keys.first(where: { !known.contains($0) }) { throw VectorJSONError("\(what): unknown member \(extra)") }
@@ -192,7 +205,7 @@ enum VectorJSON {
     }
 
     /// The bare JSON of a scalar (no type wrapper): the element form inside lists.
-    static func scalar(_ v: FieldValue) -> Any {
+    package static func scalar(_ v: FieldValue) -> Any {
         switch v {
         case .string(let s): return s
         case .int64(let i): return String(i)
@@ -207,14 +220,14 @@ enum VectorJSON {
         }
     }
 
-    static func kind(_ name: String, _ what: String) throws -> FieldValue.Kind {
+    package static func kind(_ name: String, _ what: String) throws -> FieldValue.Kind {
         guard let k = FieldValue.Kind.allCases.first(where: { $0.description == name }) else {
             throw VectorJSONError("\(what): \(name) is not a value type")
         }
         return k
     }
 
-    static func scalar(_ any: Any?, kind: FieldValue.Kind, _ what: String) throws -> FieldValue {
+    package static func scalar(_ any: Any?, kind: FieldValue.Kind, _ what: String) throws -> FieldValue {
         switch kind {
         case .string: return .string(try string(any, what))
         case .int64: return .int64(try int64(any, what))
@@ -232,14 +245,14 @@ enum VectorJSON {
     }
 
     /// A typed value: `{"type": kind, "value": …}` or `{"type": "list", "of": kind, "value": […]}`.
-    static func value(_ v: FieldValue) -> [String: Any] {
+    package static func value(_ v: FieldValue) -> [String: Any] {
         if case .list(let l) = v {
             return ["type": "list", "of": l.elementKind.description, "value": l.elements.map(scalar)]
         }
         return ["type": v.kind.description, "value": scalar(v)]
     }
 
-    static func value(_ any: Any?, _ what: String) throws -> FieldValue {
+    package static func value(_ any: Any?, _ what: String) throws -> FieldValue {
         let o = try object(any, what)
         let type = try string(o["type"], "\(what).type")
         if type == "list" {
@@ -251,31 +264,31 @@ enum VectorJSON {
         return try scalar(o["value"], kind: try kind(type, "\(what).type"), "\(what).value")
     }
 
-    static func list(_ any: Any?, _ what: String) throws -> ListValue {
+    package static func list(_ any: Any?, _ what: String) throws -> ListValue {
         guard case .list(let l) = try value(any, what) else { throw VectorJSONError("\(what): expected a list value") }
         return l
     }
 
     // MARK: Records, deltas, tombstones, tokens
 
-    static func field(_ f: Record.Field) -> [String: Any] {
+    package static func field(_ f: Record.Field) -> [String: Any] {
         ["name": f.name, "value": f.value.map(value) ?? NSNull(), "stamp": dot(f.stamp)]
     }
 
-    static func field(_ any: Any?, _ what: String) throws -> Record.Field {
+    package static func field(_ any: Any?, _ what: String) throws -> Record.Field {
         let o = try object(any, what)
         return Record.Field(name: try string(o["name"], "\(what).name"),
                             value: try optional(o["value"]).map { try value($0, "\(what).value") },
                             stamp: try dot(o["stamp"], "\(what).stamp"))
     }
 
-    static func record(_ r: Record) -> [String: Any] {
+    package static func record(_ r: Record) -> [String: Any] {
         ["recordType": r.recordType, "id": recordID(r.id), "parent": r.parent.map(reference) ?? NSNull(),
          "creation": dot(r.creation), "versionVector": vector(r.versionVector), "heads": heads(r.heads),
          "fields": r.fields.map(field), "extensions": extensions(r.extensions)]
     }
 
-    static func record(_ any: Any?) throws -> Record {
+    package static func record(_ any: Any?) throws -> Record {
         let o = try object(any, "record")
         return Record(recordType: try string(o["recordType"], "recordType"), id: try recordID(o["id"], "id"),
                       parent: try optional(o["parent"]).map { try reference($0, "parent") },
@@ -285,7 +298,7 @@ enum VectorJSON {
                       extensions: try extensions(o["extensions"], "extensions"))
     }
 
-    static func sparse(_ s: SparseRecord) -> [String: Any] {
+    package static func sparse(_ s: SparseRecord) -> [String: Any] {
         var o: [String: Any] = ["recordType": s.recordType, "id": recordID(s.id), "parent": s.parent.map(reference) ?? NSNull(),
                                 "entries": vector(s.entries), "heads": heads(s.heads), "fields": s.fields.map(field), "extensions": extensions(s.extensions),
                                 "digest": Hex.string(withUnsafeBytes(of: s.digest.littleEndian) { Array($0) })]
@@ -294,7 +307,7 @@ enum VectorJSON {
         return o
     }
 
-    static func sparse(_ any: Any?) throws -> SparseRecord {
+    package static func sparse(_ any: Any?) throws -> SparseRecord {
         let o = try object(any, "sparse record")
         return SparseRecord(id: try recordID(o["id"], "id"), recordType: try string(o["recordType"], "recordType"),
                             parent: try optional(o["parent"]).map { try reference($0, "parent") },
@@ -307,7 +320,7 @@ enum VectorJSON {
 
     /// A delta slot: the operation's JSON form (`op` patch or splice, `name`, `stamp`, `edits`)
     /// plus `base_stamp` and `base_digest` (4 bytes, little-endian, in hex).
-    static func fieldDelta(_ d: SparseRecord.FieldDelta) -> [String: Any] {
+    package static func fieldDelta(_ d: SparseRecord.FieldDelta) -> [String: Any] {
         var o: [String: Any]
         switch d.edit {
         case .patch(let edits): o = operation(.patch(name: d.name, stamp: d.stamp, edits: edits))
@@ -318,7 +331,7 @@ enum VectorJSON {
         return o
     }
 
-    static func fieldDelta(_ any: Any?, _ what: String) throws -> SparseRecord.FieldDelta {
+    package static func fieldDelta(_ any: Any?, _ what: String) throws -> SparseRecord.FieldDelta {
         let o = try object(any, what)
         guard let baseStamp = try dot(o["base_stamp"], "\(what).base_stamp") else { throw VectorJSONError("\(what).base_stamp: a delta slot names its base") }
         let digestBytes = try bytes(o["base_digest"], "\(what).base_digest")
@@ -336,19 +349,19 @@ enum VectorJSON {
     }
 
     /// A sparse record's digest: 8 bytes, little-endian, in hex.
-    static func digest(_ any: Any?) throws -> UInt64 {
+    package static func digest(_ any: Any?) throws -> UInt64 {
         let bytes = try bytes(any, "digest")
         guard bytes.count == 8 else { throw VectorJSONError("digest is \(bytes.count) bytes; it is 8") }
         return bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    static func system(_ s: RecordDelta.SystemFields?) -> Any {
+    package static func system(_ s: RecordDelta.SystemFields?) -> Any {
         guard let s else { return NSNull() }
         return ["recordType": s.recordType, "parent": s.parent.map(reference) ?? NSNull(), "creation": dot(s.creation),
                 "versionVector": vector(s.versionVector), "heads": heads(s.heads), "extensions": extensions(s.extensions)]
     }
 
-    static func system(_ any: Any?) throws -> RecordDelta.SystemFields? {
+    package static func system(_ any: Any?) throws -> RecordDelta.SystemFields? {
         guard let any = optional(any) else { return nil }
         let o = try object(any, "system")
         return RecordDelta.SystemFields(recordType: try string(o["recordType"], "system.recordType"),
@@ -359,7 +372,7 @@ enum VectorJSON {
                                         extensions: try extensions(o["extensions"], "system.extensions"))
     }
 
-    static func operation(_ op: RecordDelta.Operation) -> [String: Any] {
+    package static func operation(_ op: RecordDelta.Operation) -> [String: Any] {
         switch op {
         case .set(let f):
             return ["op": "set", "name": f.name, "value": f.value.map(value) ?? NSNull(), "stamp": dot(f.stamp)]
@@ -376,7 +389,7 @@ enum VectorJSON {
         }
     }
 
-    static func operation(_ any: Any?, _ what: String) throws -> RecordDelta.Operation {
+    package static func operation(_ any: Any?, _ what: String) throws -> RecordDelta.Operation {
         let o = try object(any, what)
         let name = try string(o["name"], "\(what).name")
         switch try string(o["op"], "\(what).op") {
@@ -404,11 +417,11 @@ enum VectorJSON {
         }
     }
 
-    static func delta(_ d: RecordDelta) -> [String: Any] {
+    package static func delta(_ d: RecordDelta) -> [String: Any] {
         ["baseTag": Int(d.baseTag), "system": system(d.system), "operations": d.operations.map(operation)]
     }
 
-    static func delta(_ any: Any?) throws -> RecordDelta {
+    package static func delta(_ any: Any?) throws -> RecordDelta {
         let o = try object(any, "delta")
         let tag = try int(o["baseTag"], "baseTag")
         guard let baseTag = UInt32(exactly: tag) else { throw VectorJSONError("baseTag: \(tag) is not a 32-bit unsigned number") }
@@ -416,25 +429,25 @@ enum VectorJSON {
                            operations: try array(o["operations"], "operations").enumerated().map { i, op in try operation(op, "operations[\(i)]") })
     }
 
-    static func tombstone(_ t: Tombstone) -> [String: Any] {
+    package static func tombstone(_ t: Tombstone) -> [String: Any] {
         ["recordType": t.recordType, "id": recordID(t.id), "versionVector": vector(t.versionVector), "deletion": dot(t.deletion)]
     }
 
-    static func tombstone(_ any: Any?) throws -> Tombstone {
+    package static func tombstone(_ any: Any?) throws -> Tombstone {
         let o = try object(any, "tombstone")
         guard let deletion = try dot(o["deletion"], "deletion") else { throw VectorJSONError("deletion: required") }
         return Tombstone(id: try recordID(o["id"], "id"), recordType: try string(o["recordType"], "recordType"),
                          versionVector: try vector(o["versionVector"], "versionVector"), deletion: deletion)
     }
 
-    static func token(_ c: ChangeToken.Contents) -> [String: Any] {
+    package static func token(_ c: ChangeToken.Contents) -> [String: Any] {
         ["kind": c.kind == .zone ? "zone" : "database", "incarnation": node(c.incarnation), "vector": vector(c.vector),
          "cursor": c.cursor.map { ["source": node($0.source), "sequence": String($0.sequence)] as [String: Any] } ?? NSNull(),
          "text": ChangeToken(c).description]
     }
 
     /// The token's contents and its documented text form.
-    static func token(_ any: Any?) throws -> (ChangeToken.Contents, String) {
+    package static func token(_ any: Any?) throws -> (ChangeToken.Contents, String) {
         let o = try object(any, "token")
         let kind: ChangeToken.Contents.Kind
         switch try string(o["kind"], "kind") {

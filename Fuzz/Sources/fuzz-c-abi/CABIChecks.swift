@@ -1,0 +1,1 @@
+../../../Tests/ShoalSamples/CABIChecks.swift

@@ -1,0 +1,195 @@
+// RecordView+Validation: the checks of Record.decode, made without building the record — the
+// same errors at the same offsets, and no allocation for names, strings, bytes and numbers.
+
+/// The validating pass behind ``RecordView/withView(of:limits:_:)``: it mirrors
+/// `Record.decode(from:)` step for step (Spec/wire-format.md §6), keeping offsets instead of values.
+enum RecordViewValidation {
+    /// What the part before the fields holds.
+    struct Header {
+        var flags: UInt8
+        var recordType: Range<Int>
+        var zoneName: Range<Int>, zoneOwner: Range<Int>
+        var vector: VersionVector
+        var fieldCount: Int
+    }
+
+    /// Reads and checks flags, type, ID, vector, creation stamp, parent and the field count.
+    static func header(_ r: inout WireReader) throws(WireError) -> Header {
+        let flagsAt = r.offset
+        let flags = try r.readByte("record flags")
+        guard flags & ~Record.Flags.known == 0 else {
+            throw WireError(.unknownRequiredTag, at: flagsAt, "record flags 0x\(String(flags, radix: 16)) set reserved bits; this record needs a newer Shoal")
+        }
+        let recordType = try identifier(&r, "record type", max: r.limits.maxNameBytes, limitName: "maxNameBytes")
+        _ = try name(&r, "record name")
+        let zoneName = try name(&r, "zone name")
+        let zoneOwner = try name(&r, "zone owner")
+        let (vv, _) = try HeadedVector.read(from: &r)
+        if vv.count > 0 { _ = try r.readStamp(vv, "creation stamp") }
+        if flags & Record.Flags.parent != 0 {
+            let zone = RecordZone.ID(name: text(r, zoneName), owner: text(r, zoneOwner))
+            _ = try Reference.decodePayload(from: &r, zone: zone)
+        }
+        let fieldCount = try r.readCount(max: r.limits.maxFieldCount, "field count", limitName: "maxFieldCount")
+        try r.require(fieldCount, each: 3, "\(fieldCount) fields")
+        return Header(flags: flags, recordType: recordType, zoneName: zoneName, zoneOwner: zoneOwner, vector: vv, fieldCount: fieldCount)
+    }
+
+    /// Checks every field slot, noting where each starts in `table` (and where the fields end
+    /// after the last), then the extensions and the end of the input.
+    static func fields(_ r: inout WireReader, header: Header, into table: UnsafeMutableBufferPointer<Int>) throws(WireError) {
+        let vv = header.vector
+        var previousName = UnsafeRawBufferPointer(start: nil, count: 0)
+        var previousStamp: Dot? = nil
+        for i in 0..<header.fieldCount {
+            table[i] = r.position
+            let at = r.offset
+            let n = try r.readLength(max: r.limits.maxFieldNameBytes, "field name length", limitName: "maxFieldNameBytes")
+            let raw = try r.readRaw(n, "field name")
+            guard Identifier.isValid(raw) else {
+                throw WireError(.invalidName, at: at, "field name \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
+            }
+            var repeated = false
+            if i > 0 {
+                let c = UTF8Order.compare(previousName, raw)
+                if c > 0 { throw WireError(.unsorted, at: at, "fields must be sorted by name; \(String(decoding: raw, as: UTF8.self)) follows \(String(decoding: previousName, as: UTF8.self))") }
+                repeated = c == 0
+            }
+            previousName = raw
+            let tagAt = r.offset
+            let tag = try r.readByte("field type tag")
+            var stamp: Dot? = nil
+            if tag & Record.stampedBit != 0 {
+                guard vv.count > 0 else {
+                    throw WireError(.invalidValue, at: tagAt, "field \(String(decoding: raw, as: UTF8.self)) has a stamp but the record has no version vector")
+                }
+                stamp = try r.readStamp(vv, "stamp of field \(String(decoding: raw, as: UTF8.self))")
+            }
+            if repeated { try Record.checkConcurrentSlot(String(decoding: raw, as: UTF8.self), previous: previousStamp, stamp: stamp, at: at) }
+            previousStamp = stamp
+            let valueTag = tag & ~Record.stampedBit
+            if valueTag != 0 { try value(&r, tag: valueTag, at: tagAt, header: header) }
+        }
+        table[header.fieldCount] = r.position
+        if header.flags & Record.Flags.extensions != 0 {
+            _ = try r.readExtensions("record")
+        }
+        try r.expectEnd("the record")
+    }
+
+    /// Checks one value as `FieldValue.decodePayload` would; scalars and lists of them, which
+    /// need no allocation to check, are checked in place, the rest are decoded and dropped.
+    static func value(_ r: inout WireReader, tag: UInt8, at tagAt: Int, header: Header) throws(WireError) {
+        if tag & ValueTag.listBit != 0, let kind = FieldValue.Kind(rawValue: tag & ValueTag.kindMask), kind.rawValue <= FieldValue.Kind.date.rawValue {
+            return try list(&r, kind: kind)
+        }
+        switch tag {
+        case FieldValue.Kind.string.rawValue:
+            let at = r.offset
+            let n = try r.readLength(max: r.limits.maxRecordBytes, "string value", limitName: "maxRecordBytes")
+            let raw = try r.readRaw(n, "string value")
+            guard UTF8Validation.isValid(raw) else { throw WireError(.invalidUTF8, at: at, "string value is not valid UTF-8") }
+        case FieldValue.Kind.int64.rawValue: _ = try r.readZigzag("int64 value")
+        case FieldValue.Kind.double.rawValue: _ = try r.readCanonicalDouble("double value")
+        case FieldValue.Kind.bool.rawValue: _ = try r.readBool("bool value")
+        case FieldValue.Kind.bytes.rawValue:
+            let n = try r.readLength(max: r.limits.maxRecordBytes, "bytes value length", limitName: "maxRecordBytes")
+            _ = try r.readRaw(n, "bytes value")
+        case FieldValue.Kind.date.rawValue: _ = try r.readZigzag("date value")
+        default:
+            let zone = RecordZone.ID(name: text(r, header.zoneName), owner: text(r, header.zoneOwner))
+            _ = try FieldValue.decodePayload(tag: tag, at: tagAt, from: &r, zone: zone)
+        }
+    }
+
+    /// Checks a list of strings, numbers, bools, bytes or dates as `ListValue.decodePayload`
+    /// would, in place.
+    static func list(_ r: inout WireReader, kind: FieldValue.Kind) throws(WireError) {
+        let n = try r.readCount(max: r.limits.maxListCount, "list element count", limitName: "maxListCount")
+        try r.require(n, "\(n) list elements")
+        switch kind {
+        case .string:
+            for _ in 0..<n {
+                let at = r.offset
+                let length = try r.readLength(max: r.limits.maxRecordBytes, "list string", limitName: "maxRecordBytes")
+                let raw = try r.readRaw(length, "list string")
+                guard UTF8Validation.isValid(raw) else { throw WireError(.invalidUTF8, at: at, "list string is not valid UTF-8") }
+            }
+        case .int64: for _ in 0..<n { _ = try r.readZigzag("list int64") }
+        case .double:
+            try r.require(n, each: 8, "\(n) list doubles")
+            for _ in 0..<n { _ = try r.readCanonicalDouble("list double") }
+        case .bool: for _ in 0..<n { _ = try r.readBool("list bool") }
+        case .bytes:
+            for _ in 0..<n {
+                let length = try r.readLength(max: r.limits.maxRecordBytes, "list bytes length", limitName: "maxRecordBytes")
+                _ = try r.readRaw(length, "list bytes")
+            }
+        default:
+            for _ in 0..<n { _ = try r.readZigzag("list date") }
+        }
+    }
+
+    /// A record type: an identifier, as `WireReader.readIdentifier` checks it.
+    static func identifier(_ r: inout WireReader, _ what: String, max limit: Int, limitName: String) throws(WireError) -> Range<Int> {
+        let at = r.offset
+        let n = try r.readLength(max: limit, "\(what) length", limitName: limitName)
+        let start = r.position
+        let raw = try r.readRaw(n, what)
+        guard Identifier.isValid(raw) else {
+            throw WireError(.invalidName, at: at, "\(what) \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
+        }
+        return start..<r.position
+    }
+
+    /// A record, zone or owner name, as `WireReader.readName` checks it.
+    static func name(_ r: inout WireReader, _ what: String) throws(WireError) -> Range<Int> {
+        let at = r.offset
+        let n = try r.readLength(max: r.limits.maxNameBytes, what, limitName: "maxNameBytes")
+        let start = r.position
+        let raw = try r.readRaw(n, what)
+        guard UTF8Validation.isValid(raw) else { throw WireError(.invalidUTF8, at: at, "\(what) is not valid UTF-8") }
+        if n == 0 { throw WireError(.invalidName, at: at, "\(what) is empty; names are 1–\(r.limits.maxNameBytes) bytes") }
+        return start..<r.position
+    }
+
+    static func text(_ r: WireReader, _ range: Range<Int>) -> String {
+        let all = UnsafeRawBufferPointer(start: r.start, count: r.count)
+        return String(decoding: UnsafeRawBufferPointer(rebasing: all[range]), as: UTF8.self)
+    }
+}
+
+/// UTF-8 validation in place: what `String(validating:as:)` accepts (no overlong forms, no
+/// surrogates, nothing above U+10FFFF), without building a string.
+enum UTF8Validation {
+    static func isValid(_ raw: UnsafeRawBufferPointer) -> Bool {
+        if UTF8Text.isASCII(raw) { return true }
+        var i = 0
+        let n = raw.count
+        while i < n {
+            let b0 = raw[i]
+            if b0 < 0x80 { i &+= 1; continue }
+            func cont(_ k: Int) -> Bool { i &+ k < n && raw[i &+ k] & 0xC0 == 0x80 }
+            switch b0 {
+            case 0xC2...0xDF:
+                guard cont(1) else { return false }
+                i &+= 2
+            case 0xE0...0xEF:
+                guard cont(1), cont(2) else { return false }
+                let b1 = raw[i &+ 1]
+                if b0 == 0xE0 && b1 < 0xA0 { return false }
+                if b0 == 0xED && b1 > 0x9F { return false }
+                i &+= 3
+            case 0xF0...0xF4:
+                guard cont(1), cont(2), cont(3) else { return false }
+                let b1 = raw[i &+ 1]
+                if b0 == 0xF0 && b1 < 0x90 { return false }
+                if b0 == 0xF4 && b1 > 0x8F { return false }
+                i &+= 4
+            default:
+                return false
+            }
+        }
+        return true
+    }
+}
