@@ -244,8 +244,8 @@ struct FrameNotSent: Error, CustomStringConvertible {
 /// peer with a ping at once (``probe(within:on:)``), answered by the next frame that arrives.
 ///
 /// No ping leaves before this node's hello: the hello is the first frame on a connection
-/// (Spec/replication.md §2), and a peer closes one that starts with anything else. Until the
-/// hello has passed, a probe only waits for the peer's next frame.
+/// (Spec/replication.md §2), and a peer closes one that starts with anything else. A probe of a
+/// connection still opening sends its ping once the hello has gone out.
 final class KeepaliveHandler: ChannelDuplexHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
@@ -295,15 +295,32 @@ final class KeepaliveHandler: ChannelDuplexHandler {
         context.write(data, promise: promise)
     }
 
-    /// Sends a ping, if this node's hello has gone out, and notes the probe.
+    /// Sends a probe's ping as soon as this node's hello has gone out (at once when it has): a
+    /// connection still opening is probed too, and the peer may have sent its own hello before
+    /// the probe began, so only a ping draws an answer. Gives up at `deadline`.
+    private func pingOnceHelloSent(_ context: ChannelHandlerContext, until deadline: NIODeadline) {
+        if helloWritten || hellos.sentHello {
+            ping(context)
+            return
+        }
+        guard context.eventLoop.now < deadline, !probes.isEmpty else { return }
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .milliseconds(20)) {
+            let (handler, context) = bound.value
+            guard handler.context != nil else { return }
+            handler.pingOnceHelloSent(context, until: deadline)
+        }
+    }
+
+    /// Sends a ping, if this node's hello has gone out.
     private func ping(_ context: ChannelHandlerContext) {
         guard helloWritten || hellos.sentHello else { return }
         nonce &+= 1
         context.writeAndFlush(wrapOutboundOut(Frame(type: .ping, payload: PingMessage(nonce: nonce).encoded())), promise: nil)
     }
 
-    /// Sends a ping now (once this node's hello has gone out: before, the peer's hello is the
-    /// frame awaited); the future is true when a frame arrives from the peer within `timeout`,
+    /// Sends a ping now, or as soon as this node's hello has gone out (no frame precedes it); the
+    /// future is true when a frame arrives from the peer within `timeout`,
     /// false when none does or the connection closes first. Call on the channel's event loop,
     /// `loop`.
     func probe(within timeout: TimeAmount, on loop: any EventLoop) -> EventLoopFuture<Bool> {
@@ -312,7 +329,7 @@ final class KeepaliveHandler: ChannelDuplexHandler {
         nextProbe &+= 1
         let number = nextProbe
         probes[number] = promise
-        ping(context)
+        pingOnceHelloSent(context, until: context.eventLoop.now + timeout)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         context.eventLoop.scheduleTask(in: timeout) { bound.value.probes.removeValue(forKey: number)?.succeed(false) }
         return promise.futureResult
