@@ -17,10 +17,18 @@ import ShoalTrust
         DiscoveryAnnouncement(device: device, instance: instance, endpoints: [.init(host: .source, port: UInt16(port))])
     }
 
+    /// A probe's bound for these tests: whether a live connection answers is what they check,
+    /// and the whole suite's load can hold a pong past the default 2 s.
+    static var patient: NetworkConfiguration {
+        var c = NetworkConfiguration()
+        c.discovery.probeTimeout = .seconds(15)
+        return c
+    }
+
     /// Two nodes that trust each other, the one with the smaller device ID first.
     static func trustedPair() async throws -> (small: LoopbackNode, large: LoopbackNode) {
-        let x = try await LoopbackNode.start("x")
-        let y = try await LoopbackNode.start("y")
+        let x = try await LoopbackNode.start("x", network: patient)
+        let y = try await LoopbackNode.start("y", network: patient)
         await LoopbackNode.trustEachOther(x, y)
         return x.device < y.device ? (x, y) : (y, x)
     }
@@ -29,8 +37,8 @@ import ShoalTrust
 
     @Test func aTrustedDeviceIsDialledAndKeptWhileItsConnectionAnswers() async throws {
         let source = try #require(Self.loopback)
-        let b = try await LoopbackNode.start("b")
-        let a = try await LoopbackNode.start("a")
+        let b = try await LoopbackNode.start("b", network: Self.patient)
+        let a = try await LoopbackNode.start("a", network: Self.patient)
         defer { Task { await a.stop(); await b.stop() } }
         await LoopbackNode.trustEachOther(a, b)
         // Twice, a second apart: of two unconnected devices the larger ID waits for a second announcement.
