@@ -13,7 +13,10 @@ import ShoalWire
     /// - the open fails (any bytes are a segment the scan can read past);
     /// - more records are indexed than headers fit in the input;
     /// - a read returns bytes whose SHA-256 is not the chunk's hash;
-    /// - a read fails other than with `assetFileModified`, or a chunk it refused stays indexed.
+    /// - a read fails other than with `assetFileModified`;
+    /// - a chunk stays indexed after more refusals than the input has records: each refusal drops
+    ///   the copy read, and an earlier copy the scan found takes its place (Spec/assets.md §3.5),
+    ///   so refusals run out of copies.
     ///
     /// The segment file and the folders are removed before returning.
     public static func check(_ bytes: [UInt8], directory: String) -> String? {
@@ -47,14 +50,20 @@ import ShoalWire
         }
         var scratch: [UInt8] = []
         let decompressor = ZstdDecompressor()
+        let records = bytes.count / SegmentStore.headerBytes
         for hash in hashes {
-            do throws(AssetError) {
-                let chunk = try chunks.read(hash, length: nil, of: nil, scratch: &scratch, decompressor: decompressor)
-                guard ContentHash.sha256(chunk) == hash else { return "chunk \(hash) was served as \(chunk.count) bytes that hash to something else" }
-            } catch where error.code == .assetFileModified {
-                if chunks.contains(hash) { return "chunk \(hash) was refused as damaged but is still indexed" }
-            } catch {
-                return "reading indexed chunk \(hash) failed with \(error)"
+            var refusals = 0
+            reading: while chunks.contains(hash) {
+                do throws(AssetError) {
+                    let chunk = try chunks.read(hash, length: nil, of: nil, scratch: &scratch, decompressor: decompressor)
+                    guard ContentHash.sha256(chunk) == hash else { return "chunk \(hash) was served as \(chunk.count) bytes that hash to something else" }
+                    break reading
+                } catch where error.code == .assetFileModified {
+                    refusals += 1
+                    if refusals > records { return "chunk \(hash) was refused as damaged \(refusals) times and is still indexed" }
+                } catch {
+                    return "reading indexed chunk \(hash) failed with \(error)"
+                }
             }
         }
         return nil
