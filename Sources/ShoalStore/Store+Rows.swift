@@ -118,6 +118,7 @@ extension Store {
         try noteAssetReferences(new, over: old, in: z)
         try updateIndexes(new, over: old, in: z)
 
+        try enterOwnWrite(new, in: &z)
         z.vector.formUnion(newVector)
         databaseSequence += 1
         z.databaseSequence = databaseSequence
@@ -170,6 +171,7 @@ extension Store {
         } else {
             try updateIndexes(new, over: nil, in: z)
         }
+        try enterOwnWrite(new, in: &z)
         z.vector.formUnion(new.versionVector)
         databaseSequence += 1
         z.databaseSequence = databaseSequence

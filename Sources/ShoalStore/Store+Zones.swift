@@ -31,6 +31,7 @@ extension Store {
                 z.incarnation = incarnation ?? configuration.newIdentifier()
                 z.vector = VersionVector()
                 z.horizon = VersionVector()
+                z.log = WriterLogHead()
                 z.scope = scope
                 z.readOnly = readOnly
                 z.databaseSequence = databaseSequence
@@ -95,6 +96,7 @@ extension Store {
             for sql in ["DELETE FROM records WHERE zone = ?", "DELETE FROM record_clock WHERE zone = ?",
                         "DELETE FROM refs WHERE zone = ?", "DELETE FROM merged_heads WHERE zone = ?",
                         "DELETE FROM index_decls WHERE zone = ?", "DELETE FROM peer_acks WHERE zone = ?",
+                        "DELETE FROM writer_entries WHERE zone = ?",
                         // Keyed by asset, so this one reads the whole table: zone deletions are rare.
                         "DELETE FROM asset_refs WHERE zone = ?"] {
                 try db.statement(sql).bind(1, z.row).run()

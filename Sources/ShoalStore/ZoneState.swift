@@ -38,13 +38,15 @@ struct ZoneState: Sendable {
     var horizon: VersionVector
     var deleted: Bool
     var databaseSequence: UInt64
+    /// The head of this node's own log for the zone (Spec/authenticated-writes.md §2).
+    var log = WriterLogHead()
 
     var info: ZoneInfo {
         ZoneInfo(id: id, scope: scope, isReadOnly: readOnly, incarnation: incarnation, versionVector: vector)
     }
 
     static func loadAll(_ db: SQLiteDatabase) throws(ShoalError) -> [ZoneState] {
-        let s = try db.statement("SELECT id, name, owner, scope, read_only, incarnation, seq, vector, horizon, deleted, db_seq FROM zones")
+        let s = try db.statement("SELECT id, name, owner, scope, read_only, incarnation, seq, vector, horizon, deleted, db_seq, log_seq, log_hlc, log_chain FROM zones")
         var out = [ZoneState]()
         while try s.step() {
             let id = RecordZone.ID(name: s.text(1), owner: s.text(2))
@@ -56,15 +58,36 @@ struct ZoneState: Sendable {
                                  seq: UInt64(bitPattern: s.int64(6)),
                                  vector: try Bytes.vector(s.blob(7), "the vector of zone \(id)"),
                                  horizon: try Bytes.vector(s.blob(8), "the purge horizon of zone \(id)"),
-                                 deleted: s.int(9) != 0, databaseSequence: UInt64(bitPattern: s.int64(10))))
+                                 deleted: s.int(9) != 0, databaseSequence: UInt64(bitPattern: s.int64(10)),
+                                 log: WriterLogHead(sequence: UInt64(bitPattern: s.int64(11)), hlc: HLC(rawValue: UInt64(bitPattern: s.int64(12))),
+                                                    chain: s.blob(13))))
         }
         return out
     }
 
     func save(_ db: SQLiteDatabase) throws(ShoalError) {
-        let s = try db.statement("UPDATE zones SET seq = ?, vector = ?, horizon = ?, deleted = ?, db_seq = ?, incarnation = ?, scope = ?, read_only = ? WHERE id = ?")
+        let s = try db.statement("UPDATE zones SET seq = ?, vector = ?, horizon = ?, deleted = ?, db_seq = ?, incarnation = ?, scope = ?, read_only = ?, log_seq = ?, log_hlc = ?, log_chain = ? WHERE id = ?")
         try s.bind(1, Int64(bitPattern: seq)).bind(2, Bytes.vector(vector)).bind(3, Bytes.vector(horizon))
             .bind(4, deleted ? 1 : 0).bind(5, Int64(bitPattern: databaseSequence)).bind(6, Bytes.nodeID(incarnation))
-            .bind(7, Int(scope.rawValue)).bind(8, readOnly ? 1 : 0).bind(9, row).run()
+            .bind(7, Int(scope.rawValue)).bind(8, readOnly ? 1 : 0).bind(9, Int64(bitPattern: log.sequence))
+            .bind(10, Int64(bitPattern: log.hlc.rawValue)).bind(11, log.chain).bind(12, row).run()
+    }
+}
+
+/// The head of a writer's log for a zone (Spec/authenticated-writes.md §2): the sequence and
+/// timestamp of its last entry and the chain value after it. An empty log has sequence 0 and
+/// an empty chain, which stands for the chain's start (``WriterLog/chainStart(zone:writer:)``).
+package struct WriterLogHead: Hashable, Sendable {
+    /// The last entry's sequence; 0 for an empty log.
+    package var sequence: UInt64 = 0
+    /// The last entry's timestamp.
+    package var hlc: HLC = .zero
+    /// The chain value after the last entry; empty for an empty log.
+    package var chain: [UInt8] = []
+
+    package init(sequence: UInt64 = 0, hlc: HLC = .zero, chain: [UInt8] = []) {
+        self.sequence = sequence
+        self.hlc = hlc
+        self.chain = chain
     }
 }

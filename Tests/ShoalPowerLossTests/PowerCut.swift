@@ -182,10 +182,13 @@ struct PowerCut {
             zonesCreated = true
         }
         if migrates {
-            // Back to schema 6, as SchemaMigrationTests does: the open below migrates to 8
-            // through the VFS (asset references listed again, the base column added).
+            // Back to schema 6, as SchemaMigrationTests does: the open below migrates to 9
+            // through the VFS (asset references listed again, the base column added, the
+            // writer logs started).
             if let problem = Self.execute(dir.path + "/store.sqlite",
-                                          "DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 6 WHERE key = 'schema'") {
+                                          "DROP TABLE writer_entries; ALTER TABLE zones DROP COLUMN log_seq; ALTER TABLE zones DROP COLUMN log_hlc; "
+                                          + "ALTER TABLE zones DROP COLUMN log_chain; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; "
+                                          + "UPDATE meta SET value = 6 WHERE key = 'schema'") {
                 f.failures.append("seed \(seed): cannot go back to schema 6: \(problem)")
                 f.unusableAfterReopen += 1
                 return
@@ -391,9 +394,9 @@ struct PowerCut {
             f.lostAcknowledged += 1
             fail("the store opened as \(openedAs) and reopens as \(s.nodeID)")
         }
-        if let schema = Self.scalar(path, "SELECT value FROM meta WHERE key = 'schema'"), schema != "8" {
+        if let schema = Self.scalar(path, "SELECT value FROM meta WHERE key = 'schema'"), schema != "9" {
             f.unusableAfterReopen += 1
-            fail("the reopened store is at schema \(schema), not 8")
+            fail("the reopened store is at schema \(schema), not 9")
         }
         let zones = await s.zones().map(\.id)
         guard zones.contains(localZone), zones.contains(remoteZone) else {

@@ -67,6 +67,12 @@ import CSQLite
         }
     }
 
+    /// Takes away what version 9 added: the writers' log entries and the head of this node's log.
+    static let dropVersion9 = """
+        DROP TABLE writer_entries; ALTER TABLE zones DROP COLUMN log_seq; ALTER TABLE zones DROP COLUMN log_hlc;
+        ALTER TABLE zones DROP COLUMN log_chain; UPDATE meta SET value = 8 WHERE key = 'schema';
+        """
+
     /// Rewrites a version-3 store's `records` and index tables into version 1's layout, as an old
     /// Shoal left them.
     static let downgrade = """
@@ -116,9 +122,9 @@ import CSQLite
             try await store.createZone(RecordZone.ID(name: "other"))
             try await store.acknowledge(peer: peer, zone: notes, vector: VersionVector())
         }
-        #expect(Self.exec(dir, "DROP TABLE zone_peers; DROP TABLE purged_zones; DROP TABLE merged_heads; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 4 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(Self.exec(dir, Self.dropVersion9 + "DROP TABLE zone_peers; DROP TABLE purged_zones; DROP TABLE merged_heads; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 4 WHERE key = 'schema'") == SQLITE_OK)
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "8")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "9")
         try await store.deleteZone(notes)
         try await store.deleteZone(RecordZone.ID(name: "other"))
         #expect(try await store.zoneTombstones().map(\.waitingFor) == [[peer], []])
@@ -148,9 +154,9 @@ import CSQLite
             try await a.save(single)
         }
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM merged_heads") == "1")
-        #expect(Self.exec(dir, "DROP TABLE merged_heads; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 5 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(Self.exec(dir, Self.dropVersion9 + "DROP TABLE merged_heads; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 5 WHERE key = 'schema'") == SQLITE_OK)
         _ = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "8")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "9")
         #expect(Self.scalar(dir, "SELECT name FROM merged_heads") == "n")
     }
 
@@ -173,9 +179,9 @@ import CSQLite
             try await store.delete(c.id)
         }
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM asset_refs") == "4")
-        #expect(Self.exec(dir, "DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 6 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(Self.exec(dir, Self.dropVersion9 + "DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 6 WHERE key = 'schema'") == SQLITE_OK)
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "8")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "9")
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM asset_refs") == "4")
         #expect(try await store.zones(referencing: asset(1)) == [notes, other])
         #expect(try await store.zones(referencing: asset(2)) == [notes])
@@ -192,9 +198,9 @@ import CSQLite
             try await store.createZone(notes)
             v0 = try await store.save(note("n", "v0"))
         }
-        #expect(Self.exec(dir, "ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 7 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(Self.exec(dir, Self.dropVersion9 + "ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 7 WHERE key = 'schema'") == SQLITE_OK)
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "8")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "9")
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'base'") == "1")
         await store.setConflictResolver({ $0.merged }, for: notes)
         for t in ["v1", "v2"] {
@@ -234,11 +240,12 @@ import CSQLite
             INSERT INTO field_index_log(idx, kind, value, name, present)
             SELECT id, \(FieldValue.Kind.string.rawValue), 'edited', 'n3', 1 FROM index_decls
             """)
+        #expect(Self.exec(dir, Self.dropVersion9) == SQLITE_OK)
         #expect(Self.exec(dir, Self.downgrade) == SQLITE_OK)
         #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "1")
 
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "8")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "9")
         #expect(Self.scalar(dir, "SELECT count(*) FROM sqlite_master WHERE name = 'records_by_type'") == "0")
         // The index answers from carried-over entries and log rows, without decoding the zone.
         func titled(_ t: String) async throws -> [String] {

@@ -2,7 +2,7 @@
 
 import ShoalWire
 
-/// The SQL schema (version 8). Every table is `WITHOUT ROWID` keyed by what is looked up.
+/// The SQL schema (version 9). Every table is `WITHOUT ROWID` keyed by what is looked up.
 ///
 /// - `meta(key, value)`: node ID, store and database incarnations, last HLC, database sequence,
 ///   and `zone_purge_seq`, the database sequence of the newest zone deletion purged.
@@ -46,8 +46,13 @@ import ShoalWire
 /// - `purged_zones(name, owner, incarnation, deleted_at)`: the incarnation of each zone whose
 ///   tombstone was purged, so a peer that comes back with it live is told it was deleted.
 /// - `subscriptions(id, bytes)`: persisted subscriptions.
+/// - `writer_entries(zone, writer, seq, hlc, bytes)`: the entries of writers' logs
+///   (Spec/authenticated-writes.md §2), each as its canonical bytes, keyed by log and sequence;
+///   `writer_entries_by_hlc` finds the entry of a dot. The head of this node's own log for each
+///   zone — sequence, timestamp and chain value of its last entry — is in `zones(log_seq,
+///   log_hlc, log_chain)`.
 enum Schema {
-    static let version: Int64 = 8
+    static let version: Int64 = 9
 
     static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int,
                        limits: WireLimits) throws(ShoalError) {
@@ -63,6 +68,7 @@ enum Schema {
             scope INTEGER NOT NULL, read_only INTEGER NOT NULL, incarnation BLOB NOT NULL,
             seq INTEGER NOT NULL, vector BLOB NOT NULL, horizon BLOB NOT NULL,
             deleted INTEGER NOT NULL, deletion BLOB, db_seq INTEGER NOT NULL,
+            log_seq INTEGER NOT NULL DEFAULT 0, log_hlc INTEGER NOT NULL DEFAULT 0, log_chain BLOB,
             UNIQUE(name, owner));
         \(recordsTable("records"));
         CREATE UNIQUE INDEX IF NOT EXISTS records_by_name ON records(zone, name);
@@ -80,8 +86,17 @@ enum Schema {
             PRIMARY KEY(zone, peer)) WITHOUT ROWID;
         \(zoneTombstoneTables);
         CREATE TABLE IF NOT EXISTS subscriptions(id TEXT PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
+        \(writerEntriesTable);
         """)
     }
+
+    /// The entries of writers' logs (version 9).
+    static let writerEntriesTable = """
+        CREATE TABLE IF NOT EXISTS writer_entries(
+            zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, hlc INTEGER NOT NULL, bytes BLOB NOT NULL,
+            PRIMARY KEY(zone, writer, seq)) WITHOUT ROWID;
+        CREATE UNIQUE INDEX IF NOT EXISTS writer_entries_by_hlc ON writer_entries(zone, writer, hlc)
+        """
 
     /// Live records with two or more heads (version 6).
     static let mergedHeadsTable = """
@@ -162,6 +177,10 @@ enum Schema {
     /// (decoded with the store's `limits`).
     /// Version 7 → 8: `records` gains the `base` column, empty: until a record is written again
     /// in a zone with a resolver, its conflicts find their ancestor in `previous`, as before.
+    /// Version 8 → 9: `writer_entries` is added, and `zones` the head of this node's own log. Each
+    /// zone's log starts with an entry for every write of this node its records still show (a
+    /// head, or a slot's stamp), in timestamp order, as the versions show them
+    /// (Spec/authenticated-writes.md §7).
     static func migrate(_ db: SQLiteDatabase, limits: WireLimits) throws(ShoalError) {
         let s = try db.statement("SELECT value FROM meta WHERE key = 'schema'")
         let found: Int64? = try s.step() ? s.int64(0) : nil
@@ -273,6 +292,19 @@ enum Schema {
         if stored == 7 {
             try db.transaction { () throws(ShoalError) in
                 try db.execute("ALTER TABLE records ADD COLUMN base BLOB; UPDATE meta SET value = 8 WHERE key = 'schema'")
+            }
+            stored = 8
+        }
+        if stored == 8 {
+            try db.transaction { () throws(ShoalError) in
+                try db.execute("""
+                ALTER TABLE zones ADD COLUMN log_seq INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE zones ADD COLUMN log_hlc INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE zones ADD COLUMN log_chain BLOB;
+                \(writerEntriesTable);
+                """)
+                try startOwnLogs(db, limits: limits)
+                try db.execute("UPDATE meta SET value = 9 WHERE key = 'schema'")
             }
         }
     }

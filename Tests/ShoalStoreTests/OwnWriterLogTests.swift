@@ -1,0 +1,147 @@
+// OwnWriterLogTests: every write a node makes is entered in its log for the zone, without gaps, in the write's transaction (Spec/authenticated-writes.md §2).
+
+import Testing
+@testable import ShoalStore
+@testable import ShoalWire
+
+@Suite struct OwnWriterLogTests {
+    /// The whole of `store`'s own log for `zone`, and whether hashing it gives the head's chain.
+    static func log(_ store: Store, _ zone: RecordZone.ID = notes) async throws -> (entries: [WriteEntry], head: WriterLogHead, chained: Bool) {
+        let node = store.nodeID
+        let entries = try await store.entries(of: node, in: zone, after: 0, limit: 1_000_000)
+        let head = try await store.ownLogHead(of: zone)
+        let chain = WriterLog.chain(from: WriterLog.chainStart(zone: zone, writer: node), after: (0, .zero), entries)
+        return (entries, head, chain == head.chain && head.sequence == UInt64(entries.count))
+    }
+
+    @Test func savesDeletionsAndCascadesAreEnteredInOrder() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir)
+        try await store.createZone(notes)
+        let parent = try await store.save(note("parent", "p"))
+        var child = note("child", "c")
+        child["owner"] = .reference(Reference(recordID: parent.id, action: .deleteSelf))
+        let savedChild = try await store.save(child)
+        var edited = parent
+        edited["title"] = .string("p2")
+        try await store.save(edited)
+        try await store.delete(parent.id)  // and the child, by its deleteSelf reference
+
+        let (entries, head, chained) = try await Self.log(store)
+        #expect(chained, "the head's chain is the hash of its entries")
+        #expect(entries.map(\.sequence) == [1, 2, 3, 4, 5])
+        #expect(entries.map(\.record) == ["parent", "child", "parent", "parent", "child"])
+        #expect(entries.map(\.isCreation) == [true, true, false, false, false])
+        #expect(entries.map(\.isDeletion) == [false, false, false, true, true])
+        #expect(entries[2].slots.map(\.name) == ["", "title"], "an edit enters the slots it stamped")
+        #expect(entries[1].slots.map(\.name) == ["", "owner", "title"])
+        #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.hlc < $1.hlc })
+        #expect(entries[1].hlc == savedChild.versionVector[store.nodeID])
+        let dot = Dot(node: store.nodeID, hlc: entries[2].hlc)
+        #expect(try await store.entry(of: dot, in: notes) == entries[2])
+        #expect(head.hlc == entries[4].hlc)
+    }
+
+    /// A failed atomic batch writes nothing, so it enters nothing; the log goes on without a gap.
+    @Test func aFailedBatchEntersNothing() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir)
+        try await store.createZone(notes)
+        let first = try await store.save(note("a", "1"))
+        var stale = first
+        stale["title"] = .string("2")
+        try await store.save(stale)
+        // `first` carries an old change tag: its zone's batch fails whole.
+        await #expect(throws: ShoalError.self) { try await store.modify(saving: [note("b", "x"), first]) }
+        #expect(try await Self.log(store).entries.count == 2)
+        try await store.save(note("c", "3"))
+        let (entries, _, chained) = try await Self.log(store)
+        #expect(chained)
+        #expect(entries.map(\.record) == ["a", "a", "c"])
+    }
+
+    /// A bulk save that assumed its records new and met one that exists is redone with lookups:
+    /// each record is entered once.
+    @Test func aBulkSaveRedoneWithLookupsEntersEachWriteOnce() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir)
+        try await store.createZone(notes)
+        try await store.save(note("n3", "old"))
+        try await store.modify(saving: (0..<8).map { note("n\($0)", "new") }, policy: .allKeys)
+        let (entries, _, chained) = try await Self.log(store)
+        #expect(chained)
+        #expect(entries.count == 9)
+        #expect(Set(entries.dropFirst().map(\.record)) == Set((0..<8).map { "n\($0)" }))
+    }
+
+    /// Versions applied from a peer enter nothing in this node's log, and neither does its own
+    /// write coming back.
+    @Test func appliedVersionsEnterNothing() async throws {
+        let da = TempDirectory(), db = TempDirectory()
+        let a = try await Store.temporary(da), b = try await Store.temporary(db)
+        let inc = try await a.createZone(notes).incarnation
+        try await b.createZone(notes, incarnation: inc)
+        try await a.modify(saving: (0..<3).map { note("n\($0)", "x") })
+        try await b.apply(remoteChanges: try await a.changes(in: notes, since: nil).records)
+        #expect(try await Self.log(b).entries.isEmpty)
+        try await b.save(note("mine", "y"))
+        try await a.apply(remoteChanges: try await b.changes(in: notes, since: nil).records)
+        #expect(try await Self.log(a).entries.count == 3, "its own writes came back: nothing new")
+        #expect(try await Self.log(b).entries.map(\.record) == ["mine"])
+    }
+
+    /// The log survives a restart, and a zone deleted and created again starts its log afresh.
+    @Test func theLogPersistsAndStartsAgainWithTheZone() async throws {
+        let dir = TempDirectory()
+        do {
+            let store = try await Store.temporary(dir)
+            try await store.createZone(notes)
+            try await store.save(note("a", "1"))
+            try await store.save(note("b", "2"))
+        }
+        let store = try await Store.temporary(dir)
+        try await store.save(note("c", "3"))
+        let (entries, _, chained) = try await Self.log(store)
+        #expect(chained)
+        #expect(entries.map(\.sequence) == [1, 2, 3])
+        try await store.deleteZone(notes)
+        try await store.createZone(notes)
+        #expect(try await Self.log(store).entries.isEmpty)
+        try await store.save(note("d", "4"))
+        let again = try await Self.log(store)
+        #expect(again.chained && again.entries.map(\.sequence) == [1] && again.entries.map(\.record) == ["d"])
+    }
+
+    /// A store from before logs starts each zone's log from the writes its records show.
+    @Test func aStoreFromBeforeLogsStartsThemFromItsRecords() async throws {
+        let dir = TempDirectory()
+        var before: [Record] = []
+        do {
+            let store = try await Store.temporary(dir)
+            try await store.createZone(notes)
+            var r = note("a", "1")
+            r["body"] = .string("b")
+            let a = try await store.save(r)
+            var edit = a
+            edit["title"] = .string("2")
+            try await store.save(edit)       // a's title now from the second write, its body from the first
+            try await store.save(note("b", "x"))
+            try await store.save(note("gone", "y"))
+            try await store.delete(Record.ID(name: "gone", zone: notes))
+            before = try await store.changes(in: notes, since: nil).records
+        }
+        #expect(SchemaMigrationTests.exec(dir, SchemaMigrationTests.dropVersion9) == 0)
+        let store = try await Store.temporary(dir)
+        #expect(SchemaMigrationTests.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "9")
+        let (entries, _, chained) = try await Self.log(store)
+        #expect(chained)
+        // a: two writes (body's, then title's); b: one; gone: its deletion (its save shows nowhere).
+        #expect(entries.map(\.record) == ["a", "a", "b", "gone"])
+        #expect(entries[0].slots.map(\.name) == ["body"], "an older write shows only the slots still stamped with it")
+        #expect(entries[1].slots.map(\.name) == ["", "title"])
+        #expect(entries[3].isDeletion && entries[3].slots.isEmpty)
+        #expect(before.count == 3)
+        try await store.save(note("c", "z"))
+        #expect(try await Self.log(store).entries.last?.sequence == 5)
+    }
+}
