@@ -96,7 +96,8 @@ extension Store {
             for sql in ["DELETE FROM records WHERE zone = ?", "DELETE FROM record_clock WHERE zone = ?",
                         "DELETE FROM refs WHERE zone = ?", "DELETE FROM merged_heads WHERE zone = ?",
                         "DELETE FROM index_decls WHERE zone = ?", "DELETE FROM peer_acks WHERE zone = ?",
-                        "DELETE FROM writer_entries WHERE zone = ?",
+                        "DELETE FROM writer_entries WHERE zone = ?", "DELETE FROM writer_logs WHERE zone = ?",
+                        "DELETE FROM writer_checkpoints WHERE zone = ?",
                         // Keyed by asset, so this one reads the whole table: zone deletions are rare.
                         "DELETE FROM asset_refs WHERE zone = ?"] {
                 try db.statement(sql).bind(1, z.row).run()

@@ -186,7 +186,7 @@ struct PowerCut {
             // through the VFS (asset references listed again, the base column added, the
             // writer logs started).
             if let problem = Self.execute(dir.path + "/store.sqlite",
-                                          "DROP TABLE writer_entries; ALTER TABLE zones DROP COLUMN log_seq; ALTER TABLE zones DROP COLUMN log_hlc; "
+                                          "DROP TABLE writer_entries; DROP TABLE writer_logs; DROP TABLE writer_checkpoints; ALTER TABLE zones DROP COLUMN log_seq; ALTER TABLE zones DROP COLUMN log_hlc; "
                                           + "ALTER TABLE zones DROP COLUMN log_chain; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; "
                                           + "UPDATE meta SET value = 6 WHERE key = 'schema'") {
                 f.failures.append("seed \(seed): cannot go back to schema 6: \(problem)")

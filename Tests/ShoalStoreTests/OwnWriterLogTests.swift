@@ -145,3 +145,67 @@ import Testing
         #expect(try await Self.log(store).entries.last?.sequence == 5)
     }
 }
+
+/// Another writer's entries are stored only as a range that follows the head held here without a
+/// gap and hashes to its checkpoint's chain (Spec/authenticated-writes.md §3).
+@Suite struct VerifiedWriterLogTests {
+    /// Store `a` with `count` saves in `notes`, store `b` holding the same zone incarnation, and
+    /// and `a`'s log.
+    static func pair(count: Int) async throws -> (a: Store, b: Store, dirs: [TempDirectory], entries: [WriteEntry]) {
+        let dirs = [TempDirectory(), TempDirectory()]
+        let a = try await Store.temporary(dirs[0]), b = try await Store.temporary(dirs[1])
+        let inc = try await a.createZone(notes).incarnation
+        try await b.createZone(notes, incarnation: inc)
+        for i in 0..<count { try await a.save(note("n\(i)", "t\(i)")) }
+        let entries = try await a.entries(of: a.nodeID, in: notes, after: 0, limit: 1_000)
+        return (a, b, dirs, entries)
+    }
+
+    /// `a`'s checkpoint after `entries`, with a placeholder signature: the store checks chains,
+    /// not signatures.
+    static func checkpoint(_ a: Store, _ entries: ArraySlice<WriteEntry>, incarnation: NodeID? = nil) async throws -> WriterCheckpoint {
+        let node = a.nodeID
+        let start = WriterLog.chainStart(zone: notes, writer: node)
+        let chain = WriterLog.chain(from: start, after: (0, .zero), Array(entries)) ?? []
+        let inc = try await a.liveZone(notes).incarnation
+        return WriterCheckpoint(zone: notes, incarnation: incarnation ?? inc, writer: node, sequence: entries.last?.sequence ?? 0, chain: chain,
+                                signature: [UInt8](repeating: 0x5E, count: WriterCheckpoint.signatureBytes))
+    }
+
+    @Test func rangesThatFollowTheHeadAndMatchTheirCheckpointAreKept() async throws {
+        let (a, b, _, entries) = try await Self.pair(count: 6)
+        let writer = a.nodeID
+        let first = try await Self.checkpoint(a, entries[0..<3])
+        #expect(try await b.appendVerified(Array(entries[0..<3]), of: writer, checkpoint: first, in: notes))
+        #expect(try await b.logHead(of: writer, in: notes) == WriterLogHead(sequence: 3, hlc: entries[2].hlc, chain: first.chain))
+        // The next range is hashed on from the head held: its checkpoint is the chain of all six.
+        let second = try await Self.checkpoint(a, entries[0..<6])
+        #expect(try await b.appendVerified(Array(entries[3..<6]), of: writer, checkpoint: second, in: notes))
+        #expect(try await b.entries(of: writer, in: notes, after: 0, limit: 100) == entries)
+        #expect(try await b.entry(of: Dot(node: writer, hlc: entries[4].hlc), in: notes) == entries[4])
+        #expect(try await b.checkpoint(of: writer, in: notes) == second)
+        #expect(try await b.checkpoint(of: writer, in: notes, atMost: 5) == first)
+        #expect(try await b.checkpoint(of: writer, in: notes, atMost: 2) == nil)
+    }
+
+    @Test func aGapAReplayAnotherChainOrAnotherIncarnationStoresNothing() async throws {
+        let (a, b, _, entries) = try await Self.pair(count: 4)
+        let writer = a.nodeID
+        let all = try await Self.checkpoint(a, entries[0..<4])
+        var gapped = Array(entries)
+        gapped.remove(at: 1)
+        #expect(try await !b.appendVerified(gapped, of: writer, checkpoint: all, in: notes), "a gap")
+        var altered = entries
+        altered[2].slots[0].digest[0] ^= 1
+        #expect(try await !b.appendVerified(altered, of: writer, checkpoint: all, in: notes), "an entry changed after signing")
+        #expect(try await !b.appendVerified(Array(entries[0..<3]), of: writer, checkpoint: all, in: notes), "a range short of its checkpoint")
+        let elsewhere = try await Self.checkpoint(a, entries[0..<4], incarnation: NodeID(high: 9, low: 9))
+        #expect(try await !b.appendVerified(entries, of: writer, checkpoint: elsewhere, in: notes), "another incarnation")
+        #expect(try await b.logHead(of: writer, in: notes).sequence == 0, "nothing stored")
+        #expect(try await b.appendVerified(entries, of: writer, checkpoint: all, in: notes))
+        #expect(try await !b.appendVerified(entries, of: writer, checkpoint: all, in: notes), "the same range again")
+        await #expect(throws: ShoalError.self) {
+            try await a.appendVerified(entries, of: writer, checkpoint: all, in: notes)
+        }
+    }
+}

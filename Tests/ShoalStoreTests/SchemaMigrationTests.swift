@@ -69,7 +69,7 @@ import CSQLite
 
     /// Takes away what version 9 added: the writers' log entries and the head of this node's log.
     static let dropVersion9 = """
-        DROP TABLE writer_entries; ALTER TABLE zones DROP COLUMN log_seq; ALTER TABLE zones DROP COLUMN log_hlc;
+        DROP TABLE writer_entries; DROP TABLE writer_logs; DROP TABLE writer_checkpoints; ALTER TABLE zones DROP COLUMN log_seq; ALTER TABLE zones DROP COLUMN log_hlc;
         ALTER TABLE zones DROP COLUMN log_chain; UPDATE meta SET value = 8 WHERE key = 'schema';
         """
 

@@ -59,6 +59,89 @@ extension Store {
         return try Self.decodeEntry(s.blob(0), of: dot.node, in: zone)
     }
 
+    /// The head of `writer`'s log for `zone` as far as this store holds it: its own log's for
+    /// this node, otherwise what was verified here (an empty log, with the chain's start, when
+    /// nothing was).
+    /// - Throws: `zoneNotFound` for a zone that is not live.
+    package func logHead(of writer: NodeID, in zone: RecordZone.ID) throws(ShoalError) -> WriterLogHead {
+        if writer == nodeID { return try ownLogHead(of: zone) }
+        let z = try liveZone(zone)
+        let s = try db.cached("SELECT seq, hlc, chain FROM writer_logs WHERE zone = ? AND writer = ?")
+        defer { s.reset() }
+        s.bind(1, z.row).bind(2, writer)
+        guard try s.step() else { return WriterLogHead(chain: WriterLog.chainStart(zone: zone, writer: writer)) }
+        return WriterLogHead(sequence: UInt64(bitPattern: s.int64(0)), hlc: HLC(rawValue: UInt64(bitPattern: s.int64(1))), chain: s.blob(2))
+    }
+
+    /// Stores `entries` of `writer`'s log for `zone`, which follow the head held here without a
+    /// gap, when hashing them on from that head gives `checkpoint`'s chain at its sequence; the
+    /// checkpoint is kept and the head moves to it. Returns false, storing nothing, when they do
+    /// not (a gap, a repeat, timestamps that do not increase, another chain, another zone,
+    /// writer or incarnation). The caller has checked the checkpoint's signature: the store
+    /// holds no keys.
+    /// - Throws: `zoneNotFound` for a zone that is not live; `invalidArguments` for this node's
+    ///   own log, which only its own writes extend.
+    package func appendVerified(_ entries: [WriteEntry], of writer: NodeID, checkpoint: WriterCheckpoint,
+                                in zone: RecordZone.ID) throws(ShoalError) -> Bool {
+        guard writer != nodeID else {
+            throw .invalidArguments("entries of this node's own log (\(writer)) come only from its own writes, never from a peer")
+        }
+        let z = try liveZone(zone)
+        guard checkpoint.zone == zone, checkpoint.writer == writer, checkpoint.incarnation == z.incarnation else { return false }
+        let head = try logHead(of: writer, in: zone)
+        guard let last = entries.last, checkpoint.sequence == last.sequence,
+              let chain = WriterLog.chain(from: head.chain, after: (head.sequence, head.hlc), entries),
+              chain == checkpoint.chain else { return false }
+        try writeTransaction(replication: true) { () throws(ShoalError) in
+            var moved = head
+            for e in entries { try appendEntry(e, of: writer, to: &moved, zone: z) }
+            let s = try db.cached("INSERT OR REPLACE INTO writer_logs(zone, writer, seq, hlc, chain) VALUES(?, ?, ?, ?, ?)")
+            try s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: moved.sequence)).bind(4, Int64(bitPattern: moved.hlc.rawValue))
+                .bind(5, moved.chain).runAndRewind()
+            try keep(checkpoint, zone: z)
+        }
+        return true
+    }
+
+    /// Keeps `checkpoint` (this node's own, once signed, or one verified with its entries).
+    /// - Throws: `zoneNotFound` for a zone that is not live; `invalidArguments` for a checkpoint
+    ///   of another zone or incarnation, or past the head of its log here.
+    package func keepCheckpoint(_ checkpoint: WriterCheckpoint) throws(ShoalError) {
+        let z = try liveZone(checkpoint.zone)
+        guard checkpoint.incarnation == z.incarnation else {
+            throw .invalidArguments("the checkpoint of \(checkpoint.writer) is for incarnation \(checkpoint.incarnation) of zone \(checkpoint.zone), which is at \(z.incarnation) here")
+        }
+        let head = try logHead(of: checkpoint.writer, in: checkpoint.zone)
+        guard checkpoint.sequence <= head.sequence else {
+            throw .invalidArguments("the checkpoint of \(checkpoint.writer) covers \(checkpoint.sequence) entries; the log holds \(head.sequence)")
+        }
+        try writeTransaction { () throws(ShoalError) in try keep(checkpoint, zone: z) }
+    }
+
+    func keep(_ checkpoint: WriterCheckpoint, zone z: ZoneState) throws(ShoalError) {
+        guard checkpoint.signature.count == WriterCheckpoint.signatureBytes else {
+            throw .invalidArguments("the checkpoint of \(checkpoint.writer) is not signed; sign it before keeping it")
+        }
+        let s = try db.cached("INSERT OR REPLACE INTO writer_checkpoints(zone, writer, seq, bytes) VALUES(?, ?, ?, ?)")
+        try s.bind(1, z.row).bind(2, checkpoint.writer).bind(3, Int64(bitPattern: checkpoint.sequence)).bind(4, checkpoint.encoded()).runAndRewind()
+    }
+
+    /// The newest checkpoint of `writer`'s log for `zone` held here at or below sequence
+    /// `atMost`, if any: where a range sent to a peer may end.
+    /// - Throws: `zoneNotFound`; `internalError` for a checkpoint the store cannot read.
+    package func checkpoint(of writer: NodeID, in zone: RecordZone.ID, atMost: UInt64 = .max) throws(ShoalError) -> WriterCheckpoint? {
+        let z = try liveZone(zone)
+        let s = try db.cached("SELECT bytes FROM writer_checkpoints WHERE zone = ? AND writer = ? AND seq <= ? ORDER BY seq DESC LIMIT 1")
+        defer { s.reset() }
+        s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: min(atMost, UInt64(Int64.max))))
+        guard try s.step() else { return nil }
+        do {
+            return try WriterCheckpoint(decoding: s.blob(0))
+        } catch {
+            throw .internalError("a checkpoint of \(writer)'s log for zone \(zone) is damaged (\(error)); the store is damaged")
+        }
+    }
+
     static func decodeEntry(_ bytes: [UInt8], of writer: NodeID, in zone: RecordZone.ID) throws(ShoalError) -> WriteEntry {
         do {
             return try WriteEntry(decoding: bytes)

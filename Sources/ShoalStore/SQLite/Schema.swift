@@ -50,7 +50,10 @@ import ShoalWire
 ///   (Spec/authenticated-writes.md §2), each as its canonical bytes, keyed by log and sequence;
 ///   `writer_entries_by_hlc` finds the entry of a dot. The head of this node's own log for each
 ///   zone — sequence, timestamp and chain value of its last entry — is in `zones(log_seq,
-///   log_hlc, log_chain)`.
+///   log_hlc, log_chain)`; the heads of other writers' logs, as far as they were verified here,
+///   in `writer_logs(zone, writer, seq, hlc, chain)`.
+/// - `writer_checkpoints(zone, writer, seq, bytes)`: the signed checkpoints held, own and
+///   verified (§3), each as its canonical bytes.
 enum Schema {
     static let version: Int64 = 9
 
@@ -90,12 +93,19 @@ enum Schema {
         """)
     }
 
-    /// The entries of writers' logs (version 9).
+    /// Writers' logs (version 9): their entries, the heads of other writers' logs verified here,
+    /// and the checkpoints held.
     static let writerEntriesTable = """
         CREATE TABLE IF NOT EXISTS writer_entries(
             zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, hlc INTEGER NOT NULL, bytes BLOB NOT NULL,
             PRIMARY KEY(zone, writer, seq)) WITHOUT ROWID;
-        CREATE UNIQUE INDEX IF NOT EXISTS writer_entries_by_hlc ON writer_entries(zone, writer, hlc)
+        CREATE UNIQUE INDEX IF NOT EXISTS writer_entries_by_hlc ON writer_entries(zone, writer, hlc);
+        CREATE TABLE IF NOT EXISTS writer_logs(
+            zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, hlc INTEGER NOT NULL, chain BLOB NOT NULL,
+            PRIMARY KEY(zone, writer)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS writer_checkpoints(
+            zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL,
+            PRIMARY KEY(zone, writer, seq)) WITHOUT ROWID
         """
 
     /// Live records with two or more heads (version 6).
