@@ -193,12 +193,7 @@ extension Schema {
             var log = WriterLogHead(chain: WriterLog.chainStart(zone: zone, writer: node))
             for w in writes {
                 let dot = Dot(node: node, hlc: w.hlc)
-                var entry = WriterLog.entry(of: w.version, dot: dot, sequence: log.sequence &+ 1)
-                // Only a head's write set the type and parent the version shows, or deleted it.
-                if w.version.versionVector[node] != w.hlc || !w.version.heads.contains(where: { $0.node == node }) {
-                    entry.slots.removeAll { $0.name.isEmpty }
-                    entry.isDeletion = false
-                }
+                let entry = WriterLog.entry(of: w.version, dot: dot, sequence: log.sequence &+ 1)
                 let bytes = entry.encoded()
                 try insert.bind(1, row).bind(2, node).bind(3, Int64(bitPattern: entry.sequence)).bind(4, Bytes.hlcKey(entry.hlc))
                     .bind(5, bytes).runAndRewind()

@@ -46,16 +46,21 @@ package enum WriterLog {
         return digest(bytes)
     }
 
-    /// The entry of the write `dot` that produced `version`, `sequence` in its writer's log: the
-    /// slots `version` stamps with `dot`, and for a save its type and parent. Call with the
-    /// version the write itself produced, before any merge: a merge may leave out slots the
-    /// write set.
+    /// The entry of the write `dot` as `version` shows it, `sequence` in its writer's log: the
+    /// slots `version` stamps with `dot`; when `dot` is a head of `version` (its writer's vector
+    /// entry, and a head), also whether it deleted the record and, for a save, the type and
+    /// parent (the slot with the empty name). For the version the write itself produced this is
+    /// the write's entry; a later version may show less of it (replaced slots), or another
+    /// head's type and parent, and a sender then sends what it lacks (Spec/authenticated-writes.md §4).
     package static func entry(of version: Record, dot: Dot, sequence: UInt64) -> WriteEntry {
         let zone = version.id.zone
-        let deletion = version.heads.contains { $0.node == dot.node && $0.isDeletion }
+        let head = version.versionVector[dot.node] == dot.hlc ? version.heads.first { $0.node == dot.node } : nil
+        let deletion = head?.isDeletion == true
         var slots = [WriteEntry.Slot]()
         if !deletion {
-            slots.append(WriteEntry.Slot(name: "", digest: systemDigest(recordType: version.recordType, parent: version.parent, zone: zone)))
+            if head != nil {
+                slots.append(WriteEntry.Slot(name: "", digest: systemDigest(recordType: version.recordType, parent: version.parent, zone: zone)))
+            }
             for f in version.fields where f.stamp == dot {
                 slots.append(WriteEntry.Slot(name: f.name, digest: slotDigest(name: f.name, value: f.value, zone: zone)))
             }
@@ -111,5 +116,111 @@ package enum WriterLog {
         h.update(data: WriteEntry.slotDigestContext)
         h.update(data: bytes)
         return Array(h.finalize().prefix(WriteEntry.digestBytes))
+    }
+}
+
+extension WriterLog {
+    /// How a range's entries and a batch's versions failed to match (Spec/authenticated-writes.md §4–§5).
+    package struct Mismatch: Error, Hashable, Sendable, CustomStringConvertible {
+        /// What failed, naming the writer, the entry or the record.
+        package var description: String
+    }
+
+    /// The form each of `entries` (consecutive entries of `writer`'s log) travels in beside the
+    /// batch's `versions`: implied by a version that shows the write whole, partial when the
+    /// version shows only some of its slots, whole when no version of the batch shows it.
+    package static func items(for entries: [WriteEntry], of writer: NodeID, versions: [Record]) -> [WriterLogSection.Item] {
+        var index = [String: Int]()
+        for (i, v) in versions.enumerated() { index[v.id.name] = i }
+        return entries.map { e in
+            guard let i = index[e.record] else { return .whole(e) }
+            let v = versions[i]
+            let shown = entry(of: v, dot: Dot(node: writer, hlc: e.hlc), sequence: e.sequence)
+            if shown == e { return v.versionVector[writer] == e.hlc ? .implied(record: i) : .impliedAt(record: i, hlc: e.hlc) }
+            // The version may show less of the write (replaced slots), never more or other.
+            let held = Set(shown.slots)
+            guard shown.isDeletion == e.isDeletion, shown.isCreation == e.isCreation, held.isSubset(of: Set(e.slots)) else { return .whole(e) }
+            let missing = e.slots.filter { !held.contains($0) }
+            return .partial(record: i, hlc: e.hlc, missing: missing)
+        }
+    }
+
+    /// The entries of `range` rebuilt against the batch's `versions` (whole, then sparse as
+    /// rebuilt, in the batch's order), or the mismatch: an implied entry whose version has no
+    /// write of the writer there, or a partial one whose missing slots the version shows.
+    package static func entries(of range: WriterLogSection.Range, versions: [Record]) -> Result<[WriteEntry], Mismatch> {
+        var out = [WriteEntry]()
+        out.reserveCapacity(range.items.count)
+        for (offset, item) in range.items.enumerated() {
+            let sequence = range.firstSequence &+ UInt64(offset)
+            switch item {
+            case .whole(let e):
+                out.append(e)
+            case .implied(let i), .impliedAt(let i, _), .partial(let i, _, _):
+                guard i < versions.count else { return .failure(Mismatch(description: "entry #\(sequence) of \(range.writer) names version \(i) of a batch of \(versions.count)")) }
+                let v = versions[i]
+                let hlc: HLC
+                switch item {
+                case .impliedAt(_, let h), .partial(_, let h, _): hlc = h
+                default: hlc = v.versionVector[range.writer]
+                }
+                guard hlc != .zero else {
+                    return .failure(Mismatch(description: "entry #\(sequence) of \(range.writer) is implied by \(v.id), which shows no write of it"))
+                }
+                var e = entry(of: v, dot: Dot(node: range.writer, hlc: hlc), sequence: sequence)
+                if case .partial(_, _, let missing) = item {
+                    let shown = Set(e.slots.map(\.name))
+                    if let twice = missing.first(where: { shown.contains($0.name) }) {
+                        return .failure(Mismatch(description: "entry #\(sequence) of \(range.writer) lists slot \(twice.name.debugDescription) as missing from \(v.id), which shows it"))
+                    }
+                    e = WriteEntry(sequence: sequence, hlc: hlc, isDeletion: e.isDeletion, isCreation: e.isCreation, record: e.record,
+                                   slots: e.slots + missing)
+                }
+                out.append(e)
+            }
+        }
+        return .success(out)
+    }
+
+    /// Whether `version` shows only writes of `writer` that `entry(at:)` holds: each slot stamped
+    /// by the writer is among its write's entry's slots, with the same digest; a head of the
+    /// writer has an entry for the version's record that says whether it deleted it, and a
+    /// creation by the writer is an entry's creation (Spec/authenticated-writes.md §5 rule 1;
+    /// the type and parent are checked against the heads' entries together, not here). Returns
+    /// the mismatch, or nil.
+    package static func check(_ version: Record, writer: NodeID, entry at: (HLC) -> WriteEntry?) -> Mismatch? {
+        let zone = version.id.zone
+        var entries = [HLC: WriteEntry]()
+        func find(_ hlc: HLC) -> WriteEntry? {
+            if let e = entries[hlc] { return e }
+            guard let e = at(hlc), e.record == version.id.name else { return nil }
+            entries[hlc] = e
+            return e
+        }
+        for f in version.fields {
+            guard let stamp = f.stamp, stamp.node == writer else { continue }
+            guard let e = find(stamp.hlc) else {
+                return Mismatch(description: "\(version.id) holds \(f.name.debugDescription) stamped \(stamp), a write no entry of \(writer) holds")
+            }
+            let digest = slotDigest(name: f.name, value: f.value, zone: zone)
+            guard e.slots.contains(WriteEntry.Slot(name: f.name, digest: digest)) else {
+                return Mismatch(description: "\(version.id) holds \(f.name.debugDescription) stamped \(stamp) with a value its writer did not write")
+            }
+        }
+        if let head = version.heads.first(where: { $0.node == writer }) {
+            let hlc = version.versionVector[writer]
+            guard let e = find(hlc) else {
+                return Mismatch(description: "\(version.id) has \(writer) at \(hlc) as a head, a write no entry of it holds")
+            }
+            guard e.isDeletion == head.isDeletion else {
+                return Mismatch(description: "\(version.id) says \(writer)'s write at \(hlc) \(head.isDeletion ? "deleted" : "saved") it; its entry says otherwise")
+            }
+        }
+        if let creation = version.creation, creation.node == writer {
+            guard let e = find(creation.hlc), e.isCreation else {
+                return Mismatch(description: "\(version.id) names \(creation) as its creation, which no entry of \(writer) says")
+            }
+        }
+        return nil
     }
 }

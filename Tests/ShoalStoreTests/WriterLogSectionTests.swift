@@ -1,0 +1,106 @@
+// WriterLogSectionTests: entries travel beside the versions that show them and are rebuilt exactly; versions that show writes no entry holds are caught.
+
+import Testing
+@testable import ShoalStore
+@testable import ShoalWire
+
+@Suite struct WriterLogSectionTests {
+    /// Two stores sharing `notes`: `a` writes n1 (title, body) and n2, `b` takes them, replaces
+    /// n1's title and deletes n2, and `a` takes that back. Returns both and `a`'s own entries.
+    static func history() async throws -> (a: Store, b: Store, dirs: [TempDirectory]) {
+        let dirs = [TempDirectory(), TempDirectory()]
+        let a = try await Store.temporary(dirs[0]), b = try await Store.temporary(dirs[1])
+        let inc = try await a.createZone(notes).incarnation
+        try await b.createZone(notes, incarnation: inc)
+        var n1 = note("n1", "title by a")
+        n1["body"] = .string("body by a")
+        try await a.save(n1)
+        try await a.save(note("n2", "x"))
+        try await a.save(note("n3", "y"))
+        try await b.apply(remoteChanges: try await a.changes(in: notes, since: nil).records)
+        var edit = try await b.record(for: Record.ID(name: "n1", zone: notes))
+        edit["title"] = .string("title by b")
+        try await b.save(edit)
+        try await b.delete(Record.ID(name: "n2", zone: notes))
+        try await a.apply(remoteChanges: try await b.changes(in: notes, since: nil).records)
+        return (a, b, dirs)
+    }
+
+    /// `a`'s entries beside `b`'s current versions: n1 shows a's write only in its body, n2's
+    /// tombstone none of its slots (both partial), n3 all of it (implied); an entry whose record
+    /// is not in the batch travels whole. Rebuilt, they are the entries, and the section
+    /// round-trips.
+    @Test func entriesTravelImpliedPartialOrWholeAndAreRebuiltExactly() async throws {
+        let (a, b, _) = try await Self.history()
+        let writer = a.nodeID
+        let entries = try await a.entries(of: writer, in: notes, after: 0, limit: 100)
+        #expect(entries.map(\.record) == ["n1", "n2", "n3"])
+        let versions = try await b.changes(in: notes, since: nil).records
+        let items = WriterLog.items(for: entries, of: writer, versions: versions)
+        let n1 = try #require(versions.firstIndex { $0.id.name == "n1" }), n3 = try #require(versions.firstIndex { $0.id.name == "n3" })
+        guard case .partial(let i, let hlc, let missing) = items[0] else { Issue.record("n1: \(items[0])"); return }
+        #expect(i == n1 && hlc == entries[0].hlc && missing.map(\.name) == ["", "title"], "b's save replaced the title, and the type's head")
+        guard case .partial(_, _, let none) = items[1] else { Issue.record("n2: \(items[1])"); return }
+        #expect(none.map(\.name) == ["", "title"], "a tombstone shows no slot")
+        #expect(items[2] == .implied(record: n3))
+        #expect(WriterLog.items(for: entries, of: writer, versions: versions.filter { $0.id.name != "n2" })[1] == .whole(entries[1]))
+
+        let range = WriterLogSection.Range(writer: writer, publicKey: [1, 2, 3], firstSequence: 1, items: items,
+                                           seal: .init(chain: [UInt8](repeating: 3, count: 32), signature: [UInt8](repeating: 4, count: 64)))
+        let section = WriterLogSection(ranges: [range])
+        let bytes = section.encoded()
+        #expect(try WriterLogSection(decoding: bytes, records: versions.count) == section)
+        #expect(try WriterLog.entries(of: range, versions: versions).get() == entries)
+        // Every version b holds checks out against a's entries and b's own.
+        let bEntries = try await b.entries(of: b.nodeID, in: notes, after: 0, limit: 100)
+        for v in versions {
+            #expect(WriterLog.check(v, writer: writer) { h in entries.first { $0.hlc == h } } == nil, "\(v.id)")
+            #expect(WriterLog.check(v, writer: b.nodeID) { h in bEntries.first { $0.hlc == h } } == nil, "\(v.id)")
+        }
+    }
+
+    /// A relay's forgeries: a value the writer never wrote under its stamp, a stamp of a write
+    /// the writer never made, a deletion its entry calls a save.
+    @Test func versionsShowingWritesNoEntryHoldsAreCaught() async throws {
+        let (a, b, _) = try await Self.history()
+        let writer = a.nodeID
+        let entries = try await a.entries(of: writer, in: notes, after: 0, limit: 100)
+        let lookup: (HLC) -> WriteEntry? = { h in entries.first { $0.hlc == h } }
+        var n3 = try await b.record(for: Record.ID(name: "n3", zone: notes))
+        #expect(WriterLog.check(n3, writer: writer, entry: lookup) == nil)
+        var forged = n3
+        let stamp = forged.fields.first { $0.name == "title" }?.stamp
+        forged.slots = forged.slots.map { f in f.name == "title" ? Record.Field(name: "title", value: .string("forged"), stamp: stamp) : f }
+        #expect(WriterLog.check(forged, writer: writer, entry: lookup)?.description.contains("did not write") == true)
+        var later = n3
+        let ahead = Dot(node: writer, hlc: HLC(rawValue: entries[2].hlc.rawValue + 50_000 << 16))
+        later.slots = later.slots.map { f in f.name == "title" ? Record.Field(name: "title", value: f.value, stamp: ahead) : f }
+        later.versionVector.advance(writer, to: ahead.hlc)
+        #expect(WriterLog.check(later, writer: writer, entry: lookup) != nil, "a write 50 s ahead that no entry holds")
+        n3.heads = [Record.Head(node: writer, isDeletion: true)]
+        #expect(WriterLog.check(n3, writer: writer, entry: lookup)?.description.contains("says otherwise") == true)
+    }
+
+    @Test func malformedSectionsFail() throws {
+        let writer = NodeID(high: 5, low: 5)
+        func fails(_ section: WriterLogSection, records: Int, _ code: WireError.Code) {
+            do throws(WireError) {
+                _ = try WriterLogSection(decoding: section.encoded(), records: records)
+                Issue.record("decoded: \(section)")
+            } catch {
+                #expect(error.code == code, "\(error)")
+            }
+        }
+        fails(WriterLogSection(ranges: [.init(writer: writer, firstSequence: 1, items: [.implied(record: 2)])]), records: 2, .invalidValue)
+        fails(WriterLogSection(ranges: [.init(writer: writer, firstSequence: 0, items: [.implied(record: 0)])]), records: 1, .invalidValue)
+        fails(WriterLogSection(ranges: [.init(writer: writer, firstSequence: 1, items: [])]), records: 1, .invalidValue)
+        let e = WriteEntry(sequence: 3, hlc: HLC(rawValue: 9), record: "r", slots: [])
+        fails(WriterLogSection(ranges: [.init(writer: writer, firstSequence: 1, items: [.whole(e)])]), records: 0, .invalidValue)
+        var twice = WriterLogSection(ranges: [])
+        twice.ranges = [.init(writer: writer, firstSequence: 1, items: [.implied(record: 0)]), .init(writer: writer, firstSequence: 1, items: [.implied(record: 0)])]
+        fails(twice, records: 1, .duplicate)
+        var bytes = WriterLogSection(ranges: [.init(writer: writer, firstSequence: 1, items: [.implied(record: 0)])]).encoded()
+        bytes[bytes.count - 2] = 7  // the kind
+        #expect(throws: WireError.self) { try WriterLogSection(decoding: bytes, records: 1) }
+    }
+}
