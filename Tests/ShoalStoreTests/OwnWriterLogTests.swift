@@ -209,3 +209,30 @@ import Testing
         }
     }
 }
+
+/// Knowledge of a writer is adopted only as far as its log is reflected here
+/// (Spec/authenticated-writes.md §6): gapless, each entry's record covering its dot.
+@Suite struct ReflectedWriterLogTests {
+    @Test func theReflectedPrefixStopsAtTheFirstWriteTheZoneDoesNotShow() async throws {
+        let (a, b, _, _) = try await VerifiedWriterLogTests.pair(count: 0)
+        let writer = a.nodeID
+        for i in 0..<4 { try await a.save(note("n\(i)", "t\(i)")) }
+        var edit = try await a.record(for: Record.ID(name: "n0", zone: notes))
+        edit["title"] = .string("again")
+        try await a.save(edit)   // entry 5, of n0 again
+        let entries = try await a.entries(of: writer, in: notes, after: 0, limit: 100)
+        let checkpoint = try await VerifiedWriterLogTests.checkpoint(a, entries[...])
+        #expect(try await b.appendVerified(entries, of: writer, checkpoint: checkpoint, in: notes))
+        #expect(try await b.reflected(of: writer, in: notes).sequence == 0, "entries without their versions reflect nothing")
+
+        // b gets n0 (its newest version, which covers entries 1 and 5), n1 and n3, but not n2.
+        let all = try await a.changes(in: notes, since: nil).records
+        try await b.apply(remoteChanges: all.filter { $0.id.name != "n2" })
+        let partway = try await b.reflected(of: writer, in: notes)
+        #expect(partway.sequence == 2 && partway.hlc == entries[1].hlc, "n2's write (entry 3) is missing: the prefix stops before it")
+        try await b.apply(remoteChanges: all.filter { $0.id.name == "n2" })
+        let whole = try await b.reflected(of: writer, in: notes)
+        #expect(whole.sequence == 5 && whole.hlc == entries[4].hlc)
+        #expect(try await a.reflected(of: writer, in: notes).sequence == 5, "a node's own log is reflected whole")
+    }
+}

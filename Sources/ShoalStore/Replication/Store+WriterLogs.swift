@@ -142,6 +142,60 @@ extension Store {
         }
     }
 
+    /// How far `writer`'s log for `zone` is **reflected** here (Spec/authenticated-writes.md §6):
+    /// the sequence and timestamp of the newest entry of the longest gapless prefix whose every
+    /// entry the zone shows — the stored version of its record covers its dot, or the zone's
+    /// purge horizon does. Knowledge of the writer is adopted only up to that timestamp. The
+    /// prefix only grows; it is kept, and read on from where it stopped. This node's own log is
+    /// reflected whole (its writes are its own).
+    /// - Throws: `zoneNotFound`; `internalError` for a row the store cannot read.
+    package func reflected(of writer: NodeID, in zone: RecordZone.ID) throws(ShoalError) -> (sequence: UInt64, hlc: HLC) {
+        if writer == nodeID {
+            let head = try ownLogHead(of: zone)
+            return (head.sequence, head.hlc)
+        }
+        let z = try liveZone(zone)
+        let row = try db.cached("SELECT seq, reflected_seq, reflected_hlc FROM writer_logs WHERE zone = ? AND writer = ?")
+        row.bind(1, z.row).bind(2, writer)
+        guard try row.step() else {
+            row.reset()
+            return (0, .zero)
+        }
+        let head = UInt64(bitPattern: row.int64(0))
+        var through = (sequence: UInt64(bitPattern: row.int64(1)), hlc: HLC(rawValue: UInt64(bitPattern: row.int64(2))))
+        row.reset()
+        guard through.sequence < head else { return through }
+        let horizon = z.horizon[writer]
+        let versions = try db.cached("SELECT bytes FROM records WHERE zone = ? AND name = ?")
+        var moved = false
+        reading: while through.sequence < head {
+            let batch = try entries(of: writer, in: zone, after: through.sequence, limit: 256)
+            if batch.isEmpty { break }
+            for e in batch {
+                var shown = horizon >= e.hlc
+                if !shown {
+                    versions.bind(1, z.row).bind(2, e.record)
+                    if try versions.step() {
+                        let vector = versions.withBlob(0) { raw in try? Record.versionVector(ofEncoded: raw, limits: configuration.limits) }
+                        shown = (vector?[writer] ?? .zero) >= e.hlc
+                    }
+                    versions.reset()
+                }
+                guard shown else { break reading }
+                through = (e.sequence, e.hlc)
+                moved = true
+            }
+        }
+        if moved {
+            try writeTransaction(replication: true) { () throws(ShoalError) in
+                let s = try db.cached("UPDATE writer_logs SET reflected_seq = ?, reflected_hlc = ? WHERE zone = ? AND writer = ?")
+                try s.bind(1, Int64(bitPattern: through.sequence)).bind(2, Int64(bitPattern: through.hlc.rawValue)).bind(3, z.row)
+                    .bind(4, writer).runAndRewind()
+            }
+        }
+        return through
+    }
+
     static func decodeEntry(_ bytes: [UInt8], of writer: NodeID, in zone: RecordZone.ID) throws(ShoalError) -> WriteEntry {
         do {
             return try WriteEntry(decoding: bytes)

@@ -51,7 +51,8 @@ import ShoalWire
 ///   `writer_entries_by_hlc` finds the entry of a dot. The head of this node's own log for each
 ///   zone — sequence, timestamp and chain value of its last entry — is in `zones(log_seq,
 ///   log_hlc, log_chain)`; the heads of other writers' logs, as far as they were verified here,
-///   in `writer_logs(zone, writer, seq, hlc, chain)`.
+///   in `writer_logs(zone, writer, seq, hlc, chain, reflected_seq, reflected_hlc)`, with how far
+///   every entry is reflected in the zone (Spec/authenticated-writes.md §6).
 /// - `writer_checkpoints(zone, writer, seq, bytes)`: the signed checkpoints held, own and
 ///   verified (§3), each as its canonical bytes.
 enum Schema {
@@ -102,6 +103,7 @@ enum Schema {
         CREATE UNIQUE INDEX IF NOT EXISTS writer_entries_by_hlc ON writer_entries(zone, writer, hlc);
         CREATE TABLE IF NOT EXISTS writer_logs(
             zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, hlc INTEGER NOT NULL, chain BLOB NOT NULL,
+            reflected_seq INTEGER NOT NULL DEFAULT 0, reflected_hlc INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY(zone, writer)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS writer_checkpoints(
             zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL,
