@@ -79,6 +79,13 @@ public struct SyncConfiguration: Sendable {
     /// changed bytes at 5 ms, 1.23× at 10 ms, 1.09× at 20 ms, while `change-latency` and `mesh`,
     /// whose changes never come in bursts, do not move); zero sends every commit's news at once.
     public var liveBatchDelay: Duration = .milliseconds(20)
+    /// Whether a node with a device key authenticates writes with peers that do too
+    /// (Spec/authenticated-writes.md): its batches carry the writers' log entries and signed
+    /// checkpoints, and in a zone with a share it applies a version only when every write in it
+    /// is proven by its writer's device. Default true; false is for measuring what it costs (a
+    /// node that does not authenticate writes cannot replicate zones with a share with one that
+    /// does).
+    public var authenticatesWrites = true
     /// Decoding limits for everything peers send.
     public var limits: WireLimits = .default
     /// A catch-up's first batch carries how many changes remain when counting them is quick (at

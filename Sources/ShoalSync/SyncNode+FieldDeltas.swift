@@ -100,10 +100,16 @@ extension SyncNode {
             size &+= n
             sent.insert(name)
         }
+        var proof: WriterLogPlan? = nil
+        if authenticatesWrites(on: id), let held = sessions[id]?.outbound[zone] {
+            proof = await writerLogPlan(for: records, zone: zone, incarnation: held.incarnation, knowledge: held.peerKnowledge,
+                                        sent: held.writerLogSent, on: id)
+        }
         guard var cur = sessions[id]?.outbound[zone], cur.incarnation == sub.incarnation else { return nil }
         cur.wanted.subtract(sent)
         let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: false,
-                                     token: ChangeToken(bytes: cur.tokenSent), records: records)
+                                     token: ChangeToken(bytes: cur.tokenSent), records: records, writerLog: proof?.section)
+        if let proof { note(proof, in: &cur, on: id) }
         cur.lastRecordsBatch = cur.nextBatch
         cur.nextBatch &+= 1
         cur.wantedSent = true

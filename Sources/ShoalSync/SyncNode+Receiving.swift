@@ -43,7 +43,8 @@ extension SyncNode {
     /// could not be rebuilt).
     func applyChanges(_ m: consuming ChangesMessage, ranges: [Range<Int>], frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         guard let peer = try await checkSubscription(of: m, on: id) else { return [] }
-        let (records, unrebuilt) = try await wholeVersions(of: m, from: peer, on: id)
+        var (records, unrebuilt) = try await wholeVersions(of: m, from: peer, on: id)
+        var ranges = ranges
         // Until every record asked for whole has arrived, this subscription's position is not
         // stored and its knowledge not adopted: both would claim the missing versions (§3.10).
         var wanted = sessions[id]?.inbound[m.zone]?.wanted ?? []
@@ -52,6 +53,23 @@ extension SyncNode {
         // What the peer states is checked before any of it is used: a refused batch is not
         // applied, moves no position and adopts no knowledge (Spec/replication.md §3.8).
         try await checkBatch(m, records: records, from: peer)
+        // Every write must be proven by its writer's device (Spec/authenticated-writes.md §5):
+        // the section's entries are checked against the versions in the batch's order.
+        var positional = m.records.map(Optional.some)
+        if !m.sparseRecords.isEmpty {
+            var rebuilt = [String: Record]()
+            for r in records.dropFirst(m.records.count) { rebuilt[r.id.name] = r }
+            positional += m.sparseRecords.map { rebuilt[$0.id.name] }
+        }
+        let left = try await checkWrites(of: m, versions: positional, from: peer, on: id)
+        if !left.isEmpty {
+            // Writes of a device that may not write the zone: left out, the rest applied.
+            var kept = [Range<Int>]()
+            for (i, r) in ranges.enumerated() where !left.contains(m.records[i].id.name) { kept.append(r) }
+            ranges = kept
+            records.removeAll { left.contains($0.id.name) }
+            trace?("\(nodeID.short) leaves out \(left.count) records of batch \(m.batch) of \(m.zone): writes of a device that may not write it")
+        }
         let key = Self.positionKey(peer, m.zone)
         if m.isReset {
             resyncs[key] = []
@@ -200,7 +218,12 @@ extension SyncNode {
         if wanted > 0 {
             trace?("\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): \(wanted) records asked for whole have not arrived")
         } else if endsResync || horizon.isDominated(by: k) {
-            await addKnowledge(shown, to: m.zone)
+            // Only over each writer's reflected prefix: no withheld write is skipped for good.
+            let reflected = await reflectedKnowledge(shown, zone: m.zone, on: id)
+            if reflected != shown {
+                trace?("\(nodeID.short) adopts knowledge \(reflected) of \(m.zone) from \(peer.short), the reflected part of \(shown)")
+            }
+            await addKnowledge(reflected, to: m.zone)
         } else {
             statistics.knowledgeHeldBackForHorizon &+= 1
             trace?("\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): it does not cover the purge horizon \(horizon)")

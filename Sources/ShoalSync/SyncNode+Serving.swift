@@ -336,10 +336,12 @@ extension SyncNode {
                 ? k.meet(cur.peerKnowledge) : nil
             let ownHorizon = (try? await store.purgeHorizon(of: zone)) ?? VersionVector()
             var selection: Selection
+            // Writer log sections are built from the versions as held here (decoded).
+            let proves = authenticatesWrites(on: id)
             if let e = encodedPage {
                 do throws(WireError) {
                     selection = try Self.select(e, peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping,
-                                                horizon: ownHorizon, limits: configuration.limits)
+                                                horizon: ownHorizon, keepingVersions: proves, limits: configuration.limits)
                 } catch {
                     sessions[id]?.outbound[zone] = nil
                     return out + [.send(Frame(type: .error, payload: ErrorMessage(code: "internalError", message: "cannot serve zone \(zone): a stored version does not decode (\(error)); node \(nodeID.short)'s store is damaged").encoded()))]
@@ -352,6 +354,16 @@ extension SyncNode {
                 // Read afresh after the suspension (an acknowledgement may have arrived).
                 guard let fresh = sessions[id]?.outbound[zone], fresh.incarnation == cur.incarnation, fresh.token == cur.token else { break }
                 cur = fresh
+            }
+            // What proves the batch's writes (Spec/authenticated-writes.md §4).
+            var proof: WriterLogPlan? = nil
+            if proves {
+                let versions = (selection.whole.isEmpty ? selection.wholeVersions : selection.whole) + selection.sparseVersions
+                let plan = await writerLogPlan(for: versions, zone: zone, incarnation: cur.incarnation, knowledge: cur.peerKnowledge,
+                                               sent: cur.writerLogSent, on: id)
+                guard let fresh = sessions[id]?.outbound[zone], fresh.incarnation == cur.incarnation, fresh.token == cur.token else { break }
+                cur = fresh
+                proof = plan
             }
             statistics.versionsLeftToUpstreams &+= selection.skippedCount
             for (node, range) in selection.skipped {
@@ -401,7 +413,8 @@ extension SyncNode {
             if caughtUp && cur.inResetPass, !ownHorizon.isEmpty { horizon = ownHorizon }
             var message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
                                          isReset: cur.resetNext, token: pageToken, knowledge: stated, remaining: remaining, horizon: horizon,
-                                         records: selection.whole, sparseRecords: selection.sparse, base: sparseBase)
+                                         records: selection.whole, sparseRecords: selection.sparse, base: sparseBase,
+                                         writerLog: proof?.section)
             // Once the subscription's number is established, a batch that needs nothing more names
             // it and states its token as a change to the last one (§3.5.4).
             // Its vectors are written against the knowledge the subscription stated so far, which
@@ -425,6 +438,7 @@ extension SyncNode {
                 out.append(.send(Frame(type: .changes, payload: payload)))
             }
             cur.tokenSent = pageToken.bytes
+            if let proof { note(proof, in: &cur, on: id) }
             cur.vectorReference = SyncSession.vectorReference(after: cur.vectorReference, reset: message.isReset, stated: stated)
             if recordCount > 0 { cur.lastRecordsBatch = cur.nextBatch }
             cur.nextBatch &+= 1
@@ -470,6 +484,10 @@ extension SyncNode {
         var wholeEncoded: [UInt8] = []
         var wholeCountEncoded = 0
         var sparse: [SparseRecord] = []
+        /// When versions are kept: the whole ones decoded (from an encoded page), and the
+        /// versions the sparse ones stand for, in order (Spec/authenticated-writes.md §4).
+        var wholeVersions: [Record] = []
+        var sparseVersions: [Record] = []
         /// Per node, the lowest and highest of the writes left out for the peer's upstreams.
         var skipped: [NodeID: (low: HLC, high: HLC)] = [:]
         /// How many versions were left out for the upstreams.
@@ -516,7 +534,12 @@ extension SyncNode {
             let always = travelsDespiteKnowledge(r.heads, vector: r.versionVector, horizon: horizon)
             if r.versionVector.isDominated(by: peerKnowledge) && !always { continue }
             if !always && s.skips(r.versionVector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
-            if let b = sparseBase, let sr = SparseRecord(r, base: b) { s.sparse.append(sr) } else { s.whole.append(r) }
+            if let b = sparseBase, let sr = SparseRecord(r, base: b) {
+                s.sparse.append(sr)
+                s.sparseVersions.append(r)
+            } else {
+                s.whole.append(r)
+            }
         }
         return s
     }
@@ -526,7 +549,7 @@ extension SyncNode {
     /// is copied as stored. A record can only travel sparse when the base covers its creation,
     /// so with an empty base nothing is decoded at all.
     static func select(_ page: EncodedZoneChanges, peerKnowledge: VersionVector, sparseBase: VersionVector?,
-                       skipping upstreams: Set<NodeID> = [], horizon: VersionVector = VersionVector(),
+                       skipping upstreams: Set<NodeID> = [], horizon: VersionVector = VersionVector(), keepingVersions: Bool = false,
                        limits: WireLimits) throws(WireError) -> Selection {
         var s = Selection()
         s.wholeEncoded.reserveCapacity(page.bytes.count)
@@ -538,12 +561,18 @@ extension SyncNode {
             let always = travelsDespiteKnowledge(heads, vector: vector, horizon: horizon)
             if vector.isDominated(by: peerKnowledge) && !always { continue }
             if !always && s.skips(vector, peerKnowledge: peerKnowledge, upstreams: upstreams) { continue }
+            var decoded: Record? = nil
             if let b = sparseBase, !b.isEmpty {
                 let r = try Record(decoding: Array(bytes), limits: limits)
                 if let sr = SparseRecord(r, base: b) {
                     s.sparse.append(sr)
+                    if keepingVersions { s.sparseVersions.append(r) }
                     continue
                 }
+                decoded = r
+            }
+            if keepingVersions {
+                if let decoded { s.wholeVersions.append(decoded) } else { s.wholeVersions.append(try Record(decoding: Array(bytes), limits: limits)) }
             }
             s.wholeEncoded.append(contentsOf: bytes)
             s.wholeCountEncoded &+= 1

@@ -49,3 +49,312 @@ extension SyncNode {
         return checkpoint
     }
 }
+
+// MARK: Sending (Spec/authenticated-writes.md §4)
+
+extension SyncNode {
+    /// Whether batches on connection `id` carry writer log sections: this node has a device key
+    /// and authenticates writes, and the peer's hello says it does too (capability bit 8).
+    func authenticatesWrites(on id: ConnectionID) -> Bool {
+        signer != nil && configuration.authenticatesWrites
+            && (sessions[id]?.peer?.capabilities ?? 0) & Capability.authenticatedWrites != 0
+    }
+
+    /// What a batch proves of its writes, and where the subscriber's logs stand after it.
+    struct WriterLogPlan {
+        /// The section, nil when every write of the batch is held by the subscriber already.
+        var section: WriterLogSection?
+        /// Per writer, the sequence the subscriber holds once the batch is applied.
+        var sent: [NodeID: UInt64]
+        /// Writers whose key the section carries (first range on the connection).
+        var keys: Set<NodeID>
+    }
+
+    /// The writer log section of a batch of `zone` (incarnation `incarnation`) for connection
+    /// `id` carrying `versions` — whole, then sparse, in the batch's order, each as this node
+    /// holds it. Per writer of the versions, the range runs from one past what the subscriber
+    /// holds (`sent`, read from its `knowledge` the first time) to the first checkpoint at or
+    /// past the newest write the versions name: this node signs its own log there, and ends
+    /// another writer's range at a checkpoint it verified. A writer whose entries are not held
+    /// here gets no range (the subscriber then refuses its writes in a zone with a share).
+    func writerLogPlan(for versions: [Record], zone: RecordZone.ID, incarnation: NodeID, knowledge: VersionVector,
+                       sent: [NodeID: UInt64], on id: ConnectionID) async -> WriterLogPlan {
+        var plan = WriterLogPlan(section: nil, sent: sent, keys: [])
+        guard let signer, !versions.isEmpty else { return plan }
+        var need = [NodeID: HLC]()
+        for v in versions {
+            for e in v.versionVector.entries where e.hlc > need[e.node] ?? .zero { need[e.node] = e.hlc }
+        }
+        let keysSent = sessions[id]?.writerKeysSent ?? []
+        var ranges = [WriterLogSection.Range]()
+        for (writer, newest) in need.sorted(by: { $0.key < $1.key }) {
+            do throws(ShoalError) {
+                let held: UInt64
+                if let s = plan.sent[writer] { held = s } else { held = try await store.sequence(of: writer, in: zone, atMost: knowledge[writer]) }
+                plan.sent[writer] = held
+                let target = try await store.sequence(of: writer, in: zone, atMost: newest)
+                guard target > held else { continue }
+                let checkpoint: WriterCheckpoint
+                if writer == nodeID {
+                    guard let chain = try await store.chainValue(of: writer, in: zone, at: target) else { continue }
+                    checkpoint = signer.sign(WriterCheckpoint(zone: zone, incarnation: incarnation, writer: writer, sequence: target, chain: chain))
+                } else {
+                    guard let c = try await store.checkpoint(of: writer, in: zone, atLeast: target), c.incarnation == incarnation else { continue }
+                    checkpoint = c
+                }
+                let count = checkpoint.sequence &- held
+                let entries = try await store.entries(of: writer, in: zone, after: held, limit: Int(clamping: count))
+                guard UInt64(entries.count) == count else { continue }
+                var key: [UInt8]? = nil
+                if !keysSent.contains(writer) {
+                    key = writer == nodeID ? signer.publicKeyDER : try await store.writerKey(of: writer)
+                    guard key != nil else { continue }
+                    plan.keys.insert(writer)
+                }
+                ranges.append(WriterLogSection.Range(writer: writer, publicKey: key, firstSequence: held &+ 1,
+                                                     items: WriterLog.items(for: entries, of: writer, versions: versions),
+                                                     seal: .init(chain: checkpoint.chain, signature: checkpoint.signature)))
+                plan.sent[writer] = checkpoint.sequence
+            } catch {
+                trace?("\(nodeID.short) cannot prove \(writer.short)'s writes in \(zone) to conn \(id): \(error)")
+            }
+        }
+        if !ranges.isEmpty { plan.section = WriterLogSection(ranges: ranges) }
+        return plan
+    }
+}
+
+extension SyncNode {
+    /// Notes that a batch carrying `plan`'s section went to the subscriber `cur` on `id`.
+    func note(_ plan: WriterLogPlan, in cur: inout SyncSession.Outbound, on id: ConnectionID) {
+        cur.writerLogSent = plan.sent
+        sessions[id]?.writerKeysSent.formUnion(plan.keys)
+        statistics.writerRangesSent &+= plan.section?.ranges.count ?? 0
+    }
+}
+
+// MARK: Receiving (Spec/authenticated-writes.md §5, §6)
+
+extension SyncNode {
+    /// Verifies and keeps the ranges of batch `m`'s writer log section, then, in a zone with a
+    /// share, checks that every write its versions show is a verified entry of a writer whose
+    /// device may write the zone. `versions` are the batch's, whole then sparse as rebuilt, nil
+    /// where one could not be rebuilt. Returns the names of the records whose versions are left
+    /// out: they hold writes, not held here, of a writer whose device may not write the zone
+    /// (a removed member, relayed by a member that held the share from before the removal).
+    /// Nothing of the batch is applied when this throws.
+    /// - Throws: `permissionFailure` for a writer bound to another device; `invalidArguments` for
+    ///   a range or version that does not prove out (a forged or unproven write); `resyncNeeded`
+    ///   when a range leans on a version that could not be rebuilt here.
+    func checkWrites(of m: ChangesMessage, versions: [Record?], from peer: NodeID, on id: ConnectionID) async throws(SyncFailure) -> Set<String> {
+        let what = "batch \(m.batch) of zone \(m.zone) from \(peer.short)"
+        let shared = await heldShare(m.zone) != nil
+        guard authenticatesWrites(on: id) else {
+            if shared && signer != nil && configuration.authenticatesWrites {
+                throw refusal("\(what): the peer does not authenticate writes (capability bit 8), and zone \(m.zone) has a share, whose writes must be proven by their writers (Spec/authenticated-writes.md §4)",
+                              knowledgeOnly: false, code: "permissionFailure")
+            }
+            return []
+        }
+        var known = [Dot: WriteEntry]()
+        var outsiders = Set<NodeID>()
+        for range in m.writerLog?.ranges ?? [] {
+            guard let entries = try await verify(range, of: m, versions: versions, shared: shared, from: peer, on: id) else {
+                outsiders.insert(range.writer)
+                continue
+            }
+            for e in entries { known[Dot(node: range.writer, hlc: e.hlc)] = e }
+        }
+        guard shared else { return [] }
+        return try await checkVersions(versions.compactMap { $0 }, zone: m.zone, known: known, outsiders: outsiders, what: what)
+    }
+
+    /// Verifies one range and keeps its new entries; returns all of its entries, or nil for a
+    /// writer whose device may not write the zone (nothing of it is kept).
+    func verify(_ range: WriterLogSection.Range, of m: ChangesMessage, versions: [Record?], shared: Bool, from peer: NodeID,
+                on id: ConnectionID) async throws(SyncFailure) -> [WriteEntry]? {
+        let writer = range.writer, zone = m.zone
+        let what = "batch \(m.batch) of zone \(zone) from \(peer.short), range of \(writer.short) from #\(range.firstSequence)"
+        let entries: [WriteEntry]
+        switch WriterLog.entries(of: range, versions: versions) {
+        case .success(let e): entries = e
+        case .failure(let mismatch):
+            if range.items.contains(where: { Self.index(of: $0).map { $0 < versions.count && versions[$0] == nil } ?? false }) {
+                throw SyncFailure("resyncNeeded", "\(what) proves writes by versions this node could not rebuild; reconnecting to receive whole versions")
+            }
+            throw refusal("\(what): \(mismatch); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+        }
+        let head = try await reading(what) { () throws(ShoalError) in try await store.logHead(of: writer, in: zone) }
+        if range.firstSequence > head.sequence &+ 1 {
+            // A range that does not join the log held here cannot be checked.
+            guard shared else { return [] }
+            throw refusal("\(what): this node holds \(head.sequence) entries of that log, so the range leaves a gap; refused whole (Spec/authenticated-writes.md §4)", knowledgeOnly: false)
+        }
+        // Entries held already must be the same entries: the log is one history.
+        let overlap = Int(clamping: min(UInt64(entries.count), head.sequence &+ 1 &- range.firstSequence))
+        if overlap > 0 {
+            let held = try await reading(what) { () throws(ShoalError) in
+                try await store.entries(of: writer, in: zone, after: range.firstSequence &- 1, limit: overlap)
+            }
+            guard held == Array(entries.prefix(overlap)) else {
+                throw refusal("\(what): its entries differ from those of that log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+            }
+        }
+        guard overlap < entries.count else { return entries }
+        guard writer != nodeID else {
+            throw refusal("\(what): it holds writes of node \(nodeID.short) (this node) past its newest, #\(head.sequence); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+        }
+        guard let key = try await writerKey(for: range, zone: zone, shared: shared, from: peer, on: id, what: what) else { return nil }
+        guard let seal = range.seal else {
+            throw refusal("\(what): the range is not sealed by a checkpoint; refused whole (Spec/authenticated-writes.md §4)", knowledgeOnly: false)
+        }
+        let checkpoint = WriterCheckpoint(zone: zone, incarnation: m.incarnation, writer: writer, sequence: range.lastSequence,
+                                          chain: seal.chain, signature: seal.signature)
+        guard checkpoint.signer(key: key.der) == key.device else {
+            throw refusal("\(what): its checkpoint's signature does not verify under the writer's device key; refused whole (Spec/authenticated-writes.md §3)", knowledgeOnly: false)
+        }
+        let fresh = Array(entries[overlap...])
+        let kept = try await reading(what) { () throws(ShoalError) in
+            try await store.appendVerified(fresh, of: writer, checkpoint: checkpoint, in: zone)
+        }
+        guard kept else {
+            throw refusal("\(what): its entries do not hash to its checkpoint, or do not follow the log held here; refused whole (Spec/authenticated-writes.md §2.1)", knowledgeOnly: false)
+        }
+        statistics.writerEntriesVerified &+= fresh.count
+        return entries
+    }
+
+    /// `body`'s result; a store failure becomes the failure to check `what`.
+    func reading<T>(_ what: String, _ body: () async throws(ShoalError) -> T) async throws(SyncFailure) -> T {
+        do throws(ShoalError) {
+            return try await body()
+        } catch {
+            throw SyncFailure(error.code.name, "could not check \(what): \(error)")
+        }
+    }
+
+    static func index(of item: WriterLogSection.Item) -> Int? {
+        switch item {
+        case .implied(let i), .impliedAt(let i, _), .partial(let i, _, _): return i
+        case .whole: return nil
+        }
+    }
+
+    /// The device key `range`'s checkpoint is verified under: the one it carries, or the one
+    /// kept for its writer. The writer's node ID is bound to that device for good (Spec/security.md
+    /// §5), one node ID per device; the peer's own writes are its device's; and in a zone with a
+    /// share the device must be its owner or a read-write member (nil when it is not: its
+    /// entries are not kept, and neither is its key).
+    func writerKey(for range: WriterLogSection.Range, zone: RecordZone.ID, shared: Bool, from peer: NodeID, on id: ConnectionID,
+                   what: String) async throws(SyncFailure) -> (der: [UInt8], device: DeviceID)? {
+        let writer = range.writer
+        let kept = try await reading(what) { () throws(ShoalError) in try await store.writerKey(of: writer) }
+        guard let der = range.publicKey ?? kept else {
+            throw refusal("\(what): no device key is known here for that writer, and the range carries none; refused whole (Spec/authenticated-writes.md §4)", knowledgeOnly: false)
+        }
+        if let kept, kept != der {
+            throw refusal("\(what): the range carries a device key other than the one that writer's checkpoints are verified under here; refused whole (Spec/security.md §5)", knowledgeOnly: false, code: "permissionFailure")
+        }
+        let device = ShareSigner.device(ofKey: der)
+        if writer == peer, let d = sessions[id]?.device, d != device {
+            throw refusal("\(what): the peer's own writes are signed by device \(device), not by the peer's device \(d); refused whole (Spec/security.md §5)", knowledgeOnly: false, code: "permissionFailure")
+        }
+        let (bound, other) = try await reading(what) { () throws(ShoalError) in
+            (try await store.boundDevice(of: writer), try await store.boundNode(of: device))
+        }
+        if let bound, bound != device {
+            throw refusal("\(what): node \(writer.short) is bound here to device \(bound), not to the device that signed the range, \(device); refused whole (Spec/security.md §5)", knowledgeOnly: false, code: "permissionFailure")
+        }
+        if bound == nil, let other, other != writer {
+            throw refusal("\(what): device \(device) speaks for node \(other.short) here, so it cannot write as node \(writer.short); refused whole (Spec/security.md §5)", knowledgeOnly: false, code: "permissionFailure")
+        }
+        if shared, await access(device, zone) < .write {
+            statistics.refusedForPermission &+= 1
+            trace?("\(nodeID.short) \(what): its writer's device \(device) may not write zone \(zone); its writes are left out (Spec/security.md §6.2)")
+            return nil
+        }
+        try await reading(what) { () throws(ShoalError) in
+            if bound == nil { try await store.bind(writer, to: device) }
+            if kept == nil { try await store.keepWriterKey(der, of: writer) }
+        }
+        return (der, device)
+    }
+
+    /// Checks rules 1 and 2 of Spec/authenticated-writes.md §5 for `versions` of a zone with a
+    /// share: every head, slot stamp and creation of another writer is a verified entry of it
+    /// with matching digests, the type and parent are those a head wrote, and no vector entry
+    /// names a write past the newest verified entry of its writer. `known` holds the entries the
+    /// batch brought.
+    /// Versions holding an unheld write of one of `outsiders` (writers whose device may not
+    /// write the zone) are left out instead: their names are returned.
+    func checkVersions(_ versions: [Record], zone: RecordZone.ID, known: [Dot: WriteEntry], outsiders: Set<NodeID>,
+                       what: String) async throws(SyncFailure) -> Set<String> {
+        var wanted = Set<Dot>()
+        var writers = Set<NodeID>()
+        for v in versions {
+            for e in v.versionVector.entries where e.node != nodeID { writers.insert(e.node) }
+            for d in Self.dots(of: v) where d.node != nodeID && known[d] == nil { wanted.insert(d) }
+        }
+        var entries = known
+        var newest = [NodeID: HLC]()
+        do throws(ShoalError) {
+            for (d, e) in try await store.entries(of: wanted, in: zone) { entries[d] = e }
+            for w in writers { newest[w] = try await store.logHead(of: w, in: zone).hlc }
+        } catch {
+            throw SyncFailure(error.code.name, "could not check \(what): \(error)")
+        }
+        var left = Set<String>()
+        for v in versions {
+            if !outsiders.isEmpty, Self.dots(of: v).contains(where: { outsiders.contains($0.node) && entries[$0] == nil }) {
+                left.insert(v.id.name)
+                continue
+            }
+            for e in v.versionVector.entries where e.node != nodeID && e.hlc > newest[e.node] ?? .zero {
+                throw refusal("\(what): record \(v.id) names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+            }
+            for w in Set(v.versionVector.entries.map(\.node)) where w != nodeID {
+                if let mismatch = WriterLog.check(v, writer: w, entry: { entries[Dot(node: w, hlc: $0)] }) {
+                    throw refusal("\(what): \(mismatch); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+                }
+            }
+            // The type and parent are those one of its saving heads wrote.
+            let saves = v.heads.filter { !$0.isDeletion }
+            guard !saves.isEmpty, !saves.contains(where: { $0.node == nodeID }) else { continue }
+            let system = WriteEntry.Slot(name: "", digest: WriterLog.systemDigest(recordType: v.recordType, parent: v.parent, zone: zone))
+            let written = saves.contains { h in entries[Dot(node: h.node, hlc: v.versionVector[h.node])]?.slots.contains(system) ?? false }
+            if !written {
+                throw refusal("\(what): record \(v.id) has a type or parent none of its heads wrote; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+            }
+        }
+        return left
+    }
+
+    /// The writes a version shows by dot: its heads, its slots' stamps and its creation.
+    static func dots(of v: Record) -> Set<Dot> {
+        var out = Set<Dot>()
+        for h in v.heads { out.insert(Dot(node: h.node, hlc: v.versionVector[h.node])) }
+        for f in v.fields { if let s = f.stamp { out.insert(s) } }
+        if let c = v.creation { out.insert(c) }
+        return out
+    }
+
+    /// `shown`, knowledge a caught-up batch of `zone` stated as far as the zone shows it, held
+    /// to each writer's reflected prefix in a zone with a share (Spec/authenticated-writes.md §6):
+    /// a relay that withheld a write cannot make this node skip it.
+    func reflectedKnowledge(_ shown: VersionVector, zone: RecordZone.ID, on id: ConnectionID) async -> VersionVector {
+        guard authenticatesWrites(on: id), await heldShare(zone) != nil else { return shown }
+        let horizon = (try? await store.purgeHorizon(of: zone)) ?? VersionVector()
+        var out = VersionVector()
+        for e in shown.entries {
+            if e.node == nodeID {
+                out.advance(e.node, to: e.hlc)
+                continue
+            }
+            // Purged writes count as shown: the horizon covers them.
+            let through = max((try? await store.reflected(of: e.node, in: zone))?.hlc ?? .zero, horizon[e.node])
+            let hlc = min(e.hlc, through)
+            if hlc != .zero { out.advance(e.node, to: hlc) }
+        }
+        return out
+    }
+}

@@ -146,6 +146,11 @@ public actor SyncNode {
         /// Zones a peer's announcement would have created past their owner's limit
         /// (``SyncConfiguration/maxZonesPerOwner``), left out (Spec/replication.md §3.3).
         public var zonesRefusedForOwnerLimit = 0
+        /// Entries of other writers' logs verified against their devices' checkpoints and kept
+        /// (Spec/authenticated-writes.md §5).
+        public var writerEntriesVerified = 0
+        /// Writer log ranges sent, and the checkpoints this node signed for its own log.
+        public var writerRangesSent = 0
     }
 
     /// Counters since the node was created.
@@ -220,7 +225,7 @@ public actor SyncNode {
     public var capabilities: UInt64 {
         Capability.sparseRecords | (assets != nil ? Capability.assets : 0) | (configuration.skipsUpstreams ? Capability.upstreams : 0)
             | Capability.liveChanges | (configuration.fieldDeltas ? Capability.fieldDeltas : 0) | Capability.vectorsAgainstStated
-            | Capability.numbersInSubscribe
+            | Capability.numbersInSubscribe | (signer != nil && configuration.authenticatesWrites ? Capability.authenticatedWrites : 0)
     }
 
     /// Capability bits of the hello message.
@@ -242,6 +247,9 @@ public actor SyncNode {
         /// Takes a subscription's number in `subscribe`, and then may send its first batch as
         /// `live-changes` (Spec/replication.md §3.4, §3.5.4).
         static let numbersInSubscribe: UInt64 = 128
+        /// Sends and checks writer log sections: its batches prove every write they carry
+        /// (Spec/authenticated-writes.md §4).
+        static let authenticatedWrites: UInt64 = 256
     }
 
     /// Creates a node replicating `store`, serving and fetching assets through `assets` if given,

@@ -127,6 +127,10 @@ struct SyncSession {
         /// A batch of wanted records went since the last caught-up batch: the next page is sent
         /// even when it holds nothing new, so the subscriber gets a caught-up batch after it.
         var wantedSent = false
+        /// Per writer, how much of its log for the zone the subscriber holds as far as this
+        /// node can tell: read from its knowledge the first time, then moved by the ranges sent
+        /// (Spec/authenticated-writes.md §4).
+        var writerLogSent: [NodeID: UInt64] = [:]
 
         var unacknowledged: UInt64 { nextBatch &- 1 &- acknowledged }
 
@@ -184,6 +188,8 @@ struct SyncSession {
     /// skip the store (``SyncNode/mayServe(_:on:)``); at most ``AssetGrant/perConnection``.
     var assetGrants: [Asset: AssetGrant] = [:]
     var lastError: String? = nil
+    /// Writers whose public key went to the peer on this connection (with their first range).
+    var writerKeysSent: Set<NodeID> = []
 
     /// The largest `changes` payload this session sends.
     func payloadBudget(_ configuration: SyncConfiguration) -> Int {

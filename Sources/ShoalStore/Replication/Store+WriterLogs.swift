@@ -20,9 +20,10 @@ extension Store {
     func appendEntry(_ entry: WriteEntry, of writer: NodeID, to head: inout WriterLogHead, zone z: ZoneState) throws(ShoalError) {
         let bytes = entry.encoded()
         let previous = head.chain.isEmpty ? WriterLog.chainStart(zone: z.id, writer: writer) : head.chain
+        let chain = WriterLog.chain(previous, bytes)
         try writes.insertWriterEntry.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: entry.sequence))
-            .bind(4, Bytes.hlcKey(entry.hlc)).bind(5, bytes).runAndRewind()
-        head = WriterLogHead(sequence: entry.sequence, hlc: entry.hlc, chain: WriterLog.chain(previous, bytes))
+            .bind(4, Bytes.hlcKey(entry.hlc)).bind(5, bytes).bind(6, chain).runAndRewind()
+        head = WriterLogHead(sequence: entry.sequence, hlc: entry.hlc, chain: chain)
     }
 
     /// The head of this node's log for `zone`: how many writes it entered, the last one's
@@ -57,6 +58,16 @@ extension Store {
         s.bind(1, z.row).bind(2, dot.node).bind(3, Bytes.hlcKey(dot.hlc))
         guard try s.step() else { return nil }
         return try Self.decodeEntry(s.blob(0), of: dot.node, in: zone)
+    }
+
+    /// The entries of the writes `dots` in `zone` that the writers' logs here hold, by dot.
+    /// - Throws: `zoneNotFound`; `internalError` for an entry the store cannot read (damaged).
+    package func entries(of dots: Set<Dot>, in zone: RecordZone.ID) throws(ShoalError) -> [Dot: WriteEntry] {
+        var out = [Dot: WriteEntry]()
+        for d in dots {
+            if let e = try entry(of: d, in: zone) { out[d] = e }
+        }
+        return out
     }
 
     /// The head of `writer`'s log for `zone` as far as this store holds it: its own log's for
@@ -142,6 +153,67 @@ extension Store {
         }
     }
 
+    /// The chain value of `writer`'s log for `zone` after entry `sequence` (the chain's start
+    /// for 0); nil when the log here does not reach it.
+    /// - Throws: `zoneNotFound` for a zone that is not live.
+    package func chainValue(of writer: NodeID, in zone: RecordZone.ID, at sequence: UInt64) throws(ShoalError) -> [UInt8]? {
+        if sequence == 0 { return WriterLog.chainStart(zone: zone, writer: writer) }
+        let z = try liveZone(zone)
+        let s = try db.cached("SELECT chain FROM writer_entries WHERE zone = ? AND writer = ? AND seq = ?")
+        defer { s.reset() }
+        s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: sequence))
+        return try s.step() ? s.blob(0) : nil
+    }
+
+    /// The sequence of the newest entry of `writer`'s log for `zone` held here whose timestamp is
+    /// at most `hlc` (0 when there is none): how much of the log a peer whose knowledge of the
+    /// writer is `hlc` holds, as this node can tell.
+    /// - Throws: `zoneNotFound` for a zone that is not live.
+    package func sequence(of writer: NodeID, in zone: RecordZone.ID, atMost hlc: HLC) throws(ShoalError) -> UInt64 {
+        guard hlc != .zero else { return 0 }
+        let z = try liveZone(zone)
+        let s = try db.cached("SELECT seq FROM writer_entries WHERE zone = ? AND writer = ? AND hlc <= ? ORDER BY hlc DESC LIMIT 1")
+        defer { s.reset() }
+        s.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
+        return try s.step() ? UInt64(bitPattern: s.int64(0)) : 0
+    }
+
+    /// The oldest checkpoint of `writer`'s log for `zone` held here at or past sequence
+    /// `atLeast`, if any: where a range that must reach that entry can end.
+    /// - Throws: `zoneNotFound`; `internalError` for a checkpoint the store cannot read.
+    package func checkpoint(of writer: NodeID, in zone: RecordZone.ID, atLeast: UInt64) throws(ShoalError) -> WriterCheckpoint? {
+        let z = try liveZone(zone)
+        let s = try db.cached("SELECT bytes FROM writer_checkpoints WHERE zone = ? AND writer = ? AND seq >= ? ORDER BY seq LIMIT 1")
+        defer { s.reset() }
+        s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: min(atLeast, UInt64(Int64.max))))
+        guard try s.step() else { return nil }
+        do {
+            return try WriterCheckpoint(decoding: s.blob(0))
+        } catch {
+            throw .internalError("a checkpoint of \(writer)'s log for zone \(zone) is damaged (\(error)); the store is damaged")
+        }
+    }
+
+    /// The public key (SubjectPublicKeyInfo DER) `writer`'s checkpoints are verified under, when
+    /// one was learnt.
+    /// - Throws: `internalError` if SQLite fails.
+    package func writerKey(of writer: NodeID) throws(ShoalError) -> [UInt8]? {
+        let s = try db.cached("SELECT key FROM writer_keys WHERE writer = ?")
+        defer { s.reset() }
+        s.bind(1, writer)
+        return try s.step() ? s.blob(0) : nil
+    }
+
+    /// Keeps `key` as the one `writer`'s checkpoints are verified under. The caller checked that
+    /// it belongs to the device bound to `writer` (Spec/security.md §5).
+    /// - Throws: `internalError` if SQLite fails.
+    package func keepWriterKey(_ key: [UInt8], of writer: NodeID) throws(ShoalError) {
+        try writeTransaction(replication: true) { () throws(ShoalError) in
+            let s = try db.cached("INSERT OR REPLACE INTO writer_keys(writer, key) VALUES(?, ?)")
+            try s.bind(1, writer).bind(2, key).runAndRewind()
+        }
+    }
+
     /// How far `writer`'s log for `zone` is **reflected** here (Spec/authenticated-writes.md §6):
     /// the sequence and timestamp of the newest entry of the longest gapless prefix whose every
     /// entry the zone shows — the stored version of its record covers its dot, or the zone's
@@ -222,7 +294,7 @@ extension Schema {
         while try zones.step() { rows.append((zones.int64(0), RecordZone.ID(name: zones.text(1), owner: zones.text(2)))) }
         zones.reset()
         let read = try db.statement("SELECT name, bytes FROM records WHERE zone = ?")
-        let insert = try db.statement("INSERT INTO writer_entries(zone, writer, seq, hlc, bytes) VALUES(?, ?, ?, ?, ?)")
+        let insert = try db.statement("INSERT INTO writer_entries(zone, writer, seq, hlc, bytes, chain) VALUES(?, ?, ?, ?, ?, ?)")
         let head = try db.statement("UPDATE zones SET log_seq = ?, log_hlc = ?, log_chain = ? WHERE id = ?")
         for (row, zone) in rows {
             // Every write of this node its records show, by timestamp: one record per write.
@@ -249,9 +321,10 @@ extension Schema {
                 let dot = Dot(node: node, hlc: w.hlc)
                 let entry = WriterLog.entry(of: w.version, dot: dot, sequence: log.sequence &+ 1)
                 let bytes = entry.encoded()
+                let chain = WriterLog.chain(log.chain, bytes)
                 try insert.bind(1, row).bind(2, node).bind(3, Int64(bitPattern: entry.sequence)).bind(4, Bytes.hlcKey(entry.hlc))
-                    .bind(5, bytes).runAndRewind()
-                log = WriterLogHead(sequence: entry.sequence, hlc: entry.hlc, chain: WriterLog.chain(log.chain, bytes))
+                    .bind(5, bytes).bind(6, chain).runAndRewind()
+                log = WriterLogHead(sequence: entry.sequence, hlc: entry.hlc, chain: chain)
             }
             try head.bind(1, Int64(bitPattern: log.sequence)).bind(2, Int64(bitPattern: log.hlc.rawValue)).bind(3, log.sequence == 0 ? [] : log.chain)
                 .bind(4, row).runAndRewind()

@@ -149,6 +149,12 @@ extension WriterLog {
     /// rebuilt, in the batch's order), or the mismatch: an implied entry whose version has no
     /// write of the writer there, or a partial one whose missing slots the version shows.
     package static func entries(of range: WriterLogSection.Range, versions: [Record]) -> Result<[WriteEntry], Mismatch> {
+        entries(of: range, versions: versions.map(Optional.some))
+    }
+
+    /// As ``entries(of:versions:)`` where some versions could not be rebuilt (nil): an entry
+    /// implied by one of those is a mismatch.
+    package static func entries(of range: WriterLogSection.Range, versions: [Record?]) -> Result<[WriteEntry], Mismatch> {
         var out = [WriteEntry]()
         out.reserveCapacity(range.items.count)
         for (offset, item) in range.items.enumerated() {
@@ -158,7 +164,9 @@ extension WriterLog {
                 out.append(e)
             case .implied(let i), .impliedAt(let i, _), .partial(let i, _, _):
                 guard i < versions.count else { return .failure(Mismatch(description: "entry #\(sequence) of \(range.writer) names version \(i) of a batch of \(versions.count)")) }
-                let v = versions[i]
+                guard let v = versions[i] else {
+                    return .failure(Mismatch(description: "entry #\(sequence) of \(range.writer) is implied by version \(i), which could not be rebuilt here"))
+                }
                 let hlc: HLC
                 switch item {
                 case .impliedAt(_, let h), .partial(_, let h, _): hlc = h

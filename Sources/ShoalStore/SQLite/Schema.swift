@@ -46,8 +46,9 @@ import ShoalWire
 /// - `purged_zones(name, owner, incarnation, deleted_at)`: the incarnation of each zone whose
 ///   tombstone was purged, so a peer that comes back with it live is told it was deleted.
 /// - `subscriptions(id, bytes)`: persisted subscriptions.
-/// - `writer_entries(zone, writer, seq, hlc, bytes)`: the entries of writers' logs
-///   (Spec/authenticated-writes.md §2), each as its canonical bytes, keyed by log and sequence;
+/// - `writer_entries(zone, writer, seq, hlc, bytes, chain)`: the entries of writers' logs
+///   (Spec/authenticated-writes.md §2), each as its canonical bytes with the chain value after
+///   it (so a checkpoint can end at any entry), keyed by log and sequence;
 ///   `writer_entries_by_hlc` finds the entry of a dot. The head of this node's own log for each
 ///   zone — sequence, timestamp and chain value of its last entry — is in `zones(log_seq,
 ///   log_hlc, log_chain)`; the heads of other writers' logs, as far as they were verified here,
@@ -55,6 +56,8 @@ import ShoalWire
 ///   every entry is reflected in the zone (Spec/authenticated-writes.md §6).
 /// - `writer_checkpoints(zone, writer, seq, bytes)`: the signed checkpoints held, own and
 ///   verified (§3), each as its canonical bytes.
+/// - `writer_keys(writer, key)`: the public key (SubjectPublicKeyInfo DER) of the device each
+///   writer's checkpoints are verified under, learnt with its first range (§4).
 enum Schema {
     static let version: Int64 = 9
 
@@ -99,7 +102,7 @@ enum Schema {
     static let writerEntriesTable = """
         CREATE TABLE IF NOT EXISTS writer_entries(
             zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, hlc INTEGER NOT NULL, bytes BLOB NOT NULL,
-            PRIMARY KEY(zone, writer, seq)) WITHOUT ROWID;
+            chain BLOB NOT NULL, PRIMARY KEY(zone, writer, seq)) WITHOUT ROWID;
         CREATE UNIQUE INDEX IF NOT EXISTS writer_entries_by_hlc ON writer_entries(zone, writer, hlc);
         CREATE TABLE IF NOT EXISTS writer_logs(
             zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, hlc INTEGER NOT NULL, chain BLOB NOT NULL,
@@ -107,7 +110,8 @@ enum Schema {
             PRIMARY KEY(zone, writer)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS writer_checkpoints(
             zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL,
-            PRIMARY KEY(zone, writer, seq)) WITHOUT ROWID
+            PRIMARY KEY(zone, writer, seq)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS writer_keys(writer BLOB PRIMARY KEY, key BLOB NOT NULL) WITHOUT ROWID
         """
 
     /// Live records with two or more heads (version 6).

@@ -49,7 +49,7 @@ final class WriteStatements {
         let log = "INSERT INTO field_index_log(idx, kind, value, name, present) VALUES"
         insertLog = try db.prepare(log + Self.values(5, rows: 1))
         insertLogRows = try db.prepare(log + Self.values(5, rows: Self.batchRows))
-        insertWriterEntry = try db.prepare("INSERT INTO writer_entries(zone, writer, seq, hlc, bytes) VALUES(?, ?, ?, ?, ?)")
+        insertWriterEntry = try db.prepare("INSERT INTO writer_entries(zone, writer, seq, hlc, bytes, chain) VALUES(?, ?, ?, ?, ?, ?)")
     }
 
     /// ` (?, …), (?, …), …`: `rows` groups of `columns` parameters.

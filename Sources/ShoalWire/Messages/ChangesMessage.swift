@@ -6,13 +6,15 @@
 /// flags (bit 0: caught up — the sender had nothing more when it made this batch; bit 1: a
 /// knowledge vector follows the token; bit 2: a sparse section follows the records; bit 3: the
 /// subscription restarts from the beginning; bit 4: a count of remaining changes follows; bit 5:
-/// the sender's purge horizon follows; bit 6: a subscription number follows; bit 7 reserved), the
+/// the sender's purge horizon follows; bit 6: a subscription number follows; bit 7: a writer log
+/// section follows the body, Spec/authenticated-writes.md §4), the
 /// sender's change token after this batch (length-prefixed), the knowledge vector (plain vector)
 /// when flagged, the remaining count (varint) when flagged, the purge horizon (plain vector) when
 /// flagged, the subscription number (varint ≥ 1) when flagged, the record count (varint), then the records' canonical encodings back to back (each is self-delimiting),
 /// then, when flag bit 2 is set, the sparse section (``SparseRecord``s and the base vector they
-/// are relative to; Spec/replication.md §3.5.1). Deleted records travel as records whose heads are
-/// all deletions.
+/// are relative to; Spec/replication.md §3.5.1), then, when flag bit 7 is set, the writer log
+/// section (``WriterLogSection``, at least one range). Deleted records travel as records whose
+/// heads are all deletions.
 public struct ChangesMessage: Hashable, Sendable {
     /// The zone.
     public var zone: RecordZone.ID
@@ -50,11 +52,15 @@ public struct ChangesMessage: Hashable, Sendable {
     /// can name it instead of the zone (``LiveChangesMessage``, Spec/replication.md §3.5.4); nil
     /// when not sent.
     public var subscription: UInt64?
+    /// The writers' log entries for the batch's versions, with the checkpoints that prove them
+    /// (Spec/authenticated-writes.md §4); nil when the batch carries none.
+    public var writerLog: WriterLogSection?
 
     /// Creates a batch.
     public init(zone: RecordZone.ID, incarnation: NodeID, batch: UInt64, isCaughtUp: Bool, isReset: Bool = false, token: ChangeToken,
                 knowledge: VersionVector? = nil, remaining: UInt64? = nil, horizon: VersionVector? = nil, records: [Record],
-                sparseRecords: [SparseRecord] = [], base: VersionVector? = nil, subscription: UInt64? = nil) {
+                sparseRecords: [SparseRecord] = [], base: VersionVector? = nil, subscription: UInt64? = nil,
+                writerLog: WriterLogSection? = nil) {
         self.zone = zone
         self.incarnation = incarnation
         self.batch = batch
@@ -68,6 +74,7 @@ public struct ChangesMessage: Hashable, Sendable {
         self.sparseRecords = sparseRecords
         self.base = sparseRecords.isEmpty ? nil : (base ?? VersionVector())
         self.subscription = subscription
+        self.writerLog = writerLog?.ranges.isEmpty == false ? writerLog : nil
     }
 
     enum Flags {
@@ -78,15 +85,17 @@ public struct ChangesMessage: Hashable, Sendable {
         static let remaining: UInt8 = 16
         static let horizon: UInt8 = 32
         static let subscription: UInt8 = 64
-        static let known: UInt8 = 127
+        static let writerLog: UInt8 = 128
+        static let known: UInt8 = 255
     }
 
     /// The canonical payload bytes. Every record must be in `zone` and pass `Record.validate()`.
     public func encoded() -> [UInt8] {
-        let size = headerSize &+ BatchBody.size(records: records, sparse: sparseRecords, base: base, zone: zone)
+        let size = headerSize &+ BatchBody.size(records: records, sparse: sparseRecords, base: base, zone: zone) &+ (writerLog?.encodedSize ?? 0)
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
             BatchBody.write(records: records, sparse: sparseRecords, base: base, zone: zone, into: &w)
+            writerLog?.encode(into: &w)
         }
     }
 
@@ -96,9 +105,11 @@ public struct ChangesMessage: Hashable, Sendable {
     /// must be empty (the bytes take their place); ``sparseRecords`` follow as usual.
     package func encoded(count: Int, recordBytes: [UInt8]) -> [UInt8] {
         let size = headerSize &+ BatchBody.size(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, zone: zone)
+            &+ (writerLog?.encodedSize ?? 0)
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
             BatchBody.write(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, zone: zone, into: &w)
+            writerLog?.encode(into: &w)
         }
     }
 
@@ -117,7 +128,8 @@ public struct ChangesMessage: Hashable, Sendable {
         w.writeNodeID(incarnation)
         w.writeVarint(batch)
         w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse) | (isReset ? Flags.reset : 0)
-                     | (remaining != nil ? Flags.remaining : 0) | (horizon != nil ? Flags.horizon : 0) | (subscription != nil ? Flags.subscription : 0))
+                     | (remaining != nil ? Flags.remaining : 0) | (horizon != nil ? Flags.horizon : 0) | (subscription != nil ? Flags.subscription : 0)
+                     | (writerLog != nil ? Flags.writerLog : 0))
         w.writeBytes(token.bytes)
         if let k = knowledge { w.writePlainVector(k) }
         if let n = remaining { w.writeVarint(n) }
@@ -163,9 +175,10 @@ public struct ChangesMessage: Hashable, Sendable {
             let subscription: UInt64? = flags & Flags.subscription != 0 ? try LiveChangesMessage.readSubscription(&r) : nil
             let (records, sparse, base) = try BatchBody.read(from: &r, zone: zone, sparse: flags & Flags.sparse != 0, what: "this batch",
                                                              recordRanges: &recordRanges)
+            let writerLog = flags & Flags.writerLog != 0 ? try WriterLogSection.decodeInBatch(from: &r, records: records.count &+ sparse.count) : nil
             return ChangesMessage(zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
                                   isReset: flags & Flags.reset != 0, token: token, knowledge: knowledge, remaining: remaining, horizon: horizon, records: records,
-                                  sparseRecords: sparse, base: base, subscription: subscription)
+                                  sparseRecords: sparse, base: base, subscription: subscription, writerLog: writerLog)
         }
     }
 }

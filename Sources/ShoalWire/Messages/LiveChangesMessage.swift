@@ -7,10 +7,11 @@
 /// Layout: the subscription number (varint ≥ 1), the batch number (varint ≥ 1), flags (bit 0:
 /// caught up; bit 1: a knowledge vector follows the token; bit 2: a sparse section follows the
 /// records; bit 3: the knowledge and the sparse base are written against the stated knowledge;
-/// other bits reserved), the token as a change to the subscription's previous one — how many of
+/// bit 4: a writer log section ends the payload, Spec/authenticated-writes.md §4; other bits
+/// reserved), the token as a change to the subscription's previous one — how many of
 /// its leading bytes are kept (varint), then the bytes that follow them (length-prefixed) — the
 /// knowledge when flagged, the record count (varint), the records' canonical encodings back to
-/// back, and the sparse section when flagged.
+/// back, the sparse section when flagged, and the writer log section when flagged.
 ///
 /// The zone is not on the wire: the receiver looks the number up (``subscription(of:limits:)``)
 /// and decodes the rest in that zone (``init(decoding:zone:reference:limits:)``); it rebuilds the
@@ -43,12 +44,15 @@ public struct LiveChangesMessage: Hashable, Sendable {
     /// nil when they are written whole. Not encoded: both sides hold it. Always nil for a batch
     /// with neither knowledge nor sparse records.
     public var reference: VersionVector?
+    /// The writers' log entries for the batch's versions (Spec/authenticated-writes.md §4); nil
+    /// when the batch carries none.
+    public var writerLog: WriterLogSection?
 
     /// Creates a batch whose token keeps `tokenKept` bytes of the previous one and adds `tokenTail`,
     /// its vectors written against `reference` when one is given.
     public init(subscription: UInt64, zone: RecordZone.ID, batch: UInt64, isCaughtUp: Bool, tokenKept: Int, tokenTail: [UInt8],
                 knowledge: VersionVector? = nil, records: [Record], sparseRecords: [SparseRecord] = [], base: VersionVector? = nil,
-                reference: VersionVector? = nil) {
+                reference: VersionVector? = nil, writerLog: WriterLogSection? = nil) {
         self.subscription = subscription
         self.zone = zone
         self.batch = batch
@@ -60,6 +64,7 @@ public struct LiveChangesMessage: Hashable, Sendable {
         self.sparseRecords = sparseRecords
         self.base = sparseRecords.isEmpty ? nil : (base ?? VersionVector())
         self.reference = knowledge == nil && sparseRecords.isEmpty ? nil : reference
+        self.writerLog = writerLog?.ranges.isEmpty == false ? writerLog : nil
     }
 
     /// The compact form of `changes`, whose token follows `previous` (the token of the
@@ -75,7 +80,7 @@ public struct LiveChangesMessage: Hashable, Sendable {
         while kept < n && token[kept] == previous[kept] { kept &+= 1 }
         self.init(subscription: subscription, zone: changes.zone, batch: changes.batch, isCaughtUp: changes.isCaughtUp, tokenKept: kept,
                   tokenTail: Array(token[kept...]), knowledge: changes.knowledge, records: changes.records,
-                  sparseRecords: changes.sparseRecords, base: changes.base, reference: reference)
+                  sparseRecords: changes.sparseRecords, base: changes.base, reference: reference, writerLog: changes.writerLog)
     }
 
     enum Flags {
@@ -83,7 +88,8 @@ public struct LiveChangesMessage: Hashable, Sendable {
         static let knowledge: UInt8 = 2
         static let sparse: UInt8 = 4
         static let againstStated: UInt8 = 8
-        static let known: UInt8 = 15
+        static let writerLog: UInt8 = 16
+        static let known: UInt8 = 31
     }
 
     /// The token this batch states, given the subscription's previous one; nil when it keeps more
@@ -98,9 +104,11 @@ public struct LiveChangesMessage: Hashable, Sendable {
     /// The canonical payload bytes. Every record must be in ``zone`` and pass `Record.validate()`.
     public func encoded() -> [UInt8] {
         let size = headerSize &+ BatchBody.size(records: records, sparse: sparseRecords, base: base, reference: reference, zone: zone)
+            &+ (writerLog?.encodedSize ?? 0)
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
             BatchBody.write(records: records, sparse: sparseRecords, base: base, reference: reference, zone: zone, into: &w)
+            writerLog?.encode(into: &w)
         }
     }
 
@@ -108,9 +116,11 @@ public struct LiveChangesMessage: Hashable, Sendable {
     /// as ``ChangesMessage/encoded(count:recordBytes:)`` does; ``records`` must be empty.
     package func encoded(count: Int, recordBytes: [UInt8]) -> [UInt8] {
         let size = headerSize &+ BatchBody.size(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, reference: reference, zone: zone)
+            &+ (writerLog?.encodedSize ?? 0)
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
             BatchBody.write(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, reference: reference, zone: zone, into: &w)
+            writerLog?.encode(into: &w)
         }
     }
 
@@ -127,7 +137,7 @@ public struct LiveChangesMessage: Hashable, Sendable {
         w.writeVarint(subscription)
         w.writeVarint(batch)
         w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse)
-                    | (reference != nil ? Flags.againstStated : 0))
+                    | (reference != nil ? Flags.againstStated : 0) | (writerLog != nil ? Flags.writerLog : 0))
         w.writeVarint(UInt64(tokenKept))
         w.writeBytes(tokenTail)
         if let k = knowledge {
@@ -204,15 +214,16 @@ public struct LiveChangesMessage: Hashable, Sendable {
             }
             let (records, sparse, base) = try BatchBody.read(from: &r, zone: zone, sparse: flags & Flags.sparse != 0, reference: against ? reference : nil,
                                                              what: "this subscription", recordRanges: &recordRanges)
+            let writerLog = flags & Flags.writerLog != 0 ? try WriterLogSection.decodeInBatch(from: &r, records: records.count &+ sparse.count) : nil
             return LiveChangesMessage(subscription: subscription, zone: zone, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
                                       tokenKept: Int(kept), tokenTail: tail, knowledge: knowledge, records: records,
-                                      sparseRecords: sparse, base: base, reference: against ? reference : nil)
+                                      sparseRecords: sparse, base: base, reference: against ? reference : nil, writerLog: writerLog)
         }
     }
 
     /// The batch as a ``ChangesMessage`` of `incarnation` with `token` (``token(after:limits:)``).
     public func changes(incarnation: NodeID, token: ChangeToken) -> ChangesMessage {
         ChangesMessage(zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: isCaughtUp, token: token, knowledge: knowledge,
-                       records: records, sparseRecords: sparseRecords, base: base)
+                       records: records, sparseRecords: sparseRecords, base: base, writerLog: writerLog)
     }
 }

@@ -201,6 +201,17 @@ public struct WriterLogSection: Hashable, Sendable {
         return section
     }
 
+    /// Reads the section that ends a batch of `records` versions: flagged present, so it holds
+    /// at least one range.
+    static func decodeInBatch(from r: inout WireReader, records: Int) throws(WireError) -> WriterLogSection {
+        let at = r.offset
+        let section = try decode(from: &r, records: records)
+        guard !section.ranges.isEmpty else {
+            throw WireError(.invalidValue, at: at, "the batch flags a writer log section, which holds no range; leave the flag clear instead")
+        }
+        return section
+    }
+
     static func readItem(from r: inout WireReader, records: Int, sequence: UInt64) throws(WireError) -> Item {
         var at = r.offset
         let kind = try r.readByte("entry kind")
