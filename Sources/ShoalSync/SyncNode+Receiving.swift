@@ -43,7 +43,9 @@ extension SyncNode {
     /// could not be rebuilt).
     func applyChanges(_ m: consuming ChangesMessage, ranges: [Range<Int>], frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         guard let peer = try await checkSubscription(of: m, on: id) else { return [] }
-        var (records, unrebuilt) = try await wholeVersions(of: m, from: peer, on: id)
+        let whole = try await wholeVersions(of: m, from: peer, on: id)
+        var records = whole.records
+        let unrebuilt = whole.unrebuilt
         var ranges = ranges
         // Until every record asked for whole has arrived, this subscription's position is not
         // stored and its knowledge not adopted: both would claim the missing versions (§3.10).

@@ -1,8 +1,8 @@
 // SyncNode+WriterLogs: a node signs the head of its own log for a zone, and checks the checkpoints of others (Spec/authenticated-writes.md §3).
 
-package import Crypto
+import Crypto
 package import ShoalWire
-package import ShoalStore
+import ShoalStore
 
 extension ShareSigner {
     /// `checkpoint`, signed by this device.
@@ -180,6 +180,11 @@ extension SyncNode {
         case .success(let e): entries = e
         case .failure(let mismatch):
             if range.items.contains(where: { Self.index(of: $0).map { $0 < versions.count && versions[$0] == nil } ?? false }) {
+                // The entries cannot be rebuilt here, and the range is not sent again: the
+                // subscription starts over with whole versions, as for any sparse record that
+                // cannot be rebuilt (Spec/replication.md §3.5.1).
+                wholeVersionsNeeded.insert(Self.positionKey(peer, zone))
+                statistics.wholeVersionRequests &+= 1
                 throw SyncFailure("resyncNeeded", "\(what) proves writes by versions this node could not rebuild; reconnecting to receive whole versions")
             }
             throw refusal("\(what): \(mismatch); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)

@@ -77,7 +77,8 @@ extension VectorJSON {
                      "horizon": m.horizon.map { vector($0) } ?? NSNull(),
                      "token": hex(m.token.bytes), "knowledge": m.knowledge.map { vector($0) } ?? NSNull(),
                      "records": m.records.map { record($0) }, "sparse_records": m.sparseRecords.map { sparse($0) },
-                     "base": m.base.map { vector($0) } ?? NSNull(), "subscription": m.subscription.map { String($0) } ?? NSNull()], m.encoded())
+                     "base": m.base.map { vector($0) } ?? NSNull(), "subscription": m.subscription.map { String($0) } ?? NSNull()]
+                .merging(m.writerLog.map { ["writer_log": writerLog($0)] } ?? [:]) { a, _ in a }, m.encoded())
         case "liveChanges":
             // Decoded in the zone the subscription number stands for: `notes` for every vector.
             // Vectors written against the stated knowledge are read against `liveReference`.
@@ -87,6 +88,7 @@ extension VectorJSON {
                                     "records": m.records.map { record($0) }, "sparse_records": m.sparseRecords.map { sparse($0) },
                                     "base": m.base.map { vector($0) } ?? NSNull()]
             if m.reference != nil { o["against_stated"] = true }
+            if let w = m.writerLog { o["writer_log"] = writerLog(w) }
             return (o, m.encoded())
         case "assetRequest":
             let m = try AssetRequestMessage(decoding: bytes)
@@ -168,7 +170,8 @@ extension VectorJSON {
                                   records: try array(o["records"], "records").map { try record($0) },
                                   sparseRecords: try array(o["sparse_records"] ?? [Any](), "sparse_records").map { try sparse($0) },
                                   base: try optional(o["base"]).map { try vector($0, "base") },
-                                  subscription: try optional(o["subscription"]).map { try uint64($0, "subscription") }).encoded()
+                                  subscription: try optional(o["subscription"]).map { try uint64($0, "subscription") },
+                                  writerLog: try optional(o["writer_log"]).map { try writerLog($0) }).encoded()
         case "liveChanges":
             return LiveChangesMessage(subscription: try uint64(o["subscription"], "subscription"), zone: try zone(o["zone"], "zone"),
                                       batch: try uint64(o["batch"], "batch"), isCaughtUp: try bool(o["caught_up"], "caught_up"),
@@ -177,7 +180,8 @@ extension VectorJSON {
                                       records: try array(o["records"], "records").map { try record($0) },
                                       sparseRecords: try array(o["sparse_records"] ?? [Any](), "sparse_records").map { try sparse($0) },
                                       base: try optional(o["base"]).map { try vector($0, "base") },
-                                      reference: (o["against_stated"] as? Bool) == true ? liveReference : nil).encoded()
+                                      reference: (o["against_stated"] as? Bool) == true ? liveReference : nil,
+                                      writerLog: try optional(o["writer_log"]).map { try writerLog($0) }).encoded()
         case "assetRequest":
             let part: AssetRequestMessage.Part = try string(o["part"], "part") == "manifest" ? .manifest
                 : .chunks(first: try uint64(o["first"], "first"), count: try uint64(o["count"], "count"))

@@ -215,6 +215,7 @@ extension Simulation {
         var failed = [UInt64]()
         var saves = 0, deletes = 0, frames = 0, crashes = 0, closes = 0, sparse = 0, received = 0, wholeRequests = 0, onPrevious = 0
         var purged = 0, resyncs = 0, resyncDeletions = 0, leftToUpstreams = 0, rewinds = 0, deferred = 0, deltas = 0, wanted = 0
+        var verified = 0, refused = 0
         for seed in Self.firstSeed..<(Self.firstSeed + UInt64(Self.seedCount)) {
             let nodeCount = 3 + Int(seed % 2)
             // Half the seeds give nodes device keys (owned, shared zones); half keep open zones.
@@ -231,6 +232,7 @@ extension Simulation {
                 resyncs += st.resyncsCompleted; resyncDeletions += st.resyncDeletions
                 deferred += st.knowledgeHeldBackForHorizon
                 leftToUpstreams += st.versionsLeftToUpstreams; rewinds += st.upstreamRewinds
+                verified += st.writerEntriesVerified; refused += st.refusedBatches
             }
             if !problems.isEmpty {
                 failed.append(seed)
@@ -239,9 +241,11 @@ extension Simulation {
             }
         }
         // The workload must really exercise replication, or a pass means nothing.
-        print("simulation: \(Self.seedCount) seeds, \(failed.count) failing \(failed.prefix(20)), \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(onPrevious) rebuilt on the previous version, \(wholeRequests) whole-version requests, \(deltas) delta slots applied, \(wanted) records asked for whole), \(purged) tombstones purged, \(resyncs) resyncs (\(resyncDeletions) deletions found), \(deferred) knowledge held back for a horizon, \(leftToUpstreams) versions left to upstreams, \(rewinds) rewinds")
+        print("simulation: \(Self.seedCount) seeds, \(failed.count) failing \(failed.prefix(20)), \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(onPrevious) rebuilt on the previous version, \(wholeRequests) whole-version requests, \(deltas) delta slots applied, \(wanted) records asked for whole), \(purged) tombstones purged, \(resyncs) resyncs (\(resyncDeletions) deletions found), \(deferred) knowledge held back for a horizon, \(leftToUpstreams) versions left to upstreams, \(rewinds) rewinds, \(verified) writer log entries verified, \(refused) batches refused")
         #expect(Self.seedCount < 20 || saves > Self.seedCount * 10 && deletes > Self.seedCount && crashes > Self.seedCount / 4 && frames > Self.seedCount * 50 && sparse > Self.seedCount
-                && deltas > Self.seedCount / 4)
+                && deltas > Self.seedCount / 4 && verified > Self.seedCount)
+        // Honest nodes never refuse each other's batches: a refusal is a false alarm.
+        #expect(refused == 0, "\(refused) batches refused between honest nodes")
         #expect(!Simulation.purges || Self.seedCount < 100 || purged > 0 && resyncs > 0, "purges and resyncs must be exercised")
     }
 

@@ -164,7 +164,7 @@ import ShoalWireJSON
         b = ChangesMessage(zone: notes, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: []).encoded()
         let flagsAt = WireSize.zoneID(notes) + 16 + 1
         var c = b; c[flagsAt] = 128
-        invalid("changes-reserved-flag", "changes", c)
+        invalid("changes-writer-log-flag-without-section", "changes", c)
         try valid("changes-with-subscription-number", "changes", ChangesMessage(zone: notes, incarnation: inc, batch: 1, isCaughtUp: true, token: token,
                                                                                knowledge: VersionVector([(a, HLC(rawValue: 5 << 20))]), records: [],
                                                                                subscription: 3).encoded())
@@ -180,6 +180,7 @@ import ShoalWireJSON
                 ChangesMessage(zone: shared, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: [records[0]]).encoded())
         c = b; c[c.count - 1] = 200
         invalid("changes-claims-more-records-than-bytes", "changes", c)
+        try writerLogVectors(valid: valid, invalid: invalid)
         try sparseVectors(sparse: sparse, invalid: invalid)
         try sparseRuleVectors(valid: valid, sparse: sparse, invalid: invalid)
         try deltaSlotVectors(valid: valid, sparse: sparse, invalid: invalid)
@@ -336,7 +337,7 @@ extension MessageVectorTests {
         invalid("live-changes-subscription-zero", "liveChanges", c)
         c = b; c[1] = 0
         invalid("live-changes-batch-zero", "liveChanges", c)
-        c = b; c[2] |= 0x10
+        c = b; c[2] |= 0x20
         invalid("live-changes-reserved-flag", "liveChanges", c)
         invalid("live-changes-token-kept-over-limit", "liveChanges", Array(b.prefix(3)) + [0x81, 0x80, 0x80, 0x02] + [0, 0])  // 4 MiB + 1 kept
         invalid("live-changes-token-over-limit", "liveChanges", Array(b.prefix(3)) + [0x80, 0x80, 0x80, 0x02] + [0x01, 0xAA, 0])  // 4 MiB kept + 1

@@ -12,7 +12,7 @@ import ShoalSamples
 /// Lines: `sync case=<name> key=value …`.
 enum SyncBenchmark: BenchmarkSuite {
     static let name = "sync"
-    static let summary = "replication over loopback: store-apply, initial-sync, field-update-bytes, change-latency, large-field-edit"
+    static let summary = "replication over loopback: store-apply, initial-sync, field-update-bytes, change-latency, large-field-edit, initial-sync-auth"
 
     static var recordCount: Int { Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_RECORDS"] ?? "") ?? 200_000 }
     static let zone = RecordZone.ID(name: "bench")
@@ -58,7 +58,7 @@ enum SyncBenchmark: BenchmarkSuite {
     }
 
     /// The cases, in the order they run.
-    static let caseNames = ["store-apply", "initial-sync", "field-update-bytes", "change-latency", "large-field-edit"]
+    static let caseNames = ["store-apply", "initial-sync", "field-update-bytes", "change-latency", "large-field-edit", "initial-sync-auth"]
 
     /// The cases to run: those `SHOAL_BENCH_SYNC_CASES` names (comma-separated), or all.
     static func wantedCases() throws -> Set<String> {
@@ -76,6 +76,7 @@ enum SyncBenchmark: BenchmarkSuite {
         if !wanted.isDisjoint(with: ["store-apply", "initial-sync", "field-update-bytes"]) { try await runBulkCases(wanted) }
         if wanted.contains("change-latency") { try await runChangeLatency() }
         if wanted.contains("large-field-edit") { try await runLargeFieldEdit() }
+        if wanted.contains("initial-sync-auth") { try await runAuthenticationCost() }
     }
 
     /// `store-apply`, then `initial-sync` and `field-update-bytes` on the nodes it synced (either

@@ -407,6 +407,9 @@ enum Seeds {
                                                                       tokenTail: [0x2B], records: [records[0]]).encoded()))
         out.append((name("live-changes", 1), [9] + LiveChangesMessage(subscription: 3, zone: zone, batch: 9, isCaughtUp: true, tokenKept: 0, tokenTail: token.bytes,
                                                                       knowledge: k, records: [], sparseRecords: [sparse("note-1", "one")], base: k).encoded()))
+        // Writer log sections (Spec/authenticated-writes.md §4): every entry kind, a key and a seal.
+        out.append((name("changes-writer-log", 0), [4] + WriterLogSamples.changes.encoded()))
+        if let live = WriterLogSamples.liveChanges { out.append((name("live-changes-writer-log", 0), [9] + live.encoded())) }
         out.append((name("upstreams", 0), [8] + UpstreamsMessage(zone: RecordZone.ID(name: "notes"), incarnation: NodeID(high: 1, low: 2),
                                                                  nodes: [NodeID(high: 3, low: 4), NodeID(high: 5, low: 6)]).encoded()))
         // Zone shares (signed by ShareSamples' test key), in announcements and alone.
