@@ -42,6 +42,24 @@ import Testing
         #expect(head.hlc == entries[4].hlc)
     }
 
+    /// A bulk save large enough to be planned on another thread enters each record with the
+    /// slots its version shows, as a single save would.
+    @Test func aPlannedBulkSaveEntersWhatEachVersionShows() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir)
+        try await store.createZone(notes)
+        let result = try await store.modify(saving: (0..<600).map { note("n\($0)", "t\($0)") })
+        #expect(result.savedRecords.count == 600)
+        let (entries, _, chained) = try await Self.log(store)
+        #expect(chained)
+        #expect(entries.count == 600)
+        let versions = try await store.storedVersions(of: entries.map { Record.ID(name: $0.record, zone: notes) })
+        for e in entries {
+            let v = try #require(versions[Record.ID(name: e.record, zone: notes)])
+            #expect(WriterLog.entry(of: v, dot: Dot(node: store.nodeID, hlc: e.hlc), sequence: e.sequence) == e, "\(e.record)")
+        }
+    }
+
     /// A failed atomic batch writes nothing, so it enters nothing; the log goes on without a gap.
     @Test func aFailedBatchEntersNothing() async throws {
         let dir = TempDirectory()

@@ -7,11 +7,21 @@ extension Store {
     /// version with this node as a head, newer than the log's last entry. Replicated versions
     /// (their writes of this node, if any, are entered already) and merges enter nothing.
     /// Called for every version written, in the writing transaction, so a rollback takes the
-    /// entry back with the version.
-    func enterOwnWrite(_ new: Record, in z: inout ZoneState) throws(ShoalError) {
+    /// entry back with the version. `slots`: the entry's slots when a ``SavePlanner`` computed
+    /// them for a new record saved at this node's dot (nil: computed here).
+    func enterOwnWrite(_ new: Record, in z: inout ZoneState, slots: [WriteEntry.Slot]? = nil) throws(ShoalError) {
         let hlc = new.versionVector[nodeID]
         guard hlc > z.log.hlc, new.heads.contains(where: { $0.node == nodeID }) else { return }
-        let entry = WriterLog.entry(of: new, dot: Dot(node: nodeID, hlc: hlc), sequence: z.log.sequence &+ 1)
+        let dot = Dot(node: nodeID, hlc: hlc)
+        let entry: WriteEntry
+        if let slots {
+            var e = WriteEntry(sequence: z.log.sequence &+ 1, hlc: hlc, isDeletion: new.isDeleted, isCreation: new.creation == dot,
+                               record: new.id.name, slots: [])
+            e.slots = slots  // already in order
+            entry = e
+        } else {
+            entry = WriterLog.entry(of: new, dot: dot, sequence: z.log.sequence &+ 1)
+        }
         try appendEntry(entry, of: nodeID, to: &z.log, zone: z)
     }
 
