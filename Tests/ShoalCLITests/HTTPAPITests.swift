@@ -296,6 +296,67 @@ import Testing
         }
     }
 
+    /// The metrics count the asset store's bytes and what garbage collection removed, from the
+    /// same totals `shoal status` prints: an import raises the bytes; removing the field and
+    /// `shoal gc` (run by the daemon) lowers them and moves the collection counters.
+    @Test func metricsFollowAssetBytesAndGarbageCollection() async throws {
+        try #require(Shoal.binary != nil, "build the shoal binary (swift build) or set SHOAL_BINARY")
+        let dir = Self.root + "-gc"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try await Shoal.run(["init", "--data", dir]).status == 0)
+        try await Shoal.withDaemons { daemons in
+            let d = try daemons.start(["--data", dir, "--listen", "127.0.0.1:0", "--no-discovery"])
+            let http = try #require(await d.httpPort(), "no HTTP port: \(d.log)")
+            func scrape() async throws -> String {
+                let text = try await LoopbackHTTP.send(http, "GET", "/metrics").text
+                #expect(Self.prometheusProblems(text).isEmpty, "not Prometheus text: \(Self.prometheusProblems(text))")
+                return text
+            }
+            func status() async throws -> [String: Any] {
+                let out = try await Shoal.run(["status", "--json", "--data", dir]).output
+                return try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any], "\(out)")
+            }
+            let before = try await scrape()
+            let empty = try #require(Self.sample(before, "shoal_asset_bytes"), "\(before)")
+            #expect(Self.sample(before, "shoal_asset_gc_runs_total") ?? 0 == 0 && Self.sample(before, "shoal_asset_chunks_collected_total") ?? 0 == 0)
+
+            // An import of 300 KB of varied bytes (several chunks, stored uncompressed).
+            var rng = UInt64(0x6C0)
+            let bytes = (0..<300_000).map { _ -> UInt8 in
+                rng = rng &* 6364136223846793005 &+ 1442695040888963407
+                return UInt8(truncatingIfNeeded: rng >> 33)
+            }
+            let file = dir + "-photo.bin"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            #expect(try await Shoal.run(["zone", "create", "album", "--data", dir]).status == 0)
+            let put = try await Shoal.run(["put", "album", "p1", "--type", "Photo", "image=@\(file)", "--data", dir])
+            #expect(put.status == 0, "\(put.error)")
+            let imported = try await scrape()
+            let stored = try #require(Self.sample(imported, "shoal_asset_bytes"))
+            #expect(stored >= empty + 300_000 && Self.sample(imported, "shoal_asset_segment_bytes") ?? 0 >= stored, "\(imported)")
+            let assets = try await status()["assets"] as? [String: Any]
+            #expect((assets?["bytes"] as? Int).map(Double.init) == stored, "shoal status reads the same bytes: \(assets ?? [:])")
+
+            // Nothing references the asset once the field is removed: the collection takes it.
+            #expect(try await Shoal.run(["put", "album", "p1", "image:=null", "--data", dir]).status == 0)
+            let gc = try await Shoal.run(["gc", "--json", "--data", dir])
+            let report = try JSONSerialization.jsonObject(with: Data(gc.output.utf8)) as? [String: Any]
+            let removed = try #require(report?["chunksRemoved"] as? Int, "\(gc.output) \(gc.error)")
+            #expect(removed > 0, "\(gc.output)")
+            let collected = try await scrape()
+            #expect(Self.sample(collected, "shoal_asset_gc_runs_total") == 1, "\(collected)")
+            #expect(Self.sample(collected, "shoal_asset_chunks_collected_total") == Double(removed), "\(collected)")
+            #expect(Self.sample(collected, "shoal_asset_bytes_collected_total") ?? 0 >= 300_000, "\(collected)")
+            #expect(Self.sample(collected, "shoal_asset_bytes") ?? .infinity < stored, "the chunks' bytes are gone: \(collected)")
+            #expect(Self.sample(collected, "shoal_asset_segments_compacted_total") != nil && Self.sample(collected, "shoal_asset_segment_bytes_freed_total") != nil)
+            let totals = try await status()["garbageCollected"] as? [String: Any]
+            #expect(totals?["runs"] as? Int == 1 && totals?["chunks"] as? Int == removed, "shoal status reads the same totals: \(totals ?? [:])")
+            let text = try await Shoal.run(["status", "--data", dir]).output
+            #expect(text.contains("asset collections: 1, which removed") && text.contains("asset store:"), "\(text)")
+        }
+    }
+
     /// The value of the unlabelled sample `name` in Prometheus text.
     static func sample(_ text: String, _ name: String) -> Double? {
         for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
