@@ -114,6 +114,7 @@ struct StatusCommand: AsyncParsableCommand {
                 let purgedZones = try await node.purgedZoneCount()
                 let discovery = await node.discoveryStatus()
                 // The counters /metrics exports too, read from the same places.
+                let perPeer = await node.sync.peerStatistics.sorted { $0.key < $1.key }
                 let gc = await node.garbageCollected
                 let stored = node.assets.storedBytes
                 func inbound(_ l: SyncNode.ZoneReplication) -> String {
@@ -162,6 +163,9 @@ struct StatusCommand: AsyncParsableCommand {
                         "purged": ["tombstones": stats.tombstonesPurged, "zones": stats.zoneTombstonesPurged],
                         "garbageCollected": ["runs": gc.runs, "manifests": gc.manifestsRemoved, "chunks": gc.chunksRemoved, "bytes": gc.bytesRemoved,
                                              "segmentsCompacted": gc.segmentsCompacted, "segmentBytesFreed": gc.segmentBytesFreed],
+                        "peerCounters": Dictionary(uniqueKeysWithValues: perPeer.map { ($0.key.hex, [
+                            "recordsReceived": $0.value.recordsReceived, "bytesReceived": $0.value.bytesReceived,
+                            "recordsSent": $0.value.recordsSent, "bytesSent": $0.value.bytesSent]) }),
                         "discovery": discovery.map(Self.discoveryJSON) ?? NSNull(),
                         "replication": links.map { ["peer": $0.peer.hex, "zone": $0.zone.description, "receiving": $0.receiving, "receivedCaughtUp": $0.receivedCaughtUp,
                                                     "recordsReceived": $0.recordsReceived, "sending": $0.sending, "unacknowledgedBatches": $0.unacknowledgedBatches,
@@ -197,6 +201,12 @@ struct StatusCommand: AsyncParsableCommand {
                     }) { Console.current.line(l) }
                 }
                 Console.current.line("received \(stats.recordsReceived) records in \(stats.batchesReceived) batches; sent \(stats.recordsSent) in \(stats.batchesSent)")
+                if !perPeer.isEmpty {
+                    // Per peer, over every connection since the daemon started (SyncNode.peerStatistics).
+                    for l in RecordFormatting.table(["PEER", "RECORDS IN", "BYTES IN", "RECORDS OUT", "BYTES OUT"], perPeer.map {
+                        [$0.key.short, String($0.value.recordsReceived), String($0.value.bytesReceived), String($0.value.recordsSent), String($0.value.bytesSent)]
+                    }) { Console.current.line(l) }
+                }
                 // Edits of large fields sent as the edit (Spec/replication.md §3.5.1, "Delta slots").
                 if stats.fieldDeltasSent + stats.fieldDeltasApplied + stats.recordsWantedWhole + stats.recordsSentWhole > 0 {
                     Console.current.line("field deltas: \(stats.fieldDeltasSent) sent (\(stats.fieldDeltaBytesSaved) bytes saved), \(stats.fieldDeltasApplied) applied;"
