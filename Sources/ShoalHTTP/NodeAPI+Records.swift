@@ -20,8 +20,9 @@ extension NodeAPI {
     /// given, keep the others), `allKeys` (the record becomes the fields given) or `ifUnchanged`
     /// (as changedKeys, only if the stored record's change tag is `changeTag`, or, without one,
     /// only if the record does not exist yet). A field whose value is null is removed.
+    /// An unknown zone is a 404 before the body is read.
     func put(_ zone: String, _ name: String, _ r: APIRequest) async throws -> Response {
-        let z = try zoneID(zone)
+        let z = try await existingZone(zone)
         let body = try await r.json().object("the body")
         let type = try body["type"].string("type")
         let tag = try body["changeTag"].string("changeTag")
@@ -73,9 +74,10 @@ extension NodeAPI {
     /// `GET /api/v1/zones/{zone}/records?type=T[&where=COND][&sort=-modified][&limit=100][&keys=a,b]`,
     /// then `?cursor=C` for the next page: `{"records": [...], "cursor": C or null}`, as
     /// `shoal query --json`. `where` is a condition in `shoal query --where`'s grammar
-    /// (``WhereParser``); the cursor carries the type, the condition and the order.
+    /// (``WhereParser``); the cursor carries the type, the condition and the order. An unknown
+    /// zone is a 404 before the parameters are read.
     func query(_ zone: String, _ r: APIRequest) async throws -> Response {
-        let z = try zoneID(zone)
+        let z = try await existingZone(zone)
         let limit = try r.integer("limit", in: 1...Self.maxPageSize, default: 100)
         let page: QueryResult
         if let text = r.query("cursor") {
