@@ -83,6 +83,7 @@ let package = Package(
         // The daemon's HTTP API, metrics and web console (Hummingbird); only the daemon links it.
         .target(name: "ShoalHTTP", dependencies: [
             "Shoal", "ShoalWireJSON", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
