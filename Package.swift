@@ -82,7 +82,8 @@ let package = Package(
         .target(name: "Shoal", dependencies: ["ShoalWire", "ShoalStore", "ShoalSync", "ShoalNet", "ShoalAssets", "ShoalTrust"], swiftSettings: strict),
         // The daemon's HTTP API, metrics and web console (Hummingbird); only the daemon links it.
         .target(name: "ShoalHTTP", dependencies: [
-            "Shoal", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+            "Shoal", "ShoalWireJSON", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),

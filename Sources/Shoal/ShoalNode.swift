@@ -56,6 +56,8 @@ public actor ShoalNode {
     nonisolated let tls: PeerTLS
     /// The trusted devices, as kept in the store.
     var devices: [TrustedDevice]
+    /// What the asset garbage collections since the node opened removed (``collectAssetGarbage(dryRun:progress:)``).
+    package private(set) var garbageCollected = GarbageCollectionTotals()
 
     /// The transport settings the node was opened with (timeouts, frame options, asset rate caps).
     public nonisolated let networkConfiguration: NetworkConfiguration
@@ -483,7 +485,9 @@ public actor ShoalNode {
                 progress?(state)
             }
             try Task.checkCancellation()
-            return try await assets.collectGarbage(keeping: keep, dryRun: dryRun)
+            let report = try await assets.collectGarbage(keeping: keep, dryRun: dryRun)
+            if !dryRun { garbageCollected.add(report) }
+            return report
         } catch {
             await assets.endCollection()
             throw .from(error, doing: dryRun ? "finding unreferenced asset chunks" : "collecting unreferenced asset chunks")

@@ -13,9 +13,22 @@ package struct APIRequest: Sendable {
     /// The largest body taken, in bytes.
     package var maxBodyBytes: Int
 
-    /// The query parameter `name`, percent-decoded; nil when absent.
+    /// The query parameter `name`, decoded as HTML forms, browsers' `URLSearchParams` and
+    /// `curl --data-urlencode` encode it (`+` is a space, `%2B` a plus); nil when absent, and the
+    /// first when it is repeated.
     package func query(_ name: String) -> String? {
-        request.uri.queryParameters[Substring(name)].map(String.init)
+        guard let query = request.uri.query else { return nil }
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard Self.formDecoded(parts[0]) == name else { continue }
+            return parts.count == 2 ? Self.formDecoded(parts[1]) ?? String(parts[1]) : ""
+        }
+        return nil
+    }
+
+    /// `text` with `+` read as a space, then percent-decoded; nil when the escapes are not UTF-8.
+    static func formDecoded(_ text: Substring) -> String? {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
     }
 
     /// The integer query parameter `name` within `range`, or `defaultValue` when absent.

@@ -14,6 +14,9 @@ package struct HTTPConfiguration: Sendable {
     /// Whether to bind an address other than loopback without TLS: the key and every record
     /// would cross the network in clear, so the daemon refuses unless told so.
     package var allowsPlainTextBeyondLoopback = false
+    /// The certificate and key to serve HTTPS with (`--http-tls-cert`, `--http-tls-key`); nil
+    /// serves plain HTTP. With them any address may be bound.
+    package var tls: TLSFiles?
     /// The largest request body taken, in bytes; a larger one is refused with 413.
     package var maxBodyBytes = 1 << 20
     /// Seconds a connection may stay silent (while sending its request, or between two
@@ -31,8 +34,30 @@ package struct HTTPConfiguration: Sendable {
         self.apiKey = apiKey
     }
 
+    /// Why ``host`` may not be bound as configured (beyond loopback, without TLS and without
+    /// ``allowsPlainTextBeyondLoopback``), with the fixes; nil when it may.
+    package var bindingRefusal: String? {
+        guard !Self.isLoopback(host), tls == nil, !allowsPlainTextBeyondLoopback else { return nil }
+        return "--http \(host):\(port) is beyond loopback: the API key and every record would cross the network unencrypted. Give a certificate and its key (--http-tls-cert PATH --http-tls-key PATH) to serve HTTPS, bind 127.0.0.1 and reach it through an SSH tunnel or a TLS proxy, or add --http-allow-plaintext to accept that"
+    }
+
     /// Whether `host` names this machine's loopback interface only.
     package static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}
+
+/// The files HTTPS is served with: a PEM certificate (the server's first, then any intermediate
+/// certificates) and the PEM private key of the first.
+package struct TLSFiles: Sendable, Hashable {
+    /// The certificate chain's file.
+    package var certificatePath: String
+    /// The private key's file.
+    package var privateKeyPath: String
+
+    /// The files at `certificatePath` and `privateKeyPath`.
+    package init(certificatePath: String, privateKeyPath: String) {
+        self.certificatePath = certificatePath
+        self.privateKeyPath = privateKeyPath
     }
 }

@@ -3,8 +3,10 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 package import Logging
 import NIOCore
+import NIOSSL
 package import Shoal
 
 /// The node's HTTP server: the API, the metrics and the console on one port.
@@ -24,12 +26,22 @@ package final class HTTPServer: Sendable {
         self.tasks = tasks
     }
 
-    /// Binds `configuration.host:port` and serves `node` there.
-    /// - Throws: ``HTTPServerError`` when the address is beyond loopback without
-    ///   ``HTTPConfiguration/allowsPlainTextBeyondLoopback``, or cannot be bound.
+    /// Binds `configuration.host:port` and serves `node` there, over TLS when
+    /// ``HTTPConfiguration/tls`` names a certificate and key.
+    /// - Throws: ``HTTPServerError`` when the address is beyond loopback without TLS nor
+    ///   ``HTTPConfiguration/allowsPlainTextBeyondLoopback``, when the certificate or key cannot
+    ///   be read or do not belong together, or when the address cannot be bound.
     package static func start(node: ShoalNode, configuration: HTTPConfiguration, dataDirectory: String?, logger: Logger) async throws(HTTPServerError) -> HTTPServer {
-        guard HTTPConfiguration.isLoopback(configuration.host) || configuration.allowsPlainTextBeyondLoopback else {
-            throw HTTPServerError(message: "--http \(configuration.host):\(configuration.port) is beyond loopback: the API key and every record would cross the network unencrypted. Bind 127.0.0.1 and reach it through an SSH tunnel or a TLS proxy, or add --http-allow-plaintext to accept that")
+        if let refusal = configuration.bindingRefusal { throw HTTPServerError(message: refusal) }
+        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .seconds(configuration.idleTimeoutSeconds)))
+        let server: HTTPServerBuilder
+        if let files = configuration.tls {
+            let tls = try tlsConfiguration(files)
+            do { server = try .tls(http1, tlsConfiguration: tls) } catch {
+                throw HTTPServerError(message: "cannot set up TLS with \(files.certificatePath) and \(files.privateKeyPath): \(error)")
+            }
+        } else {
+            server = http1
         }
         let metrics = NodeMetrics(dataDirectory: dataDirectory)
         let hub = ChangeHub(maxListeners: configuration.maxEventStreams * 4)
@@ -42,7 +54,7 @@ package final class HTTPServer: Sendable {
         quiet.logLevel = logger.logLevel <= .debug ? logger.logLevel : .critical
         let app = Application(
             responder: CallbackResponder<BasicRequestContext> { request, _ in await api.respond(to: request) },
-            server: .http1(configuration: .init(idleTimeout: .seconds(configuration.idleTimeoutSeconds))),
+            server: server,
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
                                                    availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
             onServerRunning: { channel in boundContinuation.yield(.success(channel.localAddress?.port ?? configuration.port)) },
@@ -71,6 +83,29 @@ package final class HTTPServer: Sendable {
         let following = Task { await hub.run(node: node) { n in await metrics.observeLatency(of: n, node: node) } }
         let logging = Task { await conflicts.run(node: node) }
         return HTTPServer(port: port, metrics: metrics, tasks: [serving, following, logging])
+    }
+
+    /// The server side of TLS 1.2 or 1.3 with the certificate chain and key in `files`, checked
+    /// now (a key that is not the certificate's is refused here, not at the first connection).
+    /// - Throws: ``HTTPServerError`` naming the file that cannot be read, or the mismatch.
+    static func tlsConfiguration(_ files: TLSFiles) throws(HTTPServerError) -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        do { chain = try NIOSSLCertificate.fromPEMFile(files.certificatePath) } catch {
+            throw HTTPServerError(message: "--http-tls-cert \(files.certificatePath) is not a readable PEM certificate (\(error)); give the server's certificate, then any intermediate ones, in PEM")
+        }
+        guard !chain.isEmpty else {
+            throw HTTPServerError(message: "--http-tls-cert \(files.certificatePath) holds no certificate; give the server's certificate, then any intermediate ones, in PEM")
+        }
+        let key: NIOSSLPrivateKey
+        do { key = try NIOSSLPrivateKey(file: files.privateKeyPath, format: .pem) } catch {
+            throw HTTPServerError(message: "--http-tls-key \(files.privateKeyPath) is not a readable, unencrypted PEM private key (\(error)); give the key of the certificate's public key")
+        }
+        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        tls.minimumTLSVersion = .tlsv12
+        do { _ = try NIOSSLContext(configuration: tls) } catch {
+            throw HTTPServerError(message: "--http-tls-key \(files.privateKeyPath) does not go with --http-tls-cert \(files.certificatePath) (\(error)); give the private key of that certificate")
+        }
+        return tls
     }
 
     /// Stops serving: open connections close, listeners end, the hub's subscription goes.

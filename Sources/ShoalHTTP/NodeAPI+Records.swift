@@ -20,8 +20,9 @@ extension NodeAPI {
     /// given, keep the others), `allKeys` (the record becomes the fields given) or `ifUnchanged`
     /// (as changedKeys, only if the stored record's change tag is `changeTag`, or, without one,
     /// only if the record does not exist yet). A field whose value is null is removed.
+    /// An unknown zone is a 404 before the body is read.
     func put(_ zone: String, _ name: String, _ r: APIRequest) async throws -> Response {
-        let z = try zoneID(zone)
+        let z = try await existingZone(zone)
         let body = try await r.json().object("the body")
         let type = try body["type"].string("type")
         let tag = try body["changeTag"].string("changeTag")
@@ -70,15 +71,19 @@ extension NodeAPI {
         return APIResponse.json(["deleted": name, "zone": id.zone.description])
     }
 
-    /// `GET /api/v1/zones/{zone}/records?type=T[&sort=-modified][&limit=100][&keys=a,b]`, then
-    /// `?cursor=C` for the next page: `{"records": [...], "cursor": C or null}`, as
-    /// `shoal query --json`. The cursor carries the type and the order.
+    /// `GET /api/v1/zones/{zone}/records?type=T[&where=COND][&sort=-modified][&limit=100][&keys=a,b]`,
+    /// then `?cursor=C` for the next page: `{"records": [...], "cursor": C or null}`, as
+    /// `shoal query --json`. `where` is a condition in `shoal query --where`'s grammar
+    /// (``WhereParser``); the cursor carries the type, the condition and the order. An unknown
+    /// zone is a 404 before the parameters are read.
     func query(_ zone: String, _ r: APIRequest) async throws -> Response {
-        let z = try zoneID(zone)
+        let z = try await existingZone(zone)
         let limit = try r.integer("limit", in: 1...Self.maxPageSize, default: 100)
         let page: QueryResult
         if let text = r.query("cursor") {
-            guard r.query("type") == nil, r.query("sort") == nil else { throw APIError.invalid("a cursor carries the query: leave out type and sort") }
+            guard r.query("type") == nil, r.query("where") == nil, r.query("sort") == nil else {
+                throw APIError.invalid("a cursor carries the query: leave out type, where and sort")
+            }
             guard let bytes = Base64URL.decode(text), bytes.count <= QueryCursor.maxEncodedBytes else {
                 throw APIError.invalid("cursor is not a cursor (base64url text); pass the one the previous page returned")
             }
@@ -90,6 +95,7 @@ extension NodeAPI {
                 throw APIError.invalid("give the record type: ?type=Note (or the cursor of a previous page: ?cursor=…)")
             }
             var query = Query(recordType: type)
+            if let condition = r.query("where") { query.predicate = try Self.predicate(condition, zone: z) }
             if let sort = r.query("sort"), !sort.isEmpty {
                 let descending = sort.hasPrefix("-")
                 let key = descending ? String(sort.dropFirst()) : sort
@@ -100,6 +106,22 @@ extension NodeAPI {
         }
         return APIResponse.json(["records": page.records.map(RecordJSON.object),
                                  "cursor": page.cursor.map { Base64URL.encode($0.encoded()) } ?? NSNull()] as [String: Any])
+    }
+
+    /// The predicate of a `where` parameter.
+    /// - Throws: ``APIError`` 400 naming the condition, the column and what was expected there
+    ///   (the members `where` and `column` repeat them).
+    static func predicate(_ condition: String, zone: RecordZone.ID) throws(APIError) -> ShoalStore.Predicate {
+        do {
+            return try WhereParser.parse(condition, zone: zone, label: "where")
+        } catch let failure as WhereParser.Failure {
+            var e = APIError.invalid(failure.description)
+            e.details["where"] = failure.condition
+            e.details["column"] = failure.column
+            throw e
+        } catch {
+            throw APIError.invalid("where: \(error)")
+        }
     }
 
     /// The `keys` query parameter: the fields wanted, comma-separated; nil for all.

@@ -7,13 +7,16 @@ import Shoal
 extension NodeAPI {
     /// `GET /api/v1/status`: as `shoal status --json` — the node, its peers, zones (records,
     /// tombstones, digest), replication per peer and zone, the last error per peer, and the
-    /// counters (`received`, `sent`, `refused`, `assets`, `purged`) that `/metrics` exports too.
+    /// counters (`received`, `sent`, `refused`, `assets`, `purged`, `garbageCollected`,
+    /// `peerCounters`) that `/metrics` exports too.
     func status() async throws -> Response {
         let peers = await node.peers()
         let stats = await node.sync.statistics
         let errors = await node.sync.lastErrors()
         let links = await node.sync.replication()
         let perPeer = await node.sync.peerStatistics
+        let gc = await node.garbageCollected
+        let stored = node.assets.storedBytes
         var zones = [[String: Any]]()
         for z in await node.zones() {
             let t = try await node.tombstoneState(of: z.id)
@@ -31,7 +34,9 @@ extension NodeAPI {
                         "sharesIgnored": stats.sharesIgnored, "unsignedZoneChanges": stats.unsignedZoneChangesIgnored],
             "purged": ["tombstones": stats.tombstonesPurged, "zones": stats.zoneTombstonesPurged],
             "assets": ["fetched": stats.assetsFetched, "fetchesFailed": stats.assetFetchesFailed, "chunksReceived": stats.assetChunksReceived,
-                       "chunksSent": stats.assetChunksSent],
+                       "chunksSent": stats.assetChunksSent, "bytes": stored.chunks, "segmentBytes": stored.segments],
+            "garbageCollected": ["runs": gc.runs, "manifests": gc.manifestsRemoved, "chunks": gc.chunksRemoved, "bytes": gc.bytesRemoved,
+                                 "segmentsCompacted": gc.segmentsCompacted, "segmentBytesFreed": gc.segmentBytesFreed],
             "peerCounters": Dictionary(perPeer.map { ($0.key.hex, ["recordsReceived": $0.value.recordsReceived, "bytesReceived": $0.value.bytesReceived,
                                                                   "recordsSent": $0.value.recordsSent, "bytesSent": $0.value.bytesSent]) },
                                        uniquingKeysWith: { a, _ in a }),

@@ -5,13 +5,31 @@ import Hummingbird
 import Shoal
 
 extension NodeAPI {
-    /// A zone path segment: `name` or `name@owner`, as the CLI takes it.
+    /// The longest zone name, and the longest owner, in UTF-8 bytes (the store's limit).
+    static let maxZoneNameBytes = 255
+
+    /// A zone path segment: `name` or `name@owner`, as the CLI takes it; each part 1 to
+    /// ``maxZoneNameBytes`` bytes.
+    /// - Throws: ``APIError`` 400 naming the zone and the limit.
     func zoneID(_ text: String) throws(APIError) -> RecordZone.ID {
-        guard !text.isEmpty, text.utf8.count <= 1024 else { throw APIError.invalid("a zone is name or name@owner, at most 1024 bytes") }
+        let id: RecordZone.ID
         if let at = text.lastIndex(of: "@"), at != text.startIndex {
-            return RecordZone.ID(name: String(text[..<at]), owner: String(text[text.index(after: at)...]))
+            id = RecordZone.ID(name: String(text[..<at]), owner: String(text[text.index(after: at)...]))
+        } else {
+            id = RecordZone.ID(name: text)
         }
-        return RecordZone.ID(name: text)
+        for (what, part) in [("name", id.name), ("owner", id.owner)] where part.isEmpty || part.utf8.count > Self.maxZoneNameBytes {
+            throw APIError.invalid("the zone \(text.prefix(80).debugDescription) is name or name@owner, each 1–\(Self.maxZoneNameBytes) UTF-8 bytes; its \(what) has \(part.utf8.count)")
+        }
+        return id
+    }
+
+    /// The zone a path segment names, when this node holds it.
+    /// - Throws: ``APIError`` 400 for a malformed zone, 404 `zoneNotFound` for one it does not hold.
+    func existingZone(_ text: String) async throws -> RecordZone.ID {
+        let id = try zoneID(text)
+        guard await node.zones().contains(where: { $0.id == id }) else { throw ShoalError.zoneNotFound(id) }
+        return id
     }
 
     /// A zone with this device's part in it: `owner`, a member's role, or `open` (no share).
@@ -66,8 +84,13 @@ extension NodeAPI {
 
     /// `PUT /api/v1/zones/{zone}/members/{device}` `{"role": "readOnly" | "readWrite"}`: shares
     /// a zone this device owns.
+    /// The zone and the device are looked up first: 404 when either is unknown (the device
+    /// must be trusted: `POST /api/v1/devices`).
     func share(_ zone: String, _ device: String, _ r: APIRequest) async throws -> Response {
-        let z = try zoneID(zone), d = try deviceID(device)
+        let z = try await existingZone(zone), d = try deviceID(device)
+        guard await node.trustedDevices().contains(where: { $0.device == d }) else {
+            throw APIError(.notFound, ShoalError.Code.unknownItem.name, "\(d) is not a trusted device; trust it first (POST /api/v1/devices), then share zone \(z) with it")
+        }
         let body = try await r.json().object("the body")
         let role: ZoneShare.Role
         switch try body["role"].string("role") {
@@ -80,8 +103,12 @@ extension NodeAPI {
     }
 
     /// `DELETE /api/v1/zones/{zone}/members/{device}`: stops sharing the zone with the device.
+    /// 404 when the zone is unknown or not shared with the device.
     func unshare(_ zone: String, _ device: String) async throws -> Response {
-        let z = try zoneID(zone), d = try deviceID(device)
+        let z = try await existingZone(zone), d = try deviceID(device)
+        guard try await node.members(of: z).members.contains(where: { $0.device == d }) else {
+            throw APIError(.notFound, ShoalError.Code.unknownItem.name, "zone \(z) is not shared with \(d) (GET /api/v1/zones/\(z)/members lists its members)")
+        }
         try await node.unshareZone(z, from: d)
         return APIResponse.json(["zone": z.description, "device": d.text, "role": "none"])
     }

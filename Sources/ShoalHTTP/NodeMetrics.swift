@@ -6,8 +6,9 @@ package import Hummingbird
 import Prometheus
 package import Shoal
 
-/// The node's metrics, read from the same counters `shoal status` shows (`SyncNode.Statistics`,
-/// the traffic counter, the connection count), so the two never disagree.
+/// The node's metrics, read from the same counters `shoal status` shows (`SyncNode.Statistics`
+/// and its per-peer share, the traffic counter, the connection count, the garbage collections'
+/// totals, the asset store's bytes), so the two never disagree.
 ///
 /// Counters follow those totals: each scrape adds what grew since the last one. Gauges are set
 /// at each scrape. The change latency histogram is fed by ``observeLatency(of:node:)``: for
@@ -87,6 +88,16 @@ package actor NodeMetrics {
         follow("shoal_asset_fetches_failed_total", to: s.assetFetchesFailed)
         follow("shoal_asset_chunks_received_total", to: s.assetChunksReceived)
         follow("shoal_asset_chunks_sent_total", to: s.assetChunksSent)
+        let gc = await node.garbageCollected
+        follow("shoal_asset_gc_runs_total", to: gc.runs)
+        follow("shoal_asset_manifests_collected_total", to: gc.manifestsRemoved)
+        follow("shoal_asset_chunks_collected_total", to: gc.chunksRemoved)
+        follow("shoal_asset_bytes_collected_total", to: Int(gc.bytesRemoved))
+        follow("shoal_asset_segments_compacted_total", to: gc.segmentsCompacted)
+        follow("shoal_asset_segment_bytes_freed_total", to: Int(gc.segmentBytesFreed))
+        let stored = node.assets.storedBytes
+        gauge("shoal_asset_bytes", [], Double(stored.chunks))
+        gauge("shoal_asset_segment_bytes", [], Double(stored.segments))
         gauge("shoal_connections", [], Double(await node.connectionCount()))
         gauge("shoal_trusted_devices", [], Double(await node.trustedDevices().count))
         gauge("shoal_pending_devices", [], Double(await node.pendingDevices().count))

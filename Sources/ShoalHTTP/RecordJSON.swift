@@ -2,6 +2,7 @@
 
 import Foundation
 package import Shoal
+import ShoalWireJSON
 
 /// Records as JSON, in the shape `shoal get --json` prints: `name`, `zone`, `type`, `fields`,
 /// `deleted`, `changeTag`, `modified`, `modifiedBy`, `created`, `createdBy` and, for fields
@@ -12,42 +13,11 @@ package import Shoal
 /// `{"reference": name, "deleteSelf": bool}`, `{"asset": hash, "size": n}`,
 /// `{"latitude": x, "longitude": y}`. ``value(_:field:zone:)`` reads the same forms back.
 package enum RecordJSON {
-    /// A value as JSON.
-    package static func value(_ v: FieldValue) -> Any {
-        switch v {
-        case .string(let s): return s
-        case .int64(let i): return i
-        case .double(let d): return d.isFinite ? d : String(d)
-        case .bool(let b): return b
-        case .bytes(let b): return ["bytes": b.map { String(format: "%02x", $0) }.joined()]
-        case .date(let t): return ["date": t.description]
-        case .reference(let r): return ["reference": r.recordID.name, "zone": r.recordID.zone.description, "deleteSelf": r.action == .deleteSelf]
-        case .asset(let a): return ["asset": a.hash.hex, "size": a.size]
-        case .location(let l): return ["latitude": l.latitude, "longitude": l.longitude]
-        case .list(let l): return l.elements.map(value)
-        }
-    }
+    /// A value as JSON (``Inspection/value(_:assets:)``, assets as hash and size).
+    package static func value(_ v: FieldValue) -> Any { Inspection.value(v, assets: .hashAndSize) }
 
-    /// A record as JSON.
-    package static func object(_ r: Record) -> [String: Any] {
-        var fields = [String: Any]()
-        for k in r.allKeys { if let v = r[k] { fields[k] = value(v) } }
-        var o: [String: Any] = ["name": r.id.name, "zone": r.id.zone.description, "type": r.recordType, "fields": fields, "deleted": r.isDeleted]
-        var concurrent = [String: Any]()
-        var i = 0
-        while i < r.fields.count {
-            let run = r.slots(for: r.fields[i].name)
-            if run.count > 1 { concurrent[r.fields[i].name] = run.dropFirst().map { s -> Any in s.value.map(value) ?? NSNull() } }
-            i += max(run.count, 1)
-        }
-        if !concurrent.isEmpty { o["concurrent"] = concurrent }
-        if let t = r.changeTag { o["changeTag"] = t }
-        if let d = r.modificationDate { o["modified"] = d.description }
-        if let n = r.modifiedBy { o["modifiedBy"] = n.hex }
-        if let d = r.creationDate { o["created"] = d.description }
-        if let n = r.createdBy { o["createdBy"] = n.hex }
-        return o
-    }
+    /// A record as JSON (``Inspection/record(_:assets:)``, assets as hash and size).
+    package static func object(_ r: Record) -> [String: Any] { Inspection.record(r, assets: .hashAndSize) }
 
     /// The field value a JSON value stands for; nil for JSON null (the field is removed).
     /// - Throws: ``APIError`` 400 naming the field and the forms it may take.

@@ -48,7 +48,7 @@ package enum Inspection {
                 do { o["payload"] = try payload(f) } catch { o["payload_error"] = "\(error)" }
                 return o
             }
-        case "record": return record(try Record(decoding: bytes))
+        case "record": return record(try Record(decoding: bytes), assets: .summary)
         case "delta":
             let d = try RecordDelta(decoding: bytes, zone: zone)
             return ["base": String(d.baseTag, radix: 16), "system": d.system != nil, "operations": d.operations.map { "\($0)" }]
@@ -73,7 +73,7 @@ package enum Inspection {
             return ["node": m.node.hex, "name": m.name, "versions": "\(m.minimumVersion)-\(m.maximumVersion)", "zones": m.zones.map(\.description), "dictionaries": m.dictionaries]
         case .changes:
             let m = try ChangesMessage(decoding: f.payload)
-            var o: [String: Any] = ["zone": m.zone.description, "batch": m.batch, "caughtUp": m.isCaughtUp, "records": m.records.map(record)]
+            var o: [String: Any] = ["zone": m.zone.description, "batch": m.batch, "caughtUp": m.isCaughtUp, "records": m.records.map { record($0, assets: .summary) }]
             if m.isReset { o["reset"] = true }
             if let base = m.base {
                 o["sparseBase"] = base.description
@@ -116,8 +116,17 @@ package enum Inspection {
         }
     }
 
-    /// A value as JSON.
-    package static func value(_ v: FieldValue) -> Any {
+    /// How ``value(_:assets:)`` writes an asset.
+    package enum AssetForm: Sendable {
+        /// `{"asset": "asset 0123…(n B)"}`: for people reading `shoal inspect` and `shoal get`.
+        case summary
+        /// `{"asset": sha256-hex, "size": n}`: the HTTP API's form, which a client can fetch by.
+        case hashAndSize
+    }
+
+    /// A value as JSON: JSON's own type where there is one, else a one-key object
+    /// (`{"bytes": hex}`, `{"date": ISO 8601}`, …); an asset in the form `assets` chooses.
+    package static func value(_ v: FieldValue, assets: AssetForm) -> Any {
         switch v {
         case .string(let s): return s
         case .int64(let i): return i
@@ -126,9 +135,13 @@ package enum Inspection {
         case .bytes(let b): return ["bytes": Hex.string(b)]
         case .date(let t): return ["date": t.description]
         case .reference(let r): return ["reference": r.recordID.name, "zone": r.recordID.zone.description, "deleteSelf": r.action == .deleteSelf]
-        case .asset(let a): return ["asset": "\(a)"]
+        case .asset(let a):
+            switch assets {
+            case .summary: return ["asset": "\(a)"]
+            case .hashAndSize: return ["asset": a.hash.hex, "size": a.size]
+            }
         case .location(let l): return ["latitude": l.latitude, "longitude": l.longitude]
-        case .list(let l): return l.elements.map(value)
+        case .list(let l): return l.elements.map { value($0, assets: assets) }
         }
     }
 
@@ -146,16 +159,17 @@ package enum Inspection {
     }
 
     /// A record as JSON: ID, zone, type, fields (each field's value: the first of its slots),
-    /// the other values of fields with concurrent slots, and system fields.
-    package static func record(_ r: Record) -> [String: Any] {
+    /// the other values of fields with concurrent slots, and system fields; assets in the form
+    /// `assets` chooses.
+    package static func record(_ r: Record, assets: AssetForm) -> [String: Any] {
         var fields = [String: Any]()
-        for k in r.allKeys { if let v = r[k] { fields[k] = value(v) } }
+        for k in r.allKeys { if let v = r[k] { fields[k] = value(v, assets: assets) } }
         var o: [String: Any] = ["name": r.id.name, "zone": r.id.zone.description, "type": r.recordType, "fields": fields,
                                 "deleted": r.isDeleted]
         let concurrent = concurrentValues(r)
         if !concurrent.isEmpty {
             o["concurrent"] = Dictionary(uniqueKeysWithValues: concurrent.map { c in
-                (c.name, c.values.map { v -> Any in v.map(value) ?? NSNull() })
+                (c.name, c.values.map { v -> Any in v.map { value($0, assets: assets) } ?? NSNull() })
             })
         }
         if let t = r.changeTag { o["changeTag"] = t }

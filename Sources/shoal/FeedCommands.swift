@@ -113,6 +113,10 @@ struct StatusCommand: AsyncParsableCommand {
                 let deletedZones = try await node.zoneTombstones()
                 let purgedZones = try await node.purgedZoneCount()
                 let discovery = await node.discoveryStatus()
+                // The counters /metrics exports too, read from the same places.
+                let perPeer = await node.sync.peerStatistics.sorted { $0.key < $1.key }
+                let gc = await node.garbageCollected
+                let stored = node.assets.storedBytes
                 func inbound(_ l: SyncNode.ZoneReplication) -> String {
                     !l.receiving ? "-" : l.receivedCaughtUp ? "caught up (\(l.recordsReceived) received)" : "catching up (\(l.recordsReceived) received)"
                 }
@@ -154,7 +158,14 @@ struct StatusCommand: AsyncParsableCommand {
                                     "sharesIgnored": stats.sharesIgnored, "unsignedZoneChanges": stats.unsignedZoneChangesIgnored],
                         "assets": ["fetched": stats.assetsFetched, "fetchesFailed": stats.assetFetchesFailed, "chunksReceived": stats.assetChunksReceived,
                                    "chunksSent": stats.assetChunksSent, "receiveRate": caps.assetReceiveRate, "sendRate": caps.assetSendRate,
-                                   "pauses": traffic.assetPauses, "pausedSeconds": traffic.assetPausedTime.inSeconds] as [String: Any],
+                                   "pauses": traffic.assetPauses, "pausedSeconds": traffic.assetPausedTime.inSeconds,
+                                   "bytes": stored.chunks, "segmentBytes": stored.segments] as [String: Any],
+                        "purged": ["tombstones": stats.tombstonesPurged, "zones": stats.zoneTombstonesPurged],
+                        "garbageCollected": ["runs": gc.runs, "manifests": gc.manifestsRemoved, "chunks": gc.chunksRemoved, "bytes": gc.bytesRemoved,
+                                             "segmentsCompacted": gc.segmentsCompacted, "segmentBytesFreed": gc.segmentBytesFreed],
+                        "peerCounters": Dictionary(uniqueKeysWithValues: perPeer.map { ($0.key.hex, [
+                            "recordsReceived": $0.value.recordsReceived, "bytesReceived": $0.value.bytesReceived,
+                            "recordsSent": $0.value.recordsSent, "bytesSent": $0.value.bytesSent]) }),
                         "discovery": discovery.map(Self.discoveryJSON) ?? NSNull(),
                         "replication": links.map { ["peer": $0.peer.hex, "zone": $0.zone.description, "receiving": $0.receiving, "receivedCaughtUp": $0.receivedCaughtUp,
                                                     "recordsReceived": $0.recordsReceived, "sending": $0.sending, "unacknowledgedBatches": $0.unacknowledgedBatches,
@@ -190,6 +201,12 @@ struct StatusCommand: AsyncParsableCommand {
                     }) { Console.current.line(l) }
                 }
                 Console.current.line("received \(stats.recordsReceived) records in \(stats.batchesReceived) batches; sent \(stats.recordsSent) in \(stats.batchesSent)")
+                if !perPeer.isEmpty {
+                    // Per peer, over every connection since the daemon started (SyncNode.peerStatistics).
+                    for l in RecordFormatting.table(["PEER", "RECORDS IN", "BYTES IN", "RECORDS OUT", "BYTES OUT"], perPeer.map {
+                        [$0.key.short, String($0.value.recordsReceived), String($0.value.bytesReceived), String($0.value.recordsSent), String($0.value.bytesSent)]
+                    }) { Console.current.line(l) }
+                }
                 // Edits of large fields sent as the edit (Spec/replication.md §3.5.1, "Delta slots").
                 if stats.fieldDeltasSent + stats.fieldDeltasApplied + stats.recordsWantedWhole + stats.recordsSentWhole > 0 {
                     Console.current.line("field deltas: \(stats.fieldDeltasSent) sent (\(stats.fieldDeltaBytesSaved) bytes saved), \(stats.fieldDeltasApplied) applied;"
@@ -202,6 +219,12 @@ struct StatusCommand: AsyncParsableCommand {
                         + " paused \(traffic.assetPauses) times (\(String(format: "%.1f", traffic.assetPausedTime.inSeconds)) s)"
                 }
                 Console.current.line(assets)
+                Console.current.line("asset store: \(stored.chunks) bytes of chunks in \(stored.segments) bytes of segment files")
+                if gc.runs > 0 || stats.tombstonesPurged + stats.zoneTombstonesPurged > 0 {
+                    Console.current.line("collected: \(stats.tombstonesPurged) tombstones and \(stats.zoneTombstonesPurged) deleted zones purged; "
+                        + "asset collections: \(gc.runs), which removed \(gc.manifestsRemoved) manifests and \(gc.chunksRemoved) chunks (\(gc.bytesRemoved) bytes) and "
+                        + "compacted \(gc.segmentsCompacted) segments (\(gc.segmentBytesFreed) bytes freed)")
+                }
                 let refused = stats.refusedForPermission + stats.refusedBatches + stats.refusedKnowledge + stats.sharesIgnored + stats.unsignedZoneChangesIgnored
                 if refused > 0 {
                     Console.current.line("refused from peers: \(stats.refusedForPermission) for permission (not a member, or read-only), \(stats.refusedBatches) batches and \(stats.refusedKnowledge) knowledge claims (Spec/replication.md §3.8), \(stats.sharesIgnored) shares not signed by a zone's owner, \(stats.unsignedZoneChangesIgnored) unsigned changes to shared zones")

@@ -95,16 +95,26 @@ struct ServeCommand: AsyncParsableCommand {
     var discoveryRescan = 5.0
     @Option(name: .long, help: ArgumentHelp("Seconds without a frame from a peer before its connection is taken for dead and closed, and the peer redialled (default 45; 3–3600). A ping goes out after a third of it without sending, and a live peer answers it, so only a peer that vanished, or a link that died, stays silent that long.", valueName: "seconds"))
     var idleTimeout = 45.0
-    @Option(name: .long, help: ArgumentHelp("Where to serve the HTTP API, the metrics and the web console (HOST:PORT; port 0 lets the system choose, and the log says which). Beyond loopback it needs --http-allow-plaintext. The key: `shoal http-key`.", valueName: "host:port"))
+    @Option(name: .long, help: ArgumentHelp("Where to serve the HTTP API, the metrics and the web console (HOST:PORT; port 0 lets the system choose, and the log says which). Beyond loopback it needs --http-tls-cert and --http-tls-key (HTTPS), or --http-allow-plaintext. The key: `shoal http-key`.", valueName: "host:port"))
     var http = Endpoint(argument: "127.0.0.1:8384")!
     @Flag(name: .long, help: "Serve no HTTP API, metrics or console.")
     var noHttp = false
     @Flag(name: .long, help: "Let --http bind an address beyond loopback without TLS: the API key and the records it serves then cross the network in clear (use only behind a TLS proxy or on a trusted link).")
     var httpAllowPlaintext = false
+    @Option(name: .long, help: ArgumentHelp("Serve the HTTP API and console over HTTPS with this certificate (PEM: the server's certificate, then any intermediate ones); with --http-tls-key. An address beyond loopback then needs no --http-allow-plaintext.", valueName: "path"))
+    var httpTlsCert: String?
+    @Option(name: .long, help: ArgumentHelp("The private key of --http-tls-cert (PEM, unencrypted; keep it mode 0600).", valueName: "path"))
+    var httpTlsKey: String?
     @Option(name: .long, help: ArgumentHelp("Merge concurrent edits of this string field three-way, so edits of different lines (or words) made on two nodes both survive; overlapping edits keep the later writer's. TYPE.FIELD, e.g. Note.body; repeat for several. Applies to every zone this node holds or gains; run every node with the same fields.", valueName: "type.field"))
     var mergeText: [String] = []
 
     func validate() throws {
+        if (httpTlsCert == nil) != (httpTlsKey == nil) {
+            throw ValidationError("--http-tls-cert and --http-tls-key go together: give the certificate and its private key (PEM files)")
+        }
+        if noHttp, httpTlsCert != nil {
+            throw ValidationError("--http-tls-cert and --http-tls-key set up the HTTP API, which --no-http turns off; leave one out")
+        }
         if let bad = mergeText.first(where: { !TextMerge.isFieldName($0) }) {
             throw ValidationError("--merge-text takes TYPE.FIELD, a record type and a field name joined by a dot (Note.body), not \(bad)")
         }
@@ -214,15 +224,21 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.host = http.host
         configuration.port = http.port
         configuration.allowsPlainTextBeyondLoopback = httpAllowPlaintext
+        if let httpTlsCert, let httpTlsKey {
+            configuration.tls = TLSFiles(certificatePath: httpTlsCert, privateKeyPath: httpTlsKey)
+        }
         do {
             let server = try await HTTPServer.start(node: node, configuration: configuration, dataDirectory: dir.path, logger: log)
-            if !HTTPConfiguration.isLoopback(http.host) {
+            if configuration.tls != nil {
+                log.info("the HTTP API speaks TLS: https://\(http.host):\(server.port)/")
+            } else if !HTTPConfiguration.isLoopback(http.host) {
                 log.warning("the HTTP API listens on \(http.host):\(server.port) without TLS (--http-allow-plaintext): its key and records cross the network in clear")
             }
             return server
         } catch {
-            // Beyond loopback without the flag is a usage error; a port in use is a failure.
-            throw CommandFailure(HTTPConfiguration.isLoopback(http.host) || httpAllowPlaintext ? .failure : .usage, "\(error)")
+            // Beyond loopback without TLS or the flag is a usage error; a port in use or an
+            // unreadable certificate is a failure.
+            throw CommandFailure(configuration.bindingRefusal == nil ? .failure : .usage, "\(error)")
         }
     }
 

@@ -51,7 +51,7 @@ struct InspectCommand: AsyncParsableCommand {
             Console.current.line(json ? "null" : "(removed)")
             return
         }
-        Console.current.line(json ? RecordFormatting.jsonText(Inspection.value(v)) : RecordFormatting.text(v))
+        Console.current.line(json ? RecordFormatting.jsonText(Inspection.value(v, assets: .summary)) : RecordFormatting.text(v))
     }
 
     /// Indented text for people.

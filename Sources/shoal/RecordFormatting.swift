@@ -22,13 +22,13 @@ enum RecordFormatting {
     }
 
     /// A value as JSON (the form `shoal inspect` prints).
-    static func json(_ v: FieldValue) -> Any { Inspection.value(v) }
+    static func json(_ v: FieldValue) -> Any { Inspection.value(v, assets: .summary) }
 
     /// The other slots of each field with concurrent slots: values, and null for a removal.
     static func concurrentValues(_ r: Record) -> [(name: String, values: [FieldValue?])] { Inspection.concurrentValues(r) }
 
     /// A record as JSON: ID, zone, type, fields, concurrent values and system fields.
-    static func json(_ r: Record) -> [String: Any] { Inspection.record(r) }
+    static func json(_ r: Record) -> [String: Any] { Inspection.record(r, assets: .summary) }
 
     /// A record for people: a header line, then one line per field.
     static func lines(_ r: Record) -> [String] {

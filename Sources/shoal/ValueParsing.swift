@@ -10,7 +10,7 @@ import Shoal
 ///   (a reference to a record of the same zone), `where:=@48.85,2.35` (a location);
 /// - `field:=null` removes the field.
 enum ValueParsing {
-    struct Failure: Error, CustomStringConvertible { let description: String }
+    typealias Failure = ValueSyntax.Failure
 
     static func field(_ argument: String, zone: RecordZone.ID) throws -> (String, FieldValue?) {
         if let r = argument.range(of: ":=") {
@@ -51,42 +51,21 @@ enum ValueParsing {
         if text.hasPrefix("[") && text.hasSuffix("]") {
             let inner = text.dropFirst().dropLast()
             let parts = inner.isEmpty ? [] : inner.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
-            let values = try parts.map { try scalar($0, zone: zone, argument: argument, allowString: true) }
+            let values = try parts.map { try ValueSyntax.scalar($0, zone: zone, argument: argument, allowString: true) }
             let kind = values.first?.kind ?? .string
             guard let list = ListValue(values, kind: kind) else {
                 throw Failure(description: "list in \(argument.debugDescription) mixes types; a list holds one type (e.g. [1,2,3] or [a,b])")
             }
             return .list(list)
         }
-        return try scalar(text, zone: zone, argument: argument, allowString: false)
-    }
-
-    static func scalar(_ text: String, zone: RecordZone.ID, argument: String, allowString: Bool) throws -> FieldValue {
-        if let i = Int64(text) { return .int64(i) }
-        if let d = Double(text), text.contains(".") || text.lowercased().contains("e") { return .double(d) }
-        if text == "true" || text == "false" { return .bool(text == "true") }
-        if text.first?.isNumber == true, let t = Timestamp(iso8601: text) { return .date(t) }
-        if text.hasPrefix(">") {
-            let name = String(text.dropFirst())
-            guard !name.isEmpty else { throw Failure(description: "reference in \(argument.debugDescription) needs a record name after >") }
-            return .reference(Reference(recordID: Record.ID(name: name, zone: zone)))
-        }
-        if text.hasPrefix("@") {
-            let parts = text.dropFirst().split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard parts.count == 2, let lat = parts[0], let lon = parts[1] else {
-                throw Failure(description: "location in \(argument.debugDescription) is @latitude,longitude (e.g. @48.85,2.35)")
-            }
-            return .location(Location(latitude: lat, longitude: lon))
-        }
-        if allowString { return .string(text) }
-        throw Failure(description: "\(text.debugDescription) in \(argument.debugDescription) is not an int, double, bool, ISO 8601 date, >reference, @lat,lon or [list]; for text use field=value")
+        return try ValueSyntax.scalar(text, zone: zone, argument: argument, allowString: false)
     }
 
     /// A `--where` expression: comparisons `field OP value` joined by `AND`, `OR` and `NOT`, with
     /// parentheses; OP is one of `== != < <= > >= BEGINSWITH CONTAINS`. Values are typed as in
     /// `put`; `'x'` or `"x"` quotes a string, and an operator or keyword inside quotes is part of
-    /// the value (``WhereParser``).
+    /// the value (``WhereParser``, which the HTTP API's `where` parameter reads too).
     static func predicate(_ text: String, zone: RecordZone.ID) throws -> ShoalStore.Predicate {
-        try WhereParser.parse(text, zone: zone)
+        try WhereParser.parse(text, zone: zone, label: "--where")
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The web console in a real browser: headless Chromium (Debian's chromium and chromium-driver,
 driven by selenium) opens a daemon's console, finds this device's ID and a pending device, clicks
-Accept, and sees the device trusted and connected.
+Accept, and sees the device trusted and connected; then creates a zone and shares it with that
+device through the share dialog, and sees it a member (through the API and on the page).
 
     python3 Tests/Console/console_browser_test.py .build/debug/shoal [--screenshots docs]
 
@@ -14,7 +15,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 
 def run(shoal, *args):
@@ -111,9 +112,33 @@ def main():
         assert any(t["device"] == id_b for t in devices["trusted"]), devices
         print("clicking Accept trusted it; it is connected")
 
+        # A zone made in the console, shared with the trusted device through the share dialog.
+        driver.find_element(By.ID, "zone-name").send_keys("notes")
+        driver.find_element(By.CSS_SELECTOR, "#zone-form button[type=submit]").click()
+        zone_row = '#zones tr[data-zone="notes"]'
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, zone_row))
+        share_button = [b for b in driver.find_elements(By.CSS_SELECTOR, zone_row + " button") if b.text.startswith("Share")]
+        assert share_button, "the owner's zone has no Share button"
+        share_button[0].click()
+        dialog = driver.find_element(By.ID, "share-dialog")
+        wait.until(lambda d: dialog.is_displayed())
+        assert driver.find_element(By.ID, "share-zone").text == "notes"
+        devices = Select(driver.find_element(By.ID, "share-device"))
+        assert id_b in [o.get_attribute("value") for o in devices.options], "the trusted device is not offered in the dialog"
+        devices.select_by_value(id_b)
+        Select(driver.find_element(By.ID, "share-role")).select_by_value("readOnly")
+        driver.find_element(By.ID, "share-ok").click()
+        wait.until(lambda d: not dialog.is_displayed())
+
+        def member():
+            members = api(http_a, key, "GET", "/api/v1/zones/notes/members")["members"]
+            return next((m for m in members if m["device"] == id_b), None)
+        wait.until(lambda d: member() is not None)
+        assert member()["role"] == "readOnly", member()
+        wait.until(lambda d: "(readOnly)" in d.find_element(By.CSS_SELECTOR, zone_row).text)
+        print("the share dialog made it a read-only member of notes")
+
         if shots:
-            api(http_a, key, "POST", "/api/v1/zones", {"zone": "notes"})
-            api(http_a, key, "PUT", f"/api/v1/zones/notes/members/{id_b}", {"role": "readWrite"})
             for i, (title, count) in enumerate([("Milk and eggs", 2), ("Bread", 1), ("Coffee beans", 3)]):
                 api(http_a, key, "PUT", f"/api/v1/zones/notes/records/item{i}", {"type": "Note", "fields": {"title": title, "count": count}})
             wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '#zones tr[data-zone="notes"]'))

@@ -53,4 +53,22 @@ struct HTTPAPIPartsTests {
             #expect(throws: APIError.self, "\(bad)") { try parse(bad) }
         }
     }
+
+    /// The API writes values as `shoal inspect` does (one function), save for assets, which it
+    /// writes as hash and size so a client can fetch them; the form goes into lists too.
+    @Test func valuesAsJSONDifferOnlyInTheAssetForm() throws {
+        let hash = try #require(ContentHash(hex: String(repeating: "ab", count: 32)))
+        let asset = FieldValue.asset(Asset(hash: hash, size: 1_234))
+        let api = RecordJSON.value(asset) as? [String: Any]
+        #expect(api?["asset"] as? String == hash.hex && api?["size"] as? Int64 == 1_234, "\(api ?? [:])")
+        let list = RecordJSON.value(.list(try #require(ListValue([asset, asset])))) as? [[String: Any]]
+        #expect(list?.count == 2 && list?.allSatisfy { $0["asset"] as? String == hash.hex } == true)
+        var r = Record(recordType: "Photo", id: Record.ID(name: "p", zone: RecordZone.ID(name: "notes")))
+        r["image"] = asset
+        r["title"] = .string("cat")
+        r["raw"] = .bytes([0, 255])
+        let fields = RecordJSON.object(r)["fields"] as? [String: Any]
+        #expect((fields?["image"] as? [String: Any])?["size"] as? Int64 == 1_234 && fields?["title"] as? String == "cat")
+        #expect((fields?["raw"] as? [String: Any])?["bytes"] as? String == "00ff")
+    }
 }

@@ -235,6 +235,128 @@ import Testing
         }
     }
 
+    /// `where` in a record query reads `shoal query --where`'s grammar: the matching records
+    /// come back, page after page (the cursor carries the condition), and a condition that does
+    /// not parse is a 400 whose JSON names it and points at the column.
+    @Test func whereConditionsFilterQueries() async throws {
+        try #require(Shoal.binary != nil, "build the shoal binary (swift build) or set SHOAL_BINARY")
+        let dir = Self.root + "-where"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try await Shoal.run(["init", "--data", dir]).status == 0)
+        let key = try await Shoal.run(["http-key", "--data", dir]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        try await Shoal.withDaemons { daemons in
+            let d = try daemons.start(["--data", dir, "--listen", "127.0.0.1:0", "--no-discovery"])
+            let http = try #require(await d.httpPort(), "no HTTP port: \(d.log)")
+            func get(_ path: String) async throws -> LoopbackHTTP.Reply { try await LoopbackHTTP.send(http, "GET", path, key: key) }
+            func names(_ reply: LoopbackHTTP.Reply) -> [String] {
+                ((reply.json?["records"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String }
+            }
+            #expect(try await LoopbackHTTP.json(http, "POST", "/api/v1/zones", key: key, ["zone": "notes"]).status == 201)
+            for i in 0..<6 {
+                let title = i % 2 == 0 ? "note \(i)" : "memo AND \(i)"
+                let put = try await LoopbackHTTP.json(http, "PUT", "/api/v1/zones/notes/records/r\(i)", key: key, ["type": "Note", "fields": ["i": i, "title": title]])
+                #expect(put.status == 200, "\(put)")
+            }
+            func query(_ condition: String, _ rest: String = "") async throws -> LoopbackHTTP.Reply {
+                try await get("/api/v1/zones/notes/records?type=Note&sort=i&where=\(Self.segment(condition))\(rest)")
+            }
+
+            let matching = try await query("i >= 2 AND title BEGINSWITH 'note'")
+            #expect(matching.status == 200 && names(matching) == ["r2", "r4"], "\(matching)")
+            let quoted = try await query("title == 'memo AND 3' OR (i < 1 AND NOT title CONTAINS 'memo')")
+            #expect(names(quoted) == ["r0", "r3"], "a quoted AND is part of the value; OR, NOT and parentheses hold: \(quoted)")
+
+            // Pages of a condition: the cursor carries it, and may not be given with it.
+            var seen = [String](), cursor: String? = nil, pages = 0
+            repeat {
+                let page: LoopbackHTTP.Reply
+                if let cursor { page = try await get("/api/v1/zones/notes/records?limit=2&cursor=\(cursor)") } else { page = try await query("i != 0", "&limit=2") }
+                #expect(page.status == 200, "\(page)")
+                seen += names(page)
+                cursor = page.json?["cursor"] as? String
+                pages += 1
+            } while cursor != nil && pages < 10
+            #expect(seen == ["r1", "r2", "r3", "r4", "r5"], "\(seen) in \(pages) pages")
+            let both = try await get("/api/v1/zones/notes/records?cursor=abc&where=\(Self.segment("i == 1"))")
+            #expect(both.status == 400 && both.text.contains("where"), "\(both)")
+
+            // A condition that does not parse: 400, naming it and the column, as the CLI does.
+            let bad = try await query("title 'a == b'")
+            let error = bad.json?["error"] as? [String: Any]
+            let message = error?["message"] as? String ?? ""
+            #expect(bad.status == 400 && bad.errorCode == "invalidArguments", "\(bad)")
+            #expect(message.contains("where: no operator after field title") && message.contains("column 7"), "\(message)")
+            #expect(error?["where"] as? String == "title 'a == b'" && error?["column"] as? Int == 7, "\(bad)")
+            let unclosed = try await query("(i == 1 OR i == 2")
+            #expect(unclosed.status == 400 && unclosed.text.contains("no ) for the ( at column 1"), "\(unclosed)")
+            let deep = try await query(String(repeating: "NOT ", count: 20) + "i == 1")
+            #expect(deep.status == 400 && deep.text.contains("12"), "nesting has a limit, named: \(deep)")
+            let cli = try await Shoal.run(["query", "notes", "--type", "Note", "--where", "title 'a == b'", "--data", dir])
+            #expect(cli.status != 0 && cli.error.contains("no operator after field title") && cli.error.contains("column 7"), "the CLI reads the same grammar: \(cli.error)")
+        }
+    }
+
+    /// The metrics count the asset store's bytes and what garbage collection removed, from the
+    /// same totals `shoal status` prints: an import raises the bytes; removing the field and
+    /// `shoal gc` (run by the daemon) lowers them and moves the collection counters.
+    @Test func metricsFollowAssetBytesAndGarbageCollection() async throws {
+        try #require(Shoal.binary != nil, "build the shoal binary (swift build) or set SHOAL_BINARY")
+        let dir = Self.root + "-gc"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try await Shoal.run(["init", "--data", dir]).status == 0)
+        try await Shoal.withDaemons { daemons in
+            let d = try daemons.start(["--data", dir, "--listen", "127.0.0.1:0", "--no-discovery"])
+            let http = try #require(await d.httpPort(), "no HTTP port: \(d.log)")
+            func scrape() async throws -> String {
+                let text = try await LoopbackHTTP.send(http, "GET", "/metrics").text
+                #expect(Self.prometheusProblems(text).isEmpty, "not Prometheus text: \(Self.prometheusProblems(text))")
+                return text
+            }
+            func status() async throws -> [String: Any] {
+                let out = try await Shoal.run(["status", "--json", "--data", dir]).output
+                return try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any], "\(out)")
+            }
+            let before = try await scrape()
+            let empty = try #require(Self.sample(before, "shoal_asset_bytes"), "\(before)")
+            #expect(Self.sample(before, "shoal_asset_gc_runs_total") ?? 0 == 0 && Self.sample(before, "shoal_asset_chunks_collected_total") ?? 0 == 0)
+
+            // An import of 300 KB of varied bytes (several chunks, stored uncompressed).
+            var rng = UInt64(0x6C0)
+            let bytes = (0..<300_000).map { _ -> UInt8 in
+                rng = rng &* 6364136223846793005 &+ 1442695040888963407
+                return UInt8(truncatingIfNeeded: rng >> 33)
+            }
+            let file = dir + "-photo.bin"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            #expect(try await Shoal.run(["zone", "create", "album", "--data", dir]).status == 0)
+            let put = try await Shoal.run(["put", "album", "p1", "--type", "Photo", "image=@\(file)", "--data", dir])
+            #expect(put.status == 0, "\(put.error)")
+            let imported = try await scrape()
+            let stored = try #require(Self.sample(imported, "shoal_asset_bytes"))
+            #expect(stored >= empty + 300_000 && Self.sample(imported, "shoal_asset_segment_bytes") ?? 0 >= stored, "\(imported)")
+            let assets = try await status()["assets"] as? [String: Any]
+            #expect((assets?["bytes"] as? Int).map(Double.init) == stored, "shoal status reads the same bytes: \(assets ?? [:])")
+
+            // Nothing references the asset once the field is removed: the collection takes it.
+            #expect(try await Shoal.run(["put", "album", "p1", "image:=null", "--data", dir]).status == 0)
+            let gc = try await Shoal.run(["gc", "--json", "--data", dir])
+            let report = try JSONSerialization.jsonObject(with: Data(gc.output.utf8)) as? [String: Any]
+            let removed = try #require(report?["chunksRemoved"] as? Int, "\(gc.output) \(gc.error)")
+            #expect(removed > 0, "\(gc.output)")
+            let collected = try await scrape()
+            #expect(Self.sample(collected, "shoal_asset_gc_runs_total") == 1, "\(collected)")
+            #expect(Self.sample(collected, "shoal_asset_chunks_collected_total") == Double(removed), "\(collected)")
+            #expect(Self.sample(collected, "shoal_asset_bytes_collected_total") ?? 0 >= 300_000, "\(collected)")
+            #expect(Self.sample(collected, "shoal_asset_bytes") ?? .infinity < stored, "the chunks' bytes are gone: \(collected)")
+            #expect(Self.sample(collected, "shoal_asset_segments_compacted_total") != nil && Self.sample(collected, "shoal_asset_segment_bytes_freed_total") != nil)
+            let totals = try await status()["garbageCollected"] as? [String: Any]
+            #expect(totals?["runs"] as? Int == 1 && totals?["chunks"] as? Int == removed, "shoal status reads the same totals: \(totals ?? [:])")
+            let text = try await Shoal.run(["status", "--data", dir]).output
+            #expect(text.contains("asset collections: 1, which removed") && text.contains("asset store:"), "\(text)")
+        }
+    }
+
     /// The value of the unlabelled sample `name` in Prometheus text.
     static func sample(_ text: String, _ name: String) -> Double? {
         for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {

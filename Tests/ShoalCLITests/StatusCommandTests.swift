@@ -112,4 +112,57 @@ import Testing
         let text = try await Shoal.run(["status", "--data", dir]).output
         #expect(text.contains("deleted zones kept: 1 (waiting for: notes"), "\(text)")
     }
+
+    /// Per peer, the records and payload bytes exchanged (`SyncNode.peerStatistics`): `shoal
+    /// status` shows them on both ends, with the very numbers the daemon's HTTP API and metrics
+    /// give for the same peer.
+    @Test func statusCountsWhatWentToAndCameFromEachPeer() async throws {
+        try #require(Shoal.binary != nil, "build the shoal binary (swift build) or set SHOAL_BINARY")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-status-\(UInt32.random(in: 0 ... .max))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let a = root + "/a", b = root + "/b"
+        for d in [a, b] { #expect(try await Shoal.run(["init", "--data", d]).status == 0) }
+        try await Shoal.pair([a, b])
+        let idB = try await Shoal.deviceID(b)
+        let key = try await Shoal.run(["http-key", "--data", a]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        func status(_ dir: String) async throws -> [String: Any] {
+            let out = try await Shoal.run(["status", "--json", "--data", dir]).output
+            return try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any], "\(out)")
+        }
+        func counters(_ report: [String: Any], _ peer: String) -> [String: Int] {
+            ((report["peerCounters"] as? [String: Any])?[peer] as? [String: Int]) ?? [:]
+        }
+
+        try await Shoal.withDaemons { daemons in
+            let da = try daemons.start(["--data", a, "--listen", "127.0.0.1:0", "--no-discovery"])
+            let portA = try #require(await da.port(), "daemon A did not start: \(da.log)")
+            let http = try #require(await da.httpPort(), "no HTTP port: \(da.log)")
+            let db = try daemons.start(["--data", b, "--listen", "127.0.0.1:0", "--no-discovery", "--peer", "127.0.0.1:\(portA)"])
+            _ = try #require(await db.port(), "daemon B did not start: \(db.log)")
+            let nodeA = try #require(try await status(a)["node"] as? String), nodeB = try #require(try await status(b)["node"] as? String)
+            #expect(try await Shoal.run(["zone", "create", "notes", "--data", a]).status == 0)
+            #expect(try await Shoal.run(["zone", "share", "notes", idB, "--read-only", "--data", a]).status == 0)
+            for n in 0..<3 { #expect(try await Shoal.run(["put", "notes", "n\(n)", "--type", "Note", "title=note \(n)", "--data", a]).status == 0) }
+            #expect(try await Shoal.eventually { try await Shoal.run(["get", "notes", "n2", "--data", b]).status == 0 }, "B has the records")
+
+            // A sent them to B, B received them from A: on each end, under the other's node ID.
+            #expect(try await Shoal.eventually(30) { counters(try await status(b), nodeA)["recordsReceived"] ?? 0 >= 3 })
+            let sent = counters(try await status(a), nodeB), received = counters(try await status(b), nodeA)
+            #expect(sent["recordsSent"] ?? 0 >= 3 && sent["bytesSent"] ?? 0 > 0, "\(sent)")
+            #expect(received["recordsReceived"] ?? 0 >= 3 && received["bytesReceived"] ?? 0 > 0, "\(received)")
+            #expect(received["recordsSent"] == 0, "B only reads the zone: \(received)")
+
+            // One source: the HTTP API's status and the metrics give A's numbers for B as the CLI does.
+            let same = try await Shoal.eventually(30) {
+                let cli = counters(try await status(a), nodeB)
+                let api = try await LoopbackHTTP.send(http, "GET", "/api/v1/status", key: key).json.map { counters($0, nodeB) } ?? [:]
+                let metrics = try await LoopbackHTTP.send(http, "GET", "/metrics").text
+                let scraped = metrics.split(separator: "\n").first { $0.hasPrefix("shoal_peer_bytes_sent_total{peer=\"\(nodeB)\"} ") }
+                return !cli.isEmpty && cli == api && scraped.flatMap { Double($0.split(separator: " ").last ?? "") } == cli["bytesSent"].map(Double.init)
+            }
+            #expect(same, "shoal status, /api/v1/status and /metrics agree on what A sent B")
+            let text = try await Shoal.run(["status", "--data", a]).output
+            #expect(text.contains("RECORDS OUT") && text.contains("BYTES OUT") && text.contains(String(nodeB.prefix(8))), "\(text)")
+        }
+    }
 }

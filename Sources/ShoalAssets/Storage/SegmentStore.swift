@@ -188,6 +188,12 @@ final class SegmentStore: Sendable {
     /// Every indexed chunk.
     func hashes() -> [ContentHash] { state.withLock { Array($0.index.keys) } }
 
+    /// The bytes of the records the index points to (`live`), and of everything appended to the
+    /// segments (`appended`: live records and the dead ones ``compact()`` has not reclaimed yet).
+    func byteCounts() -> (live: Int64, appended: Int64) {
+        state.withLock { s in s.segments.values.reduce((live: Int64(0), appended: Int64(0))) { ($0.live + $1.live, $0.appended + $1.end) } }
+    }
+
     /// Drops chunks from the index (their records become dead space until ``compact()``);
     /// returns how many were indexed and their records' bytes.
     @discardableResult

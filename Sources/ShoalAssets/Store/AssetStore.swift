@@ -174,6 +174,14 @@ extension AssetStore {
         }
     }
 
+    /// The bytes the chunks take in the segment files (records with their headers, as stored,
+    /// compressed or not), and the bytes of those files, which also hold removed chunks until a
+    /// compaction reclaims them. Chunks of a store written before segments are not counted.
+    package nonisolated var storedBytes: (chunks: Int64, segments: Int64) {
+        let counts = chunks.segments.byteCounts()
+        return (counts.live, counts.appended)
+    }
+
     /// How many chunks and assets are pinned (for tests and diagnostics).
     package var pinnedCounts: (chunks: Int, assets: Int) { (pinnedChunks.count, pinnedAssets.count) }
 

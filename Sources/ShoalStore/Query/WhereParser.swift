@@ -1,10 +1,9 @@
-// WhereParser: `shoal query --where` — comparisons joined by AND, OR and NOT, with parentheses
-// and quoted values; an error points at the column where the expression went wrong.
+// WhereParser: `shoal query --where` and the HTTP API's `where` — comparisons joined by AND, OR
+// and NOT, with parentheses and quoted values; an error points at the column where it went wrong.
 
-import ShoalStore
-import ShoalWire
+package import ShoalWire
 
-/// Parses a `--where` expression into a store predicate.
+/// Parses a `where` condition (`shoal query --where`, the HTTP API's `?where=`) into a predicate.
 ///
 /// ```
 /// expression := term (OR term)*
@@ -16,7 +15,33 @@ import ShoalWire
 /// Keywords are upper case; a quote inside a quoted value is written twice (`'it''s'`). The
 /// store has no OR: `a OR b` becomes `NOT (NOT a AND NOT b)`, which reads every record of the
 /// type (indexes serve comparisons joined by AND).
-struct WhereParser {
+///
+/// A condition holds at most ``maxLength`` characters and nests NOT and parentheses at most
+/// ``maxNesting`` deep, so its predicate always fits a query cursor.
+package struct WhereParser {
+    /// A condition that does not parse: what was expected, and where.
+    package struct Failure: Error, CustomStringConvertible {
+        /// The condition as given.
+        package let condition: String
+        /// The 1-based column (in characters) where it went wrong.
+        package let column: Int
+        /// What was wrong there, without the column.
+        package let reason: String
+        /// The name the condition was given under (`--where`, `where`).
+        package let label: String
+
+        /// `LABEL: REASON, at column N:`, then the condition with a caret under the column.
+        package var description: String {
+            let caret = String(repeating: " ", count: max(0, column - 1)) + "^"
+            return "\(label): \(reason), at column \(column):\n  \(condition)\n  \(caret)"
+        }
+    }
+
+    /// The longest condition, in characters.
+    package static let maxLength = 4_096
+    /// The deepest nesting of NOT and parentheses.
+    package static let maxNesting = 12
+
     struct Token {
         enum Kind { case word, quoted, op, open, close }
         let kind: Kind
@@ -29,17 +54,23 @@ struct WhereParser {
 
     let text: String
     let zone: RecordZone.ID
+    let label: String
     private(set) var tokens: [Token] = []
     private var next = 0
+    private var depth = 0
 
     static let comparisons: [String: Predicate.Comparison] = [
         "==": .equal, "!=": .notEqual, "<": .less, "<=": .lessOrEqual, ">": .greater, ">=": .greaterOrEqual,
     ]
 
-    /// Parses `text` whole.
-    /// - Throws: ``ValueParsing/Failure`` naming the column and what was expected there.
-    static func parse(_ text: String, zone: RecordZone.ID) throws -> Predicate {
-        var p = WhereParser(text: text, zone: zone)
+    /// Parses `text` whole; values such as `>name` refer to records of `zone`.
+    /// - Throws: ``Failure`` naming `label`, the column and what was expected there.
+    package static func parse(_ text: String, zone: RecordZone.ID, label: String) throws(Failure) -> Predicate {
+        var p = WhereParser(text: text, zone: zone, label: label)
+        guard text.count <= maxLength else {
+            throw Failure(condition: String(text.prefix(80)) + "…", column: maxLength + 1,
+                          reason: "the condition has \(text.count) characters, more than the limit of \(maxLength); split the query or narrow it by type", label: label)
+        }
         p.tokens = try p.tokenize()
         guard !p.tokens.isEmpty else { throw p.failure("an empty condition", column: 1) }
         let result = try p.expression()
@@ -47,9 +78,10 @@ struct WhereParser {
         return result
     }
 
-    private init(text: String, zone: RecordZone.ID) {
+    private init(text: String, zone: RecordZone.ID, label: String) {
         self.text = text
         self.zone = zone
+        self.label = label
     }
 
     private var peek: Token? { next < tokens.count ? tokens[next] : nil }
@@ -61,7 +93,7 @@ struct WhereParser {
 
     private func isKeyword(_ t: Token?, _ word: String) -> Bool { t?.kind == .word && t?.text == word }
 
-    private mutating func expression() throws -> Predicate {
+    private mutating func expression() throws(Failure) -> Predicate {
         var terms = [try term()]
         while isKeyword(peek, "OR") {
             _ = take()
@@ -70,7 +102,7 @@ struct WhereParser {
         return terms.count == 1 ? terms[0] : .not(.and(terms.map { .not($0) }))
     }
 
-    private mutating func term() throws -> Predicate {
+    private mutating func term() throws(Failure) -> Predicate {
         var factors = [try factor()]
         while isKeyword(peek, "AND") {
             _ = take()
@@ -79,8 +111,15 @@ struct WhereParser {
         return factors.count == 1 ? factors[0] : .and(factors)
     }
 
-    private mutating func factor() throws -> Predicate {
+    private mutating func factor() throws(Failure) -> Predicate {
         guard let t = take() else { throw failure("a condition where the text ends", column: text.count + 1) }
+        if isKeyword(t, "NOT") || t.kind == .open {
+            guard depth < Self.maxNesting else {
+                throw failure("NOT and parentheses nest more than \(Self.maxNesting) deep here, the limit; write the condition flatter", column: t.column)
+            }
+            depth += 1
+        }
+        defer { if isKeyword(t, "NOT") || t.kind == .open { depth -= 1 } }
         if isKeyword(t, "NOT") { return .not(try factor()) }
         if t.kind == .open {
             let inner = try expression()
@@ -103,7 +142,7 @@ struct WhereParser {
         if quoted {
             typed = .string(raw)
         } else {
-            typed = (try? ValueParsing.scalar(raw, zone: zone, argument: text, allowString: false)) ?? .string(raw)
+            typed = (try? ValueSyntax.scalar(raw, zone: zone, argument: text, allowString: false)) ?? .string(raw)
         }
         switch op.text {
         case "BEGINSWITH":
@@ -118,7 +157,7 @@ struct WhereParser {
 
     /// The value after `op`: a quoted string, or the words up to AND, OR, ) or the end (a `>`
     /// written right before a word is a reference, as in `put`).
-    private mutating func value(after op: Token) throws -> (String, Bool, Int) {
+    private mutating func value(after op: Token) throws(Failure) -> (String, Bool, Int) {
         guard let first = peek, first.kind != .close, !isKeyword(first, "AND"), !isKeyword(first, "OR") else {
             throw failure("no value after \(op.text)", column: peek?.column ?? text.count + 1)
         }
@@ -135,7 +174,7 @@ struct WhereParser {
         return (words.joined(separator: " "), false, first.column)
     }
 
-    private func tokenize() throws -> [Token] {
+    private func tokenize() throws(Failure) -> [Token] {
         var out = [Token]()
         let chars = Array(text)
         var i = 0
@@ -179,8 +218,7 @@ struct WhereParser {
     }
 
     /// An error naming `what` and pointing at `column` under the expression.
-    private func failure(_ what: String, column: Int) -> ValueParsing.Failure {
-        let caret = String(repeating: " ", count: max(0, column - 1)) + "^"
-        return ValueParsing.Failure(description: "--where: \(what), at column \(column):\n  \(text)\n  \(caret)")
+    private func failure(_ what: String, column: Int) -> Failure {
+        Failure(condition: text, column: column, reason: what, label: label)
     }
 }
