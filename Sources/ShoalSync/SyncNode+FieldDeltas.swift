@@ -103,7 +103,7 @@ extension SyncNode {
         var proof: WriterLogPlan? = nil
         if authenticatesWrites(on: id), let held = sessions[id]?.outbound[zone] {
             proof = await writerLogPlan(for: records, zone: zone, incarnation: held.incarnation, knowledge: held.peerKnowledge,
-                                        sent: held.writerLogSent, on: id)
+                                        sent: held.writerLogSent, headsStated: held.writerLogHeadsStated, on: id)
         }
         guard var cur = sessions[id]?.outbound[zone], cur.incarnation == sub.incarnation else { return nil }
         cur.wanted.subtract(sent)

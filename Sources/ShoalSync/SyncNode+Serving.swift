@@ -33,6 +33,11 @@ extension SyncNode {
                                             window: min(m.window, UInt64(max(1, configuration.maxServedWindow))))
         outbound.vectorReference = m.knowledge
         outbound.tokenSent = m.token?.bytes ?? []
+        // The ranges it is sent start where the logs it holds end (Spec/authenticated-writes.md §4).
+        if let heads = m.writerLogHeads {
+            outbound.writerLogSent = heads
+            outbound.writerLogHeadsStated = true
+        }
         sessions[id]?.outbound[m.zone] = outbound
         // A peer that reads `live-changes` gets a number for the subscription, given with its
         // first batch, unless it numbered the subscription itself; batches that follow the
@@ -360,7 +365,7 @@ extension SyncNode {
             if proves {
                 let versions = (selection.whole.isEmpty ? selection.wholeVersions : selection.whole) + selection.sparseVersions
                 let plan = await writerLogPlan(for: versions, zone: zone, incarnation: cur.incarnation, knowledge: cur.peerKnowledge,
-                                               sent: cur.writerLogSent, on: id)
+                                               sent: cur.writerLogSent, headsStated: cur.writerLogHeadsStated, on: id)
                 guard let fresh = sessions[id]?.outbound[zone], fresh.incarnation == cur.incarnation, fresh.token == cur.token else { break }
                 cur = fresh
                 proof = plan

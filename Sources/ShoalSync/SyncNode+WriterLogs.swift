@@ -73,12 +73,13 @@ extension SyncNode {
     /// The writer log section of a batch of `zone` (incarnation `incarnation`) for connection
     /// `id` carrying `versions` — whole, then sparse, in the batch's order, each as this node
     /// holds it. Per writer of the versions, the range runs from one past what the subscriber
-    /// holds (`sent`, read from its `knowledge` the first time) to the first checkpoint at or
+    /// holds (`sent`: the heads it stated in `subscribe`, when `headsStated`, then moved by the
+    /// ranges sent; otherwise read from its `knowledge` the first time) to the first checkpoint at or
     /// past the newest write the versions name: this node signs its own log there, and ends
     /// another writer's range at a checkpoint it verified. A writer whose entries are not held
     /// here gets no range (the subscriber then refuses its writes in a zone with a share).
     func writerLogPlan(for versions: [Record], zone: RecordZone.ID, incarnation: NodeID, knowledge: VersionVector,
-                       sent: [NodeID: UInt64], on id: ConnectionID) async -> WriterLogPlan {
+                       sent: [NodeID: UInt64], headsStated: Bool, on id: ConnectionID) async -> WriterLogPlan {
         var plan = WriterLogPlan(section: nil, sent: sent, keys: [])
         guard let signer, !versions.isEmpty else { return plan }
         var need = [NodeID: HLC]()
@@ -90,7 +91,13 @@ extension SyncNode {
         for (writer, newest) in need.sorted(by: { $0.key < $1.key }) {
             do throws(ShoalError) {
                 let held: UInt64
-                if let s = plan.sent[writer] { held = s } else { held = try await store.sequence(of: writer, in: zone, atMost: knowledge[writer]) }
+                if let s = plan.sent[writer] {
+                    held = s
+                } else if headsStated {
+                    held = 0
+                } else {
+                    held = try await store.sequence(of: writer, in: zone, atMost: knowledge[writer])
+                }
                 plan.sent[writer] = held
                 let target = try await store.sequence(of: writer, in: zone, atMost: newest)
                 guard target > held else { continue }

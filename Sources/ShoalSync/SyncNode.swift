@@ -674,7 +674,11 @@ public actor SyncNode {
             sessions[id]?.inboundNumbers[n] = zone
             sessions[id]?.inbound[zone]?.lastToken = from?.bytes ?? []
         }
-        let m = SubscribeMessage(zone: zone, incarnation: incarnation, token: from, knowledge: k, window: configuration.window, number: number)
+        // Where the logs held here end, so the server's ranges join them (Spec/authenticated-writes.md §4).
+        var heads: [NodeID: UInt64]? = nil
+        if number != nil, authenticatesWrites(on: id) { heads = (try? await store.logHeads(in: zone)) ?? [:] }
+        let m = SubscribeMessage(zone: zone, incarnation: incarnation, token: from, knowledge: k, window: configuration.window, number: number,
+                                 writerLogHeads: heads)
         var out: [SyncOutput] = [.send(Frame(type: .subscribe, payload: m.encoded()))]
         // The new server hears at once which peers deliver the zone here already.
         out += announceUpstreams(of: zone, only: id)[id] ?? []

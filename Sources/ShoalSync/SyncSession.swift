@@ -131,6 +131,9 @@ struct SyncSession {
         /// node can tell: read from its knowledge the first time, then moved by the ranges sent
         /// (Spec/authenticated-writes.md §4).
         var writerLogSent: [NodeID: UInt64] = [:]
+        /// Whether the subscriber stated its writer log heads in `subscribe`: then a writer not
+        /// in ``writerLogSent`` is one it holds nothing of.
+        var writerLogHeadsStated = false
 
         var unacknowledged: UInt64 { nextBatch &- 1 &- acknowledged }
 

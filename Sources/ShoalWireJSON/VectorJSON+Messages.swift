@@ -67,6 +67,9 @@ extension VectorJSON {
             var o: [String: Any] = ["zone": zone(m.zone), "incarnation": node(m.incarnation), "token": m.token.map { hex($0.bytes) } ?? NSNull(),
                                     "knowledge": vector(m.knowledge), "window": String(m.window)]
             if let n = m.number { o["number"] = String(n) }
+            if let heads = m.writerLogHeads {
+                o["writer_log_heads"] = heads.sorted { $0.key < $1.key }.map { ["writer": node($0.key), "sequence": String($0.value)] as [String: Any] }
+            }
             return (o, m.encoded())
         case "acknowledgement":
             let m = try AcknowledgementMessage(decoding: bytes)
@@ -155,7 +158,15 @@ extension VectorJSON {
             return SubscribeMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
                                     token: t.map(ChangeToken.init(bytes:)), knowledge: try vector(o["knowledge"], "knowledge"),
                                     window: try uint64(o["window"], "window"),
-                                    number: try optional(o["number"]).map { try uint64($0, "number") }).encoded()
+                                    number: try optional(o["number"]).map { try uint64($0, "number") },
+                                    writerLogHeads: try optional(o["writer_log_heads"]).map { any throws -> [NodeID: UInt64] in
+                                        var heads = [NodeID: UInt64]()
+                                        for h in try array(any, "writer_log_heads") {
+                                            let ho = try object(h, "writer log head")
+                                            heads[try node(ho["writer"], "writer")] = try uint64(ho["sequence"], "sequence")
+                                        }
+                                        return heads
+                                    }).encoded()
         case "acknowledgement":
             return AcknowledgementMessage(zone: try zone(o["zone"], "zone"), incarnation: try node(o["incarnation"], "incarnation"),
                                           batch: try uint64(o["batch"], "batch"), knowledge: try vector(o["knowledge"], "knowledge")).encoded()

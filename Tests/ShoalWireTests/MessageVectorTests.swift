@@ -132,6 +132,14 @@ import ShoalWireJSON
         let k = VersionVector([(a, HLC(rawValue: 3 << 20)), (inc, HLC(rawValue: 7 << 20))])
         try valid("subscribe-with-token", "subscribe", SubscribeMessage(zone: notes, incarnation: inc, token: token, knowledge: k, window: 8).encoded())
         try valid("subscribe-numbered", "subscribe", SubscribeMessage(zone: notes, incarnation: inc, token: token, knowledge: k, window: 8, number: 3).encoded())
+        let withHeads = SubscribeMessage(zone: notes, incarnation: inc, token: token, knowledge: k, window: 8, number: 3, writerLogHeads: [a: 12, inc: 3])
+        try valid("subscribe-with-writer-log-heads", "subscribe", withHeads.encoded())
+        try valid("subscribe-with-no-writer-log-heads", "subscribe",
+                  SubscribeMessage(zone: notes, incarnation: inc, token: nil, window: 8, number: 3, writerLogHeads: [:]).encoded())
+        let numbered = SubscribeMessage(zone: notes, incarnation: inc, token: token, knowledge: k, window: 8, number: 3).encoded()
+        func raw(_ n: NodeID) -> [UInt8] { withUnsafeBytes(of: n.high.bigEndian, Array.init) + withUnsafeBytes(of: n.low.bigEndian, Array.init) }
+        invalid("subscribe-writer-log-heads-unsorted", "subscribe", numbered + [2] + raw(inc) + [3] + raw(a) + [12])
+        invalid("subscribe-writer-log-head-zero", "subscribe", numbered + [1] + raw(a) + [0])
         try valid("acknowledgement", "acknowledgement", AcknowledgementMessage(zone: notes, incarnation: inc, batch: 300, knowledge: k).encoded())
         let records = NotesCorpus.records(count: 2, seed: 21)
         try valid("changes-two-records", "changes", ChangesMessage(zone: NotesCorpus.zone, incarnation: inc, batch: 1, isCaughtUp: false, token: token, records: records).encoded())

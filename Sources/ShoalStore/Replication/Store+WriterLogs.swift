@@ -163,6 +163,24 @@ extension Store {
         }
     }
 
+    /// The heads of the writers' logs for `zone` held here, this node's own included: the
+    /// sequence of each writer's last entry (writers with none are left out). A subscriber states
+    /// them so that the ranges it is sent join what it holds (Spec/authenticated-writes.md §4).
+    /// - Throws: `zoneNotFound` for a zone that is not live.
+    package func logHeads(in zone: RecordZone.ID) throws(ShoalError) -> [NodeID: UInt64] {
+        let z = try liveZone(zone)
+        var out = [NodeID: UInt64]()
+        if z.log.sequence > 0 { out[nodeID] = z.log.sequence }
+        let s = try db.cached("SELECT writer, seq FROM writer_logs WHERE zone = ?")
+        defer { s.reset() }
+        s.bind(1, z.row)
+        while try s.step() {
+            guard let writer = Bytes.nodeID(s.blob(0)), s.int64(1) > 0 else { continue }
+            out[writer] = UInt64(bitPattern: s.int64(1))
+        }
+        return out
+    }
+
     /// The chain value of `writer`'s log for `zone` after entry `sequence` (the chain's start
     /// for 0); nil when the log here does not reach it.
     /// - Throws: `zoneNotFound` for a zone that is not live.
