@@ -86,6 +86,10 @@ public actor Store {
         /// checkpointer, the background reader); nil, the default, is SQLite's. Tests pass a VFS
         /// that injects faults below the store (power cuts, Spec/store.md §2.3).
         package var vfsName: String? = nil
+        /// Whether checkpoints run on the checkpointer's thread (the default) or in the committing
+        /// call once the log reaches ``checkpointPages``. A simulation that replays a seed event
+        /// by event below the store turns it off: no thread of the store's own writes then.
+        package var checkpointsInBackground = true
 
         /// The default configuration.
         public init() {}
@@ -161,8 +165,10 @@ public actor Store {
         let db = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: timeout, vfs: configuration.vfsName)
         try Schema.create(db, synchronous: configuration.synchronous, cacheKibibytes: configuration.cacheKibibytes,
                           limits: configuration.limits)
-        db.checkpointInBackground(threshold: Int32(clamping: configuration.checkpointPages),
-                                  hardLimit: Int32(clamping: min(configuration.checkpointPages, Int(Int32.max) / 8) * 8))
+        let threshold = Int32(clamping: configuration.checkpointPages)
+        db.checkpointInBackground(threshold: threshold,
+                                  hardLimit: configuration.checkpointsInBackground
+                                      ? Int32(clamping: min(configuration.checkpointPages, Int(Int32.max) / 8) * 8) : threshold)
         let meta = try Schema.loadOrCreateMeta(db, newIdentifier: configuration.newIdentifier)
         return try Store(db: db, configuration: configuration, meta: meta)
     }
