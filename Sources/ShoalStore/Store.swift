@@ -104,7 +104,10 @@ public actor Store {
     package nonisolated func newIdentifier() -> NodeID { configuration.newIdentifier() }
     /// This node's identity, random when the store was created.
     public nonisolated let nodeID: NodeID
-    /// This store's incarnation: names its change sequence numbers inside tokens.
+    /// This open's incarnation: names its change sequence numbers inside tokens. New at every
+    /// open: a power cut may undo the last sequence numbers an earlier open handed out in tokens
+    /// (replication commits `NORMAL`), and the sequence then gives them to other changes, so a
+    /// token of an earlier open resumes by its vector, never by its sequence (Spec/store.md §5).
     public nonisolated let incarnation: NodeID
     /// The incarnation of the database's zone list (for database change tokens).
     nonisolated let databaseIncarnation: NodeID
@@ -179,7 +182,7 @@ public actor Store {
         self.configuration = configuration
         self.connectionSynchronous = configuration.synchronous
         self.nodeID = meta.nodeID
-        self.incarnation = meta.incarnation
+        self.incarnation = configuration.newIdentifier()
         self.databaseIncarnation = meta.databaseIncarnation
         self.databaseSequence = meta.databaseSequence
         self.zonePurgeSequence = meta.zonePurgeSequence
