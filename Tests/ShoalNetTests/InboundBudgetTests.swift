@@ -16,7 +16,8 @@ import ShoalTrust
 
     /// A read-write member sends 48 `changes` batches of about 1 MiB at once, without waiting for
     /// a single acknowledgement: the node reads them only as fast as it applies them, holding at
-    /// most its bound, and applies every one.
+    /// most its bound, and applies every one. Each batch proves its writes with a range of the
+    /// member's log and a checkpoint its device signed (Spec/authenticated-writes.md §4).
     @Test func aMemberFloodingBatchesIsHeldToTheBoundAndLosesNothing() async throws {
         var network = NetworkConfiguration()
         network.inboundBytes = 2 << 20
@@ -34,7 +35,10 @@ import ShoalTrust
         var data = [UInt8](repeating: 0, count: recordBytes)
         for i in data.indices { data[i] = UInt8(truncatingIfNeeded: rng.next()) }
         let now = UInt64(Date().timeIntervalSince1970 * 1000)
-        var frames = [Frame(type: .hello, payload: HelloMessage(node: me, name: "flood", zones: [ZoneAnnouncement(zone: Self.notes, incarnation: incarnation)]).encoded())]
+        let signer = ShareSigner(privateKey: writer.privateKey)
+        var chain = WriterLog.chainStart(zone: Self.notes, writer: me)
+        var frames = [Frame(type: .hello, payload: HelloMessage(node: me, name: "flood", capabilities: 256,
+                                                                zones: [ZoneAnnouncement(zone: Self.notes, incarnation: incarnation)]).encoded())]
         for b in 1...batches {
             let records = (0..<perBatch).map { i -> Record in
                 let n = (b - 1) * perBatch + i
@@ -47,8 +51,18 @@ import ShoalTrust
                               versionVector: VersionVector([(me, dot.hlc)]), heads: [Record.Head(node: me, isDeletion: false)],
                               fields: [Record.Field(name: "data", value: .bytes(bytes), stamp: dot)], extensions: [])
             }
+            let first = UInt64((b - 1) * perBatch + 1)
+            for (i, r) in records.enumerated() {
+                chain = WriterLog.chain(chain, WriterLog.entry(of: r, dot: Dot(node: me, hlc: r.versionVector[me]), sequence: first + UInt64(i)))
+            }
+            let checkpoint = signer.sign(WriterCheckpoint(zone: Self.notes, incarnation: incarnation, writer: me,
+                                                          sequence: first + UInt64(perBatch) - 1, chain: chain))
+            let section = WriterLogSection(ranges: [.init(writer: me, publicKey: b == 1 ? signer.publicKeyDER : nil, firstSequence: first,
+                                                          items: (0..<perBatch).map { .implied(record: $0) },
+                                                          seal: .init(chain: checkpoint.chain, signature: checkpoint.signature))])
             frames.append(Frame(type: .changes, payload: ChangesMessage(zone: Self.notes, incarnation: incarnation, batch: UInt64(b), isCaughtUp: b == batches,
-                                                                          token: ChangeToken(bytes: [UInt8(b)]), knowledge: nil, records: records).encoded()))
+                                                                          token: ChangeToken(bytes: [UInt8(b)]), knowledge: nil, records: records,
+                                                                          writerLog: section).encoded()))
         }
         let bytes = ZoneSharingTLSTests.encode(frames)
         #expect(bytes.count > 40 * network.inboundBytes / 2, "the flood is many times the bound")

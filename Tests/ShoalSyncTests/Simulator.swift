@@ -205,7 +205,11 @@ final class Simulation {
             guard i < links.count else { return }
             switch o {
             case .send(let frame):
-                let carriesShares = (frame.type == .hello || frame.type == .zones) && nodes.first?.signer != nil
+                // Shares and writer log checkpoints carry ECDSA signatures, which are randomized:
+                // compressed, their frames' sizes (and so how they are cut into pieces) would
+                // differ from run to run.
+                let carriesShares = (frame.type == .hello || frame.type == .zones || frame.type == .changes || frame.type == .liveChanges)
+                    && nodes.first?.signer != nil
                 let bytes = try (carriesShares ? plainEncoder : encoder).encode(frame)
                 if fromA { links[i].toB.inFlight.append(bytes) } else { links[i].toA.inFlight.append(bytes) }
             case .close(let error):
