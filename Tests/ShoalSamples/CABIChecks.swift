@@ -19,26 +19,32 @@ enum CABIChecks {
     static let cMessageKinds = ["hello", "zones", "subscribe", "acknowledgement", "changes", "liveChanges",
                                 "assetRequest", "assetChunk", "upstreams", "wantWhole"]
 
-    /// The C interface (shoalwire.h). The first byte picks the entry point (modulo 8): record,
+    /// The control payload kinds, in the order the selector byte picks them (fuzz-c-abi).
+    static let cControlKinds = ["error_message", "ping", "goodbye"]
+
+    /// The C interface (shoalwire.h). The first byte picks the entry point (modulo 11): record,
     /// tombstone, token, delta (zone `notes`), value, message (the second byte picks the kind,
     /// modulo 10), frame reader (stream compression accepted; fed in pieces whose sizes come from
-    /// the bytes) and inspect; the rest is the input. Every call returns a status; a failure
-    /// names a Spec code with an offset inside the input; a decoder that accepts hands back JSON
-    /// that its encoder turns back into the very same bytes; the input, read as JSON text, never
-    /// crashes the encoder. Everything handed back is freed (ASan reports leaks).
+    /// the bytes), inspect, control payload (the second byte picks the kind, modulo 3),
+    /// discovery announcement and device ID text; the rest is the input. Every call returns a
+    /// status; a failure names a Spec code with an offset inside the input; a decoder that
+    /// accepts hands back JSON that its encoder turns back into the very same bytes; the input,
+    /// read as JSON text, never crashes the encoder; a device ID text that parses gives bytes
+    /// whose text parses to them again. Everything handed back is freed (ASan reports leaks).
     /// - Throws: ``Failure`` when a property breaks.
     static func check(_ bytes: [UInt8]) throws(Failure) {
         let t = "fuzz-c-abi"
         guard let selector = bytes.first else { return }
         var input = Array(bytes.dropFirst())
         var kind = ""
-        if selector % 8 == 5 {
+        if selector % 11 == 5 || selector % 11 == 8 {
             guard let k = input.first else { return }
-            kind = cMessageKinds[Int(k) % cMessageKinds.count]
+            kind = selector % 11 == 5 ? cMessageKinds[Int(k) % cMessageKinds.count] : cControlKinds[Int(k) % cControlKinds.count]
             input.removeFirst()
         }
-        switch selector % 8 {
+        switch selector % 11 {
         case 6: try cFrames(t, input)
+        case 10: try cDeviceID(t, input)
         case 7:
             var json: UnsafeMutablePointer<CChar>? = nil
             var err = shoal_error()
@@ -46,7 +52,35 @@ enum CABIChecks {
             try cStatus(t, rc, err, input.count, produced: json != nil)
             shoal_free(json)
         default:
-            try cCodec(t, Int(selector % 8), kind, input)
+            try cCodec(t, Int(selector % 11), kind, input)
+        }
+    }
+
+    /// A device ID: the input as text parsed, and when it parses, its bytes' text parsed back to
+    /// them; the input as bytes (any count) given a text, which parses back to them.
+    static func cDeviceID(_ t: String, _ input: [UInt8]) throws(Failure) {
+        let text = input.map { CChar(bitPattern: $0 == 0 ? 0x20 : $0) } + [0]
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        var length = 0
+        var err = shoal_error()
+        let rc = shoalDeviceIDFromText(text, &out, &length, &err)
+        try cStatus(t, rc, err, input.count, produced: out != nil)
+        let parsed = out.map { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        shoal_free(out)
+        for bytes in [parsed, input].compactMap({ $0 }) {
+            var back: UnsafeMutablePointer<CChar>? = nil
+            let status = bytes.withUnsafeBufferPointer { shoalDeviceIDToText($0.baseAddress, $0.count, &back, &err) }
+            try cStatus(t, status, err, bytes.count, produced: back != nil)
+            defer { shoal_free(back) }
+            guard status == 0, let back else {
+                guard bytes.count != 32 else { throw Failure(t, "32 bytes have no device ID text: status \(status)") }
+                continue
+            }
+            var again: UnsafeMutablePointer<UInt8>? = nil
+            let rc2 = shoalDeviceIDFromText(back, &again, &length, &err)
+            let round = again.map { Array(UnsafeBufferPointer(start: $0, count: length)) }
+            shoal_free(again)
+            guard rc2 == 0, round == bytes else { throw Failure(t, "the text \(String(cString: back)) does not parse back to its bytes") }
         }
     }
 
@@ -61,6 +95,8 @@ enum CABIChecks {
             case 2: return shoalTokenDecodeJSON(b.baseAddress, b.count, &json, &err)
             case 3: return shoalDeltaDecodeJSON(b.baseAddress, b.count, nil, &json, &err)
             case 4: return shoalValueDecodeJSON(b.baseAddress, b.count, nil, &json, &err)
+            case 8: return kind.withCString { shoalControlDecodeJSON($0, b.baseAddress, b.count, &json, &err) }
+            case 9: return shoalDiscoveryDecodeJSON(b.baseAddress, b.count, &json, &err)
             default: return kind.withCString { shoalMessageDecodeJSON($0, b.baseAddress, b.count, nil, &json, &err) }
             }
         }
@@ -90,6 +126,8 @@ enum CABIChecks {
         case 2: rc = shoalTokenEncodeJSON(json, &out, &length, &err)
         case 3: rc = shoalDeltaEncodeJSON(json, nil, &out, &length, &err)
         case 4: rc = shoalValueEncodeJSON(json, nil, &out, &length, &err)
+        case 8: rc = kind.withCString { shoalControlEncodeJSON($0, json, &out, &length, &err) }
+        case 9: rc = shoalDiscoveryEncodeJSON(json, &out, &length, &err)
         default: rc = kind.withCString { shoalMessageEncodeJSON($0, json, nil, &out, &length, &err) }
         }
         let bytes = out.map { Array(UnsafeBufferPointer(start: $0, count: length)) } ?? []

@@ -5,8 +5,13 @@
  * writes it from the JSON files):
  *   codec <kind> <name> <hex> <ok|error code> <offset> <zone JSON or -> <token text or ->
  *   frame <name> <hex> <ok|error code> <offset> <stream 0|1> <payloads, hex, comma-joined, or ->
+ *   device <name> <bytes, hex, or -> <text, hex> <ok|error code> <offset>
  * A valid codec vector must decode to JSON that encodes back to the same bytes (tokens also
- * through their text form); an invalid one must fail with its code and offset. Frame vectors are
+ * through their text form); an invalid one must fail with its code and offset. Codec kinds are
+ * the records, values, deltas, tombstones, tokens, replication messages, control payloads
+ * (error_message, ping, goodbye) and discovery announcements. A valid device ID's bytes must
+ * give its text and its text its bytes; an invalid text must fail with its code and offset in
+ * the text. Frame vectors are
  * fed to a frame reader in pieces of 7 bytes. Prints one line per failure, then a summary; exits
  * 1 if anything failed. Everything returned is freed, so ASan and valgrind report any leak.
  */
@@ -38,6 +43,10 @@ static int same(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
     return an == bn && (an == 0 || memcmp(a, b, an) == 0);
 }
 
+static int is_control(const char *kind) {
+    return strcmp(kind, "error_message") == 0 || strcmp(kind, "ping") == 0 || strcmp(kind, "goodbye") == 0;
+}
+
 static int is_message(const char *kind) {
     static const char *kinds[] = {"hello", "zones", "subscribe", "acknowledgement", "changes", "liveChanges",
                                   "assetRequest", "assetChunk", "upstreams", "wantWhole", NULL};
@@ -52,6 +61,8 @@ static int decode(const char *kind, const uint8_t *bytes, size_t len, const char
     if (strcmp(kind, "token") == 0) return shoal_token_decode_json(bytes, len, json, err);
     if (strcmp(kind, "delta") == 0) return shoal_delta_decode_json(bytes, len, zone, json, err);
     if (strcmp(kind, "value") == 0) return shoal_value_decode_json(bytes, len, zone, json, err);
+    if (strcmp(kind, "discovery") == 0) return shoal_discovery_decode_json(bytes, len, json, err);
+    if (is_control(kind)) return shoal_control_decode_json(kind, bytes, len, json, err);
     return shoal_message_decode_json(kind, bytes, len, NULL, json, err);
 }
 
@@ -61,6 +72,8 @@ static int encode(const char *kind, const char *json, const char *zone, uint8_t 
     if (strcmp(kind, "token") == 0) return shoal_token_encode_json(json, bytes, len, err);
     if (strcmp(kind, "delta") == 0) return shoal_delta_encode_json(json, zone, bytes, len, err);
     if (strcmp(kind, "value") == 0) return shoal_value_encode_json(json, zone, bytes, len, err);
+    if (strcmp(kind, "discovery") == 0) return shoal_discovery_encode_json(json, bytes, len, err);
+    if (is_control(kind)) return shoal_control_encode_json(kind, json, bytes, len, err);
     return shoal_message_encode_json(kind, json, NULL, bytes, len, err);
 }
 
@@ -78,8 +91,8 @@ static void check_codec(char **f) {
     size_t offset = strtoull(f[5], NULL, 10);
     const char *zone = strcmp(f[6], "-") == 0 ? NULL : f[6];
     const char *text = f[7];
-    if (!is_message(kind) && strcmp(kind, "record") && strcmp(kind, "tombstone") && strcmp(kind, "token") &&
-        strcmp(kind, "delta") && strcmp(kind, "value")) {
+    if (!is_message(kind) && !is_control(kind) && strcmp(kind, "record") && strcmp(kind, "tombstone") && strcmp(kind, "token") &&
+        strcmp(kind, "delta") && strcmp(kind, "value") && strcmp(kind, "discovery")) {
         fail(name, "unknown kind");
         return;
     }
@@ -125,6 +138,37 @@ static void check_codec(char **f) {
     shoal_free(again);
     shoal_free(json);
     free(bytes);
+}
+
+static void check_device_id(char **f) {
+    const char *name = f[1], *hex = f[2], *expect = f[4];
+    size_t offset = strtoull(f[5], NULL, 10);
+    checked++;
+    size_t text_len;
+    char *text = (char *)unhex(f[3], &text_len);
+    text = realloc(text, text_len + 1);
+    text[text_len] = 0;
+    shoal_error err;
+    uint8_t *parsed = NULL;
+    size_t parsed_len = 0;
+    int rc = shoal_device_id_from_text(text, &parsed, &parsed_len, &err);
+    if (strcmp(expect, "ok") != 0) {
+        check_error(name, rc, &err, expect, offset);
+    } else if (rc != SHOAL_OK) {
+        char what[768];
+        snprintf(what, sizeof what, "text does not parse: %s at %zu: %s", err.name, err.offset, err.message);
+        fail(name, what);
+    } else {
+        size_t len;
+        uint8_t *bytes = unhex(hex, &len);
+        char *again = NULL;
+        if (!same(bytes, len, parsed, parsed_len)) fail(name, "text parses to other bytes");
+        else if (shoal_device_id_to_text(bytes, len, &again, &err) != SHOAL_OK || strcmp(again, text) != 0) fail(name, "bytes give another text");
+        shoal_free(again);
+        free(bytes);
+    }
+    shoal_free(parsed);
+    free(text);
 }
 
 static void check_frames(char **f) {
@@ -210,6 +254,7 @@ int main(int argc, char **argv) {
         }
         if (strcmp(f[0], "codec") == 0 && k == 8) check_codec(f);
         else if (strcmp(f[0], "frame") == 0 && k == 7) check_frames(f);
+        else if (strcmp(f[0], "device") == 0 && k == 6) check_device_id(f);
         else fail(f[1] ? f[1] : "?", "malformed manifest line");
     }
     free(line);

@@ -106,7 +106,8 @@ enum Seeds {
 
     /// fuzz-c-abi: the other targets' seeds behind the selector byte of their C entry point
     /// (FuzzChecks.cABI): records, tombstones, tokens, deltas, messages (fuzz-messages' kinds
-    /// mapped to the C interface's; zone shares alone have no entry point), frames, inspect.
+    /// mapped to the C interface's; zone shares alone have no entry point), frames, inspect,
+    /// control payloads (error, ping, goodbye), discovery announcements and device ID texts.
     static func cABISeeds() -> [Seed] {
         let kinds: [UInt8: UInt8] = [0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 6: 7, 8: 8, 9: 5, 10: 9]
         var out = [Seed]()
@@ -123,6 +124,20 @@ enum Seeds {
         }
         add(6, frames(), 30)
         add(7, records(), 10)
+        let controlKinds: [String: UInt8] = ["error": 0, "ping": 1, "goodbye": 2]
+        for c in controls() {
+            guard let kind = controlKinds[String(c.name.prefix { $0 != "-" })] else { continue }
+            out.append(("c8-\(c.name)", [8, kind] + c.bytes))
+        }
+        add(9, announcements(), 10)
+        // The first device IDs of Spec/vectors/device-ids.json, as text.
+        let ids = [String(repeating: "00", count: 32), String(repeating: "ff", count: 32),
+                   "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+                   "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"]
+        for (i, hex) in ids.enumerated() {
+            guard let id = DeviceID(hex: hex) else { continue }
+            out.append((name("c10-device", i), [10] + Array(id.text.utf8)))
+        }
         return out
     }
 

@@ -1,8 +1,9 @@
 /*
  * shoalwire.h: the C interface of Shoal's codec (libShoalWireC).
  *
- * Decodes and encodes Shoal records, tombstones, change tokens, record deltas, field values and
- * replication messages, reads frame streams, and inspects any Shoal bytes. Values cross the
+ * Decodes and encodes Shoal records, tombstones, change tokens, record deltas, field values,
+ * replication messages, control payloads and discovery announcements, converts device IDs between
+ * bytes and text, reads frame streams, and inspects any Shoal bytes. Values cross the
  * boundary as bytes and as the JSON form of Spec/vectors/README.md, so no Swift type is seen here.
  *
  * Conventions:
@@ -169,6 +170,36 @@ void shoal_frame_reader_free(shoal_frame_reader *reader);
 /** Encodes `payload` as one uncompressed frame of `type` (Spec/wire-format.md §13.1). */
 int shoal_frame_encode(uint8_t type, const uint8_t *payload, size_t len, uint8_t **bytes, size_t *out_len,
                        shoal_error *err);
+
+/* ---- Control payloads (Spec/wire-format.md §13.4) ----------------------------------------------- */
+
+/**
+ * Decodes the payload of a control frame of `kind` — "error_message" (frame type error), "ping"
+ * (ping and pong), "goodbye" — into the JSON form of Spec/vectors/frames.json:
+ * {"code", "message", "retry_after_ms" (decimal string, only when present)}, {"nonce" (decimal
+ * string)}, {"reason"}.
+ */
+int shoal_control_decode_json(const char *kind, const uint8_t *bytes, size_t len, char **json, shoal_error *err);
+/** Encodes a control payload of `kind` given in its JSON form (checked by decoding it again). */
+int shoal_control_encode_json(const char *kind, const char *json, uint8_t **bytes, size_t *len, shoal_error *err);
+
+/* ---- Discovery and device IDs (Spec/discovery.md, Spec/security.md §2) -------------------------- */
+
+/** Decodes a local discovery announcement (one UDP datagram) into the JSON form of
+ *  Spec/vectors/discovery.json: {"device" (64 hex digits), "instance" (decimal string),
+ *  "endpoints": [{"kind": "source"|"ipv4"|"ipv6", "address" (hex, not for source), "port", "text"}]}. */
+int shoal_discovery_decode_json(const uint8_t *bytes, size_t len, char **json, shoal_error *err);
+/** Encodes an announcement given in its JSON form (`text` is ignored; endpoints are sorted and
+ *  duplicates dropped, as the Spec's canonical form asks; the bytes are checked by decoding). */
+int shoal_discovery_encode_json(const char *json, uint8_t **bytes, size_t *len, shoal_error *err);
+
+/** A device ID's 32 bytes (`len` must be 32) as its text form: 8 groups of 7 base32 characters
+ *  joined by '-', with a Luhn mod 32 check character after every 13 (Spec/security.md §2). */
+int shoal_device_id_to_text(const uint8_t *bytes, size_t len, char **text, shoal_error *err);
+/** Parses a device ID's text form (lower case accepted, '-' and spaces ignored) into its 32 bytes;
+ *  a wrong character, length or check character fails with SHOAL_ERROR_INVALID_VALUE at its
+ *  offset in `text`. */
+int shoal_device_id_from_text(const char *text, uint8_t **bytes, size_t *len, shoal_error *err);
 
 /* ---- Inspection -------------------------------------------------------------------------------- */
 

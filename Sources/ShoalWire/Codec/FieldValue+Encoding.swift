@@ -16,7 +16,10 @@ extension FieldValue {
     }
 
     /// Size of the payload (without the tag) inside a record of zone `zone`.
-    package func payloadSize(zone: RecordZone.ID) -> Int {
+    ///
+    /// Inlined into the record's size pass: called opaquely, it makes the caller copy (retain
+    /// and release) each slot around the call.
+    @inline(__always) package func payloadSize(zone: RecordZone.ID) -> Int {
         switch self {
         case .string(let s): return WireSize.string(s)
         case .int64(let v): return WireSize.varint(WireSize.zigzag(v))
@@ -31,8 +34,9 @@ extension FieldValue {
         }
     }
 
-    /// Writes the payload (without the tag).
-    package func encodePayload(into w: inout WireWriter, zone: RecordZone.ID) {
+    /// Writes the payload (without the tag); inlined into the record's write pass, as
+    /// ``payloadSize(zone:)`` is into its size pass.
+    @inline(__always) package func encodePayload(into w: inout WireWriter, zone: RecordZone.ID) {
         switch self {
         case .string(let s): w.writeString(s)
         case .int64(let v): w.writeZigzag(v)
@@ -51,15 +55,19 @@ extension FieldValue {
     /// (an undefined tag is reported there, not after a stamp that may follow it).
     @usableFromInline package static func decodePayload(tag: UInt8, at tagOffset: Int, from r: inout WireReader, zone: RecordZone.ID) throws(WireError) -> FieldValue {
         if tag & ValueTag.listBit != 0 {
-            guard tag & 0x80 == 0, let kind = Kind(rawValue: tag & ValueTag.kindMask) else {
-                throw WireError(.unknownRequiredTag, at: tagOffset, "value type tag 0x\(String(tag, radix: 16)) is not defined (lists are 0x41–0x49)")
-            }
+            guard tag & 0x80 == 0, let kind = Kind(rawValue: tag & ValueTag.kindMask) else { throw undefinedTag(tag, at: tagOffset) }
             return .list(try ListValue.decodePayload(kind: kind, from: &r, zone: zone))
         }
-        guard let kind = Kind(rawValue: tag) else {
-            throw WireError(.unknownRequiredTag, at: tagOffset, "value type tag 0x\(String(tag, radix: 16)) is not defined (scalars are 0x01–0x09)")
-        }
+        guard let kind = Kind(rawValue: tag) else { throw undefinedTag(tag, at: tagOffset) }
         return try decodeScalar(kind: kind, from: &r, zone: zone)
+    }
+
+    /// The error for a value type tag that is not defined, read at `tagOffset`.
+    static func undefinedTag(_ tag: UInt8, at tagOffset: Int) -> WireError {
+        if tag & ValueTag.listBit != 0 {
+            return WireError(.unknownRequiredTag, at: tagOffset, "value type tag 0x\(String(tag, radix: 16)) is not defined (lists are 0x41–0x49)")
+        }
+        return WireError(.unknownRequiredTag, at: tagOffset, "value type tag 0x\(String(tag, radix: 16)) is not defined (scalars are 0x01–0x09)")
     }
 
     @inline(__always)
@@ -175,9 +183,12 @@ extension Location {
         w.writeFixed64(CanonicalDouble.bits(latitude))
         w.writeFixed64(CanonicalDouble.bits(longitude))
         w.writeByte(presence)
-        for d in [altitude, horizontalAccuracy, verticalAccuracy, course, speed] {
-            if let d { w.writeFixed64(CanonicalDouble.bits(d)) }
-        }
+        // One by one: an array literal of the five would be allocated on every encode.
+        if let d = altitude { w.writeFixed64(CanonicalDouble.bits(d)) }
+        if let d = horizontalAccuracy { w.writeFixed64(CanonicalDouble.bits(d)) }
+        if let d = verticalAccuracy { w.writeFixed64(CanonicalDouble.bits(d)) }
+        if let d = course { w.writeFixed64(CanonicalDouble.bits(d)) }
+        if let d = speed { w.writeFixed64(CanonicalDouble.bits(d)) }
         if let t = timestamp { w.writeZigzag(t.millisecondsSince1970) }
     }
 
@@ -278,8 +289,15 @@ extension WireReader {
 /// CloudKit's rule for record types and field names: an ASCII letter, then letters, digits or `_`.
 @usableFromInline package enum Identifier {
     @inlinable package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let first = bytes.first, isLetter(first) else { return false }
-        for b in bytes.dropFirst() where !(isLetter(b) || (b >= 48 && b <= 57) || b == 95) { return false }
+        guard let p = bytes.baseAddress, bytes.count > 0, isLetter(p.load(as: UInt8.self)) else { return false }
+        var i = 1
+        while i < bytes.count {
+            let b = p.load(fromByteOffset: i, as: UInt8.self)
+            // The allowed bytes as bits of two 64-bit masks (0–63: digits; 64–127: letters and _).
+            let mask: UInt64 = b < 64 ? 0x03FF_0000_0000_0000 : 0x07FF_FFFE_87FF_FFFE
+            guard b < 128, (mask >> UInt64(b & 63)) & 1 != 0 else { return false }
+            i &+= 1
+        }
         return true
     }
 

@@ -54,7 +54,8 @@ public struct FieldView {
         guard isStamped else { return nil }
         var r = WireReader(UnsafeRawBufferPointer(rebasing: record.bytes[0..<end]), limits: .default)
         r.position = tagOffset &+ 1
-        return try? r.readStamp(record.vector, "stamp")
+        guard let (index, back) = try? r.readStamp(in: record.vector, "stamp") else { return nil }
+        return Dot(node: record.vector.node(at: index, in: record.bytes), hlc: HLC(rawValue: record.vector.hlc(at: index, in: record.bytes) &- back))
     }
 
     /// The value of an `int64` slot.

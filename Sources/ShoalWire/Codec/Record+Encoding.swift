@@ -22,7 +22,11 @@ extension Record {
         let result: Result<Record, WireError> = bytes.withUnsafeBytes { raw in
             do throws(WireError) { return .success(try Record(decoding: raw, limits: limits)) } catch { return .failure(error) }
         }
-        self = try result.get()
+        // Consumed, not copied: `get()` would retain every part of the record once more.
+        switch consume result {
+        case .success(let record): self = record
+        case .failure(let error): throw error
+        }
     }
 
     /// Decodes a record from borrowed bytes.
@@ -32,14 +36,17 @@ extension Record {
             throw WireError(.limitExceeded, at: 0, "record is \(buffer.count) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes)")
         }
         var r = WireReader(buffer, limits: limits)
-        self = try Record.decode(from: &r)
+        let record = try Record.decode(from: &r)
         try r.expectEnd("the record")
+        self = record
     }
 
     /// The size in bytes of ``encoded()``, computed without encoding.
     public var encodedSize: Int {
         var n = systemFieldsSize
-        for f in slots { n &+= slotSize(f) }
+        // By index into an immutable array: `for f in slots` copies (retains) every slot.
+        let s = slots
+        for i in 0..<s.count { n &+= slotSize(s[i]) }
         return n &+ extensionsSize
     }
 
@@ -86,13 +93,14 @@ extension Record {
         HeadedVector.write(versionVector, heads: heads, into: &w)
         if !versionVector.isEmpty { writeStamp(creation, into: &w) }
         if let parent { parent.encodePayload(into: &w, zone: id.zone) }
-        w.writeVarint(UInt64(fields.count))
-        for f in fields {
-            w.writeString(f.name)
-            let tag = (f.value?.tag ?? 0) | (f.stamp != nil ? Record.stampedBit : 0)
+        w.writeVarint(UInt64(slots.count))
+        let s = slots
+        for i in 0..<s.count {
+            w.writeString(s[i].name)
+            let tag = (s[i].value?.tag ?? 0) | (s[i].stamp != nil ? Record.stampedBit : 0)
             w.writeByte(tag)
-            if f.stamp != nil { writeStamp(f.stamp, into: &w) }
-            if let v = f.value { v.encodePayload(into: &w, zone: id.zone) }
+            if let stamp = s[i].stamp { writeStamp(stamp, into: &w) }
+            s[i].value?.encodePayload(into: &w, zone: id.zone)
         }
         if !extensions.isEmpty {
             w.writeVarint(UInt64(extensions.count))
@@ -171,6 +179,21 @@ extension Record {
 extension WireReader {
     /// Reads a stamp (node index, distance below that node's entry) against `vv`.
     @inlinable package mutating func readStamp(_ vv: VersionVector, _ what: @autoclosure () -> String) throws(WireError) -> Dot {
+        // Fast path: index and offset one byte each, the index inside the vector, the offset 0
+        // (below every entry: entries are never zero) — a field set by its node's newest write.
+        if position &+ 2 <= count, let start {
+            let i = start.load(fromByteOffset: position, as: UInt8.self)
+            if i < 0x80 && start.load(fromByteOffset: position &+ 1, as: UInt8.self) == 0 && Int(i) < vv.entries.count {
+                position &+= 2
+                let e = vv.entries[Int(i)]
+                return Dot(node: e.node, hlc: e.hlc)
+            }
+        }
+        return try readStampSlow(vv, what())
+    }
+
+    /// ``readStamp(_:_:)`` past its fast path.
+    @usableFromInline package mutating func readStampSlow(_ vv: VersionVector, _ what: @autoclosure () -> String) throws(WireError) -> Dot {
         let at = offset
         let i = try readVarint("\(what()) node index")
         guard i < UInt64(vv.entries.count) else {

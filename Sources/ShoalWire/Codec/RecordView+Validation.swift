@@ -9,7 +9,7 @@ enum RecordViewValidation {
         var flags: UInt8
         var recordType: Range<Int>
         var zoneName: Range<Int>, zoneOwner: Range<Int>
-        var vector: VersionVector
+        var vector: VectorInPlace
         var fieldCount: Int
     }
 
@@ -24,11 +24,10 @@ enum RecordViewValidation {
         _ = try name(&r, "record name")
         let zoneName = try name(&r, "zone name")
         let zoneOwner = try name(&r, "zone owner")
-        let (vv, _) = try HeadedVector.read(from: &r)
-        if vv.count > 0 { _ = try r.readStamp(vv, "creation stamp") }
+        let vv = try HeadedVector.check(from: &r)
+        if vv.count > 0 { _ = try r.readStamp(in: vv, "creation stamp") }
         if flags & Record.Flags.parent != 0 {
-            let zone = RecordZone.ID(name: text(r, zoneName), owner: text(r, zoneOwner))
-            _ = try Reference.decodePayload(from: &r, zone: zone)
+            try reference(&r, zoneName: zoneName, zoneOwner: zoneOwner)
         }
         let fieldCount = try r.readCount(max: r.limits.maxFieldCount, "field count", limitName: "maxFieldCount")
         try r.require(fieldCount, each: 3, "\(fieldCount) fields")
@@ -40,7 +39,10 @@ enum RecordViewValidation {
     static func fields(_ r: inout WireReader, header: Header, into table: UnsafeMutableBufferPointer<Int>) throws(WireError) {
         let vv = header.vector
         var previousName = UnsafeRawBufferPointer(start: nil, count: 0)
-        var previousStamp: Dot? = nil
+        // The previous slot's stamp as (entry index, distance below it): Dots are built only
+        // for a repeated name, where concurrent slots must be ordered.
+        var previousStamp: (index: Int, back: UInt64)? = nil
+        let all = UnsafeRawBufferPointer(start: r.start, count: r.count)
         for i in 0..<header.fieldCount {
             table[i] = r.position
             let at = r.offset
@@ -58,14 +60,19 @@ enum RecordViewValidation {
             previousName = raw
             let tagAt = r.offset
             let tag = try r.readByte("field type tag")
-            var stamp: Dot? = nil
+            var stamp: (index: Int, back: UInt64)? = nil
             if tag & Record.stampedBit != 0 {
                 guard vv.count > 0 else {
                     throw WireError(.invalidValue, at: tagAt, "field \(String(decoding: raw, as: UTF8.self)) has a stamp but the record has no version vector")
                 }
-                stamp = try r.readStamp(vv, "stamp of field \(String(decoding: raw, as: UTF8.self))")
+                stamp = try r.readStamp(in: vv, "stamp of field \(String(decoding: raw, as: UTF8.self))")
             }
-            if repeated { try Record.checkConcurrentSlot(String(decoding: raw, as: UTF8.self), previous: previousStamp, stamp: stamp, at: at) }
+            if repeated {
+                func dot(_ s: (index: Int, back: UInt64)?) -> Dot? {
+                    s.map { Dot(node: vv.node(at: $0.index, in: all), hlc: HLC(rawValue: vv.hlc(at: $0.index, in: all) &- $0.back)) }
+                }
+                try Record.checkConcurrentSlot(String(decoding: raw, as: UTF8.self), previous: dot(previousStamp), stamp: dot(stamp), at: at)
+            }
             previousStamp = stamp
             let valueTag = tag & ~Record.stampedBit
             if valueTag != 0 { try value(&r, tag: valueTag, at: tagAt, header: header) }
@@ -77,11 +84,12 @@ enum RecordViewValidation {
         try r.expectEnd("the record")
     }
 
-    /// Checks one value as `FieldValue.decodePayload` would; scalars and lists of them, which
-    /// need no allocation to check, are checked in place, the rest are decoded and dropped.
+    /// Checks one value as `FieldValue.decodePayload` would — the same errors at the same
+    /// offsets — in place: nothing is built, so nothing is allocated.
     static func value(_ r: inout WireReader, tag: UInt8, at tagAt: Int, header: Header) throws(WireError) {
-        if tag & ValueTag.listBit != 0, let kind = FieldValue.Kind(rawValue: tag & ValueTag.kindMask), kind.rawValue <= FieldValue.Kind.date.rawValue {
-            return try list(&r, kind: kind)
+        if tag & ValueTag.listBit != 0 {
+            guard let kind = FieldValue.Kind(rawValue: tag & ValueTag.kindMask) else { throw FieldValue.undefinedTag(tag, at: tagAt) }
+            return try list(&r, kind: kind, header: header)
         }
         switch tag {
         case FieldValue.Kind.string.rawValue:
@@ -96,15 +104,35 @@ enum RecordViewValidation {
             let n = try r.readLength(max: r.limits.maxRecordBytes, "bytes value length", limitName: "maxRecordBytes")
             _ = try r.readRaw(n, "bytes value")
         case FieldValue.Kind.date.rawValue: _ = try r.readZigzag("date value")
-        default:
-            let zone = RecordZone.ID(name: text(r, header.zoneName), owner: text(r, header.zoneOwner))
-            _ = try FieldValue.decodePayload(tag: tag, at: tagAt, from: &r, zone: zone)
+        case FieldValue.Kind.reference.rawValue: try reference(&r, zoneName: header.zoneName, zoneOwner: header.zoneOwner)
+        case FieldValue.Kind.asset.rawValue: _ = try Asset.decodePayload(from: &r)
+        case FieldValue.Kind.location.rawValue: _ = try Location.decodePayload(from: &r)
+        default: throw FieldValue.undefinedTag(tag, at: tagAt)
         }
     }
 
-    /// Checks a list of strings, numbers, bools, bytes or dates as `ListValue.decodePayload`
-    /// would, in place.
-    static func list(_ r: inout WireReader, kind: FieldValue.Kind) throws(WireError) {
+    /// Checks a reference as `Reference.decodePayload` would, comparing a zone it names with the
+    /// record's own (at `zoneName` and `zoneOwner` in the reader's bytes) by their bytes.
+    static func reference(_ r: inout WireReader, zoneName: Range<Int>, zoneOwner: Range<Int>) throws(WireError) {
+        _ = try name(&r, "referenced record name")
+        let at = r.offset
+        let flags = try r.readByte("reference flags")
+        guard flags & ~3 == 0 else {
+            throw WireError(.unknownRequiredTag, at: at, "reference flags 0x\(String(flags, radix: 16)) set reserved bits (only 0x01 deleteSelf and 0x02 zone-follows are defined)")
+        }
+        guard flags & 2 != 0 else { return }
+        let zAt = r.offset
+        let otherName = try name(&r, "referenced zone name")
+        let otherOwner = try name(&r, "referenced zone owner")
+        let all = UnsafeRawBufferPointer(start: r.start, count: r.count)
+        if UTF8Order.compare(UnsafeRawBufferPointer(rebasing: all[otherName]), UnsafeRawBufferPointer(rebasing: all[zoneName])) == 0
+            && UTF8Order.compare(UnsafeRawBufferPointer(rebasing: all[otherOwner]), UnsafeRawBufferPointer(rebasing: all[zoneOwner])) == 0 {
+            throw WireError(.invalidValue, at: zAt, "reference repeats its record's own zone; canonical form omits it (clear flag 0x02)")
+        }
+    }
+
+    /// Checks a list as `ListValue.decodePayload` would, in place.
+    static func list(_ r: inout WireReader, kind: FieldValue.Kind, header: Header) throws(WireError) {
         let n = try r.readCount(max: r.limits.maxListCount, "list element count", limitName: "maxListCount")
         try r.require(n, "\(n) list elements")
         switch kind {
@@ -125,8 +153,15 @@ enum RecordViewValidation {
                 let length = try r.readLength(max: r.limits.maxRecordBytes, "list bytes length", limitName: "maxRecordBytes")
                 _ = try r.readRaw(length, "list bytes")
             }
-        default:
-            for _ in 0..<n { _ = try r.readZigzag("list date") }
+        case .date: for _ in 0..<n { _ = try r.readZigzag("list date") }
+        case .reference:
+            for _ in 0..<n { try reference(&r, zoneName: header.zoneName, zoneOwner: header.zoneOwner) }
+        case .asset:
+            try r.require(n, each: 33, "\(n) list assets")
+            for _ in 0..<n { _ = try Asset.decodePayload(from: &r) }
+        case .location:
+            try r.require(n, each: 17, "\(n) list locations")
+            for _ in 0..<n { _ = try Location.decodePayload(from: &r) }
         }
     }
 
@@ -151,11 +186,6 @@ enum RecordViewValidation {
         guard UTF8Validation.isValid(raw) else { throw WireError(.invalidUTF8, at: at, "\(what) is not valid UTF-8") }
         if n == 0 { throw WireError(.invalidName, at: at, "\(what) is empty; names are 1–\(r.limits.maxNameBytes) bytes") }
         return start..<r.position
-    }
-
-    static func text(_ r: WireReader, _ range: Range<Int>) -> String {
-        let all = UnsafeRawBufferPointer(start: r.start, count: r.count)
-        return String(decoding: UnsafeRawBufferPointer(rebasing: all[range]), as: UTF8.self)
     }
 }
 

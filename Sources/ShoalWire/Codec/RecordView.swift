@@ -20,8 +20,8 @@ public struct RecordView {
     let zoneName: Range<Int>, zoneOwner: Range<Int>
     /// Where the record type is in ``bytes``.
     let typeRange: Range<Int>
-    /// The version vector the stamps are written against.
-    let vector: VersionVector
+    /// Where the version vector the stamps are written against lies in ``bytes``.
+    let vector: VectorInPlace
 
     /// Field slots in the record (a field with concurrent slots counts once per slot).
     public var slotCount: Int { slots.count &- 1 }

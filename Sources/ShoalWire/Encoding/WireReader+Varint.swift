@@ -53,6 +53,20 @@ extension WireReader {
     /// A negative `limit` allows nothing (it never traps).
     @inlinable package mutating func readCount(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
                                                owner: @autoclosure () -> String = "WireLimits") throws(WireError) -> Int {
+        // One-byte fast path, inlined where the rest is not: a count below 128 within the limit.
+        if position < count, let start {
+            let first = start.load(fromByteOffset: position, as: UInt8.self)
+            if first < 0x80 && Int(first) <= limit {
+                position &+= 1
+                return Int(first)
+            }
+        }
+        return try readCountSlow(max: limit, what(), limitName: limitName(), owner: owner())
+    }
+
+    /// ``readCount(max:_:limitName:owner:)`` past its fast path.
+    @usableFromInline package mutating func readCountSlow(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
+                                                          owner: @autoclosure () -> String) throws(WireError) -> Int {
         let at = offset
         let v = try readVarint(what())
         guard v <= UInt64(clamping: limit) else {
@@ -99,6 +113,12 @@ extension WireReader {
         let n = raw.count
         var i = 0
         var bits: UInt64 = 0
+        // 32 bytes a round (four independent loads), then 8, then one: `i + k <= n` bounds each load.
+        while i &+ 32 <= n {
+            bits |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self) | p.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self)
+                | p.loadUnaligned(fromByteOffset: i &+ 16, as: UInt64.self) | p.loadUnaligned(fromByteOffset: i &+ 24, as: UInt64.self)
+            i &+= 32
+        }
         while i &+ 8 <= n {
             bits |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
             i &+= 8

@@ -22,6 +22,9 @@ def load(*files):
 CODEC = load("values.json", "records.json", "deltas.json", "tombstones.json", "tokens.json", "invalid.json")
 MESSAGES = load("messages.json")
 FRAMES = [p for p in load("frames.json") if p.values[0]["kind"] in ("frame", "stream")]
+CONTROL = [p for p in load("frames.json") if p.values[0]["kind"] in shoalwire.CONTROL_KINDS]
+DISCOVERY = load("discovery.json")
+DEVICE_IDS = load("device-ids.json")
 
 
 def decode(kind, data, zone):
@@ -35,6 +38,10 @@ def decode(kind, data, zone):
         return shoalwire.decode_delta(data, zone)
     if kind == "value":
         return shoalwire.decode_value(data, zone)
+    if kind == "discovery":
+        return shoalwire.decode_discovery(data)
+    if kind in shoalwire.CONTROL_KINDS:
+        return shoalwire.decode_control(kind, data)
     return shoalwire.decode_message(kind, data)
 
 
@@ -49,6 +56,10 @@ def encode(kind, obj, zone):
         return shoalwire.encode_delta(obj, zone)
     if kind == "value":
         return shoalwire.encode_value(obj, zone)
+    if kind == "discovery":
+        return shoalwire.encode_discovery(obj)
+    if kind in shoalwire.CONTROL_KINDS:
+        return shoalwire.encode_control(kind, obj)
     return shoalwire.encode_message(kind, obj)
 
 
@@ -78,6 +89,29 @@ def test_codec_vector(v):
 @pytest.mark.parametrize("v", MESSAGES)
 def test_message_vector(v):
     check(v)
+
+
+@pytest.mark.parametrize("v", CONTROL + DISCOVERY)
+def test_control_and_discovery_vector(v):
+    check(v)
+
+
+@pytest.mark.parametrize("v", DEVICE_IDS)
+def test_device_id_vector(v):
+    if "error" in v:
+        with pytest.raises(shoalwire.ShoalWireError) as caught:
+            shoalwire.device_id_from_text(v["text"])
+        assert (caught.value.code, caught.value.offset) == (v["error"], v["offset"]), str(caught.value)
+        return
+    data = bytes.fromhex(v["hex"])
+    assert shoalwire.device_id_to_text(data) == v["text"]
+    assert shoalwire.device_id_from_text(v["text"]) == data
+    assert shoalwire.device_id_from_text(v["text"].lower().replace("-", " ")) == data
+
+
+def test_device_id_of_wrong_length_is_an_invalid_argument():
+    with pytest.raises(shoalwire.InvalidArgumentError):
+        shoalwire.device_id_to_text(b"\x00" * 31)
 
 
 @pytest.mark.parametrize("v", FRAMES)

@@ -16,10 +16,13 @@ __all__ = [
     "decode_delta", "encode_delta", "decode_value", "encode_value",
     "decode_token", "encode_token", "token_to_text", "token_from_text",
     "decode_message", "encode_message", "encode_frame", "inspect", "MESSAGE_KINDS",
+    "decode_control", "encode_control", "CONTROL_KINDS", "decode_discovery", "encode_discovery",
+    "device_id_to_text", "device_id_from_text",
 ]
 
 MESSAGE_KINDS = ("hello", "zones", "subscribe", "acknowledgement", "changes", "liveChanges",
                  "assetRequest", "assetChunk", "upstreams", "wantWhole")
+CONTROL_KINDS = ("error_message", "ping", "goodbye")
 
 
 class ShoalWireError(Exception):
@@ -87,6 +90,12 @@ for _name, _args in {
     "shoal_frame_reader_next": [ctypes.c_void_p, ctypes.POINTER(_Frame)] + _err,
     "shoal_frame_encode": [ctypes.c_uint8] + _in + _bytes_out + _err,
     "shoal_inspect_json": _in + [ctypes.c_char_p, ctypes.c_char_p] + _text_out + _err,
+    "shoal_control_decode_json": [ctypes.c_char_p] + _in + _text_out + _err,
+    "shoal_control_encode_json": [ctypes.c_char_p, ctypes.c_char_p] + _bytes_out + _err,
+    "shoal_discovery_decode_json": _in + _text_out + _err,
+    "shoal_discovery_encode_json": [ctypes.c_char_p] + _bytes_out + _err,
+    "shoal_device_id_to_text": _in + _text_out + _err,
+    "shoal_device_id_from_text": [ctypes.c_char_p] + _bytes_out + _err,
 }.items():
     _f = getattr(_lib, _name)
     _f.argtypes = _args
@@ -211,6 +220,37 @@ def decode_message(kind, data, context=None):
 def encode_message(kind, message, context=None):
     """A replication message of ``kind`` as its payload bytes."""
     return _bytes_call(_lib.shoal_message_encode_json, kind.encode("utf-8"), _json_arg(message), _json_arg(context))
+
+
+def decode_control(kind, data):
+    """A control payload of ``kind`` (CONTROL_KINDS: error_message, ping, goodbye) as its JSON form."""
+    return _json.loads(_text_call(_lib.shoal_control_decode_json, kind.encode("utf-8"), *_bytes_arg(data)))
+
+
+def encode_control(kind, payload):
+    """A control payload of ``kind`` as its bytes (checked by decoding them)."""
+    return _bytes_call(_lib.shoal_control_encode_json, kind.encode("utf-8"), _json_arg(payload))
+
+
+def decode_discovery(data):
+    """A local discovery announcement (one datagram) as its JSON form."""
+    return _json.loads(_text_call(_lib.shoal_discovery_decode_json, *_bytes_arg(data)))
+
+
+def encode_discovery(announcement):
+    """A discovery announcement as its canonical bytes (endpoints sorted, duplicates dropped)."""
+    return _bytes_call(_lib.shoal_discovery_encode_json, _json_arg(announcement))
+
+
+def device_id_to_text(data):
+    """A device ID's 32 bytes as its checksummed text form (8 groups of 7 characters)."""
+    return _text_call(_lib.shoal_device_id_to_text, *_bytes_arg(data))
+
+
+def device_id_from_text(text):
+    """A device ID's text form as its 32 bytes; a bad character, length or check character raises
+    InvalidValueError at its offset in ``text``."""
+    return _bytes_call(_lib.shoal_device_id_from_text, text.encode("utf-8"))
 
 
 def encode_frame(frame_type, payload):
