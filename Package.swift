@@ -137,7 +137,11 @@ let package = Package(
         // Fixtures/ holds data directories written by earlier releases, found by #filePath.
         .testTarget(name: "ShoalTests", dependencies: ["Shoal", "ShoalSync", "ShoalTrust"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "ShoalStoreTests", dependencies: ["ShoalStore", "ShoalWire", "ShoalDiff", "ShoalSamples", "CSQLite", "CShoalThread", "ShoalTestSupport"], swiftSettings: strict),
-        .testTarget(name: "ShoalPowerLossTests", dependencies: ["ShoalStore", "ShoalAssets", "ShoalWire", "CSQLite", "CShoalPowerCut"], swiftSettings: strict),
+        // Simulator.swift and SimulationWorkload.swift are ShoalSyncTests' (symbolic links): the
+        // multi-node soak runs the same simulation with its stores on the power-cut VFS.
+        .testTarget(name: "ShoalPowerLossTests", dependencies: [
+            "ShoalStore", "ShoalAssets", "ShoalWire", "ShoalSync", "ShoalSamples", "CSQLite", "CShoalPowerCut",
+        ], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -86,6 +86,10 @@ public actor Store {
         /// checkpointer, the background reader); nil, the default, is SQLite's. Tests pass a VFS
         /// that injects faults below the store (power cuts, Spec/store.md §2.3).
         package var vfsName: String? = nil
+        /// Whether checkpoints run on the checkpointer's thread (the default) or in the committing
+        /// call once the log reaches ``checkpointPages``. A simulation that replays a seed event
+        /// by event below the store turns it off: no thread of the store's own writes then.
+        package var checkpointsInBackground = true
 
         /// The default configuration.
         public init() {}
@@ -100,7 +104,10 @@ public actor Store {
     package nonisolated func newIdentifier() -> NodeID { configuration.newIdentifier() }
     /// This node's identity, random when the store was created.
     public nonisolated let nodeID: NodeID
-    /// This store's incarnation: names its change sequence numbers inside tokens.
+    /// This open's incarnation: names its change sequence numbers inside tokens. New at every
+    /// open: a power cut may undo the last sequence numbers an earlier open handed out in tokens
+    /// (replication commits `NORMAL`), and the sequence then gives them to other changes, so a
+    /// token of an earlier open resumes by its vector, never by its sequence (Spec/store.md §5).
     public nonisolated let incarnation: NodeID
     /// The incarnation of the database's zone list (for database change tokens).
     nonisolated let databaseIncarnation: NodeID
@@ -161,8 +168,10 @@ public actor Store {
         let db = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: timeout, vfs: configuration.vfsName)
         try Schema.create(db, synchronous: configuration.synchronous, cacheKibibytes: configuration.cacheKibibytes,
                           limits: configuration.limits)
-        db.checkpointInBackground(threshold: Int32(clamping: configuration.checkpointPages),
-                                  hardLimit: Int32(clamping: min(configuration.checkpointPages, Int(Int32.max) / 8) * 8))
+        let threshold = Int32(clamping: configuration.checkpointPages)
+        db.checkpointInBackground(threshold: threshold,
+                                  hardLimit: configuration.checkpointsInBackground
+                                      ? Int32(clamping: min(configuration.checkpointPages, Int(Int32.max) / 8) * 8) : threshold)
         let meta = try Schema.loadOrCreateMeta(db, newIdentifier: configuration.newIdentifier)
         return try Store(db: db, configuration: configuration, meta: meta)
     }
@@ -173,7 +182,7 @@ public actor Store {
         self.configuration = configuration
         self.connectionSynchronous = configuration.synchronous
         self.nodeID = meta.nodeID
-        self.incarnation = meta.incarnation
+        self.incarnation = configuration.newIdentifier()
         self.databaseIncarnation = meta.databaseIncarnation
         self.databaseSequence = meta.databaseSequence
         self.zonePurgeSequence = meta.zonePurgeSequence

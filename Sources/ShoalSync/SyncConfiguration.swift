@@ -89,6 +89,12 @@ public struct SyncConfiguration: Sendable {
     /// The clock live batching reads (``liveBatchDelay``): a simulation drives its own.
     package var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
 
+    /// Whether a peer's acknowledgement is written to the store inside the call that received it,
+    /// every time, instead of beside the connection's frames at most once a second (the default).
+    /// A simulation that replays a seed event by event below the store turns it on: the writes
+    /// then come in the order of the calls, from the simulation's one task.
+    package var writesAcknowledgementsInline = false
+
     /// The defaults.
     public init() {}
 }

@@ -79,7 +79,11 @@ extension SyncNode {
             // connection's frames, not before the next one: waiting for it held every change
             // behind it for the length of a commit once a second — 30–60 ms when the disk is busy.
             // The whole of what the peer stated is written, not this acknowledgement's part.
-            recordAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge)
+            if configuration.writesAcknowledgementsInline {
+                try? await store.acknowledge(peer: peer, zone: m.zone, vector: sub.peerKnowledge)
+            } else {
+                recordAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge)
+            }
         }
         // A single commit held behind this acknowledgement was no burst (the next one did not
         // come before it): it goes now. Two or more wait out the delay (§4 item 2).

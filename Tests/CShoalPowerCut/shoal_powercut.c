@@ -67,6 +67,8 @@ typedef struct PowerFile {
     sqlite3_file base;
     Tracked *tracked;       // NULL: a file the VFS does not track (temporary files)
     int dirsync_pending;
+    char *name;             // the name it was opened by (NULL: a temporary file)
+    struct PowerFile *next_open, *prev_open;
     sqlite3_file *real;     // follows this struct in the same allocation
 } PowerFile;
 
@@ -78,6 +80,11 @@ static DirOp *dirops;
 static size_t dirop_count, dirop_capacity;
 static uint64_t rng_state, events, cut_at, aside_counter, full_at;
 static int dead, ignore_log_syncs, open_files, forced_mode = -1;
+/// The directory (a path prefix ending in '/') whose files the next cut takes; NULL: every file.
+/// Only its files count events, fail once it is cut, and lose unsynced writes and entries.
+static char *domain;
+static size_t domain_len;
+static PowerFile *open_list;
 static uint64_t stat_kept, stat_dropped, stat_undone;
 
 /// SHOAL_POWERCUT_TRACE set: every open, sync and delete is written to stderr.
@@ -95,6 +102,21 @@ static uint64_t next_random(void) {
 }
 
 static uint64_t random_below(uint64_t n) { return n == 0 ? 0 : next_random() % n; }
+
+/// Whether `path` lies in the domain (every path, temporary files included, when there is none).
+static int under_domain(const char *path) {
+    if (!domain) return 1;
+    return path != NULL && strncmp(path, domain, domain_len) == 0;
+}
+
+/// Whether `p`'s power is off: the domain it lies in was cut.
+static int file_off(PowerFile *p) { return dead && under_domain(p->name); }
+
+/// The length of `path`'s directory part (up to its last '/'), 0 when it has none.
+static size_t directory_len(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? (size_t)(slash - path) : 0;
+}
 
 // MARK: sectors
 
@@ -233,27 +255,45 @@ static void forget_path(const char *path) {
     }
 }
 
-static void directory_synced(void) {
+/// The directory holding `path` was synced: its creations and deletions are durable. Entries
+/// of other directories (other nodes' stores) stay as they are.
+static void directory_synced(const char *path) {
+    size_t len = directory_len(path), kept = 0;
     for (size_t i = 0; i < dirop_count; i++) {
-        if (dirops[i].is_delete) {
-            unlink(dirops[i].aside);
-            forget_path(dirops[i].aside);
+        DirOp op = dirops[i];
+        if (directory_len(op.path) != len || strncmp(op.path, path, len) != 0) {
+            dirops[kept++] = op;
+            continue;
         }
-        free(dirops[i].path);
-        free(dirops[i].aside);
+        if (op.is_delete) {
+            unlink(op.aside);
+            forget_path(op.aside);
+        }
+        free(op.path);
+        free(op.aside);
     }
-    dirop_count = 0;
+    dirop_count = kept;
 }
 
 static void cut(void) {
     if (dead) return;
     dead = 1;
     stat_kept = stat_dropped = stat_undone = 0;
-    for (Tracked *t = tracked_files; t; t = t->next) lose_unsynced(t);
-    size_t survive = (size_t)random_below(dirop_count + 1);
-    if (forced_mode == 0) survive = dirop_count;
+    for (Tracked *t = tracked_files; t; t = t->next) {
+        if (under_domain(t->path)) lose_unsynced(t);
+    }
+    // The domain's entries, in order, move to the front; the others stay behind them.
+    size_t mine = 0;
+    for (size_t i = 0; i < dirop_count; i++) {
+        if (!under_domain(dirops[i].path)) continue;
+        DirOp op = dirops[i];
+        memmove(&dirops[mine + 1], &dirops[mine], (i - mine) * sizeof(DirOp));
+        dirops[mine++] = op;
+    }
+    size_t survive = (size_t)random_below(mine + 1);
+    if (forced_mode == 0) survive = mine;
     if (forced_mode == 1) survive = 0;
-    for (size_t i = dirop_count; i > survive; i--) {
+    for (size_t i = mine; i > survive; i--) {
         DirOp *op = &dirops[i - 1];
         stat_undone++;
         if (op->is_delete) {
@@ -267,16 +307,19 @@ static void cut(void) {
     for (size_t i = 0; i < survive; i++) {
         if (dirops[i].is_delete) unlink(dirops[i].aside);
     }
-    for (size_t i = 0; i < dirop_count; i++) {
+    for (size_t i = 0; i < mine; i++) {
         free(dirops[i].path);
         free(dirops[i].aside);
     }
-    dirop_count = 0;
+    memmove(&dirops[0], &dirops[mine], (dirop_count - mine) * sizeof(DirOp));
+    dirop_count -= mine;
 }
 
-/// Counts a mutating event and cuts the power when it is the chosen one. Returns whether the
-/// power is off (the caller then fails without touching the disk).
-static int event(void) {
+/// Counts a mutating event on `path` and cuts the power when it is the chosen one. Returns
+/// whether the power is off there (the caller then fails without touching the disk). Files
+/// outside the domain count nothing and never fail.
+static int event(const char *path) {
+    if (!under_domain(path)) return 0;
     events++;
     if (!dead && cut_at != 0 && events >= cut_at) cut();
     return dead;
@@ -299,17 +342,22 @@ static void push_dirop(int is_delete, const char *path, const char *aside) {
 #define TRACKED(f) (((PowerFile *)(f))->tracked)
 
 static int pf_close(sqlite3_file *f) {
+    PowerFile *p = (PowerFile *)f;
     int rc = REAL(f)->pMethods ? REAL(f)->pMethods->xClose(REAL(f)) : SQLITE_OK;
     pthread_mutex_lock(&lock);
     if (TRACKED(f)) TRACKED(f)->open_handles--;
     open_files--;
+    if (p->prev_open) p->prev_open->next_open = p->next_open; else open_list = p->next_open;
+    if (p->next_open) p->next_open->prev_open = p->prev_open;
+    free(p->name);
+    p->name = NULL;
     pthread_mutex_unlock(&lock);
     return rc;
 }
 
 static int pf_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off) {
     pthread_mutex_lock(&lock);
-    int off_now = dead;
+    int off_now = file_off((PowerFile *)f);
     pthread_mutex_unlock(&lock);
     if (off_now) return SQLITE_IOERR_READ;
     return REAL(f)->pMethods->xRead(REAL(f), buf, n, off);
@@ -325,7 +373,7 @@ static int needs_space(sqlite3_file *f, sqlite3_int64 end) {
 
 static int pf_write(sqlite3_file *f, const void *buf, int n, sqlite3_int64 off) {
     pthread_mutex_lock(&lock);
-    if (event()) { pthread_mutex_unlock(&lock); return SQLITE_IOERR_WRITE; }
+    if (event(((PowerFile *)f)->name)) { pthread_mutex_unlock(&lock); return SQLITE_IOERR_WRITE; }
     // A full disk refuses what would grow a file (ENOSPC, which the unix VFS reports as
     // SQLITE_FULL); a write in place still lands in blocks the file holds.
     if (needs_space(f, off + n)) { pthread_mutex_unlock(&lock); return SQLITE_FULL; }
@@ -338,7 +386,7 @@ static int pf_write(sqlite3_file *f, const void *buf, int n, sqlite3_int64 off) 
 
 static int pf_truncate(sqlite3_file *f, sqlite3_int64 size) {
     pthread_mutex_lock(&lock);
-    if (event()) { pthread_mutex_unlock(&lock); return SQLITE_IOERR_TRUNCATE; }
+    if (event(((PowerFile *)f)->name)) { pthread_mutex_unlock(&lock); return SQLITE_IOERR_TRUNCATE; }
     if (needs_space(f, size)) { pthread_mutex_unlock(&lock); return SQLITE_FULL; }
     Tracked *t = TRACKED(f);
     if (t) {
@@ -353,7 +401,7 @@ static int pf_truncate(sqlite3_file *f, sqlite3_int64 size) {
 
 static int pf_sync(sqlite3_file *f, int flags) {
     pthread_mutex_lock(&lock);
-    if (event()) { pthread_mutex_unlock(&lock); return SQLITE_IOERR_FSYNC; }
+    if (event(((PowerFile *)f)->name)) { pthread_mutex_unlock(&lock); return SQLITE_IOERR_FSYNC; }
     PowerFile *p = (PowerFile *)f;
     Tracked *t = p->tracked;
     if (t && t->is_log && ignore_log_syncs) { pthread_mutex_unlock(&lock); return SQLITE_OK; }
@@ -370,7 +418,7 @@ static int pf_sync(sqlite3_file *f, int flags) {
         t->synced_size = size;
         if (p->dirsync_pending) {
             p->dirsync_pending = 0;
-            directory_synced();
+            if (t->path) directory_synced(t->path);
         }
     }
     pthread_mutex_unlock(&lock);
@@ -380,7 +428,10 @@ static int pf_sync(sqlite3_file *f, int flags) {
 static int pf_file_size(sqlite3_file *f, sqlite3_int64 *size) { return REAL(f)->pMethods->xFileSize(REAL(f), size); }
 
 static int pf_lock(sqlite3_file *f, int level) {
-    if (shoal_powercut_is_cut()) return SQLITE_IOERR_LOCK;
+    pthread_mutex_lock(&lock);
+    int off_now = file_off((PowerFile *)f);
+    pthread_mutex_unlock(&lock);
+    if (off_now) return SQLITE_IOERR_LOCK;
     return REAL(f)->pMethods->xLock(REAL(f), level);
 }
 
@@ -391,12 +442,18 @@ static int pf_sector_size(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSi
 static int pf_device(sqlite3_file *f) { return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f)); }
 
 static int pf_shm_map(sqlite3_file *f, int region, int size, int extend, void volatile **out) {
-    if (shoal_powercut_is_cut()) return SQLITE_IOERR_SHMMAP;
+    pthread_mutex_lock(&lock);
+    int off_now = file_off((PowerFile *)f);
+    pthread_mutex_unlock(&lock);
+    if (off_now) return SQLITE_IOERR_SHMMAP;
     return REAL(f)->pMethods->xShmMap(REAL(f), region, size, extend, out);
 }
 
 static int pf_shm_lock(sqlite3_file *f, int offset, int n, int flags) {
-    if ((flags & SQLITE_SHM_LOCK) && shoal_powercut_is_cut()) return SQLITE_IOERR_SHMLOCK;
+    pthread_mutex_lock(&lock);
+    int off_now = file_off((PowerFile *)f);
+    pthread_mutex_unlock(&lock);
+    if ((flags & SQLITE_SHM_LOCK) && off_now) return SQLITE_IOERR_SHMLOCK;
     return REAL(f)->pMethods->xShmLock(REAL(f), offset, n, flags);
 }
 
@@ -420,7 +477,7 @@ static int pv_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flag
     int type = flags & (SQLITE_OPEN_MAIN_DB | SQLITE_OPEN_MAIN_JOURNAL | SQLITE_OPEN_WAL | SQLITE_OPEN_SUPER_JOURNAL);
     int track = name != NULL && type != 0 && !(flags & SQLITE_OPEN_DELETEONCLOSE);
     pthread_mutex_lock(&lock);
-    if (dead) { pthread_mutex_unlock(&lock); return SQLITE_CANTOPEN; }
+    if (dead && under_domain(name)) { pthread_mutex_unlock(&lock); return SQLITE_CANTOPEN; }
     int existed = name ? access(name, F_OK) == 0 : 1;
     int rc = real_vfs->xOpen(real_vfs, name, p->real, flags, out_flags);
     if (rc != SQLITE_OK) {
@@ -444,6 +501,10 @@ static int pv_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flag
         p->dirsync_pending = (flags & SQLITE_OPEN_CREATE) && type != SQLITE_OPEN_MAIN_DB;
     }
     open_files++;
+    p->name = name ? strdup(name) : NULL;
+    p->next_open = open_list;
+    if (open_list) open_list->prev_open = p;
+    open_list = p;
     p->base.pMethods = &power_methods;
     if (tracing()) fprintf(stderr, "powercut: open %s%s\n", name ? name : "(temporary)", track && !existed ? " (created)" : "");
     pthread_mutex_unlock(&lock);
@@ -453,7 +514,7 @@ static int pv_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flag
 static int pv_delete(sqlite3_vfs *vfs, const char *name, int dirsync) {
     (void)vfs;
     pthread_mutex_lock(&lock);
-    if (event()) { pthread_mutex_unlock(&lock); return SQLITE_IOERR_DELETE; }
+    if (event(name)) { pthread_mutex_unlock(&lock); return SQLITE_IOERR_DELETE; }
     Tracked *t = tracked_files;
     while (t && !(t->path && strcmp(t->path, name) == 0)) t = t->next;
     int rc;
@@ -470,7 +531,7 @@ static int pv_delete(sqlite3_vfs *vfs, const char *name, int dirsync) {
         rc = real_vfs->xDelete(real_vfs, name, 0);
     }
     if (tracing()) fprintf(stderr, "powercut: event %llu delete %s%s\n", (unsigned long long)events, name, dirsync ? " and sync its directory" : "");
-    if (rc == SQLITE_OK && dirsync) directory_synced();
+    if (rc == SQLITE_OK && dirsync) directory_synced(name);
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -534,7 +595,59 @@ void shoal_powercut_reset(uint64_t seed, uint64_t cut_event) {
     cut_at = cut_event;
     full_at = 0;
     dead = 0;
+    free(domain);
+    domain = NULL;
+    domain_len = 0;
     pthread_mutex_unlock(&lock);
+}
+
+void shoal_powercut_arm(const char *directory, uint64_t seed, uint64_t cut_event) {
+    pthread_mutex_lock(&lock);
+    free(domain);
+    domain_len = strlen(directory);
+    domain = malloc(domain_len + 2);
+    memcpy(domain, directory, domain_len);
+    if (domain_len == 0 || domain[domain_len - 1] != '/') domain[domain_len++] = '/';
+    domain[domain_len] = 0;
+    rng_state = seed;
+    events = 0;
+    cut_at = cut_event;
+    dead = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+void shoal_powercut_restore(void) {
+    pthread_mutex_lock(&lock);
+    Tracked **link = &tracked_files;
+    while (*link) {
+        Tracked *t = *link;
+        if (!under_domain(t->path)) {
+            link = &t->next;
+        } else if (t->open_handles == 0) {
+            *link = t->next;
+            sectors_clear(t);
+            free(t->path);
+            free(t);
+        } else {
+            sectors_clear(t);
+            if (t->path) t->synced_size = size_of_path(t->path);
+            link = &t->next;
+        }
+    }
+    cut_at = 0;
+    dead = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+int shoal_powercut_open_files_under(const char *directory) {
+    pthread_mutex_lock(&lock);
+    size_t len = strlen(directory);
+    int n = 0;
+    for (PowerFile *p = open_list; p; p = p->next_open) {
+        if (p->name && strncmp(p->name, directory, len) == 0) n++;
+    }
+    pthread_mutex_unlock(&lock);
+    return n;
 }
 
 void shoal_powercut_fill_disk_at(uint64_t event_number) {

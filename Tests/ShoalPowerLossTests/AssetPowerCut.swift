@@ -54,8 +54,8 @@ struct AssetPowerCutFindings {
 /// chunk it reports is intact, every referenced asset whose import returned reads back, and
 /// every asset it reports complete reads back right.
 ///
-/// The import writes chunks in two lanes, so which call a given event number falls in can move
-/// between runs of a seed; rerun a failing seed a few times to see it again.
+/// Imports stage their chunks in one lane here (``AssetStore/Configuration/importsInOneLane``),
+/// so one task makes every call below the store and a seed replays exactly.
 struct AssetPowerCut {
     let seed: UInt64
     var rng: SeededRandom
@@ -77,6 +77,8 @@ struct AssetPowerCut {
         c.segmentBytes = segmentBytes
         c.compression = zstd ? .zstd(level: 1) : .none
         c.fileSystem = fs
+        // One lane: the seed's calls reach the file system in one order, so a seed replays exactly.
+        c.importsInOneLane = true
         return c
     }
 

@@ -335,10 +335,11 @@ struct PowerCut {
         return sqlite3_column_text(stmt, 0).map { String(cString: $0) }
     }
 
-    /// `PRAGMA integrity_check` on a connection of its own; nil when it says ok.
-    static func integrityProblem(_ path: String) -> String? {
+    /// `PRAGMA integrity_check` on a connection of its own; nil when it says ok. `readOnly` for a
+    /// database a store holds open (the check then writes nothing, nor checkpoints when it closes).
+    static func integrityProblem(_ path: String, readOnly: Bool = false) -> String? {
         var h: OpaquePointer? = nil
-        guard sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let h else {
+        guard sqlite3_open_v2(path, &h, readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let h else {
             sqlite3_close_v2(h)
             return "cannot open \(path)"
         }

@@ -88,11 +88,18 @@ final class Simulation {
     }
     var log: [String] = []
 
+    /// How every store is opened, after the simulation's defaults (`NORMAL` commits, the simulated
+    /// clock, seeded identifiers): the power-loss soak opens them through its VFS.
+    let storeSetup: @Sendable (inout Store.Configuration) -> Void
+
     /// `identities`: each node gets a device key, connections are authenticated as the device at
-    /// the other end, and zones are owned and shared (``createSharedZone(_:on:)``).
-    init(seed: UInt64, nodes count: Int, configuration: SyncConfiguration = SyncConfiguration(), identities: Bool = false) async throws {
+    /// the other end, and zones are owned and shared (``createSharedZone(_:on:)``). `storeSetup`
+    /// changes how the stores are opened.
+    init(seed: UInt64, nodes count: Int, configuration: SyncConfiguration = SyncConfiguration(), identities: Bool = false,
+         storeSetup: @escaping @Sendable (inout Store.Configuration) -> Void = { _ in }) async throws {
         rng = SplitMix64(seed: seed)
         ids = SimIdentifiers(seed: seed)
+        self.storeSetup = storeSetup
         // Live batching reads the simulated clock: a seed replays the same batches.
         var configuration = configuration
         // SHOAL_SIM_DELTAS=0 sends changed fields whole, to tell a delta slot's fault from others.
@@ -108,7 +115,7 @@ final class Simulation {
             let dir = root + "/node\(i)"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let skew = Int64(rng.next() % 2000) - 1000
-            let store = try await Self.openStore(dir, clock: clock, skew: skew, ids: ids)
+            let store = try await Self.openStore(dir, clock: clock, skew: skew, ids: ids, setup: storeSetup)
             // Keys from the seed: a seed replays the same devices (signatures still differ, in
             // bytes only, never in length).
             var signer: ShareSigner? = nil
@@ -126,12 +133,19 @@ final class Simulation {
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
-    static func openStore(_ dir: String, clock: SimClock, skew: Int64, ids: SimIdentifiers) async throws -> Store {
+    static func openStore(_ dir: String, clock: SimClock, skew: Int64, ids: SimIdentifiers,
+                          setup: @Sendable (inout Store.Configuration) -> Void = { _ in }) async throws -> Store {
         var c = Store.Configuration()
         c.newIdentifier = { ids.next() }
         c.synchronous = .normal
         c.wallClock = { UInt64(Int64(clock.now()) &+ skew) }
+        setup(&c)
         return try Store.open(directory: dir, configuration: c)
+    }
+
+    /// Opens node `n`'s store again, as the simulation opens every store.
+    func reopenStore(of n: Int) async throws -> Store {
+        try await Self.openStore(nodes[n].directory, clock: clock, skew: nodes[n].skew, ids: ids, setup: storeSetup)
     }
 
     func int(_ n: Int) -> Int { n <= 0 ? 0 : Int(rng.next() % UInt64(n)) }
@@ -286,7 +300,7 @@ final class Simulation {
         crashes += 1
         while let i = links.firstIndex(where: { $0.a == n || $0.b == n }) { await reset(i) }
         nodes[n].up = false
-        let store = try await Self.openStore(nodes[n].directory, clock: clock, skew: nodes[n].skew, ids: ids)
+        let store = try await reopenStore(of: n)
         nodes[n].store = store
         nodes[n].sync = SyncNode(store: store, configuration: configuration, signer: nodes[n].signer)
         if trace { await nodes[n].sync.setTrace { print($0) } ; print("CRASH node \(n) \(store.nodeID.short)") }

@@ -138,11 +138,12 @@ final class AssetIngest {
             fresh.append(item)
         }
         let chunkStore = chunkStore, shared = LaneSlots((buffer, compressors)), work = fresh
-        let results = inTwoLanes(work.count) { i, lane in
+        let stage: @Sendable (Int, Int) -> Result<SegmentStore.Pending, AssetError> = { i, lane in
             let (offset, chunk) = work[i]
             let bytes = UnsafeRawBufferPointer(rebasing: shared.slots.0[offset..<offset + chunk.length])
             return Result { () throws(AssetError) in try chunkStore.stage(chunk.hash, bytes, compressor: shared.slots.1[lane]) }
         }
+        let results = store.configuration.importsInOneLane ? work.indices.map { stage($0, 0) } : inTwoLanes(work.count, stage)
         var failure: AssetError?
         for (result, item) in zip(results, fresh) {
             switch result {

@@ -57,6 +57,10 @@ public actor AssetStore {
         /// The file system below the store's own files: the real one, or in tests one that
         /// simulates a power cut or a full disk (`Spec/assets.md` §3.5).
         package var fileSystem: any AssetFileSystem = POSIXFileSystem()
+        /// Whether an import stages its new chunks one after another on the calling thread
+        /// instead of in two lanes (the default). A test that replays a seed call by call below
+        /// the store turns it on: two lanes append to segments in whichever order they run.
+        package var importsInOneLane = false
 
         /// The default configuration.
         public init() {}

@@ -9,6 +9,11 @@
 // After the cut every file opened through the VFS fails its I/O, so the abandoned connections
 // can close without touching the disk; reopen through the default VFS.
 //
+// Several stores (nodes) may run on it at once, each in a directory of its own: the cut can be
+// confined to one directory (shoal_powercut_arm), whose files then alone count events, lose
+// their unsynced writes and entries, and fail, while the others' keep running and keep what they
+// have not synced for a later cut of their own. A directory sync covers only that directory.
+//
 // One instance per process (global state behind a mutex): suites using it run serialized.
 
 #ifndef SHOAL_POWERCUT_H
@@ -42,6 +47,21 @@ void shoal_powercut_ignore_log_syncs(int on);
 /// -1 (the default) chooses per file from the seed. 0 also keeps every unsynced creation and
 /// deletion of a directory entry, 1 undoes them all; otherwise a seeded prefix survives.
 void shoal_powercut_force_mode(int mode);
+
+/// Confines the next cut to the files under `directory` (a node's data directory) and arms it:
+/// from now only those files count mutating events, `cut_at` (from 1; 0 for never) is the event
+/// before which their power is cut, and `seed` drives the cut's choices. Every other file keeps
+/// what it has written and not synced. Arm one directory at a time, after the last one's cut was
+/// followed by shoal_powercut_restore. A reset lifts the confinement (every file, as before).
+void shoal_powercut_arm(const char *directory, uint64_t seed, uint64_t cut_at);
+
+/// Power comes back for the directory that was cut: what the cut left on disk is its files'
+/// synced state from now, and they open again. Call it once every file under the directory is
+/// closed (shoal_powercut_open_files_under).
+void shoal_powercut_restore(void);
+
+/// Files open through the VFS whose name starts with `directory`.
+int shoal_powercut_open_files_under(const char *directory);
 
 /// Cuts the power now (if it has not been cut yet). Returns 1 when this call cut it.
 int shoal_powercut_cut_now(void);

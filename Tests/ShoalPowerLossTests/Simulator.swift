@@ -1,0 +1,1 @@
+../ShoalSyncTests/Simulator.swift
