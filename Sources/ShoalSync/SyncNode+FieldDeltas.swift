@@ -102,7 +102,7 @@ extension SyncNode {
         }
         var proof: WriterLogPlan? = nil
         if authenticatesWrites(on: id), let held = sessions[id]?.outbound[zone] {
-            proof = await writerLogPlan(for: records, zone: zone, incarnation: held.incarnation, knowledge: held.peerKnowledge,
+            proof = await writerLogPlan(for: ProvenVersions(records), zone: zone, incarnation: held.incarnation, knowledge: held.peerKnowledge,
                                         sent: held.writerLogSent, headsStated: held.writerLogHeadsStated, on: id)
         }
         guard var cur = sessions[id]?.outbound[zone], cur.incarnation == sub.incarnation else { return nil }

@@ -63,7 +63,8 @@ extension SyncNode {
             for r in records.dropFirst(m.records.count) { rebuilt[r.id.name] = r }
             positional += m.sparseRecords.map { rebuilt[$0.id.name] }
         }
-        let left = try await checkWrites(of: m, versions: positional, from: peer, on: id)
+        let writes = try await checkWrites(of: m, versions: positional, from: peer, on: id)
+        let left = writes.left
         if !left.isEmpty {
             // Writes of a device that may not write the zone: left out, the rest applied.
             var kept = [Range<Int>]()
@@ -87,6 +88,7 @@ extension SyncNode {
         let stated: VersionVector? = m.knowledge.map { (sessions[id]?.inbound[m.zone]?.serverKnowledge ?? VersionVector()).union($0) }
         if let stated { sessions[id]?.inbound[m.zone]?.serverKnowledge = stated }
         try await commit(m, records: records, ranges: ranges, frame: frame, from: peer, holdingBackPosition: !wanted.isEmpty, on: id)
+        await noteReflected(writes, zone: m.zone)
         trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(stated.map { "\($0)" } ?? "-")")
         // The batch that ends a full resync: everything the sender holds has arrived here.
         let endsResync = resyncs[key] != nil && m.isCaughtUp && stated != nil

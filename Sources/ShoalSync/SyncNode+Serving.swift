@@ -367,7 +367,8 @@ extension SyncNode {
             // What proves the batch's writes (Spec/authenticated-writes.md §4).
             var proof: WriterLogPlan? = nil
             if proves {
-                let versions = (selection.whole.isEmpty ? selection.wholeVersions : selection.whole) + selection.sparseVersions
+                var versions = selection.whole.isEmpty ? selection.wholeVersions : ProvenVersions(selection.whole)
+                versions.append(contentsOf: selection.sparseVersions)
                 let plan = await writerLogPlan(for: versions, zone: zone, incarnation: cur.incarnation, knowledge: cur.peerKnowledge,
                                                sent: cur.writerLogSent, headsStated: cur.writerLogHeadsStated, on: id)
                 guard let fresh = sessions[id]?.outbound[zone], fresh.incarnation == cur.incarnation, fresh.token == cur.token else { break }
@@ -495,7 +496,7 @@ extension SyncNode {
         var sparse: [SparseRecord] = []
         /// When versions are kept: the whole ones decoded (from an encoded page), and the
         /// versions the sparse ones stand for, in order (Spec/authenticated-writes.md §4).
-        var wholeVersions: [Record] = []
+        var wholeVersions = ProvenVersions()
         var sparseVersions: [Record] = []
         /// Per node, the lowest and highest of the writes left out for the peer's upstreams.
         var skipped: [NodeID: (low: HLC, high: HLC)] = [:]
@@ -581,7 +582,7 @@ extension SyncNode {
                 decoded = r
             }
             if keepingVersions {
-                if let decoded { s.wholeVersions.append(decoded) } else { s.wholeVersions.append(try Record(decoding: Array(bytes), limits: limits)) }
+                if let decoded { s.wholeVersions.append(decoded) } else { s.wholeVersions.append(encoded: bytes, vector: vector) }
             }
             s.wholeEncoded.append(contentsOf: bytes)
             s.wholeCountEncoded &+= 1

@@ -52,6 +52,56 @@ extension SyncNode {
 
 // MARK: Sending (Spec/authenticated-writes.md §4)
 
+/// The versions a batch carries, in its order, as a writer log section is built from them: each
+/// one's vector, and the version itself decoded only when an entry must be compared with it
+/// (most entries are implied by the version the write made, which the vector alone shows).
+struct ProvenVersions {
+    /// Each version's vector.
+    private(set) var vectors: [VersionVector] = []
+    private var versions: [Record?] = []
+    private var encoded: [ArraySlice<UInt8>?] = []
+
+    init() {}
+
+    init(_ records: [Record]) {
+        for r in records { append(r) }
+    }
+
+    var isEmpty: Bool { vectors.isEmpty }
+
+    mutating func append(_ r: Record) {
+        vectors.append(r.versionVector)
+        versions.append(r)
+        encoded.append(nil)
+    }
+
+    mutating func append(contentsOf records: [Record]) {
+        for r in records { append(r) }
+    }
+
+    /// A version kept as stored (`bytes`), whose vector was read already.
+    mutating func append(encoded bytes: ArraySlice<UInt8>, vector: VersionVector) {
+        vectors.append(vector)
+        versions.append(nil)
+        encoded.append(bytes)
+    }
+
+    /// Every version, decoded.
+    /// - Throws: `WireError` for a stored version that does not decode (a damaged store).
+    func decoded(limits: WireLimits) throws(WireError) -> [Record] {
+        var out = [Record]()
+        out.reserveCapacity(vectors.count)
+        for (i, v) in versions.enumerated() {
+            if let v {
+                out.append(v)
+            } else if let bytes = encoded[i] {
+                out.append(try Record(decoding: Array(bytes), limits: limits))
+            }
+        }
+        return out
+    }
+}
+
 extension SyncNode {
     /// Whether batches on connection `id` carry writer log sections: this node has a device key
     /// and authenticates writes, and the peer's hello says it does too (capability bit 8).
@@ -78,14 +128,15 @@ extension SyncNode {
     /// past the newest write the versions name: this node signs its own log there, and ends
     /// another writer's range at a checkpoint it verified. A writer whose entries are not held
     /// here gets no range (the subscriber then refuses its writes in a zone with a share).
-    func writerLogPlan(for versions: [Record], zone: RecordZone.ID, incarnation: NodeID, knowledge: VersionVector,
+    func writerLogPlan(for versions: ProvenVersions, zone: RecordZone.ID, incarnation: NodeID, knowledge: VersionVector,
                        sent: [NodeID: UInt64], headsStated: Bool, on id: ConnectionID) async -> WriterLogPlan {
         var plan = WriterLogPlan(section: nil, sent: sent, keys: [])
         guard let signer, !versions.isEmpty else { return plan }
         var need = [NodeID: HLC]()
-        for v in versions {
-            for e in v.versionVector.entries where e.hlc > need[e.node] ?? .zero { need[e.node] = e.hlc }
+        for v in versions.vectors {
+            for e in v.entries where e.hlc > need[e.node] ?? .zero { need[e.node] = e.hlc }
         }
+        var records: [Record]? = nil
         let keysSent = sessions[id]?.writerKeysSent ?? []
         var ranges = [WriterLogSection.Range]()
         for (writer, newest) in need.sorted(by: { $0.key < $1.key }) {
@@ -110,8 +161,23 @@ extension SyncNode {
                     checkpoint = c
                 }
                 let count = checkpoint.sequence &- held
-                let entries = try await store.entries(of: writer, in: zone, after: held, limit: Int(clamping: count))
+                let made = WriterLog.madeBy(writer, vectors: versions.vectors)
+                let entries = try await store.entries(of: writer, in: zone, after: held, limit: Int(clamping: count)) { made[$0] == nil }
                 guard UInt64(entries.count) == count else { continue }
+                let items: [WriterLogSection.Item]
+                if entries.allSatisfy({ made[$0.hlc] != nil }) {
+                    items = entries.compactMap { made[$0.hlc].map { .implied(record: $0) } }
+                } else {
+                    if records == nil {
+                        do throws(WireError) {
+                            records = try versions.decoded(limits: configuration.limits)
+                        } catch {
+                            throw .internalError("a stored version of zone \(zone) does not decode (\(error)); the store is damaged")
+                        }
+                    }
+                    guard let all = records, let found = WriterLog.items(for: entries, of: writer, versions: all, made: made) else { continue }
+                    items = found
+                }
                 var key: [UInt8]? = nil
                 if !keysSent.contains(writer) {
                     key = writer == nodeID ? signer.publicKeyDER : try await store.writerKey(of: writer)
@@ -119,7 +185,7 @@ extension SyncNode {
                     plan.keys.insert(writer)
                 }
                 ranges.append(WriterLogSection.Range(writer: writer, publicKey: key, firstSequence: held &+ 1,
-                                                     items: WriterLog.items(for: entries, of: writer, versions: versions),
+                                                     items: items,
                                                      seal: .init(chain: checkpoint.chain, signature: checkpoint.signature)))
                 plan.sent[writer] = checkpoint.sequence
             } catch {
@@ -143,17 +209,25 @@ extension SyncNode {
 // MARK: Receiving (Spec/authenticated-writes.md §5, §6)
 
 extension SyncNode {
+    /// What checking a batch's writes found.
+    struct WriteCheck {
+        /// The names of the records whose versions are left out: they hold writes, not held
+        /// here, of a writer whose device may not write the zone (a removed member, relayed by a
+        /// member that held the share from before the removal).
+        var left = Set<String>()
+        /// Per writer, the verified entries (by ascending sequence) a version of the batch that
+        /// is not left out shows: once the batch is stored they are reflected (§6).
+        var shown = [NodeID: [(sequence: UInt64, hlc: HLC)]]()
+    }
+
     /// Verifies and keeps the ranges of batch `m`'s writer log section, then, in a zone with a
     /// share, checks that every write its versions show is a verified entry of a writer whose
     /// device may write the zone. `versions` are the batch's, whole then sparse as rebuilt, nil
-    /// where one could not be rebuilt. Returns the names of the records whose versions are left
-    /// out: they hold writes, not held here, of a writer whose device may not write the zone
-    /// (a removed member, relayed by a member that held the share from before the removal).
-    /// Nothing of the batch is applied when this throws.
+    /// where one could not be rebuilt. Nothing of the batch is applied when this throws.
     /// - Throws: `permissionFailure` for a writer bound to another device; `invalidArguments` for
     ///   a range or version that does not prove out (a forged or unproven write); `resyncNeeded`
     ///   when a range leans on a version that could not be rebuilt here.
-    func checkWrites(of m: ChangesMessage, versions: [Record?], from peer: NodeID, on id: ConnectionID) async throws(SyncFailure) -> Set<String> {
+    func checkWrites(of m: ChangesMessage, versions: [Record?], from peer: NodeID, on id: ConnectionID) async throws(SyncFailure) -> WriteCheck {
         let what = "batch \(m.batch) of zone \(m.zone) from \(peer.short)"
         let shared = await heldShare(m.zone) != nil
         guard authenticatesWrites(on: id) else {
@@ -161,19 +235,51 @@ extension SyncNode {
                 throw refusal("\(what): the peer does not authenticate writes (capability bit 8), and zone \(m.zone) has a share, whose writes must be proven by their writers (Spec/authenticated-writes.md §4)",
                               knowledgeOnly: false, code: "permissionFailure")
             }
-            return []
+            return WriteCheck()
         }
         var known = [Dot: WriteEntry]()
+        var rebuilt = [Int: Set<Dot>]()
         var outsiders = Set<NodeID>()
+        var shownBy = [NodeID: [(index: Int, sequence: UInt64, hlc: HLC)]]()
         for range in m.writerLog?.ranges ?? [] {
             guard let entries = try await verify(range, of: m, versions: versions, shared: shared, from: peer, on: id) else {
                 outsiders.insert(range.writer)
                 continue
             }
-            for e in entries { known[Dot(node: range.writer, hlc: e.hlc)] = e }
+            for (item, e) in zip(range.items, entries) {
+                let dot = Dot(node: range.writer, hlc: e.hlc)
+                known[dot] = e
+                if let i = Self.index(of: item) {
+                    rebuilt[i, default: []].insert(dot)
+                    shownBy[range.writer, default: []].append((i, e.sequence, e.hlc))
+                }
+            }
         }
-        guard shared else { return [] }
-        return try await checkVersions(versions.compactMap { $0 }, zone: m.zone, known: known, outsiders: outsiders, what: what)
+        guard shared else { return WriteCheck() }
+        var held = [(version: Record, rebuilt: Set<Dot>)]()
+        for (i, v) in versions.enumerated() { if let v { held.append((v, rebuilt[i] ?? [])) } }
+        var check = WriteCheck()
+        check.left = try await checkVersions(held, zone: m.zone, known: known, outsiders: outsiders, what: what)
+        for (writer, list) in shownBy {
+            check.shown[writer] = list.compactMap { e in
+                guard let v = versions[e.index], !check.left.contains(v.id.name) else { return nil }
+                return (e.sequence, e.hlc)
+            }
+        }
+        return check
+    }
+
+    /// Notes, once batch `m` of a zone is stored, the entries its versions show as reflected
+    /// (Spec/authenticated-writes.md §6), so that adopting knowledge need not read them back.
+    func noteReflected(_ check: WriteCheck, zone: RecordZone.ID) async {
+        for (writer, shown) in check.shown where !shown.isEmpty {
+            do {
+                try await store.noteReflected(of: writer, in: zone, shown: shown)
+            } catch {
+                // Not lost: the reflected prefix is then found by reading the zone.
+                trace?("\(nodeID.short) could not note \(shown.count) reflected entries of \(writer.short) in \(zone): \(error)")
+            }
+        }
     }
 
     /// Verifies one range and keeps its new entries; returns all of its entries, or nil for a
@@ -296,27 +402,28 @@ extension SyncNode {
     /// share: every head, slot stamp and creation of another writer is a verified entry of it
     /// with matching digests, the type and parent are those a head wrote, and no vector entry
     /// names a write past the newest verified entry of its writer. `known` holds the entries the
-    /// batch brought.
+    /// batch brought; each version comes with the dots of those rebuilt from it (their digests
+    /// are its own, so they are not hashed again).
     /// Versions holding an unheld write of one of `outsiders` (writers whose device may not
     /// write the zone) are left out instead: their names are returned.
-    func checkVersions(_ versions: [Record], zone: RecordZone.ID, known: [Dot: WriteEntry], outsiders: Set<NodeID>,
-                       what: String) async throws(SyncFailure) -> Set<String> {
+    func checkVersions(_ versions: [(version: Record, rebuilt: Set<Dot>)], zone: RecordZone.ID, known: [Dot: WriteEntry],
+                       outsiders: Set<NodeID>, what: String) async throws(SyncFailure) -> Set<String> {
         var wanted = Set<Dot>()
         var writers = Set<NodeID>()
-        for v in versions {
+        for (v, _) in versions {
             for e in v.versionVector.entries where e.node != nodeID { writers.insert(e.node) }
-            for d in Self.dots(of: v) where d.node != nodeID && known[d] == nil { wanted.insert(d) }
+            Self.forEachDot(of: v) { d in if d.node != nodeID && known[d] == nil { wanted.insert(d) } }
         }
         var entries = known
         var newest = [NodeID: HLC]()
         do throws(ShoalError) {
-            for (d, e) in try await store.entries(of: wanted, in: zone) { entries[d] = e }
+            if !wanted.isEmpty { for (d, e) in try await store.entries(of: wanted, in: zone) { entries[d] = e } }
             for w in writers { newest[w] = try await store.logHead(of: w, in: zone).hlc }
         } catch {
             throw SyncFailure(error.code.name, "could not check \(what): \(error)")
         }
         var left = Set<String>()
-        for v in versions {
+        for (v, rebuilt) in versions {
             if !outsiders.isEmpty, Self.dots(of: v).contains(where: { outsiders.contains($0.node) && entries[$0] == nil }) {
                 left.insert(v.id.name)
                 continue
@@ -324,14 +431,17 @@ extension SyncNode {
             for e in v.versionVector.entries where e.node != nodeID && e.hlc > newest[e.node] ?? .zero {
                 throw refusal("\(what): record \(v.id) names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
             }
-            for w in Set(v.versionVector.entries.map(\.node)) where w != nodeID {
-                if let mismatch = WriterLog.check(v, writer: w, entry: { entries[Dot(node: w, hlc: $0)] }) {
+            for e in v.versionVector.entries where e.node != nodeID {
+                let w = e.node
+                if let mismatch = WriterLog.check(v, writer: w, rebuilt: rebuilt, entry: { entries[Dot(node: w, hlc: $0)] }) {
                     throw refusal("\(what): \(mismatch); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
                 }
             }
-            // The type and parent are those one of its saving heads wrote.
+            // The type and parent are those one of its saving heads wrote; an entry rebuilt from
+            // this version at a saving head holds them by construction.
             let saves = v.heads.filter { !$0.isDeletion }
             guard !saves.isEmpty, !saves.contains(where: { $0.node == nodeID }) else { continue }
+            if saves.contains(where: { rebuilt.contains(Dot(node: $0.node, hlc: v.versionVector[$0.node])) }) { continue }
             let system = WriteEntry.Slot(name: "", digest: WriterLog.systemDigest(recordType: v.recordType, parent: v.parent, zone: zone))
             let written = saves.contains { h in entries[Dot(node: h.node, hlc: v.versionVector[h.node])]?.slots.contains(system) ?? false }
             if !written {
@@ -344,10 +454,15 @@ extension SyncNode {
     /// The writes a version shows by dot: its heads, its slots' stamps and its creation.
     static func dots(of v: Record) -> Set<Dot> {
         var out = Set<Dot>()
-        for h in v.heads { out.insert(Dot(node: h.node, hlc: v.versionVector[h.node])) }
-        for f in v.fields { if let s = f.stamp { out.insert(s) } }
-        if let c = v.creation { out.insert(c) }
+        forEachDot(of: v) { out.insert($0) }
         return out
+    }
+
+    /// Calls `body` with each dot of ``dots(of:)``, repeats included.
+    static func forEachDot(of v: Record, _ body: (Dot) -> Void) {
+        for h in v.heads { body(Dot(node: h.node, hlc: v.versionVector[h.node])) }
+        for f in v.fields { if let s = f.stamp { body(s) } }
+        if let c = v.creation { body(c) }
     }
 
     /// `shown`, knowledge a caught-up batch of `zone` stated as far as the zone shows it, held

@@ -26,6 +26,30 @@ import Testing
         return (a, b, dirs)
     }
 
+    /// A sender reads only the entries no version of the batch made: n3's version names `a`
+    /// alone, so its entry is implied unread; n1 and n2 were changed by `b`, so theirs are read
+    /// and compared. The items are those built from every entry read, and an unread entry no
+    /// version made gives no items at all.
+    @Test func entriesOfWritesTheBatchMadeAreImpliedUnread() async throws {
+        let (a, b, _) = try await Self.history()
+        let writer = a.nodeID
+        let versions = try await b.changes(in: notes, since: nil).records
+        let made = WriterLog.madeBy(writer, versions: versions)
+        let n3 = try #require(versions.firstIndex { $0.id.name == "n3" })
+        #expect(made.values.sorted() == [n3], "only n3's version names a alone")
+        var asked = [HLC]()
+        let read = try await a.entries(of: writer, in: notes, after: 0, limit: 100) { hlc in
+            asked.append(hlc)
+            return made[hlc] == nil
+        }
+        #expect(read.map { $0.entry == nil } == [false, false, true])
+        #expect(asked.count == 3)
+        let all = try await a.entries(of: writer, in: notes, after: 0, limit: 100)
+        #expect(WriterLog.items(for: read, of: writer, versions: versions, made: made) == WriterLog.items(for: all, of: writer, versions: versions))
+        let unread = read.map { (hlc: $0.hlc, entry: Optional<WriteEntry>.none) }
+        #expect(WriterLog.items(for: unread, of: writer, versions: versions, made: made) == nil)
+    }
+
     /// `a`'s entries beside `b`'s current versions: n1 shows a's write only in its body, n2's
     /// tombstone none of its slots (both partial), n3 all of it (implied); an entry whose record
     /// is not in the batch travels whole. Rebuilt, they are the entries, and the section

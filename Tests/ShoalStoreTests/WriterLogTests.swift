@@ -10,22 +10,39 @@ import Testing
     static let zone = RecordZone.ID(name: "notes")
     static let writer = NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111)
 
+    /// Value bytes of at most 15 bytes are their own digest; longer ones are hashed with the name.
     @Test func slotDigestsMatchTheSpec() {
-        #expect(Hex.string(WriterLog.slotDigest(name: "title", value: .string("Hi"), zone: Self.zone)) == "c7a82ca671ddf41adb74a60667e4eee7")
-        #expect(Hex.string(WriterLog.slotDigest(name: "gone", value: nil, zone: Self.zone)) == "741a88539df51c2b94bee9c78c0d28e9")
-        #expect(Hex.string(WriterLog.systemDigest(recordType: "Note", parent: nil, zone: Self.zone)) == "73b6131e660a75a6061da4d44a09505c")
+        #expect(Hex.string(WriterLog.slotDigest(name: "title", value: .string("Hi"), zone: Self.zone)) == "0101024869")
+        #expect(Hex.string(WriterLog.slotDigest(name: "gone", value: nil, zone: Self.zone)) == "00")
+        #expect(Hex.string(WriterLog.systemDigest(recordType: "Note", parent: nil, zone: Self.zone)) == "01044e6f746500")
+        let long = FieldValue.string("Hello, authenticated world")
+        #expect(Hex.string(WriterLog.slotDigest(name: "title", value: long, zone: Self.zone)) == "cc4d466fcc7a4f78b346cd2b89230d6a")
         #expect(WriterLog.slotDigest(name: "title", value: .string("Hi!"), zone: Self.zone)
                 != WriterLog.slotDigest(name: "title", value: .string("Hi"), zone: Self.zone))
-        #expect(WriterLog.slotDigest(name: "titles", value: .string("Hi"), zone: Self.zone)
-                != WriterLog.slotDigest(name: "title", value: .string("Hi"), zone: Self.zone), "the name is covered")
+        #expect(WriterLog.slotDigest(name: "titles", value: long, zone: Self.zone)
+                != WriterLog.slotDigest(name: "title", value: long, zone: Self.zone), "the name is covered")
+        // The longest inline value (15 bytes: presence, tag, length, 12 characters) and the
+        // shortest hashed one.
+        #expect(WriterLog.slotDigest(name: "t", value: .string("123456789012"), zone: Self.zone).count == 15)
+        #expect(WriterLog.slotDigest(name: "t", value: .string("1234567890123"), zone: Self.zone).count == WriteEntry.digestBytes)
     }
 
     @Test func theChainMatchesTheSpec() throws {
         let start = WriterLog.chainStart(zone: Self.zone, writer: Self.writer)
         #expect(Hex.string(start) == "44883f0d2ba50921c9c3b6497386213a1c6d911cef423579a0ca9ad227dad916")
-        let entry = try WriteEntry(decoding: Hex.bytes("01010000008c01000002026e31020073b6131e660a75a6061da4d44a09505c057469746c65c7a82ca671ddf41adb74a60667e4eee7") ?? [])
-        #expect(Hex.string(WriterLog.chain(start, entry)) == "3665ac24e8988cdbed76dfb0a48a34508c3fff08a6795705b94c06edd488b5e1")
+        let entry = try WriteEntry(decoding: Hex.bytes("01010000008c01000002026e3102000701044e6f746500057469746c65050101024869") ?? [])
+        #expect(Hex.string(WriterLog.chain(start, entry)) == "888db9e332c7d5bc8c651623a2467dd49040c3e7df79f4d915956012c66bf711")
         #expect(WriterLog.chain(from: start, after: (0, .zero), [entry]) == WriterLog.chain(start, entry))
+        let hashed = try WriteEntry(decoding: Hex.bytes("01010000008c01000002026e3102000701044e6f746500057469746c6510cc4d466fcc7a4f78b346cd2b89230d6a") ?? [])
+        #expect(Hex.string(WriterLog.chain(start, hashed)) == "6469867a70387359b5a6b36e176ddb4c69ea8c97f182e10c7cd87e4af037f8ef")
+    }
+
+    /// A digest of 0 or more than 16 bytes is refused where it is read.
+    @Test func digestLengthsOutsideOneToSixteenAreRefused() {
+        for bad in ["00", "11"] {
+            let hex = "01010000008c01000002026e310100" + bad + String(repeating: "ab", count: bad == "00" ? 0 : 17)
+            #expect(throws: WireError.self) { try WriteEntry(decoding: Hex.bytes(hex) ?? []) }
+        }
     }
 
     /// A gap, a repeat or a timestamp that does not increase breaks the chain: nil.

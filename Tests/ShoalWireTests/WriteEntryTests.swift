@@ -15,10 +15,10 @@ private func hex(_ text: String) -> [UInt8] { Hex.bytes(text) ?? [] }
     /// The entry whose bytes and chain value Python's hashlib computed independently
     /// (`WriterLogTests` checks the digests and the chain).
     static let known = WriteEntry(sequence: 1, hlc: HLC(rawValue: 0x18C_0000_0001), isCreation: true, record: "n1", slots: [
-        WriteEntry.Slot(name: "title", digest: hex("c7a82ca671ddf41adb74a60667e4eee7")),
-        WriteEntry.Slot(name: "", digest: hex("73b6131e660a75a6061da4d44a09505c")),
+        WriteEntry.Slot(name: "title", digest: hex("0101024869")),
+        WriteEntry.Slot(name: "", digest: hex("01044e6f746500")),
     ])
-    static let knownHex = "01010000008c01000002026e31020073b6131e660a75a6061da4d44a09505c057469746c65c7a82ca671ddf41adb74a60667e4eee7"
+    static let knownHex = "01010000008c01000002026e3102000701044e6f746500057469746c65050101024869"
 
     @Test func theKnownEntryEncodesToItsBytes() throws {
         #expect(Hex.string(Self.known.encoded()) == Self.knownHex)
@@ -53,12 +53,12 @@ private func hex(_ text: String) -> [UInt8] { Hex.bytes(text) ?? [] }
         ("sequence zero", "00" + String(knownHex.dropFirst(2)), .invalidValue, 0),
         ("reserved flag", String(knownHex.prefix(18)) + "04" + String(knownHex.dropFirst(20)), .unknownRequiredTag, 9),
         ("deletion with slots", String(knownHex.prefix(18)) + "01" + String(knownHex.dropFirst(20)), .invalidValue, 13),
-        ("slots out of order", "01010000008c01000002026e310205746974" + "6c65c7a82ca671ddf41adb74a60667e4eee7"
-            + "0073b6131e660a75a6061da4d44a09505c", .unsorted, 36),
-        ("a slot twice", "01010000008c01000002026e3102" + "0073b6131e660a75a6061da4d44a09505c"
-            + "0073b6131e660a75a6061da4d44a09505c", .duplicate, 31),
-        ("digest cut short", String(knownHex.dropLast(2)), .truncated, 37),
-        ("a byte after the end", knownHex + "00", .trailingBytes, 53),
+        ("slots out of order", "01010000008c01000002026e3102" + "057469746c65050101024869" + "000701044e6f746500", .unsorted, 26),
+        ("a slot twice", "01010000008c01000002026e3102" + "000701044e6f746500" + "000701044e6f746500", .duplicate, 23),
+        ("digest cut short", String(knownHex.dropLast(2)), .truncated, 30),
+        ("a byte after the end", knownHex + "00", .trailingBytes, 35),
+        ("an empty digest", "01010000008c01000002026e3101" + "0000ab", .invalidValue, 15),
+        ("a digest of 17 bytes", "01010000008c01000002026e3101" + "0011" + String(repeating: "ab", count: 17), .invalidValue, 15),
     ]
 
     /// Each malformed entry fails with its code and offset.

@@ -8,31 +8,36 @@ extension SyncBenchmark {
     /// `initial-sync-auth`: the `initial-sync` case (A holds the records, B dials it over
     /// loopback TLS) with `SyncConfiguration.authenticatesWrites` on and off on both nodes,
     /// alternately, `SHOAL_BENCH_AUTH_PAIRS` pairs (default 3) of fresh nodes. Prints one line per
-    /// run and a summary with the median rates and their ratio (what authentication keeps).
+    /// run and a summary with the median rates and their ratio (what authentication keeps), by
+    /// wall clock and per CPU second of the process (`cpu_`: steadier on a loaded machine).
     static func runAuthenticationCost() async throws {
         let n = recordCount
         let pairs = max(1, Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_AUTH_PAIRS"] ?? "") ?? 3)
         var rates: [Bool: [Double]] = [true: [], false: []]
+        var cpuRates: [Bool: [Double]] = [true: [], false: []]
         var wire: [Bool: Int] = [:]
         for _ in 0..<pairs {
             for on in [true, false] {
                 var c = syncConfiguration
                 c.authenticatesWrites = on
-                let (seconds, bytes, verified) = try await timedInitialSync(records: n, sync: c)
+                let (seconds, cpu, bytes, verified) = try await timedInitialSync(records: n, sync: c)
                 rates[on, default: []].append(Double(n) / seconds)
+                cpuRates[on, default: []].append(Double(n) / max(cpu, 1e-6))
                 wire[on] = bytes
-                print("sync case=initial-sync-auth-run auth=\(on ? "on" : "off") records=\(n) records_per_s=\(Int(Double(n) / seconds)) wire_bytes=\(bytes) entries_verified=\(verified)")
+                print("sync case=initial-sync-auth-run auth=\(on ? "on" : "off") records=\(n) records_per_s=\(Int(Double(n) / seconds)) cpu_records_per_s=\(Int(Double(n) / max(cpu, 1e-6))) wire_bytes=\(bytes) entries_verified=\(verified)")
             }
         }
         func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
         let on = median(rates[true] ?? [1]), off = median(rates[false] ?? [1])
+        let cpuOn = median(cpuRates[true] ?? [1]), cpuOff = median(cpuRates[false] ?? [1])
         let onWire = wire[true] ?? 0, offWire = wire[false] ?? 0
-        print("sync case=initial-sync-auth records=\(n) pairs=\(pairs) on_records_per_s=\(Int(on)) off_records_per_s=\(Int(off)) rate_ratio=\(fixed(on / off, 3)) on_bytes_per_record=\(fixed(Double(onWire) / Double(n), 1)) off_bytes_per_record=\(fixed(Double(offWire) / Double(n), 1)) on_min=\(Int(rates[true]?.min() ?? 0)) on_max=\(Int(rates[true]?.max() ?? 0)) off_min=\(Int(rates[false]?.min() ?? 0)) off_max=\(Int(rates[false]?.max() ?? 0))")
+        print("sync case=initial-sync-auth records=\(n) pairs=\(pairs) on_records_per_s=\(Int(on)) off_records_per_s=\(Int(off)) rate_ratio=\(fixed(on / off, 3)) cpu_rate_ratio=\(fixed(cpuOn / cpuOff, 3)) on_bytes_per_record=\(fixed(Double(onWire) / Double(n), 1)) off_bytes_per_record=\(fixed(Double(offWire) / Double(n), 1)) on_min=\(Int(rates[true]?.min() ?? 0)) on_max=\(Int(rates[true]?.max() ?? 0)) off_min=\(Int(rates[false]?.min() ?? 0)) off_max=\(Int(rates[false]?.max() ?? 0))")
     }
 
     /// One initial sync of `n` records from a fresh node A to a fresh node B configured `sync`:
-    /// its seconds, the bytes B received, and the writer log entries B verified.
-    static func timedInitialSync(records n: Int, sync: SyncConfiguration) async throws -> (Double, Int, Int) {
+    /// its seconds, the process's CPU seconds meanwhile, the bytes B received, and the writer log
+    /// entries B verified.
+    static func timedInitialSync(records n: Int, sync: SyncConfiguration) async throws -> (Double, Double, Int, Int) {
         let (a, aDir) = try await temporaryNode("auth-a", sync: sync)
         defer { try? FileManager.default.removeItem(atPath: aDir) }
         let (b, bDir) = try await temporaryNode("auth-b", sync: sync)
@@ -49,18 +54,18 @@ extension SyncBenchmark {
         try await a.shareZone(zone, with: b.deviceID, role: .readWrite)
         let portA = try await a.listen(host: "127.0.0.1", port: 0)
         _ = try await b.listen(host: "127.0.0.1", port: 0)
-        let t = ContinuousClock.now
+        let t = ContinuousClock.now, cpu0 = StoreBenchmark.cpuSeconds()
         await b.connect(to: "127.0.0.1", port: portA)
         while await b.sync.statistics.recordsReceived < n {
             try await Task.sleep(for: .milliseconds(20))
             if ContinuousClock.now - t > .seconds(600) { throw BenchError("initial sync did not finish in 10 minutes") }
         }
-        let seconds = Harness.seconds(ContinuousClock.now - t)
+        let seconds = Harness.seconds(ContinuousClock.now - t), cpu = StoreBenchmark.cpuSeconds() - cpu0
         guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else { throw BenchError("digests differ after the initial sync") }
         let bytes = await b.traffic().bytesReceived
         let verified = await b.sync.statistics.writerEntriesVerified
         await a.shutdown()
         await b.shutdown()
-        return (seconds, bytes, verified)
+        return (seconds, cpu, bytes, verified)
     }
 }

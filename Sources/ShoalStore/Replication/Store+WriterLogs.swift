@@ -30,9 +30,17 @@ extension Store {
     func appendEntry(_ entry: WriteEntry, of writer: NodeID, to head: inout WriterLogHead, zone z: ZoneState) throws(ShoalError) {
         let bytes = entry.encoded()
         let previous = head.chain.isEmpty ? WriterLog.chainStart(zone: z.id, writer: writer) : head.chain
-        let chain = WriterLog.chain(previous, bytes)
+        try insertEntry(entry, bytes: bytes, chain: WriterLog.chain(previous, bytes), of: writer, to: &head, zone: z)
+    }
+
+    /// Stores `entry` as `bytes`, and moves `head` past it to `chain`, the chain value after it.
+    /// The chain value is stored with the entry in this node's own log only, where a checkpoint
+    /// may end at any entry (``chainValue(of:in:at:)``); another writer's log is relayed up to
+    /// the checkpoints it signed, so its entries are stored without it (an empty value).
+    func insertEntry(_ entry: WriteEntry, bytes: [UInt8], chain: [UInt8], of writer: NodeID, to head: inout WriterLogHead,
+                     zone z: ZoneState) throws(ShoalError) {
         try writes.insertWriterEntry.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: entry.sequence))
-            .bind(4, Bytes.hlcKey(entry.hlc)).bind(5, bytes).bind(6, chain).runAndRewind()
+            .bind(4, Bytes.hlcKey(entry.hlc)).bind(5, bytes).bind(6, writer == nodeID ? chain : []).runAndRewind()
         head = WriterLogHead(sequence: entry.sequence, hlc: entry.hlc, chain: chain)
     }
 
@@ -56,6 +64,24 @@ extension Store {
         s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: after)).bind(4, Int64(max(limit, 0)))
         var out = [WriteEntry]()
         while try s.step() { out.append(try Self.decodeEntry(s.blob(0), of: writer, in: zone)) }
+        return out
+    }
+
+    /// As ``entries(of:in:after:limit:)``, each with its timestamp, decoding only the entries
+    /// `decoding` asks for (nil for the others): a sender skips the writes a batch's versions
+    /// show whole.
+    /// - Throws: `zoneNotFound`; `internalError` for an entry the store cannot read (damaged).
+    package func entries(of writer: NodeID, in zone: RecordZone.ID, after: UInt64, limit: Int,
+                         decoding: (HLC) -> Bool) throws(ShoalError) -> [(hlc: HLC, entry: WriteEntry?)] {
+        let z = try liveZone(zone)
+        let s = try db.cached("SELECT hlc, bytes FROM writer_entries WHERE zone = ? AND writer = ? AND seq > ? ORDER BY seq LIMIT ?")
+        defer { s.reset() }
+        s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: after)).bind(4, Int64(max(limit, 0)))
+        var out = [(hlc: HLC, entry: WriteEntry?)]()
+        while try s.step() {
+            let hlc = HLC(rawValue: UInt64(bitPattern: s.int64(0)) ^ (1 << 63))
+            out.append((hlc, decoding(hlc) ? try Self.decodeEntry(s.blob(1), of: writer, in: zone) : nil))
+        }
         return out
     }
 
@@ -111,12 +137,16 @@ extension Store {
         guard checkpoint.zone == zone, checkpoint.writer == writer, checkpoint.incarnation == z.incarnation else { return false }
         let head = try logHead(of: writer, in: zone)
         guard let last = entries.last, checkpoint.sequence == last.sequence,
-              let chain = WriterLog.chain(from: head.chain, after: (head.sequence, head.hlc), entries),
-              chain == checkpoint.chain else { return false }
+              let links = WriterLog.links(from: head.chain, after: (head.sequence, head.hlc), entries),
+              links.last?.chain == checkpoint.chain else { return false }
         try writeTransaction(replication: true) { () throws(ShoalError) in
             var moved = head
-            for e in entries { try appendEntry(e, of: writer, to: &moved, zone: z) }
-            let s = try db.cached("INSERT OR REPLACE INTO writer_logs(zone, writer, seq, hlc, chain) VALUES(?, ?, ?, ?, ?)")
+            for (e, link) in zip(entries, links) { try insertEntry(e, bytes: link.bytes, chain: link.chain, of: writer, to: &moved, zone: z) }
+            // An upsert: replacing the row would reset how far the log is reflected.
+            let s = try db.cached("""
+                INSERT INTO writer_logs(zone, writer, seq, hlc, chain) VALUES(?, ?, ?, ?, ?)
+                ON CONFLICT(zone, writer) DO UPDATE SET seq = excluded.seq, hlc = excluded.hlc, chain = excluded.chain
+                """)
             try s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: moved.sequence)).bind(4, Int64(bitPattern: moved.hlc.rawValue))
                 .bind(5, moved.chain).runAndRewind()
             try keep(checkpoint, zone: z)
@@ -181,11 +211,13 @@ extension Store {
         return out
     }
 
-    /// The chain value of `writer`'s log for `zone` after entry `sequence` (the chain's start
-    /// for 0); nil when the log here does not reach it.
+    /// The chain value of this node's own log (`writer`) for `zone` after entry `sequence` (the
+    /// chain's start for 0); nil when the log does not reach it, or for another writer, whose
+    /// chain values are kept at its head and checkpoints only.
     /// - Throws: `zoneNotFound` for a zone that is not live.
     package func chainValue(of writer: NodeID, in zone: RecordZone.ID, at sequence: UInt64) throws(ShoalError) -> [UInt8]? {
         if sequence == 0 { return WriterLog.chainStart(zone: zone, writer: writer) }
+        guard writer == nodeID else { return nil }
         let z = try liveZone(zone)
         let s = try db.cached("SELECT chain FROM writer_entries WHERE zone = ? AND writer = ? AND seq = ?")
         defer { s.reset() }
@@ -294,6 +326,38 @@ extension Store {
             }
         }
         return through
+    }
+
+    /// Moves how far `writer`'s log for `zone` is reflected (``reflected(of:in:)``) over
+    /// `shown`, entries (by ascending sequence) whose versions a batch just stored here — each
+    /// stored version covers its write — as far as they continue the reflected prefix without a
+    /// gap. What they leave out is found by reading the zone later, as before.
+    /// - Throws: `zoneNotFound`; `internalError` if SQLite fails.
+    package func noteReflected(of writer: NodeID, in zone: RecordZone.ID, shown: [(sequence: UInt64, hlc: HLC)]) throws(ShoalError) {
+        guard writer != nodeID, !shown.isEmpty else { return }
+        let z = try liveZone(zone)
+        let row = try db.cached("SELECT seq, reflected_seq, reflected_hlc FROM writer_logs WHERE zone = ? AND writer = ?")
+        row.bind(1, z.row).bind(2, writer)
+        guard try row.step() else {
+            row.reset()
+            return
+        }
+        let head = UInt64(bitPattern: row.int64(0))
+        let from = UInt64(bitPattern: row.int64(1))
+        row.reset()
+        var through: (sequence: UInt64, hlc: HLC)? = nil
+        var next = from &+ 1
+        for e in shown where e.sequence >= next && e.sequence <= head {
+            guard e.sequence == next else { break }
+            through = e
+            next &+= 1
+        }
+        guard let through else { return }
+        try writeTransaction(replication: true) { () throws(ShoalError) in
+            let s = try db.cached("UPDATE writer_logs SET reflected_seq = ?, reflected_hlc = ? WHERE zone = ? AND writer = ? AND reflected_seq = ?")
+            try s.bind(1, Int64(bitPattern: through.sequence)).bind(2, Int64(bitPattern: through.hlc.rawValue)).bind(3, z.row)
+                .bind(4, writer).bind(5, Int64(bitPattern: from)).runAndRewind()
+        }
     }
 
     static func decodeEntry(_ bytes: [UInt8], of writer: NodeID, in zone: RecordZone.ID) throws(ShoalError) -> WriteEntry {

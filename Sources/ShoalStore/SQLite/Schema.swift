@@ -47,8 +47,9 @@ import ShoalWire
 ///   tombstone was purged, so a peer that comes back with it live is told it was deleted.
 /// - `subscriptions(id, bytes)`: persisted subscriptions.
 /// - `writer_entries(zone, writer, seq, hlc, bytes, chain)`: the entries of writers' logs
-///   (Spec/authenticated-writes.md §2), each as its canonical bytes with the chain value after
-///   it (so a checkpoint can end at any entry), keyed by log and sequence;
+///   (Spec/authenticated-writes.md §2), each as its canonical bytes, keyed by log and sequence;
+///   entries of this node's own log with the chain value after it (so its checkpoint can end at
+///   any entry), other writers' with an empty one;
 ///   `writer_entries_by_hlc` finds the entry of a dot. The head of this node's own log for each
 ///   zone — sequence, timestamp and chain value of its last entry — is in `zones(log_seq,
 ///   log_hlc, log_chain)`; the heads of other writers' logs, as far as they were verified here,

@@ -91,7 +91,7 @@ public struct WriterLogSection: Hashable, Sendable {
         case .impliedAt(let i, _): return 1 &+ WireSize.varint(UInt64(i)) &+ 8
         case .partial(let i, _, let missing):
             var n = 1 &+ WireSize.varint(UInt64(i)) &+ 8 &+ WireSize.varint(UInt64(missing.count))
-            for s in missing { n &+= WireSize.string(s.name) &+ WriteEntry.digestBytes }
+            for s in missing { n &+= s.encodedSize }
             return n
         case .whole(let e): return 1 &+ WireSize.lengthPrefixed(e.encodedSize)
         }
@@ -124,10 +124,7 @@ public struct WriterLogSection: Hashable, Sendable {
                     w.writeVarint(UInt64(i))
                     w.writeFixed64(hlc.rawValue)
                     w.writeVarint(UInt64(missing.count))
-                    for s in missing {
-                        w.writeString(s.name)
-                        s.digest.withUnsafeBytes { w.writeRaw($0) }
-                    }
+                    for s in missing { s.encode(into: &w) }
                 case .whole(let e):
                     w.writeByte(3)
                     w.writeVarint(UInt64(e.encodedSize))
@@ -233,20 +230,7 @@ public struct WriterLogSection: Hashable, Sendable {
             let i = try index()
             let hlc = HLC(rawValue: try r.readFixed64("entry HLC"))
             let n = try r.readCount(max: r.limits.maxFieldCount &+ 1, "missing slot count", limitName: "maxFieldCount + 1")
-            try r.require(n, each: 1 &+ WriteEntry.digestBytes, "\(n) missing slots")
-            var missing = [WriteEntry.Slot]()
-            missing.reserveCapacity(n)
-            for _ in 0..<n {
-                at = r.offset
-                let name = try r.readString(max: r.limits.maxFieldNameBytes, "missing slot name", limitName: "maxFieldNameBytes")
-                if let previous = missing.last {
-                    let order = UTF8Order.compare(previous.name, name)
-                    if order >= 0 {
-                        throw WireError(order == 0 ? .duplicate : .unsorted, at: at, "missing slots must be listed once each in increasing order of name bytes")
-                    }
-                }
-                missing.append(WriteEntry.Slot(name: name, digest: try r.readBytes(WriteEntry.digestBytes, "missing slot digest")))
-            }
+            let missing = try WriteEntry.Slot.decodeList(n, from: &r, "missing slot")
             return .partial(record: i, hlc: hlc, missing: missing)
         case 3:
             at = r.offset
