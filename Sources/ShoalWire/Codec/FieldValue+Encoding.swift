@@ -303,6 +303,32 @@ extension WireReader {
 
     @inlinable package static func isLetter(_ b: UInt8) -> Bool { (b | 0x20) >= 97 && (b | 0x20) <= 122 }
 
+    /// ``isValid(_:)`` for a name with `loadable` bytes readable from its start (itself and what
+    /// follows it in the input): a name of 1–8 bytes with 8 readable is checked in one 8-byte step.
+    @inlinable @inline(__always) package static func isValid(_ bytes: UnsafeRawBufferPointer, loadable: Int) -> Bool {
+        let n = bytes.count
+        if n > 0 && n <= 8 && loadable >= 8, let p = bytes.baseAddress {
+            let word = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))
+            return isLetter(UInt8(truncatingIfNeeded: word)) && allIdentifierBytes(word, count: n)
+        }
+        return isValid(bytes)
+    }
+
+    /// Whether the first `count` (1…8) bytes of `word` (loaded little-endian) are ASCII letters,
+    /// digits or `_`: per byte, range tests whose sums never carry into the next byte.
+    @inlinable @inline(__always) package static func allIdentifierBytes(_ word: UInt64, count: Int) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
+        let x = word & 0x7F7F_7F7F_7F7F_7F7F
+        let folded = x | 0x2020_2020_2020_2020  // upper case to lower
+        let letter = (folded &+ ones &* 0x1F) & ~(folded &+ ones &* 0x05)  // 0x61...0x7A
+        let digit = (x &+ ones &* 0x50) & ~(x &+ ones &* 0x46)  // 0x30...0x39
+        let y = x ^ 0x5F5F_5F5F_5F5F_5F5F
+        let underscore = ~((y &+ 0x7F7F_7F7F_7F7F_7F7F) | y)  // high bit set where y is 0
+        let ok = (letter | digit | underscore) & ~word & high
+        let wanted = count >= 8 ? high : high & ((1 &<< UInt64(truncatingIfNeeded: count &* 8)) &- 1)
+        return ok & wanted == wanted
+    }
+
     /// Whether `name` is a valid record type or field name.
     @usableFromInline package static func isValid(_ name: String) -> Bool {
         var n = name

@@ -103,7 +103,29 @@ public struct FieldView {
         return try? FieldValue.decodePayload(tag: valueTag, at: tagOffset, from: &r, zone: record.zone)
     }
 
+    /// The payload of a `kind` slot that is a length and bytes (a string or bytes value), read
+    /// directly when the name length, stamp and value length are one byte each.
+    @inline(__always)
     func lengthPrefixed(_ kind: FieldValue.Kind) -> UnsafeRawBufferPointer? {
+        guard let p = record.bytes.baseAddress, start < end, end <= record.bytes.count else { return lengthPrefixedSlow(kind) }
+        let nameLength = Int(p.load(fromByteOffset: start, as: UInt8.self))
+        var i = start &+ 1 &+ nameLength
+        guard nameLength < 0x80, i < end else { return lengthPrefixedSlow(kind) }
+        let tag = p.load(fromByteOffset: i, as: UInt8.self)
+        guard tag & ~Record.stampedBit == kind.rawValue else { return nil }
+        let stamped = tag & Record.stampedBit != 0
+        i &+= stamped ? 3 : 1  // the tag, then a stamp's node index and offset
+        guard i < end else { return lengthPrefixedSlow(kind) }
+        if stamped && (p.load(fromByteOffset: i &- 2, as: UInt8.self) | p.load(fromByteOffset: i &- 1, as: UInt8.self)) >= 0x80 {
+            return lengthPrefixedSlow(kind)
+        }
+        let n = Int(p.load(fromByteOffset: i, as: UInt8.self))
+        guard n < 0x80, n < end &- i else { return lengthPrefixedSlow(kind) }
+        return UnsafeRawBufferPointer(start: p + (i &+ 1), count: n)
+    }
+
+    /// ``lengthPrefixed(_:)`` through a reader, for any length.
+    func lengthPrefixedSlow(_ kind: FieldValue.Kind) -> UnsafeRawBufferPointer? {
         guard tag & ~Record.stampedBit == kind.rawValue else { return nil }
         var r = payloadReader()
         guard let n = try? r.readLength(max: r.limits.maxRecordBytes, "length", limitName: "maxRecordBytes") else { return nil }

@@ -138,7 +138,7 @@ extension Record {
             let at = r.offset
             let n = try r.readLength(max: r.limits.maxFieldNameBytes, "field name length", limitName: "maxFieldNameBytes")
             let raw = try r.readRaw(n, "field name")
-            guard Identifier.isValid(raw) else {
+            guard Identifier.isValid(raw, loadable: n &+ r.available) else {
                 throw WireError(.invalidName, at: at, "field name \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
             }
             var repeated = false
@@ -213,7 +213,7 @@ extension WireReader {
         let at = offset
         let n = try readLength(max: limit, "\(what()) length", limitName: limitName())
         let raw = try readRaw(n, what())
-        guard Identifier.isValid(raw) else {
+        guard Identifier.isValid(raw, loadable: n &+ available) else {
             throw WireError(.invalidName, at: at, "\(what()) \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
         }
         return String(decoding: raw, as: UTF8.self)

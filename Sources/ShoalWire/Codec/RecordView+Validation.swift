@@ -3,18 +3,22 @@
 
 /// The validating pass behind ``RecordView/withView(of:limits:_:)``: it mirrors
 /// `Record.decode(from:)` step for step (Spec/wire-format.md §6), keeping offsets instead of values.
-enum RecordViewValidation {
+@usableFromInline enum RecordViewValidation {
     /// What the part before the fields holds.
-    struct Header {
+    @usableFromInline struct Header {
         var flags: UInt8
         var recordType: Range<Int>
         var zoneName: Range<Int>, zoneOwner: Range<Int>
         var vector: VectorInPlace
-        var fieldCount: Int
+        @usableFromInline var fieldCount: Int
     }
 
-    /// Reads and checks flags, type, ID, vector, creation stamp, parent and the field count.
-    static func header(_ r: inout WireReader) throws(WireError) -> Header {
+    /// Checks the record's size against the limit, then reads and checks flags, type, ID,
+    /// vector, creation stamp, parent and the field count.
+    @usableFromInline static func header(_ r: inout WireReader) throws(WireError) -> Header {
+        guard r.count <= r.limits.maxRecordBytes else {
+            throw WireError(.limitExceeded, at: 0, "record is \(r.count) bytes, over the limit of \(r.limits.maxRecordBytes) (WireLimits.maxRecordBytes)")
+        }
         let flagsAt = r.offset
         let flags = try r.readByte("record flags")
         guard flags & ~Record.Flags.known == 0 else {
@@ -39,6 +43,7 @@ enum RecordViewValidation {
     static func fields(_ r: inout WireReader, header: Header, into table: UnsafeMutableBufferPointer<Int>) throws(WireError) {
         let vv = header.vector
         var previousName = UnsafeRawBufferPointer(start: nil, count: 0)
+        var previousPrefix = NamePrefix(previousName, loadable: 0)
         // The previous slot's stamp as (entry index, distance below it): Dots are built only
         // for a repeated name, where concurrent slots must be ordered.
         var previousStamp: (index: Int, back: UInt64)? = nil
@@ -48,16 +53,19 @@ enum RecordViewValidation {
             let at = r.offset
             let n = try r.readLength(max: r.limits.maxFieldNameBytes, "field name length", limitName: "maxFieldNameBytes")
             let raw = try r.readRaw(n, "field name")
-            guard Identifier.isValid(raw) else {
+            let loadable = n &+ r.available
+            guard Identifier.isValid(raw, loadable: loadable) else {
                 throw WireError(.invalidName, at: at, "field name \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
             }
             var repeated = false
+            let prefix = NamePrefix(raw, loadable: loadable)
             if i > 0 {
-                let c = UTF8Order.compare(previousName, raw)
+                let c = NamePrefix.compare(previousName, previousPrefix, raw, prefix)
                 if c > 0 { throw WireError(.unsorted, at: at, "fields must be sorted by name; \(String(decoding: raw, as: UTF8.self)) follows \(String(decoding: previousName, as: UTF8.self))") }
                 repeated = c == 0
             }
             previousName = raw
+            previousPrefix = prefix
             let tagAt = r.offset
             let tag = try r.readByte("field type tag")
             var stamp: (index: Int, back: UInt64)? = nil
@@ -75,7 +83,16 @@ enum RecordViewValidation {
             }
             previousStamp = stamp
             let valueTag = tag & ~Record.stampedBit
-            if valueTag != 0 { try value(&r, tag: valueTag, at: tagAt, header: header) }
+            // The commonest kinds here; the rest, lists included, in `value`.
+            switch valueTag {
+            case 0: break
+            case FieldValue.Kind.string.rawValue: try string(&r, "string value")
+            case FieldValue.Kind.int64.rawValue: _ = try r.readZigzag("int64 value")
+            case FieldValue.Kind.date.rawValue: _ = try r.readZigzag("date value")
+            case FieldValue.Kind.bool.rawValue: _ = try r.readBool("bool value")
+            case FieldValue.Kind.double.rawValue: _ = try r.readCanonicalDouble("double value")
+            default: try value(&r, tag: valueTag, at: tagAt, header: header)
+            }
         }
         table[header.fieldCount] = r.position
         if header.flags & Record.Flags.extensions != 0 {
@@ -92,11 +109,7 @@ enum RecordViewValidation {
             return try list(&r, kind: kind, header: header)
         }
         switch tag {
-        case FieldValue.Kind.string.rawValue:
-            let at = r.offset
-            let n = try r.readLength(max: r.limits.maxRecordBytes, "string value", limitName: "maxRecordBytes")
-            let raw = try r.readRaw(n, "string value")
-            guard UTF8Validation.isValid(raw) else { throw WireError(.invalidUTF8, at: at, "string value is not valid UTF-8") }
+        case FieldValue.Kind.string.rawValue: try string(&r, "string value")
         case FieldValue.Kind.int64.rawValue: _ = try r.readZigzag("int64 value")
         case FieldValue.Kind.double.rawValue: _ = try r.readCanonicalDouble("double value")
         case FieldValue.Kind.bool.rawValue: _ = try r.readBool("bool value")
@@ -109,6 +122,16 @@ enum RecordViewValidation {
         case FieldValue.Kind.location.rawValue: _ = try Location.decodePayload(from: &r)
         default: throw FieldValue.undefinedTag(tag, at: tagAt)
         }
+    }
+
+    /// Checks a string value as `WireReader.readString` would (`what` is "string value" or
+    /// "list string"), skipping it.
+    @inline(__always)
+    static func string(_ r: inout WireReader, _ what: StaticString) throws(WireError) {
+        let at = r.offset
+        let n = try r.readLength(max: r.limits.maxRecordBytes, what.description, limitName: "maxRecordBytes")
+        let raw = try r.readRaw(n, what.description)
+        guard UTF8Validation.isValid(raw) else { throw WireError(.invalidUTF8, at: at, "\(what) is not valid UTF-8") }
     }
 
     /// Checks a reference as `Reference.decodePayload` would, comparing a zone it names with the
@@ -136,13 +159,7 @@ enum RecordViewValidation {
         let n = try r.readCount(max: r.limits.maxListCount, "list element count", limitName: "maxListCount")
         try r.require(n, "\(n) list elements")
         switch kind {
-        case .string:
-            for _ in 0..<n {
-                let at = r.offset
-                let length = try r.readLength(max: r.limits.maxRecordBytes, "list string", limitName: "maxRecordBytes")
-                let raw = try r.readRaw(length, "list string")
-                guard UTF8Validation.isValid(raw) else { throw WireError(.invalidUTF8, at: at, "list string is not valid UTF-8") }
-            }
+        case .string: for _ in 0..<n { try string(&r, "list string") }
         case .int64: for _ in 0..<n { _ = try r.readZigzag("list int64") }
         case .double:
             try r.require(n, each: 8, "\(n) list doubles")
@@ -171,7 +188,7 @@ enum RecordViewValidation {
         let n = try r.readLength(max: limit, "\(what) length", limitName: limitName)
         let start = r.position
         let raw = try r.readRaw(n, what)
-        guard Identifier.isValid(raw) else {
+        guard Identifier.isValid(raw, loadable: n &+ r.available) else {
             throw WireError(.invalidName, at: at, "\(what) \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
         }
         return start..<r.position
@@ -192,8 +209,12 @@ enum RecordViewValidation {
 /// UTF-8 validation in place: what `String(validating:as:)` accepts (no overlong forms, no
 /// surrogates, nothing above U+10FFFF), without building a string.
 enum UTF8Validation {
-    static func isValid(_ raw: UnsafeRawBufferPointer) -> Bool {
-        if UTF8Text.isASCII(raw) { return true }
+    @inline(__always) static func isValid(_ raw: UnsafeRawBufferPointer) -> Bool {
+        UTF8Text.isASCII(raw) || isValidBeyondASCII(raw)
+    }
+
+    /// ``isValid(_:)`` for bytes that are not all ASCII.
+    @inline(never) static func isValidBeyondASCII(_ raw: UnsafeRawBufferPointer) -> Bool {
         var i = 0
         let n = raw.count
         while i < n {

@@ -53,13 +53,31 @@ public struct RecordView {
 
     /// The field whose name has the UTF-8 bytes `name` (see ``field(named:)``).
     public func field(namedUTF8 name: UnsafeRawBufferPointer) -> FieldView? {
+        let key = NamePrefix(name, loadable: name.count)
         var low = 0, high = slotCount
         while low < high {
             let mid = low &+ (high &- low) / 2
-            if UTF8Order.compare(nameBytes(ofSlotAt: mid), name) < 0 { low = mid &+ 1 } else { high = mid }
+            if compare(slotAt: mid, with: name, key) < 0 { low = mid &+ 1 } else { high = mid }
         }
-        guard low < slotCount, UTF8Order.compare(nameBytes(ofSlotAt: low), name) == 0 else { return nil }
+        guard low < slotCount, compare(slotAt: low, with: name, key) == 0 else { return nil }
         return slot(at: low)
+    }
+
+    /// The order of the slot at `index`'s name against `name` (whose prefix is `key`), as
+    /// `UTF8Order.compare`: by the first eight bytes in one comparison where they decide it.
+    @inline(__always)
+    func compare(slotAt index: Int, with name: UnsafeRawBufferPointer, _ key: NamePrefix) -> Int {
+        let start = slots[index]
+        if let p = bytes.baseAddress, start >= 0, start < bytes.count {
+            // A name under 128 bytes: its length byte, then the name and what follows it.
+            let n = Int(p.load(fromByteOffset: start, as: UInt8.self))
+            let loadable = bytes.count &- start &- 1
+            if n < 0x80 && n <= loadable {
+                let slotName = UnsafeRawBufferPointer(start: p + (start &+ 1), count: n)
+                return NamePrefix.compare(slotName, NamePrefix(slotName, loadable: loadable), name, key)
+            }
+        }
+        return UTF8Order.compare(nameBytes(ofSlotAt: index), name)
     }
 
     /// The name of the slot at `index`, read from its length prefix (validated: at most 255 bytes).
@@ -70,25 +88,33 @@ public struct RecordView {
     /// Validates `bytes` as a record and runs `body` with a view of them.
     /// - Throws: ``WireError`` as `Record(decoding:)` would for the same bytes, or
     ///   what `body` throws.
+    @inlinable
     public static func withView<R>(of bytes: UnsafeRawBufferPointer, limits: WireLimits = .default,
                                    _ body: (RecordView) throws -> R) throws -> R {
-        guard bytes.count <= limits.maxRecordBytes else {
-            throw WireError(.limitExceeded, at: 0, "record is \(bytes.count) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes)")
-        }
         var r = WireReader(bytes, limits: limits)
         let header = try RecordViewValidation.header(&r)
-        let count = header.fieldCount &+ 1
-        return try withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { table in
-            try RecordViewValidation.fields(&r, header: header, into: table)
-            let view = RecordView(bytes: bytes, slots: UnsafeBufferPointer(rebasing: table[0..<count]), zoneName: header.zoneName,
-                                  zoneOwner: header.zoneOwner, typeRange: header.recordType, vector: header.vector)
-            return try body(view)
+        return try withUnsafeTemporaryAllocation(of: Int.self, capacity: header.fieldCount &+ 1) { table in
+            try body(RecordView(validating: &r, header: header, into: table))
         }
     }
 
     /// Validates `bytes` as a record and runs `body` with a view of them (see the buffer form).
     /// - Throws: ``WireError`` for bytes that are not a record, or what `body` throws.
+    @inlinable
     public static func withView<R>(of bytes: [UInt8], limits: WireLimits = .default, _ body: (RecordView) throws -> R) throws -> R {
         try bytes.withUnsafeBytes { try withView(of: $0, limits: limits, body) }
+    }
+
+    /// Checks the fields after `header` (read from `r`), noting where each starts in `table`,
+    /// and makes the view.
+    @usableFromInline
+    init(validating r: inout WireReader, header: RecordViewValidation.Header, into table: UnsafeMutableBufferPointer<Int>) throws(WireError) {
+        try RecordViewValidation.fields(&r, header: header, into: table)
+        self.bytes = UnsafeRawBufferPointer(start: r.start, count: r.count)
+        self.slots = UnsafeBufferPointer(rebasing: table[0..<(header.fieldCount &+ 1)])
+        self.zoneName = header.zoneName
+        self.zoneOwner = header.zoneOwner
+        self.typeRange = header.recordType
+        self.vector = header.vector
     }
 }

@@ -18,6 +18,20 @@ extension WireReader {
 
     @usableFromInline package mutating func readVarintSlow(_ start: UnsafeRawPointer, _ what: @autoclosure () -> String) throws(WireError) -> UInt64 {
         let begin = position
+        // Eight bytes at once when they are there: a varint of 2–8 bytes ends at the first byte
+        // whose high bit is clear, and its 7-bit groups are gathered without a loop.
+        if count &- position >= 8 {
+            let word = UInt64(littleEndian: start.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            let ends = ~word & 0x8080_8080_8080_8080
+            if ends != 0 {
+                let length = (ends.trailingZeroBitCount &>> 3) &+ 1
+                if length > 1 && word &>> UInt64(truncatingIfNeeded: (length &- 1) &* 8) & 0xFF == 0 {
+                    throw WireError(.overlongVarint, at: base &+ begin, "varint (\(what())) has a redundant trailing zero byte; canonical form uses the fewest bytes")
+                }
+                position &+= length
+                return Self.gatherVarint(word, length: length)
+            }
+        }
         var result: UInt64 = 0
         var shift: UInt64 = 0
         var i = position
@@ -40,6 +54,17 @@ extension WireReader {
             }
             shift &+= 7
         }
+    }
+
+    /// The value of a varint of `length` bytes (2…8) held in the low bytes of `word`: the low
+    /// seven bits of each byte, packed (upper bytes beyond `length` are ignored).
+    @inlinable @inline(__always) package static func gatherVarint(_ word: UInt64, length: Int) -> UInt64 {
+        let keep: UInt64 = length >= 8 ? ~0 : (1 &<< UInt64(truncatingIfNeeded: length &* 8)) &- 1
+        var x = word & keep & 0x7F7F_7F7F_7F7F_7F7F
+        x = (x & 0x007F_007F_007F_007F) | ((x & 0x7F00_7F00_7F00_7F00) &>> 1)
+        x = (x & 0x0000_3FFF_0000_3FFF) | ((x & 0x3FFF_0000_3FFF_0000) &>> 2)
+        x = (x & 0x0000_0000_0FFF_FFFF) | ((x & 0x0FFF_FFFF_0000_0000) &>> 4)
+        return x
     }
 
     /// Reads a zigzag-encoded signed 64-bit integer.
@@ -76,8 +101,24 @@ extension WireReader {
     }
 
     /// Reads a varint length prefix and checks the bytes are present (never allocates on a bare claim).
-    @inlinable package mutating func readLength(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
-                                                owner: @autoclosure () -> String = "WireLimits") throws(WireError) -> Int {
+    @inlinable @inline(__always)
+    package mutating func readLength(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
+                                     owner: @autoclosure () -> String = "WireLimits") throws(WireError) -> Int {
+        // One-byte fast path, inlined where the rest is not: a length below 128 within the limit
+        // whose bytes follow.
+        if position < count, let start {
+            let first = Int(start.load(fromByteOffset: position, as: UInt8.self))
+            if first < 0x80 && first <= limit && first < count &- position {
+                position &+= 1
+                return first
+            }
+        }
+        return try readLengthSlow(max: limit, what(), limitName: limitName(), owner: owner())
+    }
+
+    /// ``readLength(max:_:limitName:owner:)`` past its fast path.
+    @usableFromInline package mutating func readLengthSlow(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
+                                                           owner: @autoclosure () -> String) throws(WireError) -> Int {
         let n = try readCount(max: limit, what(), limitName: limitName(), owner: owner())
         try require(n, what())
         return n
@@ -111,21 +152,30 @@ extension WireReader {
     @inlinable package static func isASCII(_ raw: UnsafeRawBufferPointer) -> Bool {
         guard let p = raw.baseAddress else { return true }
         let n = raw.count
-        var i = 0
         var bits: UInt64 = 0
-        // 32 bytes a round (four independent loads), then 8, then one: `i + k <= n` bounds each load.
-        while i &+ 32 <= n {
-            bits |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self) | p.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self)
-                | p.loadUnaligned(fromByteOffset: i &+ 16, as: UInt64.self) | p.loadUnaligned(fromByteOffset: i &+ 24, as: UInt64.self)
-            i &+= 32
-        }
-        while i &+ 8 <= n {
-            bits |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            i &+= 8
-        }
-        while i < n {
-            bits |= UInt64(p.load(fromByteOffset: i, as: UInt8.self))
-            i &+= 1
+        if n >= 8 {
+            // 32 bytes a round (four independent loads), then 8, then the last 8 (overlapping
+            // bytes already checked): `i + k <= n` bounds each load.
+            var i = 0
+            while i &+ 32 <= n {
+                bits |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self) | p.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self)
+                    | p.loadUnaligned(fromByteOffset: i &+ 16, as: UInt64.self) | p.loadUnaligned(fromByteOffset: i &+ 24, as: UInt64.self)
+                i &+= 32
+            }
+            while i &+ 8 <= n {
+                bits |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                i &+= 8
+            }
+            bits |= p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+        } else if n >= 4 {
+            // Two 4-byte loads that overlap cover 4–7 bytes.
+            bits = UInt64(p.loadUnaligned(fromByteOffset: 0, as: UInt32.self) | p.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self))
+        } else {
+            var i = 0
+            while i < n {
+                bits |= UInt64(p.load(fromByteOffset: i, as: UInt8.self))
+                i &+= 1
+            }
         }
         return bits & 0x8080_8080_8080_8080 == 0
     }

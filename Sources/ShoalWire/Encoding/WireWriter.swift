@@ -76,8 +76,13 @@
 
     /// Writes a varint length prefix and the UTF-8 bytes of `s`.
     @inlinable package mutating func writeString(_ s: String) {
-        var s = s
-        s.withUTF8 { writeLengthPrefixed(UnsafeRawBufferPointer($0)) }
+        // Native strings (small ones through a copy on the stack) are read where they are;
+        // only a bridged one is copied to make its UTF-8 contiguous.
+        let written: Void? = s.utf8.withContiguousStorageIfAvailable { writeLengthPrefixed(UnsafeRawBufferPointer($0)) }
+        if written == nil {
+            var s = s
+            s.withUTF8 { writeLengthPrefixed(UnsafeRawBufferPointer($0)) }
+        }
     }
 
     @inlinable package mutating func writeBytes(_ bytes: some Collection<UInt8>) {
