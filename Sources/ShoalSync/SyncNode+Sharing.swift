@@ -92,9 +92,12 @@ extension SyncNode {
         return held
     }
 
-    /// Keeps `share` as the zone's share.
-    func keep(_ share: ZoneShare, owner: DeviceID) async throws(ShoalError) {
-        try await store.setSyncValue(Self.shareKey(share.zone), share.encoded())
+    /// Keeps `share` as the zone's share. A share this device signed (`signed`) commits as the
+    /// node's own writes do, durable once the call returns: no peer may hold it yet, so a power
+    /// cut that undid it would take the zone's members away for good. A share adopted from a peer
+    /// commits as replication does; the owner announces it again.
+    func keep(_ share: ZoneShare, owner: DeviceID, signed: Bool = false) async throws(ShoalError) {
+        try await store.setSyncValue(Self.shareKey(share.zone), share.encoded(), durably: signed)
         shareCache[share.zone] = .some(HeldShare(share: share, owner: owner))
     }
 
@@ -168,7 +171,7 @@ extension SyncNode {
         let incarnation = store.newIdentifier()
         let share = signer.sign(ZoneShare(zone: zone, incarnation: incarnation, serial: (held?.share.serial ?? 0) &+ 1,
                                           ownerKey: signer.publicKeyDER, members: held?.share.members ?? []))
-        try await keep(share, owner: signer.device)
+        try await keep(share, owner: signer.device, signed: true)
         return try await store.createZone(zone, incarnation: incarnation)
     }
 
@@ -183,7 +186,7 @@ extension SyncNode {
             share.serial &+= 1
             share.isDeleted = true
             share.incarnation = info.incarnation
-            try await keep(signer.sign(share), owner: signer.device)
+            try await keep(signer.sign(share), owner: signer.device, signed: true)
         }
         try await store.deleteZone(zone)
     }
@@ -214,7 +217,7 @@ extension SyncNode {
         share.serial &+= 1
         share.incarnation = info.incarnation
         share.isDeleted = false
-        try await keep(signer.sign(share), owner: signer.device)
+        try await keep(signer.sign(share), owner: signer.device, signed: true)
         return await shareChanged(zone, devices: [device])
     }
 

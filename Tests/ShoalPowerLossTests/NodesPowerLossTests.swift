@@ -95,3 +95,20 @@ extension PowerLossTests {
         #expect(found.cuts > 0 && found.undoneVersions > 0)
     }
 }
+
+extension PowerLossTests {
+    /// Multi-node seed 222: the owner of zone `lab` was cut right after sharing it. The shares it
+    /// had signed, adding both members, were committed `NORMAL`, as replication's values are, and
+    /// the cut undid them; no member had received them, so the owner held the zone shared with
+    /// nobody and the members never learned of it (every save of `lab` stayed on the owner). A
+    /// share the node signs itself now commits `FULL`, as its other local writes do.
+    @Test func nodesSeed222AShareItsOwnerSignedSurvivesACut() async throws {
+        let dir = ScratchDirectory("shoal-powercut-stand-in")
+        var c = Store.Configuration()
+        c.synchronous = .normal
+        var run = NodesPowerCut(seed: 222, standIn: try Store.open(directory: dir.path, configuration: c))
+        let found = await run.run()
+        #expect(found.failed == 0, "seed 222: \(found.failures)")
+        #expect(found.cuts > 0)
+    }
+}
