@@ -112,3 +112,19 @@ extension PowerLossTests {
         #expect(found.cuts > 0)
     }
 }
+
+extension PowerLossTests {
+    /// Multi-node seed 864: node 1's save of notes/r2 was cut inside its commit (the log's sync);
+    /// the call threw, yet its frames were on the disk, so the save survived and stood beside a
+    /// later delete as a concurrent write. In a real cut that call never returns: the soak counts
+    /// such a write as possibly committed, not as a delete that came back. (Seed 1251 too.)
+    @Test func nodesSeed864AWriteTheCutInterruptedMayHaveCommitted() async throws {
+        let dir = ScratchDirectory("shoal-powercut-stand-in")
+        var c = Store.Configuration()
+        c.synchronous = .normal
+        var run = NodesPowerCut(seed: 864, standIn: try Store.open(directory: dir.path, configuration: c))
+        let found = await run.run()
+        #expect(found.failed == 0, "seed 864: \(found.failures)")
+        #expect(run.fingerprint.contains { $0.contains("the cut interrupted a write") })
+    }
+}
