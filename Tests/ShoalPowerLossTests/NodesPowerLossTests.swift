@@ -128,3 +128,20 @@ extension PowerLossTests {
         #expect(run.fingerprint.contains { $0.contains("the cut interrupted a write") })
     }
 }
+
+extension PowerLossTests {
+    /// Multi-node seed 799: node 0 held notes/r0 as its own save merged with node 2's concurrent
+    /// delete; a cut undid the merge, and node 2 then purged the delete's tombstone. Healing gave
+    /// node 0 (and every node) the record live at the save's version alone: the delete's dot is
+    /// under the purge horizon, superseded. The soak counts an undone version back when the
+    /// stored version and the horizon together cover it.
+    @Test func nodesSeed799AnUndoneMergeWithAPurgedDeleteComesBackAsTheSave() async throws {
+        let dir = ScratchDirectory("shoal-powercut-stand-in")
+        var c = Store.Configuration()
+        c.synchronous = .normal
+        var run = NodesPowerCut(seed: 799, standIn: try Store.open(directory: dir.path, configuration: c))
+        let found = await run.run()
+        #expect(found.failed == 0, "seed 799: \(found.failures)")
+        #expect(found.undoneVersions > 0 && found.refetchedVersions == found.undoneVersions)
+    }
+}
