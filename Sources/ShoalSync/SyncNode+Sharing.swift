@@ -92,12 +92,13 @@ extension SyncNode {
         return held
     }
 
-    /// Keeps `share` as the zone's share. A share this device signed (`signed`) commits as the
-    /// node's own writes do, durable once the call returns: no peer may hold it yet, so a power
-    /// cut that undid it would take the zone's members away for good. A share adopted from a peer
-    /// commits as replication does; the owner announces it again.
-    func keep(_ share: ZoneShare, owner: DeviceID, signed: Bool = false) async throws(ShoalError) {
-        try await store.setSyncValue(Self.shareKey(share.zone), share.encoded(), durably: signed)
+    /// Keeps `share` as the zone's share, committed as the node's own writes are: durable once
+    /// the call returns (Spec/store.md §2.3). A share this device signed may be on no peer yet, so
+    /// a power cut that undid it would take the zone's members away for good; a share adopted
+    /// from a peer comes with the zone's state it brought (created, deleted, read-only), which
+    /// commits so too, and without its share the zone would be open to every trusted device.
+    func keep(_ share: ZoneShare, owner: DeviceID) async throws(ShoalError) {
+        try await store.setSyncValue(Self.shareKey(share.zone), share.encoded(), durably: true)
         shareCache[share.zone] = .some(HeldShare(share: share, owner: owner))
     }
 
@@ -171,7 +172,7 @@ extension SyncNode {
         let incarnation = store.newIdentifier()
         let share = signer.sign(ZoneShare(zone: zone, incarnation: incarnation, serial: (held?.share.serial ?? 0) &+ 1,
                                           ownerKey: signer.publicKeyDER, members: held?.share.members ?? []))
-        try await keep(share, owner: signer.device, signed: true)
+        try await keep(share, owner: signer.device)
         return try await store.createZone(zone, incarnation: incarnation)
     }
 
@@ -186,7 +187,7 @@ extension SyncNode {
             share.serial &+= 1
             share.isDeleted = true
             share.incarnation = info.incarnation
-            try await keep(signer.sign(share), owner: signer.device, signed: true)
+            try await keep(signer.sign(share), owner: signer.device)
         }
         try await store.deleteZone(zone)
     }
@@ -217,7 +218,7 @@ extension SyncNode {
         share.serial &+= 1
         share.incarnation = info.incarnation
         share.isDeleted = false
-        try await keep(signer.sign(share), owner: signer.device, signed: true)
+        try await keep(signer.sign(share), owner: signer.device)
         return await shareChanged(zone, devices: [device])
     }
 

@@ -2,6 +2,8 @@
 
 import CShoalPowerCut
 import ShoalStore
+import ShoalWire
+@testable import ShoalSync
 import Testing
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -143,5 +145,45 @@ extension PowerLossTests {
         let found = await run.run()
         #expect(found.failed == 0, "seed 799: \(found.failures)")
         #expect(found.undoneVersions > 0 && found.refetchedVersions == found.undoneVersions)
+    }
+}
+
+extension PowerLossTests {
+    /// A member that adopted an owner's share keeps it across a power cut: the zone it created
+    /// from the share commits `FULL`, and so does the share. (With the share committed `NORMAL`,
+    /// a cut dropping every unsynced write left the member holding the zone without its share:
+    /// open, until the owner announced it again, to every trusted device, members or not.)
+    @Test func aMembersAdoptedShareSurvivesACutWithTheZone() async throws {
+        _ = shoal_powercut_register()
+        shoal_powercut_reset(0, 0)
+        defer { shoal_powercut_force_mode(-1); shoal_powercut_reset(0, 0) }
+        let standInDirectory = ScratchDirectory("shoal-powercut-stand-in")
+        var c = Store.Configuration()
+        c.synchronous = .normal
+        let standIn = try Store.open(directory: standInDirectory.path, configuration: c)
+        var configuration = SyncConfiguration()
+        configuration.writesAcknowledgementsInline = true
+        let sim = try await Simulation(seed: 5, nodes: 2, configuration: configuration, identities: true,
+                                       storeSetup: NodesPowerCut.storeSetup(checkpointPages: 256))
+        let lab = RecordZone.ID(name: "lab")
+        try await sim.createSharedZone(lab, on: 0)
+        // Node 1's files count events from here; its power goes off only when told.
+        shoal_powercut_arm(sim.nodes[1].directory, 1, 0)
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet(reconnect: false))
+        #expect(await sim.nodes[1].sync.share(of: lab) != nil)
+        // The cut drops every write node 1 has not synced.
+        shoal_powercut_force_mode(1)
+        _ = shoal_powercut_cut_now()
+        while let i = sim.links.firstIndex(where: { $0.a == 1 || $0.b == 1 }) { await sim.reset(i) }
+        sim.nodes[1].store = standIn
+        sim.nodes[1].sync = SyncNode(store: standIn, configuration: sim.configuration, signer: sim.nodes[1].signer)
+        #expect(await NodesPowerCut.filesClosed(under: sim.nodes[1].directory + "/"))
+        shoal_powercut_restore()
+        let store = try await sim.reopenStore(of: 1)
+        let node = SyncNode(store: store, configuration: sim.configuration, signer: sim.nodes[1].signer)
+        let zone = try? await store.zone(lab)
+        #expect(zone != nil, "the zone created from the share commits FULL")
+        #expect(await node.share(of: lab) != nil, "node 1 holds zone lab (\(zone != nil)) and its share is gone")
     }
 }
