@@ -28,7 +28,8 @@ extension ShoalNode {
         } catch {
             throw ShoalError.internalError("the trusted devices cannot be encoded: \(error)")
         }
-        try await store.setSyncValue(Self.trustedDevicesKey, Array(bytes))
+        // The user's own write: durable once the call returns, as a save is (Spec/store.md §2.3).
+        try await store.setSyncValue(Self.trustedDevicesKey, Array(bytes), durably: true)
     }
 
     /// Trusts `device`: its connections are accepted from now on, without a restart, and when

@@ -92,9 +92,13 @@ extension SyncNode {
         return held
     }
 
-    /// Keeps `share` as the zone's share.
+    /// Keeps `share` as the zone's share, committed as the node's own writes are: durable once
+    /// the call returns (Spec/store.md §2.3). A share this device signed may be on no peer yet, so
+    /// a power cut that undid it would take the zone's members away for good; a share adopted
+    /// from a peer comes with the zone's state it brought (created, deleted, read-only), which
+    /// commits so too, and without its share the zone would be open to every trusted device.
     func keep(_ share: ZoneShare, owner: DeviceID) async throws(ShoalError) {
-        try await store.setSyncValue(Self.shareKey(share.zone), share.encoded())
+        try await store.setSyncValue(Self.shareKey(share.zone), share.encoded(), durably: true)
         shareCache[share.zone] = .some(HeldShare(share: share, owner: owner))
     }
 

@@ -96,6 +96,8 @@ struct NodesPowerCut {
 
     /// SHOAL_POWERLOSS_NODES_TRACE set: every line of the fingerprint is printed as it happens.
     static let tracing = ProcessInfo.processInfo.environment["SHOAL_POWERLOSS_NODES_TRACE"] != nil
+    /// SHOAL_POWERLOSS_NODES_TRACE=engines: the engines' own trace lines too.
+    static let tracingEngines = ProcessInfo.processInfo.environment["SHOAL_POWERLOSS_NODES_TRACE"] == "engines"
 
     private mutating func note(_ line: String) {
         if Self.tracing { print("seed \(seed): \(line)") }
@@ -163,6 +165,8 @@ struct NodesPowerCut {
         let checkpointPages = [2, 8, 64, 256][Int(seed % 4)]
         let sim = try await Simulation(seed: seed, nodes: nodeCount, configuration: configuration, identities: seed % 4 >= 2,
                                        storeSetup: Self.storeSetup(checkpointPages: checkpointPages))
+        if Self.tracingEngines { await sim.enableTrace() }
+        for n in sim.nodes.indices { note("node \(n) is \(sim.nodes[n].store.nodeID.short)") }
         var log = WorkloadLog()
         if sim.nodes[0].signer != nil {
             try await sim.createSharedZone(RecordZone.ID(name: "notes"), on: 0)
@@ -198,8 +202,10 @@ struct NodesPowerCut {
                 break
             }
             let (savesBefore, crashesBefore) = (log.saves.count, sim.crashes)
+            let deletesBefore = log.deletes.count, failedBefore = log.failedWrites.count
             defer {
                 for s in log.saves[savesBefore...] { note("step \(step): saved \(s.zone)/\(s.name) at \(s.dot), event \(shoal_powercut_events())") }
+                for d in log.deletes[deletesBefore...] { note("step \(step): deleted \(d.zone)/\(d.name) at \(d.vector), event \(shoal_powercut_events())") }
                 if sim.crashes > crashesBefore { note("step \(step): a node restarted (kill -9)") }
             }
             do {
@@ -212,6 +218,11 @@ struct NodesPowerCut {
                 if shoal_powercut_is_cut() != 0 {
                     f.cutsInsideACall += 1
                     note("cut \(v) inside a call at step \(step), event \(shoal_powercut_events())")
+                    // The write the cut interrupted never returned: it may have committed.
+                    for w in log.failedWrites[failedBefore...] where w.node == sim.nodes[v].store.nodeID {
+                        log.interrupted.append(w)
+                        note("step \(step): the cut interrupted a write of \(w.zone)/\(w.name)")
+                    }
                     guard try await powerOff(sim, v, &f, &power, step: step) else { return }
                 } else {
                     snapshot = try await Self.vectors(sim, v)
@@ -277,7 +288,13 @@ struct NodesPowerCut {
                 if other != n, sim.chance(30) {
                     for z in await sim.nodes[n].store.zones() { try? await sim.nodes[n].store.removePeer(sim.nodes[other].store.nodeID, from: z.id) }
                 }
-                log.purged += (try? await sim.nodes[n].sync.purgeTombstones(retention: Simulation.retention)) ?? 0
+                do {
+                    log.purged += try await sim.nodes[n].sync.purgeTombstones(retention: Simulation.retention)
+                } catch where shoal_powercut_is_cut() != 0 {
+                    // The call the cut interrupted never returns; its purge of record tombstones
+                    // may have committed before the cut (the zone tombstones' purge follows it).
+                    log.purged += 1
+                } catch {}
             }
         } else {
             sim.clock.advance(UInt64(sim.int(2000)))
@@ -325,6 +342,7 @@ struct NodesPowerCut {
         }
         sim.nodes[v].store = store
         sim.nodes[v].sync = SyncNode(store: store, configuration: sim.configuration, signer: sim.nodes[v].signer)
+        if Self.tracingEngines { await sim.nodes[v].sync.setTrace { print($0) } }
         sim.nodes[v].up = true
         if let problem = PowerCut.integrityProblem(sim.nodes[v].directory + "/store.sqlite", readOnly: true) {
             f.integrityFailures += 1
@@ -390,9 +408,9 @@ struct NodesPowerCut {
             }
             fail(problem)
         }
-        if diverged {
-            f.diverged += 1
-            if Self.tracing {
+        if diverged { f.diverged += 1 }
+        if Self.tracing, !f.failures.isEmpty {
+            do {
                 for n in sim.nodes.indices {
                     for z in await sim.nodes[n].store.zones() {
                         for (name, bytes) in try await sim.state(of: z.id, on: n).sorted(by: { $0.key < $1.key }) {
@@ -407,12 +425,17 @@ struct NodesPowerCut {
         }
         var horizon = VersionVector()
         let zones = await sim.nodes[0].store.zones().map(\.id)
-        for n in sim.nodes.indices { for z in zones { horizon.formUnion(try await sim.nodes[n].store.purgeHorizon(of: z)) } }
+        // A zone missing on a node is a divergence, counted above.
+        for n in sim.nodes.indices { for z in zones { horizon.formUnion((try? await sim.nodes[n].store.purgeHorizon(of: z)) ?? VersionVector()) } }
         for u in undone {
             let held = try await Self.vectors(sim, u.node, deletedToo: true)
             if let stored = held[u.zone]?[u.name]?.vector, u.vector.isDominated(by: stored) {
                 f.refetchedVersions += 1
             } else if u.vector.isDominated(by: horizon) {
+                f.refetchedVersions += 1
+            } else if let stored = held[u.zone]?[u.name]?.vector, u.vector.isDominated(by: stored.union(horizon)) {
+                // Back but for writes a purge has made superseded: a deletion concurrent with the
+                // save the node holds, its tombstone purged (the record is live everywhere).
                 f.refetchedVersions += 1
             } else {
                 f.lostAcknowledged += 1

@@ -34,6 +34,19 @@ import CShoalThread
         #expect(try await reopened.record(for: note("m", "").id)["title"] == .string("local"))
     }
 
+    /// Device bindings are the node's own record of the devices it met: they commit `FULL`, so a
+    /// power cut cannot undo one and free the node ID for another device (Spec/security.md §5).
+    @Test func deviceBindingsCommitFull() async throws {
+        let d = TempDirectory()
+        let s = try await Store.temporary(d) { $0.synchronous = .full }
+        try await s.setSyncValue("position", [1])
+        #expect(try await s.sqliteSynchronous() == 1)
+        let device = try #require(DeviceID(bytes: [UInt8](repeating: 7, count: 32)))
+        try await s.bind(NodeID(high: 1, low: 2), to: device)
+        #expect(try await s.sqliteSynchronous() == 2)
+        #expect(try await s.boundNode(of: device) == NodeID(high: 1, low: 2))
+    }
+
     /// A commit that syncs is counted as under way while it runs, so that bulk asset writes in
     /// the process give way to it (Spec/assets.md §3.3); the count falls again when it is done,
     /// also when it rolls back. (Other tests' commits may run meanwhile, so only this test's own

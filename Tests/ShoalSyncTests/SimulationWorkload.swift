@@ -15,6 +15,12 @@ struct WorkloadLog {
     /// Acknowledged deletes: the record, the deletion's version vector and its dot.
     var deletes: [(zone: RecordZone.ID, name: String, vector: VersionVector, dot: Dot)] = []
     var failures = 0
+    /// Writes whose call threw: the record and the writing node.
+    var failedWrites: [(zone: RecordZone.ID, name: String, node: NodeID)] = []
+    /// Writes a power cut interrupted (the power-loss soak moves them here from `failedWrites`):
+    /// in a real cut the process dies with the machine and the call never returns, so the write
+    /// may have committed or not.
+    var interrupted: [(zone: RecordZone.ID, name: String, node: NodeID)] = []
     /// Tombstones purged by retiring peers.
     var purged = 0
 }
@@ -75,6 +81,7 @@ extension Simulation {
             }
         } catch {
             log.failures += 1
+            log.failedWrites.append((zone, id.name, store.nodeID))
         }
         clock.advance(UInt64(int(5)))
         try? await notifyChanges(node: n)
@@ -197,6 +204,9 @@ extension Simulation {
             let resurrecting = log.saves.contains { $0.zone == d.zone && $0.name == d.name && !d.vector.covers($0.dot) }
             guard !resurrecting else { continue }
             if let bytes = raw[d.zone]?[d.name], let r = try? Record(decoding: bytes), !r.isDeleted {
+                // A write a cut interrupted may have committed: its node's entry past the delete's.
+                let interrupted = log.interrupted.contains { $0.zone == d.zone && $0.name == d.name && r.versionVector[$0.node] > d.vector[$0.node] }
+                if interrupted { continue }
                 problems.append("record \(d.name) deleted at \(d.vector) came back with no later or concurrent save")
             }
         }

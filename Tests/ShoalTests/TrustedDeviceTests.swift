@@ -3,6 +3,7 @@
 import Foundation
 import Testing
 import Shoal
+import ShoalStore
 
 @Suite(.serialized, .timeLimit(.minutes(2))) struct TrustedDeviceTests {
     static func temporaryPath() -> String {
@@ -31,6 +32,22 @@ import Shoal
         #expect(devices[1].name == "" && devices[1].addresses.isEmpty)
         try await node.removeDevice(Self.device(1))
         #expect(await node.trustedDevices().map(\.device) == [Self.device(2)])
+    }
+
+    /// Trusting and removing a device are the user's own writes: they commit `FULL`, so a power
+    /// cut cannot undo one once its call returned (a removed device trusted again after the cut).
+    @Test func trustingAndRemovingADeviceCommitFull() async throws {
+        let dir = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let node = try await ShoalNode.open(directory: dir)
+        try await node.store.setSyncValue("position", [1])
+        #expect(try await node.store.sqliteSynchronous() == 1)
+        try await node.trustDevice(Self.device(5))
+        #expect(try await node.store.sqliteSynchronous() == 2)
+        try await node.store.setSyncValue("position", [2])
+        try await node.removeDevice(Self.device(5))
+        #expect(try await node.store.sqliteSynchronous() == 2)
+        await node.shutdown()
     }
 
     @Test func badInputIsAShoalError() async throws {

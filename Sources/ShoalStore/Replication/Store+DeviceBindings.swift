@@ -22,10 +22,12 @@ extension Store {
     }
 
     /// Binds `node` and `device` to each other, for good: the reverse binding (node → device)
-    /// first, so a crash in between leaves a half that the next ``bind(_:to:)`` completes.
+    /// first, so a crash in between leaves a half that the next ``bind(_:to:)`` completes. Both
+    /// commit as the node's own writes (`FULL` by default): a binding a power cut undid would let
+    /// another device take the node ID (Spec/security.md §5).
     /// - Throws: `internalError` if SQLite fails.
     package func bind(_ node: NodeID, to device: DeviceID) throws(ShoalError) {
-        try setSyncValue(Self.deviceKey(of: node), device.bytes)
-        try setSyncValue(Self.nodeKey(of: device), Array(node.hex.utf8))
+        try setSyncValue(Self.deviceKey(of: node), device.bytes, durably: true)
+        try setSyncValue(Self.nodeKey(of: device), Array(node.hex.utf8), durably: true)
     }
 }

@@ -20,8 +20,17 @@ extension Store {
     /// ``Configuration/replicationSynchronous``.
     /// - Throws: `internalError` if SQLite fails.
     public func setSyncValue(_ key: String, _ value: [UInt8]?) throws(ShoalError) {
+        try setSyncValue(key, value, durably: false)
+    }
+
+    /// Stores (or, with nil, removes) a value as ``setSyncValue(_:_:)`` does; `durably` commits
+    /// it with ``Configuration/synchronous``, as the node's own writes are: a value no peer can
+    /// send back (a zone share its owner signed here) must survive a power cut once the call
+    /// returned (Spec/store.md §2.3).
+    /// - Throws: `internalError` if SQLite fails.
+    package func setSyncValue(_ key: String, _ value: [UInt8]?, durably: Bool) throws(ShoalError) {
         try ensureSyncTable()
-        try useSynchronous(replication: true)
+        try useSynchronous(replication: !durably)
         if let value {
             try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key).bind(2, value).run()
         } else {
