@@ -88,11 +88,7 @@ extension PowerLossTests {
     /// nobody and the members never learned of it (every save of `lab` stayed on the owner). A
     /// share the node signs itself now commits `FULL`, as its other local writes do.
     @Test func nodesSeed222AShareItsOwnerSignedSurvivesACut() async throws {
-        let dir = ScratchDirectory("shoal-powercut-stand-in")
-        var c = Store.Configuration()
-        c.synchronous = .normal
-        var run = NodesPowerCut(seed: 222, standIn: try Store.open(directory: dir.path, configuration: c))
-        let found = await run.run()
+        let (_, found) = try await Self.nodesSeed(222)
         #expect(found.failed == 0, "seed 222: \(found.failures)")
         #expect(found.cuts > 0)
     }
@@ -104,11 +100,7 @@ extension PowerLossTests {
     /// later delete as a concurrent write. In a real cut that call never returns: the soak counts
     /// such a write as possibly committed, not as a delete that came back. (Seed 1251 too.)
     @Test func nodesSeed864AWriteTheCutInterruptedMayHaveCommitted() async throws {
-        let dir = ScratchDirectory("shoal-powercut-stand-in")
-        var c = Store.Configuration()
-        c.synchronous = .normal
-        var run = NodesPowerCut(seed: 864, standIn: try Store.open(directory: dir.path, configuration: c))
-        let found = await run.run()
+        let (run, found) = try await Self.nodesSeed(864)
         #expect(found.failed == 0, "seed 864: \(found.failures)")
         #expect(run.fingerprint.contains { $0.contains("the cut interrupted a write") })
     }
@@ -121,11 +113,7 @@ extension PowerLossTests {
     /// under the purge horizon, superseded. The soak counts an undone version back when the
     /// stored version and the horizon together cover it.
     @Test func nodesSeed799AnUndoneMergeWithAPurgedDeleteComesBackAsTheSave() async throws {
-        let dir = ScratchDirectory("shoal-powercut-stand-in")
-        var c = Store.Configuration()
-        c.synchronous = .normal
-        var run = NodesPowerCut(seed: 799, standIn: try Store.open(directory: dir.path, configuration: c))
-        let found = await run.run()
+        let (_, found) = try await Self.nodesSeed(799)
         #expect(found.failed == 0, "seed 799: \(found.failures)")
         #expect(found.undoneVersions > 0 && found.refetchedVersions == found.undoneVersions)
     }
@@ -178,11 +166,20 @@ extension PowerLossTests {
     /// finding node 1 without the tombstone its peers still held. A purge the cut interrupted now
     /// counts as one that may have happened.
     @Test func nodesSeed3077APurgeTheCutInterruptedMayHaveCommitted() async throws {
+        let (_, found) = try await Self.nodesSeed(3077)
+        #expect(found.failed == 0, "seed 3077: \(found.failures)")
+    }
+}
+
+extension PowerLossTests {
+    /// Multi-node seed `seed` run once, the stand-in store committing `NORMAL` as replication
+    /// does: the run (for its fingerprint) and what it found.
+    static func nodesSeed(_ seed: UInt64) async throws -> (run: NodesPowerCut, found: NodesPowerCutFindings) {
         let dir = ScratchDirectory("shoal-powercut-stand-in")
         var c = Store.Configuration()
         c.synchronous = .normal
-        var run = NodesPowerCut(seed: 3077, standIn: try Store.open(directory: dir.path, configuration: c))
+        var run = NodesPowerCut(seed: seed, standIn: try Store.open(directory: dir.path, configuration: c))
         let found = await run.run()
-        #expect(found.failed == 0, "seed 3077: \(found.failures)")
+        return (run, found)
     }
 }
