@@ -164,20 +164,15 @@ extension SyncNode {
                 let made = WriterLog.madeBy(writer, vectors: versions.vectors)
                 let entries = try await store.entries(of: writer, in: zone, after: held, limit: Int(clamping: count)) { made[$0] == nil }
                 guard UInt64(entries.count) == count else { continue }
-                let items: [WriterLogSection.Item]
-                if entries.allSatisfy({ made[$0.hlc] != nil }) {
-                    items = entries.compactMap { made[$0.hlc].map { .implied(record: $0) } }
-                } else {
-                    if records == nil {
-                        do throws(WireError) {
-                            records = try versions.decoded(limits: configuration.limits)
-                        } catch {
-                            throw .internalError("a stored version of zone \(zone) does not decode (\(error)); the store is damaged")
-                        }
+                // Versions are decoded only when an entry no version made must be compared.
+                if records == nil, entries.contains(where: { $0.entry != nil }) {
+                    do throws(WireError) {
+                        records = try versions.decoded(limits: configuration.limits)
+                    } catch {
+                        throw .internalError("a stored version of zone \(zone) does not decode (\(error)); the store is damaged")
                     }
-                    guard let all = records, let found = WriterLog.items(for: entries, of: writer, versions: all, made: made) else { continue }
-                    items = found
                 }
+                guard let items = WriterLog.items(for: entries, of: writer, versions: records ?? [], made: made) else { continue }
                 var key: [UInt8]? = nil
                 if !keysSent.contains(writer) {
                     key = writer == nodeID ? signer.publicKeyDER : try await store.writerKey(of: writer)
