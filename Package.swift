@@ -126,7 +126,7 @@ let package = Package(
             "ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples", "ShoalTrust",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "NIOTLS", package: "swift-nio"),
+            .product(name: "NIOTLS", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples", "CShoalThread"], swiftSettings: strict),

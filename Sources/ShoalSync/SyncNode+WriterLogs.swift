@@ -232,8 +232,11 @@ extension SyncNode {
             }
             return WriteCheck()
         }
+        // Entries no version of the batch shows, by dot; an entry rebuilt from a version is
+        // needed only to check that version, which holds its dot in `rebuilt`.
         var known = [Dot: WriteEntry]()
-        var rebuilt = [Int: Set<Dot>]()
+        var implied = [(dot: Dot, entry: WriteEntry)]()
+        var rebuilt = [[Dot]](repeating: [], count: versions.count)
         var outsiders = Set<NodeID>()
         var shownBy = [NodeID: [(index: Int, sequence: UInt64, hlc: HLC)]]()
         for range in m.writerLog?.ranges ?? [] {
@@ -243,18 +246,18 @@ extension SyncNode {
             }
             for (item, e) in zip(range.items, entries) {
                 let dot = Dot(node: range.writer, hlc: e.hlc)
-                known[dot] = e
-                if let i = Self.index(of: item) {
-                    rebuilt[i, default: []].insert(dot)
+                if let i = Self.index(of: item), i < rebuilt.count {
+                    rebuilt[i].append(dot)
+                    implied.append((dot, e))
                     shownBy[range.writer, default: []].append((i, e.sequence, e.hlc))
+                } else {
+                    known[dot] = e
                 }
             }
         }
         guard shared else { return WriteCheck() }
-        var held = [(version: Record, rebuilt: Set<Dot>)]()
-        for (i, v) in versions.enumerated() { if let v { held.append((v, rebuilt[i] ?? [])) } }
         var check = WriteCheck()
-        check.left = try await checkVersions(held, zone: m.zone, known: known, outsiders: outsiders, what: what)
+        check.left = try await checkVersions(versions, rebuilt: rebuilt, zone: m.zone, known: known, implied: implied, outsiders: outsiders, what: what)
         for (writer, list) in shownBy {
             check.shown[writer] = list.compactMap { e in
                 guard let v = versions[e.index], !check.left.contains(v.id.name) else { return nil }
@@ -396,21 +399,30 @@ extension SyncNode {
     /// Checks rules 1 and 2 of Spec/authenticated-writes.md §5 for `versions` of a zone with a
     /// share: every head, slot stamp and creation of another writer is a verified entry of it
     /// with matching digests, the type and parent are those a head wrote, and no vector entry
-    /// names a write past the newest verified entry of its writer. `known` holds the entries the
-    /// batch brought; each version comes with the dots of those rebuilt from it (their digests
-    /// are its own, so they are not hashed again).
-    /// Versions holding an unheld write of one of `outsiders` (writers whose device may not
-    /// write the zone) are left out instead: their names are returned.
-    func checkVersions(_ versions: [(version: Record, rebuilt: Set<Dot>)], zone: RecordZone.ID, known: [Dot: WriteEntry],
-                       outsiders: Set<NodeID>, what: String) async throws(SyncFailure) -> Set<String> {
+    /// names a write past the newest verified entry of its writer. `versions` are the batch's
+    /// (nil: not rebuilt here, not checked). `known` holds the entries the batch brought whole;
+    /// `rebuilt[i]` the dots of those rebuilt from version `i` (their digests are its own, so
+    /// they are not hashed again), and `implied` lists those entries,
+    /// looked up only for a dot some other version shows. Versions holding an unheld write of one
+    /// of `outsiders` (writers whose device may not write the zone) are left out instead: their
+    /// names are returned.
+    func checkVersions(_ versions: [Record?], rebuilt: [[Dot]], zone: RecordZone.ID, known: [Dot: WriteEntry],
+                       implied: [(dot: Dot, entry: WriteEntry)] = [], outsiders: Set<NodeID>, what: String) async throws(SyncFailure) -> Set<String> {
         var wanted = Set<Dot>()
         var writers = Set<NodeID>()
-        for (v, _) in versions {
+        for (v, rebuilt) in zip(versions, rebuilt) {
+            guard let v else { continue }
             for e in v.versionVector.entries where e.node != nodeID { writers.insert(e.node) }
-            Self.forEachDot(of: v) { d in if d.node != nodeID && known[d] == nil { wanted.insert(d) } }
+            Self.forEachDot(of: v) { d in if d.node != nodeID && !rebuilt.contains(d) && known[d] == nil { wanted.insert(d) } }
         }
         var entries = known
         var newest = [NodeID: HLC]()
+        if !wanted.isEmpty {
+            for (d, e) in implied where wanted.contains(d) {
+                entries[d] = e
+                wanted.remove(d)
+            }
+        }
         do throws(ShoalError) {
             if !wanted.isEmpty { for (d, e) in try await store.entries(of: wanted, in: zone) { entries[d] = e } }
             for w in writers { newest[w] = try await store.logHead(of: w, in: zone).hlc }
@@ -418,7 +430,8 @@ extension SyncNode {
             throw SyncFailure(error.code.name, "could not check \(what): \(error)")
         }
         var left = Set<String>()
-        for (v, rebuilt) in versions {
+        for (v, rebuilt) in zip(versions, rebuilt) {
+            guard let v else { continue }
             if !outsiders.isEmpty, Self.dots(of: v).contains(where: { outsiders.contains($0.node) && entries[$0] == nil }) {
                 left.insert(v.id.name)
                 continue

@@ -1,6 +1,7 @@
 // LoopbackReplicationTests: nodes replicate over real TCP on 127.0.0.1 — a line, live changes, conflicts.
 
 import Foundation
+import Logging
 import NIOCore
 import Testing
 import ShoalSamples
@@ -36,8 +37,16 @@ struct LoopbackNode {
         var sc = sync
         sc.nodeName = name
         let identity = try identity ?? DeviceIdentity.generate()
-        let net = NetworkNode(sync: SyncNode(store: store, configuration: sc, assets: assets, signer: ShareSigner(privateKey: identity.privateKey)),
-                              tls: try PeerTLS(identity: identity),
+        let traced = ProcessInfo.processInfo.environment["SHOAL_NET_TRACE"] != nil
+        var network = network
+        if traced {
+            var logger = Logger(label: "shoal.net.\(name)", factory: { StreamLogHandler.standardError(label: $0) })
+            logger.logLevel = .debug
+            network.logger = logger
+        }
+        let syncNode = SyncNode(store: store, configuration: sc, assets: assets, signer: ShareSigner(privateKey: identity.privateKey))
+        if traced { await syncNode.setTrace { line in FileHandle.standardError.write(Data("[\(name)] \(line)\n".utf8)) } }
+        let net = NetworkNode(sync: syncNode, tls: try PeerTLS(identity: identity),
                               trusting: trusting, configuration: network, group: group)
         let address = try await net.listen(host: "127.0.0.1", port: 0)
         try await net.start()

@@ -269,7 +269,7 @@ extension WriterLog {
     /// the type and parent are checked against the heads' entries together, not here). Returns
     /// the mismatch, or nil. `rebuilt`: the dots of entries rebuilt from this very version
     /// (implied by it in a batch), which show it as it is by construction.
-    package static func check(_ version: Record, writer: NodeID, rebuilt: Set<Dot> = [], entry at: (HLC) -> WriteEntry?) -> Mismatch? {
+    package static func check(_ version: Record, writer: NodeID, rebuilt: [Dot] = [], entry at: (HLC) -> WriteEntry?) -> Mismatch? {
         let zone = version.id.zone
         var entries = [HLC: WriteEntry]()
         func find(_ hlc: HLC) -> WriteEntry? {
