@@ -18,40 +18,51 @@ extension Store {
     @discardableResult
     public func createZone(_ id: RecordZone.ID, scope: DatabaseScope = .private, readOnly: Bool = false,
                            incarnation: NodeID? = nil) throws(ShoalError) -> ZoneInfo {
+        try checkZoneID(id)
+        if let z = zones[id], !z.deleted { return z.info }
+        return try writeTransaction { () throws(ShoalError) -> ZoneInfo in
+            try insertZone(id, scope: scope, readOnly: readOnly, incarnation: incarnation)
+        }
+    }
+
+    /// Throws `invalidArguments` for a zone name or owner that is empty or too long.
+    func checkZoneID(_ id: RecordZone.ID) throws(ShoalError) {
         for (what, n) in [("zone name", id.name), ("zone owner", id.owner)] {
             guard !n.isEmpty, n.utf8.count <= configuration.limits.maxNameBytes else {
                 throw .invalidArguments("\(what) \(n.debugDescription) must be 1–\(configuration.limits.maxNameBytes) UTF-8 bytes")
             }
         }
-        if let z = zones[id], !z.deleted { return z.info }
-        return try writeTransaction { () throws(ShoalError) -> ZoneInfo in
-            databaseSequence += 1
-            if var z = zones[id] {
-                z.deleted = false
-                z.incarnation = incarnation ?? configuration.newIdentifier()
-                z.vector = VersionVector()
-                z.horizon = VersionVector()
-                z.log = WriterLogHead()
-                z.scope = scope
-                z.readOnly = readOnly
-                z.databaseSequence = databaseSequence
-                try z.save(db)
-                zones[id] = z
-                notifier.zoneChanged(id, deleted: false)
-                return z.info
-            }
-            let s = try db.statement("INSERT INTO zones(name, owner, scope, read_only, incarnation, seq, vector, horizon, deleted, db_seq) VALUES(?, ?, ?, ?, ?, 0, x'', x'', 0, ?)")
-            let inc = incarnation ?? configuration.newIdentifier()
-            try s.bind(1, id.name).bind(2, id.owner).bind(3, Int(scope.rawValue)).bind(4, readOnly ? 1 : 0)
-                .bind(5, Bytes.nodeID(inc)).bind(6, Int64(bitPattern: databaseSequence)).run()
-            let row = try lastRow()
-            let z = ZoneState(row: row, id: id, scope: scope, readOnly: readOnly, incarnation: inc, seq: 0,
-                              vector: VersionVector(), horizon: VersionVector(), deleted: false,
-                              databaseSequence: databaseSequence)
+    }
+
+    /// Creates zone `id`, not live, or revives it, deleted, inside the caller's transaction
+    /// (``createZone(_:scope:readOnly:incarnation:)``).
+    func insertZone(_ id: RecordZone.ID, scope: DatabaseScope, readOnly: Bool, incarnation: NodeID?) throws(ShoalError) -> ZoneInfo {
+        databaseSequence += 1
+        if var z = zones[id] {
+            z.deleted = false
+            z.incarnation = incarnation ?? configuration.newIdentifier()
+            z.vector = VersionVector()
+            z.horizon = VersionVector()
+            z.log = WriterLogHead()
+            z.scope = scope
+            z.readOnly = readOnly
+            z.databaseSequence = databaseSequence
+            try z.save(db)
             zones[id] = z
             notifier.zoneChanged(id, deleted: false)
             return z.info
         }
+        let s = try db.statement("INSERT INTO zones(name, owner, scope, read_only, incarnation, seq, vector, horizon, deleted, db_seq) VALUES(?, ?, ?, ?, ?, 0, x'', x'', 0, ?)")
+        let inc = incarnation ?? configuration.newIdentifier()
+        try s.bind(1, id.name).bind(2, id.owner).bind(3, Int(scope.rawValue)).bind(4, readOnly ? 1 : 0)
+            .bind(5, Bytes.nodeID(inc)).bind(6, Int64(bitPattern: databaseSequence)).run()
+        let row = try lastRow()
+        let z = ZoneState(row: row, id: id, scope: scope, readOnly: readOnly, incarnation: inc, seq: 0,
+                          vector: VersionVector(), horizon: VersionVector(), deleted: false,
+                          databaseSequence: databaseSequence)
+        zones[id] = z
+        notifier.zoneChanged(id, deleted: false)
+        return z.info
     }
 
     func lastRow() throws(ShoalError) -> Int64 {

@@ -313,20 +313,28 @@ extension SyncNode {
                     knowledgeCache[a.zone] = nil
                     restartPending = true
                 }
-            } else if mine == nil || mine?.isDeleted == true {
+                try await keep(share, owner: owner)
+            } else {
+                // The zone and its share in one commit: a power cut never leaves the zone held
+                // here without the share that says who may write it.
                 let scope: DatabaseScope = owner == signer?.device ? .private : .shared
-                try await store.createZone(a.zone, scope: scope, readOnly: readOnly, incarnation: share.incarnation)
-                if mine == nil { zonesPerOwner?[owner, default: 0] &+= 1 }
-                if mine != nil { restartPending = true } else { announcePending = true }
-            } else if let m = mine, m.incarnation != share.incarnation {
-                // The owner deleted and re-created the zone, or this node held it before the
-                // owner shared it: the owner's incarnation wins.
-                try await store.adoptIncarnation(share.incarnation, for: a.zone)
-                knowledgeCache[a.zone] = nil
-                restartPending = true
+                switch try await store.followShare(zone: a.zone, scope: scope, readOnly: readOnly, incarnation: share.incarnation,
+                                                   key: Self.shareKey(share.zone), share: share.encoded()) {
+                case .created:
+                    zonesPerOwner?[owner, default: 0] &+= 1
+                    announcePending = true
+                case .revived:
+                    restartPending = true
+                case .adoptedIncarnation:
+                    // The owner deleted and re-created the zone, or this node held it before the
+                    // owner shared it: the owner's incarnation wins.
+                    knowledgeCache[a.zone] = nil
+                    restartPending = true
+                case .kept:
+                    break
+                }
+                shareCache[share.zone] = .some(HeldShare(share: share, owner: owner))
             }
-            if !share.isDeleted { try await store.setReadOnly(readOnly, for: a.zone) }
-            try await keep(share, owner: owner)
         } catch {
             throw SyncFailure("internalError", "could not apply the share of zone \(a.zone) from \(from): \(error)")
         }

@@ -76,6 +76,37 @@ extension Store {
         }
     }
 
+    /// Makes zone `id` follow a share this node adopted, in one transaction committed as the
+    /// node's own writes are (durably): creates the zone in `incarnation` when it is not live
+    /// (reviving a deleted one), or adopts `incarnation` when it is live in another; makes it
+    /// read-only or writable; and stores `share` (its bytes) under sync key `key`. A power cut
+    /// leaves the zone as it was or following the share, never held without the share that says
+    /// who may write it (Spec/store.md §2.3). Returns how the zone changed.
+    /// - Throws: `invalidArguments` for an invalid zone ID; `internalError` if SQLite fails.
+    package func followShare(zone id: RecordZone.ID, scope: DatabaseScope, readOnly: Bool, incarnation: NodeID,
+                             key: String, share: [UInt8]) throws(ShoalError) -> FollowedShare {
+        try checkZoneID(id)
+        try ensureSyncTable()
+        return try writeTransaction { () throws(ShoalError) -> FollowedShare in
+            let change: FollowedShare
+            if var z = zones[id], !z.deleted {
+                change = z.incarnation == incarnation ? .kept : .adoptedIncarnation
+                if z.incarnation != incarnation || z.readOnly != readOnly {
+                    z.incarnation = incarnation
+                    z.readOnly = readOnly
+                    try z.save(db)
+                    zones[id] = z
+                    if change == .adoptedIncarnation { notifier.zoneChanged(id, deleted: false) }
+                }
+            } else {
+                change = zones[id] == nil ? .created : .revived
+                _ = try insertZone(id, scope: scope, readOnly: readOnly, incarnation: incarnation)
+            }
+            try db.cached("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key).bind(2, share).runAndRewind()
+            return change
+        }
+    }
+
     /// Replaces a live zone's incarnation, keeping its records (replication uses this when two
     /// nodes created the same zone independently: both adopt the larger incarnation). Change
     /// tokens of the old incarnation then get `changeTokenExpired`.
@@ -90,4 +121,16 @@ extension Store {
             notifier.zoneChanged(id, deleted: false)
         }
     }
+}
+
+/// How ``Store/followShare(zone:scope:readOnly:incarnation:key:share:)`` changed the zone.
+package enum FollowedShare: Sendable, Equatable {
+    /// The zone was not held: created.
+    case created
+    /// The zone was deleted here: created again (a new incarnation, its old tokens expired).
+    case revived
+    /// The zone was live in another incarnation: it adopted the share's, keeping its records.
+    case adoptedIncarnation
+    /// The zone was live in the share's incarnation (its read-only flag may have changed).
+    case kept
 }
