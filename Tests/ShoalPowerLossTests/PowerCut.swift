@@ -182,7 +182,7 @@ struct PowerCut {
             zonesCreated = true
         }
         if migrates {
-            // Back to schema 6, as SchemaMigrationTests does: the open below migrates to 9
+            // Back to schema 6, as SchemaMigrationTests does: the open below migrates to 10
             // through the VFS (asset references listed again, the base column added, the
             // writer logs started).
             if let problem = Self.execute(dir.path + "/store.sqlite",
@@ -395,9 +395,9 @@ struct PowerCut {
             f.lostAcknowledged += 1
             fail("the store opened as \(openedAs) and reopens as \(s.nodeID)")
         }
-        if let schema = Self.scalar(path, "SELECT value FROM meta WHERE key = 'schema'"), schema != "9" {
+        if let schema = Self.scalar(path, "SELECT value FROM meta WHERE key = 'schema'"), schema != "10" {
             f.unusableAfterReopen += 1
-            fail("the reopened store is at schema \(schema), not 9")
+            fail("the reopened store is at schema \(schema), not 10")
         }
         let zones = await s.zones().map(\.id)
         guard zones.contains(localZone), zones.contains(remoteZone) else {

@@ -117,7 +117,7 @@ extension PowerLossTests {
         shoal_powercut_fill_disk_at(0)  // space returns
         do {
             let store = try Store.open(directory: dir.path, configuration: c)
-            #expect(PowerCut.scalar(dir.path + "/store.sqlite", "SELECT value FROM meta WHERE key = 'schema'") == "9", "seed \(seed)")
+            #expect(PowerCut.scalar(dir.path + "/store.sqlite", "SELECT value FROM meta WHERE key = 'schema'") == "10", "seed \(seed)")
             for (name, v) in saved.sorted(by: { $0.key < $1.key }) {
                 let stored = try await store.record(for: Record.ID(name: name, zone: run.localZone))
                 #expect(stored.versionVector == v, "seed \(seed): \(name)")

@@ -1,5 +1,6 @@
 // OwnWriterLogTests: every write a node makes is entered in its log for the zone, without gaps, in the write's transaction (Spec/authenticated-writes.md §2).
 
+import ShoalSamples
 import Testing
 @testable import ShoalStore
 @testable import ShoalWire
@@ -150,7 +151,7 @@ import Testing
         }
         #expect(SchemaMigrationTests.exec(dir, SchemaMigrationTests.dropVersion9) == 0)
         let store = try await Store.temporary(dir)
-        #expect(SchemaMigrationTests.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "9")
+        #expect(SchemaMigrationTests.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "10")
         let (entries, _, chained) = try await Self.log(store)
         #expect(chained)
         // a: two writes (body's, then title's); b: one; gone: its deletion (its save shows nowhere).
@@ -175,7 +176,7 @@ import Testing
         let inc = try await a.createZone(notes).incarnation
         try await b.createZone(notes, incarnation: inc)
         for i in 0..<count { try await a.save(note("n\(i)", "t\(i)")) }
-        let entries = try await a.entries(of: a.nodeID, in: notes, after: 0, limit: 1_000)
+        let entries = try await a.entries(of: a.nodeID, in: notes, after: 0, limit: 10_000)
         return (a, b, dirs, entries)
     }
 
@@ -204,6 +205,66 @@ import Testing
         #expect(try await b.checkpoint(of: writer, in: notes) == second)
         #expect(try await b.checkpoint(of: writer, in: notes, atMost: 5) == first)
         #expect(try await b.checkpoint(of: writer, in: notes, atMost: 2) == nil)
+    }
+
+    /// A long verified range is kept in pages of ``WriterLogPage/maxEntries`` entries, one row
+    /// each; every entry reads back by sequence and by dot, and the sequence of the newest entry
+    /// at or before a timestamp is found inside a page, at its edges and between entries.
+    @Test func aLongRangeIsKeptInPagesAndReadsBackEntryByEntry() async throws {
+        let count = WriterLogPage.maxEntries * 2 + 37
+        let (a, b, dirs, entries) = try await Self.pair(count: count)
+        let writer = a.nodeID
+        #expect(entries.count == count)
+        // Two ranges: a single entry (a row of one), then the rest (pages).
+        #expect(try await b.appendVerified([entries[0]], of: writer, checkpoint: try await Self.checkpoint(a, entries[0..<1]), in: notes))
+        #expect(try await b.appendVerified(Array(entries[1...]), of: writer, checkpoint: try await Self.checkpoint(a, entries[0...]), in: notes))
+        #expect(SchemaMigrationTests.scalar(dirs[1], "SELECT count(*) FROM writer_entries") == "4", "one row, then three pages")
+        #expect(try await b.entries(of: writer, in: notes, after: 0, limit: count + 5) == entries)
+        var rng = SplitMix64(seed: 11)
+        for _ in 0..<60 {
+            let after = Int(rng.next() % UInt64(count + 1)), limit = 1 + Int(rng.next() % 300)
+            let expected = Array(entries.dropFirst(after).prefix(limit))
+            #expect(try await b.entries(of: writer, in: notes, after: UInt64(after), limit: limit) == expected, "after \(after), limit \(limit)")
+        }
+        for i in [0, 1, 2, 255, 256, 257, 511, 512, 513, count - 1] {
+            let e = entries[i]
+            #expect(try await b.entry(of: Dot(node: writer, hlc: e.hlc), in: notes) == e, "entry \(i)")
+            #expect(try await b.sequence(of: writer, in: notes, atMost: e.hlc) == e.sequence, "at entry \(i)")
+            // A timestamp just before the entry's: the one before it.
+            let earlier = HLC(rawValue: e.hlc.rawValue &- 1)
+            #expect(try await b.sequence(of: writer, in: notes, atMost: earlier) == e.sequence - 1, "before entry \(i)")
+            #expect(try await b.entry(of: Dot(node: writer, hlc: earlier), in: notes) == nil || i > 0 && entries[i - 1].hlc == earlier)
+        }
+        #expect(try await b.sequence(of: writer, in: notes, atMost: HLC(rawValue: .max >> 1)) == UInt64(count))
+        #expect(try await b.logHead(of: writer, in: notes).sequence == UInt64(count))
+    }
+
+    /// A store of version 9 (one entry per row, no `count`) opens at version 10 with every entry
+    /// readable, and keeps the next verified range in pages.
+    @Test func aVersion9StoreReadsItsEntriesAndPagesTheNextRange() async throws {
+        let dirs = [TempDirectory(), TempDirectory()]
+        let a = try await Store.temporary(dirs[0])
+        let inc = try await a.createZone(notes).incarnation
+        for i in 0..<300 { try await a.save(note("n\(i)", "t\(i)")) }
+        let entries = try await a.entries(of: a.nodeID, in: notes, after: 0, limit: 1_000)
+        let writer = a.nodeID
+        do {
+            // Ranges of one entry: rows as version 9 kept every entry.
+            let b = try await Store.temporary(dirs[1])
+            try await b.createZone(notes, incarnation: inc)
+            for i in 0..<3 {
+                #expect(try await b.appendVerified([entries[i]], of: writer, checkpoint: try await Self.checkpoint(a, entries[0...i]), in: notes))
+            }
+        }
+        #expect(SchemaMigrationTests.exec(dirs[1], "ALTER TABLE writer_entries DROP COLUMN count; UPDATE meta SET value = 9 WHERE key = 'schema'") == 0)
+        let b = try await Store.temporary(dirs[1])
+        #expect(SchemaMigrationTests.scalar(dirs[1], "SELECT value FROM meta WHERE key = 'schema'") == "10")
+        #expect(try await b.entries(of: writer, in: notes, after: 0, limit: 10) == Array(entries[0..<3]))
+        #expect(try await b.appendVerified(Array(entries[3...]), of: writer, checkpoint: try await Self.checkpoint(a, entries[0...]), in: notes))
+        #expect(SchemaMigrationTests.scalar(dirs[1], "SELECT count(*) FROM writer_entries") == "5", "three rows of one, then two pages")
+        #expect(try await b.entries(of: writer, in: notes, after: 1, limit: 1_000) == Array(entries[1...]))
+        #expect(try await b.entry(of: Dot(node: writer, hlc: entries[2].hlc), in: notes) == entries[2])
+        #expect(try await b.entry(of: Dot(node: writer, hlc: entries[200].hlc), in: notes) == entries[200])
     }
 
     @Test func aGapAReplayAnotherChainOrAnotherIncarnationStoresNothing() async throws {

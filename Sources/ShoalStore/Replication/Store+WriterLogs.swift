@@ -33,14 +33,15 @@ extension Store {
         try insertEntry(entry, bytes: bytes, chain: WriterLog.chain(previous, bytes), of: writer, to: &head, zone: z)
     }
 
-    /// Stores `entry` as `bytes`, and moves `head` past it to `chain`, the chain value after it.
-    /// The chain value is stored with the entry in this node's own log only, where a checkpoint
-    /// may end at any entry (``chainValue(of:in:at:)``); another writer's log is relayed up to
-    /// the checkpoints it signed, so its entries are stored without it (an empty value).
+    /// Stores `entry` of this node's own log as `bytes`, a row of its own with `chain`, the chain
+    /// value after it (a checkpoint of this node's may end at any entry,
+    /// ``chainValue(of:in:at:)``), and moves `head` past it. Other writers' entries are kept in
+    /// pages without chain values (``appendVerified(_:of:checkpoint:in:)``): their logs are
+    /// relayed up to the checkpoints their writers signed.
     func insertEntry(_ entry: WriteEntry, bytes: [UInt8], chain: [UInt8], of writer: NodeID, to head: inout WriterLogHead,
                      zone z: ZoneState) throws(ShoalError) {
         try writes.insertWriterEntry.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: entry.sequence))
-            .bind(4, Bytes.hlcKey(entry.hlc)).bind(5, bytes).bind(6, writer == nodeID ? chain : []).runAndRewind()
+            .bind(4, Bytes.hlcKey(entry.hlc)).bind(5, bytes).bind(6, chain).runAndRewind()
         head = WriterLogHead(sequence: entry.sequence, hlc: entry.hlc, chain: chain)
     }
 
@@ -58,13 +59,10 @@ extension Store {
     /// order.
     /// - Throws: `zoneNotFound`; `internalError` for an entry the store cannot read (damaged).
     package func entries(of writer: NodeID, in zone: RecordZone.ID, after: UInt64, limit: Int) throws(ShoalError) -> [WriteEntry] {
-        let z = try liveZone(zone)
-        let s = try db.cached("SELECT bytes FROM writer_entries WHERE zone = ? AND writer = ? AND seq > ? ORDER BY seq LIMIT ?")
-        defer { s.reset() }
-        s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: after)).bind(4, Int64(max(limit, 0)))
-        var out = [WriteEntry]()
-        while try s.step() { out.append(try Self.decodeEntry(s.blob(0), of: writer, in: zone)) }
-        return out
+        try entries(of: writer, in: zone, after: after, limit: limit) { _ in true }.map { (_, entry) throws(ShoalError) -> WriteEntry in
+            guard let entry else { throw .internalError("an entry of \(writer)'s log for zone \(zone) was not read") }
+            return entry
+        }
     }
 
     /// As ``entries(of:in:after:limit:)``, each with its timestamp, decoding only the entries
@@ -74,26 +72,45 @@ extension Store {
     package func entries(of writer: NodeID, in zone: RecordZone.ID, after: UInt64, limit: Int,
                          decoding: (HLC) -> Bool) throws(ShoalError) -> [(hlc: HLC, entry: WriteEntry?)] {
         let z = try liveZone(zone)
-        let s = try db.cached("SELECT hlc, bytes FROM writer_entries WHERE zone = ? AND writer = ? AND seq > ? ORDER BY seq LIMIT ?")
+        // Rows hold runs of entries keyed by their last: the first row past `after` may begin
+        // before it.
+        let s = try db.cached("SELECT seq, hlc, bytes, count FROM writer_entries WHERE zone = ? AND writer = ? AND seq > ? ORDER BY seq")
         defer { s.reset() }
-        s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: after)).bind(4, Int64(max(limit, 0)))
+        s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: after))
         var out = [(hlc: HLC, entry: WriteEntry?)]()
-        while try s.step() {
-            let hlc = HLC(rawValue: UInt64(bitPattern: s.int64(0)) ^ (1 << 63))
-            out.append((hlc, decoding(hlc) ? try Self.decodeEntry(s.blob(1), of: writer, in: zone) : nil))
+        while out.count < limit, try s.step() {
+            let bytes = s.blob(2)
+            for item in try Self.items(of: bytes, row: s, writer: writer, zone: zone) where item.sequence > after {
+                out.append((item.hlc, decoding(item.hlc) ? try Self.decodeEntry(Array(bytes[item.bytes]), of: writer, in: zone) : nil))
+                if out.count == limit { break }
+            }
         }
         return out
+    }
+
+    /// The entries of the current row of `s` (`seq, hlc, bytes, count` of `writer_entries`),
+    /// whose bytes are `bytes`.
+    /// - Throws: `internalError` for a row that does not read (a damaged store).
+    static func items(of bytes: [UInt8], row s: SQLiteStatement, writer: NodeID, zone: RecordZone.ID) throws(ShoalError) -> [WriterLogPage.Item] {
+        let last = (sequence: UInt64(bitPattern: s.int64(0)), hlc: HLC(rawValue: UInt64(bitPattern: s.int64(1)) ^ (1 << 63)))
+        guard let items = WriterLogPage.items(of: bytes, count: s.int64(3), last: last) else {
+            throw .internalError("a row of \(writer)'s log for zone \(zone) ending at #\(last.sequence) is damaged; the store is damaged")
+        }
+        return items
     }
 
     /// The entry of the write `dot` in `zone`, if its writer's log here holds one.
     /// - Throws: `zoneNotFound`; `internalError` for an entry the store cannot read (damaged).
     package func entry(of dot: Dot, in zone: RecordZone.ID) throws(ShoalError) -> WriteEntry? {
         let z = try liveZone(zone)
-        let s = try db.cached("SELECT bytes FROM writer_entries WHERE zone = ? AND writer = ? AND hlc = ?")
+        // The row holding the dot, if any, is the first whose last entry is not older.
+        let s = try db.cached("SELECT seq, hlc, bytes, count FROM writer_entries WHERE zone = ? AND writer = ? AND hlc >= ? ORDER BY hlc LIMIT 1")
         defer { s.reset() }
         s.bind(1, z.row).bind(2, dot.node).bind(3, Bytes.hlcKey(dot.hlc))
         guard try s.step() else { return nil }
-        return try Self.decodeEntry(s.blob(0), of: dot.node, in: zone)
+        let bytes = s.blob(2)
+        guard let item = try Self.items(of: bytes, row: s, writer: dot.node, zone: zone).first(where: { $0.hlc == dot.hlc }) else { return nil }
+        return try Self.decodeEntry(Array(bytes[item.bytes]), of: dot.node, in: zone)
     }
 
     /// The entries of the writes `dots` in `zone` that the writers' logs here hold, by dot.
@@ -141,7 +158,20 @@ extension Store {
               links.last?.chain == checkpoint.chain else { return false }
         try writeTransaction(replication: true) { () throws(ShoalError) in
             var moved = head
-            for (e, link) in zip(entries, links) { try insertEntry(e, bytes: link.bytes, chain: link.chain, of: writer, to: &moved, zone: z) }
+            // Kept in pages: a row per run of entries, not per entry (WriterLogPage).
+            let run = zip(entries, links).map { (hlc: $0.0.hlc, bytes: $0.1.bytes) }
+            var start = 0
+            while start < run.count {
+                let end = min(start &+ WriterLogPage.maxEntries, run.count)
+                let page = run[start..<end]
+                let bytes = page.count == 1 ? page[start].bytes : WriterLogPage.encode(page)
+                let last = entries[end &- 1]
+                let s = try db.cached("INSERT INTO writer_entries(zone, writer, seq, hlc, bytes, chain, count) VALUES(?, ?, ?, ?, ?, x'', ?)")
+                try s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: last.sequence)).bind(4, Bytes.hlcKey(last.hlc))
+                    .bind(5, bytes).bind(6, Int64(page.count)).runAndRewind()
+                moved = WriterLogHead(sequence: last.sequence, hlc: last.hlc, chain: links[end &- 1].chain)
+                start = end
+            }
             // An upsert: replacing the row would reset how far the log is reflected.
             let s = try db.cached("""
                 INSERT INTO writer_logs(zone, writer, seq, hlc, chain) VALUES(?, ?, ?, ?, ?)
@@ -232,10 +262,21 @@ extension Store {
     package func sequence(of writer: NodeID, in zone: RecordZone.ID, atMost hlc: HLC) throws(ShoalError) -> UInt64 {
         guard hlc != .zero else { return 0 }
         let z = try liveZone(zone)
-        let s = try db.cached("SELECT seq FROM writer_entries WHERE zone = ? AND writer = ? AND hlc <= ? ORDER BY hlc DESC LIMIT 1")
-        defer { s.reset() }
-        s.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
-        return try s.step() ? UInt64(bitPattern: s.int64(0)) : 0
+        // Every entry of a row whose last entry is at most `hlc` is; the next row may begin with
+        // some that are too.
+        let before = try db.cached("SELECT seq FROM writer_entries WHERE zone = ? AND writer = ? AND hlc <= ? ORDER BY hlc DESC LIMIT 1")
+        before.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
+        var found: UInt64 = try before.step() ? UInt64(bitPattern: before.int64(0)) : 0
+        before.reset()
+        let next = try db.cached("SELECT seq, hlc, bytes, count FROM writer_entries WHERE zone = ? AND writer = ? AND hlc > ? ORDER BY hlc LIMIT 1")
+        defer { next.reset() }
+        next.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
+        if try next.step(), next.int64(3) > 1 {
+            for item in try Self.items(of: next.blob(2), row: next, writer: writer, zone: zone) where item.hlc <= hlc {
+                found = max(found, item.sequence)
+            }
+        }
+        return found
     }
 
     /// The oldest checkpoint of `writer`'s log for `zone` held here at or past sequence

@@ -132,7 +132,7 @@ package enum WriterLog {
             var h = SHA256()
             WriteEntry.slotDigestContext.withUnsafeBytes { h.update(bufferPointer: $0) }
             h.update(bufferPointer: UnsafeRawBufferPointer(start: base, count: size))
-            return h.finalize().withUnsafeBytes { Array($0.prefix(WriteEntry.digestBytes)) }
+            return h.finalize().withUnsafeBytes { Array(UnsafeRawBufferPointer(rebasing: $0.prefix(WriteEntry.digestBytes))) }
         }
     }
 

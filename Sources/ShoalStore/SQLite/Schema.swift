@@ -2,7 +2,7 @@
 
 import ShoalWire
 
-/// The SQL schema (version 9). Every table is `WITHOUT ROWID` keyed by what is looked up.
+/// The SQL schema (version 10). Every table is `WITHOUT ROWID` keyed by what is looked up.
 ///
 /// - `meta(key, value)`: node ID, store and database incarnations, last HLC, database sequence,
 ///   and `zone_purge_seq`, the database sequence of the newest zone deletion purged.
@@ -46,11 +46,15 @@ import ShoalWire
 /// - `purged_zones(name, owner, incarnation, deleted_at)`: the incarnation of each zone whose
 ///   tombstone was purged, so a peer that comes back with it live is told it was deleted.
 /// - `subscriptions(id, bytes)`: persisted subscriptions.
-/// - `writer_entries(zone, writer, seq, hlc, bytes, chain)`: the entries of writers' logs
-///   (Spec/authenticated-writes.md §2), each as its canonical bytes, keyed by log and sequence;
-///   entries of this node's own log with the chain value after it (so its checkpoint can end at
-///   any entry), other writers' with an empty one;
-///   `writer_entries_by_hlc` finds the entry of a dot. The head of this node's own log for each
+/// - `writer_entries(zone, writer, seq, hlc, bytes, chain, count)`: the entries of writers' logs
+///   (Spec/authenticated-writes.md §2), keyed by log and by the sequence of the row's last entry.
+///   A row of this node's own log holds one entry (`count` 1) as its canonical bytes, with the
+///   chain value after it (so its checkpoint can end at any entry). A row of another writer's
+///   log holds a run of `count` consecutive entries verified together, their chain value empty:
+///   one entry as its bytes, or a page of them, each as its timestamp (8 bytes, little-endian),
+///   its length (4 bytes, little-endian) and its bytes (``WriterLogPage``), so that a verified
+///   range costs a row per page rather than per entry. `seq` and `hlc` are those of the row's
+///   last entry; `writer_entries_by_hlc` finds the row holding a dot. The head of this node's own log for each
 ///   zone — sequence, timestamp and chain value of its last entry — is in `zones(log_seq,
 ///   log_hlc, log_chain)`; the heads of other writers' logs, as far as they were verified here,
 ///   in `writer_logs(zone, writer, seq, hlc, chain, reflected_seq, reflected_hlc)`, with how far
@@ -60,7 +64,7 @@ import ShoalWire
 /// - `writer_keys(writer, key)`: the public key (SubjectPublicKeyInfo DER) of the device each
 ///   writer's checkpoints are verified under, learnt with its first range (§4).
 enum Schema {
-    static let version: Int64 = 9
+    static let version: Int64 = 10
 
     static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int,
                        limits: WireLimits) throws(ShoalError) {
@@ -103,7 +107,7 @@ enum Schema {
     static let writerEntriesTable = """
         CREATE TABLE IF NOT EXISTS writer_entries(
             zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, hlc INTEGER NOT NULL, bytes BLOB NOT NULL,
-            chain BLOB NOT NULL, PRIMARY KEY(zone, writer, seq)) WITHOUT ROWID;
+            chain BLOB NOT NULL, count INTEGER NOT NULL DEFAULT 1, PRIMARY KEY(zone, writer, seq)) WITHOUT ROWID;
         CREATE UNIQUE INDEX IF NOT EXISTS writer_entries_by_hlc ON writer_entries(zone, writer, hlc);
         CREATE TABLE IF NOT EXISTS writer_logs(
             zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, hlc INTEGER NOT NULL, chain BLOB NOT NULL,
@@ -198,6 +202,8 @@ enum Schema {
     /// zone's log starts with an entry for every write of this node its records still show (a
     /// head, or a slot's stamp), in timestamp order, as the versions show them
     /// (Spec/authenticated-writes.md §7).
+    /// Version 9 → 10: `writer_entries` gains `count`, 1 for every row kept so far (one entry
+    /// each); verified ranges are kept in pages from then on.
     static func migrate(_ db: SQLiteDatabase, limits: WireLimits) throws(ShoalError) {
         let s = try db.statement("SELECT value FROM meta WHERE key = 'schema'")
         let found: Int64? = try s.step() ? s.int64(0) : nil
@@ -322,6 +328,17 @@ enum Schema {
                 """)
                 try startOwnLogs(db, limits: limits)
                 try db.execute("UPDATE meta SET value = 9 WHERE key = 'schema'")
+            }
+            stored = 9
+        }
+        if stored == 9 {
+            try db.transaction { () throws(ShoalError) in
+                // A store made at version 9 lacks the column; one migrated from 8 just now has it.
+                let has = try db.statement("SELECT count(*) FROM pragma_table_info('writer_entries') WHERE name = 'count'")
+                let present = try has.step() && has.int64(0) > 0
+                has.reset()
+                if !present { try db.execute("ALTER TABLE writer_entries ADD COLUMN count INTEGER NOT NULL DEFAULT 1") }
+                try db.execute("UPDATE meta SET value = 10 WHERE key = 'schema'")
             }
         }
     }
