@@ -43,9 +43,20 @@ struct PendingRows {
         var bytes: Range<Int>
     }
 
+    /// An entry of this node's own log for zone row `zone`, with the chain value after it.
+    struct OwnEntry {
+        var zone: Int64
+        var sequence: UInt64
+        var hlc: HLC
+        var bytes: [UInt8]
+        var chain: [UInt8]
+    }
+
     var clock: [Clock] = []
     var log: [Log] = []
     var records: [Version] = []
+    /// This node's own log entries written since the last flush, in the order they were made.
+    var ownEntries: [OwnEntry] = []
     /// The origins and names of the queued clock rows, back to back.
     var clockBytes: [UInt8] = []
     /// The names, types and encodings of the queued `records` rows, back to back.
@@ -159,6 +170,24 @@ extension Store {
         if !pending.records.isEmpty { try insertQueuedVersions() }
         if !pending.clock.isEmpty { try insertPendingClockRows() }
         if !pending.log.isEmpty { try insertPendingLogRows() }
+        if !pending.ownEntries.isEmpty { try insertPendingOwnEntries() }
+    }
+
+    /// Keeps the queued entries of this node's own logs, each zone's consecutive ones in pages
+    /// (``WriterLogPage``): a transaction that saves many records writes a row per page.
+    private func insertPendingOwnEntries() throws(ShoalError) {
+        defer { pending.ownEntries.removeAll(keepingCapacity: true) }
+        let entries = pending.ownEntries
+        var start = 0
+        while start < entries.count {
+            // A run: one zone's entries, consecutive, at most a page.
+            var end = start &+ 1
+            while end < entries.count, end &- start < WriterLogPage.maxEntries, entries[end].zone == entries[start].zone,
+                  entries[end].sequence == entries[end &- 1].sequence &+ 1 { end &+= 1 }
+            let run = entries[start..<end].map { (hlc: $0.hlc, bytes: $0.bytes, chain: $0.chain) }
+            try insertRun(run[...], of: nodeID, zoneRow: entries[start].zone, lastSequence: entries[end &- 1].sequence)
+            start = end
+        }
     }
 
     /// Forgets queued rows (their transaction, or its savepoint, is rolled back).
@@ -166,6 +195,7 @@ extension Store {
         pending.removeVersions()
         pending.removeClocks()
         pending.log.removeAll(keepingCapacity: true)
+        pending.ownEntries.removeAll(keepingCapacity: true)
     }
 
     private func insertPendingClockRows() throws(ShoalError) {

@@ -15,6 +15,34 @@ import Testing
         return (entries, head, chain == head.chain && head.sequence == UInt64(entries.count))
     }
 
+    /// A batch saved in one transaction keeps its entries in pages, a row per page; every entry
+    /// and the chain value after it read back, and a save after it follows on as a row of one.
+    @Test func aBatchKeepsItsEntriesInPagesWithTheirChainValues() async throws {
+        let dir = TempDirectory()
+        let store = try await Store.temporary(dir)
+        let other = RecordZone.ID(name: "other")
+        try await store.createZone(notes)
+        try await store.createZone(other)
+        try await store.save(note("first", "f"))
+        let count = WriterLogPage.maxEntries + 40
+        _ = try await store.modify(saving: (0..<count).map { note("n\($0)", "t\($0)") }, policy: .allKeys)
+        var elsewhere = Record(recordType: "Note", id: Record.ID(name: "x", zone: other))
+        elsewhere["title"] = .string("other zone")
+        try await store.save(elsewhere)
+        try await store.save(note("last", "l"))
+        let (entries, head, chained) = try await Self.log(store)
+        #expect(chained && entries.count == count + 2)
+        #expect(SchemaMigrationTests.scalar(dir, "SELECT count(*) FROM writer_entries") == "5", "first, two pages, the other zone's, last")
+        var chain = WriterLog.chainStart(zone: notes, writer: store.nodeID)
+        for e in entries {
+            chain = WriterLog.chain(chain, e)
+            #expect(try await store.chainValue(of: store.nodeID, in: notes, at: e.sequence) == chain, "entry \(e.sequence)")
+            #expect(try await store.entry(of: Dot(node: store.nodeID, hlc: e.hlc), in: notes) == e)
+        }
+        #expect(chain == head.chain)
+        #expect(try await store.chainValue(of: store.nodeID, in: notes, at: UInt64(count + 3)) == nil)
+    }
+
     @Test func savesDeletionsAndCascadesAreEnteredInOrder() async throws {
         let dir = TempDirectory()
         let store = try await Store.temporary(dir)

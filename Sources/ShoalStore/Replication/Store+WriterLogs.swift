@@ -33,16 +33,28 @@ extension Store {
         try insertEntry(entry, bytes: bytes, chain: WriterLog.chain(previous, bytes), of: writer, to: &head, zone: z)
     }
 
-    /// Stores `entry` of this node's own log as `bytes`, a row of its own with `chain`, the chain
-    /// value after it (a checkpoint of this node's may end at any entry,
-    /// ``chainValue(of:in:at:)``), and moves `head` past it. Other writers' entries are kept in
-    /// pages without chain values (``appendVerified(_:of:checkpoint:in:)``): their logs are
-    /// relayed up to the checkpoints their writers signed.
+    /// Queues `entry` of this node's own log as `bytes` with `chain`, the chain value after it
+    /// (a checkpoint of this node's may end at any entry, ``chainValue(of:in:at:)``), and moves
+    /// `head` past it. The transaction keeps the queued entries before it commits, in pages
+    /// (``insertPendingRows()``); other writers' entries are kept in pages without chain values
+    /// (``appendVerified(_:of:checkpoint:in:)``): their logs are relayed up to the checkpoints
+    /// their writers signed.
     func insertEntry(_ entry: WriteEntry, bytes: [UInt8], chain: [UInt8], of writer: NodeID, to head: inout WriterLogHead,
                      zone z: ZoneState) throws(ShoalError) {
-        try writes.insertWriterEntry.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: entry.sequence))
-            .bind(4, Bytes.hlcKey(entry.hlc)).bind(5, bytes).bind(6, chain).runAndRewind()
+        pending.ownEntries.append(.init(zone: z.row, sequence: entry.sequence, hlc: entry.hlc, bytes: bytes, chain: chain))
         head = WriterLogHead(sequence: entry.sequence, hlc: entry.hlc, chain: chain)
+    }
+
+    /// Keeps `run`, consecutive entries of `writer`'s log for zone row `zone` ending at sequence
+    /// `lastSequence`, as one row: the entry itself (its chain value in the row's) when it is
+    /// one, otherwise a page (``WriterLogPage``).
+    func insertRun(_ run: ArraySlice<WriterLogPage.Entry>, of writer: NodeID, zoneRow zone: Int64, lastSequence: UInt64) throws(ShoalError) {
+        guard let last = run.last else { return }
+        let single = run.count == 1
+        let s = try db.cached("INSERT INTO writer_entries(zone, writer, seq, hlc, bytes, chain, count) VALUES(?, ?, ?, ?, ?, ?, ?)")
+        try s.bind(1, zone).bind(2, writer).bind(3, Int64(bitPattern: lastSequence)).bind(4, Bytes.hlcKey(last.hlc))
+            .bind(5, single ? last.bytes : WriterLogPage.encode(run)).bind(6, single ? last.chain : []).bind(7, Int64(run.count))
+            .runAndRewind()
     }
 
     /// The head of this node's log for `zone`: how many writes it entered, the last one's
@@ -159,16 +171,12 @@ extension Store {
         try writeTransaction(replication: true) { () throws(ShoalError) in
             var moved = head
             // Kept in pages: a row per run of entries, not per entry (WriterLogPage).
-            let run = zip(entries, links).map { (hlc: $0.0.hlc, bytes: $0.1.bytes) }
+            let run: [WriterLogPage.Entry] = zip(entries, links).map { (hlc: $0.0.hlc, bytes: $0.1.bytes, chain: []) }
             var start = 0
             while start < run.count {
                 let end = min(start &+ WriterLogPage.maxEntries, run.count)
-                let page = run[start..<end]
-                let bytes = page.count == 1 ? page[start].bytes : WriterLogPage.encode(page)
                 let last = entries[end &- 1]
-                let s = try db.cached("INSERT INTO writer_entries(zone, writer, seq, hlc, bytes, chain, count) VALUES(?, ?, ?, ?, ?, x'', ?)")
-                try s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: last.sequence)).bind(4, Bytes.hlcKey(last.hlc))
-                    .bind(5, bytes).bind(6, Int64(page.count)).runAndRewind()
+                try insertRun(run[start..<end], of: writer, zoneRow: z.row, lastSequence: last.sequence)
                 moved = WriterLogHead(sequence: last.sequence, hlc: last.hlc, chain: links[end &- 1].chain)
                 start = end
             }
@@ -249,10 +257,15 @@ extension Store {
         if sequence == 0 { return WriterLog.chainStart(zone: zone, writer: writer) }
         guard writer == nodeID else { return nil }
         let z = try liveZone(zone)
-        let s = try db.cached("SELECT chain FROM writer_entries WHERE zone = ? AND writer = ? AND seq = ?")
+        let s = try db.cached("SELECT seq, hlc, bytes, count, chain FROM writer_entries WHERE zone = ? AND writer = ? AND seq >= ? ORDER BY seq LIMIT 1")
         defer { s.reset() }
         s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: sequence))
-        return try s.step() ? s.blob(0) : nil
+        guard try s.step() else { return nil }
+        if s.int64(3) == 1 { return UInt64(bitPattern: s.int64(0)) == sequence ? s.blob(4) : nil }
+        let bytes = s.blob(2)
+        guard let item = try Self.items(of: bytes, row: s, writer: writer, zone: zone).first(where: { $0.sequence == sequence }),
+              !item.chain.isEmpty else { return nil }
+        return Array(bytes[item.chain])
     }
 
     /// The sequence of the newest entry of `writer`'s log for `zone` held here whose timestamp is

@@ -24,8 +24,6 @@ final class WriteStatements {
     let deleteClock: SQLiteStatement
     let insertLog: SQLiteStatement
     let insertLogRows: SQLiteStatement
-    /// An entry of a writer's log (Spec/authenticated-writes.md §2).
-    let insertWriterEntry: SQLiteStatement
 
     init(_ db: SQLiteDatabase) throws(ShoalError) {
         let record = "INSERT INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES"
@@ -49,7 +47,6 @@ final class WriteStatements {
         let log = "INSERT INTO field_index_log(idx, kind, value, name, present) VALUES"
         insertLog = try db.prepare(log + Self.values(5, rows: 1))
         insertLogRows = try db.prepare(log + Self.values(5, rows: Self.batchRows))
-        insertWriterEntry = try db.prepare("INSERT INTO writer_entries(zone, writer, seq, hlc, bytes, chain) VALUES(?, ?, ?, ?, ?, ?)")
     }
 
     /// ` (?, …), (?, …), …`: `rows` groups of `columns` parameters.
