@@ -127,7 +127,7 @@ import ShoalTrust
         #expect(await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 3 })
 
         /// What `a` answers mallory's hello claiming `node`: the error frame's code, if any.
-        func refusal(claiming node: NodeID, timeout: Duration = .seconds(15)) async throws -> (String?, TLSTestClient.Result) {
+        func refusal(claiming node: NodeID, timeout: Duration = .seconds(90)) async throws -> (String?, TLSTestClient.Result) {
             let r = try await TLSTestClient.exchange(port: a.port, identity: mallory, send: Self.hello(node), timeout: timeout)
             var reader = FrameReader()
             let frames = (try? reader.frames(in: r.received)) ?? []

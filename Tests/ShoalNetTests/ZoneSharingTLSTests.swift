@@ -36,7 +36,7 @@ import ShoalTrust
     }
 
     /// The frames `a` sent a raw client of `identity` that sent `frames`, and whether it closed.
-    func exchange(_ a: LoopbackNode, as identity: DeviceIdentity, sending frames: [Frame], timeout: Duration = .seconds(15),
+    func exchange(_ a: LoopbackNode, as identity: DeviceIdentity, sending frames: [Frame], timeout: Duration = .seconds(90),
                   untilErrors: Int? = nil) async throws -> ([Frame], TLSTestClient.Result) {
         // With `untilErrors`, the client stops once that many error frames have arrived.
         var until: (@Sendable ([UInt8]) -> Bool)? = nil
