@@ -41,8 +41,12 @@ enum TLSTestClient {
     /// node to close returns as soon as it does, and on a loaded two-core machine the close of a
     /// refused connection once took longer than 15 s to arrive. Tests that expect no close pass
     /// a short one.
+    /// `holdUntil`, when given, keeps the connection open until it holds (asked every 20 ms),
+    /// then the client closes it (`closedByPeer` false): for a test that expects the node to
+    /// keep the connection and act on what it was sent, however long the node takes to read it.
     static func exchange(port: Int, identity: DeviceIdentity, send: [UInt8] = [], timeout: Duration = .seconds(90),
-                         until: (@Sendable ([UInt8]) -> Bool)? = nil) async throws -> Result {
+                         until: (@Sendable ([UInt8]) -> Bool)? = nil,
+                         holdUntil: (@Sendable () async -> Bool)? = nil) async throws -> Result {
         let context = try context(identity)
         let group = MultiThreadedEventLoopGroup.singleton
         let done = group.next().makePromise(of: (Bool, [UInt8]).self)
@@ -60,11 +64,25 @@ enum TLSTestClient {
         let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)) {
             channel.close(promise: nil)
         }
+        let held = holdUntil.map { condition in
+            Task { () -> Bool in
+                while !Task.isCancelled {
+                    if await condition() {
+                        try? await channel.close()
+                        return true
+                    }
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+                return false
+            }
+        }
         let (handshake, bytes) = try await done.futureResult.get()
         timer.cancel()
+        held?.cancel()
+        let closedHere = await held?.value ?? false
         // The timer's future succeeds only if it ran (a cancelled one fails).
         let timedOut = (try? await timer.futureResult.get()) != nil
-        return Result(handshakeCompleted: handshake, received: bytes, closedByPeer: !timedOut, localPort: localPort)
+        return Result(handshakeCompleted: handshake, received: bytes, closedByPeer: !timedOut && !closedHere, localPort: localPort)
     }
 
     final class Collector: ChannelInboundHandler {
