@@ -15,6 +15,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 
@@ -86,7 +87,9 @@ def main():
         daemons[1].ports()
 
         driver = browser()
-        wait = WebDriverWait(driver, 60)
+        # The console re-renders its tables as news arrives: an element found a moment ago can
+        # be gone when it is read, and the wait then tries again.
+        wait = WebDriverWait(driver, 60, ignored_exceptions=(StaleElementReferenceException,))
         # The key goes in the fragment, which the browser never sends to the server.
         driver.get(f"http://127.0.0.1:{http_a}/#key={key}")
         wait.until(lambda d: d.find_element(By.ID, "device-id").text == id_a)
