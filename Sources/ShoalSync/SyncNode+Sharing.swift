@@ -305,36 +305,7 @@ extension SyncNode {
             return ignore("zone \(a.zone) is held here without a share in another incarnation; its records stay out of the owner's zone (delete the copy here to follow the owner's share)")
         }
         do throws(ShoalError) {
-            // A device the share no longer lists (removed by the owner) keeps its copy, read-only.
-            let readOnly = signer.map { share.role(of: $0.device) != .readWrite && owner != $0.device } ?? false
-            if share.isDeleted {
-                if let m = mine, !m.isDeleted, m.incarnation == share.incarnation {
-                    try await store.deleteZone(a.zone, asReplica: true)
-                    knowledgeCache[a.zone] = nil
-                    restartPending = true
-                }
-                try await keep(share, owner: owner)
-            } else {
-                // The zone and its share in one commit: a power cut never leaves the zone held
-                // here without the share that says who may write it.
-                let scope: DatabaseScope = owner == signer?.device ? .private : .shared
-                switch try await store.followShare(zone: a.zone, scope: scope, readOnly: readOnly, incarnation: share.incarnation,
-                                                   key: Self.shareKey(share.zone), share: share.encoded()) {
-                case .created:
-                    zonesPerOwner?[owner, default: 0] &+= 1
-                    announcePending = true
-                case .revived:
-                    restartPending = true
-                case .adoptedIncarnation:
-                    // The owner deleted and re-created the zone, or this node held it before the
-                    // owner shared it: the owner's incarnation wins.
-                    knowledgeCache[a.zone] = nil
-                    restartPending = true
-                case .kept:
-                    break
-                }
-                shareCache[share.zone] = .some(HeldShare(share: share, owner: owner))
-            }
+            try await follow(share, in: a.zone, owner: owner, mine: mine)
         } catch {
             throw SyncFailure("internalError", "could not apply the share of zone \(a.zone) from \(from): \(error)")
         }
@@ -346,6 +317,43 @@ extension SyncNode {
         for d in Set(before.keys).union(after.keys) where before[d] != after[d] { changed.insert(d) }
         if held == nil { changed.insert(owner) }
         return changed
+    }
+
+    /// Makes the zone of `share` (verified, signed by `owner`) follow it here: deleted for a
+    /// deleting share, otherwise created, revived or re-incarnated with this device's role, the
+    /// zone and the share in one commit (``Store/followShare(zone:scope:readOnly:incarnation:key:share:)``).
+    /// `zone`: the zone as announced; `mine`: this node's announcement of it, if it holds it.
+    func follow(_ share: ZoneShare, in zone: RecordZone.ID, owner: DeviceID, mine: ZoneAnnouncement?) async throws(ShoalError) {
+        // A device the share no longer lists (removed by the owner) keeps its copy, read-only.
+        let readOnly = signer.map { share.role(of: $0.device) != .readWrite && owner != $0.device } ?? false
+        if share.isDeleted {
+            if let m = mine, !m.isDeleted, m.incarnation == share.incarnation {
+                try await store.deleteZone(zone, asReplica: true)
+                knowledgeCache[zone] = nil
+                restartPending = true
+            }
+            try await keep(share, owner: owner)
+        } else {
+            // The zone and its share in one commit: a power cut never leaves the zone held
+            // here without the share that says who may write it.
+            let scope: DatabaseScope = owner == signer?.device ? .private : .shared
+            switch try await store.followShare(zone: zone, scope: scope, readOnly: readOnly, incarnation: share.incarnation,
+                                               key: Self.shareKey(share.zone), share: share.encoded()) {
+            case .created:
+                zonesPerOwner?[owner, default: 0] &+= 1
+                announcePending = true
+            case .revived:
+                restartPending = true
+            case .adoptedIncarnation:
+                // The owner deleted and re-created the zone, or this node held it before the
+                // owner shared it: the owner's incarnation wins.
+                knowledgeCache[zone] = nil
+                restartPending = true
+            case .kept:
+                break
+            }
+            shareCache[share.zone] = .some(HeldShare(share: share, owner: owner))
+        }
     }
 }
 

@@ -295,6 +295,28 @@ import Testing
         #expect(try await b.entry(of: Dot(node: writer, hlc: entries[200].hlc), in: notes) == entries[200])
     }
 
+    /// A damaged row reads as nil, never a trap: seeded random bytes and counts, and every
+    /// truncation and bit flip of a real page.
+    @Test func aDamagedPageReadsAsNothing() {
+        let entries: [WriterLogPage.Entry] = (1...5).map { (hlc: HLC(rawValue: UInt64($0) << 20), bytes: [UInt8](repeating: UInt8($0), count: $0 * 3), chain: $0 % 2 == 0 ? [UInt8](repeating: 7, count: 32) : []) }
+        let page = WriterLogPage.encode(entries[...])
+        let last = (sequence: UInt64(9), hlc: HLC(rawValue: 5 << 20))
+        #expect(WriterLogPage.items(of: page, count: 5, last: last)?.map(\.sequence) == [5, 6, 7, 8, 9])
+        for cut in 0..<page.count { _ = WriterLogPage.items(of: Array(page.prefix(cut)), count: 5, last: last) }
+        for i in 0..<page.count {
+            var flipped = page
+            flipped[i] ^= 0x80
+            _ = WriterLogPage.items(of: flipped, count: 5, last: last)
+        }
+        var rng = SplitMix64(seed: 29)
+        for round in 0..<2_000 {
+            let bytes = (0..<Int(rng.next() % 64)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            let count = Int64(bitPattern: rng.next() % 300) - 20
+            let items = WriterLogPage.items(of: bytes, count: count, last: (UInt64(rng.next() % 400), HLC(rawValue: rng.next())))
+            if let items { #expect(items.allSatisfy { $0.bytes.upperBound <= bytes.count && $0.chain.upperBound <= bytes.count }, "seed 29 round \(round)") }
+        }
+    }
+
     @Test func aGapAReplayAnotherChainOrAnotherIncarnationStoresNothing() async throws {
         let (a, b, _, entries) = try await Self.pair(count: 4)
         let writer = a.nodeID
