@@ -370,7 +370,8 @@ extension SyncNode {
                 var versions = selection.whole.isEmpty ? selection.wholeVersions : ProvenVersions(selection.whole)
                 versions.append(contentsOf: selection.sparseVersions)
                 let plan = await writerLogPlan(for: versions, zone: zone, incarnation: cur.incarnation, knowledge: cur.peerKnowledge,
-                                               sent: cur.writerLogSent, headsStated: cur.writerLogHeadsStated, on: id)
+                                               sent: cur.writerLogSent, headsStated: cur.writerLogHeadsStated,
+                                               horizon: Self.horizonSent(caughtUp: !moreComing, resetPass: cur.inResetPass, ownHorizon), on: id)
                 guard let fresh = sessions[id]?.outbound[zone], fresh.incarnation == cur.incarnation, fresh.token == cur.token else { break }
                 cur = fresh
                 proof = plan
@@ -419,8 +420,7 @@ extension SyncNode {
             if caughtUp { cur.knowledgeSent.formUnion(statable) }
             // A reset pass ends with the purge horizon: the subscriber takes it as its own, so the
             // records it creates again supersede the deletions purged here (§3.5.3).
-            var horizon: VersionVector? = nil
-            if caughtUp && cur.inResetPass, !ownHorizon.isEmpty { horizon = ownHorizon }
+            let horizon = Self.horizonSent(caughtUp: caughtUp, resetPass: cur.inResetPass, ownHorizon)
             var message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
                                          isReset: cur.resetNext, token: pageToken, knowledge: stated, remaining: remaining, horizon: horizon,
                                          records: selection.whole, sparseRecords: selection.sparse, base: sparseBase,
@@ -522,6 +522,11 @@ extension SyncNode {
             }
             return true
         }
+    }
+
+    /// The purge horizon a batch carries: this node's, on the last batch of a reset pass (§3.5.3).
+    static func horizonSent(caughtUp: Bool, resetPass: Bool, _ own: VersionVector) -> VersionVector? {
+        caughtUp && resetPass && !own.isEmpty ? own : nil
     }
 
     /// Whether a version travels even to a peer whose knowledge covers it (Spec/replication.md

@@ -128,12 +128,15 @@ extension SyncNode {
     /// past the newest write the versions name: this node signs its own log there, and ends
     /// another writer's range at a checkpoint it verified. A writer whose entries are not held
     /// here gets no range (the subscriber then refuses its writes in a zone with a share).
+    /// A batch that hands over the purge `horizon` proves its writes too: the subscriber takes
+    /// the horizon as its own, and its saves over it carry the horizon's entries in their
+    /// vectors, which whoever receives them checks against the writers' logs (§5 rule 2).
     func writerLogPlan(for versions: ProvenVersions, zone: RecordZone.ID, incarnation: NodeID, knowledge: VersionVector,
-                       sent: [NodeID: UInt64], headsStated: Bool, on id: ConnectionID) async -> WriterLogPlan {
+                       sent: [NodeID: UInt64], headsStated: Bool, horizon: VersionVector? = nil, on id: ConnectionID) async -> WriterLogPlan {
         var plan = WriterLogPlan(section: nil, sent: sent, keys: [])
-        guard let signer, !versions.isEmpty else { return plan }
+        guard let signer, !versions.isEmpty || horizon?.isEmpty == false else { return plan }
         var need = [NodeID: HLC]()
-        for v in versions.vectors {
+        for v in versions.vectors + (horizon.map { [$0] } ?? []) {
             for e in v.entries where e.hlc > need[e.node] ?? .zero { need[e.node] = e.hlc }
         }
         var records: [Record]? = nil
@@ -257,7 +260,8 @@ extension SyncNode {
         }
         guard shared else { return WriteCheck() }
         var check = WriteCheck()
-        check.left = try await checkVersions(versions, rebuilt: rebuilt, zone: m.zone, known: known, implied: implied, outsiders: outsiders, what: what)
+        check.left = try await checkVersions(versions, rebuilt: rebuilt, zone: m.zone, known: known, implied: implied, outsiders: outsiders,
+                                             horizon: m.horizon, what: what)
         for (writer, list) in shownBy {
             check.shown[writer] = list.compactMap { e in
                 guard let v = versions[e.index], !check.left.contains(v.id.name) else { return nil }
@@ -405,11 +409,17 @@ extension SyncNode {
     /// they are not hashed again), and `implied` lists those entries,
     /// looked up only for a dot some other version shows. Versions holding an unheld write of one
     /// of `outsiders` (writers whose device may not write the zone) are left out instead: their
-    /// names are returned.
+    /// names are returned. A purge `horizon` the batch hands over is held to rule 2 as a
+    /// vector is: adopting it makes this node count every write under it as seen. A write
+    /// under the purge horizon held here counts as proven (it was proven when that horizon was
+    /// made or adopted). The horizon's entries of `outsiders` are not checked: their writes are
+    /// left out wherever they show, so counting them as seen hides no write that counts.
     func checkVersions(_ versions: [Record?], rebuilt: [[Dot]], zone: RecordZone.ID, known: [Dot: WriteEntry],
-                       implied: [(dot: Dot, entry: WriteEntry)] = [], outsiders: Set<NodeID>, what: String) async throws(SyncFailure) -> Set<String> {
+                       implied: [(dot: Dot, entry: WriteEntry)] = [], outsiders: Set<NodeID>, horizon: VersionVector? = nil,
+                       what: String) async throws(SyncFailure) -> Set<String> {
         var wanted = Set<Dot>()
         var writers = Set<NodeID>()
+        for e in horizon?.entries ?? [] where e.node != nodeID { writers.insert(e.node) }
         for (v, rebuilt) in zip(versions, rebuilt) {
             guard let v else { continue }
             for e in v.versionVector.entries where e.node != nodeID { writers.insert(e.node) }
@@ -425,9 +435,14 @@ extension SyncNode {
         }
         do throws(ShoalError) {
             if !wanted.isEmpty { for (d, e) in try await store.entries(of: wanted, in: zone) { entries[d] = e } }
-            for w in writers { newest[w] = try await store.logHead(of: w, in: zone).hlc }
+            let held = writers.isEmpty ? VersionVector() : try await store.purgeHorizon(of: zone)
+            for w in writers { newest[w] = max(try await store.logHead(of: w, in: zone).hlc, held[w]) }
         } catch {
             throw SyncFailure(error.code.name, "could not check \(what): \(error)")
+        }
+        // An outsider's writes are left out wherever they show, so a horizon over them hides none.
+        for e in horizon?.entries ?? [] where e.node != nodeID && !outsiders.contains(e.node) && e.hlc > newest[e.node] ?? .zero {
+            throw refusal("\(what): its purge horizon names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
         }
         var left = Set<String>()
         for (v, rebuilt) in zip(versions, rebuilt) {

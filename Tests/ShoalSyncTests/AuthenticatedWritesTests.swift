@@ -101,6 +101,38 @@ import ShoalWire
         #expect(!(await holds(sim, 0, "forged")))
     }
 
+    /// A member ends a reset pass with a purge horizon naming another member's write 50 s ahead,
+    /// as though that member had made a deletion since purged. Taking the horizon would make the
+    /// owner count every write of that member up to then as seen; the batch is refused instead,
+    /// nothing of it is applied, and the member's genuine writes of those 50 s reach the owner.
+    @Test func aMemberCannotHandOverAHorizonItsWritersDidNotProve() async throws {
+        let sim = try await Simulation(seed: 4926, nodes: 3, identities: true)
+        try await sim.createSharedZone(Self.team, on: 0)
+        #expect(try await sim.runUntilQuiet())
+        _ = try await sim.nodes[2].store.save(note("c0"))
+        try await sim.notifyChanges(node: 2)
+        #expect(try await sim.runUntilQuiet())
+        let victim = sim.nodes[2].store.nodeID
+        let ahead = HLC(milliseconds: sim.clock.now() &+ 50_000, logical: 0)
+        let claimed = VersionVector([(victim, ahead)])
+        let conn = try sim.connection(of: 0, to: 1)
+        let inbound = try #require(await sim.nodes[0].sync.sessions[conn]?.inbound[Self.team])
+        let m = ChangesMessage(zone: Self.team, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: true, isReset: true,
+                               token: ChangeToken(bytes: [1]), knowledge: claimed, horizon: claimed, records: [])
+        let out = await sim.nodes[0].sync.receive(Frame(type: .changes, payload: m.encoded()), on: conn)
+        let error = Simulation.closeError(out, conn)
+        #expect(error?.code == "invalidArguments", "\(out)")
+        #expect(error?.message.contains("purge horizon") == true, "\(String(describing: error))")
+        #expect(try await sim.nodes[0].store.purgeHorizon(of: Self.team)[victim] == .zero)
+        #expect(await sim.nodes[0].sync.knowledge(of: Self.team)[victim] < ahead)
+        #expect(await holds(sim, 0, "c0"), "a refused reset pass deletes nothing")
+        try await sim.route(out, from: 0)
+        for i in 0..<5 { _ = try await sim.nodes[2].store.save(note("genuine\(i)")) }
+        try await sim.notifyChanges(node: 2)
+        #expect(try await sim.runUntilQuiet())
+        for i in 0..<5 { #expect(await holds(sim, 0, "genuine\(i)"), "the member's genuine writes reach the owner") }
+    }
+
     /// A relay delivers a writer's second write, with the first one's entry but not its record,
     /// and states knowledge of the writer up to the second. The owner applies what it got but
     /// adopts knowledge only below the withheld write, so it gets that write from the writer.

@@ -77,4 +77,19 @@ import ShoalWire
         let problems = try await sim.check(log)
         #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(5).joined(separator: "; ")) — closes: \(sim.log.prefix(5))")
     }
+
+    /// Seeds where an honest node refused a batch (8518, 9755 and 10438) until the batch that hands
+    /// over a purge horizon proved its writes: a node that took the horizon without the writers'
+    /// entries saved a record over it, and a third node found the record's vector naming a write
+    /// past that writer's log held there (Spec/authenticated-writes.md §5 rule 2).
+    @Test(arguments: [8518, 9755, 10438] as [UInt64])
+    func honestNodesNeverRefuseAHorizonsWrites(seed: UInt64) async throws {
+        let sim = try await Simulation(seed: seed, nodes: 3 + Int(seed % 2), identities: seed % 4 >= 2)
+        let log = try await sim.run(steps: 120)
+        let problems = try await sim.check(log)
+        #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(5).joined(separator: "; ")) — closes: \(sim.log.prefix(5))")
+        for node in sim.nodes {
+            #expect(await node.sync.statistics.refusedBatches == 0, "seed \(seed): node \(node.store.nodeID.short) refused a batch — closes: \(sim.log.prefix(5))")
+        }
+    }
 }
