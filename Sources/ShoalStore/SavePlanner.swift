@@ -22,9 +22,9 @@ final class SavePlanner: @unchecked Sendable {
         var bytes: ArraySlice<UInt8>
         var entries: [IndexChange]
         var refs: Set<String>
-        /// The slots of the save's entry in this node's log for the zone, digests computed
-        /// (Spec/authenticated-writes.md §2): the store adds the sequence and chains it.
-        var logSlots: [WriteEntry.Slot]
+        /// The save's entry in this node's log for the zone without its sequence, digests
+        /// computed (Spec/authenticated-writes.md §2): the store numbers it and chains it.
+        var logEntry: [UInt8]
     }
 
     /// A record's version as saved and its row, or the record's error. A tuple, so that a caller
@@ -116,7 +116,7 @@ final class SavePlanner: @unchecked Sendable {
     /// run rather than per record), which the rows then slice.
     private static func plan(_ records: ArraySlice<Record>, _ dots: [Dot], _ range: Range<Int>, _ context: inout Context,
                              into out: UnsafeMutablePointer<Plan>) {
-        var stamped = [(index: Int, record: Record, bytes: Range<Int>, entries: [IndexChange], slots: [WriteEntry.Slot])]()
+        var stamped = [(index: Int, record: Record, bytes: Range<Int>, entries: [IndexChange], logEntry: [UInt8])]()
         stamped.reserveCapacity(range.count)
         var buffer = [UInt8]()
         for i in range {
@@ -140,12 +140,12 @@ final class SavePlanner: @unchecked Sendable {
                 record.encode(into: &w)
                 precondition(w.remaining == 0, "ShoalWire size pass and write pass disagree")
             }
-            let slots = WriterLog.entry(of: record, dot: dots[i], sequence: 1).slots
-            stamped.append((i, record, at..<at + size, indexEntries(record, context.typeIndexed), slots))
+            let entry = WriterLog.encodedEntry(of: record, dot: dots[i], sequence: nil)
+            stamped.append((i, record, at..<at + size, indexEntries(record, context.typeIndexed), entry))
         }
         // Popped from the end, so each record moves into its plan instead of being copied.
         while let s = stamped.popLast() {
-            let row = Row(bytes: buffer[s.bytes], entries: s.entries, refs: Store.cascadeTargets(s.record), logSlots: s.slots)
+            let row = Row(bytes: buffer[s.bytes], entries: s.entries, refs: Store.cascadeTargets(s.record), logEntry: s.logEntry)
             (out + s.index).initialize(to: .success((s.record, row)))
         }
     }

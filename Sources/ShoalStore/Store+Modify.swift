@@ -146,7 +146,7 @@ extension Store {
                 }
                 guard var z = current.take() else { return nil }
                 guard try insertVersion(record, encoded: row.bytes, in: &z, queued: true, indexEntries: row.entries,
-                                        refs: row.refs, logSlots: row.logSlots) else { return nil }
+                                        refs: row.refs, logEntry: row.logEntry) else { return nil }
                 current = consume z
                 saved.append(record)
             }

@@ -137,10 +137,10 @@ extension Store {
     ///
     /// `indexEntries` and `refs`: the declared-index entries `new` adds and the names its
     /// `deleteSelf` references target (``cascadeTargets(_:)``), when already computed
-    /// (``SavePlanner``); nil computes them here. `logSlots`, likewise: the slots of its entry in
-    /// this node's log (``enterOwnWrite(_:in:slots:)``).
+    /// (``SavePlanner``); nil computes them here. `logEntry`, likewise: its entry in this node's
+    /// log without the sequence (``enterOwnWrite(_:in:tail:)``).
     func insertVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, in z: inout ZoneState, queued: Bool = false,
-                       indexEntries: [IndexChange]? = nil, refs: Set<String>? = nil, logSlots: [WriteEntry.Slot]? = nil) throws(ShoalError) -> Bool {
+                       indexEntries: [IndexChange]? = nil, refs: Set<String>? = nil, logEntry: [UInt8]? = nil) throws(ShoalError) -> Bool {
         let bytes = encoded ?? new.encoded()[...]
         if queued {
             guard try addNewVersionRow(zone: z.row, name: new.id.name, type: new.recordType, seq: Int64(bitPattern: z.seq &+ 1),
@@ -172,7 +172,7 @@ extension Store {
         } else {
             try updateIndexes(new, over: nil, in: z)
         }
-        try enterOwnWrite(new, in: &z, slots: logSlots)
+        try enterOwnWrite(new, in: &z, tail: logEntry)
         z.vector.formUnion(new.versionVector)
         databaseSequence += 1
         z.databaseSequence = databaseSequence

@@ -238,8 +238,8 @@ extension SyncNode {
         // Entries no version of the batch shows, by dot; an entry rebuilt from a version is
         // needed only to check that version, which holds its dot in `rebuilt`.
         var known = [Dot: WriteEntry]()
-        var implied = [(dot: Dot, entry: WriteEntry)]()
-        var rebuilt = [[Dot]](repeating: [], count: versions.count)
+        var implied = [ImpliedEntry]()
+        var rebuilt = RebuiltDots(count: versions.count)
         var outsiders = Set<NodeID>()
         var shownBy = [NodeID: [(index: Int, sequence: UInt64, hlc: HLC)]]()
         for range in m.writerLog?.ranges ?? [] {
@@ -249,12 +249,12 @@ extension SyncNode {
             }
             for (item, e) in zip(range.items, entries) {
                 let dot = Dot(node: range.writer, hlc: e.hlc)
-                if let i = Self.index(of: item), i < rebuilt.count {
-                    rebuilt[i].append(dot)
-                    implied.append((dot, e))
+                if case .whole(let whole) = item {
+                    known[dot] = whole
+                } else if let i = Self.index(of: item), i < rebuilt.count {
+                    rebuilt.add(dot, at: i)
+                    implied.append(ImpliedEntry(dot: dot, item: item, sequence: e.sequence))
                     shownBy[range.writer, default: []].append((i, e.sequence, e.hlc))
-                } else {
-                    known[dot] = e
                 }
             }
         }
@@ -284,14 +284,22 @@ extension SyncNode {
         }
     }
 
+    /// An entry of a batch's range that a version of the batch implies, rebuilt as a
+    /// ``WriteEntry`` only when another version shows its dot.
+    struct ImpliedEntry {
+        var dot: Dot
+        var item: WriterLogSection.Item
+        var sequence: UInt64
+    }
+
     /// Verifies one range and keeps its new entries; returns all of its entries, or nil for a
     /// writer whose device may not write the zone (nothing of it is kept).
     func verify(_ range: WriterLogSection.Range, of m: ChangesMessage, versions: [Record?], shared: Bool, from peer: NodeID,
-                on id: ConnectionID) async throws(SyncFailure) -> [WriteEntry]? {
+                on id: ConnectionID) async throws(SyncFailure) -> [WriterLog.EncodedEntry]? {
         let writer = range.writer, zone = m.zone
         let what = "batch \(m.batch) of zone \(zone) from \(peer.short), range of \(writer.short) from #\(range.firstSequence)"
-        let entries: [WriteEntry]
-        switch WriterLog.entries(of: range, versions: versions) {
+        let entries: [WriterLog.EncodedEntry]
+        switch WriterLog.encodedEntries(of: range, versions: versions) {
         case .success(let e): entries = e
         case .failure(let mismatch):
             if range.items.contains(where: { Self.index(of: $0).map { $0 < versions.count && versions[$0] == nil } ?? false }) {
@@ -316,7 +324,7 @@ extension SyncNode {
             let held = try await reading(what) { () throws(ShoalError) in
                 try await store.entries(of: writer, in: zone, after: range.firstSequence &- 1, limit: overlap)
             }
-            guard held == Array(entries.prefix(overlap)) else {
+            guard held.map(WriterLog.EncodedEntry.init) == Array(entries.prefix(overlap)) else {
                 throw refusal("\(what): its entries differ from those of that log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
             }
         }
@@ -405,7 +413,7 @@ extension SyncNode {
     /// with matching digests, the type and parent are those a head wrote, and no vector entry
     /// names a write past the newest verified entry of its writer. `versions` are the batch's
     /// (nil: not rebuilt here, not checked). `known` holds the entries the batch brought whole;
-    /// `rebuilt[i]` the dots of those rebuilt from version `i` (their digests are its own, so
+    /// `rebuilt` the dots of those rebuilt from each version (their digests are its own, so
     /// they are not hashed again), and `implied` lists those entries,
     /// looked up only for a dot some other version shows. Versions holding an unheld write of one
     /// of `outsiders` (writers whose device may not write the zone) are left out instead: their
@@ -414,23 +422,24 @@ extension SyncNode {
     /// under the purge horizon held here counts as proven (it was proven when that horizon was
     /// made or adopted). The horizon's entries of `outsiders` are not checked: their writes are
     /// left out wherever they show, so counting them as seen hides no write that counts.
-    func checkVersions(_ versions: [Record?], rebuilt: [[Dot]], zone: RecordZone.ID, known: [Dot: WriteEntry],
-                       implied: [(dot: Dot, entry: WriteEntry)] = [], outsiders: Set<NodeID>, horizon: VersionVector? = nil,
+    func checkVersions(_ versions: [Record?], rebuilt: RebuiltDots, zone: RecordZone.ID, known: [Dot: WriteEntry],
+                       implied: [ImpliedEntry] = [], outsiders: Set<NodeID>, horizon: VersionVector? = nil,
                        what: String) async throws(SyncFailure) -> Set<String> {
         var wanted = Set<Dot>()
         var writers = Set<NodeID>()
         for e in horizon?.entries ?? [] where e.node != nodeID { writers.insert(e.node) }
-        for (v, rebuilt) in zip(versions, rebuilt) {
+        for (i, v) in versions.enumerated() {
             guard let v else { continue }
             for e in v.versionVector.entries where e.node != nodeID { writers.insert(e.node) }
-            Self.forEachDot(of: v) { d in if d.node != nodeID && !rebuilt.contains(d) && known[d] == nil { wanted.insert(d) } }
+            Self.forEachDot(of: v) { d in if d.node != nodeID && !rebuilt.contains(d, at: i) && known[d] == nil { wanted.insert(d) } }
         }
         var entries = known
         var newest = [NodeID: HLC]()
         if !wanted.isEmpty {
-            for (d, e) in implied where wanted.contains(d) {
-                entries[d] = e
-                wanted.remove(d)
+            for e in implied where wanted.contains(e.dot) {
+                guard let entry = WriterLog.entry(for: e.item, sequence: e.sequence, writer: e.dot.node, versions: versions) else { continue }
+                entries[e.dot] = entry
+                wanted.remove(e.dot)
             }
         }
         do throws(ShoalError) {
@@ -445,7 +454,7 @@ extension SyncNode {
             throw refusal("\(what): its purge horizon names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
         }
         var left = Set<String>()
-        for (v, rebuilt) in zip(versions, rebuilt) {
+        for (i, v) in versions.enumerated() {
             guard let v else { continue }
             if !outsiders.isEmpty, Self.dots(of: v).contains(where: { outsiders.contains($0.node) && entries[$0] == nil }) {
                 left.insert(v.id.name)
@@ -456,7 +465,7 @@ extension SyncNode {
             }
             for e in v.versionVector.entries where e.node != nodeID {
                 let w = e.node
-                if let mismatch = WriterLog.check(v, writer: w, rebuilt: rebuilt, entry: { entries[Dot(node: w, hlc: $0)] }) {
+                if let mismatch = WriterLog.check(v, writer: w, isRebuilt: { rebuilt.contains($0, at: i) }, entry: { entries[Dot(node: w, hlc: $0)] }) {
                     throw refusal("\(what): \(mismatch); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
                 }
             }
@@ -464,7 +473,7 @@ extension SyncNode {
             // this version at a saving head holds them by construction.
             let saves = v.heads.filter { !$0.isDeletion }
             guard !saves.isEmpty, !saves.contains(where: { $0.node == nodeID }) else { continue }
-            if saves.contains(where: { rebuilt.contains(Dot(node: $0.node, hlc: v.versionVector[$0.node])) }) { continue }
+            if saves.contains(where: { rebuilt.contains(Dot(node: $0.node, hlc: v.versionVector[$0.node]), at: i) }) { continue }
             let system = WriteEntry.Slot(name: "", digest: WriterLog.systemDigest(recordType: v.recordType, parent: v.parent, zone: zone))
             let written = saves.contains { h in entries[Dot(node: h.node, hlc: v.versionVector[h.node])]?.slots.contains(system) ?? false }
             if !written {

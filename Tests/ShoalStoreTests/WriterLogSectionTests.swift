@@ -75,6 +75,10 @@ import Testing
         let bytes = section.encoded()
         #expect(try WriterLogSection(decoding: bytes, records: versions.count) == section)
         #expect(try WriterLog.entries(of: range, versions: versions).get() == entries)
+        #expect(try WriterLog.encodedEntries(of: range, versions: versions).get() == entries.map(WriterLog.EncodedEntry.init))
+        for (offset, item) in items.enumerated() {
+            #expect(WriterLog.entry(for: item, sequence: UInt64(offset) + 1, writer: writer, versions: versions) == entries[offset])
+        }
         // Every version b holds checks out against a's entries and b's own.
         let bEntries = try await b.entries(of: b.nodeID, in: notes, after: 0, limit: 100)
         for v in versions {

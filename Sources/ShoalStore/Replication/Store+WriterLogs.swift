@@ -7,30 +7,22 @@ extension Store {
     /// version with this node as a head, newer than the log's last entry. Replicated versions
     /// (their writes of this node, if any, are entered already) and merges enter nothing.
     /// Called for every version written, in the writing transaction, so a rollback takes the
-    /// entry back with the version. `slots`: the entry's slots when a ``SavePlanner`` computed
-    /// them for a new record saved at this node's dot (nil: computed here).
-    func enterOwnWrite(_ new: Record, in z: inout ZoneState, slots: [WriteEntry.Slot]? = nil) throws(ShoalError) {
+    /// entry back with the version. `tail`: the entry without its sequence when a
+    /// ``SavePlanner`` computed it for a new record saved at this node's dot (nil: computed here).
+    func enterOwnWrite(_ new: Record, in z: inout ZoneState, tail: [UInt8]? = nil) throws(ShoalError) {
         let hlc = new.versionVector[nodeID]
         guard hlc > z.log.hlc, new.heads.contains(where: { $0.node == nodeID }) else { return }
-        let dot = Dot(node: nodeID, hlc: hlc)
-        let entry: WriteEntry
-        if let slots {
-            var e = WriteEntry(sequence: z.log.sequence &+ 1, hlc: hlc, isDeletion: new.isDeleted, isCreation: new.creation == dot,
-                               record: new.id.name, slots: [])
-            e.slots = slots  // already in order
-            entry = e
-        } else {
-            entry = WriterLog.entry(of: new, dot: dot, sequence: z.log.sequence &+ 1)
-        }
-        try appendEntry(entry, of: nodeID, to: &z.log, zone: z)
+        let sequence = z.log.sequence &+ 1
+        let bytes = tail.map { WriterLog.encodedEntry(sequence: sequence, tail: $0) }
+            ?? WriterLog.encodedEntry(of: new, dot: Dot(node: nodeID, hlc: hlc), sequence: sequence)
+        try appendEntry(WriterLog.EncodedEntry(sequence: sequence, hlc: hlc, bytes: bytes), of: nodeID, to: &z.log, zone: z)
     }
 
     /// Appends `entry`, the next of `writer`'s log for zone `z` whose head is `head`, and moves
     /// the head past it.
-    func appendEntry(_ entry: WriteEntry, of writer: NodeID, to head: inout WriterLogHead, zone z: ZoneState) throws(ShoalError) {
-        let bytes = entry.encoded()
+    func appendEntry(_ entry: WriterLog.EncodedEntry, of writer: NodeID, to head: inout WriterLogHead, zone z: ZoneState) throws(ShoalError) {
         let previous = head.chain.isEmpty ? WriterLog.chainStart(zone: z.id, writer: writer) : head.chain
-        try insertEntry(entry, bytes: bytes, chain: WriterLog.chain(previous, bytes), of: writer, to: &head, zone: z)
+        try insertEntry(entry, chain: WriterLog.chain(previous, entry.bytes), of: writer, to: &head, zone: z)
     }
 
     /// Queues `entry` of this node's own log as `bytes` with `chain`, the chain value after it
@@ -39,9 +31,9 @@ extension Store {
     /// (``insertPendingRows()``); other writers' entries are kept in pages without chain values
     /// (``appendVerified(_:of:checkpoint:in:)``): their logs are relayed up to the checkpoints
     /// their writers signed.
-    func insertEntry(_ entry: WriteEntry, bytes: [UInt8], chain: [UInt8], of writer: NodeID, to head: inout WriterLogHead,
+    func insertEntry(_ entry: WriterLog.EncodedEntry, chain: [UInt8], of writer: NodeID, to head: inout WriterLogHead,
                      zone z: ZoneState) throws(ShoalError) {
-        pending.ownEntries.append(.init(zone: z.row, sequence: entry.sequence, hlc: entry.hlc, bytes: bytes, chain: chain))
+        pending.ownEntries.append(.init(zone: z.row, sequence: entry.sequence, hlc: entry.hlc, bytes: entry.bytes, chain: chain))
         head = WriterLogHead(sequence: entry.sequence, hlc: entry.hlc, chain: chain)
     }
 
@@ -159,6 +151,12 @@ extension Store {
     ///   own log, which only its own writes extend.
     package func appendVerified(_ entries: [WriteEntry], of writer: NodeID, checkpoint: WriterCheckpoint,
                                 in zone: RecordZone.ID) throws(ShoalError) -> Bool {
+        try appendVerified(entries.map(WriterLog.EncodedEntry.init), of: writer, checkpoint: checkpoint, in: zone)
+    }
+
+    /// As ``appendVerified(_:of:checkpoint:in:)`` for entries as their canonical bytes.
+    package func appendVerified(_ entries: [WriterLog.EncodedEntry], of writer: NodeID, checkpoint: WriterCheckpoint,
+                                in zone: RecordZone.ID) throws(ShoalError) -> Bool {
         guard writer != nodeID else {
             throw .invalidArguments("entries of this node's own log (\(writer)) come only from its own writes, never from a peer")
         }
@@ -166,18 +164,18 @@ extension Store {
         guard checkpoint.zone == zone, checkpoint.writer == writer, checkpoint.incarnation == z.incarnation else { return false }
         let head = try logHead(of: writer, in: zone)
         guard let last = entries.last, checkpoint.sequence == last.sequence,
-              let links = WriterLog.links(from: head.chain, after: (head.sequence, head.hlc), entries),
-              links.last?.chain == checkpoint.chain else { return false }
+              let chains = WriterLog.pageChains(from: head.chain, after: (head.sequence, head.hlc), entries),
+              chains.last == checkpoint.chain else { return false }
         try writeTransaction(replication: true) { () throws(ShoalError) in
             var moved = head
             // Kept in pages: a row per run of entries, not per entry (WriterLogPage).
-            let run: [WriterLogPage.Entry] = zip(entries, links).map { (hlc: $0.0.hlc, bytes: $0.1.bytes, chain: []) }
+            let run: [WriterLogPage.Entry] = entries.map { (hlc: $0.hlc, bytes: $0.bytes, chain: []) }
             var start = 0
-            while start < run.count {
+            for chain in chains {
                 let end = min(start &+ WriterLogPage.maxEntries, run.count)
                 let last = entries[end &- 1]
                 try insertRun(run[start..<end], of: writer, zoneRow: z.row, lastSequence: last.sequence)
-                moved = WriterLogHead(sequence: last.sequence, hlc: last.hlc, chain: links[end &- 1].chain)
+                moved = WriterLogHead(sequence: last.sequence, hlc: last.hlc, chain: chain)
                 start = end
             }
             // An upsert: replacing the row would reset how far the log is reflected.

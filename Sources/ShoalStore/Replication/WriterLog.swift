@@ -13,35 +13,55 @@ package enum WriterLog {
     /// ``WriteEntry/inlineSlotBytes`` long, otherwise the first ``WriteEntry/digestBytes`` bytes
     /// of SHA-256 over ``WriteEntry/slotDigestContext``, the name as a `name`, and those bytes.
     package static func slotDigest(name: String, value: FieldValue?, zone: RecordZone.ID) -> [UInt8] {
-        var size = 1
-        if let value { size &+= 1 &+ value.payloadSize(zone: zone) }
-        return digest(name: name, valueSize: size) { w in
-            if let value {
-                w.writeByte(1)
-                w.writeByte(value.tag)
-                value.encodePayload(into: &w, zone: zone)
-            } else {
-                w.writeByte(0)
-            }
-        }
+        digest(name: name, valueSize: fieldValueSize(value, zone: zone)) { w in writeFieldValue(into: &w, value, zone: zone) }
     }
 
     /// The digest of the slot with the empty name, which stands for the record's type and parent:
     /// as ``slotDigest(name:value:zone:)`` with the value bytes presence 1, the record type as an
     /// `identifier`, then a presence byte and, when 1, the parent as a reference.
     package static func systemDigest(recordType: String, parent: Reference?, zone: RecordZone.ID) -> [UInt8] {
+        digest(name: "", valueSize: systemValueSize(recordType: recordType, parent: parent, zone: zone)) { w in
+            writeSystemValue(into: &w, recordType: recordType, parent: parent, zone: zone)
+        }
+    }
+
+    /// The length of a field slot's value bytes: a presence byte, then the canonical value.
+    static func fieldValueSize(_ value: FieldValue?, zone: RecordZone.ID) -> Int {
+        guard let value else { return 1 }
+        return 2 &+ value.payloadSize(zone: zone)
+    }
+
+    static func writeFieldValue(into w: inout WireWriter, _ value: FieldValue?, zone: RecordZone.ID) {
+        if let value {
+            w.writeByte(1)
+            w.writeByte(value.tag)
+            value.encodePayload(into: &w, zone: zone)
+        } else {
+            w.writeByte(0)
+        }
+    }
+
+    /// The length of the system slot's value bytes (``systemDigest(recordType:parent:zone:)``).
+    static func systemValueSize(recordType: String, parent: Reference?, zone: RecordZone.ID) -> Int {
         var size = 1 &+ WireSize.string(recordType) &+ 1
         if let parent { size &+= parent.payloadSize(zone: zone) }
-        return digest(name: "", valueSize: size) { w in
+        return size
+    }
+
+    static func writeSystemValue(into w: inout WireWriter, recordType: String, parent: Reference?, zone: RecordZone.ID) {
+        w.writeByte(1)
+        w.writeString(recordType)
+        if let parent {
             w.writeByte(1)
-            w.writeString(recordType)
-            if let parent {
-                w.writeByte(1)
-                parent.encodePayload(into: &w, zone: zone)
-            } else {
-                w.writeByte(0)
-            }
+            parent.encodePayload(into: &w, zone: zone)
+        } else {
+            w.writeByte(0)
         }
+    }
+
+    /// The length of the digest of value bytes `valueSize` long.
+    static func digestLength(_ valueSize: Int) -> Int {
+        valueSize <= WriteEntry.inlineSlotBytes ? valueSize : WriteEntry.digestBytes
     }
 
     /// The entry of the write `dot` as `version` shows it, `sequence` in its writer's log: the
@@ -66,6 +86,68 @@ package enum WriterLog {
         }
         return WriteEntry(sequence: sequence, hlc: dot.hlc, isDeletion: deletion, isCreation: version.creation == dot,
                           record: version.id.name, slots: slots)
+    }
+
+    /// The canonical bytes of ``entry(of:dot:sequence:)``, written straight from `version` into
+    /// one buffer: no slot, digest or entry is built on the way (a relayed batch rebuilds most
+    /// of its entries this way, one per version). A nil `sequence` leaves it out: the rest of the
+    /// entry, which a save's planning computes before the store numbers it (``encodedEntry(sequence:tail:)``).
+    package static func encodedEntry(of version: Record, dot: Dot, sequence: UInt64?) -> [UInt8] {
+        let zone = version.id.zone
+        let head = version.versionVector[dot.node] == dot.hlc ? version.heads.first { $0.node == dot.node } : nil
+        let deletion = head?.isDeletion == true
+        var size = (sequence.map(WireSize.varint) ?? 0) &+ 8 &+ 1 &+ WireSize.string(version.id.name)
+        var count = 0
+        var systemSize = 0
+        if !deletion {
+            if head != nil {
+                systemSize = systemValueSize(recordType: version.recordType, parent: version.parent, zone: zone)
+                size &+= 1 &+ 1 &+ digestLength(systemSize)
+                count = 1
+            }
+            var previous: String? = nil
+            for f in version.fields where f.stamp == dot {
+                // Slots go in order of name bytes, as a version's fields do; a version built
+                // otherwise takes the general path, which sorts them.
+                if let p = previous, UTF8Order.compare(p, f.name) >= 0 {
+                    let bytes = entry(of: version, dot: dot, sequence: sequence ?? 1).encoded()
+                    return sequence == nil ? Array(bytes.dropFirst()) : bytes  // varint 1 is one byte
+                }
+                previous = f.name
+                size &+= WireSize.string(f.name) &+ 1 &+ digestLength(fieldValueSize(f.value, zone: zone))
+                count &+= 1
+            }
+        }
+        size &+= WireSize.varint(UInt64(count))
+        return WireWriter.encode(size: size) { w in
+            if let sequence { w.writeVarint(sequence) }
+            w.writeFixed64(dot.hlc.rawValue)
+            w.writeByte((deletion ? 1 : 0) | (version.creation == dot ? 2 : 0))
+            w.writeString(version.id.name)
+            w.writeVarint(UInt64(count))
+            guard !deletion else { return }
+            if head != nil {
+                w.writeString("")
+                writeDigest(into: &w, name: "", valueSize: systemSize) { w in
+                    writeSystemValue(into: &w, recordType: version.recordType, parent: version.parent, zone: zone)
+                }
+            }
+            for f in version.fields where f.stamp == dot {
+                w.writeString(f.name)
+                writeDigest(into: &w, name: f.name, valueSize: fieldValueSize(f.value, zone: zone)) { w in
+                    writeFieldValue(into: &w, f.value, zone: zone)
+                }
+            }
+        }
+    }
+
+    /// The canonical bytes of entry `sequence` whose rest is `tail` (``encodedEntry(of:dot:sequence:)``
+    /// without a sequence).
+    package static func encodedEntry(sequence: UInt64, tail: [UInt8]) -> [UInt8] {
+        WireWriter.encode(size: WireSize.varint(sequence) &+ tail.count) { w in
+            w.writeVarint(sequence)
+            tail.withUnsafeBytes { w.writeRaw($0) }
+        }
     }
 
     /// The chain value before a log's first entry: SHA-256 over ``WriteEntry/chainContext``, the
@@ -116,11 +198,47 @@ package enum WriterLog {
         return out
     }
 
+    /// The chain value after each run of ``WriterLogPage/maxEntries`` of `entries` (the last
+    /// run may be shorter), hashed on from `start`; nil under the conditions of
+    /// ``chain(from:after:_:)``.
+    package static func pageChains(from start: [UInt8], after previous: (sequence: UInt64, hlc: HLC),
+                                   _ entries: [EncodedEntry]) -> [[UInt8]]? {
+        var out = [[UInt8]]()
+        var value = start
+        var last = previous
+        for (i, e) in entries.enumerated() {
+            guard last.sequence < UInt64.max, e.sequence == last.sequence &+ 1, e.hlc > last.hlc || last.sequence == 0 else { return nil }
+            value = chain(value, e.bytes)
+            if (i &+ 1) % WriterLogPage.maxEntries == 0 || i == entries.count &- 1 { out.append(value) }
+            last = (e.sequence, e.hlc)
+        }
+        return out
+    }
+
     /// The digest of slot `name` whose value bytes (`valueSize` of them) `body` writes: the bytes
     /// when they are short, otherwise the first ``WriteEntry/digestBytes`` bytes of SHA-256 over
     /// ``WriteEntry/slotDigestContext``, the name and the bytes, hashed from scratch space.
     static func digest(name: String, valueSize: Int, _ body: (inout WireWriter) -> Void) -> [UInt8] {
         if valueSize <= WriteEntry.inlineSlotBytes { return WireWriter.encode(size: valueSize, body) }
+        return hashed(name: name, valueSize: valueSize, body) { Array($0) }
+    }
+
+    /// Writes a slot digest as an entry holds it, its length byte then its bytes, as
+    /// ``digest(name:valueSize:_:)`` computes it.
+    static func writeDigest(into w: inout WireWriter, name: String, valueSize: Int, _ body: (inout WireWriter) -> Void) {
+        if valueSize <= WriteEntry.inlineSlotBytes {
+            w.writeByte(UInt8(truncatingIfNeeded: valueSize))
+            body(&w)
+        } else {
+            w.writeByte(UInt8(WriteEntry.digestBytes))
+            hashed(name: name, valueSize: valueSize, body) { w.writeRaw($0) }
+        }
+    }
+
+    /// `use` of the first ``WriteEntry/digestBytes`` bytes of SHA-256 over
+    /// ``WriteEntry/slotDigestContext``, the name and the value bytes `body` writes, hashed
+    /// from scratch space.
+    static func hashed<R>(name: String, valueSize: Int, _ body: (inout WireWriter) -> Void, _ use: (UnsafeRawBufferPointer) -> R) -> R {
         let size = WireSize.string(name) &+ valueSize
         return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { scratch in
             // A hashed value is at least 16 bytes, so there is always a base address.
@@ -132,7 +250,7 @@ package enum WriterLog {
             var h = SHA256()
             WriteEntry.slotDigestContext.withUnsafeBytes { h.update(bufferPointer: $0) }
             h.update(bufferPointer: UnsafeRawBufferPointer(start: base, count: size))
-            return h.finalize().withUnsafeBytes { Array(UnsafeRawBufferPointer(rebasing: $0.prefix(WriteEntry.digestBytes))) }
+            return h.finalize().withUnsafeBytes { use(UnsafeRawBufferPointer(rebasing: $0.prefix(WriteEntry.digestBytes))) }
         }
     }
 
@@ -227,39 +345,115 @@ extension WriterLog {
     /// As ``entries(of:versions:)`` where some versions could not be rebuilt (nil): an entry
     /// implied by one of those is a mismatch.
     package static func entries(of range: WriterLogSection.Range, versions: [Record?]) -> Result<[WriteEntry], Mismatch> {
-        var out = [WriteEntry]()
+        resolve(range, versions: versions, whole: { $0 }, implied: { v, dot, sequence in entry(of: v, dot: dot, sequence: sequence) })
+    }
+
+    /// Each item of `range` as `whole` makes it of its entry, or, for an entry a version implies
+    /// whole (no slot missing), as `implied` makes it of the version, the dot and the sequence.
+    static func resolve<T>(_ range: WriterLogSection.Range, versions: [Record?], whole: (WriteEntry) -> T,
+                           implied: (Record, Dot, UInt64) -> T) -> Result<[T], Mismatch> {
+        var out = [T]()
         out.reserveCapacity(range.items.count)
         for (offset, item) in range.items.enumerated() {
             let sequence = range.firstSequence &+ UInt64(offset)
-            switch item {
-            case .whole(let e):
-                out.append(e)
-            case .implied(let i), .impliedAt(let i, _), .partial(let i, _, _):
-                guard i < versions.count else { return .failure(Mismatch(description: "entry #\(sequence) of \(range.writer) names version \(i) of a batch of \(versions.count)")) }
-                guard let v = versions[i] else {
-                    return .failure(Mismatch(description: "entry #\(sequence) of \(range.writer) is implied by version \(i), which could not be rebuilt here"))
+            switch source(of: item, sequence: sequence, writer: range.writer, versions: versions) {
+            case .failure(let m): return .failure(m)
+            case .success(.whole(let e)): out.append(whole(e))
+            case .success(.version(let v, let hlc, nil)): out.append(implied(v, Dot(node: range.writer, hlc: hlc), sequence))
+            case .success(.version(let v, let hlc, let missing)):
+                switch entry(of: v, dot: Dot(node: range.writer, hlc: hlc), sequence: sequence, missing: missing) {
+                case .success(let e): out.append(whole(e))
+                case .failure(let m): return .failure(m)
                 }
-                let hlc: HLC
-                switch item {
-                case .impliedAt(_, let h), .partial(_, let h, _): hlc = h
-                default: hlc = v.versionVector[range.writer]
-                }
-                guard hlc != .zero else {
-                    return .failure(Mismatch(description: "entry #\(sequence) of \(range.writer) is implied by \(v.id), which shows no write of it"))
-                }
-                var e = entry(of: v, dot: Dot(node: range.writer, hlc: hlc), sequence: sequence)
-                if case .partial(_, _, let missing) = item {
-                    let shown = Set(e.slots.map(\.name))
-                    if let twice = missing.first(where: { shown.contains($0.name) }) {
-                        return .failure(Mismatch(description: "entry #\(sequence) of \(range.writer) lists slot \(twice.name.debugDescription) as missing from \(v.id), which shows it"))
-                    }
-                    e = WriteEntry(sequence: sequence, hlc: hlc, isDeletion: e.isDeletion, isCreation: e.isCreation, record: e.record,
-                                   slots: e.slots + missing)
-                }
-                out.append(e)
             }
         }
         return .success(out)
+    }
+
+    /// An entry of a range as its receiver proves it: its place, its timestamp and its
+    /// canonical bytes, which the chain hashes and the store keeps.
+    package struct EncodedEntry: Hashable, Sendable {
+        /// The entry's place in its writer's log.
+        package var sequence: UInt64
+        /// The write's timestamp.
+        package var hlc: HLC
+        /// The entry's canonical bytes (``WriteEntry/encoded()``).
+        package var bytes: [UInt8]
+
+        package init(sequence: UInt64, hlc: HLC, bytes: [UInt8]) {
+            self.sequence = sequence
+            self.hlc = hlc
+            self.bytes = bytes
+        }
+
+        package init(_ entry: WriteEntry) {
+            self.init(sequence: entry.sequence, hlc: entry.hlc, bytes: entry.encoded())
+        }
+    }
+
+    /// As ``entries(of:versions:)``, each entry as its canonical bytes: an entry a version
+    /// implies whole is written straight from the version (``encodedEntry(of:dot:sequence:)``).
+    package static func encodedEntries(of range: WriterLogSection.Range, versions: [Record?]) -> Result<[EncodedEntry], Mismatch> {
+        resolve(range, versions: versions, whole: EncodedEntry.init) { v, dot, sequence in
+            EncodedEntry(sequence: sequence, hlc: dot.hlc, bytes: encodedEntry(of: v, dot: dot, sequence: sequence))
+        }
+    }
+
+    /// The entry `item` of a range stands for, `sequence` in `writer`'s log, rebuilt against
+    /// the batch's `versions`; nil when the item does not hold up (see ``entries(of:versions:)``).
+    package static func entry(for item: WriterLogSection.Item, sequence: UInt64, writer: NodeID, versions: [Record?]) -> WriteEntry? {
+        switch source(of: item, sequence: sequence, writer: writer, versions: versions) {
+        case .failure: return nil
+        case .success(.whole(let e)): return e
+        case .success(.version(let v, let hlc, let missing)):
+            return try? entry(of: v, dot: Dot(node: writer, hlc: hlc), sequence: sequence, missing: missing).get()
+        }
+    }
+
+    /// Where a range's item takes its entry from.
+    enum Source {
+        /// Sent whole.
+        case whole(WriteEntry)
+        /// Rebuilt from a version of the batch at a timestamp, with the slots it lacks (partial).
+        case version(Record, hlc: HLC, missing: [WriteEntry.Slot]?)
+    }
+
+    static func source(of item: WriterLogSection.Item, sequence: UInt64, writer: NodeID, versions: [Record?]) -> Result<Source, Mismatch> {
+        let i: Int
+        switch item {
+        case .whole(let e): return .success(.whole(e))
+        case .implied(let index), .impliedAt(let index, _), .partial(let index, _, _): i = index
+        }
+        guard i < versions.count else { return .failure(Mismatch(description: "entry #\(sequence) of \(writer) names version \(i) of a batch of \(versions.count)")) }
+        guard let v = versions[i] else {
+            return .failure(Mismatch(description: "entry #\(sequence) of \(writer) is implied by version \(i), which could not be rebuilt here"))
+        }
+        let hlc: HLC
+        var missing: [WriteEntry.Slot]? = nil
+        switch item {
+        case .impliedAt(_, let h): hlc = h
+        case .partial(_, let h, let m):
+            hlc = h
+            missing = m
+        default: hlc = v.versionVector[writer]
+        }
+        guard hlc != .zero else {
+            return .failure(Mismatch(description: "entry #\(sequence) of \(writer) is implied by \(v.id), which shows no write of it"))
+        }
+        return .success(.version(v, hlc: hlc, missing: missing))
+    }
+
+    /// The entry of `dot` rebuilt from `version` with the slots it lacks (`missing`, nil: none
+    /// listed); a mismatch when a missing slot is one the version shows.
+    static func entry(of v: Record, dot: Dot, sequence: UInt64, missing: [WriteEntry.Slot]?) -> Result<WriteEntry, Mismatch> {
+        let e = entry(of: v, dot: dot, sequence: sequence)
+        guard let missing else { return .success(e) }
+        let shown = Set(e.slots.map(\.name))
+        if let twice = missing.first(where: { shown.contains($0.name) }) {
+            return .failure(Mismatch(description: "entry #\(sequence) of \(dot.node) lists slot \(twice.name.debugDescription) as missing from \(v.id), which shows it"))
+        }
+        return .success(WriteEntry(sequence: sequence, hlc: dot.hlc, isDeletion: e.isDeletion, isCreation: e.isCreation, record: e.record,
+                                   slots: e.slots + missing))
     }
 
     /// Whether `version` shows only writes of `writer` that `entry(at:)` holds: each slot stamped
@@ -270,6 +464,12 @@ extension WriterLog {
     /// the mismatch, or nil. `rebuilt`: the dots of entries rebuilt from this very version
     /// (implied by it in a batch), which show it as it is by construction.
     package static func check(_ version: Record, writer: NodeID, rebuilt: [Dot] = [], entry at: (HLC) -> WriteEntry?) -> Mismatch? {
+        check(version, writer: writer, isRebuilt: { rebuilt.contains($0) }, entry: at)
+    }
+
+    /// As ``check(_:writer:rebuilt:entry:)``, asking `isRebuilt` whether an entry was rebuilt
+    /// from this version.
+    package static func check(_ version: Record, writer: NodeID, isRebuilt: (Dot) -> Bool, entry at: (HLC) -> WriteEntry?) -> Mismatch? {
         let zone = version.id.zone
         var entries = [HLC: WriteEntry]()
         func find(_ hlc: HLC) -> WriteEntry? {
@@ -280,7 +480,7 @@ extension WriterLog {
         }
         for f in version.fields {
             // An entry rebuilt from this version holds this slot's digest by construction.
-            guard let stamp = f.stamp, stamp.node == writer, !rebuilt.contains(stamp) else { continue }
+            guard let stamp = f.stamp, stamp.node == writer, !isRebuilt(stamp) else { continue }
             guard let e = find(stamp.hlc) else {
                 return Mismatch(description: "\(version.id) holds \(f.name.debugDescription) stamped \(stamp), a write no entry of \(writer) holds")
             }
@@ -291,7 +491,7 @@ extension WriterLog {
         }
         // An entry rebuilt from this version says what it says of its heads and creation.
         if let head = version.heads.first(where: { $0.node == writer }),
-           !rebuilt.contains(Dot(node: writer, hlc: version.versionVector[writer])) {
+           !isRebuilt(Dot(node: writer, hlc: version.versionVector[writer])) {
             let hlc = version.versionVector[writer]
             guard let e = find(hlc) else {
                 return Mismatch(description: "\(version.id) has \(writer) at \(hlc) as a head, a write no entry of it holds")
@@ -300,11 +500,38 @@ extension WriterLog {
                 return Mismatch(description: "\(version.id) says \(writer)'s write at \(hlc) \(head.isDeletion ? "deleted" : "saved") it; its entry says otherwise")
             }
         }
-        if let creation = version.creation, creation.node == writer, !rebuilt.contains(creation) {
+        if let creation = version.creation, creation.node == writer, !isRebuilt(creation) {
             guard let e = find(creation.hlc), e.isCreation else {
                 return Mismatch(description: "\(version.id) names \(creation) as its creation, which no entry of \(writer) says")
             }
         }
         return nil
+    }
+}
+
+/// The dots of the entries a batch's range rebuilt from each of its versions (implied by the
+/// version), by version index. Most versions imply one entry: it is held without an array of
+/// its own.
+package struct RebuiltDots: Sendable {
+    private var first: [Dot?]
+    private var more = [Int: [Dot]]()
+
+    /// No dot for any of `count` versions.
+    package init(count: Int) {
+        first = Array(repeating: nil, count: count)
+    }
+
+    /// How many versions.
+    package var count: Int { first.count }
+
+    /// Notes `dot` as rebuilt from version `i`.
+    package mutating func add(_ dot: Dot, at i: Int) {
+        if first[i] == nil { first[i] = dot } else { more[i, default: []].append(dot) }
+    }
+
+    /// Whether `dot` was rebuilt from version `i`.
+    package func contains(_ dot: Dot, at i: Int) -> Bool {
+        guard let f = first[i] else { return false }
+        return f == dot || more[i]?.contains(dot) == true
     }
 }
