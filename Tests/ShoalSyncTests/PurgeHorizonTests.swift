@@ -77,6 +77,59 @@ import ShoalWire
         #expect(Set(digests).count == 1, "\(digests)")
     }
 
+    /// In a zone with a share, the batch that hands a resyncing node the purge horizon proves the
+    /// writes under it: node 1 resyncs from node 0, which purged its deletion of r1, and receives
+    /// node 0's log through that deletion. Node 1 then creates r3, whose vector carries the
+    /// horizon, and hands it to node 2, which was away for the deletion too: node 2 refuses
+    /// nothing (rule 2 of Spec/authenticated-writes.md §5 holds against the log node 1 relays)
+    /// and all three end equal. Before, node 1 held node 0's log only up to r2, and node 2
+    /// refused the batch.
+    @Test func aHandedOverHorizonIsProvenByItsWriters() async throws {
+        let sim = try await Simulation(seed: 45, nodes: 3, identities: true)
+        try await sim.createSharedZone(Self.notes, on: 0)
+        #expect(try await sim.runUntilQuiet())
+        let first = note("r1", "first")
+        _ = try await sim.nodes[0].store.save(first)
+        _ = try await sim.nodes[0].store.save(note("r2", "stays"))
+        try await sim.notifyChanges(node: 0)
+        #expect(try await sim.runUntilQuiet())
+
+        // Node 0, alone, deletes r1 and purges it.
+        await isolate(sim, allow: [])
+        try await sim.nodes[0].store.delete(first.id)
+        sim.clock.advance(60_000)
+        #expect(try await sim.nodes[0].sync.purgeTombstones(retention: .seconds(30)) == 1)
+        let writer = sim.nodes[0].store.nodeID
+        let horizon = try await sim.nodes[0].store.purgeHorizon(of: Self.notes)
+        #expect(horizon[writer] != .zero)
+
+        // Node 1 resyncs from node 0 and holds node 0's log through the horizon.
+        await isolate(sim, allow: [[0, 1]])
+        try await sim.connect(0, 1)
+        #expect(try await sim.runUntilQuiet(reconnect: false))
+        #expect(await sim.nodes[1].sync.statistics.resyncsCompleted == 1)
+        #expect(horizon.isDominated(by: try await sim.nodes[1].store.purgeHorizon(of: Self.notes)))
+        #expect(try await sim.nodes[1].store.logHead(of: writer, in: Self.notes).hlc >= horizon[writer], "the horizon's writes arrive with it")
+
+        // Node 1 creates r3 over the horizon and meets node 2 alone.
+        let r3 = try await sim.nodes[1].store.save(note("r3", "over the horizon"))
+        #expect(horizon.isDominated(by: r3.versionVector))
+        await isolate(sim, allow: [[1, 2]])
+        try await sim.connect(1, 2)
+        #expect(try await sim.runUntilQuiet(reconnect: false))
+        #expect(await sim.nodes[2].sync.statistics.refusedBatches == 0, "\(sim.log)")
+        #expect((try? await sim.nodes[2].store.record(for: r3.id)) != nil)
+
+        sim.partitions.removeAll()
+        #expect(try await sim.runUntilQuiet())
+        var digests = [String]()
+        for n in 0..<3 {
+            #expect(await sim.nodes[n].sync.statistics.refusedBatches == 0, "node \(n): \(sim.log)")
+            digests.append("\(try await sim.nodes[n].store.digest(of: Self.notes))")
+        }
+        #expect(Set(digests).count == 1, "\(digests)")
+    }
+
     /// A replication token handed out before a zone's first purge expires at it. A subscriber
     /// whose knowledge covers the horizon reflects every purged deletion, so the server goes on
     /// from that knowledge instead of resetting it to a full resync.
