@@ -136,9 +136,10 @@ extension SyncNode {
         var plan = WriterLogPlan(section: nil, sent: sent, keys: [])
         guard let signer, !versions.isEmpty || horizon?.isEmpty == false else { return plan }
         var need = [NodeID: HLC]()
-        for v in versions.vectors + (horizon.map { [$0] } ?? []) {
+        for v in versions.vectors {
             for e in v.entries where e.hlc > need[e.node] ?? .zero { need[e.node] = e.hlc }
         }
+        for e in horizon?.entries ?? [] where e.hlc > need[e.node] ?? .zero { need[e.node] = e.hlc }
         var records: [Record]? = nil
         let keysSent = sessions[id]?.writerKeysSent ?? []
         var ranges = [WriterLogSection.Range]()

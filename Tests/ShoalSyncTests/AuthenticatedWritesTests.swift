@@ -29,6 +29,18 @@ import ShoalWire
         while let i = sim.links.firstIndex(where: { sim.pairKey($0.a, $0.b) == sim.pairKey(a, b) }) { await sim.reset(i) }
     }
 
+    /// Node 0 shares the team zone with nodes 1 and 2, and node 2 writes `c0`, which reaches
+    /// everyone. Returns node 2's node ID and a time 50 s ahead of the clock (inside the drift
+    /// bound), where the tests forge node 2's writes.
+    func memberWrote(_ sim: Simulation) async throws -> (victim: NodeID, ahead: HLC) {
+        try await sim.createSharedZone(Self.team, on: 0)
+        #expect(try await sim.runUntilQuiet())
+        _ = try await sim.nodes[2].store.save(note("c0"))
+        try await sim.notifyChanges(node: 2)
+        #expect(try await sim.runUntilQuiet())
+        return (sim.nodes[2].store.nodeID, HLC(milliseconds: sim.clock.now() &+ 50_000, logical: 0))
+    }
+
     /// Node 1's next batch to node 0 for the zone, as node 0 expects it.
     func batch(_ sim: Simulation, records: [Record], knowledge: VersionVector?, section: WriterLogSection?) async throws -> (ConnectionID, Frame) {
         let conn = try sim.connection(of: 0, to: 1)
@@ -65,13 +77,7 @@ import ShoalWire
     /// whole, and the other member's genuine writes of those 50 s still reach the owner.
     @Test(arguments: [false, true]) func aMemberCannotWriteAsAnother(signedByItself: Bool) async throws {
         let sim = try await Simulation(seed: signedByItself ? 4922 : 4921, nodes: 3, identities: true)
-        try await sim.createSharedZone(Self.team, on: 0)
-        #expect(try await sim.runUntilQuiet())
-        _ = try await sim.nodes[2].store.save(note("c0"))
-        try await sim.notifyChanges(node: 2)
-        #expect(try await sim.runUntilQuiet())
-        let victim = sim.nodes[2].store.nodeID
-        let ahead = HLC(milliseconds: sim.clock.now() &+ 50_000, logical: 0)
+        let (victim, ahead) = try await memberWrote(sim)
         var forged = note("forged", "as C")
         forged = Record(recordType: forged.recordType, id: forged.id, parent: nil, creation: Dot(node: victim, hlc: ahead),
                         versionVector: VersionVector([(victim, ahead)]), heads: [Record.Head(node: victim, isDeletion: false)],
@@ -107,13 +113,7 @@ import ShoalWire
     /// nothing of it is applied, and the member's genuine writes of those 50 s reach the owner.
     @Test func aMemberCannotHandOverAHorizonItsWritersDidNotProve() async throws {
         let sim = try await Simulation(seed: 4926, nodes: 3, identities: true)
-        try await sim.createSharedZone(Self.team, on: 0)
-        #expect(try await sim.runUntilQuiet())
-        _ = try await sim.nodes[2].store.save(note("c0"))
-        try await sim.notifyChanges(node: 2)
-        #expect(try await sim.runUntilQuiet())
-        let victim = sim.nodes[2].store.nodeID
-        let ahead = HLC(milliseconds: sim.clock.now() &+ 50_000, logical: 0)
+        let (victim, ahead) = try await memberWrote(sim)
         let claimed = VersionVector([(victim, ahead)])
         let conn = try sim.connection(of: 0, to: 1)
         let inbound = try #require(await sim.nodes[0].sync.sessions[conn]?.inbound[Self.team])

@@ -176,26 +176,8 @@ package enum WriterLog {
     /// not (a sequence missing, repeated or out of order), or when their timestamps do not
     /// strictly increase.
     package static func chain(from start: [UInt8], after previous: (sequence: UInt64, hlc: HLC), _ entries: [WriteEntry]) -> [UInt8]? {
-        guard let links = links(from: start, after: previous, entries) else { return nil }
-        return links.last?.chain ?? start
-    }
-
-    /// Each of `entries` as its canonical bytes with the chain value after it, hashed on from
-    /// `start`; nil under the conditions of ``chain(from:after:_:)``.
-    package static func links(from start: [UInt8], after previous: (sequence: UInt64, hlc: HLC),
-                              _ entries: [WriteEntry]) -> [(bytes: [UInt8], chain: [UInt8])]? {
-        var out = [(bytes: [UInt8], chain: [UInt8])]()
-        out.reserveCapacity(entries.count)
-        var value = start
-        var last = previous
-        for e in entries {
-            guard last.sequence < UInt64.max, e.sequence == last.sequence &+ 1, e.hlc > last.hlc || last.sequence == 0 else { return nil }
-            let bytes = e.encoded()
-            value = chain(value, bytes)
-            out.append((bytes, value))
-            last = (e.sequence, e.hlc)
-        }
-        return out
+        guard let chains = pageChains(from: start, after: previous, entries.map(EncodedEntry.init)) else { return nil }
+        return chains.last ?? start
     }
 
     /// The chain value after each run of ``WriterLogPage/maxEntries`` of `entries` (the last
