@@ -22,7 +22,7 @@ enum SlotEquality {
         var acc = SIMD16<UInt8>()
         if layout.isTypical {
             // The same ranges as constants, so the compares unroll into straight-line code.
-            differences(x, y, 0..<65, into: &acc)
+            differences(x, y, 0..<66, into: &acc)
             differences(x, y, 72..<97, into: &acc)
         } else {
             differences(x, y, layout.first, into: &acc)
@@ -60,15 +60,16 @@ enum SlotEquality {
         return k
     }
 
-    /// The bytewise differences of two slots over the typical layout's 90 bytes, ORed together:
-    /// bytes 0–64 (name, value and its tag) and 72–96 (the stamp), in overlapping 16-byte loads.
+    /// The bytewise differences of two slots over the typical layout's 91 bytes, ORed together:
+    /// bytes 0–65 (name, value with its tag, whether there is a value) and 72–96 (the stamp), in
+    /// overlapping 16-byte loads.
     @inline(__always)
     static func typicalDifferences(_ x: UnsafeRawPointer, _ y: UnsafeRawPointer) -> SIMD16<UInt8> {
         @inline(__always) func d(_ o: Int) -> SIMD16<UInt8> {
             x.loadUnaligned(fromByteOffset: o, as: SIMD16<UInt8>.self) ^ y.loadUnaligned(fromByteOffset: o, as: SIMD16<UInt8>.self)
         }
         let v = (d(0) | d(16)) | (d(32) | d(48))
-        return v | (d(49) | d(72)) | d(81)
+        return v | (d(50) | d(72)) | d(81)
     }
 
     /// Whether every byte of `v` is zero.
@@ -152,8 +153,9 @@ struct SlotLayout {
     let second: Range<Int>
     /// Whether a slot's name is its first 16 bytes (then ``SlotEquality/sameNameBits(_:_:_:)`` applies).
     let nameLeads: Bool
-    /// Whether the ranges are the ones 64-bit platforms have today — name and value in bytes
-    /// 0–64, the stamp in 72–96 — which ``SlotEquality/identical(_:_:_:)`` compares as constants.
+    /// Whether the ranges are the ones 64-bit platforms have today — name, value and whether
+    /// there is one in bytes 0–65, the stamp in 72–96 — which ``SlotEquality/identical(_:_:_:)``
+    /// compares as constants.
     let isTypical: Bool
 
     /// The layout of ``ShoalWire/Record/Field``, computed on first use.
@@ -162,21 +164,24 @@ struct SlotLayout {
     init() {
         nameLeads = MemoryLayout<Record.Field>.offset(of: \Record.Field.name) == 0 && MemoryLayout<String>.size == 16
         (first, second) = Self.ranges()
-        isTypical = first == 0..<65 && second == 72..<97
+        isTypical = first == 0..<66 && second == 72..<97
     }
 
-    /// The merged byte ranges of the name, value and stamp; the whole slot if anything is unusual.
+    /// The merged byte ranges of the stored properties (name, value, whether there is a value,
+    /// stamp); the whole slot if anything is unusual.
     static func ranges() -> (Range<Int>, Range<Int>) {
         let size = MemoryLayout<Record.Field>.size
         let whole = (0..<size, 0..<0)
         let probe = Record.Field(name: "a", value: nil, stamp: nil)
-        guard size >= 16, Mirror(reflecting: probe).children.count == 3,
+        guard size >= 16, Mirror(reflecting: probe).children.count == 4,
               let n = MemoryLayout<Record.Field>.offset(of: \Record.Field.name),
-              let v = MemoryLayout<Record.Field>.offset(of: \Record.Field.value),
+              let v = MemoryLayout<Record.Field>.offset(of: \Record.Field.valueStorage),
+              let h = MemoryLayout<Record.Field>.offset(of: \Record.Field.hasValue),
               let s = MemoryLayout<Record.Field>.offset(of: \Record.Field.stamp) else { return whole }
-        // The three properties' byte ranges, in address order, merged where they touch.
-        var ranges = [n..<(n + MemoryLayout<String>.size), v..<(v + MemoryLayout<FieldValue?>.size),
-                      s..<(s + MemoryLayout<Dot?>.size)].sorted { $0.lowerBound < $1.lowerBound }
+        // The four properties' byte ranges, in address order, merged where they touch.
+        var ranges = [n..<(n + MemoryLayout<String>.size), v..<(v + MemoryLayout<FieldValue>.size),
+                      h..<(h + MemoryLayout<Bool>.size), s..<(s + MemoryLayout<Dot?>.size)]
+            .sorted { $0.lowerBound < $1.lowerBound }
         var merged = [ranges.removeFirst()]
         for r in ranges {
             if let last = merged.last, r.lowerBound <= last.upperBound {

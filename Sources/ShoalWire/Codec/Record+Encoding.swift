@@ -65,7 +65,7 @@ extension Record {
     @inline(__always) func slotSize(_ f: Field) -> Int {
         var n = WireSize.string(f.name) &+ 1
         if f.stamp != nil { n &+= stampSize(f.stamp) }
-        if let v = f.value { n &+= v.payloadSize(zone: id.zone) }
+        if f.hasValue { n &+= f.valueStorage.payloadSize(zone: id.zone) }
         return n
     }
 
@@ -97,10 +97,12 @@ extension Record {
         let s = slots
         for i in 0..<s.count {
             w.writeString(s[i].name)
-            let tag = (s[i].value?.tag ?? 0) | (s[i].stamp != nil ? Record.stampedBit : 0)
+            // The value's storage, not ``Field/value``: the optional it returns would be a copy.
+            let hasValue = s[i].hasValue
+            let tag = (hasValue ? s[i].valueStorage.tag : 0) | (s[i].stamp != nil ? Record.stampedBit : 0)
             w.writeByte(tag)
             if let stamp = s[i].stamp { writeStamp(stamp, into: &w) }
-            s[i].value?.encodePayload(into: &w, zone: id.zone)
+            if hasValue { s[i].valueStorage.encodePayload(into: &w, zone: id.zone) }
         }
         if !extensions.isEmpty {
             w.writeVarint(UInt64(extensions.count))
@@ -113,6 +115,15 @@ extension Record {
 
     /// Reads one record from `r`, leaving `r` after it.
     @usableFromInline package static func decode(from r: inout WireReader) throws(WireError) -> Record {
+        try Record(reading: &r)
+    }
+
+    /// Reads one record from `r`, leaving `r` after it.
+    ///
+    /// An initializer delegating to the memberwise one: a function returning the record, or an
+    /// initializer assigning its properties one by one, builds the record, then copies it out
+    /// and destroys the original (a retain and a release of every part, per record).
+    @usableFromInline package init(reading r: inout WireReader) throws(WireError) {
         let start = r.position
         let flagsAt = r.offset
         let flags = try r.readByte("record flags")
@@ -122,13 +133,22 @@ extension Record {
         let recordType = try r.readIdentifier("record type", max: r.limits.maxNameBytes, limitName: "maxNameBytes")
         let name = try r.readName("record name")
         let zone = RecordZone.ID(name: try r.readName("zone name"), owner: try r.readName("zone owner"))
-
         let (vv, heads) = try HeadedVector.read(from: &r)
-        let vvCount = vv.count
-        let creation: Dot? = vvCount > 0 ? try r.readStamp(vv, "creation stamp") : nil
+        let creation: Dot? = vv.isEmpty ? nil : try r.readStamp(vv, "creation stamp")
         let parent: Reference? = flags & Flags.parent != 0 ? try Reference.decodePayload(from: &r, zone: zone) : nil
+        let fields = try Record.readSlots(from: &r, versionVector: vv, zone: zone)
+        let extensions: [Extension] = flags & Flags.extensions != 0 ? try r.readExtensions("record") : []
+        if r.position &- start > r.limits.maxRecordBytes {
+            throw WireError(.limitExceeded, at: r.base &+ start, "record is \(r.position &- start) bytes, over the limit of \(r.limits.maxRecordBytes) (WireLimits.maxRecordBytes)")
+        }
+        self.init(recordType: recordType, id: ID(name: name, zone: zone), parent: parent, creation: creation,
+                  versionVector: vv, heads: heads, fields: fields, extensions: extensions)
+    }
 
-        // Fields, increasing by name; a repeated name is a concurrent slot (stamped, earlier).
+    /// Reads the field slots: a count, then slots increasing by name; a repeated name is a
+    /// concurrent slot (stamped, earlier).
+    static func readSlots(from r: inout WireReader, versionVector vv: VersionVector, zone: RecordZone.ID) throws(WireError) -> [Field] {
+        let vvCount = vv.count
         let fieldCount = try r.readCount(max: r.limits.maxFieldCount, "field count", limitName: "maxFieldCount")
         try r.require(fieldCount, each: 3, "\(fieldCount) fields")
         var fields = [Field]()
@@ -148,31 +168,27 @@ extension Record {
                 repeated = c == 0
             }
             previousName = raw
-            let fieldName = repeated ? fields[fields.count &- 1].name : String(decoding: raw, as: UTF8.self)
             let tagAt = r.offset
             let tag = try r.readByte("field type tag")
             var stamp: Dot? = nil
             if tag & Record.stampedBit != 0 {
                 guard vvCount > 0 else {
-                    throw WireError(.invalidValue, at: tagAt, "field \(fieldName) has a stamp but the record has no version vector")
+                    throw WireError(.invalidValue, at: tagAt, "field \(String(decoding: raw, as: UTF8.self)) has a stamp but the record has no version vector")
                 }
-                stamp = try r.readStamp(vv, "stamp of field \(fieldName)")
+                stamp = try r.readStamp(vv, "stamp of field \(String(decoding: raw, as: UTF8.self))")
             }
-            if repeated { try Record.checkConcurrentSlot(fieldName, previous: fields[fields.count &- 1].stamp, stamp: stamp, at: at) }
+            let fieldName: String
+            if repeated {
+                fieldName = fields[fields.count &- 1].name
+                try Record.checkConcurrentSlot(fieldName, previous: fields[fields.count &- 1].stamp, stamp: stamp, at: at)
+            } else {
+                fieldName = String(decoding: raw, as: UTF8.self)
+            }
             let valueTag = tag & ~Record.stampedBit
             let value: FieldValue? = valueTag == 0 ? nil : try FieldValue.decodePayload(tag: valueTag, at: tagAt, from: &r, zone: zone)
-            fields.append(Field(name: fieldName, value: value, stamp: stamp))
+            fields.append(Field(name: consume fieldName, value: consume value, stamp: stamp))
         }
-
-        var extensions = [Extension]()
-        if flags & Flags.extensions != 0 {
-            extensions = try r.readExtensions("record")
-        }
-        if r.position &- start > r.limits.maxRecordBytes {
-            throw WireError(.limitExceeded, at: r.base &+ start, "record is \(r.position &- start) bytes, over the limit of \(r.limits.maxRecordBytes) (WireLimits.maxRecordBytes)")
-        }
-        return Record(recordType: recordType, id: ID(name: name, zone: zone), parent: parent, creation: creation,
-                      versionVector: vv, heads: heads, fields: fields, extensions: extensions)
+        return fields
     }
 }
 

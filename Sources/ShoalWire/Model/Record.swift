@@ -46,14 +46,47 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
         /// The field's name.
         public let name: String
         /// The value, or nil when the field was removed (the marker keeps the removal's dot).
-        public var value: FieldValue?
+        public var value: FieldValue? {
+            @inlinable get { hasValue ? valueStorage : nil }
+            @inlinable set {
+                if let newValue {
+                    valueStorage = newValue
+                    hasValue = true
+                } else if hasValue {
+                    valueStorage = Field.noValue
+                    hasValue = false
+                }
+            }
+            @inlinable _modify {
+                // Moved out, so that a value edited in place stays uniquely referenced.
+                var v: FieldValue? = hasValue ? valueStorage : nil
+                valueStorage = Field.noValue
+                defer {
+                    hasValue = v != nil
+                    valueStorage = v ?? Field.noValue
+                }
+                yield &v
+            }
+        }
+        /// The value when ``hasValue``, ``noValue`` otherwise. Stored unwrapped for the reason
+        /// ``Record/parentStorage`` is: appending a decoded slot copied it, then destroyed it.
+        /// (Declared before ``stamp``: ShoalDiff's slot comparison reads this layout.)
+        @usableFromInline package internal(set) var valueStorage: FieldValue
+        /// Whether the slot holds a value (false: a removed-field marker).
+        @usableFromInline package internal(set) var hasValue: Bool
         /// The write that last set or removed the field; nil for an edit not yet saved.
         public var stamp: Dot?
 
+        /// What ``valueStorage`` holds for a removed-field marker.
+        @usableFromInline static var noValue: FieldValue {
+            @inline(__always) get { .bool(false) }
+        }
+
         /// Creates a field slot.
-        public init(name: String, value: FieldValue?, stamp: Dot? = nil) {
+        @inlinable public init(name: String, value: FieldValue?, stamp: Dot? = nil) {
             self.name = name
-            self.value = value
+            self.valueStorage = value ?? Field.noValue
+            self.hasValue = value != nil
             self.stamp = stamp
         }
     }
@@ -91,7 +124,37 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
     /// The record's identity.
     public let id: ID
     /// The record's parent, for hierarchical sharing (same zone, action `.none`).
-    public var parent: Reference?
+    public var parent: Reference? {
+        @inlinable get { hasParent ? parentStorage : nil }
+        @inlinable set {
+            if let newValue {
+                parentStorage = newValue
+                hasParent = true
+            } else if hasParent {
+                parentStorage = Record.noParent
+                hasParent = false
+            }
+        }
+        @inlinable _modify {
+            var p: Reference? = hasParent ? parentStorage : nil
+            parentStorage = Record.noParent
+            defer {
+                hasParent = p != nil
+                parentStorage = p ?? Record.noParent
+            }
+            yield &p
+        }
+    }
+    /// The parent when ``hasParent``, ``noParent`` otherwise. Stored unwrapped: an optional
+    /// struct of strings among a record's stored properties makes the optimizer copy a record
+    /// it could move (a decode built each record, copied it out and destroyed the original).
+    @usableFromInline var parentStorage: Reference
+    /// Whether the record has a parent.
+    @usableFromInline var hasParent: Bool
+    /// What ``parentStorage`` holds for a record without a parent.
+    @usableFromInline static var noParent: Reference {
+        @inline(__always) get { Reference(recordID: ID(name: "", zone: RecordZone.ID(name: "", owner: ""))) }
+    }
     /// The write that created the record; nil until saved.
     public package(set) var creation: Dot?
     /// Every write this version of the record has seen, per node.
@@ -125,7 +188,8 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
     public init(recordType: String, id: ID) {
         self.recordType = recordType
         self.id = id
-        self.parent = nil
+        self.parentStorage = Record.noParent
+        self.hasParent = false
         self.creation = nil
         self.versionVector = VersionVector()
         self.heads = []
@@ -143,7 +207,8 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
                  heads: [Head], fields: [Field], extensions: [Extension]) {
         self.recordType = recordType
         self.id = id
-        self.parent = parent
+        self.parentStorage = parent ?? Record.noParent
+        self.hasParent = parent != nil
         self.creation = creation
         self.versionVector = versionVector
         self.heads = heads
