@@ -3,15 +3,13 @@
 import Foundation
 
 extension ShoalNode {
-    /// The store's sync value that holds the trusted devices, as a JSON array.
-    static let trustedDevicesKey = "trusted-devices"
     /// The longest device name, in UTF-8 bytes.
     public static let maxDeviceNameBytes = 256
 
     /// The trusted devices kept in `store`.
     /// - Throws: `ShoalError` `internalError` when the stored list cannot be read.
     static func loadTrustedDevices(from store: Store) async throws(ShoalError) -> [TrustedDevice] {
-        guard let bytes = try await store.syncValue(trustedDevicesKey) else { return [] }
+        guard let bytes = try await store.syncValue(.trustedDevices) else { return [] }
         do {
             return try JSONDecoder().decode([TrustedDevice].self, from: Data(bytes))
         } catch {
@@ -29,7 +27,7 @@ extension ShoalNode {
             throw ShoalError.internalError("the trusted devices cannot be encoded: \(error)")
         }
         // The user's own write: durable once the call returns, as a save is (Spec/store.md §2.3).
-        try await store.setSyncValue(Self.trustedDevicesKey, Array(bytes), durably: true)
+        try await store.setSyncValue(.trustedDevices, Array(bytes), durably: true)
     }
 
     /// Trusts `device`: its connections are accepted from now on, without a restart, and when

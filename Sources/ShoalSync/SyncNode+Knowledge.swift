@@ -13,7 +13,7 @@ extension SyncNode {
     public func knowledge(of zone: RecordZone.ID) async -> VersionVector {
         if let k = knowledgeCache[zone] { return k }
         var k = VersionVector()
-        if let bytes = try? await store.syncValue(Self.knowledgeKey(zone)), let v = Self.decodeVector(bytes) { k = v }
+        if let bytes = try? await store.syncValue(.knowledge(zone: zone)), let v = Self.decodeVector(bytes) { k = v }
         if let zoneShows = await shownByZone(zone) {
             k = k.meet(zoneShows.shown)
             k.advance(nodeID, to: zoneShows.vector[nodeID])
@@ -27,28 +27,25 @@ extension SyncNode {
     /// Adds `v` to the knowledge stored for `zone`; the caller checked it (§3.8).
     func addKnowledge(_ v: VersionVector, to zone: RecordZone.ID) async {
         var stored = VersionVector()
-        if let bytes = try? await store.syncValue(Self.knowledgeKey(zone)), let s = Self.decodeVector(bytes) { stored = s }
+        if let bytes = try? await store.syncValue(.knowledge(zone: zone)), let s = Self.decodeVector(bytes) { stored = s }
         let merged = stored.union(v)
         guard merged != stored else { return }
-        try? await store.setSyncValue(Self.knowledgeKey(zone), Self.encodeVector(merged))
+        try? await store.setSyncValue(.knowledge(zone: zone), Self.encodeVector(merged))
         knowledgeCache[zone] = nil
     }
 
     /// The token `peer` last gave for `zone`, if it is for `incarnation`.
     func position(peer: NodeID, zone: RecordZone.ID, incarnation: NodeID) async -> ChangeToken? {
-        guard let bytes = try? await store.syncValue(Self.positionKey(peer, zone)) else { return nil }
+        guard let bytes = try? await store.syncValue(.position(peer: peer, zone: zone)) else { return nil }
         let token = ChangeToken(bytes: bytes)
         guard let c = try? token.contents(limits: configuration.limits), c.incarnation == incarnation else { return nil }
         return token
     }
 
     func setPosition(_ token: ChangeToken, peer: NodeID, zone: RecordZone.ID) async {
-        try? await store.setSyncValue(Self.positionKey(peer, zone), token.bytes)
+        try? await store.setSyncValue(.position(peer: peer, zone: zone), token.bytes)
     }
 
-    static func knowledgeKey(_ zone: RecordZone.ID) -> String { "knowledge\u{1}\(zone.name)\u{1}\(zone.owner)" }
-    static func positionKey(_ peer: NodeID, _ zone: RecordZone.ID) -> String { "position\u{1}\(peer.hex)\u{1}\(zone.name)\u{1}\(zone.owner)" }
-    static func resyncKey(_ peer: NodeID, _ zone: RecordZone.ID) -> String { "resync\u{1}\(peer.hex)\u{1}\(zone.name)\u{1}\(zone.owner)" }
 
     static func encodeVector(_ v: VersionVector) -> [UInt8] {
         WireWriter.encode(size: WireSize.plainVector(v)) { $0.writePlainVector(v) }

@@ -73,7 +73,7 @@ extension SyncNode {
             records.removeAll { left.contains($0.id.name) }
             trace?("\(nodeID.short) leaves out \(left.count) records of batch \(m.batch) of \(m.zone): writes of a device that may not write it")
         }
-        let key = Self.positionKey(peer, m.zone)
+        let key = PeerZone(peer: peer, zone: m.zone)
         if m.isReset {
             resyncs[key] = []
             // The pass starts over on both sides: what was stated before it no longer counts.
@@ -163,7 +163,7 @@ extension SyncNode {
         let asks = speaksFieldDeltas(id)
         guard let rebuilt = await rebuild(m, askingForTheRest: asks),
               !asks || (sessions[id]?.inbound[m.zone]?.wanted.count ?? 0) &+ rebuilt.unrebuilt.count <= Self.maxWantedWhole else {
-            wholeVersionsNeeded.insert(Self.positionKey(peer, m.zone))
+            wholeVersionsNeeded.insert(PeerZone(peer: peer, zone: m.zone))
             statistics.wholeVersionRequests &+= 1
             throw SyncFailure("resyncNeeded", "batch \(m.batch) of zone \(m.zone) holds sparse records this node cannot rebuild (its base is not known here, or a record is missing); reconnecting to receive whole versions")
         }
@@ -177,7 +177,7 @@ extension SyncNode {
     /// for whole outstanding (`holdingBackPosition`) the position is not stored (§3.10).
     func commit(_ m: ChangesMessage, records: [Record], ranges: [Range<Int>], frame: Frame, from peer: NodeID,
                holdingBackPosition: Bool, on id: ConnectionID) async throws(SyncFailure) {
-        let key = Self.positionKey(peer, m.zone)
+        let key = SyncStateKey.position(peer: peer, zone: m.zone)
         do throws(ShoalError) {
             // A resync's marker commits with its first batch: a crash cannot lose the fact that
             // the stream must be read to the end before deletions are reconciled.
@@ -185,8 +185,8 @@ extension SyncNode {
             // left out for them: none is kept, and a new subscription starts from this node's
             // knowledge instead (Spec/replication.md §3.9).
             let skipsPossible = sessions[id]?.inbound[m.zone]?.upstreamsSent?.isEmpty == false
-            var state: [String: [UInt8]] = holdingBackPosition ? [:] : [key: skipsPossible ? [] : m.token.bytes]
-            if m.isReset { state[Self.resyncKey(peer, m.zone)] = [1] }
+            var state: [SyncStateKey: [UInt8]] = holdingBackPosition ? [:] : [key: skipsPossible ? [] : m.token.bytes]
+            if m.isReset { state[.resync(peer: peer, zone: m.zone)] = [1] }
             if !records.isEmpty {
                 let payload = frame.payload
                 try await store.apply(remoteChanges: records, encodings: ranges.map { payload[$0] }, decodedUnder: configuration.limits, syncState: state)
@@ -304,8 +304,8 @@ extension SyncNode {
                 try await store.adoptHorizon(horizon, of: zone)
                 knowledgeCache[zone] = nil
             }
-            try await store.setSyncValue(Self.resyncKey(peer, zone), nil)
-            resyncs[Self.positionKey(peer, zone)] = nil
+            try await store.setSyncValue(.resync(peer: peer, zone: zone), nil)
+            resyncs[PeerZone(peer: peer, zone: zone)] = nil
             statistics.resyncsCompleted &+= 1
             statistics.resyncDeletions &+= gone.count
             trace?("\(nodeID.short) resync of \(zone) from \(peer.short) done: \(received.count) received, \(gone.count) deleted, horizon \(horizon.map { "\($0)" } ?? "-")")

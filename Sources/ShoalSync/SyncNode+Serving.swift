@@ -100,11 +100,11 @@ extension SyncNode {
     /// write for them, once that second is up (the latest knowledge then). Acknowledgements merge
     /// (a union), so their order does not matter.
     func recordAcknowledgement(peer: NodeID, zone: RecordZone.ID, knowledge: VersionVector) {
-        let key = "\(peer.hex)/\(zone)"
+        let key = PeerZone(peer: peer, zone: zone)
         let now = ContinuousClock.now
         if let last = acknowledgementWrites[key], now - last < .seconds(1) {
             let wasPending = pendingAcknowledgements[key] != nil
-            pendingAcknowledgements[key] = (peer, zone, (pendingAcknowledgements[key]?.knowledge ?? VersionVector()).union(knowledge))
+            pendingAcknowledgements[key] = (pendingAcknowledgements[key] ?? VersionVector()).union(knowledge)
             guard !wasPending else { return }
             let wait = last + .seconds(1) - now
             Task { [weak self] in
@@ -119,11 +119,11 @@ extension SyncNode {
     }
 
     /// Writes the acknowledgement held back for `key` by ``recordAcknowledgement(peer:zone:knowledge:)``.
-    func flushAcknowledgement(_ key: String) {
+    func flushAcknowledgement(_ key: PeerZone) {
         guard let pending = pendingAcknowledgements.removeValue(forKey: key) else { return }
         acknowledgementWrites[key] = ContinuousClock.now
         let store = self.store
-        Task { try? await store.acknowledge(peer: pending.peer, zone: pending.zone, vector: pending.knowledge) }
+        Task { try? await store.acknowledge(peer: key.peer, zone: key.zone, vector: pending) }
     }
 
     /// A commit to `zone` happened: every idle subscription to it sends the news on — at once,

@@ -77,14 +77,11 @@ struct HeldShare {
 }
 
 extension SyncNode {
-    /// The store's sync value holding a zone's share (its encoding).
-    static func shareKey(_ zone: RecordZone.ID) -> String { "share\u{1}\(zone.name)\u{1}\(zone.owner)" }
-
     /// The share this node holds for `zone`, if any (read from the store once).
     func heldShare(_ zone: RecordZone.ID) async -> HeldShare? {
         if let cached = shareCache[zone] { return cached }
         var held: HeldShare? = nil
-        if let bytes = try? await store.syncValue(Self.shareKey(zone)), let share = try? ZoneShare(decoding: bytes, limits: configuration.limits),
+        if let bytes = try? await store.syncValue(.share(zone: zone)), let share = try? ZoneShare(decoding: bytes, limits: configuration.limits),
            let owner = share.verifiedOwner {
             held = HeldShare(share: share, owner: owner)
         }
@@ -98,7 +95,7 @@ extension SyncNode {
     /// from a peer comes with the zone's state it brought (created, deleted, read-only), which
     /// commits so too, and without its share the zone would be open to every trusted device.
     func keep(_ share: ZoneShare, owner: DeviceID) async throws(ShoalError) {
-        try await store.setSyncValue(Self.shareKey(share.zone), share.encoded(), durably: true)
+        try await store.setSyncValue(.share(zone: share.zone), share.encoded(), durably: true)
         shareCache[share.zone] = .some(HeldShare(share: share, owner: owner))
     }
 
@@ -338,7 +335,7 @@ extension SyncNode {
             // here without the share that says who may write it.
             let scope: DatabaseScope = owner == signer?.device ? .private : .shared
             switch try await store.followShare(zone: zone, scope: scope, readOnly: readOnly, incarnation: share.incarnation,
-                                               key: Self.shareKey(share.zone), share: share.encoded()) {
+                                               key: .share(zone: share.zone), share: share.encoded()) {
             case .created:
                 zonesPerOwner?[owner, default: 0] &+= 1
                 announcePending = true

@@ -18,7 +18,7 @@ extension SyncNode {
         var out = [ConnectionID: [SyncOutput]]()
         for (id, s) in sessions where s.phase == .established && (only == nil || only == id) {
             guard let inbound = s.inbound[zone], let peer = s.peer, peer.capabilities & Capability.upstreams != 0 else { continue }
-            let resyncing = resyncs[Self.positionKey(peer.node, zone)] != nil
+            let resyncing = resyncs[PeerZone(peer: peer.node, zone: zone)] != nil
             let nodes = resyncing ? [] : Array(Set(upstreams(of: zone, except: id)).subtracting([peer.node])).sorted()
             if inbound.upstreamsSent == nodes || (inbound.upstreamsSent == nil && nodes.isEmpty) { continue }
             sessions[id]?.inbound[zone]?.upstreamsSent = nodes

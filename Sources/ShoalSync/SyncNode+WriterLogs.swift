@@ -307,7 +307,7 @@ extension SyncNode {
                 // The entries cannot be rebuilt here, and the range is not sent again: the
                 // subscription starts over with whole versions, as for any sparse record that
                 // cannot be rebuilt (Spec/replication.md §3.5.1).
-                wholeVersionsNeeded.insert(Self.positionKey(peer, zone))
+                wholeVersionsNeeded.insert(PeerZone(peer: peer, zone: zone))
                 statistics.wholeVersionRequests &+= 1
                 throw SyncFailure("resyncNeeded", "\(what) proves writes by versions this node could not rebuild; reconnecting to receive whole versions")
             }

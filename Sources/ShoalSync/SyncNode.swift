@@ -48,18 +48,18 @@ public actor SyncNode {
     /// A zone's incarnation changed here or a zone was deleted: every connection must restart.
     var restartPending = false
     /// When each peer's acknowledgement of each zone was last written to the store.
-    var acknowledgementWrites: [String: ContinuousClock.Instant] = [:]
+    var acknowledgementWrites: [PeerZone: ContinuousClock.Instant] = [:]
     /// Acknowledgements that arrived within a second of the last write for their peer and zone,
     /// written when the second is up (``recordAcknowledgement(peer:zone:knowledge:)``).
-    var pendingAcknowledgements: [String: (peer: NodeID, zone: RecordZone.ID, knowledge: VersionVector)] = [:]
+    var pendingAcknowledgements: [PeerZone: VersionVector] = [:]
     /// A zone was created here from a peer's announcement: tell every peer.
     var announcePending = false
-    /// Subscriptions (peer and zone, ``positionKey(_:_:)``) whose next subscribe states no
-    /// knowledge, so the peer sends whole versions: a sparse record could not be rebuilt here.
-    var wholeVersionsNeeded: Set<String> = []
-    /// Full resyncs in progress (peer and zone, ``positionKey(_:_:)``): the names received so far.
-    /// Persisted as a marker (``resyncKey(_:_:)``) so a resync cut short restarts whole.
-    var resyncs: [String: Set<String>] = [:]
+    /// Subscriptions whose next subscribe states no knowledge, so the peer sends whole
+    /// versions: a sparse record could not be rebuilt here.
+    var wholeVersionsNeeded: Set<PeerZone> = []
+    /// Full resyncs in progress: the names received so far. Persisted as a marker
+    /// (``SyncStateKey/resync(peer:zone:)``) so a resync cut short restarts whole.
+    var resyncs: [PeerZone: Set<String>] = [:]
     /// Receives a line for every knowledge adoption and batch (tests use it to explain a failure).
     package var trace: (@Sendable (String) -> Void)? = nil
     package func setTrace(_ t: (@Sendable (String) -> Void)?) { trace = t }
@@ -650,13 +650,13 @@ public actor SyncNode {
         let numbers = sessions[id]?.inboundNumbers.filter { $0.value != zone } ?? [:]
         sessions[id]?.inboundNumbers = numbers
         let token = await position(peer: peer, zone: zone, incarnation: incarnation)
-        let key = Self.positionKey(peer, zone)
+        let key = PeerZone(peer: peer, zone: zone)
         // After a sparse record could not be rebuilt, state no knowledge once: the peer then
         // sends whole versions from the stored position (Spec/replication.md §3.5.1).
         var k = wholeVersionsNeeded.remove(key) != nil ? VersionVector() : await knowledge(of: zone)
         var from = token
         // A resync cut short starts over: everything, from the beginning (§3.5.2).
-        if (try? await store.syncValue(Self.resyncKey(peer, zone))) != nil {
+        if (try? await store.syncValue(.resync(peer: peer, zone: zone))) != nil {
             k = VersionVector()
             from = nil
             resyncs[key] = []

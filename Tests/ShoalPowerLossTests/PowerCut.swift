@@ -110,6 +110,12 @@ struct PowerCut {
         return Int(UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24)
     }
 
+    /// Where the soak keeps what it applied of the peer's batches, as replication keeps its
+    /// knowledge of the remote zone.
+    static let knowledgeKey = SyncStateKey.knowledge(zone: RecordZone.ID(name: "remote"))
+    /// Where the soak keeps a position, as replication keeps one per peer and zone.
+    static let positionKey = SyncStateKey.position(peer: NodeID(high: 0, low: 1), zone: RecordZone.ID(name: "remote"))
+
     static func record(_ name: String, zone: RecordZone.ID, _ value: Int) -> Record {
         var r = Record(recordType: "Item", id: Record.ID(name: name, zone: zone))
         r["value"] = .int64(Int64(value))
@@ -255,16 +261,16 @@ struct PowerCut {
                     guard nextBatch <= batches.count else { continue }
                     inFlight = .apply(nextBatch)
                     if knowledgeBeforeVersions {
-                        try await s.setSyncValue("knowledge", Self.encode(nextBatch))
+                        try await s.setSyncValue(Self.knowledgeKey, Self.encode(nextBatch))
                         try await s.apply(remoteChanges: batches[nextBatch - 1])
                     } else {
-                        try await s.apply(remoteChanges: batches[nextBatch - 1], syncState: ["knowledge": Self.encode(nextBatch)])
+                        try await s.apply(remoteChanges: batches[nextBatch - 1], syncState: [Self.knowledgeKey: Self.encode(nextBatch)])
                     }
                     appliedThrough = nextBatch
                     nextBatch += 1
                 } else if roll < 88 {
                     inFlight = .other
-                    try await s.setSyncValue("position", Self.encode(appliedThrough))
+                    try await s.setSyncValue(Self.positionKey, Self.encode(appliedThrough))
                 } else {
                     inFlight = .other
                     let vector = try await s.zone(localZone).versionVector
@@ -438,8 +444,8 @@ struct PowerCut {
         }
         // Replicated batches: what knowledge and positions claim is held; what a local write
         // synced is held; nothing is claimed that was never applied.
-        let knowledge = Self.decode(try await s.syncValue("knowledge"))
-        let position = Self.decode(try await s.syncValue("position"))
+        let knowledge = Self.decode(try await s.syncValue(Self.knowledgeKey))
+        let position = Self.decode(try await s.syncValue(Self.positionKey))
         var applying = 0
         if case .apply(let n) = inFlight { applying = n }
         if knowledge < durableThrough {
@@ -466,7 +472,7 @@ struct PowerCut {
         // Healing: the peer sends again what the knowledge does not claim; the replicas agree.
         f.refetchedBatches += max(0, appliedThrough - knowledge)
         for (i, batch) in batches.enumerated().dropFirst(knowledge) {
-            try await s.apply(remoteChanges: batch, syncState: ["knowledge": Self.encode(i + 1)])
+            try await s.apply(remoteChanges: batch, syncState: [Self.knowledgeKey: Self.encode(i + 1)])
         }
         if try await s.digest(of: remoteZone) != peerDigest {
             f.divergentAfterResync += 1

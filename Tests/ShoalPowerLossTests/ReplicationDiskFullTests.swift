@@ -35,7 +35,7 @@ extension PowerLossTests {
         do {
             let s = try Store.open(directory: dir.path, configuration: c)
             // The sync-state table exists before the disk fills (the first read creates it).
-            _ = try await s.syncValue("knowledge")
+            _ = try await s.syncValue(PowerCut.knowledgeKey)
             shoal_powercut_fill_disk_at(shoal_powercut_events() + UInt64(1 + rng.below(40)))
             try await applyWhileTheDiskFills(s, seed: seed, batches: batches, run: run, peerDigest: peerDigest)
         }
@@ -45,7 +45,7 @@ extension PowerLossTests {
         c.vfsName = nil
         let reopened = try Store.open(directory: dir.path, configuration: c)
         #expect(try await reopened.digest(of: run.remoteZone) == peerDigest, "seed \(seed)")
-        #expect(PowerCut.decode(try await reopened.syncValue("knowledge")) == batches.count, "seed \(seed)")
+        #expect(PowerCut.decode(try await reopened.syncValue(PowerCut.knowledgeKey)) == batches.count, "seed \(seed)")
     }
 
     /// Applies `batches` in order, retrying a refused one, while the disk is full for the first
@@ -56,10 +56,10 @@ extension PowerLossTests {
             if attempt == 8 { shoal_powercut_fill_disk_at(0) }  // space returns
             attempt += 1
             let before = try await s.digest(of: run.remoteZone)
-            let knowledgeBefore = PowerCut.decode(try await s.syncValue("knowledge"))
+            let knowledgeBefore = PowerCut.decode(try await s.syncValue(PowerCut.knowledgeKey))
             var failure: ShoalError? = nil
             do {
-                try await s.apply(remoteChanges: batches[next], syncState: ["knowledge": PowerCut.encode(next + 1)])
+                try await s.apply(remoteChanges: batches[next], syncState: [PowerCut.knowledgeKey: PowerCut.encode(next + 1)])
                 next += 1
             } catch {
                 failure = error
@@ -71,7 +71,7 @@ extension PowerLossTests {
             #expect(failure.message.contains("full"), "seed \(seed): \(failure)")
             let after = try await s.digest(of: run.remoteZone)
             #expect(after == before, "seed \(seed): a refused apply changed the replica")
-            let knowledgeAfter = PowerCut.decode(try await s.syncValue("knowledge"))
+            let knowledgeAfter = PowerCut.decode(try await s.syncValue(PowerCut.knowledgeKey))
             #expect(knowledgeAfter == knowledgeBefore, "seed \(seed): a refused apply moved the knowledge")
         }
         #expect(next == batches.count, "seed \(seed): every batch applies once space returns")

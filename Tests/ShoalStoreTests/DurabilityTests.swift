@@ -17,11 +17,11 @@ import CShoalThread
         try await b.createZone(notes, incarnation: inc)
         #expect(try await b.sqliteSynchronous() == 2)
         let v = try await a.save(note("n", "T"))
-        #expect(try await b.apply(remoteChanges: [v], syncState: ["k": [1]]).inserted == 1)
+        #expect(try await b.apply(remoteChanges: [v], syncState: [.knowledge(zone: notes): [1]]).inserted == 1)
         #expect(try await b.sqliteSynchronous() == 1)
         _ = try await b.save(note("m", "local"))
         #expect(try await b.sqliteSynchronous() == 2)
-        try await b.setSyncValue("position", [2])
+        try await b.setSyncValue(.position(peer: a.nodeID, zone: notes), [2])
         #expect(try await b.sqliteSynchronous() == 1)
         try await b.acknowledge(peer: a.nodeID, zone: notes, vector: v.versionVector)
         #expect(try await b.sqliteSynchronous() == 1)
@@ -29,8 +29,8 @@ import CShoalThread
         #expect(try await b.sqliteSynchronous() == 2)
         // Everything committed, whatever its setting, is there after reopening.
         let reopened = try await Store.temporary(d2) { $0.synchronous = .full }
-        #expect(try await reopened.syncValue("position") == [2])
-        #expect(try await reopened.syncValue("k") == [1])
+        #expect(try await reopened.syncValue(.position(peer: a.nodeID, zone: notes)) == [2])
+        #expect(try await reopened.syncValue(.knowledge(zone: notes)) == [1])
         #expect(try await reopened.record(for: note("m", "").id)["title"] == .string("local"))
     }
 
@@ -39,7 +39,7 @@ import CShoalThread
     @Test func deviceBindingsCommitFull() async throws {
         let d = TempDirectory()
         let s = try await Store.temporary(d) { $0.synchronous = .full }
-        try await s.setSyncValue("position", [1])
+        try await s.setSyncValue(.knowledge(zone: notes), [1])
         #expect(try await s.sqliteSynchronous() == 1)
         let device = try #require(DeviceID(bytes: [UInt8](repeating: 7, count: 32)))
         try await s.bind(NodeID(high: 1, low: 2), to: device)

@@ -192,7 +192,7 @@ extension SyncNodeTests {
         #expect(try await sim.nodes[0].store.allRecordIDs(in: Self.notes).map(\.name) == ["r2", "r3", "r4"])
         let stats = await sim.nodes[1].sync.statistics
         #expect(stats.resyncsCompleted == 1 && stats.resyncDeletions == 1, "\(stats)")
-        #expect(try await sim.nodes[1].store.syncValue(SyncNode.resyncKey(sim.nodes[0].store.nodeID, Self.notes)) == nil)
+        #expect(try await sim.nodes[1].store.syncValue(.resync(peer: sim.nodes[0].store.nodeID, zone: Self.notes)) == nil)
         #expect(try await sim.nodes[0].store.digest(of: Self.notes) == (try await sim.nodes[1].store.digest(of: Self.notes)))
     }
 }

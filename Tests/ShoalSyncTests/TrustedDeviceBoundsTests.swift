@@ -258,7 +258,7 @@ import ShoalWire
         deletions.append(ZoneAnnouncement(share: signed))
         let gone = await sim.nodes[0].sync.receive(Frame(type: .zones, payload: ZonesMessage(zones: deletions).encoded()), on: conn)
         #expect(errors(gone, conn).isEmpty, "not one was verified")
-        #expect(try await sim.nodes[0].store.syncValue(SyncNode.shareKey(signed.zone)) == nil)
+        #expect(try await sim.nodes[0].store.syncValue(.share(zone: signed.zone)) == nil)
         #expect(await sim.nodes[0].sync.shareCache.count <= 1)
         let session = try #require(await sim.nodes[0].sync.sessions[conn])
         #expect(session.peerZones.isEmpty, "only zones held here are kept")

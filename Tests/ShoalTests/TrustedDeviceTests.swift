@@ -40,11 +40,11 @@ import ShoalStore
         let dir = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let node = try await ShoalNode.open(directory: dir)
-        try await node.store.setSyncValue("position", [1])
+        try await node.store.setSyncValue(.knowledge(zone: RecordZone.ID(name: "notes")), [1])
         #expect(try await node.store.sqliteSynchronous() == 1)
         try await node.trustDevice(Self.device(5))
         #expect(try await node.store.sqliteSynchronous() == 2)
-        try await node.store.setSyncValue("position", [2])
+        try await node.store.setSyncValue(.knowledge(zone: RecordZone.ID(name: "notes")), [2])
         try await node.removeDevice(Self.device(5))
         #expect(try await node.store.sqliteSynchronous() == 2)
         await node.shutdown()

@@ -148,8 +148,8 @@ import Darwin
         let b = try await ShoalNode.open(directory: try Self.copy("b", to: root))
         for (holder, peer) in [(a, b), (b, a)] {
             let key = Old.positionKey(peer.nodeID.hex)
-            #expect(SyncNode.positionKey(peer.nodeID, Self.notes) == key, "the current code reads the old key")
-            let stored = try #require(try await holder.store.syncValue(key), "\(holder.nodeID.short) lost its position in \(peer.nodeID.short)'s feed")
+            #expect(SyncStateKey.position(peer: peer.nodeID, zone: Self.notes).rawValue == key, "the current code reads the old key")
+            let stored = try #require(try await holder.store.syncValue(.position(peer: peer.nodeID, zone: Self.notes)), "\(holder.nodeID.short) lost its position in \(peer.nodeID.short)'s feed")
             let incarnation = try await holder.store.zone(Self.notes).incarnation
             let token = try #require(await holder.sync.position(peer: peer.nodeID, zone: Self.notes, incarnation: incarnation),
                                      "the current code does not accept the stored position")
@@ -206,8 +206,9 @@ import Darwin
         #expect(await b.peers().first?.device == a.deviceID)
 
         // Each old node ID is now bound to its new device (NetworkNode's sync values).
-        #expect(try await a.store.syncValue("node-device\u{1}" + b.nodeID.hex) == b.deviceID.bytes)
-        #expect(try await b.store.syncValue("node-device\u{1}" + a.nodeID.hex) == a.deviceID.bytes)
+        #expect(SyncStateKey.boundDevice(of: b.nodeID).rawValue == "node-device\u{1}" + b.nodeID.hex, "the current code reads the old key")
+        #expect(try await a.store.syncValue(.boundDevice(of: b.nodeID)) == b.deviceID.bytes)
+        #expect(try await b.store.syncValue(.boundDevice(of: a.nodeID)) == a.deviceID.bytes)
 
         var fromA = Record(recordType: "Note", id: Self.id("after-upgrade-a"))
         fromA["title"] = .string("written on a after the upgrade")

@@ -198,7 +198,7 @@ extension SyncBenchmark {
         let base = await b.sync.knowledge(of: zone)
         let previous = try await a.record(for: id)
         // The token B holds for A's zone (what A's batches state), as SyncNode keys it.
-        let positionKey = "position\u{1}\(a.nodeID.hex)\u{1}\(zone.name)\u{1}\(zone.owner)"
+        let positionKey = SyncStateKey.position(peer: a.nodeID, zone: zone)
         let tokenBefore = explain ? try await b.store.syncValue(positionKey) ?? [] : []
         let before = await b.sync.statistics
         let wireBefore = link == .live ? await b.traffic().bytesReceived : 0

@@ -39,7 +39,7 @@ extension Store {
     /// - Parameter syncState: replication values (``syncValue(_:)``) to store in the same
     ///   transaction, such as the position the batch brings the node to.
     @discardableResult
-    public func apply(remoteChanges records: [Record], syncState: [String: [UInt8]] = [:]) throws(ShoalError) -> ApplyResult {
+    public func apply(remoteChanges records: [Record], syncState: [SyncStateKey: [UInt8]] = [:]) throws(ShoalError) -> ApplyResult {
         try apply(remoteChanges: records, encodings: [], syncState: syncState)
     }
 
@@ -53,7 +53,7 @@ extension Store {
     /// `Record.validate(limits:)` does) and only the saved-version checks run again.
     @discardableResult
     package func apply(remoteChanges records: [Record], encodings: [ArraySlice<UInt8>], decodedUnder: WireLimits? = nil,
-                       syncState: [String: [UInt8]] = [:]) throws(ShoalError) -> ApplyResult {
+                       syncState: [SyncStateKey: [UInt8]] = [:]) throws(ShoalError) -> ApplyResult {
         guard encodings.count <= records.count else {
             throw .invalidArguments("apply(remoteChanges:encodings:): \(encodings.count) encodings for \(records.count) records")
         }
@@ -62,7 +62,7 @@ extension Store {
         if !syncState.isEmpty { try ensureSyncTable() }
         return try writeTransaction(replication: true) { () throws(ShoalError) -> ApplyResult in
             for (key, value) in syncState.sorted(by: { $0.key < $1.key }) {
-                try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key).bind(2, value).run()
+                try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key.rawValue).bind(2, value).run()
             }
             // Versions of records this store does not hold (the bulk of an initial sync) are
             // inserted in batches, without lookups; if one turns out to exist, that attempt is

@@ -4,21 +4,16 @@
 package import ShoalWire
 
 extension Store {
-    /// The sync value naming the node ID bound to a device (its hex, as text).
-    static func nodeKey(of device: DeviceID) -> String { "device\u{1}" + device.hex }
-    /// The sync value naming the device bound to a node ID (the device ID's bytes).
-    static func deviceKey(of node: NodeID) -> String { "node-device\u{1}" + node.hex }
-
     /// The node ID bound to `device`, if any.
     /// - Throws: `internalError` if SQLite fails.
     package func boundNode(of device: DeviceID) throws(ShoalError) -> NodeID? {
-        try syncValue(Self.nodeKey(of: device)).flatMap { NodeID(hex: String(decoding: $0, as: UTF8.self)) }
+        try syncValue(.boundNode(of: device)).flatMap { NodeID(hex: String(decoding: $0, as: UTF8.self)) }
     }
 
     /// The device bound to `node`, if any.
     /// - Throws: `internalError` if SQLite fails.
     package func boundDevice(of node: NodeID) throws(ShoalError) -> DeviceID? {
-        try syncValue(Self.deviceKey(of: node)).flatMap { DeviceID(bytes: $0) }
+        try syncValue(.boundDevice(of: node)).flatMap { DeviceID(bytes: $0) }
     }
 
     /// Binds `node` and `device` to each other, for good: the reverse binding (node → device)
@@ -27,7 +22,7 @@ extension Store {
     /// another device take the node ID (Spec/security.md §5).
     /// - Throws: `internalError` if SQLite fails.
     package func bind(_ node: NodeID, to device: DeviceID) throws(ShoalError) {
-        try setSyncValue(Self.deviceKey(of: node), device.bytes, durably: true)
-        try setSyncValue(Self.nodeKey(of: device), Array(node.hex.utf8), durably: true)
+        try setSyncValue(.boundDevice(of: node), device.bytes, durably: true)
+        try setSyncValue(.boundNode(of: device), Array(node.hex.utf8), durably: true)
     }
 }

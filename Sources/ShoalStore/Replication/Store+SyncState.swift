@@ -8,18 +8,18 @@ extension Store {
     /// Replication keeps its per-peer positions and per-zone knowledge here, in the store's own
     /// database, so they are as durable as the records they describe.
     /// - Throws: `internalError` if SQLite fails.
-    public func syncValue(_ key: String) throws(ShoalError) -> [UInt8]? {
+    public func syncValue(_ key: SyncStateKey) throws(ShoalError) -> [UInt8]? {
         try ensureSyncTable()
         let s = try db.statement("SELECT value FROM sync_state WHERE key = ?")
         defer { s.reset() }
-        s.bind(1, key)
+        s.bind(1, key.rawValue)
         return try s.step() ? s.blob(0) : nil
     }
 
     /// Stores (or, with nil, removes) a replication value, committed with
     /// ``Configuration/replicationSynchronous``.
     /// - Throws: `internalError` if SQLite fails.
-    public func setSyncValue(_ key: String, _ value: [UInt8]?) throws(ShoalError) {
+    public func setSyncValue(_ key: SyncStateKey, _ value: [UInt8]?) throws(ShoalError) {
         try setSyncValue(key, value, durably: false)
     }
 
@@ -28,13 +28,13 @@ extension Store {
     /// send back (a zone share its owner signed here) must survive a power cut once the call
     /// returned (Spec/store.md §2.3).
     /// - Throws: `internalError` if SQLite fails.
-    package func setSyncValue(_ key: String, _ value: [UInt8]?, durably: Bool) throws(ShoalError) {
+    package func setSyncValue(_ key: SyncStateKey, _ value: [UInt8]?, durably: Bool) throws(ShoalError) {
         try ensureSyncTable()
         try useSynchronous(replication: !durably)
         if let value {
-            try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key).bind(2, value).run()
+            try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key.rawValue).bind(2, value).run()
         } else {
-            try db.statement("DELETE FROM sync_state WHERE key = ?").bind(1, key).run()
+            try db.statement("DELETE FROM sync_state WHERE key = ?").bind(1, key.rawValue).run()
         }
     }
 
@@ -79,12 +79,12 @@ extension Store {
     /// Makes zone `id` follow a share this node adopted, in one transaction committed as the
     /// node's own writes are (durably): creates the zone in `incarnation` when it is not live
     /// (reviving a deleted one), or adopts `incarnation` when it is live in another; makes it
-    /// read-only or writable; and stores `share` (its bytes) under sync key `key`. A power cut
+    /// read-only or writable; and stores `share` (its bytes) under `key`. A power cut
     /// leaves the zone as it was or following the share, never held without the share that says
     /// who may write it (Spec/store.md §2.3). Returns how the zone changed.
     /// - Throws: `invalidArguments` for an invalid zone ID; `internalError` if SQLite fails.
     package func followShare(zone id: RecordZone.ID, scope: DatabaseScope, readOnly: Bool, incarnation: NodeID,
-                             key: String, share: [UInt8]) throws(ShoalError) -> FollowedShare {
+                             key: SyncStateKey, share: [UInt8]) throws(ShoalError) -> FollowedShare {
         try checkZoneID(id)
         try ensureSyncTable()
         return try writeTransaction { () throws(ShoalError) -> FollowedShare in
@@ -102,7 +102,7 @@ extension Store {
                 change = zones[id] == nil ? .created : .revived
                 _ = try insertZone(id, scope: scope, readOnly: readOnly, incarnation: incarnation)
             }
-            try db.cached("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key).bind(2, share).runAndRewind()
+            try db.cached("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key.rawValue).bind(2, share).runAndRewind()
             return change
         }
     }
