@@ -66,7 +66,10 @@ let package = Package(
         .target(name: "ShoalAssets", dependencies: [
             "ShoalWire", "CShoalThread", "CShoalSHA", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
-        .target(name: "ShoalSync", dependencies: ["ShoalWire", "ShoalDiff", "ShoalStore", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        .target(name: "ShoalSync", dependencies: [
+            "ShoalWire", "ShoalDiff", "ShoalStore", .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         // Mutual TLS 1.3 on every peer connection, pinned by device ID (ShoalTrust).
         .target(name: "ShoalNet", dependencies: [
             "ShoalWire", "ShoalStore", "ShoalSync", "ShoalTrust",
@@ -141,6 +144,7 @@ let package = Package(
         // multi-node soak runs the same simulation with its stores on the power-cut VFS.
         .testTarget(name: "ShoalPowerLossTests", dependencies: [
             "ShoalStore", "ShoalAssets", "ShoalWire", "ShoalSync", "ShoalSamples", "CSQLite", "CShoalPowerCut",
+            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

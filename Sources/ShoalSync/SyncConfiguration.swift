@@ -1,6 +1,7 @@
 // SyncConfiguration: how a node replicates — batch sizes, window, which zones, limits.
 
 public import ShoalWire
+public import Logging
 
 /// How a ``SyncNode`` replicates.
 public struct SyncConfiguration: Sendable {
@@ -21,6 +22,10 @@ public struct SyncConfiguration: Sendable {
 
     /// A name for this node in peers' logs. Default empty.
     public var nodeName = ""
+    /// Where replication reports what it could not keep without ending a connection (swift-log):
+    /// a knowledge, position or acknowledgement write the store refused. Each costs work, never
+    /// data: the next subscription asks again from what the store holds. Default: discarded.
+    public var logger = Logger(label: "shoal.sync", factory: { _ in SwiftLogNoOpLogHandler() })
     /// Which zones replicate. Default all.
     public var zones: ZoneFilter = .all
     /// Most records in one `changes` batch. Default 2,000 (each batch costs one transaction on

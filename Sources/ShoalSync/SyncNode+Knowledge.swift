@@ -30,7 +30,12 @@ extension SyncNode {
         if let bytes = try? await store.syncValue(.knowledge(zone: zone)), let s = Self.decodeVector(bytes) { stored = s }
         let merged = stored.union(v)
         guard merged != stored else { return }
-        try? await store.setSyncValue(.knowledge(zone: zone), Self.encodeVector(merged))
+        do throws(ShoalError) {
+            try await store.setSyncValue(.knowledge(zone: zone), Self.encodeVector(merged))
+        } catch {
+            // The peer resends what this knowledge covers when the next subscription states less.
+            configuration.logger.warning("knowledge of \(zone) not stored: \(error)")
+        }
         knowledgeCache[zone] = nil
     }
 
@@ -43,7 +48,12 @@ extension SyncNode {
     }
 
     func setPosition(_ token: ChangeToken, peer: NodeID, zone: RecordZone.ID) async {
-        try? await store.setSyncValue(.position(peer: peer, zone: zone), token.bytes)
+        do throws(ShoalError) {
+            try await store.setSyncValue(.position(peer: peer, zone: zone), token.bytes)
+        } catch {
+            // The next subscription resumes from the position stored before: it reads again.
+            configuration.logger.warning("position in \(peer.short)'s feed of \(zone) not stored: \(error)")
+        }
     }
 
 

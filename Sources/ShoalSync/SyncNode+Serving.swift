@@ -3,6 +3,7 @@
 public import ShoalWire
 import ShoalStore
 import ShoalDiff
+import Logging
 
 extension SyncNode {
     func handleSubscribe(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
@@ -85,7 +86,7 @@ extension SyncNode {
             // behind it for the length of a commit once a second — 30–60 ms when the disk is busy.
             // The whole of what the peer stated is written, not this acknowledgement's part.
             if configuration.writesAcknowledgementsInline {
-                try? await store.acknowledge(peer: peer, zone: m.zone, vector: sub.peerKnowledge)
+                await Self.storeAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge, in: store, logger: configuration.logger)
             } else {
                 recordAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge)
             }
@@ -114,16 +115,27 @@ extension SyncNode {
             return
         }
         acknowledgementWrites[key] = now
-        let store = self.store
-        Task { try? await store.acknowledge(peer: peer, zone: zone, vector: knowledge) }
+        let (store, logger) = (self.store, configuration.logger)
+        Task { await Self.storeAcknowledgement(peer: peer, zone: zone, knowledge: knowledge, in: store, logger: logger) }
     }
 
     /// Writes the acknowledgement held back for `key` by ``recordAcknowledgement(peer:zone:knowledge:)``.
     func flushAcknowledgement(_ key: PeerZone) {
         guard let pending = pendingAcknowledgements.removeValue(forKey: key) else { return }
         acknowledgementWrites[key] = ContinuousClock.now
-        let store = self.store
-        Task { try? await store.acknowledge(peer: key.peer, zone: key.zone, vector: pending) }
+        let (store, logger) = (self.store, configuration.logger)
+        Task { await Self.storeAcknowledgement(peer: key.peer, zone: key.zone, knowledge: pending, in: store, logger: logger) }
+    }
+
+    /// Writes what `peer` acknowledged of `zone`; a write the store refuses is logged. Tombstone
+    /// purges then wait for the peer's next acknowledgement: they never run ahead of one.
+    static func storeAcknowledgement(peer: NodeID, zone: RecordZone.ID, knowledge: VersionVector, in store: Store,
+                                     logger: Logger) async {
+        do throws(ShoalError) {
+            try await store.acknowledge(peer: peer, zone: zone, vector: knowledge)
+        } catch {
+            logger.warning("acknowledgement of \(zone) by \(peer.short) not stored: \(error)")
+        }
     }
 
     /// A commit to `zone` happened: every idle subscription to it sends the news on — at once,

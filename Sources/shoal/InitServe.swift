@@ -147,6 +147,7 @@ struct ServeCommand: AsyncParsableCommand {
             defer { close(lock) }
             var sc = SyncConfiguration()
             sc.nodeName = ProcessInfo.processInfo.hostName
+            sc.logger = log
             var nc = NetworkConfiguration()
             nc.logger = log
             nc.assetReceiveRate = assetReceiveRate.bytesPerSecond
