@@ -36,7 +36,7 @@ extension Record {
             throw WireError(.limitExceeded, at: 0, "record is \(buffer.count) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes)")
         }
         var r = WireReader(buffer, limits: limits)
-        let record = try Record.decode(from: &r)
+        let record = try Record(reading: &r)
         try r.expectEnd("the record")
         self = record
     }
@@ -114,15 +114,9 @@ extension Record {
     }
 
     /// Reads one record from `r`, leaving `r` after it.
-    @usableFromInline package static func decode(from r: inout WireReader) throws(WireError) -> Record {
-        try Record(reading: &r)
-    }
-
-    /// Reads one record from `r`, leaving `r` after it.
     ///
-    /// An initializer delegating to the memberwise one: a function returning the record, or an
-    /// initializer assigning its properties one by one, builds the record, then copies it out
-    /// and destroys the original (a retain and a release of every part, per record).
+    /// The parts are read into locals, then handed to the memberwise initializer, which stores
+    /// them into the result (see ``parentStorage`` for why a decoded record is not copied out).
     @usableFromInline package init(reading r: inout WireReader) throws(WireError) {
         let start = r.position
         let flagsAt = r.offset

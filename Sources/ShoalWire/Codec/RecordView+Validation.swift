@@ -2,7 +2,7 @@
 // same errors at the same offsets, and no allocation for names, strings, bytes and numbers.
 
 /// The validating pass behind ``RecordView/withView(of:limits:_:)``: it mirrors
-/// `Record.decode(from:)` step for step (Spec/wire-format.md §6), keeping offsets instead of values.
+/// `Record.init(reading:)` step for step (Spec/wire-format.md §6), keeping offsets instead of values.
 @usableFromInline enum RecordViewValidation {
     /// What the part before the fields holds.
     @usableFromInline struct Header {

@@ -50,7 +50,7 @@ enum BatchBody {
         records.reserveCapacity(min(count, 4096))
         for _ in 0..<count {
             let at = r.offset
-            let record = try Record.decode(from: &r)
+            let record = try Record(reading: &r)
             guard record.id.zone == zone else {
                 throw WireError(.invalidValue, at: at, "record \(record.id) is not in zone \(zone) of \(what)")
             }
