@@ -49,11 +49,11 @@ let package = Package(
         ),
         // CRC-32C with the processor's instruction where there is one (frames end with it).
         .target(name: "CShoalCRC"),
-        // SHA-256 with the processor's SHA instructions, two streams at once (chunk and whole asset).
+        // SHA-256 with the processor's SHA instructions, one stream or two at once (ShoalWire's SHA256Stream).
         .target(name: "CShoalSHA"),
         // Naming a thread, and marking the asset lane's threads (a thread-local flag).
         .target(name: "CShoalThread"),
-        .target(name: "ShoalWire", dependencies: ["CZstd", "CShoalCRC"], swiftSettings: strict),
+        .target(name: "ShoalWire", dependencies: ["CZstd", "CShoalCRC", "CShoalSHA"], swiftSettings: strict),
         // The JSON form of Spec/vectors and of `shoal inspect`: the C library, the CLI and the tests share it.
         .target(name: "ShoalWireJSON", dependencies: ["ShoalWire", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         // The C ABI (@_cdecl); CShoalWire holds its header, shoalwire.h, and the pkg-config template.
@@ -64,7 +64,7 @@ let package = Package(
             "ShoalWire", "ShoalDiff", "CSQLite", "CShoalThread", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .target(name: "ShoalAssets", dependencies: [
-            "ShoalWire", "CShoalThread", "CShoalSHA", .product(name: "Crypto", package: "swift-crypto"),
+            "ShoalWire", "CShoalThread", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .target(name: "ShoalSync", dependencies: [
             "ShoalWire", "ShoalDiff", "ShoalStore", .product(name: "Crypto", package: "swift-crypto"),

@@ -494,7 +494,10 @@ extension SyncNode {
     /// Calls `body` with each dot of ``dots(of:)``, repeats included.
     static func forEachDot(of v: Record, _ body: (Dot) -> Void) {
         for h in v.heads { body(Dot(node: h.node, hlc: v.versionVector[h.node])) }
-        for f in v.fields { if let s = f.stamp { body(s) } }
+        // Read in place: iterating the array would copy every field.
+        v.fields.withUnsafeBufferPointer { fields in
+            for i in fields.indices { if let s = fields[i].stamp { body(s) } }
+        }
         if let c = v.creation { body(c) }
     }
 

@@ -3,6 +3,7 @@
 import Testing
 @testable import ShoalStore
 @testable import ShoalWire
+import ShoalSamples
 
 @Suite struct WriterLogSectionTests {
     /// Two stores sharing `notes`: `a` writes n1 (title, body) and n2, `b` takes them, replaces
@@ -87,6 +88,44 @@ import Testing
         }
     }
 
+    /// A range long enough to be rebuilt on two threads (``WriterLog/parallelEntries``) gives
+    /// the entries one pass in order gives — implied, partial and whole items alike — and, when
+    /// items do not hold up, the first mismatch in order, whichever half it lies in.
+    @Test func aLongRangeIsRebuiltOnTwoThreadsAsInOnePass() throws {
+        let writer = NodeID(high: 0x0a11ce, low: 7)
+        let count = WriterLog.parallelEntries * 2 + 3
+        var versions = [Record]()
+        var entries = [WriteEntry]()
+        for i in 0..<count {
+            var r = Record(recordType: "Note", id: Record.ID(name: "n\(i)", zone: notes))
+            r["title"] = .string("a title long enough to be hashed, number \(i)")
+            r["rank"] = .int64(Int64(i))
+            let v = Stamping.saved(r, by: writer, at: HLC(milliseconds: 1_700_000_000_000 + UInt64(i), logical: 0))
+            versions.append(v)
+            entries.append(WriterLog.entry(of: v, dot: Dot(node: writer, hlc: v.versionVector[writer]), sequence: UInt64(i) + 1))
+        }
+        var items = WriterLog.items(for: entries, of: writer, versions: versions)
+        #expect(items.allSatisfy { if case .implied = $0 { true } else { false } })
+        // One entry travels whole, one shows only part of its slots in its version.
+        items[3] = .whole(entries[3])
+        var shown = versions
+        shown[count - 5].slots.removeAll { $0.name == "rank" }
+        items[count - 5] = .partial(record: count - 5, hlc: entries[count - 5].hlc,
+                                    missing: entries[count - 5].slots.filter { $0.name == "rank" })
+        let range = WriterLogSection.Range(writer: writer, firstSequence: 1, items: items)
+        #expect(try WriterLog.encodedEntries(of: range, versions: shown).get() == entries.map(WriterLog.EncodedEntry.init))
+        #expect(try WriterLog.entries(of: range, versions: shown).get() == entries)
+
+        // A version that could not be rebuilt, first in the second half, then in both halves.
+        var missing: [Record?] = shown
+        missing[count - 2] = nil
+        let late = WriterLog.encodedEntries(of: range, versions: missing)
+        #expect(late.failureDescription?.contains("entry #\(count - 1) of") == true, "\(String(describing: late.failureDescription))")
+        missing[10] = nil
+        let early = WriterLog.encodedEntries(of: range, versions: missing)
+        #expect(early.failureDescription?.contains("entry #11 of") == true, "\(String(describing: early.failureDescription))")
+    }
+
     /// A relay's forgeries: a value the writer never wrote under its stamp, a stamp of a write
     /// the writer never made, a deletion its entry calls a save.
     @Test func versionsShowingWritesNoEntryHoldsAreCaught() async throws {
@@ -130,5 +169,12 @@ import Testing
         var bytes = WriterLogSection(ranges: [.init(writer: writer, firstSequence: 1, items: [.implied(record: 0)])]).encoded()
         bytes[bytes.count - 2] = 7  // the kind
         #expect(throws: WireError.self) { try WriterLogSection(decoding: bytes, records: 1) }
+    }
+}
+
+extension Result where Failure == WriterLog.Mismatch {
+    /// The mismatch's description, nil for a success.
+    var failureDescription: String? {
+        if case .failure(let m) = self { m.description } else { nil }
     }
 }

@@ -1,5 +1,5 @@
 // CShoalSHA: the SHA-256 compression function with the processor's SHA extensions (x86-64),
-// one stream or two at once, for ShoalAssets' hashing of chunks and whole assets.
+// one stream or two at once, behind ShoalWire's SHA256Stream (asset chunks, writer-log hashes).
 #ifndef SHOAL_SHA256_H
 #define SHOAL_SHA256_H
 

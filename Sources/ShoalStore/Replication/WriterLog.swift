@@ -1,6 +1,8 @@
 // WriterLog: the hashes of authenticated writes — slot digests, a write's entry, and the chain a writer's device signs.
 
 internal import Crypto
+import Dispatch
+import Synchronization
 package import ShoalWire
 
 /// The hashing behind authenticated writes (Spec/authenticated-writes.md §2): the digest of a
@@ -29,6 +31,23 @@ package enum WriterLog {
     static func fieldValueSize(_ value: FieldValue?, zone: RecordZone.ID) -> Int {
         guard let value else { return 1 }
         return 2 &+ value.payloadSize(zone: zone)
+    }
+
+    /// ``fieldValueSize(_:zone:)`` of a field's stored value (`present`: not a removal). Taking
+    /// the parts, not the field, spares a copy of the whole field per call.
+    static func fieldValueSize(present: Bool, _ value: borrowing FieldValue, zone: RecordZone.ID) -> Int {
+        present ? 2 &+ value.payloadSize(zone: zone) : 1
+    }
+
+    /// ``writeFieldValue(into:_:zone:)`` of a field's stored value (`present`: not a removal).
+    static func writeFieldValue(into w: inout WireWriter, present: Bool, _ value: borrowing FieldValue, zone: RecordZone.ID) {
+        if present {
+            w.writeByte(1)
+            w.writeByte(value.tag)
+            value.encodePayload(into: &w, zone: zone)
+        } else {
+            w.writeByte(0)
+        }
     }
 
     static func writeFieldValue(into w: inout WireWriter, _ value: FieldValue?, zone: RecordZone.ID) {
@@ -105,17 +124,23 @@ package enum WriterLog {
                 size &+= 1 &+ 1 &+ digestLength(systemSize)
                 count = 1
             }
-            var previous: String? = nil
-            for f in version.fields where f.stamp == dot {
-                // Slots go in order of name bytes, as a version's fields do; a version built
-                // otherwise takes the general path, which sorts them.
-                if let p = previous, UTF8Order.compare(p, f.name) >= 0 {
-                    let bytes = entry(of: version, dot: dot, sequence: sequence ?? 1).encoded()
-                    return sequence == nil ? Array(bytes.dropFirst()) : bytes  // varint 1 is one byte
+            // The fields are read in place (a buffer's elements are borrowed, an iterator's
+            // copied): this runs for every version a receiver proves.
+            let sorted = version.fields.withUnsafeBufferPointer { fields in
+                var previous = -1
+                for i in fields.indices where fields[i].stamp == dot {
+                    // Slots go in order of name bytes, as a version's fields do; a version built
+                    // otherwise takes the general path, which sorts them.
+                    if previous >= 0, UTF8Order.compare(fields[previous].name, fields[i].name) >= 0 { return false }
+                    previous = i
+                    size &+= WireSize.string(fields[i].name) &+ 1 &+ digestLength(fieldValueSize(present: fields[i].hasValue, fields[i].valueStorage, zone: zone))
+                    count &+= 1
                 }
-                previous = f.name
-                size &+= WireSize.string(f.name) &+ 1 &+ digestLength(fieldValueSize(f.value, zone: zone))
-                count &+= 1
+                return true
+            }
+            if !sorted {
+                let bytes = entry(of: version, dot: dot, sequence: sequence ?? 1).encoded()
+                return sequence == nil ? Array(bytes.dropFirst()) : bytes  // varint 1 is one byte
             }
         }
         size &+= WireSize.varint(UInt64(count))
@@ -132,10 +157,12 @@ package enum WriterLog {
                     writeSystemValue(into: &w, recordType: version.recordType, parent: version.parent, zone: zone)
                 }
             }
-            for f in version.fields where f.stamp == dot {
-                w.writeString(f.name)
-                writeDigest(into: &w, name: f.name, valueSize: fieldValueSize(f.value, zone: zone)) { w in
-                    writeFieldValue(into: &w, f.value, zone: zone)
+            version.fields.withUnsafeBufferPointer { fields in
+                for i in fields.indices where fields[i].stamp == dot {
+                    w.writeString(fields[i].name)
+                    writeDigest(into: &w, name: fields[i].name, valueSize: fieldValueSize(present: fields[i].hasValue, fields[i].valueStorage, zone: zone)) { w in
+                        writeFieldValue(into: &w, present: fields[i].hasValue, fields[i].valueStorage, zone: zone)
+                    }
                 }
             }
         }
@@ -229,20 +256,32 @@ package enum WriterLog {
             w.writeString(name)
             body(&w)
             precondition(w.remaining == 0, "ShoalWire size pass and write pass disagree")
-            var h = SHA256()
-            WriteEntry.slotDigestContext.withUnsafeBytes { h.update(bufferPointer: $0) }
-            h.update(bufferPointer: UnsafeRawBufferPointer(start: base, count: size))
-            return h.finalize().withUnsafeBytes { use(UnsafeRawBufferPointer(rebasing: $0.prefix(WriteEntry.digestBytes))) }
+            return WriteEntry.slotDigestContext.withUnsafeBytes { context in
+                sha256(context, UnsafeRawBufferPointer(start: base, count: size)) { use(UnsafeRawBufferPointer(rebasing: $0.prefix(WriteEntry.digestBytes))) }
+            }
         }
     }
 
-    /// SHA-256 over `first` then `second`, as 32 bytes. (Reading a digest through its buffer:
-    /// its element-wise sequence costs more than the hashing.)
+    /// SHA-256 over `first` then `second`, as 32 bytes.
     static func sha256(_ first: [UInt8], _ second: [UInt8]) -> [UInt8] {
+        first.withUnsafeBytes { a in second.withUnsafeBytes { b in sha256(a, b) { Array($0) } } }
+    }
+
+    /// `use` of the SHA-256 over `first` then `second`, read in place. A receiver hashes a few
+    /// short inputs per write (its slots, its chain link), so the hash must not allocate: where
+    /// the processor has SHA instructions it is ShoalWire's ``SHA256Stream``, elsewhere
+    /// swift-crypto's, whose every hash allocates a context and copies it to finalize.
+    static func sha256<R>(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ use: (UnsafeRawBufferPointer) -> R) -> R {
+        if SHA256Stream.isAvailable {
+            var s = SHA256Stream()
+            s.update(first)
+            s.update(second)
+            return s.finalize().withBytes(use)
+        }
         var h = SHA256()
-        first.withUnsafeBytes { h.update(bufferPointer: $0) }
-        second.withUnsafeBytes { h.update(bufferPointer: $0) }
-        return h.finalize().withUnsafeBytes { Array($0) }
+        h.update(bufferPointer: first)
+        h.update(bufferPointer: second)
+        return h.finalize().withUnsafeBytes(use)
     }
 }
 
@@ -334,16 +373,23 @@ extension WriterLog {
     /// whole (no slot missing), as `implied` makes it of the version, the dot and the sequence.
     static func resolve<T>(_ range: WriterLogSection.Range, versions: [Record?], whole: (WriteEntry) -> T,
                            implied: (Record, Dot, UInt64) -> T) -> Result<[T], Mismatch> {
+        resolve(range.items[...], firstSequence: range.firstSequence, writer: range.writer, versions: versions, whole: whole, implied: implied)
+    }
+
+    /// As ``resolve(_:versions:whole:implied:)`` for `items`, a run of a range's items whose
+    /// first is entry `firstSequence` of `writer`'s log.
+    static func resolve<T>(_ items: ArraySlice<WriterLogSection.Item>, firstSequence: UInt64, writer: NodeID, versions: [Record?],
+                           whole: (WriteEntry) -> T, implied: (Record, Dot, UInt64) -> T) -> Result<[T], Mismatch> {
         var out = [T]()
-        out.reserveCapacity(range.items.count)
-        for (offset, item) in range.items.enumerated() {
-            let sequence = range.firstSequence &+ UInt64(offset)
-            switch source(of: item, sequence: sequence, writer: range.writer, versions: versions) {
+        out.reserveCapacity(items.count)
+        for (offset, item) in zip(0..., items) {
+            let sequence = firstSequence &+ UInt64(offset)
+            switch source(of: item, sequence: sequence, writer: writer, versions: versions) {
             case .failure(let m): return .failure(m)
             case .success(.whole(let e)): out.append(whole(e))
-            case .success(.version(let v, let hlc, nil)): out.append(implied(v, Dot(node: range.writer, hlc: hlc), sequence))
+            case .success(.version(let v, let hlc, nil)): out.append(implied(v, Dot(node: writer, hlc: hlc), sequence))
             case .success(.version(let v, let hlc, let missing)):
-                switch entry(of: v, dot: Dot(node: range.writer, hlc: hlc), sequence: sequence, missing: missing) {
+                switch entry(of: v, dot: Dot(node: writer, hlc: hlc), sequence: sequence, missing: missing) {
                 case .success(let e): out.append(whole(e))
                 case .failure(let m): return .failure(m)
                 }
@@ -375,8 +421,38 @@ extension WriterLog {
 
     /// As ``entries(of:versions:)``, each entry as its canonical bytes: an entry a version
     /// implies whole is written straight from the version (``encodedEntry(of:dot:sequence:)``).
+    ///
+    /// A range of at least ``parallelEntries`` items is rebuilt in two halves on two threads, at
+    /// once: the entries are independent of each other (the chain over them is hashed later,
+    /// in order), and the receiver does nothing else meanwhile. The result, and the first
+    /// mismatch, are those of one pass in order.
     package static func encodedEntries(of range: WriterLogSection.Range, versions: [Record?]) -> Result<[EncodedEntry], Mismatch> {
-        resolve(range, versions: versions, whole: EncodedEntry.init) { v, dot, sequence in
+        let n = range.items.count
+        guard n >= parallelEntries, System.coreCount > 1 else {
+            return encodedEntries(range.items[...], firstSequence: range.firstSequence, writer: range.writer, versions: versions)
+        }
+        let done = Mutex<[Result<[EncodedEntry], Mismatch>?]>([nil, nil])
+        DispatchQueue.concurrentPerform(iterations: 2) { half in
+            let lower = half == 0 ? 0 : n / 2, upper = half == 0 ? n / 2 : n
+            let result = encodedEntries(range.items[lower..<upper], firstSequence: range.firstSequence &+ UInt64(lower),
+                                        writer: range.writer, versions: versions)
+            done.withLock { $0[half] = result }
+        }
+        let halves = done.withLock { $0 }
+        switch (halves[0], halves[1]) {
+        case (.success(let first)?, .success(let second)?): return .success(first + second)
+        case (.failure(let m)?, _), (_, .failure(let m)?): return .failure(m)
+        default: return .failure(Mismatch(description: "the entries of \(range.writer) from #\(range.firstSequence) were not rebuilt"))
+        }
+    }
+
+    /// The fewest items of a range that ``encodedEntries(of:versions:)`` rebuilds on two threads:
+    /// below it, handing half to another thread costs more than it saves.
+    static let parallelEntries = 512
+
+    static func encodedEntries(_ items: ArraySlice<WriterLogSection.Item>, firstSequence: UInt64, writer: NodeID,
+                               versions: [Record?]) -> Result<[EncodedEntry], Mismatch> {
+        resolve(items, firstSequence: firstSequence, writer: writer, versions: versions, whole: EncodedEntry.init) { v, dot, sequence in
             EncodedEntry(sequence: sequence, hlc: dot.hlc, bytes: encodedEntry(of: v, dot: dot, sequence: sequence))
         }
     }
@@ -460,17 +536,24 @@ extension WriterLog {
             entries[hlc] = e
             return e
         }
-        for f in version.fields {
-            // An entry rebuilt from this version holds this slot's digest by construction.
-            guard let stamp = f.stamp, stamp.node == writer, !isRebuilt(stamp) else { continue }
-            guard let e = find(stamp.hlc) else {
-                return Mismatch(description: "\(version.id) holds \(f.name.debugDescription) stamped \(stamp), a write no entry of \(writer) holds")
+        // The fields are read in place (iterating the array would copy each): a receiver checks
+        // every version of a batch, most of whose slots an entry rebuilt from it covers.
+        let slotMismatch: Mismatch? = version.fields.withUnsafeBufferPointer { fields in
+            for i in fields.indices {
+                // An entry rebuilt from this version holds this slot's digest by construction.
+                guard let stamp = fields[i].stamp, stamp.node == writer, !isRebuilt(stamp) else { continue }
+                let name = fields[i].name
+                guard let e = find(stamp.hlc) else {
+                    return Mismatch(description: "\(version.id) holds \(name.debugDescription) stamped \(stamp), a write no entry of \(writer) holds")
+                }
+                let digest = slotDigest(name: name, value: fields[i].value, zone: zone)
+                guard e.slots.contains(WriteEntry.Slot(name: name, digest: digest)) else {
+                    return Mismatch(description: "\(version.id) holds \(name.debugDescription) stamped \(stamp) with a value its writer did not write")
+                }
             }
-            let digest = slotDigest(name: f.name, value: f.value, zone: zone)
-            guard e.slots.contains(WriteEntry.Slot(name: f.name, digest: digest)) else {
-                return Mismatch(description: "\(version.id) holds \(f.name.debugDescription) stamped \(stamp) with a value its writer did not write")
-            }
+            return nil
         }
+        if let slotMismatch { return slotMismatch }
         // An entry rebuilt from this version says what it says of its heads and creation.
         if let head = version.heads.first(where: { $0.node == writer }),
            !isRebuilt(Dot(node: writer, hlc: version.versionVector[writer])) {

@@ -22,13 +22,12 @@ public struct ContentHash: Hashable, Comparable, Sendable, CustomStringConvertib
     @usableFromInline package init(words: (UInt64, UInt64, UInt64, UInt64)) { self.words = words }
 
     /// The 32 digest bytes.
-    public var bytes: [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(32)
-        for w in [words.0, words.1, words.2, words.3] {
-            for s in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: w >> UInt64(s))) }
-        }
-        return out
+    public var bytes: [UInt8] { withBytes { Array($0) } }
+
+    /// `body`'s result for the 32 digest bytes, read in place.
+    package func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let big = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
+        return try withUnsafeBytes(of: big, body)
     }
 
     /// 64 lowercase hexadecimal digits.
