@@ -19,8 +19,10 @@ package struct SHA256Stream: Sendable {
     /// Bytes hashed so far (the standard's length, in bytes; wraps past 2^64 bits as it allows).
     private var length: UInt64 = 0
 
+    /// A stream that has hashed nothing yet.
     package init() {}
 
+    /// Hashes `bytes` on from what the stream has hashed so far.
     package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         length &+= UInt64(bytes.count)
