@@ -432,12 +432,13 @@ extension SyncNode {
         // Versions every other writer's dot of which an entry rebuilt from the version itself
         // covers (an initial sync's, for one): such an entry shows the version as it is, so
         // checking the version against its entries cannot fail and is skipped.
+        // The versions are read in place (`versions[i]?.…`): binding each to a name copied it.
         var provenByItself = [Bool](repeating: false, count: versions.count)
-        for (i, v) in versions.enumerated() {
-            guard let v else { continue }
-            for e in v.versionVector.entries where e.node != nodeID { writers.insert(e.node) }
+        for i in versions.indices {
+            guard let vector = versions[i]?.versionVector else { continue }
+            for e in vector.entries where e.node != nodeID { writers.insert(e.node) }
             var all = true
-            Self.forEachDot(of: v) { d in
+            versions[i]?.forEachDot { d in
                 guard d.node != nodeID, !rebuilt.contains(d, at: i) else { return }
                 all = false
                 if known[d] == nil { wanted.insert(d) }
@@ -465,14 +466,21 @@ extension SyncNode {
             throw refusal("\(what): its purge horizon names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
         }
         var left = Set<String>()
-        for (i, v) in versions.enumerated() {
-            guard let v else { continue }
+        for i in versions.indices {
+            if outsiders.isEmpty && provenByItself[i] {
+                guard let vector = versions[i]?.versionVector else { continue }
+                if let e = vector.entries.first(where: { $0.node != nodeID && $0.hlc > newest[$0.node] ?? .zero }) {
+                    throw unloggedWrite(e, of: versions[i]?.id, what: what)
+                }
+                continue
+            }
+            guard let v = versions[i] else { continue }
             if !outsiders.isEmpty, Self.dots(of: v).contains(where: { outsiders.contains($0.node) && entries[$0] == nil }) {
                 left.insert(v.id.name)
                 continue
             }
-            for e in v.versionVector.entries where e.node != nodeID && e.hlc > newest[e.node] ?? .zero {
-                throw refusal("\(what): record \(v.id) names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+            if let e = v.versionVector.entries.first(where: { $0.node != nodeID && $0.hlc > newest[$0.node] ?? .zero }) {
+                throw unloggedWrite(e, of: v.id, what: what)
             }
             if provenByItself[i] { continue }
             for e in v.versionVector.entries where e.node != nodeID {
@@ -495,21 +503,17 @@ extension SyncNode {
         return left
     }
 
+    /// The refusal of a batch whose record `id` names write `e` past the newest entry of its
+    /// writer's log held here.
+    func unloggedWrite(_ e: VersionVector.Entry, of id: Record.ID?, what: String) -> SyncFailure {
+        refusal("\(what): record \(id.map { "\($0)" } ?? "?") names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+    }
+
     /// The writes a version shows by dot: its heads, its slots' stamps and its creation.
     static func dots(of v: Record) -> Set<Dot> {
         var out = Set<Dot>()
-        forEachDot(of: v) { out.insert($0) }
+        v.forEachDot { out.insert($0) }
         return out
-    }
-
-    /// Calls `body` with each dot of ``dots(of:)``, repeats included.
-    static func forEachDot(of v: Record, _ body: (Dot) -> Void) {
-        for h in v.heads { body(Dot(node: h.node, hlc: v.versionVector[h.node])) }
-        // Read in place: iterating the array would copy every field.
-        v.fields.withUnsafeBufferPointer { fields in
-            for i in fields.indices { if let s = fields[i].stamp { body(s) } }
-        }
-        if let c = v.creation { body(c) }
     }
 
     /// `shown`, knowledge a caught-up batch of `zone` stated as far as the zone shows it, held
@@ -530,5 +534,18 @@ extension SyncNode {
             if hlc != .zero { out.advance(e.node, to: hlc) }
         }
         return out
+    }
+}
+
+extension Record {
+    /// Calls `body` with each write this version shows by dot (``SyncNode/dots(of:)``), repeats
+    /// included. A method, so that `versions[i]?.forEachDot` reads an element in place.
+    func forEachDot(_ body: (Dot) -> Void) {
+        for h in heads { body(Dot(node: h.node, hlc: versionVector[h.node])) }
+        // Read in place: iterating the array would copy every field.
+        fields.withUnsafeBufferPointer { fields in
+            for i in fields.indices { if let s = fields[i].stamp { body(s) } }
+        }
+        if let c = creation { body(c) }
     }
 }

@@ -33,23 +33,7 @@ package enum WriterLog {
         return 2 &+ value.payloadSize(zone: zone)
     }
 
-    /// ``fieldValueSize(_:zone:)`` of a field's stored value (`present`: not a removal). Taking
-    /// the parts, not the field, spares a copy of the whole field per call.
-    static func fieldValueSize(present: Bool, _ value: borrowing FieldValue, zone: RecordZone.ID) -> Int {
-        present ? 2 &+ value.payloadSize(zone: zone) : 1
-    }
-
-    /// ``writeFieldValue(into:_:zone:)`` of a field's stored value (`present`: not a removal).
-    static func writeFieldValue(into w: inout WireWriter, present: Bool, _ value: borrowing FieldValue, zone: RecordZone.ID) {
-        if present {
-            w.writeByte(1)
-            w.writeByte(value.tag)
-            value.encodePayload(into: &w, zone: zone)
-        } else {
-            w.writeByte(0)
-        }
-    }
-
+    /// Writes the value bytes ``fieldValueSize(_:zone:)`` measures.
     static func writeFieldValue(into w: inout WireWriter, _ value: FieldValue?, zone: RecordZone.ID) {
         if let value {
             w.writeByte(1)
@@ -124,24 +108,14 @@ package enum WriterLog {
                 size &+= 1 &+ 1 &+ digestLength(systemSize)
                 count = 1
             }
-            // The fields are read in place (a buffer's elements are borrowed, an iterator's
-            // copied): this runs for every version a receiver proves.
-            let sorted = version.fields.withUnsafeBufferPointer { fields in
-                var previous = -1
-                for i in fields.indices where fields[i].stamp == dot {
-                    // Slots go in order of name bytes, as a version's fields do; a version built
-                    // otherwise takes the general path, which sorts them.
-                    if previous >= 0, UTF8Order.compare(fields[previous].name, fields[i].name) >= 0 { return false }
-                    previous = i
-                    size &+= WireSize.string(fields[i].name) &+ 1 &+ digestLength(fieldValueSize(present: fields[i].hasValue, fields[i].valueStorage, zone: zone))
-                    count &+= 1
-                }
-                return true
-            }
-            if !sorted {
+            // Slots go in order of name bytes, as a version's fields do; a version built
+            // otherwise takes the general path, which sorts them.
+            guard let slots = version.entrySlotsSize(stampedBy: dot) else {
                 let bytes = entry(of: version, dot: dot, sequence: sequence ?? 1).encoded()
                 return sequence == nil ? Array(bytes.dropFirst()) : bytes  // varint 1 is one byte
             }
+            size &+= slots.size
+            count &+= slots.count
         }
         size &+= WireSize.varint(UInt64(count))
         return WireWriter.encode(size: size) { w in
@@ -157,12 +131,9 @@ package enum WriterLog {
                     writeSystemValue(into: &w, recordType: version.recordType, parent: version.parent, zone: zone)
                 }
             }
-            version.fields.withUnsafeBufferPointer { fields in
-                for i in fields.indices where fields[i].stamp == dot {
-                    w.writeString(fields[i].name)
-                    writeDigest(into: &w, name: fields[i].name, valueSize: fieldValueSize(present: fields[i].hasValue, fields[i].valueStorage, zone: zone)) { w in
-                        writeFieldValue(into: &w, present: fields[i].hasValue, fields[i].valueStorage, zone: zone)
-                    }
+            version.writeEntrySlots(stampedBy: dot, into: &w) { slot, w in
+                WriteEntry.slotDigestContext.withUnsafeBytes { context in
+                    sha256(context, slot) { w.writeRaw(UnsafeRawBufferPointer(rebasing: $0.prefix(WriteEntry.digestBytes))) }
                 }
             }
         }
