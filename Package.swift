@@ -67,7 +67,7 @@ let package = Package(
             "ShoalWire", "CShoalThread", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .target(name: "ShoalSync", dependencies: [
-            "ShoalWire", "ShoalDiff", "ShoalStore", .product(name: "Crypto", package: "swift-crypto"),
+            "ShoalWire", "ShoalDiff", "ShoalStore", "ShoalTrust",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         // Mutual TLS 1.3 on every peer connection, pinned by device ID (ShoalTrust).
@@ -131,7 +131,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "NIOTLS", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
-        .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples"], swiftSettings: strict),
+        .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalTrust", "ShoalSamples", "ShoalSyncSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples", "CShoalThread"], swiftSettings: strict),
         .testTarget(name: "ShoalTrustTests", dependencies: [
             "ShoalTrust", "ShoalWire", "ShoalTestSupport", .product(name: "Crypto", package: "swift-crypto"),
@@ -143,7 +143,7 @@ let package = Package(
         // Simulator.swift and SimulationWorkload.swift are ShoalSyncTests' (symbolic links): the
         // multi-node soak runs the same simulation with its stores on the power-cut VFS.
         .testTarget(name: "ShoalPowerLossTests", dependencies: [
-            "ShoalStore", "ShoalAssets", "ShoalWire", "ShoalSync", "ShoalSamples", "CSQLite", "CShoalPowerCut",
+            "ShoalStore", "ShoalAssets", "ShoalWire", "ShoalSync", "ShoalTrust", "ShoalSamples", "CSQLite", "CShoalPowerCut",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
     ],

@@ -1,60 +1,8 @@
 // SyncNode+Sharing: zone owners and members — who may learn of, read and write each zone.
 
-package import Crypto
 public import ShoalWire
 public import ShoalStore
-
-/// The key a node signs its zones' shares with: its device key (Spec/security.md §6).
-public struct ShareSigner: Sendable {
-    let key: P256.Signing.PrivateKey
-    /// The device the key belongs to: the SHA-256 of its public key's SubjectPublicKeyInfo DER.
-    public let device: DeviceID
-    /// The public key's SubjectPublicKeyInfo DER, as shares carry it.
-    public let publicKeyDER: [UInt8]
-
-    /// A signer for `privateKey` (a device identity's key).
-    package init(privateKey: P256.Signing.PrivateKey) {
-        key = privateKey
-        publicKeyDER = Array(privateKey.publicKey.derRepresentation)
-        device = Self.device(ofKey: publicKeyDER)
-    }
-
-    /// A signer whose key is the P-256 scalar `raw` (32 bytes), so a seeded simulation makes the
-    /// same devices every run; nil when `raw` is not a valid scalar.
-    package static func seeded(_ raw: [UInt8]) -> ShareSigner? {
-        (try? P256.Signing.PrivateKey(rawRepresentation: raw)).map { ShareSigner(privateKey: $0) }
-    }
-
-    /// The device ID of a SubjectPublicKeyInfo DER: its SHA-256.
-    static func device(ofKey der: [UInt8]) -> DeviceID {
-        let digest = SHA256.hash(data: der)
-        // A SHA-256 digest is always 32 bytes.
-        guard let id = DeviceID(bytes: digest) else { preconditionFailure("SHA-256 gave \(Array(digest).count) bytes") }
-        return id
-    }
-
-    /// `share` with this device as its owner, signed.
-    func sign(_ share: ZoneShare) -> ZoneShare {
-        var s = share
-        s.ownerKey = publicKeyDER
-        s.signature = []
-        // Signing fails only for a broken key; an unsigned share is refused by every receiver.
-        s.signature = (try? key.signature(for: s.signedBytes)).map { Array($0.rawRepresentation) } ?? []
-        return s
-    }
-}
-
-extension ZoneShare {
-    /// The owner's device ID when the signature verifies under ``ownerKey`` and the owner is not
-    /// listed as a member; nil otherwise.
-    package var verifiedOwner: DeviceID? {
-        guard let key = try? P256.Signing.PublicKey(derRepresentation: ownerKey),
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-              key.isValidSignature(signature, for: signedBytes) else { return nil }
-        let owner = ShareSigner.device(ofKey: ownerKey)
-        return role(of: owner) == nil ? owner : nil
-    }
-}
+import ShoalTrust
 
 /// What a connection's device may do with a zone, from the zone's share (Spec/security.md §6.2).
 enum ZoneAccess: Int, Comparable {

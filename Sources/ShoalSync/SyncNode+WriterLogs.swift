@@ -1,30 +1,8 @@
 // SyncNode+WriterLogs: a node signs the head of its own log for a zone, and checks the checkpoints of others (Spec/authenticated-writes.md §3).
 
-import Crypto
 package import ShoalWire
 import ShoalStore
-
-extension ShareSigner {
-    /// `checkpoint`, signed by this device.
-    package func sign(_ checkpoint: WriterCheckpoint) -> WriterCheckpoint {
-        var c = checkpoint
-        c.signature = []
-        // Signing fails only for a broken key; an unsigned checkpoint is refused by every receiver.
-        c.signature = (try? key.signature(for: c.signedBytes)).map { Array($0.rawRepresentation) } ?? []
-        return c
-    }
-}
-
-extension WriterCheckpoint {
-    /// The device whose public key `der` (SubjectPublicKeyInfo DER, P-256) signed this
-    /// checkpoint, when the signature verifies under it; nil otherwise.
-    package func signer(key der: [UInt8]) -> DeviceID? {
-        guard let key = try? P256.Signing.PublicKey(derRepresentation: der),
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-              key.isValidSignature(signature, for: signedBytes) else { return nil }
-        return ShareSigner.device(ofKey: der)
-    }
-}
+import ShoalTrust
 
 extension SyncNode {
     /// The checkpoint of this node's own log for `zone` at its head: the one held when it

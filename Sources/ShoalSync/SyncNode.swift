@@ -2,6 +2,7 @@
 
 public import ShoalWire
 public import ShoalStore
+public import ShoalTrust
 import Dispatch
 import Synchronization
 

@@ -5,6 +5,7 @@ import Testing
 import Synchronization
 import ShoalSamples
 import ShoalStore
+import ShoalTrust
 import ShoalWire
 @testable import ShoalSync
 

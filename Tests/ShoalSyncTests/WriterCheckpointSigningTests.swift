@@ -4,6 +4,7 @@ import Foundation
 import Testing
 @testable import ShoalSync
 import ShoalStore
+import ShoalTrust
 @testable import ShoalWire
 
 @Suite struct WriterCheckpointSigningTests {
