@@ -268,218 +268,23 @@ extension SyncNode {
         sessions[id]?.outbound[zone]?.heldNews = nil
         sessions[id]?.outbound[zone]?.busy = true
         defer { sessions[id]?.outbound[zone]?.busy = false }
-        while var sub = sessions[id]?.outbound[zone], sub.unacknowledged < sub.window, !sub.idle {
+        pumping: while var sub = sessions[id]?.outbound[zone], sub.unacknowledged < sub.window, !sub.idle {
             sessions[id]?.outbound[zone]?.dirty = false
             // Records the subscriber asked for whole go first, at the position it has (§3.10).
             if !sub.wanted.isEmpty {
                 if let f = try await wantedBatch(zone, on: id, budget: budget) { out.append(.send(f)) }
                 continue
             }
-            // An upstream that had writes skipped for it is gone: read again from what the peer
-            // knows, so every such write goes now (Spec/replication.md §3.9).
-            if sub.rewindPending {
-                sub.rewindPending = false
-                sub.skipped = [:]
-                statistics.upstreamRewinds &+= 1
-                sub.token = ChangeToken(.init(kind: .zone, incarnation: sub.incarnation, vector: sub.peerKnowledge))
-                trace?("\(nodeID.short) rewinding \(zone) for conn \(id) to its knowledge \(sub.peerKnowledge): an upstream was lost")
-            }
+            rewindIfUpstreamLost(&sub, zone: zone, on: id)
             Self.forgetCoveredSkips(&sub)
             sessions[id]?.outbound[zone] = sub
-            let skipping: Set<NodeID> = configuration.skipsUpstreams && !sub.inResetPass && !sub.resetNext ? sub.upstreams : []
-            // Knowledge is read before the batch: the peer may adopt it once it holds everything
-            // the log had by the time the batch was read (Spec/replication.md §1.1).
-            let k = await knowledge(of: zone)
-            var limit = configuration.batchRecords
-            var read: ZoneChanges? = nil
-            // Pages are read as the store keeps them (canonical encodings): versions the peer
-            // holds are skipped by their vectors and whole ones copied as stored, so only those
-            // that travel sparse are decoded (select(_:peerKnowledge:sparseBase:limits:)).
-            var encodedPage: EncodedZoneChanges? = nil
-            // Every stored version's vector is dominated by the zone's: when the peer's knowledge
-            // covers that, the rest of the feed would only be read to be skipped (the echo of
-            // what a node just applied from this peer, say) — jump to its end without reading.
-            // Not past a merge the peer may still need whatever its knowledge (§3.5.3 rule 6).
-            var mustRead = true
-            if !sub.resetNext, let end = try? await store.feedEnd(of: zone, compact: true), end.vector.isDominated(by: sub.peerKnowledge),
-               (try? await store.holdsMerges(in: zone)) == false {
-                encodedPage = EncodedZoneChanges(count: 0, bytes: [], ends: [], token: end.token, moreComing: false)
-                mustRead = false
-            }
-            while mustRead {
-                do throws(ShoalError) {
-                    // The page is bounded by the frame's budget while it is read (a page of large
-                    // records never loads more than one frame's worth, or one record alone): it
-                    // goes out as stored, so it fits.
-                    if let e = try await store.encodedChanges(in: zone, since: sub.token, limit: limit, maxBytes: budget, compactToken: true) {
-                        encodedPage = e
-                        break
-                    } else {
-                        encodedPage = nil
-                        read = try await store.changes(in: zone, since: sub.token, limit: limit, maxBytes: budget, compactToken: true)
-                        // Stored encodings within the budget can still re-encode larger (the page
-                        // was read by vector): read fewer records (the token must match what is sent).
-                        let records = read?.records ?? []
-                        if records.count <= 1 || records.reduce(0, { $0 &+ $1.encodedSize }) <= budget { break }
-                    }
-                } catch {
-                    if error.code == .changeTokenExpired && sub.token != nil {
-                        encodedPage = nil
-                        read = nil
-                        break
-                    }
-                    sessions[id]?.outbound[zone] = nil
-                    return out + [.send(Frame(type: .error, payload: ErrorMessage(code: error.code.name, message: "cannot serve zone \(zone): \(error)").encoded()))]
-                }
-                limit = max(1, limit / 2)
-            }
-            guard let pageToken = encodedPage?.token ?? read?.token, let moreComing = encodedPage?.moreComing ?? read?.moreComing else {
-                // The peer's token predates tombstones purged here. When its knowledge covers the
-                // horizon it reflects every purged deletion: go on from that knowledge. Otherwise
-                // restart from the beginning, sending every record (no skipping by its
-                // knowledge), and say so (§3.5.2).
-                let fromKnowledge = ChangeToken(.init(kind: .zone, incarnation: sub.incarnation, vector: sub.peerKnowledge))
-                if !sub.resetNext, sub.token != fromKnowledge, let horizon = try? await store.purgeHorizon(of: zone),
-                   horizon.isDominated(by: sub.peerKnowledge) {
-                    trace?("\(nodeID.short) token of conn \(id) for \(zone) expired; its knowledge covers the horizon")
-                    sessions[id]?.outbound[zone]?.token = fromKnowledge
-                    continue
-                }
-                trace?("\(nodeID.short) token of conn \(id) for \(zone) expired: resetting")
-                sessions[id]?.outbound[zone]?.beginResetPass()
-                continue
-            }
-            // The subscription as it is now (acknowledgements may have arrived meanwhile).
-            guard var cur = sessions[id]?.outbound[zone], cur.incarnation == sub.incarnation, cur.token == sub.token else { break }
-            // What travels: versions the peer's knowledge does not cover, sparse against what both
-            // sides reflect when the peer accepts that, whole otherwise.
-            let sparseBase: VersionVector? = session.peer.map { $0.capabilities & Capability.sparseRecords != 0 } == true
-                ? k.meet(cur.peerKnowledge) : nil
-            let ownHorizon = (try? await store.purgeHorizon(of: zone)) ?? VersionVector()
-            var selection: Selection
-            // Writer log sections are built from the versions as held here (decoded).
-            let proves = authenticatesWrites(on: id)
-            if let e = encodedPage {
-                do throws(WireError) {
-                    selection = try Self.select(e, peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping,
-                                                horizon: ownHorizon, keepingVersions: proves, limits: configuration.limits)
-                } catch {
-                    sessions[id]?.outbound[zone] = nil
-                    return out + [.send(Frame(type: .error, payload: ErrorMessage(code: "internalError", message: "cannot serve zone \(zone): a stored version does not decode (\(error)); node \(nodeID.short)'s store is damaged").encoded()))]
-                }
-            } else {
-                selection = Self.select(read?.records ?? [], peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping, horizon: ownHorizon)
-            }
-            if let b = sparseBase, !selection.sparse.isEmpty, speaksFieldDeltas(id) {
-                await encodeFieldDeltas(&selection.sparse, base: b)
-                // Read afresh after the suspension (an acknowledgement may have arrived).
-                guard let fresh = sessions[id]?.outbound[zone], fresh.incarnation == cur.incarnation, fresh.token == cur.token else { break }
-                cur = fresh
-            }
-            // What proves the batch's writes (Spec/authenticated-writes.md §4).
-            var proof: WriterLogPlan? = nil
-            if proves {
-                var versions = selection.whole.isEmpty ? selection.wholeVersions : ProvenVersions(selection.whole)
-                versions.append(contentsOf: selection.sparseVersions)
-                let plan = await writerLogPlan(for: versions, zone: zone, incarnation: cur.incarnation, knowledge: cur.peerKnowledge,
-                                               sent: cur.writerLogSent, headsStated: cur.writerLogHeadsStated,
-                                               horizon: Self.horizonSent(caughtUp: !moreComing, resetPass: cur.inResetPass, ownHorizon), on: id)
-                guard let fresh = sessions[id]?.outbound[zone], fresh.incarnation == cur.incarnation, fresh.token == cur.token else { break }
-                cur = fresh
-                proof = plan
-            }
-            statistics.versionsLeftToUpstreams &+= selection.skippedCount
-            for (node, range) in selection.skipped {
-                let was = cur.skipped[node]
-                cur.skipped[node] = (min(was?.low ?? range.low, range.low), max(was?.high ?? range.high, range.high))
-            }
-            // What the peer may adopt stops below every write left out for its upstreams.
-            let statable = Self.capped(k, below: cur.skipped, known: cur.knowledgeSent.union(cur.peerKnowledge))
-            let recordCount = selection.count
-            let caughtUp = !moreComing
-            trace?("\(nodeID.short) serving \(zone) to conn \(id): page of \(encodedPage?.count ?? read?.records.count ?? 0) sent \(recordCount) (\(selection.sparse.count) sparse) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)")
-            if caughtUp && recordCount == 0 && cur.sentAny && !cur.resetNext && !cur.wantedSent
-                && (pageToken == cur.token || (cur.caughtUpSent && statable.isDominated(by: cur.peerKnowledge.union(cur.knowledgeSent)))) {
-                // Nothing new for a peer that was told it is caught up and knows all we know: the
-                // position moves in memory only (a resumption from the peer's older stored token
-                // skips the same versions again).
-                cur.token = pageToken
-                cur.idle = !cur.dirty
-                sessions[id]?.outbound[zone] = cur
-                continue
-            }
-            // The first batch of a catch-up says how much is left, for the peer's progress; when
-            // counting would take long, the first batch after a background count does.
-            var remaining: UInt64? = nil
-            let pageRows = encodedPage?.count ?? read?.records.count ?? 0
-            if cur.nextBatch == 1 || cur.resetNext {
-                cur.pendingCount = nil
-                if !caughtUp {
-                    remaining = await remainingAfterFirstBatch(zone, token: pageToken, subscription: &cur)
-                }
-            } else if let pending = cur.pendingCount {
-                cur.rowsSinceCount &+= pageRows
-                let outcome = pending.outcome
-                if outcome.done {
-                    cur.pendingCount = nil
-                    if let n = outcome.value { remaining = UInt64(max(0, n &- cur.rowsSinceCount)) }
-                }
-            }
-            // Only what the subscriber has not been told on this subscription (§3.5): it keeps
-            // the union. A reset pass states it whole (knowledgeSent was emptied when it began).
-            // Entries the peer has said it knows are left out too: adopting them changes nothing.
-            let stated: VersionVector? = caughtUp ? statable.entries(above: cur.knowledgeSent.union(cur.peerKnowledge)) : nil
-            if caughtUp { cur.knowledgeSent.formUnion(statable) }
-            // A reset pass ends with the purge horizon: the subscriber takes it as its own, so the
-            // records it creates again supersede the deletions purged here (§3.5.3).
-            let horizon = Self.horizonSent(caughtUp: caughtUp, resetPass: cur.inResetPass, ownHorizon)
-            var message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
-                                         isReset: cur.resetNext, token: pageToken, knowledge: stated, remaining: remaining, horizon: horizon,
-                                         records: selection.whole, sparseRecords: selection.sparse, base: sparseBase,
-                                         writerLog: proof?.section)
-            // Once the subscription's number is established, a batch that needs nothing more names
-            // it and states its token as a change to the last one (§3.5.4).
-            // Its vectors are written against the knowledge the subscription stated so far, which
-            // the subscriber holds as well (§3.5.4).
-            let reference: VersionVector? = session.peer.map { $0.capabilities & Capability.vectorsAgainstStated != 0 } == true ? cur.vectorReference : nil
-            var payloadBytes = 0
-            if let n = cur.number, cur.numberSent,
-               let live = LiveChangesMessage(message, subscription: n, previousToken: cur.tokenSent, reference: reference) {
-                let payload = selection.wholeCountEncoded > 0 ? live.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
-                    : live.encoded()
-                payloadBytes = payload.count
-                out.append(.send(Frame(type: .liveChanges, payload: payload)))
-            } else {
-                if let n = cur.number, !cur.numberSent {
-                    message.subscription = n
-                    cur.numberSent = true
-                }
-                let payload = selection.wholeCountEncoded > 0 ? message.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
-                    : message.encoded()
-                payloadBytes = payload.count
-                out.append(.send(Frame(type: .changes, payload: payload)))
-            }
-            cur.tokenSent = pageToken.bytes
-            if let proof { note(proof, in: &cur, on: id) }
-            cur.vectorReference = SyncSession.vectorReference(after: cur.vectorReference, reset: message.isReset, stated: stated)
-            if recordCount > 0 { cur.lastRecordsBatch = cur.nextBatch }
-            cur.nextBatch &+= 1
-            cur.token = pageToken
-            cur.sentAny = true
-            cur.resetNext = false
-            cur.caughtUpSent = caughtUp
-            cur.wantedSent = false
-            // Caught up: go idle, unless a commit arrived while we were reading.
-            if caughtUp {
-                cur.idle = !cur.dirty
-                cur.inResetPass = false
-            }
-            sessions[id]?.outbound[zone] = cur
-            statistics.recordsSent &+= recordCount
-            statistics.batchesSent &+= 1
-            if let peer = session.peer?.node {
-                peerStatistics[peer, default: PeerStatistics()].recordsSent &+= recordCount
-                peerStatistics[peer, default: PeerStatistics()].bytesSent &+= payloadBytes
+            switch await serveBatch(of: zone, after: sub, session: session, budget: budget, on: id) {
+            case .sent(let frame): out.append(.send(frame))
+            case .readAgain: continue
+            case .superseded: break pumping
+            case .ended(let frame):
+                sessions[id]?.outbound[zone] = nil
+                return out + [.send(frame)]
             }
         }
         return out

@@ -1,0 +1,63 @@
+// OutboundSubscriptionTests: how a subscription this node serves moves when a batch goes, without the actor.
+
+import Testing
+@testable import ShoalSync
+import ShoalWire
+
+@Suite struct OutboundSubscriptionTests {
+    static let zone = RecordZone.ID(name: "notes")
+    static let incarnation = NodeID(high: 1, low: 1)
+    static let a = NodeID(high: 2, low: 2)
+    static let b = NodeID(high: 3, low: 3)
+
+    static func token(_ v: VersionVector) -> ChangeToken {
+        ChangeToken(.init(kind: .zone, incarnation: incarnation, vector: v))
+    }
+
+    static func vector(_ entries: [(NodeID, UInt64)]) -> VersionVector {
+        var v = VersionVector()
+        for (n, t) in entries { v.advance(n, to: HLC(rawValue: t)) }
+        return v
+    }
+
+    static func batch(_ n: UInt64, caughtUp: Bool, reset: Bool = false, at v: VersionVector) -> ChangesMessage {
+        ChangesMessage(zone: zone, incarnation: incarnation, batch: n, isCaughtUp: caughtUp, isReset: reset, token: token(v), records: [])
+    }
+
+    /// A batch in the middle of a catch-up moves the position and the batch number and keeps
+    /// the subscription busy; the caught-up batch ends the reset pass and makes it idle, unless
+    /// a commit arrived while it was read.
+    @Test func aBatchMovesThePositionAndTheCaughtUpOneEndsThePass() {
+        var sub = SyncSession.Outbound(incarnation: Self.incarnation, peerKnowledge: VersionVector(), window: 4)
+        sub.beginResetPass()
+        let middle = Self.vector([(Self.a, 10)])
+        let first = Self.batch(1, caughtUp: false, reset: true, at: middle)
+        sub.noteSent(first, records: 3, stated: nil)
+        #expect(sub.token == first.token && sub.tokenSent == first.token.bytes)
+        #expect(sub.nextBatch == 2 && sub.lastRecordsBatch == 1 && sub.sentAny)
+        #expect(!sub.resetNext && sub.inResetPass && !sub.idle && !sub.caughtUpSent, "the pass goes on until a caught-up batch")
+
+        let end = Self.vector([(Self.a, 20), (Self.b, 5)])
+        let stated = Self.vector([(Self.b, 5)])
+        sub.dirty = true
+        sub.noteSent(Self.batch(2, caughtUp: true, at: end), records: 0, stated: stated)
+        #expect(sub.nextBatch == 3 && sub.lastRecordsBatch == 1, "a batch without records starts no burst")
+        #expect(sub.caughtUpSent && !sub.inResetPass)
+        #expect(!sub.idle, "a commit arrived while the batch was read: read again")
+        #expect(sub.vectorReference == stated, "live vectors are written against what the subscription stated")
+
+        sub.dirty = false
+        sub.noteSent(Self.batch(3, caughtUp: true, reset: true, at: end), records: 1, stated: Self.vector([(Self.a, 20)]))
+        #expect(sub.idle)
+        #expect(sub.vectorReference == Self.vector([(Self.a, 20)]), "a reset batch starts the reference again from what it states")
+    }
+
+    /// The writes left out for the upstreams widen, per node, to the lowest and highest of them.
+    @Test func skippedWritesWidenPerNode() {
+        var sub = SyncSession.Outbound(incarnation: Self.incarnation, peerKnowledge: VersionVector(), window: 4)
+        sub.noteSkipped([Self.a: (HLC(rawValue: 10), HLC(rawValue: 20))])
+        sub.noteSkipped([Self.a: (HLC(rawValue: 5), HLC(rawValue: 15)), Self.b: (HLC(rawValue: 7), HLC(rawValue: 7))])
+        #expect(sub.skipped[Self.a]?.low == HLC(rawValue: 5) && sub.skipped[Self.a]?.high == HLC(rawValue: 20))
+        #expect(sub.skipped[Self.b]?.low == HLC(rawValue: 7) && sub.skipped[Self.b]?.high == HLC(rawValue: 7))
+    }
+}
