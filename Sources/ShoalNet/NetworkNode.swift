@@ -271,97 +271,15 @@ public actor NetworkNode {
     func handle(_ event: Event) async {
         switch event {
         case let .open(writer, channel, dialed, device, handlers, reply):
-            // The trust check: after the TLS handshake, before this node sends its hello or any
-            // other frame (until then TrustGate lets no byte out). A device not trusted is
-            // refused here and listed as pending.
-            if let dialed { peerStates[dialed]?.device = device }
-            guard admits(device, remote: dialed ?? Self.address(of: channel)) else {
-                if let dialed { peerStates[dialed]?.lastError = "device \(device) is not trusted (shoal peer add)" }
-                return reply.resume(returning: nil)
-            }
-            let (id, first) = await sync.open(device: device)
-            // Checked again: trust may have been withdrawn while the node opened the session.
-            guard trusted.contains(device) else {
-                await sync.closed(id)
-                return reply.resume(returning: nil)
-            }
-            // Named before the hello goes out: from then on the event loop moves this
-            // connection's asset frames to the lanes itself.
-            handlers.binding.connection = id
-            connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, device: device, gate: handlers.gate, requests: handlers.requests,
-                                         inbound: handlers.inbound, received: handlers.received)
-            startServing(id, handlers.requests)
-            configuration.logger.debug("connection opened", metadata: ["connection": "\(id)", "remote": "\(Self.address(of: channel))", "device": "\(device.short)", "dialed": "\(dialed != nil)"])
-            if let dialed { peerStates[dialed]?.isConnected = true }
-            try? await channel.eventLoop.submit { try channel.pipeline.syncOperations.handler(type: TrustGate.self).open() }.get()
-            reply.resume(returning: id)
-            await send([id: first])
+            await open(writer: writer, channel: channel, dialed: dialed, device: device, handlers: handlers, reply: reply)
         case let .frame(id, frame, decoded, budget):
             defer { budget?.give(frame.heldCost) }
-            guard let device = connections[id]?.device else { return }
-            // A trusted device speaks only as the node ID bound to it. A hello this check cannot
-            // read is refused here too (fail closed), as the session would refuse it.
-            if frame.type == .hello {
-                let hello: HelloMessage
-                do {
-                    hello = try HelloMessage(decoding: frame.payload, limits: await sync.configuration.limits)
-                } catch {
-                    return await send([id: [.close(ErrorMessage(code: ShoalError.Code.invalidArguments.name, message: "malformed payload from the peer: \(error)"))]])
-                }
-                if let refusal = await bind(hello.node, to: device) {
-                    return await send([id: [.close(ErrorMessage(code: ShoalError.Code.permissionFailure.name, message: refusal))]])
-                }
-            }
-            let out = await sync.receive(frame, on: id, decoded: decoded)
-            if frame.type == .hello, let peer = await sync.peer(of: id) {
-                established.insert(id)
-                if let dialed = connections[id]?.dialed {
-                    peerStates[dialed]?.node = peer
-                    peerStates[dialed]?.failures = 0
-                    peerStates[dialed]?.lastError = nil
-                    discoveryDialVerified(dialed, device: device)
-                }
-                configuration.logger.info("peer connected", metadata: ["peer": "\(peer.short)", "connection": "\(id)",
-                                                                        "remote": "\(connections[id]?.channel.remoteAddress.map { "\($0)" } ?? "?")"])
-                // Both dialled each other: the connections the larger device ID dialled go (only
-                // that end acts), and its dialler waits while the other lasts (dialLoop). Two
-                // connections would carry every change twice. Checked whichever of the two is
-                // established last, and only against an accepted connection opened moments ago:
-                // an older one may be dead (the device moved) and the dialled one its replacement.
-                if tls.deviceID > device,
-                   connections.contains(where: { $0.value.device == device && $0.value.dialed == nil && established.contains($0.key)
-                                                 && ContinuousClock.now - $0.value.opened < .seconds(10) }) {
-                    let duplicates = connections.filter { c in
-                        c.value.device == device && established.contains(c.key) && c.value.dialed.map { !isDiscoveryDial($0) } == true
-                    }.keys
-                    var closing = out
-                    for d in duplicates {
-                        configuration.logger.debug("closing a duplicate connection", metadata: ["peer": "\(peer.short)", "connection": "\(d)"])
-                        closing[d, default: []] += [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: "a connection between these devices is open already").encoded())), .close(nil)]
-                    }
-                    if !duplicates.isEmpty { return await send(closing) }
-                }
-            } else if frame.type == .error, let e = try? ErrorMessage(decoding: frame.payload) {
-                configuration.logger.warning("peer reported an error", metadata: ["connection": "\(id)", "code": "\(e.code)", "error": "\(e.message)"])
-            }
-            await send(out)
+            await receive(frame, on: id, decoded: decoded)
         case let .parked(id, frame):
             await handle(.frame(id, frame, nil, nil))
             connections[id]?.gate.records.handled()
         case let .closed(id):
-            if let dialed = connections[id]?.dialed { peerStates[dialed]?.isConnected = false }
-            if connections[id] != nil {
-                let peer = await sync.peer(of: id)?.short ?? "-"
-                configuration.logger.info("connection closed", metadata: ["connection": "\(id)", "peer": "\(peer)"])
-            }
-            if let c = connections[id], trusted.contains(c.device), let last = c.received.last, lastFrames[c.device].map({ $0 < last }) ?? true {
-                lastFrames[c.device] = last
-            }
-            connections[id]?.requests.finish()
-            connections[id] = nil
-            servingLanes[id] = nil
-            await send(await sync.closed(id))
-            await send(await sync.resumeAssetTransfers())
+            await connectionClosed(id)
         case let .zoneChanged(zone):
             // Connections with more than their bound waiting get the news once they drain.
             let held = Set(connections.filter { $0.value.gate.records.isOverLimit }.keys)
@@ -391,6 +309,114 @@ public actor NetworkNode {
         case let .timeout(id, reason):
             if await sync.peer(of: id) == nil { close(id, reason: reason) }
         }
+    }
+
+    /// Opens a connection whose TLS handshake showed `device` (`dialed`: the address this node
+    /// dialled, nil for an accepted one) and answers `reply` with its ID, or nil when the device
+    /// is not trusted. The trust check comes after the TLS handshake and before this node sends
+    /// its hello or any other frame (until then TrustGate lets no byte out); a device not
+    /// trusted is refused here and listed as pending.
+    func open(writer: NIOAsyncChannelOutboundWriter<Frame>, channel: any Channel, dialed: String?, device: DeviceID,
+              handlers: ConnectionHandlers, reply: CheckedContinuation<ConnectionID?, Never>) async {
+        if let dialed { peerStates[dialed]?.device = device }
+        guard admits(device, remote: dialed ?? Self.address(of: channel)) else {
+            if let dialed { peerStates[dialed]?.lastError = "device \(device) is not trusted (shoal peer add)" }
+            return reply.resume(returning: nil)
+        }
+        let (id, first) = await sync.open(device: device)
+        // Checked again: trust may have been withdrawn while the node opened the session.
+        guard trusted.contains(device) else {
+            await sync.closed(id)
+            return reply.resume(returning: nil)
+        }
+        // Named before the hello goes out: from then on the event loop moves this
+        // connection's asset frames to the lanes itself.
+        handlers.binding.connection = id
+        connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, device: device, gate: handlers.gate, requests: handlers.requests,
+                                     inbound: handlers.inbound, received: handlers.received)
+        startServing(id, handlers.requests)
+        configuration.logger.debug("connection opened", metadata: ["connection": "\(id)", "remote": "\(Self.address(of: channel))", "device": "\(device.short)", "dialed": "\(dialed != nil)"])
+        if let dialed { peerStates[dialed]?.isConnected = true }
+        try? await channel.eventLoop.submit { try channel.pipeline.syncOperations.handler(type: TrustGate.self).open() }.get()
+        reply.resume(returning: id)
+        await send([id: first])
+    }
+
+    /// Hands `frame`, received on connection `id`, to the engine and sends what it answers. A
+    /// trusted device speaks only as the node ID bound to it: a hello is checked against the
+    /// binding first, and one this check cannot read is refused here too (fail closed), as the
+    /// session would refuse it. An established hello marks a dialled peer connected.
+    func receive(_ frame: Frame, on id: ConnectionID, decoded: SyncNode.DecodedChanges?) async {
+        guard let device = connections[id]?.device else { return }
+        if frame.type == .hello {
+            let hello: HelloMessage
+            do {
+                hello = try HelloMessage(decoding: frame.payload, limits: await sync.configuration.limits)
+            } catch {
+                return await send([id: [.close(ErrorMessage(code: ShoalError.Code.invalidArguments.name, message: "malformed payload from the peer: \(error)"))]])
+            }
+            if let refusal = await bind(hello.node, to: device) {
+                return await send([id: [.close(ErrorMessage(code: ShoalError.Code.permissionFailure.name, message: refusal))]])
+            }
+        }
+        let out = await sync.receive(frame, on: id, decoded: decoded)
+        if frame.type == .hello, let peer = await sync.peer(of: id) {
+            established.insert(id)
+            if let dialed = connections[id]?.dialed {
+                peerStates[dialed]?.node = peer
+                peerStates[dialed]?.failures = 0
+                peerStates[dialed]?.lastError = nil
+                discoveryDialVerified(dialed, device: device)
+            }
+            configuration.logger.info("peer connected", metadata: ["peer": "\(peer.short)", "connection": "\(id)",
+                                                                    "remote": "\(connections[id]?.channel.remoteAddress.map { "\($0)" } ?? "?")"])
+            if let closing = duplicatesClosing(device: device, peer: peer, out: out) { return await send(closing) }
+        } else if frame.type == .error, let e = try? ErrorMessage(decoding: frame.payload) {
+            configuration.logger.warning("peer reported an error", metadata: ["connection": "\(id)", "code": "\(e.code)", "error": "\(e.message)"])
+        }
+        await send(out)
+    }
+
+    /// The frames that close the duplicates of a connection to `device` (node `peer`) just
+    /// established, with `out`, what the engine answered, or nil when there are none.
+    ///
+    /// Both dialled each other: the connections the larger device ID dialled go (only that end
+    /// acts), and its dialler waits while the other lasts (dialLoop). Two connections would
+    /// carry every change twice. Checked whichever of the two is established last, and only
+    /// against an accepted connection opened moments ago: an older one may be dead (the device
+    /// moved) and the dialled one its replacement.
+    func duplicatesClosing(device: DeviceID, peer: NodeID, out: [ConnectionID: [SyncOutput]]) -> [ConnectionID: [SyncOutput]]? {
+        guard tls.deviceID > device,
+              connections.contains(where: { $0.value.device == device && $0.value.dialed == nil && established.contains($0.key)
+                                            && ContinuousClock.now - $0.value.opened < .seconds(10) }) else { return nil }
+        let duplicates = connections.filter { c in
+            c.value.device == device && established.contains(c.key) && c.value.dialed.map { !isDiscoveryDial($0) } == true
+        }.keys
+        guard !duplicates.isEmpty else { return nil }
+        var closing = out
+        for d in duplicates {
+            configuration.logger.debug("closing a duplicate connection", metadata: ["peer": "\(peer.short)", "connection": "\(d)"])
+            closing[d, default: []] += [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: "a connection between these devices is open already").encoded())), .close(nil)]
+        }
+        return closing
+    }
+
+    /// Forgets connection `id`, which closed: its peer's state, its serving lane, and what the
+    /// engine held for it (its transfers move to other connections).
+    func connectionClosed(_ id: ConnectionID) async {
+        if let dialed = connections[id]?.dialed { peerStates[dialed]?.isConnected = false }
+        if connections[id] != nil {
+            let peer = await sync.peer(of: id)?.short ?? "-"
+            configuration.logger.info("connection closed", metadata: ["connection": "\(id)", "peer": "\(peer)"])
+        }
+        if let c = connections[id], trusted.contains(c.device), let last = c.received.last, lastFrames[c.device].map({ $0 < last }) ?? true {
+            lastFrames[c.device] = last
+        }
+        connections[id]?.requests.finish()
+        connections[id] = nil
+        servingLanes[id] = nil
+        await send(await sync.closed(id))
+        await send(await sync.resumeAssetTransfers())
     }
 
     /// Makes sure the engine hears `heldNews` when the earliest held news is due (news is held

@@ -520,24 +520,7 @@ public actor SyncNode {
         } catch {
             throw SyncFailure("internalError", "could not read the purged zones for the peer's announcement: \(error)")
         }
-        let leftOut = try await checkNewZones(announced, local: local, purged: purged, on: id)
-        var shareChanges = Set<DeviceID>()
-        for a in announced where !leftOut.contains(a.zone) {
-            let mine = local[a.zone] ?? purged[a.zone].map { ZoneAnnouncement(zone: a.zone, incarnation: $0, isDeleted: true) }
-            // A shared zone changes only by its owner's signed share (Spec/security.md §6.3).
-            if let share = a.share {
-                shareChanges.formUnion(try await adoptShare(a, share, mine: mine, on: id))
-                continue
-            }
-            try await adoptUnsigned(a, mine: mine, heldBefore: local[a.zone] != nil, on: id)
-        }
-        if !shareChanges.isEmpty {
-            // Connections of devices whose access changed restart once this call settles.
-            for (c, more) in restart(shareChanges, except: id, reason: "a zone's share changed on node \(nodeID.short); reconnect to follow it") {
-                extraOutputs[c, default: []] += more
-            }
-            announcePending = true
-        }
+        try await adopt(announced, local: local, purged: purged, on: id)
         guard let peerHello = sessions[id]?.peer else { return [] }
         // What the peer announced, updated by this message: only zones held here are kept, and
         // without their shares, so what a peer announces costs at most an entry per zone held.
@@ -548,7 +531,6 @@ public actor SyncNode {
         }
         for zone in peerZones.keys where local[zone] == nil { peerZones[zone] = nil }
         sessions[id]?.peerZones = peerZones
-        var out = [SyncOutput]()
         // Which of the zones held here the peer replicates, and which deletions it has announced
         // (for zone tombstone purges, §4.1): only devices that may read a zone speak for it.
         var replicated = [ZoneAnnouncement]()
@@ -560,11 +542,47 @@ public actor SyncNode {
         } catch {
             throw SyncFailure("internalError", "could not record the peer's announcement of its zones: \(error)")
         }
-        // A peer that still holds a zone purged here, in the purged incarnation, is told it was
-        // deleted: it deletes its copy, or purges its own tombstone. A deletion announced in a
-        // hello is the peer's own tombstone; one in a `zones` message may only echo what this
-        // node told it, so it starts nothing (two nodes that both purged would otherwise keep
-        // telling each other for as long as the connection lasts).
+        let told = await tellPurged(announced, local: local, purged: purged, from: from, on: id)
+        return told + (await follow(peerZones, local: local, on: id))
+    }
+
+    /// Brings local zones in line with `announced`, a peer's announcements (those not left out
+    /// by ``checkNewZones(_:local:purged:on:)``): a shared zone only by its owner's signed share,
+    /// an unshared one as ``adoptUnsigned(_:mine:heldBefore:on:)`` says. `local` is the zones as
+    /// held here, `purged` the incarnations of those purged here. Connections of devices whose
+    /// access a share changed restart once the call settles.
+    func adopt(_ announced: [ZoneAnnouncement], local: [RecordZone.ID: ZoneAnnouncement], purged: [RecordZone.ID: NodeID],
+               on id: ConnectionID) async throws(SyncFailure) {
+        let leftOut = try await checkNewZones(announced, local: local, purged: purged, on: id)
+        var shareChanges = Set<DeviceID>()
+        for a in announced where !leftOut.contains(a.zone) {
+            let mine = local[a.zone] ?? purged[a.zone].map { ZoneAnnouncement(zone: a.zone, incarnation: $0, isDeleted: true) }
+            // A shared zone changes only by its owner's signed share (Spec/security.md §6.3).
+            if let share = a.share {
+                shareChanges.formUnion(try await adoptShare(a, share, mine: mine, on: id))
+                continue
+            }
+            try await adoptUnsigned(a, mine: mine, heldBefore: local[a.zone] != nil, on: id)
+        }
+        guard !shareChanges.isEmpty else { return }
+        for (c, more) in restart(shareChanges, except: id, reason: "a zone's share changed on node \(nodeID.short); reconnect to follow it") {
+            extraOutputs[c, default: []] += more
+        }
+        announcePending = true
+    }
+
+    /// The `zones` message that tells the peer on `id` of zones purged here that it announced
+    /// (`announced`, in the message `from`) in the purged incarnation, when what it is told
+    /// changes; `local` is the zones held here after the announcement, `purged` the purged
+    /// incarnations.
+    ///
+    /// A peer that still holds a zone purged here, in the purged incarnation, is told it was
+    /// deleted: it deletes its copy, or purges its own tombstone. A deletion announced in a
+    /// hello is the peer's own tombstone; one in a `zones` message may only echo what this
+    /// node told it, so it starts nothing (two nodes that both purged would otherwise keep
+    /// telling each other for as long as the connection lasts).
+    func tellPurged(_ announced: [ZoneAnnouncement], local: [RecordZone.ID: ZoneAnnouncement], purged: [RecordZone.ID: NodeID],
+                    from: AnnouncementMessage?, on id: ConnectionID) async -> [SyncOutput] {
         let announcedBefore = sessions[id]?.announced.map(\.zone) ?? []
         let told = sessions[id]?.purgedAnnounced ?? [:]
         var tell = told
@@ -576,17 +594,22 @@ public actor SyncNode {
             }
         }
         let tellRemoved = sessions[id]?.tellRemoved ?? []
-        if tell != told || !tellRemoved.isSubset(of: announcedBefore) {
-            sessions[id]?.purgedAnnounced = tell
-            let current = await announcedZones(for: id)
-            if current != sessions[id]?.announced {
-                sessions[id]?.announced = current
-                out.append(.send(Frame(type: .zones, payload: ZonesMessage(zones: current).encoded())))
-            }
-        }
+        guard tell != told || !tellRemoved.isSubset(of: announcedBefore) else { return [] }
+        sessions[id]?.purgedAnnounced = tell
+        let current = await announcedZones(for: id)
+        guard current != sessions[id]?.announced else { return [] }
+        sessions[id]?.announced = current
+        return [.send(Frame(type: .zones, payload: ZonesMessage(zones: current).encoded()))]
+    }
+
+    /// Subscribes on `id` to every zone of `peerZones` (what the peer announced, of the zones
+    /// held here) live on both sides in the same incarnation that this connection does not yet
+    /// follow, and drops the subscriptions of the others. Only a device that may write the zone
+    /// is followed: a read-only member's changes would be refused (Spec/security.md §6.2).
+    func follow(_ peerZones: [RecordZone.ID: ZoneAnnouncement], local: [RecordZone.ID: ZoneAnnouncement],
+                on id: ConnectionID) async -> [SyncOutput] {
+        var out = [SyncOutput]()
         for (zone, theirs) in peerZones.sorted(by: { $0.key < $1.key }) where configuration.zones.allows(zone) {
-            // Only a device that may write the zone is followed: a read-only member's changes
-            // would be refused (Spec/security.md §6.2).
             guard let mine = local[zone], !mine.isDeleted, !theirs.isDeleted, mine.incarnation == theirs.incarnation,
                   await access(id, zone) >= .write else {
                 sessions[id]?.inbound[zone] = nil
