@@ -38,7 +38,7 @@ struct BatchContent {
 enum ContentOutcome {
     /// The batch's content, and the subscription as it stands after the suspensions.
     case content(BatchContent, SyncSession.Outbound)
-    /// The subscription moved meanwhile (an acknowledgement, a reset): read again.
+    /// The subscription moved meanwhile (an acknowledgement, a reset): stop for now.
     case superseded
     /// A stored version does not decode: the error frame to send, the subscription ended.
     case failed(Frame)
