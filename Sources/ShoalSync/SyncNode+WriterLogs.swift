@@ -445,22 +445,16 @@ extension SyncNode {
         }
         var left = Set<String>()
         for i in versions.indices {
-            if outsiders.isEmpty && provenByItself[i] {
-                guard let vector = versions[i]?.versionVector else { continue }
-                if let e = vector.entries.first(where: { $0.node != nodeID && $0.hlc > newest[$0.node] ?? .zero }) {
-                    throw unloggedWrite(e, of: versions[i]?.id, what: what)
-                }
-                continue
-            }
-            guard let v = versions[i] else { continue }
-            if !outsiders.isEmpty, Self.dots(of: v).contains(where: { outsiders.contains($0.node) && entries[$0] == nil }) {
+            guard let vector = versions[i]?.versionVector else { continue }
+            if !outsiders.isEmpty, let v = versions[i], Self.dots(of: v).contains(where: { outsiders.contains($0.node) && entries[$0] == nil }) {
                 left.insert(v.id.name)
                 continue
             }
-            if let e = v.versionVector.entries.first(where: { $0.node != nodeID && $0.hlc > newest[$0.node] ?? .zero }) {
-                throw unloggedWrite(e, of: v.id, what: what)
+            if let e = vector.entries.first(where: { $0.node != nodeID && $0.hlc > newest[$0.node] ?? .zero }) {
+                throw refusal("\(what): record \(versions[i]?.id.description ?? "?") names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
             }
             if provenByItself[i] { continue }
+            guard let v = versions[i] else { continue }
             for e in v.versionVector.entries where e.node != nodeID {
                 let w = e.node
                 if let mismatch = WriterLog.check(v, writer: w, isRebuilt: { rebuilt.contains($0, at: i) }, entry: { entries[Dot(node: w, hlc: $0)] }) {
@@ -479,12 +473,6 @@ extension SyncNode {
             }
         }
         return left
-    }
-
-    /// The refusal of a batch whose record `id` names write `e` past the newest entry of its
-    /// writer's log held here.
-    func unloggedWrite(_ e: VersionVector.Entry, of id: Record.ID?, what: String) -> SyncFailure {
-        refusal("\(what): record \(id.map { "\($0)" } ?? "?") names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
     }
 
     /// The writes a version shows by dot: its heads, its slots' stamps and its creation.

@@ -63,7 +63,9 @@ public actor SyncNode {
     var resyncs: [PeerZone: Set<String>] = [:]
     /// Receives a line for every knowledge adoption and batch (tests use it to explain a failure).
     package var trace: (@Sendable (String) -> Void)? = nil
-    package func setTrace(_ t: (@Sendable (String) -> Void)?) { trace = t }
+    package func setTrace(_ t: (@Sendable (String) -> Void)?) {
+        trace = t
+    }
 
     /// Counters since the node was created, for status displays and progress.
     public struct Statistics: Sendable, Hashable {

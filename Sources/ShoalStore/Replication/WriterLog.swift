@@ -110,7 +110,7 @@ package enum WriterLog {
             }
             // Slots go in order of name bytes, as a version's fields do; a version built
             // otherwise takes the general path, which sorts them.
-            guard let slots = version.entrySlotsSize(stampedBy: dot) else {
+            guard let slots = version.entrySlotsSize(stampedBy: dot, digestLength: digestLength) else {
                 let bytes = entry(of: version, dot: dot, sequence: sequence ?? 1).encoded()
                 return sequence == nil ? Array(bytes.dropFirst()) : bytes  // varint 1 is one byte
             }
@@ -131,10 +131,8 @@ package enum WriterLog {
                     writeSystemValue(into: &w, recordType: version.recordType, parent: version.parent, zone: zone)
                 }
             }
-            version.writeEntrySlots(stampedBy: dot, into: &w) { slot, w in
-                WriteEntry.slotDigestContext.withUnsafeBytes { context in
-                    sha256(context, slot) { w.writeRaw(UnsafeRawBufferPointer(rebasing: $0.prefix(WriteEntry.digestBytes))) }
-                }
+            version.writeEntrySlots(stampedBy: dot, into: &w) { w, name, valueSize, value in
+                writeDigest(into: &w, name: name, valueSize: valueSize, value)
             }
         }
     }
