@@ -126,6 +126,79 @@ import ShoalSamples
         #expect(early.failureDescription?.contains("entry #11 of") == true, "\(String(describing: early.failureDescription))")
     }
 
+    /// Items whose timestamps do not strictly increase — one version's write named twice, or an
+    /// older write after a newer one — are a mismatch at the second item, found before anything
+    /// is rebuilt, whichever way the range is rebuilt.
+    @Test func itemsWhoseTimestampsDoNotIncreaseAreAMismatch() throws {
+        let writer = NodeID(high: 0x0a11ce, low: 9)
+        var r = Record(recordType: "Note", id: Record.ID(name: "n", zone: notes))
+        r["title"] = .string("a title long enough to be hashed")
+        let v = Stamping.saved(r, by: writer, at: HLC(milliseconds: 1_700_000_000_000, logical: 0))
+        let hlc = v.versionVector[writer]
+        let earlier = HLC(milliseconds: 1_600_000_000_000, logical: 0)
+        for items: [WriterLogSection.Item] in [
+            [.implied(record: 0), .implied(record: 0)],
+            Array(repeating: .implied(record: 0), count: WriterLog.parallelEntries * 2),
+            [.impliedAt(record: 0, hlc: hlc), .impliedAt(record: 0, hlc: earlier)],
+            [.implied(record: 0), .partial(record: 0, hlc: hlc, missing: [])],
+        ] {
+            let range = WriterLogSection.Range(writer: writer, firstSequence: 7, items: items)
+            let encoded = WriterLog.encodedEntries(of: range, versions: [v])
+            #expect(encoded.failureDescription?.contains("entry #8 of \(writer) is not later than the entry before it") == true,
+                    "\(items.count) items: \(String(describing: encoded.failureDescription))")
+            let built = WriterLog.entries(of: range, versions: [v])
+            #expect(built.failureDescription?.contains("entry #8 of") == true, "\(String(describing: built.failureDescription))")
+        }
+        let once = WriterLogSection.Range(writer: writer, firstSequence: 7, items: [.impliedAt(record: 0, hlc: earlier), .implied(record: 0)])
+        #expect((try? WriterLog.encodedEntries(of: once, versions: [v]).get())?.map(\.sequence) == [7, 8])
+    }
+
+    /// A version whose slots were set by many writes of one writer, each still shown, implies an
+    /// entry per write: the rebuild looks only at each write's own slots after the first (so a
+    /// range naming a version's writes thousands of times costs what its slots do), and gives
+    /// the entries that rebuilding each item alone gives — implied, partial and whole alike.
+    @Test(arguments: [21, 22] as [UInt64]) func aVersionNamedByManyWritesGivesEachWritesEntry(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let writer = NodeID(high: 0x0a11ce, low: 11)
+        var r = Record(recordType: "Note", id: Record.ID(name: "n", zone: notes))
+        let count = 64 + Int(rng.next() % 64)
+        for i in 0..<count { r["f\(1000 + i)"] = i % 3 == 0 ? .string("a value long enough to be hashed, \(i)") : .int64(Int64(i)) }
+        var v = Stamping.saved(r, by: writer, at: HLC(milliseconds: 1_700_000_000_000, logical: 0))
+        // Each slot set by its own earlier write, in a shuffled order of writes.
+        let order = (0..<count).shuffled(using: &rng)
+        let base = 1_600_000_000_000 as UInt64
+        v.slots = v.slots.enumerated().map { (i, f) in
+            var f = f
+            f.stamp = Dot(node: writer, hlc: HLC(milliseconds: base + UInt64(order[i]), logical: 0))
+            return f
+        }
+        var items = [WriterLogSection.Item]()
+        var expected = [WriteEntry]()
+        for w in 0..<count {
+            let hlc = HLC(milliseconds: base + UInt64(w), logical: 0)
+            let entry = WriterLog.entry(of: v, dot: Dot(node: writer, hlc: hlc), sequence: UInt64(w) + 1)
+            switch rng.next() % 3 {
+            case 0: items.append(.whole(entry))
+            case 1:
+                let extra = WriteEntry.Slot(name: "gone\(w)", digest: [UInt8](repeating: UInt8(w & 0xff), count: 32))
+                items.append(.partial(record: 0, hlc: hlc, missing: [extra]))
+                expected.append(WriteEntry(sequence: entry.sequence, hlc: hlc, isDeletion: false, isCreation: entry.isCreation,
+                                           record: entry.record, slots: entry.slots + [extra]))
+                continue
+            default: items.append(.impliedAt(record: 0, hlc: hlc))
+            }
+            expected.append(entry)
+        }
+        items.append(.implied(record: 0))
+        expected.append(WriterLog.entry(of: v, dot: Dot(node: writer, hlc: v.versionVector[writer]), sequence: UInt64(count) + 1))
+        for (offset, item) in items.enumerated() {
+            #expect(WriterLog.entry(for: item, sequence: UInt64(offset) + 1, writer: writer, versions: [v]) == expected[offset], "seed \(seed), item \(offset)")
+        }
+        let range = WriterLogSection.Range(writer: writer, firstSequence: 1, items: items)
+        #expect(try WriterLog.entries(of: range, versions: [v]).get() == expected, "seed \(seed)")
+        #expect(try WriterLog.encodedEntries(of: range, versions: [v]).get() == expected.map(WriterLog.EncodedEntry.init), "seed \(seed)")
+    }
+
     /// A relay's forgeries: a value the writer never wrote under its stamp, a stamp of a write
     /// the writer never made, a deletion its entry calls a save.
     @Test func versionsShowingWritesNoEntryHoldsAreCaught() async throws {

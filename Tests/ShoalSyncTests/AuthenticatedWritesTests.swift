@@ -194,4 +194,28 @@ import ShoalWire
         #expect(!(await holds(sim, 0, "after")), "the removed member's new write does not reach the owner")
         #expect(await sim.nodes[0].sync.statistics.refusedBatches == 0)
     }
+
+    /// A member sends its own large record with a range naming that record's write 4,096 times.
+    /// A log's timestamps strictly increase, so the range is refused before any entry is rebuilt:
+    /// without that check the owner hashed the 64 KiB value once per item (256 MiB for one
+    /// 64 KiB frame) before the chain refused it.
+    @Test func aRangeRepeatingAWriteIsRefusedBeforeItIsRebuilt() async throws {
+        let sim = try await Simulation(seed: 4927, nodes: 3, identities: true)
+        try await sim.createSharedZone(Self.team, on: 0)
+        #expect(try await sim.runUntilQuiet())
+        let id = Record.ID(name: "big", zone: Self.team)
+        _ = try await sim.nodes[1].store.save(note("big", String(repeating: "x", count: 64 << 10)))
+        let big = try #require(try await sim.nodes[1].store.storedVersions(of: [id]).values.first)
+        let writer = sim.nodes[1].store.nodeID
+        let head = try await sim.nodes[0].store.logHead(of: writer, in: Self.team)
+        let section = WriterLogSection(ranges: [.init(writer: writer, firstSequence: head.sequence + 1,
+                                                      items: Array(repeating: .implied(record: 0), count: 4096))])
+        let (conn, frame) = try await batch(sim, records: [big], knowledge: nil, section: section)
+        let out = await sim.nodes[0].sync.receive(frame, on: conn)
+        let error = Simulation.closeError(out, conn)
+        #expect(error?.code == "invalidArguments", "\(out)")
+        #expect(error?.message.contains("entry #\(head.sequence + 2) of \(writer) is not later than the entry before it") == true,
+                "\(String(describing: error))")
+        #expect(!(await holds(sim, 0, "big")))
+    }
 }

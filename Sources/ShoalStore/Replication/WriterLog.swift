@@ -73,17 +73,21 @@ package enum WriterLog {
     /// parent (the slot with the empty name). For the version the write itself produced this is
     /// the write's entry; a later version may show less of it (replaced slots), or another
     /// head's type and parent, and a sender then sends what it lacks (Spec/authenticated-writes.md §4).
-    package static func entry(of version: Record, dot: Dot, sequence: UInt64) -> WriteEntry {
+    /// `among`: the slots to look at (``SlotLookup``), rather than all of them.
+    package static func entry(of version: Record, dot: Dot, sequence: UInt64, among: [Int]? = nil) -> WriteEntry {
         let zone = version.id.zone
         let head = version.versionVector[dot.node] == dot.hlc ? version.heads.first { $0.node == dot.node } : nil
         let deletion = head?.isDeletion == true
         var slots = [WriteEntry.Slot]()
         if !deletion {
-            slots.reserveCapacity(version.fields.count &+ 1)
+            slots.reserveCapacity((among?.count ?? version.fields.count) &+ 1)
             if head != nil {
                 slots.append(WriteEntry.Slot(name: "", digest: systemDigest(recordType: version.recordType, parent: version.parent, zone: zone)))
             }
-            for f in version.fields where f.stamp == dot {
+            let fields = version.fields
+            for k in 0..<(among?.count ?? fields.count) {
+                let f = fields[among?[k] ?? k]
+                guard f.stamp == dot else { continue }
                 slots.append(WriteEntry.Slot(name: f.name, digest: slotDigest(name: f.name, value: f.value, zone: zone)))
             }
         }
@@ -95,7 +99,7 @@ package enum WriterLog {
     /// one buffer: no slot, digest or entry is built on the way (a relayed batch rebuilds most
     /// of its entries this way, one per version). A nil `sequence` leaves it out: the rest of the
     /// entry, which a save's planning computes before the store numbers it (``encodedEntry(sequence:tail:)``).
-    package static func encodedEntry(of version: Record, dot: Dot, sequence: UInt64?) -> [UInt8] {
+    package static func encodedEntry(of version: Record, dot: Dot, sequence: UInt64?, among: [Int]? = nil) -> [UInt8] {
         let zone = version.id.zone
         let head = version.versionVector[dot.node] == dot.hlc ? version.heads.first { $0.node == dot.node } : nil
         let deletion = head?.isDeletion == true
@@ -110,8 +114,8 @@ package enum WriterLog {
             }
             // Slots go in order of name bytes, as a version's fields do; a version built
             // otherwise takes the general path, which sorts them.
-            guard let slots = version.entrySlotsSize(stampedBy: dot, digestLength: digestLength) else {
-                let bytes = entry(of: version, dot: dot, sequence: sequence ?? 1).encoded()
+            guard let slots = version.entrySlotsSize(stampedBy: dot, among: among, digestLength: digestLength) else {
+                let bytes = entry(of: version, dot: dot, sequence: sequence ?? 1, among: among).encoded()
                 return sequence == nil ? Array(bytes.dropFirst()) : bytes  // varint 1 is one byte
             }
             size &+= slots.size
@@ -131,7 +135,7 @@ package enum WriterLog {
                     writeSystemValue(into: &w, recordType: version.recordType, parent: version.parent, zone: zone)
                 }
             }
-            version.writeEntrySlots(stampedBy: dot, into: &w) { w, name, valueSize, value in
+            version.writeEntrySlots(stampedBy: dot, among: among, into: &w) { w, name, valueSize, value in
                 writeDigest(into: &w, name: name, valueSize: valueSize, value)
             }
         }
@@ -335,30 +339,61 @@ extension WriterLog {
     /// As ``entries(of:versions:)`` where some versions could not be rebuilt (nil): an entry
     /// implied by one of those is a mismatch.
     package static func entries(of range: WriterLogSection.Range, versions: [Record?]) -> Result<[WriteEntry], Mismatch> {
-        resolve(range, versions: versions, whole: { $0 }, implied: { v, dot, sequence in entry(of: v, dot: dot, sequence: sequence) })
+        resolve(range, versions: versions, whole: { $0 }, implied: { v, dot, sequence, among in entry(of: v, dot: dot, sequence: sequence, among: among) })
     }
 
     /// Each item of `range` as `whole` makes it of its entry, or, for an entry a version implies
-    /// whole (no slot missing), as `implied` makes it of the version, the dot and the sequence.
+    /// whole (no slot missing), as `implied` makes it of the version, the dot, the sequence and
+    /// the slots to look at (``SlotLookup``).
     static func resolve<T>(_ range: WriterLogSection.Range, versions: [Record?], whole: (WriteEntry) -> T,
-                           implied: (Record, Dot, UInt64) -> T) -> Result<[T], Mismatch> {
-        resolve(range.items[...], firstSequence: range.firstSequence, writer: range.writer, versions: versions, whole: whole, implied: implied)
+                           implied: (Record, Dot, UInt64, [Int]?) -> T) -> Result<[T], Mismatch> {
+        if let m = orderMismatch(of: range, versions: versions) { return .failure(m) }
+        return resolve(range.items[...], firstSequence: range.firstSequence, writer: range.writer, versions: versions, whole: whole, implied: implied)
+    }
+
+    /// The first item of `range` whose write is not later than the item before it, checked
+    /// before any entry is rebuilt: a log's timestamps strictly increase, and without this a
+    /// range naming one large version's write again and again would have the receiver hash that
+    /// version once per item (up to ``WireLimits/maxMessageItems`` times) only to refuse the
+    /// chain afterwards. Items naming a version that is not there are left to the rebuild.
+    static func orderMismatch(of range: WriterLogSection.Range, versions: [Record?]) -> Mismatch? {
+        var previous: HLC?
+        for (offset, item) in zip(0..., range.items) {
+            let hlc: HLC
+            switch item {
+            case .whole(let e): hlc = e.hlc
+            case .impliedAt(_, let h), .partial(_, let h, _): hlc = h
+            case .implied(let i):
+                guard i < versions.count, let v = versions[i]?.versionVector[range.writer], v != .zero else { continue }
+                hlc = v
+            }
+            if let previous, hlc <= previous {
+                let sequence = range.firstSequence &+ UInt64(offset)
+                return Mismatch(description: "entry #\(sequence) of \(range.writer) is not later than the entry before it (\(hlc) after \(previous)): a log's timestamps strictly increase")
+            }
+            previous = hlc
+        }
+        return nil
     }
 
     /// As ``resolve(_:versions:whole:implied:)`` for `items`, a run of a range's items whose
     /// first is entry `firstSequence` of `writer`'s log.
     static func resolve<T>(_ items: ArraySlice<WriterLogSection.Item>, firstSequence: UInt64, writer: NodeID, versions: [Record?],
-                           whole: (WriteEntry) -> T, implied: (Record, Dot, UInt64) -> T) -> Result<[T], Mismatch> {
+                           whole: (WriteEntry) -> T, implied: (Record, Dot, UInt64, [Int]?) -> T) -> Result<[T], Mismatch> {
         var out = [T]()
         out.reserveCapacity(items.count)
+        var lookup = SlotLookup(versions: versions.count)
         for (offset, item) in zip(0..., items) {
             let sequence = firstSequence &+ UInt64(offset)
             switch source(of: item, sequence: sequence, writer: writer, versions: versions) {
             case .failure(let m): return .failure(m)
             case .success(.whole(let e)): out.append(whole(e))
-            case .success(.version(let v, let hlc, nil)): out.append(implied(v, Dot(node: writer, hlc: hlc), sequence))
-            case .success(.version(let v, let hlc, let missing)):
-                switch entry(of: v, dot: Dot(node: writer, hlc: hlc), sequence: sequence, missing: missing) {
+            case .success(.version(let v, let i, let hlc, nil)):
+                let dot = Dot(node: writer, hlc: hlc)
+                out.append(implied(v, dot, sequence, lookup.slots(of: v, at: i, for: dot)))
+            case .success(.version(let v, let i, let hlc, let missing)):
+                let dot = Dot(node: writer, hlc: hlc)
+                switch entry(of: v, dot: dot, sequence: sequence, missing: missing, among: lookup.slots(of: v, at: i, for: dot)) {
                 case .success(let e): out.append(whole(e))
                 case .failure(let m): return .failure(m)
                 }
@@ -396,6 +431,7 @@ extension WriterLog {
     /// in order), and the receiver does nothing else meanwhile. The result, and the first
     /// mismatch, are those of one pass in order.
     package static func encodedEntries(of range: WriterLogSection.Range, versions: [Record?]) -> Result<[EncodedEntry], Mismatch> {
+        if let m = orderMismatch(of: range, versions: versions) { return .failure(m) }
         let n = range.items.count
         guard n >= parallelEntries, System.coreCount > 1 else {
             return encodedEntries(range.items[...], firstSequence: range.firstSequence, writer: range.writer, versions: versions)
@@ -421,8 +457,8 @@ extension WriterLog {
 
     static func encodedEntries(_ items: ArraySlice<WriterLogSection.Item>, firstSequence: UInt64, writer: NodeID,
                                versions: [Record?]) -> Result<[EncodedEntry], Mismatch> {
-        resolve(items, firstSequence: firstSequence, writer: writer, versions: versions, whole: EncodedEntry.init) { v, dot, sequence in
-            EncodedEntry(sequence: sequence, hlc: dot.hlc, bytes: encodedEntry(of: v, dot: dot, sequence: sequence))
+        resolve(items, firstSequence: firstSequence, writer: writer, versions: versions, whole: EncodedEntry.init) { v, dot, sequence, among in
+            EncodedEntry(sequence: sequence, hlc: dot.hlc, bytes: encodedEntry(of: v, dot: dot, sequence: sequence, among: among))
         }
     }
 
@@ -432,7 +468,7 @@ extension WriterLog {
         switch source(of: item, sequence: sequence, writer: writer, versions: versions) {
         case .failure: return nil
         case .success(.whole(let e)): return e
-        case .success(.version(let v, let hlc, let missing)):
+        case .success(.version(let v, _, let hlc, let missing)):
             return try? entry(of: v, dot: Dot(node: writer, hlc: hlc), sequence: sequence, missing: missing).get()
         }
     }
@@ -441,8 +477,32 @@ extension WriterLog {
     enum Source {
         /// Sent whole.
         case whole(WriteEntry)
-        /// Rebuilt from a version of the batch at a timestamp, with the slots it lacks (partial).
-        case version(Record, hlc: HLC, missing: [WriteEntry.Slot]?)
+        /// Rebuilt from a version of the batch (the `index`th) at a timestamp, with the slots it
+        /// lacks (partial).
+        case version(Record, index: Int, hlc: HLC, missing: [WriteEntry.Slot]?)
+    }
+
+    /// The slots to look at for each entry rebuilt from a version: all of them the first time
+    /// a version is named, only the write's own afterwards (``Record/slotIndicesByStamp()``,
+    /// built once for a version named again). A range naming many writes of one version (its
+    /// earlier writes, or a forged range naming thousands) then costs what the version's slots
+    /// do, not its items times them.
+    struct SlotLookup {
+        private var named: [Bool]
+        private var byStamp = [Int: [Dot: [Int]]]()
+
+        init(versions: Int) { named = [Bool](repeating: false, count: versions) }
+
+        /// The slots of `v`, the `i`th version, to look at for `dot`'s entry (nil: all).
+        mutating func slots(of v: Record, at i: Int, for dot: Dot) -> [Int]? {
+            guard i >= 0, i < named.count else { return nil }
+            guard named[i] else {
+                named[i] = true
+                return nil
+            }
+            if byStamp[i] == nil { byStamp[i] = v.slotIndicesByStamp() }
+            return byStamp[i]?[dot] ?? []
+        }
     }
 
     static func source(of item: WriterLogSection.Item, sequence: UInt64, writer: NodeID, versions: [Record?]) -> Result<Source, Mismatch> {
@@ -467,13 +527,14 @@ extension WriterLog {
         guard hlc != .zero else {
             return .failure(Mismatch(description: "entry #\(sequence) of \(writer) is implied by \(v.id), which shows no write of it"))
         }
-        return .success(.version(v, hlc: hlc, missing: missing))
+        return .success(.version(v, index: i, hlc: hlc, missing: missing))
     }
 
     /// The entry of `dot` rebuilt from `version` with the slots it lacks (`missing`, nil: none
     /// listed); a mismatch when a missing slot is one the version shows.
-    static func entry(of v: Record, dot: Dot, sequence: UInt64, missing: [WriteEntry.Slot]?) -> Result<WriteEntry, Mismatch> {
-        let e = entry(of: v, dot: dot, sequence: sequence)
+    static func entry(of v: Record, dot: Dot, sequence: UInt64, missing: [WriteEntry.Slot]?,
+                      among: [Int]? = nil) -> Result<WriteEntry, Mismatch> {
+        let e = entry(of: v, dot: dot, sequence: sequence, among: among)
         guard let missing else { return .success(e) }
         let shown = Set(e.slots.map(\.name))
         if let twice = missing.first(where: { shown.contains($0.name) }) {
