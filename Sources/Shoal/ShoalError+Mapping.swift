@@ -48,7 +48,7 @@ extension ShoalError {
     /// `assetNotAvailable`; both say when to retry.
     static func mapped(_ e: AssetFetchError, doing what: String, connectedPeers: Int?) -> ShoalError {
         switch e.code {
-        case "assetNotAvailable":
+        case .assetNotAvailable:
             if connectedPeers == 0 {
                 return .wrapping(e, .networkUnavailable, "\(what): no peer is connected to fetch \(e.asset) from; connect one that holds it (listen, connect(to:port:), or discovery) and retry", retryAfter: fetchRetryAfter)
             }

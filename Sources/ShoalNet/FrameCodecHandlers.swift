@@ -2,6 +2,7 @@
 
 import NIOCore
 import NIOSSL
+import ShoalStore
 import ShoalWire
 import Synchronization
 
@@ -106,17 +107,17 @@ final class FrameDecodingHandler: ChannelInboundHandler {
         let timeout = frameTimeout
         let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
             guard !failed, let partial, partial.start == reader.consumedByteCount, reader.bufferedByteCount > 0 else { return }
-            fail(context: context, code: "limitExceeded",
+            fail(context: context, code: .limitExceeded,
                  "a frame was not completed within \(timeout.nanoseconds / 1_000_000) ms of its first byte (\(reader.bufferedByteCount) byte(s) received; NetworkConfiguration.frameCompletionTimeout); the connection is closed")
         }
         partial = (deadline, start)
     }
 
-    private func fail(context: ChannelHandlerContext, code: String, _ message: String) {
+    private func fail(context: ChannelHandlerContext, code: ShoalError.Code, _ message: String) {
         failed = true
         partial?.deadline.cancel()
         partial = nil
-        let error = ErrorMessage(code: code, message: message)
+        let error = ErrorMessage(code: code.name, message: message)
         context.writeAndFlush(wrapOutboundOut(Frame(type: .error, payload: error.encoded())), promise: nil)
         context.close(promise: nil)
     }
@@ -146,7 +147,7 @@ final class FrameDecodingHandler: ChannelInboundHandler {
             context.fireChannelRead(wrapInboundOut(f))
         }
         if let failure {
-            fail(context: context, code: "invalidArguments", "malformed frame: \(failure)")
+            fail(context: context, code: .invalidArguments, "malformed frame: \(failure)")
         } else if !failed {
             watchPartialFrame(context: context)
         }

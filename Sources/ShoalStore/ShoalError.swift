@@ -61,6 +61,17 @@ public struct ShoalError: Error, Sendable, CustomStringConvertible {
         /// No connected peer could serve the asset (none holds it, or what they sent did not
         /// verify); retry after ``ShoalError/retryAfter``, or when a peer that holds it connects.
         public static let assetNotAvailable = Code("assetNotAvailable")
+        /// The node was opened without an asset store, so it cannot fetch or serve assets; open
+        /// it with one.
+        public static let assetUnsupported = Code("assetUnsupported")
+        /// A peer broke the replication protocol (a message out of place, a number it did not
+        /// give, a batch naming a record twice); the connection closes (Spec/replication.md).
+        public static let protocolViolation = Code("protocolViolation")
+        /// A peer speaks a protocol version this node does not, or lacks a capability it needs.
+        public static let incompatibleVersion = Code("incompatibleVersion")
+        /// A batch could not be used as it came (records this node could not rebuild); the
+        /// subscription reconnects to receive whole versions.
+        public static let resyncNeeded = Code("resyncNeeded")
 
         public var description: String { name }
     }

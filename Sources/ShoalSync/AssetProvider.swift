@@ -2,6 +2,7 @@
 // fetch ends with when no peer can serve an asset.
 
 public import ShoalWire
+public import ShoalStore
 
 /// Where a node keeps asset bytes, as the asset lane needs them (Spec/replication.md §3.7).
 ///
@@ -85,7 +86,7 @@ public enum AssetFetchPolicy: Sendable, Hashable {
 public struct AssetFetchError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `assetNotAvailable` (no connected peer holds it, or every one that claimed to sent bytes that
     /// did not verify) or `assetUnsupported` (this node has no asset store).
-    public let code: String
+    public let code: ShoalError.Code
     /// The asset.
     public let asset: Asset
     /// What happened and what to do.

@@ -40,7 +40,7 @@ extension SyncNode {
     /// Returns the frames to send; ``waitForAsset(_:)`` reports the outcome.
     public func fetchAsset(_ asset: Asset) async -> [ConnectionID: [SyncOutput]] {
         guard let assets else {
-            fail(asset, AssetFetchError(code: "assetUnsupported", asset: asset, message: "node \(nodeID.short) has no asset store; open it with one to fetch assets"))
+            fail(asset, AssetFetchError(code: .assetUnsupported, asset: asset, message: "node \(nodeID.short) has no asset store; open it with one to fetch assets"))
             return [:]
         }
         if await assets.manifest(of: asset) != nil {
@@ -113,7 +113,7 @@ extension SyncNode {
         guard let id = candidates.first else {
             let connected = sessions.values.contains { $0.phase == .established && ($0.peer?.capabilities ?? 0) & Capability.assets != 0 }
             if connected || t.refused.isEmpty == false {
-                fail(asset, AssetFetchError(code: "assetNotAvailable", asset: asset, message: "no connected peer can serve \(asset) (\(t.refused.count) refused or sent bytes that did not verify); try again when another peer that holds it is connected"))
+                fail(asset, AssetFetchError(code: .assetNotAvailable, asset: asset, message: "no connected peer can serve \(asset) (\(t.refused.count) refused or sent bytes that did not verify); try again when another peer that holds it is connected"))
             } else {
                 // Nobody to ask: park until a peer connects.
                 transfers[asset]?.connection = nil
@@ -391,7 +391,7 @@ extension SyncNode {
         } catch {
             sessions[id]?.lastError = error.message
             sessions[id]?.phase = .closed
-            return [.close(ErrorMessage(code: error.code, message: error.message))]
+            return [.close(ErrorMessage(code: error.code.name, message: error.message))]
         }
     }
 
@@ -426,7 +426,7 @@ extension SyncNode {
             for c in run {
                 guard case let .chunk(index, bytes) = c.part else { continue }
                 guard index <= UInt64(Int.max), t.inFlight.contains(Int(index)), seen.insert(Int(index)).inserted else {
-                    throw SyncFailure("protocolViolation", "chunk \(index) of \(m.asset) was not requested on this connection")
+                    throw SyncFailure(.protocolViolation, "chunk \(index) of \(m.asset) was not requested on this connection")
                 }
                 chunks.append((bytes, Int(index)))
             }

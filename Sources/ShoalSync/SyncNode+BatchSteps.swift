@@ -221,7 +221,7 @@ extension SyncNode {
                 selection = try Self.select(e, peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping,
                                             horizon: ownHorizon, keepingVersions: proves, limits: configuration.limits)
             } catch {
-                return .failed(Frame(type: .error, payload: ErrorMessage(code: "internalError", message: "cannot serve zone \(zone): a stored version does not decode (\(error)); node \(nodeID.short)'s store is damaged").encoded()))
+                return .failed(Frame(type: .error, payload: ErrorMessage(code: ShoalError.Code.internalError.name, message: "cannot serve zone \(zone): a stored version does not decode (\(error)); node \(nodeID.short)'s store is damaged").encoded()))
             }
         } else {
             selection = Self.select(page.read?.records ?? [], peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping,

@@ -21,7 +21,7 @@ extension SyncNode {
     }
 
     /// A refusal: counted, traced, and thrown to close the connection with an error frame.
-    func refusal(_ message: String, knowledgeOnly: Bool, code: String = "invalidArguments") -> SyncFailure {
+    func refusal(_ message: String, knowledgeOnly: Bool, code: ShoalError.Code = .invalidArguments) -> SyncFailure {
         if knowledgeOnly { statistics.refusedKnowledge &+= 1 } else { statistics.refusedBatches &+= 1 }
         trace?("\(nodeID.short) refused: \(message)")
         return SyncFailure(code, message)
@@ -84,7 +84,7 @@ extension SyncNode {
             // The zone's writers after the batch: bounded, so its vector and tokens stay decodable.
             let zoneVector: VersionVector
             do throws(ShoalError) { zoneVector = try await store.zone(m.zone).versionVector } catch {
-                throw SyncFailure(error.code.name, "could not check \(what): \(error)")
+                throw SyncFailure(error.code, "could not check \(what): \(error)")
             }
             try await checkWriters(of: records, zone: m.zone, zoneVector: zoneVector, from: peer, what: what)
             // Our newest write in the zone: the zone's vector also covers its purge horizon (purged
@@ -102,7 +102,7 @@ extension SyncNode {
                 stored = try await store.storedVersions(of: own.map(\.0))
                 horizon = try await store.purgeHorizon(of: m.zone)[nodeID]
             } catch {
-                throw SyncFailure(error.code.name, "could not check \(what): \(error)")
+                throw SyncFailure(error.code, "could not check \(what): \(error)")
             }
             for (id, mine) in own {
                 let bound = max(stored[id]?.versionVector[nodeID] ?? .zero, horizon)
@@ -140,7 +140,7 @@ extension SyncNode {
         if others > configuration.maxZoneWriters || writers.count > hardLimit {
             let id = newest.last.map { "record \($0.0)" } ?? "a record"
             throw refusal("\(what): \(id) would make zone \(zone) name more than \(configuration.maxZoneWriters) writers besides its members' own node IDs (SyncConfiguration.maxZoneWriters); refused whole",
-                          knowledgeOnly: false, code: "limitExceeded")
+                          knowledgeOnly: false, code: .limitExceeded)
         }
     }
 

@@ -54,7 +54,7 @@ extension SyncNode {
     func handleWantWhole(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         let m = try decode { (l) throws(WireError) in try WantWholeMessage(decoding: frame.payload, limits: l) }
         guard speaksFieldDeltas(id) else {
-            throw SyncFailure("protocolViolation", "want-whole for zone \(m.zone), but this node did not announce that it answers it (capability bit 5)")
+            throw SyncFailure(.protocolViolation, "want-whole for zone \(m.zone), but this node did not announce that it answers it (capability bit 5)")
         }
         guard let sub = sessions[id]?.outbound[m.zone], sub.incarnation == m.incarnation else {
             trace?("\(nodeID.short) ignores want-whole for \(m.zone) on conn \(id): no subscription of that incarnation")
@@ -62,11 +62,11 @@ extension SyncNode {
         }
         trace?("\(nodeID.short) conn \(id) wants \(m.names.count) records of \(m.zone) whole (idle \(sub.idle), busy \(sub.busy), window \(sub.unacknowledged)/\(sub.window))")
         guard sub.sentAny else {
-            throw SyncFailure("protocolViolation", "want-whole for zone \(m.zone) before any batch of it was sent on this connection")
+            throw SyncFailure(.protocolViolation, "want-whole for zone \(m.zone) before any batch of it was sent on this connection")
         }
         let wanted = sub.wanted.union(m.names)
         guard wanted.count <= Self.maxWantedWhole else {
-            throw SyncFailure("protocolViolation", "want-whole for \(wanted.count) records of zone \(m.zone) outstanding; at most \(Self.maxWantedWhole) (SyncNode.maxWantedWhole)")
+            throw SyncFailure(.protocolViolation, "want-whole for \(wanted.count) records of zone \(m.zone) outstanding; at most \(Self.maxWantedWhole) (SyncNode.maxWantedWhole)")
         }
         sessions[id]?.outbound[m.zone]?.wanted = wanted
         sessions[id]?.outbound[m.zone]?.idle = false
@@ -83,7 +83,7 @@ extension SyncNode {
         do throws(ShoalError) {
             stored = try await store.storedVersions(of: names.map { Record.ID(name: $0, zone: zone) })
         } catch {
-            throw SyncFailure(error.code.name, "cannot read the records of zone \(zone) the peer asked for whole: \(error)")
+            throw SyncFailure(error.code, "cannot read the records of zone \(zone) the peer asked for whole: \(error)")
         }
         var records = [Record]()
         var size = 0
@@ -92,7 +92,7 @@ extension SyncNode {
             guard let r = stored[Record.ID(name: name, zone: zone)] else {
                 // Deleted and purged since it went sparse: the subscriber cannot be given it. It
                 // resumes from its stored position, which the batch that held it did not move.
-                throw SyncFailure("resyncNeeded", "record \(name) of zone \(zone), asked for whole, is no longer held here (its tombstone was purged); resubscribe")
+                throw SyncFailure(.resyncNeeded, "record \(name) of zone \(zone), asked for whole, is no longer held here (its tombstone was purged); resubscribe")
             }
             let n = r.encodedSize
             if !records.isEmpty && size &+ n > budget { break }

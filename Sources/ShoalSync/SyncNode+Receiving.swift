@@ -20,14 +20,14 @@ extension SyncNode {
     func handleLiveChanges(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         let n = try decode { (l) throws(WireError) in try LiveChangesMessage.subscription(of: frame.payload, limits: l) }
         guard let zone = sessions[id]?.inboundNumbers[n], let sub = sessions[id]?.inbound[zone] else {
-            throw SyncFailure("protocolViolation", "live changes of subscription \(n), a number the peer has not given a subscription of this connection (Spec/replication.md §3.5.4)")
+            throw SyncFailure(.protocolViolation, "live changes of subscription \(n), a number the peer has not given a subscription of this connection (Spec/replication.md §3.5.4)")
         }
         // Vectors written against the stated knowledge are read against this side's copy of it.
         let (live, ranges) = try decode { (l) throws(WireError) in
             try LiveChangesMessage.decodeKeepingRecordBytes(frame.payload, zone: zone, reference: sub.vectorReference, limits: l)
         }
         guard let token = live.token(after: sub.lastToken, limits: configuration.limits) else {
-            throw SyncFailure("protocolViolation", "batch \(live.batch) of subscription \(n) (zone \(zone)) keeps \(live.tokenKept) bytes of a \(sub.lastToken.count)-byte token, or fewer than the two tokens share (Spec/replication.md §3.5.4)")
+            throw SyncFailure(.protocolViolation, "batch \(live.batch) of subscription \(n) (zone \(zone)) keeps \(live.tokenKept) bytes of a \(sub.lastToken.count)-byte token, or fewer than the two tokens share (Spec/replication.md §3.5.4)")
         }
         return try await applyChanges(live.changes(incarnation: sub.incarnation, token: token), ranges: ranges, frame: frame, on: id)
     }
@@ -35,7 +35,7 @@ extension SyncNode {
     /// The refusal of a batch from a device that may not write `zone`: counted, and closing.
     func refusedWrite(_ zone: RecordZone.ID, on id: ConnectionID) -> SyncFailure {
         statistics.refusedForPermission &+= 1
-        return SyncFailure("permissionFailure", "changes to zone \(zone) refused whole: device \(sessions[id]?.device?.description ?? "?") may not write it (Spec/security.md §6.2)")
+        return SyncFailure(.permissionFailure, "changes to zone \(zone) refused whole: device \(sessions[id]?.device?.description ?? "?") may not write it (Spec/security.md §6.2)")
     }
 
     /// Applies a batch received on `id` (whose payload is `frame`'s; `ranges` locate its whole
@@ -132,17 +132,17 @@ extension SyncNode {
         guard let sub = sessions[id]?.inbound[m.zone], sub.incarnation == m.incarnation else {
             // A read-only member knows the zone: it is told why (§6.2).
             if access == .read { throw refusedWrite(m.zone, on: id) }
-            throw SyncFailure("protocolViolation", "changes for zone \(m.zone) (incarnation \(m.incarnation.short)), which this connection did not subscribe to")
+            throw SyncFailure(.protocolViolation, "changes for zone \(m.zone) (incarnation \(m.incarnation.short)), which this connection did not subscribe to")
         }
         // Checked before anything is used: a device that may not write the zone (its role changed
         // since) has nothing applied, whatever it sends (Spec/security.md §6.2).
         guard access >= .write else { throw refusedWrite(m.zone, on: id) }
         guard m.batch == sub.nextBatch else {
-            throw SyncFailure("protocolViolation", "changes batch \(m.batch) of zone \(m.zone) arrived; batch \(sub.nextBatch) was expected")
+            throw SyncFailure(.protocolViolation, "changes batch \(m.batch) of zone \(m.zone) arrived; batch \(sub.nextBatch) was expected")
         }
         // A subscription has one number, and a number one subscription (§3.5.4).
         if let n = m.subscription, sub.number.map({ $0 != n }) ?? false || sessions[id]?.inboundNumbers[n].map({ $0 != m.zone }) ?? false {
-            throw SyncFailure("protocolViolation", "batch \(m.batch) of zone \(m.zone) numbers its subscription \(n), but \(sub.number.map { "it is \($0)" } ?? "\(n) names another subscription") on this connection")
+            throw SyncFailure(.protocolViolation, "batch \(m.batch) of zone \(m.zone) numbers its subscription \(n), but \(sub.number.map { "it is \($0)" } ?? "\(n) names another subscription") on this connection")
         }
         return sessions[id]?.peer?.node
     }
@@ -158,14 +158,14 @@ extension SyncNode {
         // item, so a batch naming one large record many times is refused, not rebuilt.
         var names = Set<String>(minimumCapacity: m.sparseRecords.count &+ m.records.count)
         for name in m.records.lazy.map(\.id.name) + m.sparseRecords.lazy.map(\.id.name) where !names.insert(name).inserted {
-            throw SyncFailure("protocolViolation", "batch \(m.batch) of zone \(m.zone) holds record \(name) twice; a batch holds one version of each record (Spec/replication.md §3.5)")
+            throw SyncFailure(.protocolViolation, "batch \(m.batch) of zone \(m.zone) holds record \(name) twice; a batch holds one version of each record (Spec/replication.md §3.5)")
         }
         let asks = speaksFieldDeltas(id)
         guard let rebuilt = await rebuild(m, askingForTheRest: asks),
               !asks || (sessions[id]?.inbound[m.zone]?.wanted.count ?? 0) &+ rebuilt.unrebuilt.count <= Self.maxWantedWhole else {
             wholeVersionsNeeded.insert(PeerZone(peer: peer, zone: m.zone))
             statistics.wholeVersionRequests &+= 1
-            throw SyncFailure("resyncNeeded", "batch \(m.batch) of zone \(m.zone) holds sparse records this node cannot rebuild (its base is not known here, or a record is missing); reconnecting to receive whole versions")
+            throw SyncFailure(.resyncNeeded, "batch \(m.batch) of zone \(m.zone) holds sparse records this node cannot rebuild (its base is not known here, or a record is missing); reconnecting to receive whole versions")
         }
         return (m.records + rebuilt.records, rebuilt.unrebuilt)
     }
@@ -194,7 +194,7 @@ extension SyncNode {
                 try await store.apply(remoteChanges: [], syncState: state)
             }
         } catch {
-            throw SyncFailure(error.code.name, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
+            throw SyncFailure(error.code, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
         }
     }
 

@@ -10,7 +10,7 @@ extension SyncNode {
         let m = try decode { (l) throws(WireError) in try SubscribeMessage(decoding: frame.payload, limits: l) }
         // A device that may not read the zone gets the answer for a zone this node does not hold,
         // word for word: it learns nothing of which zones exist (Spec/security.md §6.2).
-        let notFound = [SyncOutput.send(Frame(type: .error, payload: ErrorMessage(code: "zoneNotFound", message: "zone \(m.zone) is not replicated by node \(nodeID.short)").encoded()))]
+        let notFound = [SyncOutput.send(Frame(type: .error, payload: ErrorMessage(code: ShoalError.Code.zoneNotFound.name, message: "zone \(m.zone) is not replicated by node \(nodeID.short)").encoded()))]
         guard configuration.zones.allows(m.zone), let info = try? await store.zone(m.zone) else { return notFound }
         guard await access(id, m.zone) >= .read else {
             statistics.refusedForPermission &+= 1
@@ -25,7 +25,7 @@ extension SyncNode {
         // One subscription per zone and connection: another would start a second window of
         // batches for the same zone (an honest peer subscribes once per connection, §3.4).
         guard sessions[id]?.outbound[m.zone] == nil else {
-            throw SyncFailure("protocolViolation", "a second subscribe to zone \(m.zone) on this connection, which already follows it; one subscription per zone and connection")
+            throw SyncFailure(.protocolViolation, "a second subscribe to zone \(m.zone) on this connection, which already follows it; one subscription per zone and connection")
         }
         // No position but some knowledge (a subscriber whose upstreams deliver most of the zone
         // keeps no position here, §3.9): start from what it knows, not from the beginning.
@@ -45,7 +45,7 @@ extension SyncNode {
         // number name it instead of the zone (§3.5.4).
         if let n = m.number, let s = sessions[id] {
             guard n >= s.nextSubscriptionNumber else {
-                throw SyncFailure("protocolViolation", "subscribe to zone \(m.zone) numbers the subscription \(n), but numbers below \(s.nextSubscriptionNumber) were used on this connection (Spec/replication.md §3.5.4)")
+                throw SyncFailure(.protocolViolation, "subscribe to zone \(m.zone) numbers the subscription \(n), but numbers below \(s.nextSubscriptionNumber) were used on this connection (Spec/replication.md §3.5.4)")
             }
             sessions[id]?.outbound[m.zone]?.number = n
             sessions[id]?.outbound[m.zone]?.numberSent = true
@@ -68,7 +68,7 @@ extension SyncNode {
         let m = try decode { (l) throws(WireError) in try AcknowledgementMessage(decoding: frame.payload, limits: l) }
         guard let first = sessions[id]?.outbound[m.zone], first.incarnation == m.incarnation else { return [] }
         guard m.batch <= first.nextBatch &- 1, m.batch >= first.acknowledged else {
-            throw SyncFailure("protocolViolation", "acknowledgement of batch \(m.batch) of zone \(m.zone), but batches \(first.acknowledged)…\(first.nextBatch &- 1) are in flight")
+            throw SyncFailure(.protocolViolation, "acknowledgement of batch \(m.batch) of zone \(m.zone), but batches \(first.acknowledged)…\(first.nextBatch &- 1) are in flight")
         }
         // Used for skipping and for tombstone purges: checked first (Spec/replication.md §3.8).
         try await checkStated(m.knowledge, zone: m.zone, what: "acknowledgement of batch \(m.batch) of zone \(m.zone)", knowledgeOnly: true)
@@ -183,7 +183,7 @@ extension SyncNode {
                 let out = try await pump(zone, on: id)
                 if !out.isEmpty { result[id] = out }
             } catch {
-                result[id] = [.close(ErrorMessage(code: error.code, message: error.message))]
+                result[id] = [.close(ErrorMessage(code: error.code.name, message: error.message))]
             }
         }
         return result
@@ -225,7 +225,7 @@ extension SyncNode {
                     let out = try await pump(zone, on: id)
                     if !out.isEmpty { result[id, default: []] += out }
                 } catch {
-                    result[id, default: []] += [.close(ErrorMessage(code: error.code, message: error.message))]
+                    result[id, default: []] += [.close(ErrorMessage(code: error.code.name, message: error.message))]
                 }
             }
         }
@@ -244,7 +244,7 @@ extension SyncNode {
             let out = try await pump(zone, on: id)
             return (out.isEmpty ? [:] : [id: out], waiting.count > 1)
         } catch {
-            return ([id: [.close(ErrorMessage(code: error.code, message: error.message))]], false)
+            return ([id: [.close(ErrorMessage(code: error.code.name, message: error.message))]], false)
         }
     }
 

@@ -230,7 +230,7 @@ extension SyncNode {
         guard let owner = share.verifiedOwner else {
             sessions[id]?.badShares &+= 1
             if (sessions[id]?.badShares ?? 0) > Self.maxBadShares {
-                throw SyncFailure("invalidArguments", "the peer announced more than \(Self.maxBadShares) shares whose signatures do not verify (SyncNode.maxBadShares); closing")
+                throw SyncFailure(.invalidArguments, "the peer announced more than \(Self.maxBadShares) shares whose signatures do not verify (SyncNode.maxBadShares); closing")
             }
             return ignore("its signature does not verify under its owner key")
         }
@@ -252,7 +252,7 @@ extension SyncNode {
         do throws(ShoalError) {
             try await follow(share, in: a.zone, owner: owner, mine: mine)
         } catch {
-            throw SyncFailure("internalError", "could not apply the share of zone \(a.zone) from \(from): \(error)")
+            throw SyncFailure(.internalError, "could not apply the share of zone \(a.zone) from \(from): \(error)")
         }
         trace?("\(nodeID.short) adopted \(share) from \(from)")
         // Devices whose role changed, the owner's unchanged.
@@ -339,7 +339,7 @@ extension SyncNode {
             let held = await zonesOwned(by: owner)
             guard held &+ zones.count > configuration.maxZonesPerOwner else { continue }
             if owner == from {
-                throw SyncFailure("limitExceeded", "the peer announced zones it owns past node \(nodeID.short)'s limit of zones for one owner (SyncConfiguration.maxZonesPerOwner = \(configuration.maxZonesPerOwner)); none was created")
+                throw SyncFailure(.limitExceeded, "the peer announced zones it owns past node \(nodeID.short)'s limit of zones for one owner (SyncConfiguration.maxZonesPerOwner = \(configuration.maxZonesPerOwner)); none was created")
             }
             statistics.zonesRefusedForOwnerLimit &+= zones.count
             trace?("\(nodeID.short) left out \(zones.count) zone(s) of device \(owner.short) announced on \(id): past SyncConfiguration.maxZonesPerOwner")
@@ -347,7 +347,7 @@ extension SyncNode {
             new &-= zones.count
         }
         if new > 0, await store.zoneCount &+ new > configuration.maxZones {
-            throw SyncFailure("limitExceeded", "the peer announced zones new to node \(nodeID.short) past its limit of zones (SyncConfiguration.maxZones = \(configuration.maxZones)); none was created")
+            throw SyncFailure(.limitExceeded, "the peer announced zones new to node \(nodeID.short) past its limit of zones (SyncConfiguration.maxZones = \(configuration.maxZones)); none was created")
         }
         return leftOut
     }

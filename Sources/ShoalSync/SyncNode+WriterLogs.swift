@@ -210,7 +210,7 @@ extension SyncNode {
         guard authenticatesWrites(on: id) else {
             if shared && signer != nil && configuration.authenticatesWrites {
                 throw refusal("\(what): the peer does not authenticate writes (capability bit 8), and zone \(m.zone) has a share, whose writes must be proven by their writers (Spec/authenticated-writes.md §4)",
-                              knowledgeOnly: false, code: "permissionFailure")
+                              knowledgeOnly: false, code: .permissionFailure)
             }
             return WriteCheck()
         }
@@ -287,7 +287,7 @@ extension SyncNode {
                 // cannot be rebuilt (Spec/replication.md §3.5.1).
                 wholeVersionsNeeded.insert(PeerZone(peer: peer, zone: zone))
                 statistics.wholeVersionRequests &+= 1
-                throw SyncFailure("resyncNeeded", "\(what) proves writes by versions this node could not rebuild; reconnecting to receive whole versions")
+                throw SyncFailure(.resyncNeeded, "\(what) proves writes by versions this node could not rebuild; reconnecting to receive whole versions")
             }
             throw refusal("\(what): \(mismatch); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
         }
@@ -336,7 +336,7 @@ extension SyncNode {
         do throws(ShoalError) {
             return try await body()
         } catch {
-            throw SyncFailure(error.code.name, "could not check \(what): \(error)")
+            throw SyncFailure(error.code, "could not check \(what): \(error)")
         }
     }
 
@@ -360,20 +360,20 @@ extension SyncNode {
             throw refusal("\(what): no device key is known here for that writer, and the range carries none; refused whole (Spec/authenticated-writes.md §4)", knowledgeOnly: false)
         }
         if let kept, kept != der {
-            throw refusal("\(what): the range carries a device key other than the one that writer's checkpoints are verified under here; refused whole (Spec/security.md §5)", knowledgeOnly: false, code: "permissionFailure")
+            throw refusal("\(what): the range carries a device key other than the one that writer's checkpoints are verified under here; refused whole (Spec/security.md §5)", knowledgeOnly: false, code: .permissionFailure)
         }
         let device = ShareSigner.device(ofKey: der)
         if writer == peer, let d = sessions[id]?.device, d != device {
-            throw refusal("\(what): the peer's own writes are signed by device \(device), not by the peer's device \(d); refused whole (Spec/security.md §5)", knowledgeOnly: false, code: "permissionFailure")
+            throw refusal("\(what): the peer's own writes are signed by device \(device), not by the peer's device \(d); refused whole (Spec/security.md §5)", knowledgeOnly: false, code: .permissionFailure)
         }
         let (bound, other) = try await reading(what) { () throws(ShoalError) in
             (try await store.boundDevice(of: writer), try await store.boundNode(of: device))
         }
         if let bound, bound != device {
-            throw refusal("\(what): node \(writer.short) is bound here to device \(bound), not to the device that signed the range, \(device); refused whole (Spec/security.md §5)", knowledgeOnly: false, code: "permissionFailure")
+            throw refusal("\(what): node \(writer.short) is bound here to device \(bound), not to the device that signed the range, \(device); refused whole (Spec/security.md §5)", knowledgeOnly: false, code: .permissionFailure)
         }
         if bound == nil, let other, other != writer {
-            throw refusal("\(what): device \(device) speaks for node \(other.short) here, so it cannot write as node \(writer.short); refused whole (Spec/security.md §5)", knowledgeOnly: false, code: "permissionFailure")
+            throw refusal("\(what): device \(device) speaks for node \(other.short) here, so it cannot write as node \(writer.short); refused whole (Spec/security.md §5)", knowledgeOnly: false, code: .permissionFailure)
         }
         if shared, await access(device, zone) < .write {
             statistics.refusedForPermission &+= 1
@@ -437,7 +437,7 @@ extension SyncNode {
             let held = writers.isEmpty ? VersionVector() : try await store.purgeHorizon(of: zone)
             for w in writers { newest[w] = max(try await store.logHead(of: w, in: zone).hlc, held[w]) }
         } catch {
-            throw SyncFailure(error.code.name, "could not check \(what): \(error)")
+            throw SyncFailure(error.code, "could not check \(what): \(error)")
         }
         // An outsider's writes are left out wherever they show, so a horizon over them hides none.
         for e in horizon?.entries ?? [] where e.node != nodeID && !outsiders.contains(e.node) && e.hlc > newest[e.node] ?? .zero {

@@ -416,7 +416,7 @@ public actor SyncNode {
         do throws(SyncFailure) {
             if session.phase == .awaitingHello {
                 guard frame.type == .hello else {
-                    throw SyncFailure("protocolViolation", "the first frame must be hello, got \(frame.type)")
+                    throw SyncFailure(.protocolViolation, "the first frame must be hello, got \(frame.type)")
                 }
                 return try await handleHello(frame, on: id)
             }
@@ -442,7 +442,7 @@ public actor SyncNode {
             case .pong:
                 return []
             case .hello:
-                throw SyncFailure("protocolViolation", "a second hello on one connection")
+                throw SyncFailure(.protocolViolation, "a second hello on one connection")
             case .goodbye:
                 sessions[id]?.phase = .closed
                 return [.close(nil)]
@@ -457,13 +457,13 @@ public actor SyncNode {
         } catch {
             sessions[id]?.lastError = error.message
             sessions[id]?.phase = .closed
-            return [.close(ErrorMessage(code: error.code, message: error.message))]
+            return [.close(ErrorMessage(code: error.code.name, message: error.message))]
         }
     }
 
     func decode<T>(_ body: (WireLimits) throws(WireError) -> T) throws(SyncFailure) -> T {
         do throws(WireError) { return try body(configuration.limits) } catch {
-            throw SyncFailure("invalidArguments", "malformed payload from the peer: \(error)")
+            throw SyncFailure(.invalidArguments, "malformed payload from the peer: \(error)")
         }
     }
 
@@ -472,10 +472,10 @@ public actor SyncNode {
     func handleHello(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         let hello = try decode { (l) throws(WireError) in try HelloMessage(decoding: frame.payload, limits: l) }
         guard SyncSession.negotiate(Self.versions, hello) != nil else {
-            throw SyncFailure("incompatibleVersion", "the peer speaks protocol versions \(hello.minimumVersion)–\(hello.maximumVersion); this node speaks \(Self.versions.lowerBound)–\(Self.versions.upperBound)")
+            throw SyncFailure(.incompatibleVersion, "the peer speaks protocol versions \(hello.minimumVersion)–\(hello.maximumVersion); this node speaks \(Self.versions.lowerBound)–\(Self.versions.upperBound)")
         }
         guard hello.node != nodeID else {
-            throw SyncFailure("invalidArguments", "connected to itself (node \(nodeID.short)); check the peer address")
+            throw SyncFailure(.invalidArguments, "connected to itself (node \(nodeID.short)); check the peer address")
         }
         // The zones are handled once, here; only those held here are kept (reconcile).
         var kept = hello
@@ -520,7 +520,7 @@ public actor SyncNode {
             let unknown = announced.filter { local[$0.zone] == nil && (!$0.isDeleted || from != .zones || told[$0.zone] != nil) }.map(\.zone)
             purged = unknown.isEmpty ? [:] : try await store.purgedIncarnations(of: unknown)
         } catch {
-            throw SyncFailure("internalError", "could not read the purged zones for the peer's announcement: \(error)")
+            throw SyncFailure(.internalError, "could not read the purged zones for the peer's announcement: \(error)")
         }
         try await adopt(announced, local: local, purged: purged, on: id)
         guard let peerHello = sessions[id]?.peer else { return [] }
@@ -542,7 +542,7 @@ public actor SyncNode {
         do throws(ShoalError) {
             try await store.notePeerAnnouncements(replicated, from: peerHello.node)
         } catch {
-            throw SyncFailure("internalError", "could not record the peer's announcement of its zones: \(error)")
+            throw SyncFailure(.internalError, "could not record the peer's announcement of its zones: \(error)")
         }
         let told = await tellPurged(announced, local: local, purged: purged, from: from, on: id)
         return told + (await follow(peerZones, local: local, on: id))
@@ -663,7 +663,7 @@ public actor SyncNode {
                 restartPending = true
             }
         } catch {
-            throw SyncFailure("internalError", "could not apply the peer's announcement of zone \(a.zone): \(error)")
+            throw SyncFailure(.internalError, "could not apply the peer's announcement of zone \(a.zone): \(error)")
         }
     }
 
@@ -724,7 +724,7 @@ public actor SyncNode {
             do throws(SyncFailure) {
                 out += try await reconcile([], on: id, from: nil)
             } catch {
-                out.append(.close(ErrorMessage(code: error.code, message: error.message)))
+                out.append(.close(ErrorMessage(code: error.code.name, message: error.message)))
             }
             // Subscriptions the peer holds on zones deleted here end.
             for zone in sessions[id]?.outbound.keys.map({ $0 }) ?? [] where !zones.contains(where: { $0.zone == zone && !$0.isDeleted }) {
@@ -747,9 +747,11 @@ public actor SyncNode {
 
 /// A reason to close a connection: a code for the error frame and a message for both logs.
 struct SyncFailure: Error {
-    let code: String
+    /// What went wrong, as the `error` message a peer is sent names it.
+    let code: ShoalError.Code
+    /// What was wrong, naming the input, the limit and the fix.
     let message: String
-    init(_ code: String, _ message: String) {
+    init(_ code: ShoalError.Code, _ message: String) {
         self.code = code
         self.message = message
     }

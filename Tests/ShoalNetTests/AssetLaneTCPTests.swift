@@ -156,7 +156,7 @@ final class GatedAssets: AssetProvider {
                 try await x.net.fetchAsset(asset)
                 return nil
             } catch {
-                return (error as? AssetFetchError)?.code
+                return (error as? AssetFetchError)?.code.name
             }
         }
         #expect(await refusal(asset) == "assetNotAvailable")

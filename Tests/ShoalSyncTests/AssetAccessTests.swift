@@ -89,7 +89,7 @@ import ShoalWire
         }
         #expect(await sim.nodes[0].sync.statistics.assetChunksSent == 0)
         let refused = try await Self.fetch(s.first, on: 2, in: sim)
-        #expect((refused.failure as? AssetFetchError)?.code == "assetNotAvailable", "\(refused)")
+        #expect((refused.failure as? AssetFetchError)?.code == .assetNotAvailable, "\(refused)")
         #expect(s.assets[2].bytes(of: s.first) == nil)
         #expect(await sim.nodes[0].sync.statistics.assetChunksSent == 0)
 
@@ -142,7 +142,7 @@ import ShoalWire
         try await sim.notifyChanges(node: 0)
         #expect(try await sim.runUntilQuiet())
         let refused = try await Self.fetch(s.first, on: 1, in: sim)
-        #expect((refused.failure as? AssetFetchError)?.code == "assetNotAvailable", "\(refused)")
+        #expect((refused.failure as? AssetFetchError)?.code == .assetNotAvailable, "\(refused)")
     }
 
     /// A grant remembered for a connection holds only while the device may still read the zone:

@@ -256,7 +256,7 @@ import ShoalWire
         let missing = MemoryAssets.asset(of: [1, 2, 3])
         let result = try await Self.fetch(missing, on: 1, in: sim)
         guard case .failure(let e as AssetFetchError) = result else { Issue.record("expected assetNotAvailable, got \(result)"); return }
-        #expect(e.code == "assetNotAvailable")
+        #expect(e.code == .assetNotAvailable)
     }
 
     /// Node 0 saves a photo record whose asset (30 KB) only it holds, then nodes 0 and 1 connect
