@@ -131,7 +131,10 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "NIOTLS", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
-        .testTarget(name: "ShoalSyncTests", dependencies: ["ShoalSync", "ShoalStore", "ShoalWire", "ShoalTrust", "ShoalSamples", "ShoalSyncSamples"], swiftSettings: strict),
+        .testTarget(name: "ShoalSyncTests", dependencies: [
+            "ShoalSync", "ShoalStore", "ShoalWire", "ShoalTrust", "ShoalSamples", "ShoalSyncSamples",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: strict),
         .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples", "CShoalThread"], swiftSettings: strict),
         .testTarget(name: "ShoalTrustTests", dependencies: [
             "ShoalTrust", "ShoalWire", "ShoalTestSupport", .product(name: "Crypto", package: "swift-crypto"),

@@ -867,7 +867,8 @@ public actor NetworkNode {
     // MARK: Live changes
 
     /// Follows the store's commits (local saves and batches from any peer) and passes them on:
-    /// changed zones to idle subscriptions, created or deleted zones to every peer.
+    /// changed zones to idle subscriptions, created or deleted zones to every peer; and runs the
+    /// ``PurgeSchedule`` every ``NetworkConfiguration/tombstonePurgeInterval``.
     /// - Throws: `ShoalError` if the store cannot save its replication subscription.
     public func start() async throws {
         let store = await sync.store
@@ -888,26 +889,10 @@ public actor NetworkNode {
                 for zone in n.zones.sorted() { sink.yield(.zoneChanged(zone)) }
             }
         })
-        // Tombstones every known peer has acknowledged, or older than the retention, go now and
-        // then (a peer away past the purge resyncs in full: Spec/replication.md §3.5.2–3.5.3), and
-        // so do deleted zones every peer has announced deleted, or older than the retention (§4.1).
         if let every = configuration.tombstonePurgeInterval {
-            let logger = configuration.logger, retention = configuration.tombstoneRetention, sync = self.sync
-            tasks.append(Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: every)
-                    if Task.isCancelled { return }
-                    do throws(ShoalError) {
-                        let zonesBefore = await sync.statistics.zoneTombstonesPurged
-                        let n = try await sync.purgeTombstones(retention: retention)
-                        let zones = await sync.statistics.zoneTombstonesPurged - zonesBefore
-                        if n > 0 { logger.info("purged tombstones", metadata: ["count": "\(n)"]) }
-                        if zones > 0 { logger.info("purged zone tombstones", metadata: ["count": "\(zones)"]) }
-                    } catch {
-                        logger.warning("could not purge tombstones", metadata: ["error": "\(error)"])
-                    }
-                }
-            })
+            let schedule = PurgeSchedule(interval: every, retention: configuration.tombstoneRetention, logger: configuration.logger)
+            let sync = self.sync
+            tasks.append(Task { await schedule.run(on: sync) })
         }
     }
 
