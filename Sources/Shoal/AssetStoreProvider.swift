@@ -55,14 +55,18 @@ final class AssetStoreProvider: AssetProvider {
 
     func chunkPayloads(_ indexes: Range<Int>, of asset: Asset) async -> [[UInt8]] {
         // Each chunk goes from the buffer it was read into straight into its answer's payload.
-        await readRun(indexes, of: asset) { i, bytes in AssetChunkMessage.chunkPayload(asset: asset, index: UInt64(i), bytes: bytes) }
+        await readRun(indexes, of: asset) { i, bytes in
+            AssetChunkMessage.chunkPayload(asset: asset, index: UInt64(i), bytes: bytes)
+        }
     }
 
     /// `form` of each chunk of `asset` at `indexes` (its index and its bytes where they were read),
     /// in order, up to the first this node cannot serve; indexes past the last chunk are not served
     /// (the answer ends with "unavailable").
-    private func readRun(_ indexes: Range<Int>, of asset: Asset,
-                         _ form: @escaping @Sendable (Int, UnsafeRawBufferPointer) -> [UInt8]) async -> [[UInt8]] {
+    private func readRun(
+        _ indexes: Range<Int>, of asset: Asset,
+        _ form: @escaping @Sendable (Int, UnsafeRawBufferPointer) -> [UInt8]
+    ) async -> [[UInt8]] {
         guard let m = await completeOffLane(asset), indexes.lowerBound >= 0 else { return [] }
         let indexes = indexes.clamped(to: 0..<m.chunks.count)
         let store = self.store, served = self.served
@@ -73,7 +77,9 @@ final class AssetStoreProvider: AssetProvider {
             var scratch = [UInt8]()
             for i in indexes {
                 // Not hashed here: the peer checks every chunk against the manifest.
-                let formed = try? store.withChunkBytes(m.chunks[i], of: asset, verify: false, scratch: &scratch) { form(i, $0) }
+                let formed = try? store.withChunkBytes(m.chunks[i], of: asset, verify: false, scratch: &scratch) {
+                    form(i, $0)
+                }
                 guard let formed else {
                     // Missing or damaged: check the asset again next time.
                     _ = served.removeValue(forKey: asset)
@@ -91,7 +97,9 @@ final class AssetStoreProvider: AssetProvider {
         let pin = await store.makePin()
         // Beginning looks for every chunk of the manifest: on the lane's threads.
         let store = self.store
-        let begun = await withTaskExecutorPreference(io) { () async -> IncomingAsset? in try? await store.beginReceiving(m, pin: pin) }
+        let begun = await withTaskExecutorPreference(io) { () async -> IncomingAsset? in
+            try? await store.beginReceiving(m, pin: pin)
+        }
         guard let incoming = begun else {
             // Sizes that break the chunking rules: this peer's manifest cannot be used.
             await store.unpin(pin)
@@ -182,4 +190,3 @@ final class LockedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendabl
         }
     }
 }
-

@@ -2,9 +2,9 @@
 // as the one error the façade throws, the original kept as its underlying error.
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import ShoalAssets
 import ShoalStore
@@ -19,7 +19,9 @@ extension ShoalError {
     static func from(_ error: any Error, doing what: String, connectedPeers: Int? = nil) -> ShoalError {
         if let e = error as? ShoalError { return e }
         if error is CancellationError {
-            return .wrapping(CancellationError(), .operationCancelled, "\(what) was cancelled (its task was cancelled); nothing of it was kept")
+            return .wrapping(
+                CancellationError(), .operationCancelled,
+                "\(what) was cancelled (its task was cancelled); nothing of it was kept")
         }
         if let e = error as? AssetError { return mapped(e, doing: what) }
         if let e = error as? AssetFetchError { return mapped(e, doing: what, connectedPeers: connectedPeers) }
@@ -33,12 +35,14 @@ extension ShoalError {
         switch e.code {
         case .assetFileNotFound: return .wrapping(e, .assetFileNotFound, "\(what): \(e.message)")
         case .assetFileModified: return .wrapping(e, .assetFileModified, "\(what): \(e.message)")
-        case .assetNotAvailable: return .wrapping(e, .assetNotAvailable, "\(what): \(e.message)", retryAfter: fetchRetryAfter)
+        case .assetNotAvailable:
+            return .wrapping(e, .assetNotAvailable, "\(what): \(e.message)", retryAfter: fetchRetryAfter)
         case .limitExceeded: return .wrapping(e, .limitExceeded, "\(what): \(e.message)")
         case .invalidArguments: return .wrapping(e, .invalidArguments, "\(what): \(e.message)")
         default:
             if let n = e.errno, n == ENOSPC || n == EDQUOT {
-                return .wrapping(e, .quotaExceeded, "\(what): the disk is full (\(e.message)); free space on it, then retry")
+                return .wrapping(
+                    e, .quotaExceeded, "\(what): the disk is full (\(e.message)); free space on it, then retry")
             }
             return .wrapping(e, .internalError, "\(what): \(e.message)")
         }
@@ -50,7 +54,10 @@ extension ShoalError {
         switch e.code {
         case .assetNotAvailable:
             if connectedPeers == 0 {
-                return .wrapping(e, .networkUnavailable, "\(what): no peer is connected to fetch \(e.asset) from; connect one that holds it (listen, connect(to:port:), or discovery) and retry", retryAfter: fetchRetryAfter)
+                return .wrapping(
+                    e, .networkUnavailable,
+                    "\(what): no peer is connected to fetch \(e.asset) from; connect one that holds it (listen, connect(to:port:), or discovery) and retry",
+                    retryAfter: fetchRetryAfter)
             }
             return .wrapping(e, .assetNotAvailable, "\(what): \(e.message)", retryAfter: fetchRetryAfter)
         default:
@@ -62,8 +69,10 @@ extension ShoalError {
     static func network(_ error: any Error, binding address: String) -> ShoalError {
         if error is CancellationError { return from(error, doing: "listening on \(address)") }
         let description = String(describing: error)
-        return .wrapping(SendableDescription(description), .networkFailure,
-                         "cannot listen on \(address): \(description); choose another port (0 picks a free one) or stop the process that holds it")
+        return .wrapping(
+            SendableDescription(description), .networkFailure,
+            "cannot listen on \(address): \(description); choose another port (0 picks a free one) or stop the process that holds it"
+        )
     }
 }
 

@@ -38,9 +38,12 @@ extension ShoalNode {
     ///   not `host:port`, or a name longer than ``maxDeviceNameBytes``; `internalError` when the
     ///   store cannot save it.
     @discardableResult
-    public func trustDevice(_ device: DeviceID, name: String? = nil, address: String? = nil) async throws(ShoalError) -> TrustedDevice {
+    public func trustDevice(_ device: DeviceID, name: String? = nil, address: String? = nil) async throws(ShoalError)
+        -> TrustedDevice
+    {
         guard device != deviceID else {
-            throw .invalidArguments("\(device) is this device's own ID; trust the ID another device prints with `shoal id`")
+            throw .invalidArguments(
+                "\(device) is this device's own ID; trust the ID another device prints with `shoal id`")
         }
         let endpoint = try address.map { a throws(ShoalError) in try Self.endpoint(a) }
         if let name, name.utf8.count > Self.maxDeviceNameBytes {
@@ -50,7 +53,11 @@ extension ShoalNode {
         if let name { entry.name = name }
         if let endpoint, !entry.addresses.contains(endpoint.text) { entry.addresses.append(endpoint.text) }
         let previous = devices
-        if let i = devices.firstIndex(where: { $0.device == device }) { devices[i] = entry } else { devices.append(entry) }
+        if let i = devices.firstIndex(where: { $0.device == device }) {
+            devices[i] = entry
+        } else {
+            devices.append(entry)
+        }
         do {
             try await saveTrustedDevices()
         } catch {
@@ -83,7 +90,9 @@ extension ShoalNode {
         }
         await network.distrust(device)
         for a in removed.addresses {
-            guard let e = try? Self.endpoint(a), !peerAddresses.contains(where: { $0.host == e.host && $0.port == e.port }) else { continue }
+            guard let e = try? Self.endpoint(a),
+                !peerAddresses.contains(where: { $0.host == e.host && $0.port == e.port })
+            else { continue }
             await network.removePeer(host: e.host, port: e.port)
         }
     }
@@ -106,7 +115,9 @@ extension ShoalNode {
 
     /// `host:port` parsed: a host (an IPv6 address in brackets) and a port 1–65535.
     static func endpoint(_ text: String) throws(ShoalError) -> (host: String, port: Int, text: String) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (1...65535).contains(port)
+        else {
             throw .invalidArguments("\"\(text)\" is not an address: give HOST:PORT, e.g. 192.168.1.20:7400")
         }
         let host = String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))

@@ -53,7 +53,10 @@ extension ShoalNode {
         for p in peerAddresses {
             let k = "\(p.host):\(p.port)"
             guard let state = states.first(where: { $0.address == k }), state.device == device else { continue }
-            out.append(DeviceAddress(address: p.host.contains(":") ? "[\(p.host)]:\(p.port)" : k, source: .peer, isConnected: state.isConnected))
+            out.append(
+                DeviceAddress(
+                    address: p.host.contains(":") ? "[\(p.host)]:\(p.port)" : k, source: .peer,
+                    isConnected: state.isConnected))
         }
         return out
     }

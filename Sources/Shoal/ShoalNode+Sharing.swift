@@ -25,7 +25,9 @@ extension ShoalNode {
     ///   for this device's own ID, `limitExceeded` past `ZoneShare.maxMembers` members.
     public func shareZone(_ zone: RecordZone.ID, with device: DeviceID, role: ZoneShare.Role) async throws(ShoalError) {
         guard device == deviceID || devices.contains(where: { $0.device == device }) else {
-            throw .notAuthenticated("\(device) is not a trusted device; trust it first (shoal peer add \(device)), then share zone \(zone) with it")
+            throw .notAuthenticated(
+                "\(device) is not a trusted device; trust it first (shoal peer add \(device)), then share zone \(zone) with it"
+            )
         }
         await network.deliver(try await sync.setMember(device, role: role, of: zone))
     }
@@ -49,7 +51,8 @@ extension ShoalNode {
         guard let held = await sync.share(of: zone) else {
             return ZoneMembers(zone: zone, owner: nil, members: [], serial: 0, role: nil)
         }
-        return ZoneMembers(zone: zone, owner: held.owner, members: held.share.members, serial: held.share.serial,
-                           role: held.share.role(of: deviceID))
+        return ZoneMembers(
+            zone: zone, owner: held.owner, members: held.share.members, serial: held.share.serial,
+            role: held.share.role(of: deviceID))
     }
 }

@@ -17,8 +17,10 @@ extension ShoalNode {
     ///   `operationCancelled` when the calling task is cancelled before the request starts
     ///   (nothing is saved or deleted then; once started, a request runs to its end).
     @discardableResult
-    public func modify(saving: [Record] = [], deleting: [Record.ID] = [], policy: SavePolicy = .ifServerRecordUnchanged,
-                       atomically: Bool = true) async throws(ShoalError) -> ModifyResult {
+    public func modify(
+        saving: [Record] = [], deleting: [Record.ID] = [], policy: SavePolicy = .ifServerRecordUnchanged,
+        atomically: Bool = true
+    ) async throws(ShoalError) -> ModifyResult {
         if Task.isCancelled {
             throw .from(CancellationError(), doing: "saving \(saving.count) and deleting \(deleting.count) records")
         }
@@ -56,7 +58,9 @@ extension ShoalNode {
     /// scope when nil), and the token to pass next time (CloudKit's database changes).
     /// - Throws: `ShoalError` `changeTokenExpired` for a token of another database;
     ///   `invalidArguments` for bytes that are not a database token.
-    public func databaseChanges(since token: ChangeToken?, scope: DatabaseScope? = nil) async throws(ShoalError) -> DatabaseChanges {
+    public func databaseChanges(since token: ChangeToken?, scope: DatabaseScope? = nil) async throws(ShoalError)
+        -> DatabaseChanges
+    {
         try await store.databaseChanges(since: token, scope: scope)
     }
 }

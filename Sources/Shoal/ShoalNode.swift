@@ -8,9 +8,9 @@
 package import ShoalTrust
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A Shoal node: a local replica in a data directory that replicates its zones with peers.
@@ -74,10 +74,12 @@ public actor ShoalNode {
     /// - Throws: `ShoalError` when the store cannot be opened, or `internalError` when the
     ///   directory cannot be made private or the identity cannot be read or written (the message
     ///   names the file and the fix).
-    public static func open(directory: String, store storeConfiguration: Store.Configuration = Store.Configuration(),
-                            sync syncConfiguration: SyncConfiguration = SyncConfiguration(),
-                            network networkConfiguration: NetworkConfiguration = NetworkConfiguration(),
-                            assets assetConfiguration: AssetStore.Configuration = AssetStore.Configuration()) async throws(ShoalError) -> ShoalNode {
+    public static func open(
+        directory: String, store storeConfiguration: Store.Configuration = Store.Configuration(),
+        sync syncConfiguration: SyncConfiguration = SyncConfiguration(),
+        network networkConfiguration: NetworkConfiguration = NetworkConfiguration(),
+        assets assetConfiguration: AssetStore.Configuration = AssetStore.Configuration()
+    ) async throws(ShoalError) -> ShoalNode {
         try makePrivate(directory)
         let store = try Store.open(directory: directory, configuration: storeConfiguration)
         let identity: DeviceIdentity
@@ -100,8 +102,12 @@ public actor ShoalNode {
         }
         let devices = try await loadTrustedDevices(from: store)
         let lane = AssetStoreProvider(store: assets)
-        let sync = SyncNode(store: store, configuration: syncConfiguration, assets: lane, signer: ShareSigner(privateKey: identity.privateKey))
-        return ShoalNode(store: store, identity: identity, tls: tls, devices: devices, sync: sync, assets: assets, lane: lane, network: networkConfiguration)
+        let sync = SyncNode(
+            store: store, configuration: syncConfiguration, assets: lane,
+            signer: ShareSigner(privateKey: identity.privateKey))
+        return ShoalNode(
+            store: store, identity: identity, tls: tls, devices: devices, sync: sync, assets: assets, lane: lane,
+            network: networkConfiguration)
     }
 
     /// Makes the data directory (and any missing parents) with mode 0700, or sets an existing
@@ -109,19 +115,25 @@ public actor ShoalNode {
     static func makePrivate(_ directory: String) throws(ShoalError) {
         if !FileManager.default.fileExists(atPath: directory) {
             do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
             } catch {
                 throw ShoalError.internalError("cannot create the data directory \(directory): \(error)")
             }
         }
         guard chmod(directory, 0o700) == 0 else {
-            throw ShoalError.internalError("cannot set the data directory \(directory) to mode 0700 (\(String(cString: strerror(errno)))); it must belong to the user running Shoal")
+            throw ShoalError.internalError(
+                "cannot set the data directory \(directory) to mode 0700 (\(String(cString: strerror(errno)))); it must belong to the user running Shoal"
+            )
         }
     }
 
-    init(store: Store, identity: DeviceIdentity, tls: PeerTLS, devices: [TrustedDevice], sync: SyncNode, assets: AssetStore, lane: AssetStoreProvider,
-         network: NetworkConfiguration) {
+    init(
+        store: Store, identity: DeviceIdentity, tls: PeerTLS, devices: [TrustedDevice], sync: SyncNode,
+        assets: AssetStore, lane: AssetStoreProvider,
+        network: NetworkConfiguration
+    ) {
         self.store = store
         self.identity = identity
         self.tls = tls
@@ -183,7 +195,8 @@ public actor ShoalNode {
     /// Listens and dials again after ``goOffline()``, on the same addresses.
     /// - Throws: `ShoalError` `networkFailure` when a listening address cannot be bound again.
     public func goOnline() async throws(ShoalError) {
-        network = NetworkNode(sync: sync, tls: tls, trusting: Set(devices.map(\.device)), configuration: networkConfiguration)
+        network = NetworkNode(
+            sync: sync, tls: tls, trusting: Set(devices.map(\.device)), configuration: networkConfiguration)
         let listen = listening, peers = peerAddresses
         listening = []
         for l in listen {
@@ -253,7 +266,8 @@ public actor ShoalNode {
     /// Saves a record with CloudKit's save policies.
     /// - Throws: `ShoalError` (`serverRecordChanged` with the three records, `zoneNotFound`, …).
     @discardableResult
-    public func save(_ record: Record, policy: SavePolicy = .ifServerRecordUnchanged) async throws(ShoalError) -> Record {
+    public func save(_ record: Record, policy: SavePolicy = .ifServerRecordUnchanged) async throws(ShoalError) -> Record
+    {
         try await store.save(record, policy: policy)
     }
 
@@ -277,8 +291,10 @@ public actor ShoalNode {
     ///   - desiredKeys: when given, only these fields of each record are returned.
     ///   - resultsLimit: the most records a page holds.
     /// - Throws: `ShoalError` `zoneNotFound`; `invalidArguments` for a bad query or limit.
-    public func records(matching query: Query, in zone: RecordZone.ID, desiredKeys: [String]? = nil,
-                        resultsLimit: Int = 100) async throws(ShoalError) -> QueryResult {
+    public func records(
+        matching query: Query, in zone: RecordZone.ID, desiredKeys: [String]? = nil,
+        resultsLimit: Int = 100
+    ) async throws(ShoalError) -> QueryResult {
         try await store.records(matching: query, in: zone, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
@@ -287,8 +303,10 @@ public actor ShoalNode {
     /// moved across the cursor. A cursor kept as bytes comes back with
     /// `QueryCursor.init(decoding:)`.
     /// - Throws: as ``records(matching:in:desiredKeys:resultsLimit:)``.
-    public func records(continuing cursor: QueryCursor, desiredKeys: [String]? = nil,
-                        resultsLimit: Int = 100) async throws(ShoalError) -> QueryResult {
+    public func records(
+        continuing cursor: QueryCursor, desiredKeys: [String]? = nil,
+        resultsLimit: Int = 100
+    ) async throws(ShoalError) -> QueryResult {
         try await store.records(continuing: cursor, desiredKeys: desiredKeys, resultsLimit: resultsLimit)
     }
 
@@ -324,7 +342,9 @@ public actor ShoalNode {
 
     /// The changes of `zone` since `token` (all when nil).
     /// - Throws: `ShoalError` `changeTokenExpired` or `zoneNotFound`.
-    public func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000) async throws(ShoalError) -> ZoneChanges {
+    public func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000) async throws(ShoalError)
+        -> ZoneChanges
+    {
         try await store.changes(in: zone, since: token, limit: limit)
     }
 
@@ -341,8 +361,10 @@ public actor ShoalNode {
     ///   `quotaExceeded` (disk full) before anything is saved; `operationCancelled`; or the
     ///   save's own errors.
     @discardableResult
-    public func save(_ record: Record, attaching files: [String: String], policy: SavePolicy = .ifServerRecordUnchanged,
-                     progress: AssetProgressHandler? = nil) async throws(ShoalError) -> Record {
+    public func save(
+        _ record: Record, attaching files: [String: String], policy: SavePolicy = .ifServerRecordUnchanged,
+        progress: AssetProgressHandler? = nil
+    ) async throws(ShoalError) -> Record {
         let pin = await assets.makePin()
         do {
             var r = record
@@ -372,9 +394,10 @@ public actor ShoalNode {
         if (try? assets.isComplete(asset)) == true { return }
         if Task.isCancelled { throw .from(CancellationError(), doing: "fetching \(asset)") }
         guard started else {
-            throw .wrapping(nil, .networkUnavailable,
-                            "fetching \(asset): this node is offline, so no peer can serve it; go online (listen, connect(to:port:) or goOnline()) and retry",
-                            retryAfter: ShoalError.fetchRetryAfter)
+            throw .wrapping(
+                nil, .networkUnavailable,
+                "fetching \(asset): this node is offline, so no peer can serve it; go online (listen, connect(to:port:) or goOnline()) and retry",
+                retryAfter: ShoalError.fetchRetryAfter)
         }
         do {
             try Task.checkCancellation()
@@ -390,11 +413,16 @@ public actor ShoalNode {
     /// Bytes count when their chunk has been received and verified; chunks this node held
     /// before count from the start. The reports never go backwards.
     /// - Throws: as ``fetchAsset(_:)``; no final report then.
-    public func fetchAsset(_ asset: Asset, every interval: Duration = .milliseconds(100),
-                           progress: @escaping AssetProgressHandler) async throws(ShoalError) {
+    public func fetchAsset(
+        _ asset: Asset, every interval: Duration = .milliseconds(100),
+        progress: @escaping AssetProgressHandler
+    ) async throws(ShoalError) {
         /// The last report: the whole asset, in its manifest's chunks.
         func done() {
-            progress(AssetProgress(completedBytes: asset.size, totalBytes: asset.size, chunks: (try? assets.manifest(of: asset).chunks.count) ?? 0))
+            progress(
+                AssetProgress(
+                    completedBytes: asset.size, totalBytes: asset.size,
+                    chunks: (try? assets.manifest(of: asset).chunks.count) ?? 0))
         }
         if (try? assets.isComplete(asset)) == true { return done() }
         let lane = self.lane
@@ -453,8 +481,10 @@ public actor ShoalNode {
     /// while reading the records: a cancelled collection removes nothing.
     /// - Throws: `ShoalError`: `operationCancelled`, errors reading the records, or removing
     ///   files (`quotaExceeded`, `internalError`).
-    public func collectAssetGarbage(dryRun: Bool = false,
-                                    progress: (@Sendable (GarbageCollectionProgress) -> Void)? = nil) async throws(ShoalError) -> GarbageCollectionReport {
+    public func collectAssetGarbage(
+        dryRun: Bool = false,
+        progress: (@Sendable (GarbageCollectionProgress) -> Void)? = nil
+    ) async throws(ShoalError) -> GarbageCollectionReport {
         var keep = Set<ContentHash>()
         // What is pinned from now on (a save with files committing while the zones are read, a
         // fetch) is kept even if its pin is released before the removal.
@@ -490,7 +520,8 @@ public actor ShoalNode {
             return report
         } catch {
             await assets.endCollection()
-            throw .from(error, doing: dryRun ? "finding unreferenced asset chunks" : "collecting unreferenced asset chunks")
+            throw .from(
+                error, doing: dryRun ? "finding unreferenced asset chunks" : "collecting unreferenced asset chunks")
         }
     }
 

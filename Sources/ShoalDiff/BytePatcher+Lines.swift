@@ -19,13 +19,17 @@ extension BytePatcher {
     /// when what lies between is long in both values, its lines are diffed and each run of
     /// changed lines trimmed to its own common prefix and suffix. The result is whichever of that
     /// and the single patch encodes smaller; empty when the values are equal.
-    package static func patches(from old: UnsafeRawBufferPointer, to new: UnsafeRawBufferPointer) -> [RecordDelta.BytePatch] {
+    package static func patches(from old: UnsafeRawBufferPointer, to new: UnsafeRawBufferPointer) -> [RecordDelta
+        .BytePatch]
+    {
         guard let one = patch(from: old, to: new) else { return [] }
         guard one.deleteCount >= minimumLineDiffBytes, one.insert.count >= minimumLineDiffBytes else { return [one] }
         let midOld = UnsafeRawBufferPointer(rebasing: old[one.offset..<(one.offset &+ one.deleteCount)])
         let midNew = one.insert
         let linesOld = lines(midOld), linesNew = midNew.withUnsafeBytes { lines($0) }
-        guard linesOld.count &+ linesNew.count <= maxDiffedLines, linesOld.count > 1 || linesNew.count > 1 else { return [one] }
+        guard linesOld.count &+ linesNew.count <= maxDiffedLines, linesOld.count > 1 || linesNew.count > 1 else {
+            return [one]
+        }
         let marks = midNew.withUnsafeBytes { rawNew in
             let hashOld = linesOld.map { hash(UnsafeRawBufferPointer(rebasing: midOld[$0])) }
             let hashNew = linesNew.map { hash(UnsafeRawBufferPointer(rebasing: rawNew[$0])) }
@@ -51,10 +55,14 @@ extension BytePatcher {
             let fromNew = startJ < linesNew.count ? linesNew[startJ].lowerBound : midNew.count
             let toNew = j > startJ ? linesNew[j &- 1].upperBound : fromNew
             let hunk = midNew.withUnsafeBytes { rawNew in
-                patch(from: UnsafeRawBufferPointer(rebasing: midOld[fromOld..<toOld]), to: UnsafeRawBufferPointer(rebasing: rawNew[fromNew..<toNew]))
+                patch(
+                    from: UnsafeRawBufferPointer(rebasing: midOld[fromOld..<toOld]),
+                    to: UnsafeRawBufferPointer(rebasing: rawNew[fromNew..<toNew]))
             }
             guard let hunk else { continue }
-            out.append(RecordDelta.BytePatch(offset: one.offset &+ fromOld &+ hunk.offset, deleteCount: hunk.deleteCount, insert: hunk.insert))
+            out.append(
+                RecordDelta.BytePatch(
+                    offset: one.offset &+ fromOld &+ hunk.offset, deleteCount: hunk.deleteCount, insert: hunk.insert))
         }
         // Runs are separated by kept lines, so patches never touch; still, one patch when the split
         // does not pay.
@@ -65,7 +73,9 @@ extension BytePatcher {
     /// The patches turning string `old` into `new` (UTF-8 byte offsets); empty when equal.
     package static func patches(from old: String, to new: String) -> [RecordDelta.BytePatch] {
         var a = old, b = new
-        return a.withUTF8 { pa in b.withUTF8 { pb in patches(from: UnsafeRawBufferPointer(pa), to: UnsafeRawBufferPointer(pb)) } }
+        return a.withUTF8 { pa in
+            b.withUTF8 { pb in patches(from: UnsafeRawBufferPointer(pa), to: UnsafeRawBufferPointer(pb)) }
+        }
     }
 
     /// The patches turning bytes `old` into `new`; empty when equal.
@@ -84,7 +94,9 @@ extension BytePatcher {
         outer: for d in 0...maxD {
             trace.append(v)
             for k in stride(from: -d, through: d, by: 2) {
-                var x = k == -d || (k != d && v[off &+ k &- 1] < v[off &+ k &+ 1]) ? v[off &+ k &+ 1] : v[off &+ k &- 1] &+ 1
+                var x =
+                    k == -d || (k != d && v[off &+ k &- 1] < v[off &+ k &+ 1])
+                    ? v[off &+ k &+ 1] : v[off &+ k &- 1] &+ 1
                 var y = x &- k
                 while x < n && y < m && same(x, y) {
                     x &+= 1

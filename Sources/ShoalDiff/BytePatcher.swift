@@ -9,7 +9,9 @@ package import ShoalWire
 /// note or document needs.
 package enum BytePatcher {
     /// The one patch turning `old` into `new`, or nil when they are equal.
-    package static func patch(from old: UnsafeRawBufferPointer, to new: UnsafeRawBufferPointer) -> RecordDelta.BytePatch? {
+    package static func patch(from old: UnsafeRawBufferPointer, to new: UnsafeRawBufferPointer) -> RecordDelta
+        .BytePatch?
+    {
         let n = old.count, m = new.count
         guard let pa = old.baseAddress, let pb = new.baseAddress else {
             if n == 0 && m == 0 { return nil }
@@ -17,23 +19,32 @@ package enum BytePatcher {
         }
         let shorter = min(n, m)
         var lo = 0
-        while lo &+ 8 <= shorter && pa.loadUnaligned(fromByteOffset: lo, as: UInt64.self) == pb.loadUnaligned(fromByteOffset: lo, as: UInt64.self) {
+        while lo &+ 8 <= shorter
+            && pa.loadUnaligned(fromByteOffset: lo, as: UInt64.self)
+                == pb.loadUnaligned(fromByteOffset: lo, as: UInt64.self)
+        {
             lo &+= 8
         }
-        while lo < shorter && pa.load(fromByteOffset: lo, as: UInt8.self) == pb.load(fromByteOffset: lo, as: UInt8.self) { lo &+= 1 }
+        while lo < shorter && pa.load(fromByteOffset: lo, as: UInt8.self) == pb.load(fromByteOffset: lo, as: UInt8.self)
+        { lo &+= 1 }
         if lo == n && lo == m { return nil }
         var endA = n, endB = m
         while endA &- lo >= 8 && endB &- lo >= 8
-            && pa.loadUnaligned(fromByteOffset: endA &- 8, as: UInt64.self) == pb.loadUnaligned(fromByteOffset: endB &- 8, as: UInt64.self) {
+            && pa.loadUnaligned(fromByteOffset: endA &- 8, as: UInt64.self)
+                == pb.loadUnaligned(fromByteOffset: endB &- 8, as: UInt64.self)
+        {
             endA &-= 8
             endB &-= 8
         }
-        while endA > lo && endB > lo && pa.load(fromByteOffset: endA &- 1, as: UInt8.self) == pb.load(fromByteOffset: endB &- 1, as: UInt8.self) {
+        while endA > lo && endB > lo
+            && pa.load(fromByteOffset: endA &- 1, as: UInt8.self) == pb.load(fromByteOffset: endB &- 1, as: UInt8.self)
+        {
             endA &-= 1
             endB &-= 1
         }
-        return RecordDelta.BytePatch(offset: lo, deleteCount: endA &- lo,
-                                     insert: Array(UnsafeRawBufferPointer(rebasing: new[lo..<endB])))
+        return RecordDelta.BytePatch(
+            offset: lo, deleteCount: endA &- lo,
+            insert: Array(UnsafeRawBufferPointer(rebasing: new[lo..<endB])))
     }
 
     /// The patch turning string `old` into `new` (UTF-8 byte offsets), or nil when equal.
@@ -51,7 +62,8 @@ package enum BytePatcher {
 
     /// Encoded size of a patch operation's body (target kind, count, edits).
     package static func encodedSize(_ p: RecordDelta.BytePatch) -> Int {
-        2 &+ WireSize.varint(UInt64(p.offset)) &+ WireSize.varint(UInt64(p.deleteCount)) &+ WireSize.lengthPrefixed(p.insert.count)
+        2 &+ WireSize.varint(UInt64(p.offset)) &+ WireSize.varint(UInt64(p.deleteCount))
+            &+ WireSize.lengthPrefixed(p.insert.count)
     }
 
     // MARK: Applying
@@ -59,27 +71,41 @@ package enum BytePatcher {
     /// `value` (a string or bytes) with `edits` applied at byte offsets.
     /// - Throws: ``DiffError`` `.notPatchable` for other kinds, `.outOfRange` for bad edits,
     ///   `.invalidUTF8` when a string would not be valid UTF-8 afterwards.
-    package static func apply(_ edits: [RecordDelta.BytePatch], to value: FieldValue, field: String) throws(DiffError) -> FieldValue {
+    package static func apply(_ edits: [RecordDelta.BytePatch], to value: FieldValue, field: String) throws(DiffError)
+        -> FieldValue
+    {
         switch value {
         case .bytes(let b):
-            let result = b.withUnsafeBytes { raw in Result { () throws(DiffError) in try apply(edits, to: raw, field: field) } }
+            let result = b.withUnsafeBytes { raw in
+                Result { () throws(DiffError) in try apply(edits, to: raw, field: field) }
+            }
             return .bytes(try result.get())
         case .string(var s):
-            let result = s.withUTF8 { raw in Result { () throws(DiffError) in try apply(edits, to: UnsafeRawBufferPointer(raw), field: field) } }
+            let result = s.withUTF8 { raw in
+                Result { () throws(DiffError) in try apply(edits, to: UnsafeRawBufferPointer(raw), field: field) }
+            }
             let bytes = try result.get()
             guard let text = String(validating: bytes, as: UTF8.self) else {
-                throw DiffError(.invalidUTF8, field: field, offset: firstInvalidUTF8(bytes),
-                                "the patched string is not valid UTF-8; the patch was computed from another value — refetch the record")
+                throw DiffError(
+                    .invalidUTF8, field: field, offset: firstInvalidUTF8(bytes),
+                    "the patched string is not valid UTF-8; the patch was computed from another value — refetch the record"
+                )
             }
             return .string(text)
         default:
-            throw DiffError(.notPatchable, field: field, "a byte patch edits strings and bytes, but the field holds a \(value.isList ? "list of \(value.kind)" : value.kind.description); the delta was computed from another value — refetch the record")
+            throw DiffError(
+                .notPatchable, field: field,
+                "a byte patch edits strings and bytes, but the field holds a \(value.isList ? "list of \(value.kind)" : value.kind.description); the delta was computed from another value — refetch the record"
+            )
         }
     }
 
-    static func apply(_ edits: [RecordDelta.BytePatch], to base: UnsafeRawBufferPointer, field: String) throws(DiffError) -> [UInt8] {
-        try EditRange.check(edits.lazy.map { ($0.offset, $0.deleteCount, $0.insert.count) }, count: edits.count,
-                            baseCount: base.count, field: field, unit: "byte")
+    static func apply(_ edits: [RecordDelta.BytePatch], to base: UnsafeRawBufferPointer, field: String)
+        throws(DiffError) -> [UInt8]
+    {
+        try EditRange.check(
+            edits.lazy.map { ($0.offset, $0.deleteCount, $0.insert.count) }, count: edits.count,
+            baseCount: base.count, field: field, unit: "byte")
         var out = [UInt8]()
         var grown = base.count
         for e in edits { grown = grown &- e.deleteCount &+ e.insert.count }

@@ -70,15 +70,23 @@ public struct DiffError: Error, Hashable, Sendable, CustomStringConvertible {
 
 extension DiffError {
     static func baseMismatch(expected: UInt32, found: UInt32) -> DiffError {
-        DiffError(.baseMismatch, "the delta was computed from the version with fingerprint \(hex(expected)) but the record's is \(hex(found)); apply it to that version, or fetch the whole record")
+        DiffError(
+            .baseMismatch,
+            "the delta was computed from the version with fingerprint \(hex(expected)) but the record's is \(hex(found)); apply it to that version, or fetch the whole record"
+        )
     }
 
     static func outOfRange(_ field: String, offset: Int, _ what: String) -> DiffError {
-        DiffError(.outOfRange, field: field, offset: offset, what + "; the delta was computed from another value — refetch the record")
+        DiffError(
+            .outOfRange, field: field, offset: offset,
+            what + "; the delta was computed from another value — refetch the record")
     }
 
     static func unsorted(_ name: String, after previous: String) -> DiffError {
-        DiffError(.unsortedOperations, field: name, "operations must be sorted by field name, one per field; \(name) follows \(previous) — build deltas with diff(_:_:) or sort them")
+        DiffError(
+            .unsortedOperations, field: name,
+            "operations must be sorted by field name, one per field; \(name) follows \(previous) — build deltas with diff(_:_:) or sort them"
+        )
     }
 
     static func hex(_ v: UInt32) -> String {

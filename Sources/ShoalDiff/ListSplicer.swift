@@ -40,8 +40,10 @@ package enum ListSplicer {
         return n
     }
 
-    static func splices<T>(_ a: [T], _ b: [T], _ wrap: ([T]) -> ListValue,
-                           same: (T, T) -> Bool) -> [RecordDelta.ListSplice] {
+    static func splices<T>(
+        _ a: [T], _ b: [T], _ wrap: ([T]) -> ListValue,
+        same: (T, T) -> Bool
+    ) -> [RecordDelta.ListSplice] {
         var lo = 0
         while lo < a.count && lo < b.count && same(a[lo], b[lo]) { lo &+= 1 }
         var endA = a.count, endB = b.count
@@ -77,8 +79,10 @@ package enum ListSplicer {
             let startI = i, startJ = j
             while i < midA.count && removed[i] { i &+= 1 }
             while j < midB.count && inserted[j] { j &+= 1 }
-            out.append(RecordDelta.ListSplice(offset: lo &+ startI, deleteCount: i &- startI,
-                                              insert: wrap(Array(midB[(lo &+ startJ)..<(lo &+ j)]))))
+            out.append(
+                RecordDelta.ListSplice(
+                    offset: lo &+ startI, deleteCount: i &- startI,
+                    insert: wrap(Array(midB[(lo &+ startJ)..<(lo &+ j)]))))
         }
         return out
     }
@@ -88,24 +92,38 @@ package enum ListSplicer {
     /// `list` with `edits` applied.
     /// - Throws: ``DiffError`` `.outOfRange` for edits past the end, overlapping, touching, out
     ///   of order or empty; `.kindMismatch` for inserted elements of another kind.
-    package static func apply(_ edits: [RecordDelta.ListSplice], to list: ListValue, field: String) throws(DiffError) -> ListValue {
+    package static func apply(_ edits: [RecordDelta.ListSplice], to list: ListValue, field: String) throws(DiffError)
+        -> ListValue
+    {
         switch list {
-        case .string(let v): return .string(try splice(v, edits, field, list) { if case .string(let x) = $0 { x } else { nil } })
-        case .int64(let v): return .int64(try splice(v, edits, field, list) { if case .int64(let x) = $0 { x } else { nil } })
-        case .double(let v): return .double(try splice(v, edits, field, list) { if case .double(let x) = $0 { x } else { nil } })
-        case .bool(let v): return .bool(try splice(v, edits, field, list) { if case .bool(let x) = $0 { x } else { nil } })
-        case .bytes(let v): return .bytes(try splice(v, edits, field, list) { if case .bytes(let x) = $0 { x } else { nil } })
-        case .date(let v): return .date(try splice(v, edits, field, list) { if case .date(let x) = $0 { x } else { nil } })
-        case .reference(let v): return .reference(try splice(v, edits, field, list) { if case .reference(let x) = $0 { x } else { nil } })
-        case .asset(let v): return .asset(try splice(v, edits, field, list) { if case .asset(let x) = $0 { x } else { nil } })
-        case .location(let v): return .location(try splice(v, edits, field, list) { if case .location(let x) = $0 { x } else { nil } })
+        case .string(let v):
+            return .string(try splice(v, edits, field, list) { if case .string(let x) = $0 { x } else { nil } })
+        case .int64(let v):
+            return .int64(try splice(v, edits, field, list) { if case .int64(let x) = $0 { x } else { nil } })
+        case .double(let v):
+            return .double(try splice(v, edits, field, list) { if case .double(let x) = $0 { x } else { nil } })
+        case .bool(let v):
+            return .bool(try splice(v, edits, field, list) { if case .bool(let x) = $0 { x } else { nil } })
+        case .bytes(let v):
+            return .bytes(try splice(v, edits, field, list) { if case .bytes(let x) = $0 { x } else { nil } })
+        case .date(let v):
+            return .date(try splice(v, edits, field, list) { if case .date(let x) = $0 { x } else { nil } })
+        case .reference(let v):
+            return .reference(try splice(v, edits, field, list) { if case .reference(let x) = $0 { x } else { nil } })
+        case .asset(let v):
+            return .asset(try splice(v, edits, field, list) { if case .asset(let x) = $0 { x } else { nil } })
+        case .location(let v):
+            return .location(try splice(v, edits, field, list) { if case .location(let x) = $0 { x } else { nil } })
         }
     }
 
-    static func splice<T>(_ base: [T], _ edits: [RecordDelta.ListSplice], _ field: String, _ list: ListValue,
-                          _ elements: (ListValue) -> [T]?) throws(DiffError) -> [T] {
-        try EditRange.check(edits.lazy.map { ($0.offset, $0.deleteCount, $0.insert.count) }, count: edits.count,
-                            baseCount: base.count, field: field, unit: "element")
+    static func splice<T>(
+        _ base: [T], _ edits: [RecordDelta.ListSplice], _ field: String, _ list: ListValue,
+        _ elements: (ListValue) -> [T]?
+    ) throws(DiffError) -> [T] {
+        try EditRange.check(
+            edits.lazy.map { ($0.offset, $0.deleteCount, $0.insert.count) }, count: edits.count,
+            baseCount: base.count, field: field, unit: "element")
         var out = [T]()
         var grown = base.count
         for e in edits { grown = grown &- e.deleteCount &+ e.insert.count }
@@ -113,8 +131,10 @@ package enum ListSplicer {
         var at = 0
         for e in edits {
             guard let insert = elements(e.insert) else {
-                throw DiffError(.kindMismatch, field: field, offset: e.offset,
-                                "a splice inserts \(e.insert.elementKind) elements into a list of \(list.elementKind); the delta was computed from another value — refetch the record")
+                throw DiffError(
+                    .kindMismatch, field: field, offset: e.offset,
+                    "a splice inserts \(e.insert.elementKind) elements into a list of \(list.elementKind); the delta was computed from another value — refetch the record"
+                )
             }
             out.append(contentsOf: base[at..<e.offset])
             out.append(contentsOf: insert)

@@ -103,16 +103,24 @@ extension Record {
         let run = slotRun(at: slotIndex(of: name))
         guard !run.isEmpty else { throw Self.missing(name, what) }
         guard run.count == 1 else {
-            throw DiffError(.notPatchable, field: name, "a \(what) edits one value, but \(name) holds \(run.count) concurrent slots; the delta was computed from another version — refetch the record")
+            throw DiffError(
+                .notPatchable, field: name,
+                "a \(what) edits one value, but \(name) holds \(run.count) concurrent slots; the delta was computed from another version — refetch the record"
+            )
         }
         return run.lowerBound
     }
 
     /// The list at slot `index` with `edits` applied.
-    private func editedList(at index: Int, name: String, _ edits: [RecordDelta.ListSplice]) throws(DiffError) -> FieldValue {
+    private func editedList(at index: Int, name: String, _ edits: [RecordDelta.ListSplice]) throws(DiffError)
+        -> FieldValue
+    {
         guard let value = fields[index].value else { throw Self.missing(name, "splice") }
         guard case .list(let list) = value else {
-            throw DiffError(.notPatchable, field: name, "a splice edits lists, but the field holds a \(value.kind); the delta was computed from another value — refetch the record")
+            throw DiffError(
+                .notPatchable, field: name,
+                "a splice edits lists, but the field holds a \(value.kind); the delta was computed from another value — refetch the record"
+            )
         }
         return .list(try ListSplicer.apply(edits, to: list, field: name))
     }
@@ -152,7 +160,9 @@ extension Record {
             case .set:
                 // A set, or the sets of one field's concurrent slots, replace its run.
                 var end = k &+ 1
-                while end < operations.count, case .set = operations[end], NameOrder.equal(operations[end].fieldName, op.fieldName) {
+                while end < operations.count, case .set = operations[end],
+                    NameOrder.equal(operations[end].fieldName, op.fieldName)
+                {
                     end &+= 1
                 }
                 replaceRun(run, with: operations[k..<end].compactMap { if case .set(let f) = $0 { f } else { nil } })
@@ -178,10 +188,16 @@ extension Record {
     }
 
     private static func missingSlot(_ name: String) -> DiffError {
-        DiffError(.missingField, field: name, "a drop removes the slot of \(name) but the record has none; the delta was computed from another version — refetch the record")
+        DiffError(
+            .missingField, field: name,
+            "a drop removes the slot of \(name) but the record has none; the delta was computed from another version — refetch the record"
+        )
     }
 
     private static func missing(_ name: String, _ what: String) -> DiffError {
-        DiffError(.missingField, field: name, "a \(what) edits the value of \(name) but the record has no value there; the delta was computed from another version — refetch the record")
+        DiffError(
+            .missingField, field: name,
+            "a \(what) edits the value of \(name) but the record has no value there; the delta was computed from another version — refetch the record"
+        )
     }
 }

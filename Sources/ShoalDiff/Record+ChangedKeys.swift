@@ -6,7 +6,9 @@ extension RecordDelta {
     /// The names of the fields the delta sets, removes, drops or edits, in sorted order.
     public var changedKeys: [String] {
         var out = [String]()
-        for op in operations where out.last.map({ !NameOrder.equal($0, op.fieldName) }) ?? true { out.append(op.fieldName) }
+        for op in operations where out.last.map({ !NameOrder.equal($0, op.fieldName) }) ?? true {
+            out.append(op.fieldName)
+        }
         return out
     }
 }

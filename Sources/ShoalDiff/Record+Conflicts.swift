@@ -26,7 +26,8 @@ public func conflictingFields(_ a: Record, _ b: Record) -> [String] {
         } else {
             let x = fa[i], y = fb[j]
             if x.value != y.value,
-               DotMerge.superseded(x, by: b.versionVector) == DotMerge.superseded(y, by: a.versionVector) {
+                DotMerge.superseded(x, by: b.versionVector) == DotMerge.superseded(y, by: a.versionVector)
+            {
                 out.append(x.name)
             }
             i += 1

@@ -25,25 +25,32 @@ public import ShoalWire
 /// - Throws: ``DiffError`` `.recordMismatch` when the records have different IDs.
 public func merge(_ a: Record, _ b: Record) throws(DiffError) -> Record {
     guard a.id == b.id else {
-        throw DiffError(.recordMismatch, "a merge needs two versions of one record, but got \(a.id) and \(b.id); merge versions of the same record")
+        throw DiffError(
+            .recordMismatch,
+            "a merge needs two versions of one record, but got \(a.id) and \(b.id); merge versions of the same record")
     }
     let fields = a.fields.withUnsafeBufferPointer { pa in
-        b.fields.withUnsafeBufferPointer { pb in DotMerge.fields(pa, pb, a.versionVector, b.versionVector, zone: a.id.zone) }
+        b.fields.withUnsafeBufferPointer { pb in
+            DotMerge.fields(pa, pb, a.versionVector, b.versionVector, zone: a.id.zone)
+        }
     }
     let side = SystemFieldsMerge.side(a, b)
-    return Record(recordType: SystemFieldsMerge.recordType(a, b, side: side), id: a.id,
-                  parent: SystemFieldsMerge.parent(a, b, side: side),
-                  creation: SystemFieldsMerge.creation(a.creation, b.creation),
-                  versionVector: a.versionVector.union(b.versionVector),
-                  heads: SystemFieldsMerge.heads(a, b), fields: fields,
-                  extensions: SystemFieldsMerge.extensions(a.extensions, b.extensions))
+    return Record(
+        recordType: SystemFieldsMerge.recordType(a, b, side: side), id: a.id,
+        parent: SystemFieldsMerge.parent(a, b, side: side),
+        creation: SystemFieldsMerge.creation(a.creation, b.creation),
+        versionVector: a.versionVector.union(b.versionVector),
+        heads: SystemFieldsMerge.heads(a, b), fields: fields,
+        extensions: SystemFieldsMerge.extensions(a.extensions, b.extensions))
 }
 
 /// The field walk of ``merge(_:_:)``: one pass over both slot arrays, read in place, in their
 /// order — by name, then the later stamp first (an unsaved slot before every stamped one).
 enum DotMerge {
-    static func fields(_ pa: UnsafeBufferPointer<Record.Field>, _ pb: UnsafeBufferPointer<Record.Field>,
-                       _ va: VersionVector, _ vb: VersionVector, zone: RecordZone.ID) -> [Record.Field] {
+    static func fields(
+        _ pa: UnsafeBufferPointer<Record.Field>, _ pb: UnsafeBufferPointer<Record.Field>,
+        _ va: VersionVector, _ vb: VersionVector, zone: RecordZone.ID
+    ) -> [Record.Field] {
         var out = [Record.Field]()
         // Room for a couple of concurrent slots: a conflict keeps both.
         out.reserveCapacity(max(pa.count, pb.count) &+ 2)
@@ -64,7 +71,9 @@ enum DotMerge {
                 if c == 0 {
                     // One write (or two unsaved edits): the same slot, or — never in a correct
                     // history — two values under one stamp, of which the higher-ranked stays.
-                    append(SlotEquality.sameContent(x, y) ? x.pointee : LastWriterWins.winner(x.pointee, y.pointee, zone: zone), to: &out)
+                    append(
+                        SlotEquality.sameContent(x, y)
+                            ? x.pointee : LastWriterWins.winner(x.pointee, y.pointee, zone: zone), to: &out)
                     i &+= 1
                     j &+= 1
                 } else if c < 0 {

@@ -17,7 +17,8 @@ extension SparseRecord {
     /// version lacks the deletion's entries (Spec/replication.md §3.5.1, §3.5.3).
     public init?(_ record: Record, base: VersionVector) {
         guard !record.isDeleted, !record.heads.isEmpty, !record.heads.contains(where: \.isDeletion),
-              let creation = record.creation, base.covers(creation) else { return nil }
+            let creation = record.creation, base.covers(creation)
+        else { return nil }
         var digest = OmittedDigest(creation: creation)
         var fields = [Record.Field]()
         let slots = record.fields
@@ -36,8 +37,9 @@ extension SparseRecord {
             }
             i = end
         }
-        self.init(id: record.id, recordType: record.recordType, parent: record.parent, entries: record.versionVector,
-                  heads: record.heads, fields: fields, extensions: record.extensions, digest: digest.value)
+        self.init(
+            id: record.id, recordType: record.recordType, parent: record.parent, entries: record.versionVector,
+            heads: record.heads, fields: fields, extensions: record.extensions, digest: digest.value)
     }
 }
 
@@ -99,8 +101,9 @@ extension Record {
             }
         }
         guard digest.value == sparse.digest else { return nil }
-        self.init(recordType: sparse.recordType, id: sparse.id, parent: sparse.parent, creation: creation,
-                  versionVector: sparse.entries, heads: sparse.heads, fields: fields, extensions: sparse.extensions)
+        self.init(
+            recordType: sparse.recordType, id: sparse.id, parent: sparse.parent, creation: creation,
+            versionVector: sparse.entries, heads: sparse.heads, fields: fields, extensions: sparse.extensions)
     }
 }
 

@@ -22,12 +22,18 @@ public import ShoalWire
 /// ``merge(_:_:)``.
 ///
 /// - Throws: ``DiffError`` `.recordMismatch` when the three records do not share one ID.
-public func merge(ancestor: Record, local: Record, remote: Record,
-                  policy: MergePolicy = .lastWriterWins) throws(DiffError) -> Record {
+public func merge(
+    ancestor: Record, local: Record, remote: Record,
+    policy: MergePolicy = .lastWriterWins
+) throws(DiffError) -> Record {
     // A field with concurrent slots takes part by its value, the first of them.
-    let ancestor = ancestor.withoutConcurrentSlots, local = local.withoutConcurrentSlots, remote = remote.withoutConcurrentSlots
+    let ancestor = ancestor.withoutConcurrentSlots, local = local.withoutConcurrentSlots,
+        remote = remote.withoutConcurrentSlots
     guard ancestor.id == local.id, local.id == remote.id else {
-        throw DiffError(.recordMismatch, "a merge needs three versions of one record, but got \(ancestor.id), \(local.id) and \(remote.id); merge versions of the same record")
+        throw DiffError(
+            .recordMismatch,
+            "a merge needs three versions of one record, but got \(ancestor.id), \(local.id) and \(remote.id); merge versions of the same record"
+        )
     }
     let fields = ancestor.fields.withUnsafeBufferPointer { pa in
         local.fields.withUnsafeBufferPointer { pl in
@@ -37,17 +43,24 @@ public func merge(ancestor: Record, local: Record, remote: Record,
         }
     }
     let side = SystemFieldsMerge.side(local, remote)
-    let recordType = local.recordType == ancestor.recordType ? remote.recordType
-        : remote.recordType == ancestor.recordType ? local.recordType
-        : SystemFieldsMerge.recordType(local, remote, side: side)
-    let parent = local.parent == ancestor.parent ? remote.parent
-        : remote.parent == ancestor.parent ? local.parent
-        : SystemFieldsMerge.parent(local, remote, side: side)
-    return Record(recordType: recordType, id: local.id, parent: parent,
-                  creation: SystemFieldsMerge.creation(local.creation, remote.creation),
-                  versionVector: local.versionVector.union(remote.versionVector),
-                  heads: SystemFieldsMerge.heads(local, remote), fields: fields,
-                  extensions: SystemFieldsMerge.extensions(local.extensions, remote.extensions))
+    let recordType =
+        local.recordType == ancestor.recordType
+        ? remote.recordType
+        : remote.recordType == ancestor.recordType
+            ? local.recordType
+            : SystemFieldsMerge.recordType(local, remote, side: side)
+    let parent =
+        local.parent == ancestor.parent
+        ? remote.parent
+        : remote.parent == ancestor.parent
+            ? local.parent
+            : SystemFieldsMerge.parent(local, remote, side: side)
+    return Record(
+        recordType: recordType, id: local.id, parent: parent,
+        creation: SystemFieldsMerge.creation(local.creation, remote.creation),
+        versionVector: local.versionVector.union(remote.versionVector),
+        heads: SystemFieldsMerge.heads(local, remote), fields: fields,
+        extensions: SystemFieldsMerge.extensions(local.extensions, remote.extensions))
 }
 
 /// The field walk of ``merge(ancestor:local:remote:policy:)``: one pass over the three sorted
@@ -56,18 +69,26 @@ struct ThreeWayMerge {
     let ancestor: Record, local: Record, remote: Record
     let policy: MergePolicy
 
-    func fields(_ pa: UnsafeBufferPointer<Record.Field>, _ pl: UnsafeBufferPointer<Record.Field>,
-                _ pr: UnsafeBufferPointer<Record.Field>) -> [Record.Field] {
+    func fields(
+        _ pa: UnsafeBufferPointer<Record.Field>, _ pl: UnsafeBufferPointer<Record.Field>,
+        _ pr: UnsafeBufferPointer<Record.Field>
+    ) -> [Record.Field] {
         var out = [Record.Field]()
         out.reserveCapacity(max(pl.count, pr.count))
         var i = 0, j = 0, k = 0
         let layout = SlotLayout.field
         while i < pa.count || j < pl.count || k < pr.count {
             // Fast path: both sides hold the same slot, whatever the ancestor had.
-            if j < pl.count && k < pr.count, let l = pl.baseAddress.map({ $0 + j }), let r = pr.baseAddress.map({ $0 + k }),
-               SlotEquality.identical(l, r, layout) {
-                while i < pa.count, let a = pa.baseAddress.map({ $0 + i }), SlotEquality.order(a, l, layout) < 0 { i &+= 1 }
-                if i < pa.count, let a = pa.baseAddress.map({ $0 + i }), SlotEquality.order(a, l, layout) == 0 { i &+= 1 }
+            if j < pl.count && k < pr.count, let l = pl.baseAddress.map({ $0 + j }),
+                let r = pr.baseAddress.map({ $0 + k }),
+                SlotEquality.identical(l, r, layout)
+            {
+                while i < pa.count, let a = pa.baseAddress.map({ $0 + i }), SlotEquality.order(a, l, layout) < 0 {
+                    i &+= 1
+                }
+                if i < pa.count, let a = pa.baseAddress.map({ $0 + i }), SlotEquality.order(a, l, layout) == 0 {
+                    i &+= 1
+                }
                 out.append(l.pointee)
                 j &+= 1
                 k &+= 1
@@ -76,13 +97,27 @@ struct ThreeWayMerge {
             // The smallest name among the three, and each side's slot of it.
             var least: UnsafePointer<Record.Field>? = nil
             if i < pa.count { least = pa.baseAddress.map { $0 + i } }
-            if j < pl.count, let l = pl.baseAddress.map({ $0 + j }), least.map({ SlotEquality.order(l, $0, layout) < 0 }) ?? true { least = l }
-            if k < pr.count, let r = pr.baseAddress.map({ $0 + k }), least.map({ SlotEquality.order(r, $0, layout) < 0 }) ?? true { least = r }
+            if j < pl.count, let l = pl.baseAddress.map({ $0 + j }),
+                least.map({ SlotEquality.order(l, $0, layout) < 0 }) ?? true
+            {
+                least = l
+            }
+            if k < pr.count, let r = pr.baseAddress.map({ $0 + k }),
+                least.map({ SlotEquality.order(r, $0, layout) < 0 }) ?? true
+            {
+                least = r
+            }
             guard let least else { break }
             var a: Record.Field? = nil, l: Record.Field? = nil, r: Record.Field? = nil
-            if i < pa.count, let p = pa.baseAddress.map({ $0 + i }), SlotEquality.order(p, least, layout) == 0 { a = p.pointee; i &+= 1 }
-            if j < pl.count, let p = pl.baseAddress.map({ $0 + j }), SlotEquality.order(p, least, layout) == 0 { l = p.pointee; j &+= 1 }
-            if k < pr.count, let p = pr.baseAddress.map({ $0 + k }), SlotEquality.order(p, least, layout) == 0 { r = p.pointee; k &+= 1 }
+            if i < pa.count, let p = pa.baseAddress.map({ $0 + i }), SlotEquality.order(p, least, layout) == 0 {
+                a = p.pointee; i &+= 1
+            }
+            if j < pl.count, let p = pl.baseAddress.map({ $0 + j }), SlotEquality.order(p, least, layout) == 0 {
+                l = p.pointee; j &+= 1
+            }
+            if k < pr.count, let p = pr.baseAddress.map({ $0 + k }), SlotEquality.order(p, least, layout) == 0 {
+                r = p.pointee; k &+= 1
+            }
             if let merged = decide(name: (l ?? r ?? a)?.name ?? "", a, l, r) { out.append(merged) }
         }
         return out

@@ -24,8 +24,9 @@ enum RecordDiffer {
                 if pa.baseAddress == pb.baseAddress && pa.count == pb.count { return }
                 if old.edits.isShared(with: new.edits) && pa.count == pb.count {
                     // One lineage: only the slots either side replaced in place can differ.
-                    (delta.operations, stamped) = diffSlots(pa, pb, old.edits.candidates(with: new.edits),
-                                                            zone: new.id.zone, options: options)
+                    (delta.operations, stamped) = diffSlots(
+                        pa, pb, old.edits.candidates(with: new.edits),
+                        zone: new.id.zone, options: options)
                 } else {
                     delta.operations = diffFields(pa, pb, zone: new.id.zone, options: options)
                     stamped = !delta.operations.isEmpty && hasStamp(delta.operations)
@@ -40,8 +41,9 @@ enum RecordDiffer {
     /// `record`'s system fields, copying only them (not the whole record first).
     @inline(__always)
     static func systemFields(of record: Record) -> RecordDelta.SystemFields {
-        RecordDelta.SystemFields(recordType: record.recordType, parent: record.parent, creation: record.creation,
-                                 versionVector: record.versionVector, heads: record.heads, extensions: record.extensions)
+        RecordDelta.SystemFields(
+            recordType: record.recordType, parent: record.parent, creation: record.creation,
+            versionVector: record.versionVector, heads: record.heads, extensions: record.extensions)
     }
 
     /// Whether two arrays share their storage (then they are equal without looking inside).
@@ -54,8 +56,10 @@ enum RecordDiffer {
 
     /// Whether every system field (type, parent, creation, vector, heads, extensions) is equal.
     static func sameSystemFields(_ a: Record, _ b: Record) -> Bool {
-        guard a.creation == b.creation, sameStorage(a.versionVector.entries, b.versionVector.entries) || a.versionVector == b.versionVector,
-              sameStorage(a.heads, b.heads) || a.heads == b.heads, NameOrder.equal(a.recordType, b.recordType) else { return false }
+        guard a.creation == b.creation,
+            sameStorage(a.versionVector.entries, b.versionVector.entries) || a.versionVector == b.versionVector,
+            sameStorage(a.heads, b.heads) || a.heads == b.heads, NameOrder.equal(a.recordType, b.recordType)
+        else { return false }
         if case .none = a.parent, case .none = b.parent, a.extensions.isEmpty, b.extensions.isEmpty { return true }
         return a.parent == b.parent && a.extensions == b.extensions
     }
@@ -75,8 +79,10 @@ enum RecordDiffer {
     /// ``ShoalWire/FieldEdits`` lineage: same names at the same indices, every other slot shared),
     /// giving one operation per slot that differs, and whether any of them carries a stamp (each
     /// operation has its new slot's stamp).
-    static func diffSlots(_ pa: UnsafeBufferPointer<Record.Field>, _ pb: UnsafeBufferPointer<Record.Field>, _ candidates: UInt64,
-                          zone: RecordZone.ID, options: DiffOptions) -> ([RecordDelta.Operation], stamped: Bool) {
+    static func diffSlots(
+        _ pa: UnsafeBufferPointer<Record.Field>, _ pb: UnsafeBufferPointer<Record.Field>, _ candidates: UInt64,
+        zone: RecordZone.ID, options: DiffOptions
+    ) -> ([RecordDelta.Operation], stamped: Bool) {
         guard let a = pa.baseAddress, let b = pb.baseAddress else { return ([], false) }
         // First the slots that differ, then an array of exactly their operations.
         var differing: UInt64 = 0
@@ -110,8 +116,10 @@ enum RecordDiffer {
     }
 
     /// Walks both sorted slot arrays once, appending one operation per differing name.
-    static func diffFields(_ pa: UnsafeBufferPointer<Record.Field>, _ pb: UnsafeBufferPointer<Record.Field>,
-                           zone: RecordZone.ID, options: DiffOptions) -> [RecordDelta.Operation] {
+    static func diffFields(
+        _ pa: UnsafeBufferPointer<Record.Field>, _ pb: UnsafeBufferPointer<Record.Field>,
+        zone: RecordZone.ID, options: DiffOptions
+    ) -> [RecordDelta.Operation] {
         var ops: [RecordDelta.Operation] = []
         let n = pa.count, m = pb.count
         var i = 0, j = 0
@@ -176,7 +184,8 @@ enum RecordDiffer {
     }
 
     /// Whether two runs of one field's slots hold the same slots.
-    static func sameRun(_ x: UnsafePointer<Record.Field>, _ n: Int, _ y: UnsafePointer<Record.Field>, _ m: Int) -> Bool {
+    static func sameRun(_ x: UnsafePointer<Record.Field>, _ n: Int, _ y: UnsafePointer<Record.Field>, _ m: Int) -> Bool
+    {
         guard n == m else { return false }
         for k in 0..<n where !SlotEquality.sameContent(x + k, y + k) { return false }
         return true
@@ -188,15 +197,19 @@ enum RecordDiffer {
     /// are looked into; every other change is a `.set` of the new slot, decided without copying
     /// either value.
     @inline(__always)
-    static func operation(from a: UnsafePointer<Record.Field>, to b: UnsafePointer<Record.Field>, zone: RecordZone.ID,
-                          options: DiffOptions) -> RecordDelta.Operation {
+    static func operation(
+        from a: UnsafePointer<Record.Field>, to b: UnsafePointer<Record.Field>, zone: RecordZone.ID,
+        options: DiffOptions
+    ) -> RecordDelta.Operation {
         mayEditInPlace(a, b, options) ? editOperation(from: a, to: b, zone: zone, options: options) : .set(b.pointee)
     }
 
     /// Whether ``editOperation(from:to:zone:options:)`` could find a splice or a patch: the new
     /// value is a list, or a string or bytes with either side at the patch threshold.
     @inline(__always)
-    static func mayEditInPlace(_ a: UnsafePointer<Record.Field>, _ b: UnsafePointer<Record.Field>, _ options: DiffOptions) -> Bool {
+    static func mayEditInPlace(
+        _ a: UnsafePointer<Record.Field>, _ b: UnsafePointer<Record.Field>, _ options: DiffOptions
+    ) -> Bool {
         let t = options.bytePatchThreshold
         switch b.pointee.value {
         case .list?: return options.listSplices
@@ -213,32 +226,39 @@ enum RecordDiffer {
     }
 
     /// The splice or patch turning slot `a` into slot `b` when one is smaller, else a `.set`.
-    static func editOperation(from a: UnsafePointer<Record.Field>, to b: UnsafePointer<Record.Field>, zone: RecordZone.ID,
-                              options: DiffOptions) -> RecordDelta.Operation {
+    static func editOperation(
+        from a: UnsafePointer<Record.Field>, to b: UnsafePointer<Record.Field>, zone: RecordZone.ID,
+        options: DiffOptions
+    ) -> RecordDelta.Operation {
         switch b.pointee.value {
         case .list(let y)?:
             guard options.listSplices, case .list(let x)? = a.pointee.value, x.elementKind == y.elementKind,
-                  let edits = ListSplicer.splices(from: x, to: y), !edits.isEmpty,
-                  ListSplicer.encodedSize(edits, zone: zone) < FieldValue.list(y).payloadSize(zone: zone) else { break }
+                let edits = ListSplicer.splices(from: x, to: y), !edits.isEmpty,
+                ListSplicer.encodedSize(edits, zone: zone) < FieldValue.list(y).payloadSize(zone: zone)
+            else { break }
             return .splice(name: b.pointee.name, stamp: b.pointee.stamp, edits: edits)
         case .string(let y)? where y.utf8.count >= options.bytePatchThreshold:
             guard case .string(let x)? = a.pointee.value, let p = BytePatcher.patch(from: x, to: y),
-                  BytePatcher.encodedSize(p) < WireSize.lengthPrefixed(y.utf8.count) else { break }
+                BytePatcher.encodedSize(p) < WireSize.lengthPrefixed(y.utf8.count)
+            else { break }
             return .patch(name: b.pointee.name, stamp: b.pointee.stamp, edits: [p])
         case .bytes(let y)? where y.count >= options.bytePatchThreshold:
             guard case .bytes(let x)? = a.pointee.value, let p = BytePatcher.patch(from: x, to: y),
-                  BytePatcher.encodedSize(p) < WireSize.lengthPrefixed(y.count) else { break }
+                BytePatcher.encodedSize(p) < WireSize.lengthPrefixed(y.count)
+            else { break }
             return .patch(name: b.pointee.name, stamp: b.pointee.stamp, edits: [p])
         case .string(let y)? where options.bytePatchThreshold > 0:
             // A shorter new string still gets a patch when the old one reaches the threshold.
             guard case .string(let x)? = a.pointee.value, x.utf8.count >= options.bytePatchThreshold,
-                  let p = BytePatcher.patch(from: x, to: y),
-                  BytePatcher.encodedSize(p) < WireSize.lengthPrefixed(y.utf8.count) else { break }
+                let p = BytePatcher.patch(from: x, to: y),
+                BytePatcher.encodedSize(p) < WireSize.lengthPrefixed(y.utf8.count)
+            else { break }
             return .patch(name: b.pointee.name, stamp: b.pointee.stamp, edits: [p])
         case .bytes(let y)? where options.bytePatchThreshold > 0:
             guard case .bytes(let x)? = a.pointee.value, x.count >= options.bytePatchThreshold,
-                  let p = BytePatcher.patch(from: x, to: y),
-                  BytePatcher.encodedSize(p) < WireSize.lengthPrefixed(y.count) else { break }
+                let p = BytePatcher.patch(from: x, to: y),
+                BytePatcher.encodedSize(p) < WireSize.lengthPrefixed(y.count)
+            else { break }
             return .patch(name: b.pointee.name, stamp: b.pointee.stamp, edits: [p])
         default:
             break

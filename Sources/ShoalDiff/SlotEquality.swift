@@ -16,8 +16,10 @@ enum SlotEquality {
     /// the bytes of the stored properties, not the padding between them, which copies of a slot
     /// (a decoded record, a copied array) do not carry over.
     @inline(__always)
-    static func identical(_ a: UnsafePointer<Record.Field>, _ b: UnsafePointer<Record.Field>,
-                          _ layout: SlotLayout) -> Bool {
+    static func identical(
+        _ a: UnsafePointer<Record.Field>, _ b: UnsafePointer<Record.Field>,
+        _ layout: SlotLayout
+    ) -> Bool {
         let x = UnsafeRawPointer(a), y = UnsafeRawPointer(b)
         var acc = SIMD16<UInt8>()
         if layout.isTypical {
@@ -38,8 +40,10 @@ enum SlotEquality {
     /// Its own small function, so the loop keeps its pointers in registers: on the typical
     /// layout a slot costs seven 16-byte loads per side, and two slots share one branch.
     @inline(never)
-    static func identicalRun(_ a: UnsafePointer<Record.Field>, _ b: UnsafePointer<Record.Field>, count: Int,
-                             _ layout: SlotLayout) -> Int {
+    static func identicalRun(
+        _ a: UnsafePointer<Record.Field>, _ b: UnsafePointer<Record.Field>, count: Int,
+        _ layout: SlotLayout
+    ) -> Int {
         guard layout.isTypical, MemoryLayout<Record.Field>.stride >= 104 else {
             var k = 0
             while k < count && identical(a + k, b + k, layout) { k &+= 1 }
@@ -66,7 +70,8 @@ enum SlotEquality {
     @inline(__always)
     static func typicalDifferences(_ x: UnsafeRawPointer, _ y: UnsafeRawPointer) -> SIMD16<UInt8> {
         @inline(__always) func d(_ o: Int) -> SIMD16<UInt8> {
-            x.loadUnaligned(fromByteOffset: o, as: SIMD16<UInt8>.self) ^ y.loadUnaligned(fromByteOffset: o, as: SIMD16<UInt8>.self)
+            x.loadUnaligned(fromByteOffset: o, as: SIMD16<UInt8>.self)
+                ^ y.loadUnaligned(fromByteOffset: o, as: SIMD16<UInt8>.self)
         }
         let v = (d(0) | d(16)) | (d(32) | d(48))
         return v | (d(50) | d(72)) | d(81)
@@ -81,17 +86,21 @@ enum SlotEquality {
 
     /// ORs the bytewise differences of `range` (at least 16 bytes from the slot's start) into `acc`.
     @inline(__always)
-    static func differences(_ x: UnsafeRawPointer, _ y: UnsafeRawPointer, _ range: Range<Int>,
-                            into acc: inout SIMD16<UInt8>) {
+    static func differences(
+        _ x: UnsafeRawPointer, _ y: UnsafeRawPointer, _ range: Range<Int>,
+        into acc: inout SIMD16<UInt8>
+    ) {
         var offset = range.lowerBound
         let end = range.upperBound
         while offset &+ 16 <= end {
-            acc |= x.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
+            acc |=
+                x.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
                 ^ y.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self)
             offset &+= 16
         }
         if offset < end {
-            acc |= x.loadUnaligned(fromByteOffset: end &- 16, as: SIMD16<UInt8>.self)
+            acc |=
+                x.loadUnaligned(fromByteOffset: end &- 16, as: SIMD16<UInt8>.self)
                 ^ y.loadUnaligned(fromByteOffset: end &- 16, as: SIMD16<UInt8>.self)
         }
     }
@@ -99,8 +108,10 @@ enum SlotEquality {
     /// Whether two slots' names have identical bits (then they are the same name; the converse
     /// may fail, so callers fall back to comparing bytes).
     @inline(__always)
-    static func sameNameBits(_ a: UnsafePointer<Record.Field>, _ b: UnsafePointer<Record.Field>,
-                             _ layout: SlotLayout) -> Bool {
+    static func sameNameBits(
+        _ a: UnsafePointer<Record.Field>, _ b: UnsafePointer<Record.Field>,
+        _ layout: SlotLayout
+    ) -> Bool {
         guard layout.nameLeads else { return false }
         let x = UnsafeRawPointer(a), y = UnsafeRawPointer(b)
         return x.loadUnaligned(as: SIMD2<UInt64>.self) == y.loadUnaligned(as: SIMD2<UInt64>.self)
@@ -174,14 +185,17 @@ struct SlotLayout {
         let whole = (0..<size, 0..<0)
         let probe = Record.Field(name: "a", value: nil, stamp: nil)
         guard size >= 16, Mirror(reflecting: probe).children.count == 4,
-              let n = MemoryLayout<Record.Field>.offset(of: \Record.Field.name),
-              let v = MemoryLayout<Record.Field>.offset(of: \Record.Field.valueStorage),
-              let h = MemoryLayout<Record.Field>.offset(of: \Record.Field.hasValue),
-              let s = MemoryLayout<Record.Field>.offset(of: \Record.Field.stamp) else { return whole }
+            let n = MemoryLayout<Record.Field>.offset(of: \Record.Field.name),
+            let v = MemoryLayout<Record.Field>.offset(of: \Record.Field.valueStorage),
+            let h = MemoryLayout<Record.Field>.offset(of: \Record.Field.hasValue),
+            let s = MemoryLayout<Record.Field>.offset(of: \Record.Field.stamp)
+        else { return whole }
         // The four properties' byte ranges, in address order, merged where they touch.
-        var ranges = [n..<(n + MemoryLayout<String>.size), v..<(v + MemoryLayout<FieldValue>.size),
-                      h..<(h + MemoryLayout<Bool>.size), s..<(s + MemoryLayout<Dot?>.size)]
-            .sorted { $0.lowerBound < $1.lowerBound }
+        var ranges = [
+            n..<(n + MemoryLayout<String>.size), v..<(v + MemoryLayout<FieldValue>.size),
+            h..<(h + MemoryLayout<Bool>.size), s..<(s + MemoryLayout<Dot?>.size)
+        ]
+        .sorted { $0.lowerBound < $1.lowerBound }
         var merged = [ranges.removeFirst()]
         for r in ranges {
             if let last = merged.last, r.lowerBound <= last.upperBound {
@@ -192,7 +206,9 @@ struct SlotLayout {
         }
         // Each range is compared with 16-byte loads ending at its end, so it must end at 16 or
         // later; more than two ranges is not worth specialising for.
-        guard merged.count <= 2, merged.allSatisfy({ $0.upperBound >= 16 && $0.upperBound <= size }) else { return whole }
+        guard merged.count <= 2, merged.allSatisfy({ $0.upperBound >= 16 && $0.upperBound <= size }) else {
+            return whole
+        }
         return (merged[0], merged.count == 2 ? merged[1] : 0..<0)
     }
 }

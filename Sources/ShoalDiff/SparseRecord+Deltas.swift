@@ -42,12 +42,16 @@ extension SparseRecord {
     }
 
     /// The delta slot for `slot`, when `previous` holds a base for it and the edit is smaller.
-    static func edit(_ slot: Record.Field, against previous: Record, base: VersionVector, zone: RecordZone.ID) -> FieldDelta? {
+    static func edit(_ slot: Record.Field, against previous: Record, base: VersionVector, zone: RecordZone.ID)
+        -> FieldDelta?
+    {
         guard let value = slot.value, let stamp = slot.stamp, !base.covers(stamp),
-              value.payloadSize(zone: zone) >= minimumDeltaValueBytes else { return nil }
+            value.payloadSize(zone: zone) >= minimumDeltaValueBytes
+        else { return nil }
         let old = previous.slots(for: slot.name)
         guard old.count == 1, let was = old.first, let baseValue = was.value, let baseStamp = was.stamp,
-              base.covers(baseStamp), baseStamp != stamp else { return nil }
+            base.covers(baseStamp), baseStamp != stamp
+        else { return nil }
         let edit: FieldDelta.Edit
         switch (baseValue, value) {
         case let (.string(a), .string(b)):
@@ -59,13 +63,16 @@ extension SparseRecord {
             guard !p.isEmpty else { return nil }
             edit = .patch(p)
         case let (.list(a), .list(b)):
-            guard a.elementKind == b.elementKind, let s = ListSplicer.splices(from: a, to: b), !s.isEmpty else { return nil }
+            guard a.elementKind == b.elementKind, let s = ListSplicer.splices(from: a, to: b), !s.isEmpty else {
+                return nil
+            }
             edit = .splice(kind: a.elementKind, s)
         default:
             return nil
         }
-        let delta = FieldDelta(name: slot.name, stamp: stamp, baseStamp: baseStamp,
-                               baseDigest: FieldDelta.digest(of: baseValue, zone: zone), edit: edit)
+        let delta = FieldDelta(
+            name: slot.name, stamp: stamp, baseStamp: baseStamp,
+            baseDigest: FieldDelta.digest(of: baseValue, zone: zone), edit: edit)
         // Whole: the value's payload. As an edit: the base stamp (at most 20 bytes), the digest and
         // the edits. The stamp itself and the tag cost the same either way.
         let editBytes: Int

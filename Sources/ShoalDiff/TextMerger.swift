@@ -33,22 +33,30 @@ package enum TextMerger {
     /// The merge of `first` and `second`, both edited from `ancestor`; where their edits overlap,
     /// `first`'s text if `firstWins`, else `second`'s. Nil when the diff of lines is over
     /// `limits` (the caller then keeps the winner's text).
-    package static func merge(ancestor: String, _ first: String, _ second: String, firstWins: Bool,
-                              limits: Limits = Limits()) -> String? {
+    package static func merge(
+        ancestor: String, _ first: String, _ second: String, firstWins: Bool,
+        limits: Limits = Limits()
+    ) -> String? {
         if first.utf8.elementsEqual(second.utf8) || second.utf8.elementsEqual(ancestor.utf8) { return first }
         if first.utf8.elementsEqual(ancestor.utf8) { return second }
         var budget = limits.maxWork
-        guard let bytes = merge(.lines(Array(ancestor.utf8)), .lines(Array(first.utf8)), .lines(Array(second.utf8)),
-                                firstWins: firstWins, words: true, limits: limits, budget: &budget) else { return nil }
+        guard
+            let bytes = merge(
+                .lines(Array(ancestor.utf8)), .lines(Array(first.utf8)), .lines(Array(second.utf8)),
+                firstWins: firstWins, words: true, limits: limits, budget: &budget)
+        else { return nil }
         return String(validating: bytes, as: UTF8.self)
     }
 
     /// The merged bytes of three tokenised texts; nil when a diff is over the limits. `words`:
     /// regions both sides edited are merged again word by word (else they go to the winner).
-    static func merge(_ o: TokenizedText, _ a: TokenizedText, _ b: TokenizedText, firstWins: Bool, words: Bool,
-                      limits: Limits, budget: inout Int) -> [UInt8]? {
+    static func merge(
+        _ o: TokenizedText, _ a: TokenizedText, _ b: TokenizedText, firstWins: Bool, words: Bool,
+        limits: Limits, budget: inout Int
+    ) -> [UInt8]? {
         guard let ha = TokenDiff.hunks(o, a, maxEdits: limits.maxEdits, budget: &budget),
-              let hb = TokenDiff.hunks(o, b, maxEdits: limits.maxEdits, budget: &budget) else { return nil }
+            let hb = TokenDiff.hunks(o, b, maxEdits: limits.maxEdits, budget: &budget)
+        else { return nil }
         var out = [UInt8]()
         out.reserveCapacity(max(a.bytes.count, b.bytes.count))
         var pos = 0, i = 0, j = 0
@@ -89,8 +97,11 @@ package enum TextMerger {
             append(b, hb[sj..<j], over: o, start..<end, to: &textB)
             if textA == textB {
                 out += textA
-            } else if words, let merged = merge(.words(Array(o.bytes(of: start..<end))), .words(textA), .words(textB),
-                                                firstWins: firstWins, words: false, limits: limits, budget: &budget) {
+            } else if words,
+                let merged = merge(
+                    .words(Array(o.bytes(of: start..<end))), .words(textA), .words(textB),
+                    firstWins: firstWins, words: false, limits: limits, budget: &budget)
+            {
                 out += merged
             } else {
                 out += firstWins ? textA : textB
@@ -102,8 +113,10 @@ package enum TextMerger {
 
     /// Appends `side`'s text of the base tokens `range`: the base's, with `hunks` (all inside
     /// the range) applied.
-    static func append(_ side: TokenizedText, _ hunks: ArraySlice<Hunk>, over base: TokenizedText, _ range: Range<Int>,
-                       to out: inout [UInt8]) {
+    static func append(
+        _ side: TokenizedText, _ hunks: ArraySlice<Hunk>, over base: TokenizedText, _ range: Range<Int>,
+        to out: inout [UInt8]
+    ) {
         var at = range.lowerBound
         for h in hunks {
             out += base.bytes(of: at..<h.start)

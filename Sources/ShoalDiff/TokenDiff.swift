@@ -30,7 +30,9 @@ struct TokenizedText {
     /// never straddles a cut: cuts fall next to ASCII bytes only, and a scalar's bytes are all
     /// non-ASCII.
     static func words(_ bytes: [UInt8]) -> TokenizedText {
-        func isWord(_ b: UInt8) -> Bool { b >= 0x80 || b == 0x5F || (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) }
+        func isWord(_ b: UInt8) -> Bool {
+            b >= 0x80 || b == 0x5F || (b >= 0x30 && b <= 0x39) || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A)
+        }
         var bounds = [0]
         var i = 0
         let n = bytes.count
@@ -108,7 +110,9 @@ enum TokenDiff {
     /// Which tokens of `a` are removed and which of `b` inserted by a shortest edit script
     /// (Myers 1986, greedy forward pass, every step's furthest-reaching points kept for the walk
     /// back: (D + 1)² integers for D edits); nil past `maxEdits` edits or `budget` steps.
-    static func myers(_ a: [Int32], _ b: [Int32], maxEdits: Int, budget: inout Int) -> (removed: [Bool], inserted: [Bool])? {
+    static func myers(_ a: [Int32], _ b: [Int32], maxEdits: Int, budget: inout Int) -> (
+        removed: [Bool], inserted: [Bool]
+    )? {
         let n = a.count, m = b.count
         let maxD = min(maxEdits, n &+ m)
         let off = maxD &+ 1

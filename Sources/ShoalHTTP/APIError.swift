@@ -27,11 +27,14 @@ package struct APIError: Error, @unchecked Sendable {
     }
 
     /// A 400 `invalidArguments` error.
-    package static func invalid(_ message: String) -> APIError { APIError(.badRequest, ShoalError.Code.invalidArguments.name, message) }
+    package static func invalid(_ message: String) -> APIError {
+        APIError(.badRequest, ShoalError.Code.invalidArguments.name, message)
+    }
 
     /// The key is missing or wrong. The message is the same either way: it tells nothing about the key.
-    package static let unauthorized = APIError(.unauthorized, ShoalError.Code.notAuthenticated.name,
-                                               "this API needs the node's key in the X-API-Key header (`shoal http-key` prints it)")
+    package static let unauthorized = APIError(
+        .unauthorized, ShoalError.Code.notAuthenticated.name,
+        "this API needs the node's key in the X-API-Key header (`shoal http-key` prints it)")
 
     /// The HTTP error for a `ShoalError`, with CloudKit's meanings: not found is 404, a changed
     /// record 409 (with the server's record), an expired token 410, a limit 413, a rate limit 429
@@ -54,8 +57,9 @@ package struct APIError: Error, @unchecked Sendable {
         if let server = error.serverRecord { details["serverRecord"] = RecordJSON.object(server) }
         if let retry = error.retryAfter { details["retryAfter"] = retry.inSeconds }
         if !error.partialErrors.isEmpty {
-            details["partialErrors"] = Dictionary(error.partialErrors.map { ($0.key.description, "\($0.value.code.name): \($0.value.message)") },
-                                                  uniquingKeysWith: { a, _ in a })
+            details["partialErrors"] = Dictionary(
+                error.partialErrors.map { ($0.key.description, "\($0.value.code.name): \($0.value.message)") },
+                uniquingKeysWith: { a, _ in a })
         }
     }
 

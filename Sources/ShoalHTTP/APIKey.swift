@@ -2,7 +2,7 @@
 
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The HTTP API's key: 32 random bytes as 43 characters of base64url, in `DATA/http-api.key`
@@ -23,7 +23,8 @@ package struct APIKey: Sendable, Equatable, CustomStringConvertible {
         var g = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0 ... .max, using: &g) }
         let text = Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+                of: "=", with: "")
         return APIKey(text: text)
     }
 
@@ -42,7 +43,9 @@ package struct APIKey: Sendable, Equatable, CustomStringConvertible {
         defer { close(fd) }
         let line = key.text + "\n"
         let written = line.withCString { write(fd, $0, strlen($0)) }
-        guard written == line.utf8.count, fsync(fd) == 0 else { throw APIKeyError(path: file, reason: String(cString: strerror(errno))) }
+        guard written == line.utf8.count, fsync(fd) == 0 else {
+            throw APIKeyError(path: file, reason: String(cString: strerror(errno)))
+        }
         return key
     }
 
@@ -59,11 +62,18 @@ package struct APIKey: Sendable, Equatable, CustomStringConvertible {
             throw APIKeyError(path: file, reason: "its mode lets other users read it; run chmod 600 \(file)")
         }
         guard info.st_size <= 1024, let data = FileManager.default.contents(atPath: file) else {
-            throw APIKeyError(path: file, reason: "unreadable or over 1 KiB; delete it and a new key is made at the next start")
+            throw APIKeyError(
+                path: file, reason: "unreadable or over 1 KiB; delete it and a new key is made at the next start")
         }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.count >= 16, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
-            throw APIKeyError(path: file, reason: "it holds no key (at least 16 letters, digits, - or _); delete it and a new key is made at the next start")
+        guard text.count >= 16,
+            text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        else {
+            throw APIKeyError(
+                path: file,
+                reason:
+                    "it holds no key (at least 16 letters, digits, - or _); delete it and a new key is made at the next start"
+            )
         }
         return APIKey(text: text)
     }

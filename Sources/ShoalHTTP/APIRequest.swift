@@ -33,10 +33,12 @@ package struct APIRequest: Sendable {
 
     /// The integer query parameter `name` within `range`, or `defaultValue` when absent.
     /// - Throws: ``APIError`` 400 naming the parameter and its range.
-    package func integer(_ name: String, in range: ClosedRange<Int>, default defaultValue: Int) throws(APIError) -> Int {
+    package func integer(_ name: String, in range: ClosedRange<Int>, default defaultValue: Int) throws(APIError) -> Int
+    {
         guard let text = query(name) else { return defaultValue }
         guard let n = Int(text), range.contains(n) else {
-            throw APIError.invalid("query parameter \(name)=\(text.prefix(40)) must be an integer \(range.lowerBound)…\(range.upperBound)")
+            throw APIError.invalid(
+                "query parameter \(name)=\(text.prefix(40)) must be an integer \(range.lowerBound)…\(range.upperBound)")
         }
         return n
     }
@@ -68,6 +70,8 @@ package struct APIRequest: Sendable {
 extension APIError {
     /// A request body over the limit.
     package static func tooLarge(limit: Int) -> APIError {
-        APIError(.contentTooLarge, "payloadTooLarge", "the request body is over the limit of \(limit) bytes; send less (save records one at a time)")
+        APIError(
+            .contentTooLarge, "payloadTooLarge",
+            "the request body is over the limit of \(limit) bytes; send less (save records one at a time)")
     }
 }

@@ -8,7 +8,9 @@ import Hummingbird
 enum APIResponse {
     /// `object` as pretty, key-sorted JSON.
     static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data("{}".utf8)
         return bytes(Array(data), contentType: "application/json", status: status)
     }
 
@@ -16,7 +18,9 @@ enum APIResponse {
     static func error(_ error: APIError) -> Response {
         var response = json(error.object, status: error.status)
         if error.status == .unauthorized { response.headers[.wwwAuthenticate] = "Bearer realm=\"shoal\"" }
-        if let retry = error.details["retryAfter"] as? Double { response.headers[.retryAfter] = String(Int(retry.rounded(.up))) }
+        if let retry = error.details["retryAfter"] as? Double {
+            response.headers[.retryAfter] = String(Int(retry.rounded(.up)))
+        }
         return response
     }
 

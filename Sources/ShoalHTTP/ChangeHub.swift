@@ -31,8 +31,9 @@ package actor ChangeHub {
     /// - Throws: ``APIError`` 429 `requestRateLimited` when ``maxListeners`` already listen.
     package func listen() throws(APIError) -> (id: UInt64, events: AsyncStream<Event>) {
         guard listeners.count < maxListeners else {
-            var e = APIError(.tooManyRequests, ShoalError.Code.requestRateLimited.name,
-                             "\(maxListeners) requests already wait for changes; retry later or close an event stream")
+            var e = APIError(
+                .tooManyRequests, ShoalError.Code.requestRateLimited.name,
+                "\(maxListeners) requests already wait for changes; retry later or close an event stream")
             e.details["retryAfter"] = 1.0
             throw e
         }

@@ -11,7 +11,7 @@ struct ConsoleResources: Sendable {
         "console.css": (PackageResources.console_css, "text/css; charset=utf-8"),
         "console.js": (PackageResources.console_js, "text/javascript; charset=utf-8"),
         "qrcode.js": (PackageResources.qrcode_js, "text/javascript; charset=utf-8"),
-        "openapi.json": (PackageResources.openapi_json, "application/json"),
+        "openapi.json": (PackageResources.openapi_json, "application/json")
     ]
 
     init() {}
@@ -21,7 +21,8 @@ struct ConsoleResources: Sendable {
         if let f = files[name] {
             var response = APIResponse.bytes(f.bytes, contentType: f.type)
             // The page runs only its own scripts, and no other site may frame it (clickjacking).
-            response.headers[.contentSecurityPolicy] = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+            response.headers[.contentSecurityPolicy] =
+                "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
             response.headers[.xFrameOptions] = "DENY"
             return response
         }

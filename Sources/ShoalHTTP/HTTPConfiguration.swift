@@ -38,7 +38,8 @@ package struct HTTPConfiguration: Sendable {
     /// ``allowsPlainTextBeyondLoopback``), with the fixes; nil when it may.
     package var bindingRefusal: String? {
         guard !Self.isLoopback(host), tls == nil, !allowsPlainTextBeyondLoopback else { return nil }
-        return "--http \(host):\(port) is beyond loopback: the API key and every record would cross the network unencrypted. Give a certificate and its key (--http-tls-cert PATH --http-tls-key PATH) to serve HTTPS, bind 127.0.0.1 and reach it through an SSH tunnel or a TLS proxy, or add --http-allow-plaintext to accept that"
+        return
+            "--http \(host):\(port) is beyond loopback: the API key and every record would cross the network unencrypted. Give a certificate and its key (--http-tls-cert PATH --http-tls-key PATH) to serve HTTPS, bind 127.0.0.1 and reach it through an SSH tunnel or a TLS proxy, or add --http-allow-plaintext to accept that"
     }
 
     /// Whether `host` names this machine's loopback interface only.

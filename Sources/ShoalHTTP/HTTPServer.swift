@@ -31,14 +31,18 @@ package final class HTTPServer: Sendable {
     /// - Throws: ``HTTPServerError`` when the address is beyond loopback without TLS nor
     ///   ``HTTPConfiguration/allowsPlainTextBeyondLoopback``, when the certificate or key cannot
     ///   be read or do not belong together, or when the address cannot be bound.
-    package static func start(node: ShoalNode, configuration: HTTPConfiguration, dataDirectory: String?, logger: Logger) async throws(HTTPServerError) -> HTTPServer {
+    package static func start(node: ShoalNode, configuration: HTTPConfiguration, dataDirectory: String?, logger: Logger)
+        async throws(HTTPServerError) -> HTTPServer
+    {
         if let refusal = configuration.bindingRefusal { throw HTTPServerError(message: refusal) }
-        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .seconds(configuration.idleTimeoutSeconds)))
+        let http1 = HTTPServerBuilder.http1(
+            configuration: .init(idleTimeout: .seconds(configuration.idleTimeoutSeconds)))
         let server: HTTPServerBuilder
         if let files = configuration.tls {
             let tls = try tlsConfiguration(files)
             do { server = try .tls(http1, tlsConfiguration: tls) } catch {
-                throw HTTPServerError(message: "cannot set up TLS with \(files.certificatePath) and \(files.privateKeyPath): \(error)")
+                throw HTTPServerError(
+                    message: "cannot set up TLS with \(files.certificatePath) and \(files.privateKeyPath): \(error)")
             }
         } else {
             server = http1
@@ -55,23 +59,32 @@ package final class HTTPServer: Sendable {
         let app = Application(
             responder: CallbackResponder<BasicRequestContext> { request, _ in await api.respond(to: request) },
             server: server,
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
-                                                   availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
-            onServerRunning: { channel in boundContinuation.yield(.success(channel.localAddress?.port ?? configuration.port)) },
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port),
+                availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
+            onServerRunning: { channel in
+                boundContinuation.yield(.success(channel.localAddress?.port ?? configuration.port))
+            },
             logger: quiet
         )
         let serving = Task {
             do {
                 try await app.run()
             } catch {
-                boundContinuation.yield(.failure(HTTPServerError(message: "cannot serve HTTP on \(configuration.host):\(configuration.port): \(error); choose another address with --http HOST:PORT, or --no-http")))
+                boundContinuation.yield(
+                    .failure(
+                        HTTPServerError(
+                            message:
+                                "cannot serve HTTP on \(configuration.host):\(configuration.port): \(error); choose another address with --http HOST:PORT, or --no-http"
+                        )))
             }
             boundContinuation.finish()
         }
         var first = bound.makeAsyncIterator()
         guard let result = await first.next() else {
             serving.cancel()
-            throw HTTPServerError(message: "the HTTP server on \(configuration.host):\(configuration.port) stopped before it started")
+            throw HTTPServerError(
+                message: "the HTTP server on \(configuration.host):\(configuration.port) stopped before it started")
         }
         let port: Int
         switch result {
@@ -91,19 +104,32 @@ package final class HTTPServer: Sendable {
     static func tlsConfiguration(_ files: TLSFiles) throws(HTTPServerError) -> TLSConfiguration {
         let chain: [NIOSSLCertificate]
         do { chain = try NIOSSLCertificate.fromPEMFile(files.certificatePath) } catch {
-            throw HTTPServerError(message: "--http-tls-cert \(files.certificatePath) is not a readable PEM certificate (\(error)); give the server's certificate, then any intermediate ones, in PEM")
+            throw HTTPServerError(
+                message:
+                    "--http-tls-cert \(files.certificatePath) is not a readable PEM certificate (\(error)); give the server's certificate, then any intermediate ones, in PEM"
+            )
         }
         guard !chain.isEmpty else {
-            throw HTTPServerError(message: "--http-tls-cert \(files.certificatePath) holds no certificate; give the server's certificate, then any intermediate ones, in PEM")
+            throw HTTPServerError(
+                message:
+                    "--http-tls-cert \(files.certificatePath) holds no certificate; give the server's certificate, then any intermediate ones, in PEM"
+            )
         }
         let key: NIOSSLPrivateKey
         do { key = try NIOSSLPrivateKey(file: files.privateKeyPath, format: .pem) } catch {
-            throw HTTPServerError(message: "--http-tls-key \(files.privateKeyPath) is not a readable, unencrypted PEM private key (\(error)); give the key of the certificate's public key")
+            throw HTTPServerError(
+                message:
+                    "--http-tls-key \(files.privateKeyPath) is not a readable, unencrypted PEM private key (\(error)); give the key of the certificate's public key"
+            )
         }
-        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        var tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         tls.minimumTLSVersion = .tlsv12
         do { _ = try NIOSSLContext(configuration: tls) } catch {
-            throw HTTPServerError(message: "--http-tls-key \(files.privateKeyPath) does not go with --http-tls-cert \(files.certificatePath) (\(error)); give the private key of that certificate")
+            throw HTTPServerError(
+                message:
+                    "--http-tls-key \(files.privateKeyPath) does not go with --http-tls-cert \(files.certificatePath) (\(error)); give the private key of that certificate"
+            )
         }
         return tls
     }

@@ -15,13 +15,21 @@ package indirect enum JSONValue: Decodable, Sendable, Equatable {
 
     package init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let i = try? c.decode(Int64.self) { self = .int(i) }
-        else if let d = try? c.decode(Double.self) { self = .double(d) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
+        if c.decodeNil() {
+            self = .null
+        } else if let b = try? c.decode(Bool.self) {
+            self = .bool(b)
+        } else if let i = try? c.decode(Int64.self) {
+            self = .int(i)
+        } else if let d = try? c.decode(Double.self) {
+            self = .double(d)
+        } else if let s = try? c.decode(String.self) {
+            self = .string(s)
+        } else if let a = try? c.decode([JSONValue].self) {
+            self = .array(a)
+        } else {
+            self = .object(try c.decode([String: JSONValue].self))
+        }
     }
 
     /// Parses a request body.
@@ -30,7 +38,8 @@ package indirect enum JSONValue: Decodable, Sendable, Equatable {
         do {
             return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
         } catch {
-            throw APIError.invalid("the request body is not JSON (\(error)); send a JSON object with Content-Type: application/json")
+            throw APIError.invalid(
+                "the request body is not JSON (\(error)); send a JSON object with Content-Type: application/json")
         }
     }
 

@@ -13,15 +13,20 @@ extension NodeAPI {
     func asset(_ zone: String, _ name: String, _ field: String, _ r: APIRequest) async throws -> Response {
         let record = try await node.record(for: Record.ID(name: name, zone: try zoneID(zone)))
         guard case .asset(let asset)? = record[field] else {
-            throw APIError(.notFound, ShoalError.Code.unknownItem.name, "field \(field.prefix(80)) of record \(name.prefix(80)) holds no asset")
+            throw APIError(
+                .notFound, ShoalError.Code.unknownItem.name,
+                "field \(field.prefix(80)) of record \(name.prefix(80)) holds no asset")
         }
         let size = Int(asset.size)
         var range = 0..<size
         var status = HTTPResponse.Status.ok
         if let header = r.request.headers[.range] {
             guard let wanted = Self.byteRange(header, size: size) else {
-                var response = APIResponse.error(APIError(.rangeNotSatisfiable, "invalidArguments",
-                                                          "Range \(header.prefix(60)) is not one range within the asset's \(size) bytes (bytes=FIRST-LAST)"))
+                var response = APIResponse.error(
+                    APIError(
+                        .rangeNotSatisfiable, "invalidArguments",
+                        "Range \(header.prefix(60)) is not one range within the asset's \(size) bytes (bytes=FIRST-LAST)"
+                    ))
                 response.headers[.contentRange] = "bytes */\(size)"
                 return response
             }
@@ -33,7 +38,9 @@ extension NodeAPI {
         headers[.contentType] = "application/octet-stream"
         headers[.acceptRanges] = "bytes"
         headers[.eTag] = "\"\(asset.hash.hex)\""
-        if status == .partialContent { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)" }
+        if status == .partialContent {
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)"
+        }
         let wanted = range
         let body = ResponseBody(contentLength: wanted.count) { writer in
             var offset = 0

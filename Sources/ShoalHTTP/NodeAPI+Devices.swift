@@ -7,7 +7,9 @@ import Shoal
 extension NodeAPI {
     /// `GET /api/v1/device`: this device's ID, node ID and name.
     func device() async -> Response {
-        APIResponse.json(["device": node.deviceID.text, "node": node.nodeID.hex, "name": await node.sync.configuration.nodeName])
+        APIResponse.json([
+            "device": node.deviceID.text, "node": node.nodeID.hex, "name": await node.sync.configuration.nodeName
+        ])
     }
 
     /// `GET /api/v1/devices`: as `shoal peer list --json` — trusted (with how each address was
@@ -18,18 +20,31 @@ extension NodeAPI {
         for d in await node.trustedDevices() {
             let found = await node.addresses(of: d.device)
             let seen = await node.lastSeen(of: d.device)
-            trusted.append(["device": d.device.text, "name": d.name, "addresses": d.addresses, "added": DateText.iso(d.added),
-                            "connected": connected.contains(d.device),
-                            "found": found.map { ["address": $0.address, "source": $0.source.rawValue, "connected": $0.isConnected] },
-                            "lastSeen": seen.latest.map(DateText.iso) ?? NSNull(), "lastSeenBy": seen.latestSource?.rawValue ?? NSNull()])
+            trusted.append([
+                "device": d.device.text, "name": d.name, "addresses": d.addresses, "added": DateText.iso(d.added),
+                "connected": connected.contains(d.device),
+                "found": found.map {
+                    ["address": $0.address, "source": $0.source.rawValue, "connected": $0.isConnected]
+                },
+                "lastSeen": seen.latest.map(DateText.iso) ?? NSNull(),
+                "lastSeenBy": seen.latestSource?.rawValue ?? NSNull()
+            ])
         }
         let pending = await node.pendingDevices()
         let known = Set(trusted.compactMap { $0["device"] as? String }).union(pending.map(\.device.text))
         let discovered = await node.discoveredDevices().filter { !known.contains($0.device.text) }
         return APIResponse.json([
             "trusted": trusted,
-            "pending": pending.map { ["device": $0.device.text, "address": $0.address, "lastSeen": DateText.iso($0.lastSeen), "count": $0.count] as [String: Any] },
-            "discovered": discovered.map { ["device": $0.device.text, "addresses": $0.addresses, "lastSeen": DateText.iso($0.lastSeen)] as [String: Any] },
+            "pending": pending.map {
+                [
+                    "device": $0.device.text, "address": $0.address, "lastSeen": DateText.iso($0.lastSeen),
+                    "count": $0.count
+                ] as [String: Any]
+            },
+            "discovered": discovered.map {
+                ["device": $0.device.text, "addresses": $0.addresses, "lastSeen": DateText.iso($0.lastSeen)]
+                    as [String: Any]
+            }
         ])
     }
 
@@ -41,7 +56,8 @@ extension NodeAPI {
             throw APIError.invalid("give the device ID to trust: {\"device\": \"IX6YHFA-…\"} (`shoal id` prints it)")
         }
         let id = try deviceID(text)
-        let d = try await node.trustDevice(id, name: try body["name"].string("name"), address: try body["address"].string("address"))
+        let d = try await node.trustDevice(
+            id, name: try body["name"].string("name"), address: try body["address"].string("address"))
         return APIResponse.json(["device": d.device.text, "name": d.name, "addresses": d.addresses], status: .created)
     }
 
@@ -51,7 +67,9 @@ extension NodeAPI {
         let known = await node.trustedDevices().contains { $0.device == id }
         let pending = await node.pendingDevices().contains { $0.device == id }
         guard known || pending else {
-            throw APIError(.notFound, ShoalError.Code.unknownItem.name, "\(id) is neither a trusted nor a pending device (GET /api/v1/devices lists them)")
+            throw APIError(
+                .notFound, ShoalError.Code.unknownItem.name,
+                "\(id) is neither a trusted nor a pending device (GET /api/v1/devices lists them)")
         }
         try await node.removeDevice(id)
         return APIResponse.json(["removed": id.text])
@@ -60,7 +78,8 @@ extension NodeAPI {
     /// A device ID in its text form (`shoal id`), or a 400 naming it.
     func deviceID(_ text: String) throws(APIError) -> DeviceID {
         do { return try DeviceID(text: text) } catch {
-            throw APIError.invalid("\(text.prefix(80).debugDescription) is not a device ID (\(error)); `shoal id` prints one")
+            throw APIError.invalid(
+                "\(text.prefix(80).debugDescription) is not a device ID (\(error)); `shoal id` prints one")
         }
     }
 }

@@ -14,7 +14,9 @@ extension NodeAPI {
         var token: ChangeToken? = nil
         if let since = r.query("since"), !since.isEmpty {
             guard let t = ChangeToken(text: since) else {
-                throw APIError.invalid("since=\(since.prefix(40)) is not a change token; pass the token a previous answer returned, or leave since out for everything")
+                throw APIError.invalid(
+                    "since=\(since.prefix(40)) is not a change token; pass the token a previous answer returned, or leave since out for everything"
+                )
             }
             token = t
         }
@@ -30,9 +32,11 @@ extension NodeAPI {
                 c = try await node.changes(in: z, since: token, limit: limit)
             }
         }
-        return APIResponse.json(["changed": c.modifiedRecords.map(RecordJSON.object),
-                                 "deleted": c.deletions.map { ["name": $0.id.name, "type": $0.recordType] },
-                                 "moreComing": c.moreComing, "token": c.token.description])
+        return APIResponse.json([
+            "changed": c.modifiedRecords.map(RecordJSON.object),
+            "deleted": c.deletions.map { ["name": $0.id.name, "type": $0.recordType] },
+            "moreComing": c.moreComing, "token": c.token.description
+        ])
     }
 
     /// `GET /api/v1/events`: server-sent events — `change` `{"zones": [...]}` when records
@@ -62,8 +66,10 @@ extension NodeAPI {
             for await e in ticks {
                 switch e {
                 case nil: try await writer.write(ByteBuffer(string: ": still here\n\n"))
-                case .changed(let zones)?: try await writer.write(Self.event("change", ["zones": zones.map(\.description).sorted()]))
-                case .conflict(let c)?: try await writer.write(Self.event("conflict", Self.conflictObject(c, date: Date())))
+                case .changed(let zones)?:
+                    try await writer.write(Self.event("change", ["zones": zones.map(\.description).sorted()]))
+                case .conflict(let c)?:
+                    try await writer.write(Self.event("conflict", Self.conflictObject(c, date: Date())))
                 }
             }
             try await writer.finish(nil)
@@ -79,7 +85,9 @@ extension NodeAPI {
 
     /// `GET /api/v1/conflicts`: the last conflicts met since the daemon started, newest first.
     func conflictList() async -> Response {
-        APIResponse.json(["conflicts": await conflicts.all().reversed().map { Self.conflictObject($0.event, date: $0.date) }])
+        APIResponse.json([
+            "conflicts": await conflicts.all().reversed().map { Self.conflictObject($0.event, date: $0.date) }
+        ])
     }
 
     /// A conflict as JSON: the record, the fields, each side's values and the outcome.
@@ -97,7 +105,10 @@ extension NodeAPI {
             for f in c.fieldNames { o[f] = r[f].map(RecordJSON.value) ?? NSNull() }
             return o
         }
-        return ["zone": c.recordID.zone.description, "record": c.recordID.name, "fields": c.fieldNames, "date": DateText.iso(date),
-                "local": values(c.local), "remote": values(c.remote), "merged": values(c.merged), "outcome": outcome]
+        return [
+            "zone": c.recordID.zone.description, "record": c.recordID.name, "fields": c.fieldNames,
+            "date": DateText.iso(date),
+            "local": values(c.local), "remote": values(c.remote), "merged": values(c.merged), "outcome": outcome
+        ]
     }
 }

@@ -28,9 +28,12 @@ extension NodeAPI {
         let tag = try body["changeTag"].string("changeTag")
         let policy = try body["policy"].string("policy") ?? "changedKeys"
         guard ["changedKeys", "allKeys", "ifUnchanged"].contains(policy) else {
-            throw APIError.invalid("policy \(policy.prefix(40).debugDescription) is not one of changedKeys, allKeys, ifUnchanged")
+            throw APIError.invalid(
+                "policy \(policy.prefix(40).debugDescription) is not one of changedKeys, allKeys, ifUnchanged")
         }
-        if tag != nil && policy != "ifUnchanged" { throw APIError.invalid("changeTag goes with \"policy\": \"ifUnchanged\"") }
+        if tag != nil && policy != "ifUnchanged" {
+            throw APIError.invalid("changeTag goes with \"policy\": \"ifUnchanged\"")
+        }
         var fields = [(String, FieldValue?)]()
         if let given = body["fields"] {
             for (k, v) in try given.object("fields").sorted(by: { $0.key < $1.key }) {
@@ -45,13 +48,19 @@ extension NodeAPI {
                 throw APIError.invalid("record \(name.prefix(80)) is a \(record.recordType), not a \(type.prefix(80))")
             }
         } catch let e as ShoalError where e.code == .unknownItem {
-            guard let type else { throw APIError.invalid("record \(name.prefix(80)) is new: give its type ({\"type\": \"Note\", …})") }
+            guard let type else {
+                throw APIError.invalid("record \(name.prefix(80)) is new: give its type ({\"type\": \"Note\", …})")
+            }
             record = Record(recordType: type, id: id)
         }
         if policy == "ifUnchanged", record.changeTag != tag {
-            var e = APIError(.conflict, ShoalError.Code.serverRecordChanged.name, record.changeTag.map {
-                "record \(name.prefix(80)) has change tag \($0), not \(tag ?? "none"): it changed since it was read; read it again and retry with its tag"
-            } ?? "record \(name.prefix(80)) does not exist, so it cannot have change tag \(tag ?? "-"); leave changeTag out to create it")
+            var e = APIError(
+                .conflict, ShoalError.Code.serverRecordChanged.name,
+                record.changeTag.map {
+                    "record \(name.prefix(80)) has change tag \($0), not \(tag ?? "none"): it changed since it was read; read it again and retry with its tag"
+                }
+                    ?? "record \(name.prefix(80)) does not exist, so it cannot have change tag \(tag ?? "-"); leave changeTag out to create it"
+            )
             if record.changeTag != nil { e.details["serverRecord"] = RecordJSON.object(record) }
             throw e
         }
@@ -60,7 +69,9 @@ extension NodeAPI {
             for k in record.allKeys where !given.contains(k) { record[k] = nil }
         }
         for (k, v) in fields { record[k] = v }
-        let saved = try await node.save(record, policy: policy == "allKeys" ? .allKeys : policy == "ifUnchanged" ? .ifServerRecordUnchanged : .changedKeys)
+        let saved = try await node.save(
+            record,
+            policy: policy == "allKeys" ? .allKeys : policy == "ifUnchanged" ? .ifServerRecordUnchanged : .changedKeys)
         return APIResponse.json(RecordJSON.object(saved))
     }
 
@@ -85,7 +96,8 @@ extension NodeAPI {
                 throw APIError.invalid("a cursor carries the query: leave out type, where and sort")
             }
             guard let bytes = Base64URL.decode(text), bytes.count <= QueryCursor.maxEncodedBytes else {
-                throw APIError.invalid("cursor is not a cursor (base64url text); pass the one the previous page returned")
+                throw APIError.invalid(
+                    "cursor is not a cursor (base64url text); pass the one the previous page returned")
             }
             let cursor = try QueryCursor(decoding: bytes)
             guard cursor.zone == z else { throw APIError.invalid("the cursor pages zone \(cursor.zone), not \(z)") }
@@ -99,13 +111,17 @@ extension NodeAPI {
             if let sort = r.query("sort"), !sort.isEmpty {
                 let descending = sort.hasPrefix("-")
                 let key = descending ? String(sort.dropFirst()) : sort
-                let sortKey: Query.SortKey = key == "modified" ? .modificationDate : key == "created" ? .creationDate : .field(key)
+                let sortKey: Query.SortKey =
+                    key == "modified" ? .modificationDate : key == "created" ? .creationDate : .field(key)
                 query.sortDescriptors = [Query.SortDescriptor(sortKey, ascending: !descending)]
             }
             page = try await node.records(matching: query, in: z, desiredKeys: keys(r), resultsLimit: limit)
         }
-        return APIResponse.json(["records": page.records.map(RecordJSON.object),
-                                 "cursor": page.cursor.map { Base64URL.encode($0.encoded()) } ?? NSNull()] as [String: Any])
+        return APIResponse.json(
+            [
+                "records": page.records.map(RecordJSON.object),
+                "cursor": page.cursor.map { Base64URL.encode($0.encoded()) } ?? NSNull()
+            ] as [String: Any])
     }
 
     /// The predicate of a `where` parameter.

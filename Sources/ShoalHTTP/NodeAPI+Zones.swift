@@ -18,8 +18,11 @@ extension NodeAPI {
         } else {
             id = RecordZone.ID(name: text)
         }
-        for (what, part) in [("name", id.name), ("owner", id.owner)] where part.isEmpty || part.utf8.count > Self.maxZoneNameBytes {
-            throw APIError.invalid("the zone \(text.prefix(80).debugDescription) is name or name@owner, each 1–\(Self.maxZoneNameBytes) UTF-8 bytes; its \(what) has \(part.utf8.count)")
+        for (what, part) in [("name", id.name), ("owner", id.owner)]
+        where part.isEmpty || part.utf8.count > Self.maxZoneNameBytes {
+            throw APIError.invalid(
+                "the zone \(text.prefix(80).debugDescription) is name or name@owner, each 1–\(Self.maxZoneNameBytes) UTF-8 bytes; its \(what) has \(part.utf8.count)"
+            )
         }
         return id
     }
@@ -36,8 +39,11 @@ extension NodeAPI {
     func zoneObject(_ z: ZoneInfo) async throws -> [String: Any] {
         let m = try await node.members(of: z.id)
         let role = m.owner == nil ? "open" : m.owner == node.deviceID ? "owner" : m.role.map(Self.roleName) ?? "none"
-        return ["zone": z.id.description, "scope": "\(z.scope)", "incarnation": z.incarnation.hex, "role": role,
-                "owner": m.owner?.text ?? "", "members": m.members.map { ["device": $0.device.text, "role": Self.roleName($0.role)] }]
+        return [
+            "zone": z.id.description, "scope": "\(z.scope)", "incarnation": z.incarnation.hex, "role": role,
+            "owner": m.owner?.text ?? "",
+            "members": m.members.map { ["device": $0.device.text, "role": Self.roleName($0.role)] }
+        ]
     }
 
     /// A member's role as the API spells it: `readOnly` or `readWrite`.
@@ -62,7 +68,9 @@ extension NodeAPI {
     /// `POST /api/v1/zones` `{"zone": "name"}`: creates a zone this device owns.
     func createZone(_ r: APIRequest) async throws -> Response {
         let body = try await r.json().object("the body")
-        guard let text = try body["zone"].string("zone") else { throw APIError.invalid("give the zone to create: {\"zone\": \"notes\"}") }
+        guard let text = try body["zone"].string("zone") else {
+            throw APIError.invalid("give the zone to create: {\"zone\": \"notes\"}")
+        }
         let z = try await node.createZone(try zoneID(text))
         return APIResponse.json(try await zoneObject(z), status: .created)
     }
@@ -78,8 +86,10 @@ extension NodeAPI {
     /// `GET /api/v1/zones/{zone}/members`: the owner and the devices it is shared with.
     func members(_ text: String) async throws -> Response {
         let m = try await node.members(of: try zoneID(text))
-        return APIResponse.json(["zone": m.zone.description, "owner": m.owner?.text ?? "", "serial": "\(m.serial)",
-                                 "members": m.members.map { ["device": $0.device.text, "role": Self.roleName($0.role)] }])
+        return APIResponse.json([
+            "zone": m.zone.description, "owner": m.owner?.text ?? "", "serial": "\(m.serial)",
+            "members": m.members.map { ["device": $0.device.text, "role": Self.roleName($0.role)] }
+        ])
     }
 
     /// `PUT /api/v1/zones/{zone}/members/{device}` `{"role": "readOnly" | "readWrite"}`: shares
@@ -89,7 +99,9 @@ extension NodeAPI {
     func share(_ zone: String, _ device: String, _ r: APIRequest) async throws -> Response {
         let z = try await existingZone(zone), d = try deviceID(device)
         guard await node.trustedDevices().contains(where: { $0.device == d }) else {
-            throw APIError(.notFound, ShoalError.Code.unknownItem.name, "\(d) is not a trusted device; trust it first (POST /api/v1/devices), then share zone \(z) with it")
+            throw APIError(
+                .notFound, ShoalError.Code.unknownItem.name,
+                "\(d) is not a trusted device; trust it first (POST /api/v1/devices), then share zone \(z) with it")
         }
         let body = try await r.json().object("the body")
         let role: ZoneShare.Role
@@ -107,7 +119,9 @@ extension NodeAPI {
     func unshare(_ zone: String, _ device: String) async throws -> Response {
         let z = try await existingZone(zone), d = try deviceID(device)
         guard try await node.members(of: z).members.contains(where: { $0.device == d }) else {
-            throw APIError(.notFound, ShoalError.Code.unknownItem.name, "zone \(z) is not shared with \(d) (GET /api/v1/zones/\(z)/members lists its members)")
+            throw APIError(
+                .notFound, ShoalError.Code.unknownItem.name,
+                "zone \(z) is not shared with \(d) (GET /api/v1/zones/\(z)/members lists its members)")
         }
         try await node.unshareZone(z, from: d)
         return APIResponse.json(["zone": z.description, "device": d.text, "role": "none"])

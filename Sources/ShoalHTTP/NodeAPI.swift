@@ -20,7 +20,9 @@ package struct NodeAPI: Sendable {
     package let conflicts: ConflictLog
     let resources: ConsoleResources
 
-    package init(node: ShoalNode, configuration: HTTPConfiguration, metrics: NodeMetrics, hub: ChangeHub, conflicts: ConflictLog) {
+    package init(
+        node: ShoalNode, configuration: HTTPConfiguration, metrics: NodeMetrics, hub: ChangeHub, conflicts: ConflictLog
+    ) {
         self.node = node
         self.configuration = configuration
         self.metrics = metrics
@@ -44,9 +46,13 @@ package struct NodeAPI: Sendable {
             return APIResponse.error(.tooLarge(limit: configuration.maxBodyBytes))
         }
         guard segments.count >= 2, segments[1] == "v1" else {
-            return APIResponse.error(APIError(.notFound, "notFound", "no such endpoint \(path.prefix(80)); the API is under /api/v1 (see /openapi.json)"))
+            return APIResponse.error(
+                APIError(
+                    .notFound, "notFound",
+                    "no such endpoint \(path.prefix(80)); the API is under /api/v1 (see /openapi.json)"))
         }
-        let api = APIRequest(request: request, segments: Array(segments.dropFirst(2)), maxBodyBytes: configuration.maxBodyBytes)
+        let api = APIRequest(
+            request: request, segments: Array(segments.dropFirst(2)), maxBodyBytes: configuration.maxBodyBytes)
         do {
             return try await route(api)
         } catch {
@@ -69,19 +75,26 @@ package struct NodeAPI: Sendable {
         let host = request.head.authority ?? ""
         let originHost = origin.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
         guard origin == "null" || originHost != host else { return nil }
-        return APIError(.forbidden, "crossOrigin", "a write from origin \(origin.prefix(80)) to \(host.prefix(80)) is refused; send it from the console's own page or without an Origin header")
+        return APIError(
+            .forbidden, "crossOrigin",
+            "a write from origin \(origin.prefix(80)) to \(host.prefix(80)) is refused; send it from the console's own page or without an Origin header"
+        )
     }
 
     /// The unauthenticated paths: the console, the OpenAPI document and the metrics.
     func publicResponse(_ request: Request, segments: [String]) async -> Response {
         guard request.method == .get || request.method == .head else {
-            return APIResponse.error(APIError(.methodNotAllowed, "methodNotAllowed", "\(request.uri.path.prefix(80)) answers GET only"))
+            return APIResponse.error(
+                APIError(.methodNotAllowed, "methodNotAllowed", "\(request.uri.path.prefix(80)) answers GET only"))
         }
         if segments.isEmpty { return resources.file("index.html") }
         if let p = Self.match(segments, "console/*") { return resources.file(p[0]) }
         if segments == ["openapi.json"] { return resources.file("openapi.json") }
         if segments == ["metrics"] { return await metrics.exposition(node: node) }
-        return APIResponse.error(APIError(.notFound, "notFound", "no such page \(request.uri.path.prefix(80)); the console is at /, the API under /api/v1"))
+        return APIResponse.error(
+            APIError(
+                .notFound, "notFound",
+                "no such page \(request.uri.path.prefix(80)); the console is at /, the API under /api/v1"))
     }
 
     /// The parameters of `segments` when they match `pattern` (segments joined by `/`, `*` for a
@@ -149,13 +162,17 @@ package struct NodeAPI: Sendable {
         if Self.match(s, "events") != nil {
             try allow(m, [.get]); return try await events()
         }
-        throw APIError(.notFound, "notFound", "no such endpoint /api/v1/\(s.joined(separator: "/").prefix(80)) (see /openapi.json)")
+        throw APIError(
+            .notFound, "notFound", "no such endpoint /api/v1/\(s.joined(separator: "/").prefix(80)) (see /openapi.json)"
+        )
     }
 
     /// Throws a 405 naming the allowed methods unless `method` is one of them.
     private func allow(_ method: HTTPRequest.Method, _ allowed: [HTTPRequest.Method]) throws(APIError) {
         if allowed.contains(method) || (method == .head && allowed.contains(.get)) { return }
-        var e = APIError(.methodNotAllowed, "methodNotAllowed", "this endpoint answers \(allowed.map(\.rawValue).joined(separator: ", ")), not \(method.rawValue)")
+        var e = APIError(
+            .methodNotAllowed, "methodNotAllowed",
+            "this endpoint answers \(allowed.map(\.rawValue).joined(separator: ", ")), not \(method.rawValue)")
         e.details["allow"] = allowed.map(\.rawValue)
         throw e
     }

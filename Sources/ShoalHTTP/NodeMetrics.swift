@@ -30,8 +30,10 @@ package actor NodeMetrics {
     package init(dataDirectory: String?) {
         var f = PrometheusMetricsFactory(registry: registry)
         f.durationHistogramBuckets["shoal_change_latency_seconds"] = [
-            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-            .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30), .seconds(60),
+            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+            .seconds(30), .seconds(60)
         ]
         factory = f
         latency = CoreMetrics.Timer(label: "shoal_change_latency_seconds", dimensions: [], factory: f)
@@ -44,7 +46,9 @@ package actor NodeMetrics {
     package func observeLatency(of n: StoreNotification, node: ShoalNode) async {
         let now = Timestamp.now()
         for zone in n.zones {
-            guard let since = n.since[zone], let changes = try? await node.changes(in: zone, since: since, limit: Self.latencySample) else { continue }
+            guard let since = n.since[zone],
+                let changes = try? await node.changes(in: zone, since: since, limit: Self.latencySample)
+            else { continue }
             for r in changes.records {
                 guard let by = r.modifiedBy, by != node.nodeID, let at = r.modificationDate else { continue }
                 latency.recordNanoseconds(max(0, now.millisecondsSince1970 - at.millisecondsSince1970) * 1_000_000)
@@ -78,8 +82,10 @@ package actor NodeMetrics {
         follow("shoal_record_bytes_received_total", to: s.bytesReceived)
         follow("shoal_network_bytes_received_total", to: traffic.bytesReceived)
         follow("shoal_network_bytes_sent_total", to: traffic.bytesSent)
-        for (reason, n) in [("permission", s.refusedForPermission), ("batch", s.refusedBatches), ("knowledge", s.refusedKnowledge),
-                            ("share", s.sharesIgnored), ("unsignedZoneChange", s.unsignedZoneChangesIgnored)] {
+        for (reason, n) in [
+            ("permission", s.refusedForPermission), ("batch", s.refusedBatches), ("knowledge", s.refusedKnowledge),
+            ("share", s.sharesIgnored), ("unsignedZoneChange", s.unsignedZoneChangesIgnored)
+        ] {
             follow("shoal_refused_total", [("reason", reason)], to: n)
         }
         follow("shoal_tombstones_purged_total", to: s.tombstonesPurged)
@@ -121,7 +127,9 @@ package actor NodeMetrics {
     /// The bytes of the store's files (database, write-ahead log) in `directory`.
     static func storeBytes(_ directory: String) -> Int {
         ["store.sqlite", "store.sqlite-wal", "store.sqlite-shm"].reduce(0) { sum, name in
-            let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? NSNumber)?.intValue ?? 0
+            let size =
+                (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? NSNumber)?
+                .intValue ?? 0
             return sum + size
         }
     }

@@ -37,7 +37,8 @@ package enum RecordJSON {
                 values.append(v)
             }
             guard let list = ListValue(values, kind: values.first?.kind ?? .string) else {
-                throw APIError.invalid("field \(field): a list holds values of one type (e.g. [1, 2] or [\"a\", \"b\"])")
+                throw APIError.invalid(
+                    "field \(field): a list holds values of one type (e.g. [1, 2] or [\"a\", \"b\"])")
             }
             return .list(list)
         case .object(let o):
@@ -46,21 +47,32 @@ package enum RecordJSON {
     }
 
     /// A value written as a one-key object: bytes, date, reference or location.
-    private static func tagged(_ o: [String: JSONValue], field: String, zone: RecordZone.ID) throws(APIError) -> FieldValue {
-        let forms = "{\"bytes\": hex}, {\"date\": ISO 8601}, {\"reference\": name, \"deleteSelf\": bool} or {\"latitude\": x, \"longitude\": y}"
+    private static func tagged(_ o: [String: JSONValue], field: String, zone: RecordZone.ID) throws(APIError)
+        -> FieldValue
+    {
+        let forms =
+            "{\"bytes\": hex}, {\"date\": ISO 8601}, {\"reference\": name, \"deleteSelf\": bool} or {\"latitude\": x, \"longitude\": y}"
         if case .string(let hex)? = o["bytes"] {
-            guard hex.utf8.count % 2 == 0, let bytes = Self.bytes(hex: hex) else { throw APIError.invalid("field \(field): bytes are an even number of hex digits") }
+            guard hex.utf8.count % 2 == 0, let bytes = Self.bytes(hex: hex) else {
+                throw APIError.invalid("field \(field): bytes are an even number of hex digits")
+            }
             return .bytes(bytes)
         }
         if case .string(let text)? = o["date"] {
-            guard let t = Timestamp(iso8601: text) else { throw APIError.invalid("field \(field): \(text.debugDescription) is not an ISO 8601 date (2026-11-22T10:00:00Z)") }
+            guard let t = Timestamp(iso8601: text) else {
+                throw APIError.invalid(
+                    "field \(field): \(text.debugDescription) is not an ISO 8601 date (2026-11-22T10:00:00Z)")
+            }
             return .date(t)
         }
         if case .string(let name)? = o["reference"] {
-            guard !name.isEmpty else { throw APIError.invalid("field \(field): a reference names a record of the same zone") }
+            guard !name.isEmpty else {
+                throw APIError.invalid("field \(field): a reference names a record of the same zone")
+            }
             var deleteSelf = false
             if case .bool(let b)? = o["deleteSelf"] { deleteSelf = b }
-            return .reference(Reference(recordID: Record.ID(name: name, zone: zone), action: deleteSelf ? .deleteSelf : .none))
+            return .reference(
+                Reference(recordID: Record.ID(name: name, zone: zone), action: deleteSelf ? .deleteSelf : .none))
         }
         if let lat = number(o["latitude"]), let lon = number(o["longitude"]) {
             guard (-90...90).contains(lat), (-180...180).contains(lon) else {
@@ -68,7 +80,10 @@ package enum RecordJSON {
             }
             return .location(Location(latitude: lat, longitude: lon))
         }
-        if o["asset"] != nil { throw APIError.invalid("field \(field): assets are stored with `shoal put FIELD=@file`, not through the API") }
+        if o["asset"] != nil {
+            throw APIError.invalid(
+                "field \(field): assets are stored with `shoal put FIELD=@file`, not through the API")
+        }
         throw APIError.invalid("field \(field): an object value is one of \(forms)")
     }
 

@@ -5,11 +5,11 @@ import NIOCore
 import ShoalWire
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Holds outgoing `asset-chunk` frames and passes them down one per turn of the event loop, while
@@ -188,7 +188,8 @@ enum OutboundQueue {
         guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
         try options.setOption(.writeBufferWaterMark, value: bufferedBytes)
         #if os(Linux) || canImport(Darwin)
-        try? options.setOption(.tcpOption(.init(rawValue: CInt(TCP_NOTSENT_LOWAT))), value: SocketOptionValue(unsentBytes))
+            try? options.setOption(
+                .tcpOption(.init(rawValue: CInt(TCP_NOTSENT_LOWAT))), value: SocketOptionValue(unsentBytes))
         #endif
     }
 }

@@ -77,15 +77,19 @@ package struct DiscoveredDevices: Sendable {
     /// The device's addresses of that family become `addresses`; those of the other family stay,
     /// because a node announcing over both sends one packet per family, and neither says the
     /// other's address went away. `pinned` entries (trusted devices) are never evicted.
-    package mutating func record(_ device: DeviceID, instance: UInt64, addresses: Set<PeerAddress>, ipv6: Bool,
-                                 pinned: Bool, at now: Date) -> Update {
+    package mutating func record(
+        _ device: DeviceID, instance: UInt64, addresses: Set<PeerAddress>, ipv6: Bool,
+        pinned: Bool, at now: Date
+    ) -> Update {
         let old = entries[device]
         let kept: Set<PeerAddress> = old?.addresses.filter { $0.isIPv6 != ipv6 } ?? []
-        let now = Entry(device: device, instance: instance, addresses: kept.union(addresses), lastSeen: now, isPinned: pinned)
+        let now = Entry(
+            device: device, instance: instance, addresses: kept.union(addresses), lastSeen: now, isPinned: pinned)
         entries[device] = now
         let before = old?.addresses ?? []
-        let update = Update(isNew: old == nil || old?.instance != instance, restarted: old.map { $0.instance != instance } ?? false,
-                            added: now.addresses.subtracting(before).sorted(), removed: before.subtracting(now.addresses).sorted())
+        let update = Update(
+            isNew: old == nil || old?.instance != instance, restarted: old.map { $0.instance != instance } ?? false,
+            added: now.addresses.subtracting(before).sorted(), removed: before.subtracting(now.addresses).sorted())
         evict()
         return update
     }
@@ -114,7 +118,9 @@ package struct DiscoveredDevices: Sendable {
     /// The entries as users see them, most recently heard first.
     package func list(where include: (Entry) -> Bool = { _ in true }) -> [DiscoveredDevice] {
         entries.values.filter(include).sorted { ($0.lastSeen, $0.device) > ($1.lastSeen, $1.device) }.map {
-            DiscoveredDevice(device: $0.device, addresses: $0.addresses.sorted().map(\.description), lastSeen: $0.lastSeen, instance: $0.instance)
+            DiscoveredDevice(
+                device: $0.device, addresses: $0.addresses.sorted().map(\.description), lastSeen: $0.lastSeen,
+                instance: $0.instance)
         }
     }
 }

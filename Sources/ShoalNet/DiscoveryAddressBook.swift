@@ -113,7 +113,9 @@ package struct DiscoveryAddressBook: Sendable {
     /// family). Returns whether to probe: only a connected device heard at changed addresses is
     /// probed, at most once per ``Policy/probeSpacing`` (a probe asked for sooner is planned for
     /// when the spacing ends; one planned already covers it).
-    package mutating func heard(_ device: DeviceID, at heard: Set<PeerAddress>, connected: Bool, changed: Bool, now: Date) -> Action {
+    package mutating func heard(
+        _ device: DeviceID, at heard: Set<PeerAddress>, connected: Bool, changed: Bool, now: Date
+    ) -> Action {
         var d = devices[device] ?? Device()
         for a in heard {
             if var known = d.addresses[a] {
@@ -176,7 +178,9 @@ package struct DiscoveryAddressBook: Sendable {
     /// there did not show the device, or when TCP failed and the device no longer announces it.
     /// A stopped address stays known as a candidate, not dialled again before
     /// ``Policy/candidateRetry``.
-    package mutating func dialFailed(_ device: DeviceID, at address: PeerAddress, _ failure: Failure, announced: Bool, now: Date) -> Bool {
+    package mutating func dialFailed(
+        _ device: DeviceID, at address: PeerAddress, _ failure: Failure, announced: Bool, now: Date
+    ) -> Bool {
         guard var d = devices[device], var a = d.addresses[address] else { return true }
         let stop = a.standing == .candidate || failure == .notTheDevice || !announced
         if stop {
@@ -229,7 +233,9 @@ package struct DiscoveryAddressBook: Sendable {
     static func bound(_ d: inout Device, to limit: Int) {
         guard d.addresses.count > limit else { return }
         let ranked = d.addresses.sorted { x, y in
-            (x.value.standing == .verified ? 1 : 0, x.value.lastHeard, y.key) > (y.value.standing == .verified ? 1 : 0, y.value.lastHeard, x.key)
+            (x.value.standing == .verified ? 1 : 0, x.value.lastHeard, y.key) > (
+                y.value.standing == .verified ? 1 : 0, y.value.lastHeard, x.key
+            )
         }
         d.addresses = Dictionary(uniqueKeysWithValues: ranked.prefix(limit).map { ($0.key, $0.value) })
     }

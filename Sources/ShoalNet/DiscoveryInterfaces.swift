@@ -2,9 +2,9 @@
 
 package import NIOCore
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The host's interfaces as local discovery uses them (Spec/discovery.md §3), chosen from
@@ -55,12 +55,16 @@ package struct DiscoveryInterfaces: Sendable {
                     // One join per interface: a second address of it would be refused (EADDRINUSE).
                     if ipv4Seen.insert(device.interfaceIndex).inserted { ipv4Multicast.append(device) }
                 } else if let broadcast = Self.broadcast(of: device) {
-                    if !ipv4BroadcastLinks.contains(where: { $0.address == broadcast }) { ipv4BroadcastLinks.append((device.name, broadcast)) }
+                    if !ipv4BroadcastLinks.contains(where: { $0.address == broadcast }) {
+                        ipv4BroadcastLinks.append((device.name, broadcast))
+                    }
                 } else {
                     continue
                 }
             case .v6(let a)?:
-                let loopback = withUnsafeBytes(of: a.address.sin6_addr) { $0.dropLast().allSatisfy { $0 == 0 } && $0.last == 1 }
+                let loopback = withUnsafeBytes(of: a.address.sin6_addr) {
+                    $0.dropLast().allSatisfy { $0 == 0 } && $0.last == 1
+                }
                 guard device.multicastSupported, !loopback else { continue }
                 if ipv6Seen.insert(device.interfaceIndex).inserted { ipv6Multicast.append(device) }
             default:
@@ -87,7 +91,8 @@ package struct DiscoveryInterfaces: Sendable {
         // IFF_UP and IFF_RUNNING have these values on Linux and the BSDs alike.
         let wanted: UInt32 = 0x1 | 0x40
         var names = Set<String>()
-        for entry in sequence(first: first, next: { $0.pointee.ifa_next }) where UInt32(entry.pointee.ifa_flags) & wanted == wanted {
+        for entry in sequence(first: first, next: { $0.pointee.ifa_next })
+        where UInt32(entry.pointee.ifa_flags) & wanted == wanted {
             guard let name = entry.pointee.ifa_name else { continue }
             names.insert(String(cString: name))
         }
@@ -99,8 +104,10 @@ package struct DiscoveryInterfaces: Sendable {
     /// each join used). An IPv4 membership is named by the address it was joined with
     /// (`byAddress`): when its interface has another address now, it is left and joined again.
     /// An IPv6 one is named by the interface alone.
-    package static func changes(joined: [Int: NIONetworkDevice], wanted: [NIONetworkDevice],
-                                byAddress: Bool) -> (leave: [NIONetworkDevice], join: [NIONetworkDevice]) {
+    package static func changes(
+        joined: [Int: NIONetworkDevice], wanted: [NIONetworkDevice],
+        byAddress: Bool
+    ) -> (leave: [NIONetworkDevice], join: [NIONetworkDevice]) {
         let wantedByIndex = Dictionary(wanted.map { ($0.interfaceIndex, $0) }, uniquingKeysWith: { first, _ in first })
         let leave = joined.sorted { $0.key < $1.key }.compactMap { index, device -> NIONetworkDevice? in
             guard let now = wantedByIndex[index] else { return device }

@@ -34,7 +34,9 @@ public final class TrafficCounter: Sendable {
         let (seconds, attoseconds) = wait.components
         // A wait is at most a frame's bytes at 1 byte/s (RatePacer caps it far below Int.max ns).
         let nanoseconds = Int(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        pausedNanoseconds.add(nanoseconds.overflow ? Int.max / 4 : nanoseconds.partialValue &+ Int(attoseconds / 1_000_000_000), ordering: .relaxed)
+        pausedNanoseconds.add(
+            nanoseconds.overflow ? Int.max / 4 : nanoseconds.partialValue &+ Int(attoseconds / 1_000_000_000),
+            ordering: .relaxed)
         pauses.add(1, ordering: .relaxed)
     }
 }
@@ -80,8 +82,10 @@ final class FrameDecodingHandler: ChannelInboundHandler {
     /// The deadline of the frame in progress, and where in the stream that frame starts.
     private var partial: (deadline: Scheduled<Void>, start: Int)? = nil
 
-    init(limits: WireLimits, traffic: TrafficCounter, peer: HelloCompression = HelloCompression(),
-         frameTimeout: TimeAmount = TimeAmount(NetworkConfiguration().frameCompletionTimeout)) {
+    init(
+        limits: WireLimits, traffic: TrafficCounter, peer: HelloCompression = HelloCompression(),
+        frameTimeout: TimeAmount = TimeAmount(NetworkConfiguration().frameCompletionTimeout)
+    ) {
         reader = FrameReader(limits: limits)
         self.limits = limits
         self.traffic = traffic
@@ -106,9 +110,13 @@ final class FrameDecodingHandler: ChannelInboundHandler {
         partial?.deadline.cancel()
         let timeout = frameTimeout
         let deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
-            guard !failed, let partial, partial.start == reader.consumedByteCount, reader.bufferedByteCount > 0 else { return }
-            fail(context: context, code: .limitExceeded,
-                 "a frame was not completed within \(timeout.nanoseconds / 1_000_000) ms of its first byte (\(reader.bufferedByteCount) byte(s) received; NetworkConfiguration.frameCompletionTimeout); the connection is closed")
+            guard !failed, let partial, partial.start == reader.consumedByteCount, reader.bufferedByteCount > 0 else {
+                return
+            }
+            fail(
+                context: context, code: .limitExceeded,
+                "a frame was not completed within \(timeout.nanoseconds / 1_000_000) ms of its first byte (\(reader.bufferedByteCount) byte(s) received; NetworkConfiguration.frameCompletionTimeout); the connection is closed"
+            )
         }
         partial = (deadline, start)
     }
@@ -176,7 +184,10 @@ final class FrameEncodingHandler: ChannelOutboundHandler {
     /// Whether this node's hello has gone out.
     private var announced = false
 
-    init(options: FrameEncoder.Options, stream: Bool = true, traffic: TrafficCounter, peer: HelloCompression = HelloCompression()) {
+    init(
+        options: FrameEncoder.Options, stream: Bool = true, traffic: TrafficCounter,
+        peer: HelloCompression = HelloCompression()
+    ) {
         self.options = options
         self.stream = stream
         self.traffic = traffic
@@ -236,7 +247,9 @@ final class FrameEncodingHandler: ChannelOutboundHandler {
 struct FrameNotSent: Error, CustomStringConvertible {
     let type: FrameType
     let reason: WireError
-    var description: String { "a frame of type \(type.rawValue) could not be sent and the connection was closed: \(reason)" }
+    var description: String {
+        "a frame of type \(type.rawValue) could not be sent and the connection was closed: \(reason)"
+    }
 }
 
 /// Sends a ping when the connection has been quiet for a while and closes it when the peer has
@@ -317,7 +330,8 @@ final class KeepaliveHandler: ChannelDuplexHandler {
     private func ping(_ context: ChannelHandlerContext) {
         guard helloWritten || hellos.sentHello else { return }
         nonce &+= 1
-        context.writeAndFlush(wrapOutboundOut(Frame(type: .ping, payload: PingMessage(nonce: nonce).encoded())), promise: nil)
+        context.writeAndFlush(
+            wrapOutboundOut(Frame(type: .ping, payload: PingMessage(nonce: nonce).encoded())), promise: nil)
     }
 
     /// Sends a ping now, or as soon as this node's hello has gone out (no frame precedes it); the

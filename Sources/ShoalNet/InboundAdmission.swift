@@ -105,19 +105,25 @@ final class InboundAdmission: Sendable {
             let fromHere = s.byAddress[address, default: 0]
             if fromHere >= maxPerAddress {
                 s.refused &+= 1
-                let reason = "\(fromHere) connections from \(address) are open, the limit for one address (\(addressLimit))"
+                let reason =
+                    "\(fromHere) connections from \(address) are open, the limit for one address (\(addressLimit))"
                 guard s.addressesAtLimit.insert(address).inserted else { return (.refused(reason), nil) }
-                return (.refused(reason), { [logger, addressLimit] in
-                    logger.notice("connections from one address are at its limit: more from it are refused until one closes",
-                                  metadata: ["remote": "\(address)", "limit": "\(addressLimit)"])
-                })
+                return (
+                    .refused(reason),
+                    { [logger, addressLimit] in
+                        logger.notice(
+                            "connections from one address are at its limit: more from it are refused until one closes",
+                            metadata: ["remote": "\(address)", "limit": "\(addressLimit)"])
+                    }
+                )
             }
             var evicting: (any Channel)? = nil
             var log: (() -> Void)? = nil
             if s.entries.count >= maxTotal {
                 guard let victim = Self.victim(in: s, at: now) else {
                     s.refused &+= 1
-                    let reason = "\(s.entries.count) connections are open, each of a trusted device: the limit (\(totalLimit))"
+                    let reason =
+                        "\(s.entries.count) connections are open, each of a trusted device: the limit (\(totalLimit))"
                     return (.refused(reason), s.pressure == .refusing ? nil : change(&s, to: .refusing))
                 }
                 evicting = remove(victim, from: &s)?.channel
@@ -125,7 +131,8 @@ final class InboundAdmission: Sendable {
                 if s.pressure != .evicting { log = change(&s, to: .evicting) }
             }
             s.next &+= 1
-            s.entries[ObjectIdentifier(channel)] = Entry(channel: channel, address: address, order: s.next, accepted: now, phase: .silent)
+            s.entries[ObjectIdentifier(channel)] = Entry(
+                channel: channel, address: address, order: s.next, accepted: now, phase: .silent)
             // Counted after the eviction, which may have been from this address.
             s.byAddress[address, default: 0] &+= 1
             s.untrustedByAddress[address, default: 0] &+= 1
@@ -173,19 +180,27 @@ final class InboundAdmission: Sendable {
         switch pressure {
         case .evicting:
             return {
-                logger.warning("inbound connections are at their limit: each new one takes the place of the oldest that has not shown a trusted device",
-                               metadata: ["limit": "\(limit)", "open": "\(open)",
-                                          "hint": "hosts are opening connections that do not complete TLS; trusted devices still get in"])
+                logger.warning(
+                    "inbound connections are at their limit: each new one takes the place of the oldest that has not shown a trusted device",
+                    metadata: [
+                        "limit": "\(limit)", "open": "\(open)",
+                        "hint": "hosts are opening connections that do not complete TLS; trusted devices still get in"
+                    ])
             }
         case .refusing:
             return {
-                logger.warning("inbound connections are at their limit, each of a trusted device: new connections are refused",
-                               metadata: ["limit": "\(limit)", "open": "\(open)", "hint": "raise the limit, or trust fewer devices"])
+                logger.warning(
+                    "inbound connections are at their limit, each of a trusted device: new connections are refused",
+                    metadata: [
+                        "limit": "\(limit)", "open": "\(open)", "hint": "raise the limit, or trust fewer devices"
+                    ])
             }
         case .normal:
             return {
-                logger.notice("inbound connections are below their limit again",
-                              metadata: ["limit": "\(limit)", "open": "\(open)", "evicted": "\(evicted)", "refused": "\(refused)"])
+                logger.notice(
+                    "inbound connections are below their limit again",
+                    metadata: ["limit": "\(limit)", "open": "\(open)", "evicted": "\(evicted)", "refused": "\(refused)"]
+                )
             }
         }
     }

@@ -39,8 +39,11 @@ extension LocalDiscovery {
                 ipv4.receiver = try await openSocket(ipv6: false, port: configuration.port, receiving: true)
                 note(.receiving(ipv6: false), nil, what: "receive announcements over IPv4")
             } catch {
-                note(.receiving(ipv6: false), error, what: "receive announcements over IPv4",
-                     hint: "another program may hold UDP port \(configuration.port) without SO_REUSEADDR (--discovery-port picks another)")
+                note(
+                    .receiving(ipv6: false), error, what: "receive announcements over IPv4",
+                    hint:
+                        "another program may hold UDP port \(configuration.port) without SO_REUSEADDR (--discovery-port picks another)"
+                )
             }
         }
         if ipv6.receiver?.isActive != true, !interfaces.ipv6Multicast.isEmpty {
@@ -51,7 +54,9 @@ extension LocalDiscovery {
                 ipv6.receiver = try await openSocket(ipv6: true, port: configuration.port, receiving: true)
                 note(.receiving(ipv6: true), nil, what: "receive announcements over IPv6")
             } catch {
-                note(.receiving(ipv6: true), error, what: "receive announcements over IPv6", hint: "discovery runs over IPv4 meanwhile")
+                note(
+                    .receiving(ipv6: true), error, what: "receive announcements over IPv6",
+                    hint: "discovery runs over IPv4 meanwhile")
             }
         }
     }
@@ -63,16 +68,20 @@ extension LocalDiscovery {
     func openSocket(ipv6 isIPv6: Bool, port: Int, receiving: Bool) async throws -> any Channel {
         var bootstrap = DatagramBootstrap(group: group)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
-            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: DiscoveryAnnouncement.maxBytes + 1))
+            .channelOption(
+                .recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: DiscoveryAnnouncement.maxBytes + 1))
         if isIPv6 {
             // IPV6_V6ONLY: the IPv6 socket shares the port with the IPv4 one, and receives only IPv6.
-            bootstrap = bootstrap.channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_v6only), value: 1)
+            bootstrap = bootstrap.channelOption(
+                ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_v6only), value: 1)
         } else {
             bootstrap = bootstrap.channelOption(.socketOption(.so_broadcast), value: 1)
         }
         if receiving, let sink {
             bootstrap = bootstrap.channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(DatagramSink(sink)) }
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(DatagramSink(sink))
+                }
             }
         }
         let channel = try await bootstrap.bind(host: isIPv6 ? "::" : "0.0.0.0", port: port).get()
@@ -92,7 +101,8 @@ extension LocalDiscovery {
         for isIPv6 in [false, true] {
             let family = isIPv6 ? ipv6 : ipv4
             guard let receiver = family.receiver as? any MulticastChannel,
-                  let group = try? SocketAddress(ipAddress: isIPv6 ? configuration.ipv6Group : configuration.ipv4Group, port: configuration.port)
+                let group = try? SocketAddress(
+                    ipAddress: isIPv6 ? configuration.ipv6Group : configuration.ipv4Group, port: configuration.port)
             else { continue }
             let wanted = isIPv6 ? interfaces.ipv6Multicast : interfaces.ipv4Multicast
             let (leave, join) = DiscoveryInterfaces.changes(joined: family.joined, wanted: wanted, byAddress: !isIPv6)
@@ -109,15 +119,20 @@ extension LocalDiscovery {
                     joined[device.interfaceIndex] = device
                     note(.joining(ipv6: isIPv6, interface: device.name), nil, what: what)
                 } catch {
-                    note(.joining(ipv6: isIPv6, interface: device.name), error, what: what,
-                         hint: isIPv6 ? "the interface needs a usable IPv6 link-local address" : "announcements go to its broadcast address meanwhile")
+                    note(
+                        .joining(ipv6: isIPv6, interface: device.name), error, what: what,
+                        hint: isIPv6
+                            ? "the interface needs a usable IPv6 link-local address"
+                            : "announcements go to its broadcast address meanwhile")
                     links[device.name, default: LinkRecord()].lastError = "\(error)"
                 }
             }
             if isIPv6 { ipv6.joined = joined } else { ipv4.joined = joined }
         }
         for device in interfaces.ipv4Multicast where ipv4.joined[device.interfaceIndex] == nil {
-            if let b = DiscoveryInterfaces.broadcast(of: device), !broadcasts.contains(where: { $0.address == b }) { broadcasts.append((device.name, b)) }
+            if let b = DiscoveryInterfaces.broadcast(of: device), !broadcasts.contains(where: { $0.address == b }) {
+                broadcasts.append((device.name, b))
+            }
         }
         self.broadcasts = broadcasts
     }
@@ -145,50 +160,70 @@ extension LocalDiscovery {
     /// it is joined on, each broadcast address, and the IPv6 group on each interface it is
     /// joined on. A family with nothing to announce (``Endpoints``) sends nothing.
     func announceOnce() async {
-        if !endpoints.ipv4.isEmpty, let group = try? SocketAddress(ipAddress: configuration.ipv4Group, port: configuration.port) {
+        if !endpoints.ipv4.isEmpty,
+            let group = try? SocketAddress(ipAddress: configuration.ipv4Group, port: configuration.port)
+        {
             let bytes = DiscoveryAnnouncement(device: device, instance: instance, endpoints: endpoints.ipv4).encoded()
             for device in interfaces.ipv4Multicast where !stopped {
                 guard let joinedWith = ipv4.joined[device.interfaceIndex], case .v4(let address)? = joinedWith.address,
-                      let channel = await sender(ipv6: false) else { continue }
+                    let channel = await sender(ipv6: false)
+                else { continue }
                 // IP_MULTICAST_IF: out of this interface, whatever the routing table says (a
                 // host without a default route, or with several LANs, still reaches each).
-                let outOf: EventLoopFuture<Void>? = (channel as? any SocketOptionProvider)?.setIPMulticastIF(address.address.sin_addr)
+                let outOf: EventLoopFuture<Void>? = (channel as? any SocketOptionProvider)?.setIPMulticastIF(
+                    address.address.sin_addr)
                 do {
                     try await outOf?.get()
                 } catch {
-                    record(error, to: "\(configuration.ipv4Group)", on: channel, interface: device.name, hint: "the interface lost its address")
+                    record(
+                        error, to: "\(configuration.ipv4Group)", on: channel, interface: device.name,
+                        hint: "the interface lost its address")
                     continue
                 }
-                await send(bytes, to: group, on: channel, interface: device.name,
-                           hint: "the interface needs to be up with an IPv4 address")
+                await send(
+                    bytes, to: group, on: channel, interface: device.name,
+                    hint: "the interface needs to be up with an IPv4 address")
             }
             for (name, broadcast) in broadcasts where !stopped {
                 guard let destination = DiscoveryInterfaces.destination(broadcast, port: configuration.port),
-                      let channel = await sender(ipv6: false) else { continue }
-                await send(bytes, to: destination, on: channel, interface: name,
-                           hint: "the host needs a route to the interface's subnet: the interface up, with its address")
+                    let channel = await sender(ipv6: false)
+                else { continue }
+                await send(
+                    bytes, to: destination, on: channel, interface: name,
+                    hint: "the host needs a route to the interface's subnet: the interface up, with its address")
             }
         }
-        if !endpoints.ipv6.isEmpty, let group = try? SocketAddress(ipAddress: configuration.ipv6Group, port: configuration.port) {
+        if !endpoints.ipv6.isEmpty,
+            let group = try? SocketAddress(ipAddress: configuration.ipv6Group, port: configuration.port)
+        {
             let bytes = DiscoveryAnnouncement(device: device, instance: instance, endpoints: endpoints.ipv6).encoded()
             for device in interfaces.ipv6Multicast where !stopped && ipv6.joined[device.interfaceIndex] != nil {
-                guard let destination = DiscoveryInterfaces.destination(group, port: configuration.port, interface: device.interfaceIndex),
-                      let channel = await sender(ipv6: true) else { continue }
-                await send(bytes, to: destination, on: channel, interface: device.name,
-                           hint: "the interface needs a usable IPv6 link-local address")
+                guard
+                    let destination = DiscoveryInterfaces.destination(
+                        group, port: configuration.port, interface: device.interfaceIndex),
+                    let channel = await sender(ipv6: true)
+                else { continue }
+                await send(
+                    bytes, to: destination, on: channel, interface: device.name,
+                    hint: "the interface needs a usable IPv6 link-local address")
             }
         }
     }
 
     /// Sends one datagram out of `interface` and records the outcome there.
-    func send(_ bytes: [UInt8], to destination: SocketAddress, on channel: any Channel, interface: String, hint: String) async {
+    func send(_ bytes: [UInt8], to destination: SocketAddress, on channel: any Channel, interface: String, hint: String)
+        async
+    {
         let label = "\(destination.ipAddress ?? "\(destination)")"
         do {
-            try await channel.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: ByteBuffer(bytes: bytes)))
+            try await channel.writeAndFlush(
+                AddressedEnvelope(remoteAddress: destination, data: ByteBuffer(bytes: bytes)))
             sent += 1
             links[interface, default: LinkRecord()].lastSent = Date()
             links[interface]?.lastError = nil
-            note(.announcing(to: label, interface: interface), nil, what: "send the announcement to \(label) on \(interface)")
+            note(
+                .announcing(to: label, interface: interface), nil,
+                what: "send the announcement to \(label) on \(interface)")
         } catch {
             record(error, to: label, on: channel, interface: interface, hint: hint)
         }
@@ -198,7 +233,9 @@ extension LocalDiscovery {
     /// for it is reopened before the next send.
     func record(_ error: any Error, to label: String, on channel: any Channel, interface: String, hint: String) {
         links[interface, default: LinkRecord()].lastError = "\(error)"
-        note(.announcing(to: label, interface: interface), error, what: "send the announcement to \(label) on \(interface)", hint: hint)
+        note(
+            .announcing(to: label, interface: interface), error,
+            what: "send the announcement to \(label) on \(interface)", hint: hint)
         if !channel.isActive {
             // The interfaces likely changed: read them again soon rather than at the next check.
             recheck = true

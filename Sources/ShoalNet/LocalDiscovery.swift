@@ -73,7 +73,7 @@ package actor LocalDiscovery {
     var sink: AsyncStream<AddressedEnvelope<ByteBuffer>>.Continuation?
     var tasks: [Task<Void, Never>] = []
     #if os(Linux)
-    var notifier: InterfaceChangeNotifier?
+        var notifier: InterfaceChangeNotifier?
     #endif
     /// Set to announce before the interval is up (a new device was heard, an address appeared).
     var soon = false
@@ -87,7 +87,10 @@ package actor LocalDiscovery {
     package internal(set) var sent = 0
 
     /// Creates the discovery of `device`, announcing `endpoints` under a fresh random instance.
-    package init(device: DeviceID, endpoints: Endpoints, configuration: DiscoveryConfiguration, logger: Logger, group: any EventLoopGroup) {
+    package init(
+        device: DeviceID, endpoints: Endpoints, configuration: DiscoveryConfiguration, logger: Logger,
+        group: any EventLoopGroup
+    ) {
         self.configuration = configuration
         self.logger = logger
         self.group = group
@@ -100,34 +103,37 @@ package actor LocalDiscovery {
     /// again at each check of the interfaces.
     package func start(receive: @escaping Receive) {
         guard sink == nil, !stopped else { return }
-        let (datagrams, sink) = AsyncStream<AddressedEnvelope<ByteBuffer>>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let (datagrams, sink) = AsyncStream<AddressedEnvelope<ByteBuffer>>.makeStream(
+            bufferingPolicy: .bufferingNewest(64))
         self.sink = sink
         let me = device
-        tasks.append(Task { [weak self] in
-            for await d in datagrams {
-                var payload = d.data
-                let bytes = payload.readBytes(length: payload.readableBytes) ?? []
-                let decoded: DiscoveryAnnouncement
-                do {
-                    decoded = try DiscoveryAnnouncement(decoding: bytes)
-                } catch {
-                    await self?.countRefused(error, from: d.remoteAddress)
-                    continue
+        tasks.append(
+            Task { [weak self] in
+                for await d in datagrams {
+                    var payload = d.data
+                    let bytes = payload.readBytes(length: payload.readableBytes) ?? []
+                    let decoded: DiscoveryAnnouncement
+                    do {
+                        decoded = try DiscoveryAnnouncement(decoding: bytes)
+                    } catch {
+                        await self?.countRefused(error, from: d.remoteAddress)
+                        continue
+                    }
+                    // Our own packet, looped back by the kernel (IP_MULTICAST_LOOP), or another
+                    // node of this device (a copy of its data directory): nothing to dial.
+                    if decoded.device == me { continue }
+                    await self?.heard(on: d.metadata?.packetInfo?.interfaceIndex)
+                    await receive(decoded, d.remoteAddress)
                 }
-                // Our own packet, looped back by the kernel (IP_MULTICAST_LOOP), or another
-                // node of this device (a copy of its data directory): nothing to dial.
-                if decoded.device == me { continue }
-                await self?.heard(on: d.metadata?.packetInfo?.interfaceIndex)
-                await receive(decoded, d.remoteAddress)
-            }
-        })
-        tasks.append(Task { [weak self] in
-            await self?.run()
-        })
+            })
+        tasks.append(
+            Task { [weak self] in
+                await self?.run()
+            })
         #if os(Linux)
-        notifier = InterfaceChangeNotifier { [weak self] in
-            Task { await self?.interfacesChanged() }
-        }
+            notifier = InterfaceChangeNotifier { [weak self] in
+                Task { await self?.interfacesChanged() }
+            }
         #endif
     }
 
@@ -179,12 +185,16 @@ package actor LocalDiscovery {
         let state = "\(v4) | \(v6)"
         guard state != loggedState else { return }
         loggedState = state
-        let metadata: Logger.Metadata = ["ipv4": "\(v4)", "ipv6": "\(v6)", "interval": "\(configuration.interval)", "endpoints": "\(endpoints)"]
+        let metadata: Logger.Metadata = [
+            "ipv4": "\(v4)", "ipv6": "\(v6)", "interval": "\(configuration.interval)", "endpoints": "\(endpoints)"
+        ]
         if broadcasts.isEmpty && ipv4.joined.isEmpty && ipv6.joined.isEmpty {
-            logger.info("local discovery waiting for a network interface: none is up with an address that can multicast or broadcast; it announces as soon as one is",
-                        metadata: metadata)
+            logger.info(
+                "local discovery waiting for a network interface: none is up with an address that can multicast or broadcast; it announces as soon as one is",
+                metadata: metadata)
         } else if broadcasts.isEmpty && ipv4.joined.isEmpty {
-            logger.info("local discovery on over IPv6 only: no IPv4 interface can multicast or broadcast", metadata: metadata)
+            logger.info(
+                "local discovery on over IPv6 only: no IPv4 interface can multicast or broadcast", metadata: metadata)
         } else {
             logger.info("local discovery on", metadata: metadata)
         }
@@ -194,9 +204,14 @@ package actor LocalDiscovery {
     func ipv4Summary() -> String {
         var parts = [String]()
         let joined = interfaces.ipv4Multicast.filter { ipv4.joined[$0.interfaceIndex] != nil }.map(\.name)
-        if !joined.isEmpty { parts.append("\(configuration.ipv4Group):\(configuration.port) on \(joined.joined(separator: ", "))") }
+        if !joined.isEmpty {
+            parts.append("\(configuration.ipv4Group):\(configuration.port) on \(joined.joined(separator: ", "))")
+        }
         if !broadcasts.isEmpty {
-            parts.append("broadcast " + broadcasts.map { "\($0.address.ipAddress ?? "?"):\(configuration.port) (\($0.name))" }.joined(separator: ", "))
+            parts.append(
+                "broadcast "
+                    + broadcasts.map { "\($0.address.ipAddress ?? "?"):\(configuration.port) (\($0.name))" }.joined(
+                        separator: ", "))
         }
         return parts.isEmpty ? "none" : parts.joined(separator: "; ")
     }
@@ -204,7 +219,8 @@ package actor LocalDiscovery {
     /// For the log: the interfaces the IPv6 group is joined on.
     func ipv6Summary() -> String {
         let joined = interfaces.ipv6Multicast.filter { ipv6.joined[$0.interfaceIndex] != nil }.map(\.name)
-        return joined.isEmpty ? "none" : "[\(configuration.ipv6Group)]:\(configuration.port) on \(joined.joined(separator: ", "))"
+        return joined.isEmpty
+            ? "none" : "[\(configuration.ipv6Group)]:\(configuration.port) on \(joined.joined(separator: ", "))"
     }
 
     /// Records the outcome of an attempt at `subject` (`error` nil: it worked) and logs it when
@@ -215,7 +231,9 @@ package actor LocalDiscovery {
         case .began(let e), .changed(let e):
             let retry: String
             switch subject {
-            case .receiving, .joining: retry = "at each check of the interfaces (every \(configuration.interfaceCheckInterval)); logged again when it works"
+            case .receiving, .joining:
+                retry =
+                    "at each check of the interfaces (every \(configuration.interfaceCheckInterval)); logged again when it works"
             case .sending, .announcing: retry = "at each announcement; logged again when it works"
             }
             var metadata: Logger.Metadata = ["error": "\(e)", "retry": "\(retry)"]
@@ -251,11 +269,16 @@ package actor LocalDiscovery {
         let list = interfaces.interfaceNames.map { name -> DiscoveryStatus.Interface in
             let record = links[name] ?? LinkRecord()
             var joined = [String]()
-            if interfaces.ipv4Multicast.contains(where: { $0.name == name && ipv4.joined[$0.interfaceIndex] != nil }) { joined.append(configuration.ipv4Group) }
-            if interfaces.ipv6Multicast.contains(where: { $0.name == name && ipv6.joined[$0.interfaceIndex] != nil }) { joined.append(configuration.ipv6Group) }
-            return DiscoveryStatus.Interface(name: name, addresses: interfaces.addresses.filter { $0.interface == name }.map(\.address).sorted(),
-                                             joined: joined, broadcast: broadcasts.filter { $0.name == name }.compactMap(\.address.ipAddress),
-                                             lastSent: record.lastSent, lastHeard: record.lastHeard, lastError: record.lastError)
+            if interfaces.ipv4Multicast.contains(where: { $0.name == name && ipv4.joined[$0.interfaceIndex] != nil }) {
+                joined.append(configuration.ipv4Group)
+            }
+            if interfaces.ipv6Multicast.contains(where: { $0.name == name && ipv6.joined[$0.interfaceIndex] != nil }) {
+                joined.append(configuration.ipv6Group)
+            }
+            return DiscoveryStatus.Interface(
+                name: name, addresses: interfaces.addresses.filter { $0.interface == name }.map(\.address).sorted(),
+                joined: joined, broadcast: broadcasts.filter { $0.name == name }.compactMap(\.address.ipAddress),
+                lastSent: record.lastSent, lastHeard: record.lastHeard, lastError: record.lastError)
         }
         let sockets = problems.current.filter { $0.key.interface == nil }.map { subject, error in
             switch subject {
@@ -270,8 +293,8 @@ package actor LocalDiscovery {
     package func stop() async {
         stopped = true
         #if os(Linux)
-        notifier?.stop()
-        notifier = nil
+            notifier?.stop()
+            notifier = nil
         #endif
         let running = tasks
         tasks = []

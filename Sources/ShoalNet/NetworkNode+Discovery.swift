@@ -16,15 +16,17 @@ extension NetworkNode {
         guard configuration.discovery.isEnabled, !stopped else { return false }
         let endpoints = Self.endpoints(announcing: listening)
         guard !endpoints.isEmpty else {
-            configuration.logger.info("local discovery off: this node listens only on loopback, where no other machine can reach it")
+            configuration.logger.info(
+                "local discovery off: this node listens only on loopback, where no other machine can reach it")
             return false
         }
         if let discovery {
             await discovery.announce(endpoints)
             return true
         }
-        let d = LocalDiscovery(device: tls.deviceID, endpoints: endpoints, configuration: configuration.discovery,
-                               logger: configuration.logger, group: group)
+        let d = LocalDiscovery(
+            device: tls.deviceID, endpoints: endpoints, configuration: configuration.discovery,
+            logger: configuration.logger, group: group)
         // Set before the first suspension, so a second call meanwhile updates this one.
         discovery = d
         await d.start { [weak self] announcement, source in await self?.discoveryReceived(announcement, from: source) }
@@ -77,9 +79,11 @@ extension NetworkNode {
                 }
             case .v6(let a):
                 let bytes = withUnsafeBytes(of: a.address.sin6_addr) { Array($0) }
-                let high = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, low = bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                let high = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) },
+                    low = bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
                 if high == 0 && low == 1 { continue }
-                let endpoint = DiscoveryAnnouncement.Endpoint(host: high == 0 && low == 0 ? .source : .ipv6(high: high, low: low), port: port)
+                let endpoint = DiscoveryAnnouncement.Endpoint(
+                    host: high == 0 && low == 0 ? .source : .ipv6(high: high, low: low), port: port)
                 out.ipv4.append(endpoint)
                 out.ipv6.append(endpoint)
             default:
@@ -93,7 +97,9 @@ extension NetworkNode {
     /// it arrived on (`fe80::1%eth0`), which dialling it needs.
     static func host(of source: SocketAddress) -> String? {
         guard let ip = source.ipAddress else { return nil }
-        guard case .v6(let a) = source, PeerAddress(host: ip, port: 0).isLinkLocal, a.address.sin6_scope_id != 0 else { return ip }
+        guard case .v6(let a) = source, PeerAddress(host: ip, port: 0).isLinkLocal, a.address.sin6_scope_id != 0 else {
+            return ip
+        }
         return "\(ip)%\(interfaceName(a.address.sin6_scope_id))"
     }
 
@@ -127,7 +133,8 @@ extension NetworkNode {
             }
             let lower = host.lowercased()
             let loopback = lower.hasPrefix("127.") || lower == "::1"
-            let multicast = lower.hasPrefix("ff") || (Int(lower.prefix { $0 != "." }).map { (224...255).contains($0) } ?? false)
+            let multicast =
+                lower.hasPrefix("ff") || (Int(lower.prefix { $0 != "." }).map { (224...255).contains($0) } ?? false)
             if multicast || lower == "0.0.0.0" || lower == "::" || (loopback && !fromLoopback) { continue }
             if PeerAddress(host: host, port: 0).isLinkLocal {
                 guard let scope else { continue }
@@ -142,30 +149,37 @@ extension NetworkNode {
     /// trusted device dials its new addresses while it is not connected, or probes its open
     /// connections when it announces other addresses while connected (§4.1). Nothing heard stops
     /// an address being dialled or closes a connection by itself. `now` is when it arrived.
-    package func discoveryReceived(_ announcement: DiscoveryAnnouncement, from source: SocketAddress, at now: Date = Date()) async {
+    package func discoveryReceived(
+        _ announcement: DiscoveryAnnouncement, from source: SocketAddress, at now: Date = Date()
+    ) async {
         guard !stopped, announcement.device != tls.deviceID else { return }
         expireDiscovered(now)
         let addresses = Self.addresses(of: announcement, from: source)
         guard !addresses.isEmpty else { return }
         let device = announcement.device
         let isTrusted = trusted.contains(device)
-        let update = discovered.record(device, instance: announcement.instance, addresses: addresses,
-                                       ipv6: source.protocol == .inet6, pinned: isTrusted, at: now)
+        let update = discovered.record(
+            device, instance: announcement.instance, addresses: addresses,
+            ipv6: source.protocol == .inet6, pinned: isTrusted, at: now)
         // It may not have heard this node yet: tell it now rather than at the next interval — at
         // most once per device per interval, and a few times per interval in all, so forged
         // announcements with new instances cannot make this node announce on and on.
         if update.isNew, addressBook.mayReply(to: device, now: now) {
-            configuration.logger.info(isTrusted ? "discovered a trusted device" : "discovered a device that is not trusted", metadata: [
-                "device": "\(device)", "addresses": "\(addresses.sorted().map(\.description))",
-                "hint": isTrusted ? "dialling it" : "trust it with `shoal peer add \(device)` if it is yours",
-            ])
+            configuration.logger.info(
+                isTrusted ? "discovered a trusted device" : "discovered a device that is not trusted",
+                metadata: [
+                    "device": "\(device)", "addresses": "\(addresses.sorted().map(\.description))",
+                    "hint": isTrusted ? "dialling it" : "trust it with `shoal peer add \(device)` if it is yours"
+                ])
             await discovery?.announceSoon()
         }
         guard isTrusted else { return }
         lastAnnouncements[device] = now
         let connected = connections.values.contains { $0.device == device }
         let changed = !update.added.isEmpty || !update.removed.isEmpty
-        if case .probe(let delay) = addressBook.heard(device, at: addresses, connected: connected, changed: changed, now: now) {
+        if case .probe(let delay) = addressBook.heard(
+            device, at: addresses, connected: connected, changed: changed, now: now)
+        {
             planProbe(of: device, after: delay)
         }
         let restarted = update.restarted && addressBook.mayRestartDialers(device, now: now)
@@ -209,14 +223,18 @@ extension NetworkNode {
         if stopped { return }
         if answered {
             probesAnswered += 1
-            configuration.logger.debug("a connected device announced other addresses and its connection answered a probe: kept",
-                                       metadata: ["device": "\(device.short)"])
+            configuration.logger.debug(
+                "a connected device announced other addresses and its connection answered a probe: kept",
+                metadata: ["device": "\(device.short)"])
             return
         }
         probesUnanswered += 1
-        configuration.logger.info("a connected device announced other addresses and its connection did not answer a probe: closing it and dialling them",
-                                  metadata: ["device": "\(device.short)", "timeout": "\(timeout)",
-                                             "addresses": "\(discovered.entries[device]?.addresses.sorted().map(\.description) ?? [])"])
+        configuration.logger.info(
+            "a connected device announced other addresses and its connection did not answer a probe: closing it and dialling them",
+            metadata: [
+                "device": "\(device.short)", "timeout": "\(timeout)",
+                "addresses": "\(discovered.entries[device]?.addresses.sorted().map(\.description) ?? [])"
+            ])
         for id in open.keys where connections[id] != nil { connections[id]?.channel.close(promise: nil) }
         dialDiscovered(device, moved: true)
     }
@@ -237,7 +255,8 @@ extension NetworkNode {
     /// A connection dialled to `key` was established as `device`: if discovery dials that
     /// address for that device, it is verified from now on (Spec/discovery.md §4.1).
     func discoveryDialVerified(_ key: String, device: DeviceID) {
-        guard let address = discoveryDials.first(where: { $0.key == key }), addressBook.device(at: address) == device else { return }
+        guard let address = discoveryDials.first(where: { $0.key == key }), addressBook.device(at: address) == device
+        else { return }
         addressBook.verified(device, at: address, now: Date())
     }
 
@@ -246,7 +265,8 @@ extension NetworkNode {
     /// very device; the address is then verified (Spec/discovery.md §4.1): the device is there,
     /// and the dial backs off as any refused dial does rather than stop.
     func discoveryDialShowed(_ key: String, _ device: DeviceID) -> Bool {
-        guard let address = discoveryDials.first(where: { $0.key == key }), addressBook.device(at: address) == device else { return false }
+        guard let address = discoveryDials.first(where: { $0.key == key }), addressBook.device(at: address) == device
+        else { return false }
         addressBook.verified(device, at: address, now: Date())
         return true
     }
@@ -254,11 +274,17 @@ extension NetworkNode {
     /// A dial of `key` failed with `failure`. For an address discovery dials, decides with the
     /// address book whether to stop (Spec/discovery.md §4.1) and stops; returns whether it did.
     func discoveryDialFailed(_ key: String, _ failure: DiscoveryAddressBook.Failure) -> Bool {
-        guard let address = discoveryDials.first(where: { $0.key == key }), let device = addressBook.device(at: address) else { return false }
+        guard let address = discoveryDials.first(where: { $0.key == key }), let device = addressBook.device(at: address)
+        else { return false }
         let announced = discovered.entries[device]?.addresses.contains(address) ?? false
-        guard addressBook.dialFailed(device, at: address, failure, announced: announced, now: Date()) else { return false }
-        stopDialing(address, because: failure == .unreachable ? "it could not be reached and the device no longer announces it"
-                                                              : "mutual TLS there did not show the device \(device.short)")
+        guard addressBook.dialFailed(device, at: address, failure, announced: announced, now: Date()) else {
+            return false
+        }
+        stopDialing(
+            address,
+            because: failure == .unreachable
+                ? "it could not be reached and the device no longer announces it"
+                : "mutual TLS there did not show the device \(device.short)")
         return true
     }
 
@@ -279,7 +305,9 @@ extension NetworkNode {
     /// dialled at once: its old connection is dead, or it may be backing off from our refusals.
     /// Candidate addresses (never verified) go through the address book's rate limits
     /// (Spec/discovery.md §4.1). `time` is when the announcement arrived.
-    func dialDiscovered(_ device: DeviceID, restarted: Bool = false, moved: Bool = false, atOnce: Bool = false, at time: Date = Date()) {
+    func dialDiscovered(
+        _ device: DeviceID, restarted: Bool = false, moved: Bool = false, atOnce: Bool = false, at time: Date = Date()
+    ) {
         guard trusted.contains(device), let entry = discovered.entries[device] else { return }
         let routable = entry.addresses.filter { !$0.isLinkLocal }
         let dialled = routable.isEmpty ? entry.addresses : routable
@@ -314,7 +342,8 @@ extension NetworkNode {
         }
         // Candidates are rate-limited, and one that just failed waits (Spec/discovery.md §4.1).
         for address in addressBook.toDial(device, from: wanted, now: time) {
-            configuration.logger.info("dialling a discovered address", metadata: ["device": "\(device.short)", "address": "\(address)"])
+            configuration.logger.info(
+                "dialling a discovered address", metadata: ["device": "\(device.short)", "address": "\(address)"])
             addPeer(host: address.host, port: address.port)
             discoveryDials.insert(address)
         }
@@ -324,7 +353,8 @@ extension NetworkNode {
     /// address is never stopped here).
     func stopDialing(_ address: PeerAddress, because reason: String) {
         guard discoveryDials.remove(address) != nil else { return }
-        configuration.logger.info("no longer dialling a discovered address", metadata: ["address": "\(address)", "reason": "\(reason)"])
+        configuration.logger.info(
+            "no longer dialling a discovered address", metadata: ["address": "\(address)", "reason": "\(reason)"])
         removePeer(host: address.host, port: address.port)
     }
 
@@ -335,10 +365,13 @@ extension NetworkNode {
         let cutoff = now.addingTimeInterval(-(Double(expiry.seconds) + Double(expiry.attoseconds) / 1e18))
         for e in discovered.expire(before: cutoff) {
             for address in e.addresses where peerStates[address.key]?.isConnected != true {
-                stopDialing(address, because: "no announcement from \(e.device.short) for \(configuration.discovery.expiry)")
+                stopDialing(
+                    address, because: "no announcement from \(e.device.short) for \(configuration.discovery.expiry)")
             }
             // What was verified stays while a connection there is open (its dialer still asks).
-            if !discoveryDials.contains(where: { addressBook.addresses(of: e.device)[$0] != nil }) { addressBook.forget(e.device) }
+            if !discoveryDials.contains(where: { addressBook.addresses(of: e.device)[$0] != nil }) {
+                addressBook.forget(e.device)
+            }
         }
     }
 
@@ -356,8 +389,12 @@ extension NetworkNode {
         } else {
             discoveryDeferred[device] = nil
             probes.removeValue(forKey: device)?.cancel()
-            for address in discovered.entries[device]?.addresses ?? [] { stopDialing(address, because: "the device is no longer trusted") }
-            for address in addressBook.addresses(of: device).keys { stopDialing(address, because: "the device is no longer trusted") }
+            for address in discovered.entries[device]?.addresses ?? [] {
+                stopDialing(address, because: "the device is no longer trusted")
+            }
+            for address in addressBook.addresses(of: device).keys {
+                stopDialing(address, because: "the device is no longer trusted")
+            }
             addressBook.forget(device)
         }
     }

@@ -40,7 +40,9 @@ extension NetworkNode {
         lastAnnouncements[device] = nil
         discoveryTrustChanged(device, trusted: false)
         for (id, c) in connections where c.device == device {
-            configuration.logger.notice("closing the connection of a device no longer trusted", metadata: ["connection": "\(id)", "device": "\(device.short)"])
+            configuration.logger.notice(
+                "closing the connection of a device no longer trusted",
+                metadata: ["connection": "\(id)", "device": "\(device.short)"])
             c.writer.finish()
             c.channel.close(promise: nil)
         }
@@ -70,10 +72,12 @@ extension NetworkNode {
         if pending.count > Self.pendingLimit, let oldest = pending.values.min(by: { $0.lastSeen < $1.lastSeen }) {
             pending[oldest.device] = nil
         }
-        configuration.logger.notice("refused a device that is not trusted", metadata: [
-            "device": "\(device)", "remote": "\(remote)",
-            "hint": "trust it with `shoal peer add \(device)` if it is yours",
-        ])
+        configuration.logger.notice(
+            "refused a device that is not trusted",
+            metadata: [
+                "device": "\(device)", "remote": "\(remote)",
+                "hint": "trust it with `shoal peer add \(device)` if it is yours"
+            ])
         return false
     }
 
@@ -103,7 +107,8 @@ extension NetworkNode {
             bound = (try? await store.boundNode(of: device)) ?? nil
         }
         if let bound, bound != node {
-            return "device \(device.short) is bound to node ID \(bound.hex), not \(node.hex): a device keeps the node ID of its first hello"
+            return
+                "device \(device.short) is bound to node ID \(bound.hex), not \(node.hex): a device keeps the node ID of its first hello"
         }
         let owner: DeviceID?
         if let d = deviceOfNode[node] {
@@ -118,10 +123,12 @@ extension NetworkNode {
             do throws(ShoalError) {
                 try await store.bind(node, to: device)
             } catch {
-                configuration.logger.warning("could not record a device's node ID", metadata: ["device": "\(device.short)", "error": "\(error)"])
+                configuration.logger.warning(
+                    "could not record a device's node ID", metadata: ["device": "\(device.short)", "error": "\(error)"])
                 return "this node could not record the node ID of device \(device.short); try again"
             }
-            configuration.logger.info("bound a device to its node ID", metadata: ["device": "\(device.short)", "node": "\(node.short)"])
+            configuration.logger.info(
+                "bound a device to its node ID", metadata: ["device": "\(device.short)", "node": "\(node.short)"])
         }
         nodeOfDevice[device] = node
         deviceOfNode[node] = device

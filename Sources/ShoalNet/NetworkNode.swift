@@ -76,7 +76,9 @@ public actor NetworkNode {
     enum Event: Sendable {
         /// A connection whose TLS handshake gave this device; the engine admits it (answering its
         /// ID) or refuses it (nil).
-        case open(NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, DeviceID, ConnectionHandlers, CheckedContinuation<ConnectionID?, Never>)
+        case open(
+            NIOAsyncChannelOutboundWriter<Frame>, any Channel, String?, DeviceID, ConnectionHandlers,
+            CheckedContinuation<ConnectionID?, Never>)
         /// A frame read from a connection, decoded ahead when it is a `changes` batch; once
         /// handled, its cost goes back to the connection's budget, when it took one.
         case frame(ConnectionID, Frame, SyncNode.DecodedChanges?, InboundBudget?)
@@ -172,15 +174,19 @@ public actor NetworkNode {
 
     /// Creates a transport for `sync` that presents `tls`'s certificate and accepts the devices in
     /// `trusting`, on NIO's shared event loops unless `group` is given.
-    public init(sync: SyncNode, tls: PeerTLS, trusting: Set<DeviceID> = [], configuration: NetworkConfiguration = NetworkConfiguration(),
-                group: (any EventLoopGroup)? = nil) {
+    public init(
+        sync: SyncNode, tls: PeerTLS, trusting: Set<DeviceID> = [],
+        configuration: NetworkConfiguration = NetworkConfiguration(),
+        group: (any EventLoopGroup)? = nil
+    ) {
         self.sync = sync
         self.tls = tls
         self.trusted = trusting
         self.configuration = configuration
         self.group = group ?? MultiThreadedEventLoopGroup.singleton
-        admission = InboundAdmission(maxTotal: configuration.maxInboundConnections, maxPerAddress: configuration.maxConnectionsPerAddress,
-                                     trusting: trusting, logger: configuration.logger)
+        admission = InboundAdmission(
+            maxTotal: configuration.maxInboundConnections, maxPerAddress: configuration.maxConnectionsPerAddress,
+            trusting: trusting, logger: configuration.logger)
         assetChunks = AssetFrameQueue(limit: configuration.assetQueueBytes)
         sendPacer = configuration.assetSendRate > 0 ? SharedRatePacer(bytesPerSecond: configuration.assetSendRate) : nil
         (events, eventSink) = AsyncStream<Event>.makeStream()
@@ -199,18 +205,23 @@ public actor NetworkNode {
         guard !engineStarted else { return }
         engineStarted = true
         let events = self.events
-        tasks.append(Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                await self.handle(event)
-            }
-        })
+        tasks.append(
+            Task { [weak self] in
+                for await event in events {
+                    guard let self else { return }
+                    await self.handle(event)
+                }
+            })
         // On the lanes' own queue (LaneExecutor), not the cooperative pool the engine uses, and
         // below the engine's priority.
         let rate = configuration.assetReceiveRate
-        tasks.append(Task(executorPreference: lanes, priority: .utility) { [weak self, assetChunks] in
-            await Self.runAssetLane(assetChunks, pacer: rate > 0 ? SharedRatePacer(bytesPerSecond: rate) : nil, node: { [weak self] in self }) { _ in 0 }
-        })
+        tasks.append(
+            Task(executorPreference: lanes, priority: .utility) { [weak self, assetChunks] in
+                await Self.runAssetLane(
+                    assetChunks, pacer: rate > 0 ? SharedRatePacer(bytesPerSecond: rate) : nil,
+                    node: { [weak self] in self }
+                ) { _ in 0 }
+            })
     }
 
     /// Starts the serving lane of connection `id`, answering the requests in `requests`.
@@ -222,7 +233,9 @@ public actor NetworkNode {
 
     /// The asset chunk bytes in `outputs` (what a serving lane counts against the send rate).
     static func chunkBytes(_ outputs: [ConnectionID: [SyncOutput]]) -> Int {
-        outputs.values.joined().reduce(0) { n, o in if case .send(let f) = o, f.type == .assetChunk { n + f.payload.count } else { n } }
+        outputs.values.joined().reduce(0) { n, o in
+            if case .send(let f) = o, f.type == .assetChunk { n + f.payload.count } else { n }
+        }
     }
 
     /// Hands `frames` to the node and sends what it answers. Unpaced, every frame waiting is
@@ -232,8 +245,10 @@ public actor NetworkNode {
     /// bytes received (the frame's payload) plus those sent (`sent` of the answer) under its rate,
     /// which other lanes may share. Holds the node only while it handles frames: a node dropped
     /// without ``shutdown()`` still goes, and its queues end with it.
-    static func runAssetLane(_ frames: AssetFrameQueue, pacer: SharedRatePacer?, node: () -> NetworkNode?,
-                             sent: ([ConnectionID: [SyncOutput]]) -> Int) async {
+    static func runAssetLane(
+        _ frames: AssetFrameQueue, pacer: SharedRatePacer?, node: () -> NetworkNode?,
+        sent: ([ConnectionID: [SyncOutput]]) -> Int
+    ) async {
         while let batch = await frames.take() {
             guard let node = node() else { return }
             let open = await node.fromOpenConnections(batch)
@@ -271,7 +286,8 @@ public actor NetworkNode {
     func handle(_ event: Event) async {
         switch event {
         case let .open(writer, channel, dialed, device, handlers, reply):
-            await open(writer: writer, channel: channel, dialed: dialed, device: device, handlers: handlers, reply: reply)
+            await open(
+                writer: writer, channel: channel, dialed: dialed, device: device, handlers: handlers, reply: reply)
         case let .frame(id, frame, decoded, budget):
             defer { budget?.give(frame.heldCost) }
             await receive(frame, on: id, decoded: decoded)
@@ -316,8 +332,10 @@ public actor NetworkNode {
     /// is not trusted. The trust check comes after the TLS handshake and before this node sends
     /// its hello or any other frame (until then TrustGate lets no byte out); a device not
     /// trusted is refused here and listed as pending.
-    func open(writer: NIOAsyncChannelOutboundWriter<Frame>, channel: any Channel, dialed: String?, device: DeviceID,
-              handlers: ConnectionHandlers, reply: CheckedContinuation<ConnectionID?, Never>) async {
+    func open(
+        writer: NIOAsyncChannelOutboundWriter<Frame>, channel: any Channel, dialed: String?, device: DeviceID,
+        handlers: ConnectionHandlers, reply: CheckedContinuation<ConnectionID?, Never>
+    ) async {
         if let dialed { peerStates[dialed]?.device = device }
         guard admits(device, remote: dialed ?? Self.address(of: channel)) else {
             if let dialed { peerStates[dialed]?.lastError = "device \(device) is not trusted (shoal peer add)" }
@@ -332,12 +350,20 @@ public actor NetworkNode {
         // Named before the hello goes out: from then on the event loop moves this
         // connection's asset frames to the lanes itself.
         handlers.binding.connection = id
-        connections[id] = Connection(writer: writer, channel: channel, dialed: dialed, device: device, gate: handlers.gate, requests: handlers.requests,
-                                     inbound: handlers.inbound, received: handlers.received)
+        connections[id] = Connection(
+            writer: writer, channel: channel, dialed: dialed, device: device, gate: handlers.gate,
+            requests: handlers.requests,
+            inbound: handlers.inbound, received: handlers.received)
         startServing(id, handlers.requests)
-        configuration.logger.debug("connection opened", metadata: ["connection": "\(id)", "remote": "\(Self.address(of: channel))", "device": "\(device.short)", "dialed": "\(dialed != nil)"])
+        configuration.logger.debug(
+            "connection opened",
+            metadata: [
+                "connection": "\(id)", "remote": "\(Self.address(of: channel))", "device": "\(device.short)",
+                "dialed": "\(dialed != nil)"
+            ])
         if let dialed { peerStates[dialed]?.isConnected = true }
-        try? await channel.eventLoop.submit { try channel.pipeline.syncOperations.handler(type: TrustGate.self).open() }.get()
+        try? await channel.eventLoop.submit { try channel.pipeline.syncOperations.handler(type: TrustGate.self).open() }
+            .get()
         reply.resume(returning: id)
         await send([id: first])
     }
@@ -353,10 +379,19 @@ public actor NetworkNode {
             do {
                 hello = try HelloMessage(decoding: frame.payload, limits: await sync.configuration.limits)
             } catch {
-                return await send([id: [.close(ErrorMessage(code: ShoalError.Code.invalidArguments.name, message: "malformed payload from the peer: \(error)"))]])
+                return await send([
+                    id: [
+                        .close(
+                            ErrorMessage(
+                                code: ShoalError.Code.invalidArguments.name,
+                                message: "malformed payload from the peer: \(error)"))
+                    ]
+                ])
             }
             if let refusal = await bind(hello.node, to: device) {
-                return await send([id: [.close(ErrorMessage(code: ShoalError.Code.permissionFailure.name, message: refusal))]])
+                return await send([
+                    id: [.close(ErrorMessage(code: ShoalError.Code.permissionFailure.name, message: refusal))]
+                ])
             }
         }
         let out = await sync.receive(frame, on: id, decoded: decoded)
@@ -368,11 +403,17 @@ public actor NetworkNode {
                 peerStates[dialed]?.lastError = nil
                 discoveryDialVerified(dialed, device: device)
             }
-            configuration.logger.info("peer connected", metadata: ["peer": "\(peer.short)", "connection": "\(id)",
-                                                                    "remote": "\(connections[id]?.channel.remoteAddress.map { "\($0)" } ?? "?")"])
+            configuration.logger.info(
+                "peer connected",
+                metadata: [
+                    "peer": "\(peer.short)", "connection": "\(id)",
+                    "remote": "\(connections[id]?.channel.remoteAddress.map { "\($0)" } ?? "?")"
+                ])
             if let closing = duplicatesClosing(device: device, peer: peer, out: out) { return await send(closing) }
         } else if frame.type == .error, let e = try? ErrorMessage(decoding: frame.payload) {
-            configuration.logger.warning("peer reported an error", metadata: ["connection": "\(id)", "code": "\(e.code)", "error": "\(e.message)"])
+            configuration.logger.warning(
+                "peer reported an error",
+                metadata: ["connection": "\(id)", "code": "\(e.code)", "error": "\(e.message)"])
         }
         await send(out)
     }
@@ -385,18 +426,31 @@ public actor NetworkNode {
     /// carry every change twice. Checked whichever of the two is established last, and only
     /// against an accepted connection opened moments ago: an older one may be dead (the device
     /// moved) and the dialled one its replacement.
-    func duplicatesClosing(device: DeviceID, peer: NodeID, out: [ConnectionID: [SyncOutput]]) -> [ConnectionID: [SyncOutput]]? {
+    func duplicatesClosing(device: DeviceID, peer: NodeID, out: [ConnectionID: [SyncOutput]]) -> [ConnectionID:
+        [SyncOutput]]?
+    {
         guard tls.deviceID > device,
-              connections.contains(where: { $0.value.device == device && $0.value.dialed == nil && established.contains($0.key)
-                                            && ContinuousClock.now - $0.value.opened < .seconds(10) }) else { return nil }
+            connections.contains(where: {
+                $0.value.device == device && $0.value.dialed == nil && established.contains($0.key)
+                    && ContinuousClock.now - $0.value.opened < .seconds(10)
+            })
+        else { return nil }
         let duplicates = connections.filter { c in
-            c.value.device == device && established.contains(c.key) && c.value.dialed.map { !isDiscoveryDial($0) } == true
+            c.value.device == device && established.contains(c.key)
+                && c.value.dialed.map { !isDiscoveryDial($0) } == true
         }.keys
         guard !duplicates.isEmpty else { return nil }
         var closing = out
         for d in duplicates {
-            configuration.logger.debug("closing a duplicate connection", metadata: ["peer": "\(peer.short)", "connection": "\(d)"])
-            closing[d, default: []] += [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: "a connection between these devices is open already").encoded())), .close(nil)]
+            configuration.logger.debug(
+                "closing a duplicate connection", metadata: ["peer": "\(peer.short)", "connection": "\(d)"])
+            closing[d, default: []] += [
+                .send(
+                    Frame(
+                        type: .goodbye,
+                        payload: GoodbyeMessage(reason: "a connection between these devices is open already").encoded())
+                ), .close(nil)
+            ]
         }
         return closing
     }
@@ -409,7 +463,9 @@ public actor NetworkNode {
             let peer = await sync.peer(of: id)?.short ?? "-"
             configuration.logger.info("connection closed", metadata: ["connection": "\(id)", "peer": "\(peer)"])
         }
-        if let c = connections[id], trusted.contains(c.device), let last = c.received.last, lastFrames[c.device].map({ $0 < last }) ?? true {
+        if let c = connections[id], trusted.contains(c.device), let last = c.received.last,
+            lastFrames[c.device].map({ $0 < last }) ?? true
+        {
             lastFrames[c.device] = last
         }
         connections[id]?.requests.finish()
@@ -426,10 +482,12 @@ public actor NetworkNode {
         if let t = newsTimer, t.at <= due { return }
         newsTimer?.task.cancel()
         let sink = eventSink
-        newsTimer = (Task {
-            do { try await Task.sleep(until: due, clock: .continuous) } catch { return }
-            sink.yield(.heldNews)
-        }, due)
+        newsTimer = (
+            Task {
+                do { try await Task.sleep(until: due, clock: .continuous) } catch { return }
+                sink.yield(.heldNews)
+            }, due
+        )
     }
 
     // MARK: Listening and dialling
@@ -458,14 +516,17 @@ public actor NetworkNode {
                     let address = channel.remoteAddress?.ipAddress ?? "unknown"
                     switch admission.admit(channel, from: address) {
                     case .refused(let reason):
-                        configuration.logger.debug("refused a connection", metadata: ["remote": "\(address)", "reason": "\(reason)"])
+                        configuration.logger.debug(
+                            "refused a connection", metadata: ["remote": "\(address)", "reason": "\(reason)"])
                         channel.close(promise: nil)
                         throw InboundRefused(reason: reason)
                     case .admitted(let evicting):
                         if let evicting { TrustGate.evict(evicting) }
                     }
-                    let accepted = AcceptedChannel(try Self.configure(channel, configuration, limits, traffic, chunks: chunks, tls: tls,
-                                                                      admission: admission))
+                    let accepted = AcceptedChannel(
+                        try Self.configure(
+                            channel, configuration, limits, traffic, chunks: chunks, tls: tls,
+                            admission: admission))
                     channel.closeFuture.whenComplete { _ in
                         admission.release(channel)
                         // Closed before the accept loop took it (evicted, or dropped by NIO as the
@@ -483,22 +544,27 @@ public actor NetworkNode {
         // connection already accepted. A cancelled loop would drop those, and an accepted
         // connection's async channel traps when it goes without executeThenClose. Detached from
         // the node's actor: accepting a flood's connections must not queue behind the engine.
-        acceptLoops.append(Task.detached { [weak self] in
-            try? await server.executeThenClose { inbound in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await accepted in inbound {
-                        // Closed already (evicted): its close ended it.
-                        guard accepted.claim() else { continue }
-                        let child = accepted.channel
-                        group.addTask {
-                            // A connection's async channel must end through executeThenClose (its
-                            // writer traps if dropped unfinished): also when the node is gone.
-                            if let node = self { await node.serveAccepted(child) } else { await Self.discard(child) }
+        acceptLoops.append(
+            Task.detached { [weak self] in
+                try? await server.executeThenClose { inbound in
+                    try await withThrowingDiscardingTaskGroup { group in
+                        for try await accepted in inbound {
+                            // Closed already (evicted): its close ended it.
+                            guard accepted.claim() else { continue }
+                            let child = accepted.channel
+                            group.addTask {
+                                // A connection's async channel must end through executeThenClose (its
+                                // writer traps if dropped unfinished): also when the node is gone.
+                                if let node = self {
+                                    await node.serveAccepted(child)
+                                } else {
+                                    await Self.discard(child)
+                                }
+                            }
                         }
                     }
                 }
-            }
-        })
+            })
         return address
     }
 
@@ -520,7 +586,8 @@ public actor NetworkNode {
             if let device, peerStates[key]?.device == nil { peerStates[key]?.device = device }
             return
         }
-        peerStates[key] = PeerState(address: key, isConnected: false, node: nil, device: device, failures: 0, lastError: nil)
+        peerStates[key] = PeerState(
+            address: key, isConnected: false, node: nil, device: device, failures: 0, lastError: nil)
         dialers[key] = Task { [weak self] in await self?.dialLoop(host: host, port: port) }
     }
 
@@ -549,7 +616,8 @@ public actor NetworkNode {
             // discovery dials follow its own rule (dialDiscovered), which also redials at once a
             // device that moved while its old connection lingers.
             if let device = peerStates[key]?.device, !isDiscoveryDial(key),
-               connections.values.contains(where: { $0.device == device && $0.dialed == nil }) {
+                connections.values.contains(where: { $0.device == device && $0.dialed == nil })
+            {
                 try? await Task.sleep(for: configuration.reconnectDelay)
                 continue
             }
@@ -563,7 +631,10 @@ public actor NetworkNode {
                     .channelOption(.socketOption(.tcp_nodelay), value: 1)
                     .connectTimeout(.seconds(5))
                     .connect(host: host, port: port) { channel in
-                        channel.eventLoop.makeCompletedFuture { try Self.configure(channel, configuration, limits, traffic, chunks: chunks, tls: tls, admission: nil) }
+                        channel.eventLoop.makeCompletedFuture {
+                            try Self.configure(
+                                channel, configuration, limits, traffic, chunks: chunks, tls: tls, admission: nil)
+                        }
                     }
                 // A connection refused by TLS or by trust backs off like a failed dial.
                 peerStates[key]?.lastError = nil
@@ -571,8 +642,11 @@ public actor NetworkNode {
                 if served.established {
                     delay = configuration.reconnectDelay
                 } else {
-                    dialFailed(key, "peer refused or ended the connection", peerStates[key]?.lastError
-                               ?? "the peer closed the connection before its hello: does it trust this device (\(tls.deviceID))?")
+                    dialFailed(
+                        key, "peer refused or ended the connection",
+                        peerStates[key]?.lastError
+                            ?? "the peer closed the connection before its hello: does it trust this device (\(tls.deviceID))?"
+                    )
                     // Mutual TLS showing the device discovery expects there proves the address,
                     // whatever ended the session; anything else counts against it.
                     let showed = served.device.map { discoveryDialShowed(key, $0) } ?? false
@@ -597,8 +671,9 @@ public actor NetworkNode {
         peerStates[key]?.failures += 1
         peerStates[key]?.lastError = error
         let failures = peerStates[key]?.failures ?? 0
-        configuration.logger.log(level: failures & (failures &- 1) == 0 ? .notice : .debug, "\(what)",
-                                 metadata: ["peer": "\(key)", "error": "\(error)", "failures": "\(failures)"])
+        configuration.logger.log(
+            level: failures & (failures &- 1) == 0 ? .notice : .debug, "\(what)",
+            metadata: ["peer": "\(key)", "error": "\(error)", "failures": "\(failures)"])
     }
 
     /// Sets up a new connection's pipeline (on its event loop): for an accepted connection, the
@@ -609,8 +684,10 @@ public actor NetworkNode {
     /// encoding and decoding, asset requests to a queue of the connection's own and chunks to
     /// `chunks` (the fetching lane's), record frames held while the socket takes no more
     /// (``OutboxHandler``), chunks held back for records.
-    static func configure(_ channel: any Channel, _ configuration: NetworkConfiguration, _ limits: WireLimits, _ traffic: TrafficCounter,
-                          chunks: AssetFrameQueue, tls: PeerTLS, admission: InboundAdmission?) throws -> NIOAsyncChannel<Frame, Frame> {
+    static func configure(
+        _ channel: any Channel, _ configuration: NetworkConfiguration, _ limits: WireLimits, _ traffic: TrafficCounter,
+        chunks: AssetFrameQueue, tls: PeerTLS, admission: InboundAdmission?
+    ) throws -> NIOAsyncChannel<Frame, Frame> {
         let ops = channel.pipeline.syncOperations
         let gate = TrustGate(handshake: channel.eventLoop.makePromise(of: DeviceID.self))
         if let admission {
@@ -621,17 +698,29 @@ public actor NetworkNode {
         try ops.addHandler(tls.handler(dialing: admission == nil, gate: gate))
         try ops.addHandler(gate)
         let bound = NIOLoopBound(gate, eventLoop: channel.eventLoop)
-        let timeout = channel.eventLoop.scheduleTask(in: TimeAmount(configuration.handshakeTimeout)) { bound.value.timeOut() }
+        let timeout = channel.eventLoop.scheduleTask(in: TimeAmount(configuration.handshakeTimeout)) {
+            bound.value.timeOut()
+        }
         gate.handshake.futureResult.whenComplete { _ in timeout.cancel() }
-        try ops.addHandler(IdleStateHandler(readTimeout: TimeAmount(configuration.idleTimeout), writeTimeout: TimeAmount(configuration.pingInterval)))
+        try ops.addHandler(
+            IdleStateHandler(
+                readTimeout: TimeAmount(configuration.idleTimeout), writeTimeout: TimeAmount(configuration.pingInterval)
+            ))
         let peer = HelloCompression()
-        try ops.addHandler(FrameEncodingHandler(options: configuration.frames, stream: configuration.streamCompression, traffic: traffic, peer: peer))
-        try ops.addHandler(FrameDecodingHandler(limits: limits, traffic: traffic, peer: peer,
-                                                frameTimeout: TimeAmount(configuration.frameCompletionTimeout)))
-        try ops.addHandler(AssetFrameRouter(requests: AssetFrameQueue(limit: configuration.assetQueueBytes), chunks: chunks))
+        try ops.addHandler(
+            FrameEncodingHandler(
+                options: configuration.frames, stream: configuration.streamCompression, traffic: traffic, peer: peer))
+        try ops.addHandler(
+            FrameDecodingHandler(
+                limits: limits, traffic: traffic, peer: peer,
+                frameTimeout: TimeAmount(configuration.frameCompletionTimeout)))
+        try ops.addHandler(
+            AssetFrameRouter(requests: AssetFrameQueue(limit: configuration.assetQueueBytes), chunks: chunks))
         try OutboundQueue.configure(channel)
-        try ops.addHandler(OutboxHandler(outbox: Outbox(limit: configuration.outboxBytes),
-                                         unwritableTimeout: TimeAmount(configuration.unwritableTimeout), logger: configuration.logger))
+        try ops.addHandler(
+            OutboxHandler(
+                outbox: Outbox(limit: configuration.outboxBytes),
+                unwritableTimeout: TimeAmount(configuration.unwritableTimeout), logger: configuration.logger))
         try ops.addHandler(ChunkYieldHandler(gate: ChunkGate()))
         try ops.addHandler(KeepaliveHandler(hellos: peer))
         return try NIOAsyncChannel<Frame, Frame>(wrappingChannelSynchronously: channel)
@@ -660,7 +749,8 @@ public actor NetworkNode {
     func serve(_ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?) async -> Served {
         switch await Self.handshake(channel, remote: dialed, configuration) {
         case .success(let (handlers, device)):
-            return Served(established: await serve(channel, dialed: dialed, handlers: handlers, device: device), device: device)
+            return Served(
+                established: await serve(channel, dialed: dialed, handlers: handlers, device: device), device: device)
         case .failure(let error):
             if let dialed { peerStates[dialed]?.lastError = "\(error)" }
             return Served(established: false, device: nil)
@@ -671,15 +761,19 @@ public actor NetworkNode {
     /// so the connections of a flood that never complete TLS (Spec/replication.md §2) cost the
     /// engine nothing, then the rest as ``serve(_:dialed:)`` does.
     nonisolated func serveAccepted(_ channel: NIOAsyncChannel<Frame, Frame>) async {
-        guard case .success(let (handlers, device)) = await Self.handshake(channel, remote: nil, configuration) else { return }
+        guard case .success(let (handlers, device)) = await Self.handshake(channel, remote: nil, configuration) else {
+            return
+        }
         _ = await serve(channel, dialed: nil, handlers: handlers, device: device)
     }
 
     /// Waits for the TLS handshake of `channel` (dialled to `remote`, or accepted when nil) and
     /// returns its handlers and the peer's device; when it fails, logs why, closes the channel
     /// and returns the error.
-    static func handshake(_ channel: NIOAsyncChannel<Frame, Frame>, remote dialed: String?,
-                          _ configuration: NetworkConfiguration) async -> Result<(ConnectionHandlers, DeviceID), any Error> {
+    static func handshake(
+        _ channel: NIOAsyncChannel<Frame, Frame>, remote dialed: String?,
+        _ configuration: NetworkConfiguration
+    ) async -> Result<(ConnectionHandlers, DeviceID), any Error> {
         let raw = channel.channel
         let inboundBytes = configuration.inboundBytes
         // The handlers ``configure`` added; gone only if the channel closed before this ran.
@@ -689,11 +783,16 @@ public actor NetworkNode {
                 let ops = raw.pipeline.syncOperations
                 let router = try ops.handler(type: AssetFrameRouter.self)
                 let outbox = try ops.handler(type: OutboxHandler.self)
-                let gate = OutboundGate(chunks: try ops.handler(type: ChunkYieldHandler.self).gate, records: outbox.outbox,
-                                        handler: NIOLoopBound(outbox, eventLoop: raw.eventLoop))
-                return (ConnectionHandlers(gate: gate, binding: router.binding, requests: router.requests,
-                                           inbound: InboundBudget(limit: inboundBytes), received: try ops.handler(type: KeepaliveHandler.self).received),
-                        try ops.handler(type: TrustGate.self).handshake.futureResult)
+                let gate = OutboundGate(
+                    chunks: try ops.handler(type: ChunkYieldHandler.self).gate, records: outbox.outbox,
+                    handler: NIOLoopBound(outbox, eventLoop: raw.eventLoop))
+                return (
+                    ConnectionHandlers(
+                        gate: gate, binding: router.binding, requests: router.requests,
+                        inbound: InboundBudget(limit: inboundBytes),
+                        received: try ops.handler(type: KeepaliveHandler.self).received),
+                    try ops.handler(type: TrustGate.self).handshake.futureResult
+                )
             }).get()
         } catch {
             await discard(channel)
@@ -704,8 +803,9 @@ public actor NetworkNode {
         } catch {
             // An evicted connection is counted (evictedConnections) and logged when eviction starts, not each time.
             let evicted = (error as? TrustGate.Refused)?.evicted == true
-            configuration.logger.log(level: evicted ? .debug : .info, "TLS handshake failed",
-                                     metadata: ["remote": "\(dialed ?? address(of: raw))", "error": "\(error)"])
+            configuration.logger.log(
+                level: evicted ? .debug : .info, "TLS handshake failed",
+                metadata: ["remote": "\(dialed ?? address(of: raw))", "error": "\(error)"])
             await discard(channel)
             return .failure(error)
         }
@@ -713,17 +813,23 @@ public actor NetworkNode {
 
     /// Serves `channel`, whose TLS handshake gave `device`, until it ends; returns whether the
     /// session was established (``serve(_:dialed:)``).
-    func serve(_ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?, handlers: ConnectionHandlers, device: DeviceID) async -> Bool {
+    func serve(
+        _ channel: NIOAsyncChannel<Frame, Frame>, dialed: String?, handlers: ConnectionHandlers, device: DeviceID
+    ) async -> Bool {
         startEngine()
         let raw = channel.channel
         let sink = eventSink
         let handshakeTimeout = configuration.handshakeTimeout
         var admitted: ConnectionID? = nil
         try? await channel.executeThenClose { inbound, outbound in
-            guard let id = await withCheckedContinuation({ reply in
-                // The engine has stopped (shutdown): nobody will answer, so refuse here.
-                if case .terminated = sink.yield(.open(outbound, raw, dialed, device, handlers, reply)) { reply.resume(returning: nil) }
-            }) else { return }
+            guard
+                let id = await withCheckedContinuation({ reply in
+                    // The engine has stopped (shutdown): nobody will answer, so refuse here.
+                    if case .terminated = sink.yield(.open(outbound, raw, dialed, device, handlers, reply)) {
+                        reply.resume(returning: nil)
+                    }
+                })
+            else { return }
             admitted = id
             let handshake = Task {
                 try? await Task.sleep(for: handshakeTimeout)
@@ -733,8 +839,9 @@ public actor NetworkNode {
                 handshake.cancel()
                 sink.yield(.closed(id))
             }
-            try await Self.readFrames(inbound, of: id, decodingWith: sync, to: sink, requests: handlers.requests, chunks: assetChunks,
-                                      outbox: handlers.gate.records, budget: handlers.inbound)
+            try await Self.readFrames(
+                inbound, of: id, decodingWith: sync, to: sink, requests: handlers.requests, chunks: assetChunks,
+                outbox: handlers.gate.records, budget: handlers.inbound)
         }
         guard let admitted else { return false }
         return established.remove(admitted) != nil
@@ -749,11 +856,17 @@ public actor NetworkNode {
     /// and go to their lanes from here. Requests that make the node serve more (`subscribe`,
     /// `acknowledgement`, `ping`) go through the connection's `outbox`, which holds them while
     /// the frames waiting for this peer's socket are over its limit.
-    @concurrent static func readFrames(_ inbound: NIOAsyncChannelInboundStream<Frame>, of id: ConnectionID, decodingWith sync: SyncNode,
-                                       to sink: AsyncStream<Event>.Continuation,
-                                       requests: AssetFrameQueue, chunks: AssetFrameQueue, outbox: Outbox,
-                                       budget: InboundBudget) async throws {
-        outbox.start { frame in sink.yield(.parked(id, frame)) } drained: { sink.yield(.drained(id)) }
+    @concurrent static func readFrames(
+        _ inbound: NIOAsyncChannelInboundStream<Frame>, of id: ConnectionID, decodingWith sync: SyncNode,
+        to sink: AsyncStream<Event>.Continuation,
+        requests: AssetFrameQueue, chunks: AssetFrameQueue, outbox: Outbox,
+        budget: InboundBudget
+    ) async throws {
+        outbox.start { frame in
+            sink.yield(.parked(id, frame))
+        } drained: {
+            sink.yield(.drained(id))
+        }
         for try await frame in inbound {
             // A push waits while this connection has too much waiting for the lane
             // (NetworkConfiguration.assetQueueBytes): reading stops, and TCP slows the peer.
@@ -801,10 +914,16 @@ public actor NetworkNode {
             for o in list {
                 switch o {
                 case .send(let frame):
-                    if frame.type == .assetChunk || frame.type == .assetRequest { assetFrames.append(frame) } else { frames.append(frame) }
+                    if frame.type == .assetChunk || frame.type == .assetRequest {
+                        assetFrames.append(frame)
+                    } else {
+                        frames.append(frame)
+                    }
                 case .close(let error):
                     if let error {
-                        configuration.logger.warning("closing connection", metadata: ["connection": "\(id)", "code": "\(error.code)", "error": "\(error.message)"])
+                        configuration.logger.warning(
+                            "closing connection",
+                            metadata: ["connection": "\(id)", "code": "\(error.code)", "error": "\(error.message)"])
                         frames.append(Frame(type: .error, payload: error.encoded()))
                     }
                     closing = true
@@ -859,7 +978,9 @@ public actor NetworkNode {
         for c in open {
             total &+= c.gate.records.queuedBytes &+ c.gate.chunks.heldBytes
             let channel = c.channel
-            total &+= (try? await channel.eventLoop.submit { try channel.syncOptions?.getOption(.bufferedWritableBytes) ?? 0 }.get()) ?? 0
+            total &+=
+                (try? await channel.eventLoop.submit { try channel.syncOptions?.getOption(.bufferedWritableBytes) ?? 0 }
+                    .get()) ?? 0
         }
         return total
     }
@@ -877,20 +998,25 @@ public actor NetworkNode {
         let notifications = await store.notifications()
         let sink = eventSink
         startEngine()
-        tasks.append(Task {
-            for await n in notifications where n.subscriptionID == Self.subscriptionID {
-                let now = await store.zoneAnnouncements()
-                if now != announced {
-                    let before = Dictionary(uniqueKeysWithValues: announced.map { ($0.zone, $0) })
-                    let restart = now.contains { a in before[a.zone].map { !$0.isDeleted && ($0.incarnation != a.incarnation || a.isDeleted) } ?? false }
-                    announced = now
-                    sink.yield(.zonesChanged(restart: restart))
+        tasks.append(
+            Task {
+                for await n in notifications where n.subscriptionID == Self.subscriptionID {
+                    let now = await store.zoneAnnouncements()
+                    if now != announced {
+                        let before = Dictionary(uniqueKeysWithValues: announced.map { ($0.zone, $0) })
+                        let restart = now.contains { a in
+                            before[a.zone].map { !$0.isDeleted && ($0.incarnation != a.incarnation || a.isDeleted) }
+                                ?? false
+                        }
+                        announced = now
+                        sink.yield(.zonesChanged(restart: restart))
+                    }
+                    for zone in n.zones.sorted() { sink.yield(.zoneChanged(zone)) }
                 }
-                for zone in n.zones.sorted() { sink.yield(.zoneChanged(zone)) }
-            }
-        })
+            })
         if let every = configuration.tombstonePurgeInterval {
-            let schedule = PurgeSchedule(interval: every, retention: configuration.tombstoneRetention, logger: configuration.logger)
+            let schedule = PurgeSchedule(
+                interval: every, retention: configuration.tombstoneRetention, logger: configuration.logger)
             let sync = self.sync
             tasks.append(Task { await schedule.run(on: sync) })
         }

@@ -143,9 +143,12 @@ final class OutboxHandler: ChannelDuplexHandler {
         let deadline = since + unwritableTimeout
         guard deadline <= context.eventLoop.now else { return scheduleCheck(context, at: deadline) }
         let seconds = Double(unwritableTimeout.nanoseconds) / 1e9
-        logger.warning("closing connection: its peer took no bytes for the unwritable timeout",
-                       metadata: ["remote": "\(context.channel.remoteAddress.map { "\($0)" } ?? "?")", "timeout_s": "\(seconds)",
-                                  "queued_bytes": "\(outbox.queuedBytes)", "held_requests": "\(outbox.parkedCount)"])
+        logger.warning(
+            "closing connection: its peer took no bytes for the unwritable timeout",
+            metadata: [
+                "remote": "\(context.channel.remoteAddress.map { "\($0)" } ?? "?")", "timeout_s": "\(seconds)",
+                "queued_bytes": "\(outbox.queuedBytes)", "held_requests": "\(outbox.parkedCount)"
+            ])
         closed = true
         // Below TLS: its goodbye (close_notify, then up to 5 s waiting for the peer's) would go
         // to a peer that reads nothing, and the wait would keep what the connection holds.

@@ -31,7 +31,8 @@ public struct PeerTLS: Sendable {
             c.certificateVerification = .noHostnameVerification
             c.trustRoots = .certificates([])
         }
-        var server = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(key))
+        var server = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(certificate)], privateKey: .privateKey(key))
         configure(&server)
         var client = TLSConfiguration.makeClientConfiguration()
         client.certificateChain = [.certificate(certificate)]
@@ -58,7 +59,8 @@ public struct PeerTLS: Sendable {
     /// as pending). The TLS handshake has proved the peer holds the certificate's key.
     static func verify(_ certificates: [NIOSSLCertificate], into gate: TrustGate) -> NIOSSLVerificationResult {
         guard certificates.count == 1, let der = try? certificates[0].toDERBytes(),
-              let device = try? DeviceIdentity.peerDeviceID(ofCertificateDER: der) else {
+            let device = try? DeviceIdentity.peerDeviceID(ofCertificateDER: der)
+        else {
             return .failed
         }
         gate.peer = device

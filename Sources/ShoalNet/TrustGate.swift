@@ -83,7 +83,9 @@ final class TrustGate: ChannelDuplexHandler {
     static func evict(_ channel: any Channel) {
         channel.eventLoop.execute {
             if let gate = try? channel.pipeline.syncOperations.handler(type: TrustGate.self) {
-                gate.fail("closed to give its place to a newer connection (NetworkConfiguration.maxInboundConnections)", evicted: true)
+                gate.fail(
+                    "closed to give its place to a newer connection (NetworkConfiguration.maxInboundConnections)",
+                    evicted: true)
             }
             channel.close(promise: nil)
         }

@@ -48,8 +48,10 @@ final class SavePlanner: @unchecked Sendable {
     /// Starts planning `records` as new, `records[i]` at `dots[i]` over its zone's purge horizon
     /// in `horizons`, with the entries of the `indexed` fields (zone → record type → fields) each
     /// adds.
-    init(_ records: ArraySlice<Record>, dots: [Dot], horizons: [RecordZone.ID: VersionVector], limits: WireLimits,
-         indexed: [RecordZone.ID: [String: [IndexedField]]]) {
+    init(
+        _ records: ArraySlice<Record>, dots: [Dot], horizons: [RecordZone.ID: VersionVector], limits: WireLimits,
+        indexed: [RecordZone.ID: [String: [IndexedField]]]
+    ) {
         precondition(records.count == dots.count, "one dot per planned record")
         count = records.count
         slots = .allocate(capacity: max(count, 1))
@@ -90,7 +92,10 @@ final class SavePlanner: @unchecked Sendable {
         var recordType: String? = nil
         var typeIndexed: [IndexedField]? = nil
 
-        init(horizons: [RecordZone.ID: VersionVector], indexed: [RecordZone.ID: [String: [IndexedField]]], limits: WireLimits) {
+        init(
+            horizons: [RecordZone.ID: VersionVector], indexed: [RecordZone.ID: [String: [IndexedField]]],
+            limits: WireLimits
+        ) {
             self.horizons = horizons
             self.indexed = indexed
             self.limits = limits
@@ -114,8 +119,10 @@ final class SavePlanner: @unchecked Sendable {
     /// Plans `records[range]` (positions from `records.startIndex`) into `out[range]`: stamps and
     /// checks each record and encodes it at the end of one buffer for the run (one allocation per
     /// run rather than per record), which the rows then slice.
-    private static func plan(_ records: ArraySlice<Record>, _ dots: [Dot], _ range: Range<Int>, _ context: inout Context,
-                             into out: UnsafeMutablePointer<Plan>) {
+    private static func plan(
+        _ records: ArraySlice<Record>, _ dots: [Dot], _ range: Range<Int>, _ context: inout Context,
+        into out: UnsafeMutablePointer<Plan>
+    ) {
         var stamped = [(index: Int, record: Record, bytes: Range<Int>, entries: [IndexChange], logEntry: [UInt8])]()
         stamped.reserveCapacity(range.count)
         var buffer = [UInt8]()
@@ -124,7 +131,8 @@ final class SavePlanner: @unchecked Sendable {
             context.select(client.id.zone, client.recordType)
             let record: Record, size: Int
             do throws(ShoalError) {
-                (record, size) = try Store.planNewRecord(client, dot: dots[i], base: context.horizon, limits: context.limits)
+                (record, size) = try Store.planNewRecord(
+                    client, dot: dots[i], base: context.horizon, limits: context.limits)
             } catch {
                 (out + i).initialize(to: .failure(error))
                 continue
@@ -145,7 +153,8 @@ final class SavePlanner: @unchecked Sendable {
         }
         // Popped from the end, so each record moves into its plan instead of being copied.
         while let s = stamped.popLast() {
-            let row = Row(bytes: buffer[s.bytes], entries: s.entries, refs: Store.cascadeTargets(s.record), logEntry: s.logEntry)
+            let row = Row(
+                bytes: buffer[s.bytes], entries: s.entries, refs: Store.cascadeTargets(s.record), logEntry: s.logEntry)
             (out + s.index).initialize(to: .success((s.record, row)))
         }
     }
@@ -158,12 +167,16 @@ final class SavePlanner: @unchecked Sendable {
             guard let v = record[f.field] else { continue }
             if case .list = v {
                 for (kind, value) in IndexValue.entries(v) {
-                    entries.append(IndexChange(index: f.id, kind: kind, value: value, name: record.id.name, order: 0, present: true))
+                    entries.append(
+                        IndexChange(
+                            index: f.id, kind: kind, value: value, name: record.id.name, order: 0, present: true))
                 }
             } else if let value = IndexValue.scalar(v) {
                 // One value: no array of entries to build first.
-                entries.append(IndexChange(index: f.id, kind: Int(v.kind.rawValue), value: value, name: record.id.name, order: 0,
-                                           present: true))
+                entries.append(
+                    IndexChange(
+                        index: f.id, kind: Int(v.kind.rawValue), value: value, name: record.id.name, order: 0,
+                        present: true))
             }
         }
         return entries

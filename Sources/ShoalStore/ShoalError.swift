@@ -98,9 +98,11 @@ public struct ShoalError: Error, Sendable, CustomStringConvertible {
         let retryAfter: Duration?
         let underlying: (any Error & Sendable)?
 
-        init(code: Code, message: String, file: String, line: Int, partialErrors: [Record.ID: ShoalError] = [:],
-             savedRecords: [Record] = [], conflict: Conflict? = nil, retryAfter: Duration? = nil,
-             underlying: (any Error & Sendable)? = nil) {
+        init(
+            code: Code, message: String, file: String, line: Int, partialErrors: [Record.ID: ShoalError] = [:],
+            savedRecords: [Record] = [], conflict: Conflict? = nil, retryAfter: Duration? = nil,
+            underlying: (any Error & Sendable)? = nil
+        ) {
             self.code = code
             self.message = message
             self.file = file
@@ -167,33 +169,50 @@ extension ShoalError {
 
     /// An error standing for `underlying`, a lower layer's (nil: none), with `retryAfter` where
     /// retrying helps.
-    package static func wrapping(_ underlying: (any Error & Sendable)?, _ code: Code, _ message: String, retryAfter: Duration? = nil,
-                                 file: String = #fileID, line: Int = #line) -> ShoalError {
-        ShoalError(Backing(code: code, message: message, file: file, line: line, retryAfter: retryAfter, underlying: underlying))
+    package static func wrapping(
+        _ underlying: (any Error & Sendable)?, _ code: Code, _ message: String, retryAfter: Duration? = nil,
+        file: String = #fileID, line: Int = #line
+    ) -> ShoalError {
+        ShoalError(
+            Backing(
+                code: code, message: message, file: file, line: line, retryAfter: retryAfter, underlying: underlying))
     }
 
     /// Items of a batch failed; `errors` holds each failed item's error.
-    package static func partialFailure(_ errors: [Record.ID: ShoalError], saved: [Record] = [], total: Int,
-                                       file: String = #fileID, line: Int = #line) -> ShoalError {
+    package static func partialFailure(
+        _ errors: [Record.ID: ShoalError], saved: [Record] = [], total: Int,
+        file: String = #fileID, line: Int = #line
+    ) -> ShoalError {
         let codes = Set(errors.values.map(\.code.name)).sorted().joined(separator: ", ")
-        return ShoalError(Backing(code: .partialFailure,
-                                  message: "\(errors.count) of \(total) items failed (\(codes)); see partialErrors for each item's error and fix",
-                                  file: file, line: line, partialErrors: errors, savedRecords: saved))
+        return ShoalError(
+            Backing(
+                code: .partialFailure,
+                message:
+                    "\(errors.count) of \(total) items failed (\(codes)); see partialErrors for each item's error and fix",
+                file: file, line: line, partialErrors: errors, savedRecords: saved))
     }
 
     /// The client's change tag does not match the stored record's.
-    package static func serverRecordChanged(ancestor: Record?, client: Record, server: Record,
-                                            file: String = #fileID, line: Int = #line) -> ShoalError {
+    package static func serverRecordChanged(
+        ancestor: Record?, client: Record, server: Record,
+        file: String = #fileID, line: Int = #line
+    ) -> ShoalError {
         let tag = client.changeTag.map { "change tag \($0)" } ?? "no change tag (a new record)"
-        return ShoalError(Backing(code: .serverRecordChanged,
-                                  message: "record \(client.id) was saved with \(tag), but the stored record's is \(server.changeTag ?? "none"); merge clientRecord into serverRecord and save the result, or save with policy .changedKeys or .allKeys to overwrite",
-                                  file: file, line: line,
-                                  conflict: Conflict(ancestorRecord: ancestor, clientRecord: client, serverRecord: server)))
+        return ShoalError(
+            Backing(
+                code: .serverRecordChanged,
+                message:
+                    "record \(client.id) was saved with \(tag), but the stored record's is \(server.changeTag ?? "none"); merge clientRecord into serverRecord and save the result, or save with policy .changedKeys or .allKeys to overwrite",
+                file: file, line: line,
+                conflict: Conflict(ancestorRecord: ancestor, clientRecord: client, serverRecord: server)))
     }
 
     /// The zone does not exist.
     package static func zoneNotFound(_ zone: RecordZone.ID, file: String = #fileID, line: Int = #line) -> ShoalError {
-        make(.zoneNotFound, "zone \(zone) does not exist on this store; create it with createZone(_:) first (a deleted zone must be created again)", file: file, line: line)
+        make(
+            .zoneNotFound,
+            "zone \(zone) does not exist on this store; create it with createZone(_:) first (a deleted zone must be created again)",
+            file: file, line: line)
     }
 
     /// The record does not exist.
@@ -203,7 +222,10 @@ extension ShoalError {
 
     /// The token cannot be answered exactly.
     package static func changeTokenExpired(_ why: String, file: String = #fileID, line: Int = #line) -> ShoalError {
-        make(.changeTokenExpired, "\(why); fetch changes again from a nil token and reconcile with allRecordIDs(in:) to find every deletion missed", file: file, line: line)
+        make(
+            .changeTokenExpired,
+            "\(why); fetch changes again from a nil token and reconcile with allRecordIDs(in:) to find every deletion missed",
+            file: file, line: line)
     }
 
     /// A limit was exceeded.
@@ -212,8 +234,13 @@ extension ShoalError {
     }
 
     /// Another item of an atomic zone batch failed.
-    package static func batchRequestFailed(_ id: Record.ID, because failed: Record.ID, file: String = #fileID, line: Int = #line) -> ShoalError {
-        make(.batchRequestFailed, "record \(id) was not saved because \(failed) failed in the same atomic batch for zone \(id.zone); fix that item, or pass atomically: false", file: file, line: line)
+    package static func batchRequestFailed(
+        _ id: Record.ID, because failed: Record.ID, file: String = #fileID, line: Int = #line
+    ) -> ShoalError {
+        make(
+            .batchRequestFailed,
+            "record \(id) was not saved because \(failed) failed in the same atomic batch for zone \(id.zone); fix that item, or pass atomically: false",
+            file: file, line: line)
     }
 
     /// The request is malformed.
@@ -232,8 +259,13 @@ extension ShoalError {
     }
 
     /// The database is locked by someone else.
-    package static func requestRateLimited(retryAfter: Duration, _ what: String, file: String = #fileID, line: Int = #line) -> ShoalError {
-        ShoalError(Backing(code: .requestRateLimited, message: "\(what); retry after \(retryAfter)", file: file, line: line, retryAfter: retryAfter))
+    package static func requestRateLimited(
+        retryAfter: Duration, _ what: String, file: String = #fileID, line: Int = #line
+    ) -> ShoalError {
+        ShoalError(
+            Backing(
+                code: .requestRateLimited, message: "\(what); retry after \(retryAfter)", file: file, line: line,
+                retryAfter: retryAfter))
     }
 
     /// The disk (or the user's quota on it) is full.

@@ -88,7 +88,9 @@ extension Schema {
         while try read.step() {
             // A row that does not decode (damage) lists nothing: its assets are served to nobody
             // until the record is written again, and reading it fails as it did before.
-            let assets = read.withBlob(2) { raw in (try? Record(decoding: raw, limits: limits)).map(Store.assetReferences) ?? [] }
+            let assets = read.withBlob(2) { raw in
+                (try? Record(decoding: raw, limits: limits)).map(Store.assetReferences) ?? []
+            }
             guard !assets.isEmpty else { continue }
             let zone = read.int64(0), name = read.text(1)
             for a in assets {

@@ -47,7 +47,8 @@ extension Store {
     static func project(_ r: Record, _ keys: [String]?) -> Record {
         guard let keys else { return r }
         let wanted = Set(keys)
-        return Record(recordType: r.recordType, id: r.id, parent: r.parent, creation: r.creation, versionVector: r.versionVector,
-                      heads: r.heads, fields: r.fields.filter { wanted.contains($0.name) }, extensions: r.extensions)
+        return Record(
+            recordType: r.recordType, id: r.id, parent: r.parent, creation: r.creation, versionVector: r.versionVector,
+            heads: r.heads, fields: r.fields.filter { wanted.contains($0.name) }, extensions: r.extensions)
     }
 }

@@ -10,10 +10,14 @@ struct IndexKey: Hashable, Sendable {
 
     /// Every declared index with its ID (`index_decls.id`, which names it in its entries).
     static func loadAll(_ db: SQLiteDatabase) throws(ShoalError) -> [IndexKey: Int64] {
-        let s = try db.statement("SELECT z.name, z.owner, d.type, d.field, d.id FROM index_decls d JOIN zones z ON z.id = d.zone")
+        let s = try db.statement(
+            "SELECT z.name, z.owner, d.type, d.field, d.id FROM index_decls d JOIN zones z ON z.id = d.zone")
         var out = [IndexKey: Int64]()
         while try s.step() {
-            out[IndexKey(zone: RecordZone.ID(name: s.text(0), owner: s.text(1)), recordType: s.text(2), field: s.text(3))] = s.int64(4)
+            out[
+                IndexKey(
+                    zone: RecordZone.ID(name: s.text(0), owner: s.text(1)), recordType: s.text(2), field: s.text(3))] =
+                s.int64(4)
         }
         return out
     }
@@ -76,7 +80,9 @@ extension Store {
     public func declareIndex(zone: RecordZone.ID, recordType: String, field: String) throws(ShoalError) {
         let z = try liveZone(zone)
         guard Self.isIdentifier(recordType), Self.isIdentifier(field) else {
-            throw .invalidArguments("index on \(recordType).\(field): record types and field names start with a letter and contain only letters, digits and _")
+            throw .invalidArguments(
+                "index on \(recordType).\(field): record types and field names start with a letter and contain only letters, digits and _"
+            )
         }
         let key = IndexKey(zone: zone, recordType: recordType, field: field)
         if indexes[key] != nil { return }
@@ -102,7 +108,8 @@ extension Store {
         var records = [Record]()
         while try s.step() {
             let name = s.text(0)
-            records.append(try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) })
+            records.append(
+                try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) })
         }
         s.reset()
         for r in records {
@@ -119,14 +126,17 @@ extension Store {
     /// ``indexes`` grouped by zone and record type, for the write path.
     static func fieldsByZone(_ keys: [IndexKey: Int64]) -> [RecordZone.ID: [String: [IndexedField]]] {
         var out = [RecordZone.ID: [String: [IndexedField]]]()
-        for (k, id) in keys { out[k.zone, default: [:]][k.recordType, default: []].append(IndexedField(field: k.field, id: id)) }
+        for (k, id) in keys {
+            out[k.zone, default: [:]][k.recordType, default: []].append(IndexedField(field: k.field, id: id))
+        }
         return out
     }
 
     /// Queues an index entry to add (in memory: additions are derived from `records` again on
     /// opening, see ``flushIndexLog()``), ordered after every log row written so far.
     func addEntry(_ index: Int64, _ kind: Int, _ value: IndexValue, _ name: String) {
-        indexAdds.append(IndexChange(index: index, kind: kind, value: value, name: name, order: 2 * indexLogCount, present: true))
+        indexAdds.append(
+            IndexChange(index: index, kind: kind, value: value, name: name, order: 2 * indexLogCount, present: true))
     }
 
     /// Records the index changes a record's new version makes: entries of values that changed
@@ -181,8 +191,10 @@ extension Store {
             defer { log.reset() }  // a statement left on a row would pin this connection's read snapshot
             var rank = 0
             while try log.step() {
-                changes.append(IndexChange(index: log.int64(0), kind: log.int(1), value: IndexValue(column: 2, of: log),
-                                           name: log.text(3), order: 2 * rank + 1, present: log.int(4) != 0))
+                changes.append(
+                    IndexChange(
+                        index: log.int64(0), kind: log.int(1), value: IndexValue(column: 2, of: log),
+                        name: log.text(3), order: 2 * rank + 1, present: log.int(4) != 0))
                 rank += 1
             }
         }
@@ -199,7 +211,9 @@ extension Store {
             var start = 0
             while start < changes.count {
                 var end = start + 1
-                while end < changes.count && IndexedValue.compare(changes[start].key, changes[end].key) == 0 { end += 1 }
+                while end < changes.count && IndexedValue.compare(changes[start].key, changes[end].key) == 0 {
+                    end += 1
+                }
                 // The group is sorted by name, then order: each name's last change counts.
                 var added = [String](), removed = [String]()
                 var i = start
@@ -217,7 +231,11 @@ extension Store {
         try saveIndexProgress()
         indexLogCount = 0
         // Kept until the transaction commits: a rollback queues them again.
-        if txFlushedAdds.isEmpty { swap(&txFlushedAdds, &indexAdds) } else { txFlushedAdds.append(contentsOf: indexAdds) }
+        if txFlushedAdds.isEmpty {
+            swap(&txFlushedAdds, &indexAdds)
+        } else {
+            txFlushedAdds.append(contentsOf: indexAdds)
+        }
         indexAdds = []
     }
 
@@ -228,17 +246,21 @@ extension Store {
             first.value.bind(s, 3)
             return s
         }
-        let runs = try bindValue(db.cached("SELECT run FROM field_postings WHERE idx = ? AND kind = ? AND value = ? ORDER BY run"))
+        let runs = try bindValue(
+            db.cached("SELECT run FROM field_postings WHERE idx = ? AND kind = ? AND value = ? ORDER BY run"))
         var runCount = 0, lastRun: Int64 = 0
         while try runs.step() {
             runCount += 1
             lastRun = runs.int64(0)
         }
         runs.reset()
-        let insert = try bindValue(db.cached("INSERT INTO field_postings(idx, kind, value, run, names) VALUES(?, ?, ?, ?, ?)"))
+        let insert = try bindValue(
+            db.cached("INSERT INTO field_postings(idx, kind, value, run, names) VALUES(?, ?, ?, ?, ?)"))
         if removed.isEmpty && runCount < Self.maxRunsPerValue {
             if added.isEmpty { return }
-            guard lastRun < Int64.max else { throw .internalError("index \(first.index) has a run numbered \(lastRun); the store is damaged") }
+            guard lastRun < Int64.max else {
+                throw .internalError("index \(first.index) has a run numbered \(lastRun); the store is damaged")
+            }
             try insert.bind(4, lastRun + 1).bind(5, PostingList.encode(added)).runAndRewind()
             return
         }
@@ -249,7 +271,8 @@ extension Store {
         var merged = [UInt8]()
         if runCount > 0 {
             let dropped = removed.isEmpty ? Set<String>() : Set(removed).union(added)
-            let stored = try bindValue(db.cached("SELECT names FROM field_postings WHERE idx = ? AND kind = ? AND value = ?"))
+            let stored = try bindValue(
+                db.cached("SELECT names FROM field_postings WHERE idx = ? AND kind = ? AND value = ?"))
             defer { stored.reset() }
             while try stored.step() {
                 try stored.withBlob(0) { (raw) throws(ShoalError) in
@@ -260,7 +283,8 @@ extension Store {
                 }
             }
             stored.reset()
-            try bindValue(db.cached("DELETE FROM field_postings WHERE idx = ? AND kind = ? AND value = ?")).runAndRewind()
+            try bindValue(db.cached("DELETE FROM field_postings WHERE idx = ? AND kind = ? AND value = ?"))
+                .runAndRewind()
         }
         for name in added { PostingList.append(name, to: &merged) }
         if merged.isEmpty { return }
@@ -279,9 +303,11 @@ extension Store {
     /// The additions a flush would owe for records written since each indexed zone's
     /// `index_progress` (their current versions' indexed values), ordered at `order`: what was
     /// queued in memory when the store was last closed, or lost in a crash.
-    static func pendingAdditions(_ db: SQLiteDatabase, zones: [RecordZone.ID: ZoneState],
-                                 fields: [RecordZone.ID: [String: [IndexedField]]],
-                                 limits: WireLimits, order: Int) throws(ShoalError) -> [IndexChange] {
+    static func pendingAdditions(
+        _ db: SQLiteDatabase, zones: [RecordZone.ID: ZoneState],
+        fields: [RecordZone.ID: [String: [IndexedField]]],
+        limits: WireLimits, order: Int
+    ) throws(ShoalError) -> [IndexChange] {
         var out = [IndexChange]()
         let progress = try db.statement("SELECT seq FROM index_progress WHERE zone = ?")
         let rows = try db.statement("SELECT name, type, bytes FROM records WHERE zone = ? AND seq > ? AND deleted = 0")
@@ -296,11 +322,14 @@ extension Store {
             while try rows.step() {
                 guard let indexed = byType[rows.text(1)] else { continue }
                 let name = rows.text(0)
-                let r = try rows.withBlob(2) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: zone, name: name, limits: limits) }
+                let r = try rows.withBlob(2) { (raw) throws(ShoalError) -> Record in
+                    try decodeRow(raw, zone: zone, name: name, limits: limits)
+                }
                 for f in indexed {
                     guard let v = r[f.field] else { continue }
                     for (kind, value) in IndexValue.entries(v) {
-                        out.append(IndexChange(index: f.id, kind: kind, value: value, name: name, order: order, present: true))
+                        out.append(
+                            IndexChange(index: f.id, kind: kind, value: value, name: name, order: order, present: true))
                     }
                 }
             }

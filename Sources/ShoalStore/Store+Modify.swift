@@ -30,21 +30,29 @@ extension Store {
     ///   `quotaExceeded` when the disk is full (the transaction under way is rolled back whole:
     ///   free space, then retry).
     @discardableResult
-    public func modify(saving: [Record] = [], deleting: [Record.ID] = [], policy: SavePolicy = .ifServerRecordUnchanged,
-                       atomically: Bool = true) throws(ShoalError) -> ModifyResult {
+    public func modify(
+        saving: [Record] = [], deleting: [Record.ID] = [], policy: SavePolicy = .ifServerRecordUnchanged,
+        atomically: Bool = true
+    ) throws(ShoalError) -> ModifyResult {
         if let id = DuplicateIDFinder.firstDuplicate(saving: saving, deleting: deleting) {
-            throw .invalidArguments("record \(id) appears more than once in one modify request; save or delete each record once per request")
+            throw .invalidArguments(
+                "record \(id) appears more than once in one modify request; save or delete each record once per request"
+            )
         }
         let total = saving.count + deleting.count
         if atomically && total > configuration.maxAtomicBatchItems {
-            throw .limitExceeded("an atomic modify request has \(total) items, over the limit of \(configuration.maxAtomicBatchItems) (Configuration.maxAtomicBatchItems); split it, or pass atomically: false to have it chunked into transactions of \(configuration.chunkSize)")
+            throw .limitExceeded(
+                "an atomic modify request has \(total) items, over the limit of \(configuration.maxAtomicBatchItems) (Configuration.maxAtomicBatchItems); split it, or pass atomically: false to have it chunked into transactions of \(configuration.chunkSize)"
+            )
         }
         var saved = [Record]()
         var deleted = [Record.ID]()
         var errors = [Record.ID: ShoalError]()
         let chunk = atomically ? max(total, 1) : max(configuration.chunkSize, 1)
         for start in stride(from: 0, to: total, by: chunk) {
-            let r = try modifyChunk(saving: saving, deleting: deleting, start..<min(start + chunk, total), policy: policy, atomically: atomically)
+            let r = try modifyChunk(
+                saving: saving, deleting: deleting, start..<min(start + chunk, total), policy: policy,
+                atomically: atomically)
             if saved.isEmpty { saved = r.saved } else { saved += r.saved }
             deleted += r.deleted
             errors.merge(r.errors) { a, _ in a }
@@ -60,7 +68,9 @@ extension Store {
     public func save(_ record: Record, policy: SavePolicy = .ifServerRecordUnchanged) throws(ShoalError) -> Record {
         do throws(ShoalError) {
             let r = try modify(saving: [record], policy: policy)
-            guard let s = r.savedRecords.first else { throw ShoalError.internalError("a save of \(record.id) returned no record") }
+            guard let s = r.savedRecords.first else {
+                throw ShoalError.internalError("a save of \(record.id) returned no record")
+            }
             return s
         } catch {
             throw error.code == .partialFailure ? error.partialErrors[record.id] ?? error : error
@@ -92,14 +102,18 @@ extension Store {
 
     /// One transaction's worth of items: positions `range` of the request's items, the saves
     /// first, then the deletions.
-    func modifyChunk(saving: [Record], deleting: [Record.ID], _ range: Range<Int>, policy: SavePolicy,
-                     atomically: Bool) throws(ShoalError) -> ChunkResult {
+    func modifyChunk(
+        saving: [Record], deleting: [Record.ID], _ range: Range<Int>, policy: SavePolicy,
+        atomically: Bool
+    ) throws(ShoalError) -> ChunkResult {
         try writeTransaction { () throws(ShoalError) -> ChunkResult in
             // Saves of records with no change tag — new records, the bulk of an import — are
             // planned as new and inserted without looking each name up first. If one turns out
             // to exist, that attempt is undone and the chunk takes the full path.
             if range.upperBound <= saving.count, let done = try modifyAssumingNew(saving[range]) { return done }
-            let items = range.map { i in i < saving.count ? Item.save(saving[i]) : Item.delete(deleting[i - saving.count]) }
+            let items = range.map { i in
+                i < saving.count ? Item.save(saving[i]) : Item.delete(deleting[i - saving.count])
+            }
             return try modifyPlanned(items[...], policy: policy, atomically: atomically)
         }
     }
@@ -129,7 +143,8 @@ extension Store {
         guard eligible else { return nil }
         let dots = (0..<clients.count).map { _ in tick() }
         return try assumingNew { () throws(ShoalError) -> ChunkResult? in
-            let planner = SavePlanner(clients, dots: dots, horizons: horizons, limits: configuration.limits, indexed: indexedFieldsByZone)
+            let planner = SavePlanner(
+                clients, dots: dots, horizons: horizons, limits: configuration.limits, indexed: indexedFieldsByZone)
             defer { planner.finish() }
             var saved = [Record]()
             saved.reserveCapacity(clients.count)
@@ -145,8 +160,11 @@ extension Store {
                     touched.insert(record.id.zone)
                 }
                 guard var z = current.take() else { return nil }
-                guard try insertVersion(record, encoded: row.bytes, in: &z, queued: true, indexEntries: row.entries,
-                                        refs: row.refs, logEntry: row.logEntry) else { return nil }
+                guard
+                    try insertVersion(
+                        record, encoded: row.bytes, in: &z, queued: true, indexEntries: row.entries,
+                        refs: row.refs, logEntry: row.logEntry)
+                else { return nil }
                 current = consume z
                 saved.append(record)
             }
@@ -193,7 +211,9 @@ extension Store {
     }
 
     /// Plans every item against the stored records, then writes the plans.
-    func modifyPlanned(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool) throws(ShoalError) -> ChunkResult {
+    func modifyPlanned(_ items: ArraySlice<Item>, policy: SavePolicy, atomically: Bool) throws(ShoalError)
+        -> ChunkResult
+    {
         // 1. Plan every item against the stored state, without writing.
         var plans = [(id: Record.ID, isDelete: Bool, old: Record?, new: Record, bytes: [UInt8]?)]()
         plans.reserveCapacity(items.count)
@@ -264,7 +284,9 @@ extension Store {
     func writableZone(_ id: RecordZone.ID) throws(ShoalError) -> ZoneState {
         let z = try liveZone(id)
         guard !z.readOnly else {
-            throw .permissionFailure("zone \(id) is read-only on this node (a \(z.scope) zone shared with it read-only); write to it on its owner, or create a zone you own")
+            throw .permissionFailure(
+                "zone \(id) is read-only on this node (a \(z.scope) zone shared with it read-only); write to it on its owner, or create a zone you own"
+            )
         }
         return z
     }
@@ -298,13 +320,16 @@ extension Store {
         let dot = tick()
         var vv = s.versionVector
         vv.advance(dot.node, to: dot.hlc)
-        return Record(recordType: s.recordType, id: s.id, parent: s.parent, creation: s.creation, versionVector: vv,
-                      heads: [Record.Head(node: dot.node, isDeletion: true)], fields: [], extensions: s.extensions)
+        return Record(
+            recordType: s.recordType, id: s.id, parent: s.parent, creation: s.creation, versionVector: vv,
+            heads: [Record.Head(node: dot.node, isDeletion: true)], fields: [], extensions: s.extensions)
     }
 
     /// The version a save of `client` over `stored` writes under `policy`, with its canonical
     /// bytes, or the item's error.
-    func planSave(_ client: Record, stored: Record?, policy: SavePolicy, zone: ZoneState) throws(ShoalError) -> (Record, [UInt8]) {
+    func planSave(_ client: Record, stored: Record?, policy: SavePolicy, zone: ZoneState) throws(ShoalError) -> (
+        Record, [UInt8]
+    ) {
         let limits = configuration.limits
         let clientSize = try Self.validateClient(client, limits: limits)
         let live = stored.flatMap { $0.isDeleted ? nil : $0 }
@@ -313,7 +338,10 @@ extension Store {
                 guard let tag = client.changeTag, tag == live.changeTag else {
                     let prev = client.changeTag == nil ? nil : try loadPrevious(zone, client.id.name)
                     let ancestor = prev.flatMap { $0.changeTag == client.changeTag ? $0 : nil }
-                    guard let (chosen, conflict) = try resolveStaleSave(client, server: live, ancestor: ancestor, zone: zone.id) else {
+                    guard
+                        let (chosen, conflict) = try resolveStaleSave(
+                            client, server: live, ancestor: ancestor, zone: zone.id)
+                    else {
                         throw ShoalError.serverRecordChanged(ancestor: ancestor, client: client, server: live)
                     }
                     let saved = try planSave(chosen, stored: stored, policy: .allKeys, zone: zone)
@@ -321,7 +349,10 @@ extension Store {
                     return saved
                 }
             } else if client.changeTag != nil {
-                throw ShoalError.make(.unknownItem, "record \(client.id) was saved with change tag \(client.changeTag ?? "") but no longer exists (deleted, or never saved here); save a new Record with this ID to create it again", file: #fileID, line: #line)
+                throw ShoalError.make(
+                    .unknownItem,
+                    "record \(client.id) was saved with change tag \(client.changeTag ?? "") but no longer exists (deleted, or never saved here); save a new Record with this ID to create it again",
+                    file: #fileID, line: #line)
             }
         }
         let dot = tick()
@@ -340,7 +371,9 @@ extension Store {
             // covers the others, so merges drop them everywhere.
             creation = live.creation ?? dot
             let kept = live.withoutConcurrentSlots.fields
-            fields = policy == .allKeys ? Self.replaceAll(kept, with: client.withoutConcurrentSlots.fields, dot: dot)
+            fields =
+                policy == .allKeys
+                ? Self.replaceAll(kept, with: client.withoutConcurrentSlots.fields, dot: dot)
                 : Self.overlayChanged(kept, with: client, dot: dot)
         } else {
             // Re-creation over a tombstone: the new record supersedes the deletion, and, as a
@@ -353,8 +386,9 @@ extension Store {
             }
         }
         vv.advance(dot.node, to: dot.hlc)
-        let r = Record(recordType: client.recordType, id: client.id, parent: client.parent, creation: creation, versionVector: vv,
-                       heads: [Record.Head(node: dot.node, isDeletion: false)], fields: fields, extensions: client.extensions)
+        let r = Record(
+            recordType: client.recordType, id: client.id, parent: client.parent, creation: creation, versionVector: vv,
+            heads: [Record.Head(node: dot.node, isDeletion: false)], fields: fields, extensions: client.extensions)
         return try Self.checkedEncoding(r, limits: limits)
     }
 
@@ -368,7 +402,8 @@ extension Store {
     nonisolated static func stampNew(_ client: Record, size: Int, dot: Dot, base: VersionVector) -> (Record, Int) {
         var vv = base
         vv.advance(dot.node, to: dot.hlc)
-        return client.firstVersion(at: dot, vector: vv, heads: [Record.Head(node: dot.node, isDeletion: false)], size: size)
+        return client.firstVersion(
+            at: dot, vector: vv, heads: [Record.Head(node: dot.node, isDeletion: false)], size: size)
     }
 
     /// ``planSave(_:stored:policy:zone:)`` for a record the store does not hold, off the actor
@@ -376,8 +411,10 @@ extension Store {
     /// Returns the version and the size of its encoding, for the caller to encode: the client is
     /// validated and sized in one pass over its fields, stamped in a second, and the caller
     /// encodes it in a third.
-    nonisolated static func planNewRecord(_ client: Record, dot: Dot, base: VersionVector,
-                                          limits: WireLimits) throws(ShoalError) -> (Record, Int) {
+    nonisolated static func planNewRecord(
+        _ client: Record, dot: Dot, base: VersionVector,
+        limits: WireLimits
+    ) throws(ShoalError) -> (Record, Int) {
         let clientSize = try validateClient(client, limits: limits)
         let (r, size) = stampNew(client, size: clientSize, dot: dot, base: base)
         return (r, try checkedSize(r, size: size, limits: limits))
@@ -390,14 +427,17 @@ extension Store {
         do throws(WireError) {
             return try client.validatedSize(limits: limits)
         } catch {
-            throw error.code == .limitExceeded ? .limitExceeded("record \(client.id): \(error.detail)")
+            throw error.code == .limitExceeded
+                ? .limitExceeded("record \(client.id): \(error.detail)")
                 : .invalidArguments("record \(client.id) is not valid: \(error.detail)")
         }
     }
 
     /// A version a save built, with its canonical bytes, or `limitExceeded`
     /// (``checkedSize(_:size:limits:)``). `size`: the size of its encoding, when known.
-    nonisolated static func checkedEncoding(_ r: Record, size: Int? = nil, limits: WireLimits) throws(ShoalError) -> (Record, [UInt8]) {
+    nonisolated static func checkedEncoding(_ r: Record, size: Int? = nil, limits: WireLimits) throws(ShoalError) -> (
+        Record, [UInt8]
+    ) {
         let size = try checkedSize(r, size: size, limits: limits)
         return (r, WireWriter.encode(size: size) { r.encode(into: &$0) })
     }
@@ -410,11 +450,15 @@ extension Store {
     nonisolated static func checkedSize(_ r: Record, size: Int? = nil, limits: WireLimits) throws(ShoalError) -> Int {
         assert((try? r.validate(limits: limits)) != nil, "a save built an invalid record \(r.id)")
         guard r.fields.count <= limits.maxFieldCount else {
-            throw .limitExceeded("record \(r.id): record has \(r.fields.count) fields, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)")
+            throw .limitExceeded(
+                "record \(r.id): record has \(r.fields.count) fields, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)"
+            )
         }
         let size = size ?? r.encodedSize
         guard size <= limits.maxRecordBytes else {
-            throw .limitExceeded("record \(r.id): record \(r.id) encodes to \(size) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets")
+            throw .limitExceeded(
+                "record \(r.id): record \(r.id) encodes to \(size) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets"
+            )
         }
         return size
     }

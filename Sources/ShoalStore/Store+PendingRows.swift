@@ -63,12 +63,15 @@ struct PendingRows {
     var recordBytes: [UInt8] = []
 
     /// Queues a `records` row, copying its text and bytes into ``recordBytes``.
-    mutating func appendVersion(zone: Int64, name: String, type: String, seq: Int64, deleted: Bool, bytes: ArraySlice<UInt8>) {
+    mutating func appendVersion(
+        zone: Int64, name: String, type: String, seq: Int64, deleted: Bool, bytes: ArraySlice<UInt8>
+    ) {
         let n = Self.append(name, to: &recordBytes)
         let t = Self.append(type, to: &recordBytes)
         let start = recordBytes.count
         recordBytes.append(contentsOf: bytes)
-        records.append(Version(zone: zone, seq: seq, deleted: deleted, name: n, type: t, bytes: start..<recordBytes.count))
+        records.append(
+            Version(zone: zone, seq: seq, deleted: deleted, name: n, type: t, bytes: start..<recordBytes.count))
     }
 
     /// Queues a `record_clock` row, copying its origin and name into ``clockBytes``.
@@ -117,8 +120,10 @@ extension Store {
     /// Queues the `records` row of a version written as new; inserts a full batch. False when a
     /// record of the batch turned out to exist (none of the batch's rows is then certain to be
     /// written: the caller rolls back).
-    func addNewVersionRow(zone: Int64, name: String, type: String, seq: Int64, deleted: Bool,
-                          bytes: ArraySlice<UInt8>) throws(ShoalError) -> Bool {
+    func addNewVersionRow(
+        zone: Int64, name: String, type: String, seq: Int64, deleted: Bool,
+        bytes: ArraySlice<UInt8>
+    ) throws(ShoalError) -> Bool {
         pending.appendVersion(zone: zone, name: name, type: type, seq: seq, deleted: deleted, bytes: bytes)
         if pending.records.count == WriteStatements.batchRows { return try insertPendingVersionRows() }
         return true
@@ -137,8 +142,10 @@ extension Store {
                 var inserted = 0
                 for (i, r) in rows.enumerated() {
                     let p = batch ? Int32(i) * 6 : 0
-                    s.bind(p + 1, r.zone).bindBorrowed(p + 2, data, r.name, text: true).bindBorrowed(p + 3, data, r.type, text: true)
-                        .bind(p + 4, r.seq).bind(p + 5, r.deleted ? 1 : 0).bindBorrowed(p + 6, data, r.bytes, text: false)
+                    s.bind(p + 1, r.zone).bindBorrowed(p + 2, data, r.name, text: true).bindBorrowed(
+                        p + 3, data, r.type, text: true
+                    )
+                    .bind(p + 4, r.seq).bind(p + 5, r.deleted ? 1 : 0).bindBorrowed(p + 6, data, r.bytes, text: false)
                     if !batch {
                         try s.runAndRewind()
                         inserted += db.changes
@@ -182,8 +189,10 @@ extension Store {
         while start < entries.count {
             // A run: one zone's entries, consecutive, at most a page.
             var end = start &+ 1
-            while end < entries.count, end &- start < WriterLogPage.maxEntries, entries[end].zone == entries[start].zone,
-                  entries[end].sequence == entries[end &- 1].sequence &+ 1 { end &+= 1 }
+            while end < entries.count, end &- start < WriterLogPage.maxEntries,
+                entries[end].zone == entries[start].zone,
+                entries[end].sequence == entries[end &- 1].sequence &+ 1
+            { end &+= 1 }
             let run = entries[start..<end].map { (hlc: $0.hlc, bytes: $0.bytes, chain: $0.chain) }
             try insertRun(run[...], of: nodeID, zoneRow: entries[start].zone, lastSequence: entries[end &- 1].sequence)
             start = end

@@ -15,13 +15,17 @@ extension Store {
     }
 
     /// ``decodeRow(_:zone:name:)`` off the actor, for decoding pages of rows in parallel.
-    nonisolated static func decodeRow(_ raw: UnsafeRawBufferPointer, zone: RecordZone.ID, name: String,
-                                      limits: WireLimits) throws(ShoalError) -> Record {
+    nonisolated static func decodeRow(
+        _ raw: UnsafeRawBufferPointer, zone: RecordZone.ID, name: String,
+        limits: WireLimits
+    ) throws(ShoalError) -> Record {
         let r: Record
         do throws(WireError) {
             r = try Record(decoding: raw, limits: limits)
         } catch {
-            throw .internalError("the stored row for record \(zone)/\(name) does not decode (\(error)); the store is damaged — restore it from a peer by deleting the data directory and syncing again")
+            throw .internalError(
+                "the stored row for record \(zone)/\(name) does not decode (\(error)); the store is damaged — restore it from a peer by deleting the data directory and syncing again"
+            )
         }
         guard r.id.name == name, r.id.zone == zone else {
             throw .internalError("the stored row for record \(zone)/\(name) holds record \(r.id); the store is damaged")
@@ -55,7 +59,12 @@ extension Store {
         guard try s.step() else { return (nil, nil) }
         var kept = [Record?]()
         for c in Int32(0)...1 {
-            kept.append(s.isNull(c) ? nil : try s.withBlob(c) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) })
+            kept.append(
+                s.isNull(c)
+                    ? nil
+                    : try s.withBlob(c) { (raw) throws(ShoalError) -> Record in
+                        try decodeRow(raw, zone: z.id, name: name)
+                    })
         }
         return (kept[0], kept[1])
     }
@@ -65,8 +74,10 @@ extension Store {
     /// `deleteSelf` refs, asset references and declared index entries all follow. `encoded` is
     /// `new.encoded()` when the caller already has it; `base` says what becomes of the row's base
     /// (``BaseUpdate``).
-    func writeVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, over old: Record?, in z: inout ZoneState,
-                      base: BaseUpdate = .unchanged) throws(ShoalError) {
+    func writeVersion(
+        _ new: Record, encoded: ArraySlice<UInt8>? = nil, over old: Record?, in z: inout ZoneState,
+        base: BaseUpdate = .unchanged
+    ) throws(ShoalError) {
         if !pending.records.isEmpty { try insertQueuedVersions() }  // one may be of this record
         z.seq += 1
         let name = new.id.name
@@ -139,16 +150,23 @@ extension Store {
     /// `deleteSelf` references target (``cascadeTargets(_:)``), when already computed
     /// (``SavePlanner``); nil computes them here. `logEntry`, likewise: its entry in this node's
     /// log without the sequence (``enterOwnWrite(_:in:tail:)``).
-    func insertVersion(_ new: Record, encoded: ArraySlice<UInt8>? = nil, in z: inout ZoneState, queued: Bool = false,
-                       indexEntries: [IndexChange]? = nil, refs: Set<String>? = nil, logEntry: [UInt8]? = nil) throws(ShoalError) -> Bool {
+    func insertVersion(
+        _ new: Record, encoded: ArraySlice<UInt8>? = nil, in z: inout ZoneState, queued: Bool = false,
+        indexEntries: [IndexChange]? = nil, refs: Set<String>? = nil, logEntry: [UInt8]? = nil
+    ) throws(ShoalError) -> Bool {
         let bytes = encoded ?? new.encoded()[...]
         if queued {
-            guard try addNewVersionRow(zone: z.row, name: new.id.name, type: new.recordType, seq: Int64(bitPattern: z.seq &+ 1),
-                                       deleted: new.isDeleted, bytes: bytes) else { return false }
+            guard
+                try addNewVersionRow(
+                    zone: z.row, name: new.id.name, type: new.recordType, seq: Int64(bitPattern: z.seq &+ 1),
+                    deleted: new.isDeleted, bytes: bytes)
+            else { return false }
         } else {
             if !pending.records.isEmpty { try insertQueuedVersions() }  // one may be of this record
-            try writes.insertRecord.bind(1, z.row).bind(2, new.id.name).bind(3, new.recordType).bind(4, Int64(bitPattern: z.seq &+ 1))
-                .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes).runAndRewind()
+            try writes.insertRecord.bind(1, z.row).bind(2, new.id.name).bind(3, new.recordType).bind(
+                4, Int64(bitPattern: z.seq &+ 1)
+            )
+            .bind(5, new.isDeleted ? 1 : 0).bind(6, bytes).runAndRewind()
             guard db.changes == 1 else { return false }
         }
         z.seq += 1
@@ -187,7 +205,9 @@ extension Store {
     func noteMergedHeads(_ new: Record, was: Bool, in z: ZoneState) throws(ShoalError) {
         let now = Self.hasMergedHeads(new)
         guard now != was else { return }
-        let s = now ? try db.cached("INSERT OR IGNORE INTO merged_heads(zone, name) VALUES(?, ?)")
+        let s =
+            now
+            ? try db.cached("INSERT OR IGNORE INTO merged_heads(zone, name) VALUES(?, ?)")
             : try db.cached("DELETE FROM merged_heads WHERE zone = ? AND name = ?")
         try s.bind(1, z.row).bind(2, new.id.name).run()
         s.reset()
@@ -197,9 +217,13 @@ extension Store {
     func removeRows(_ r: Record, in z: ZoneState) throws(ShoalError) {
         try insertPendingRows()  // a clock row to delete may still be queued
         try db.statement("DELETE FROM records WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name).run()
-        if Self.hasMergedHeads(r) { try db.statement("DELETE FROM merged_heads WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name).run() }
+        if Self.hasMergedHeads(r) {
+            try db.statement("DELETE FROM merged_heads WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name)
+                .run()
+        }
         if !Self.assetReferences(r).isEmpty {
-            try db.statement("DELETE FROM asset_refs WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name).run()
+            try db.statement("DELETE FROM asset_refs WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name)
+                .run()
             noteAssetReferenceRemoval()
         }
         let del = try db.statement("DELETE FROM record_clock WHERE zone = ? AND origin = ? AND hlc = ? AND name = ?")
@@ -212,19 +236,23 @@ extension Store {
     /// Names of same-zone records that `r`, while live, deletes itself with (`deleteSelf`).
     static func cascadeTargets(_ r: Record) -> Set<String> {
         if r.isDeleted { return [] }
-        guard r.fields.contains(where: { f in
-            switch f.value {
-            case .reference?, .list(.reference)?: return true
-            default: return false
-            }
-        }) else { return [] }
+        guard
+            r.fields.contains(where: { f in
+                switch f.value {
+                case .reference?, .list(.reference)?: return true
+                default: return false
+                }
+            })
+        else { return [] }
         var out = Set<String>()
         for f in r.fields {
             switch f.value {
             case .reference(let ref)?:
                 if ref.action == .deleteSelf, ref.recordID.zone == r.id.zone { out.insert(ref.recordID.name) }
             case .list(.reference(let refs))?:
-                for ref in refs where ref.action == .deleteSelf && ref.recordID.zone == r.id.zone { out.insert(ref.recordID.name) }
+                for ref in refs where ref.action == .deleteSelf && ref.recordID.zone == r.id.zone {
+                    out.insert(ref.recordID.name)
+                }
             default: break
             }
         }

@@ -16,8 +16,10 @@ extension Store {
     ///     default) for a new random one.
     /// - Throws: `invalidArguments` for an invalid name; `internalError` if SQLite fails.
     @discardableResult
-    public func createZone(_ id: RecordZone.ID, scope: DatabaseScope = .private, readOnly: Bool = false,
-                           incarnation: NodeID? = nil) throws(ShoalError) -> ZoneInfo {
+    public func createZone(
+        _ id: RecordZone.ID, scope: DatabaseScope = .private, readOnly: Bool = false,
+        incarnation: NodeID? = nil
+    ) throws(ShoalError) -> ZoneInfo {
         try checkZoneID(id)
         if let z = zones[id], !z.deleted { return z.info }
         return try writeTransaction { () throws(ShoalError) -> ZoneInfo in
@@ -29,14 +31,17 @@ extension Store {
     func checkZoneID(_ id: RecordZone.ID) throws(ShoalError) {
         for (what, n) in [("zone name", id.name), ("zone owner", id.owner)] {
             guard !n.isEmpty, n.utf8.count <= configuration.limits.maxNameBytes else {
-                throw .invalidArguments("\(what) \(n.debugDescription) must be 1–\(configuration.limits.maxNameBytes) UTF-8 bytes")
+                throw .invalidArguments(
+                    "\(what) \(n.debugDescription) must be 1–\(configuration.limits.maxNameBytes) UTF-8 bytes")
             }
         }
     }
 
     /// Creates zone `id`, not live, or revives it, deleted, inside the caller's transaction
     /// (``createZone(_:scope:readOnly:incarnation:)``).
-    func insertZone(_ id: RecordZone.ID, scope: DatabaseScope, readOnly: Bool, incarnation: NodeID?) throws(ShoalError) -> ZoneInfo {
+    func insertZone(_ id: RecordZone.ID, scope: DatabaseScope, readOnly: Bool, incarnation: NodeID?) throws(ShoalError)
+        -> ZoneInfo
+    {
         databaseSequence += 1
         if var z = zones[id] {
             z.deleted = false
@@ -52,14 +57,17 @@ extension Store {
             notifier.zoneChanged(id, deleted: false)
             return z.info
         }
-        let s = try db.statement("INSERT INTO zones(name, owner, scope, read_only, incarnation, seq, vector, horizon, deleted, db_seq) VALUES(?, ?, ?, ?, ?, 0, x'', x'', 0, ?)")
+        let s = try db.statement(
+            "INSERT INTO zones(name, owner, scope, read_only, incarnation, seq, vector, horizon, deleted, db_seq) VALUES(?, ?, ?, ?, ?, 0, x'', x'', 0, ?)"
+        )
         let inc = incarnation ?? configuration.newIdentifier()
         try s.bind(1, id.name).bind(2, id.owner).bind(3, Int(scope.rawValue)).bind(4, readOnly ? 1 : 0)
             .bind(5, Bytes.nodeID(inc)).bind(6, Int64(bitPattern: databaseSequence)).run()
         let row = try lastRow()
-        let z = ZoneState(row: row, id: id, scope: scope, readOnly: readOnly, incarnation: inc, seq: 0,
-                          vector: VersionVector(), horizon: VersionVector(), deleted: false,
-                          databaseSequence: databaseSequence)
+        let z = ZoneState(
+            row: row, id: id, scope: scope, readOnly: readOnly, incarnation: inc, seq: 0,
+            vector: VersionVector(), horizon: VersionVector(), deleted: false,
+            databaseSequence: databaseSequence)
         zones[id] = z
         notifier.zoneChanged(id, deleted: false)
         return z.info
@@ -96,7 +104,8 @@ extension Store {
     package func deleteZone(_ id: RecordZone.ID, asReplica: Bool) throws(ShoalError) {
         var z = try liveZone(id)
         guard asReplica || !z.readOnly else {
-            throw .permissionFailure("zone \(id) is read-only on this node (shared with it read-only); only its owner can delete it")
+            throw .permissionFailure(
+                "zone \(id) is read-only on this node (shared with it read-only); only its owner can delete it")
         }
         try writeTransaction { () throws(ShoalError) in
             try flushIndexLog()
@@ -104,13 +113,15 @@ extension Store {
                 try db.statement("DELETE FROM field_postings WHERE idx = ?").bind(1, index).run()
             }
             try db.statement("DELETE FROM index_progress WHERE zone = ?").bind(1, z.row).run()
-            for sql in ["DELETE FROM records WHERE zone = ?", "DELETE FROM record_clock WHERE zone = ?",
-                        "DELETE FROM refs WHERE zone = ?", "DELETE FROM merged_heads WHERE zone = ?",
-                        "DELETE FROM index_decls WHERE zone = ?", "DELETE FROM peer_acks WHERE zone = ?",
-                        "DELETE FROM writer_entries WHERE zone = ?", "DELETE FROM writer_logs WHERE zone = ?",
-                        "DELETE FROM writer_checkpoints WHERE zone = ?",
-                        // Keyed by asset, so this one reads the whole table: zone deletions are rare.
-                        "DELETE FROM asset_refs WHERE zone = ?"] {
+            for sql in [
+                "DELETE FROM records WHERE zone = ?", "DELETE FROM record_clock WHERE zone = ?",
+                "DELETE FROM refs WHERE zone = ?", "DELETE FROM merged_heads WHERE zone = ?",
+                "DELETE FROM index_decls WHERE zone = ?", "DELETE FROM peer_acks WHERE zone = ?",
+                "DELETE FROM writer_entries WHERE zone = ?", "DELETE FROM writer_logs WHERE zone = ?",
+                "DELETE FROM writer_checkpoints WHERE zone = ?",
+                // Keyed by asset, so this one reads the whole table: zone deletions are rare.
+                "DELETE FROM asset_refs WHERE zone = ?"
+            ] {
                 try db.statement(sql).bind(1, z.row).run()
             }
             noteAssetReferenceRemoval()
@@ -121,7 +132,9 @@ extension Store {
             z.databaseSequence = databaseSequence
             try z.save(db)
             let d = try db.statement("UPDATE zones SET deletion = ? WHERE id = ?")
-            try d.bind(1, Bytes.nodeID(dot.node) + Bytes.vector(VersionVector([(dot.node, dot.hlc)])).suffix(8)).bind(2, z.row).run()
+            try d.bind(1, Bytes.nodeID(dot.node) + Bytes.vector(VersionVector([(dot.node, dot.hlc)])).suffix(8)).bind(
+                2, z.row
+            ).run()
             zones[id] = z
             indexes = indexes.filter { $0.key.zone != id }
             notifier.zoneChanged(id, deleted: true)

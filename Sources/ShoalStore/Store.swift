@@ -5,9 +5,9 @@ import CSQLite
 import CShoalThread
 import Synchronization
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A node's local replica of its zones: records with CloudKit's semantics, a change log with
@@ -156,22 +156,27 @@ public actor Store {
     /// not run two copies of one data directory.
     /// - Throws: `internalError` when the directory or database cannot be opened or a stored
     ///   row does not decode.
-    public static func open(directory: String, configuration: Configuration = Configuration()) throws(ShoalError) -> Store {
+    public static func open(directory: String, configuration: Configuration = Configuration()) throws(ShoalError)
+        -> Store
+    {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw .internalError("cannot create the store directory \(directory): \(error); check the path and its permissions")
+            throw .internalError(
+                "cannot create the store directory \(directory): \(error); check the path and its permissions")
         }
         let path = directory.hasSuffix("/") ? directory + "store.sqlite" : directory + "/store.sqlite"
         let ms = configuration.busyTimeout.components
         let timeout = Int32(clamping: ms.seconds * 1000 + ms.attoseconds / 1_000_000_000_000_000)
         let db = try SQLiteDatabase(path: path, busyTimeoutMilliseconds: timeout, vfs: configuration.vfsName)
-        try Schema.create(db, synchronous: configuration.synchronous, cacheKibibytes: configuration.cacheKibibytes,
-                          limits: configuration.limits)
+        try Schema.create(
+            db, synchronous: configuration.synchronous, cacheKibibytes: configuration.cacheKibibytes,
+            limits: configuration.limits)
         let threshold = Int32(clamping: configuration.checkpointPages)
-        db.checkpointInBackground(threshold: threshold,
-                                  hardLimit: configuration.checkpointsInBackground
-                                      ? Int32(clamping: min(configuration.checkpointPages, Int(Int32.max) / 8) * 8) : threshold)
+        db.checkpointInBackground(
+            threshold: threshold,
+            hardLimit: configuration.checkpointsInBackground
+                ? Int32(clamping: min(configuration.checkpointPages, Int(Int32.max) / 8) * 8) : threshold)
         let meta = try Schema.loadOrCreateMeta(db, newIdentifier: configuration.newIdentifier)
         return try Store(db: db, configuration: configuration, meta: meta)
     }
@@ -199,8 +204,9 @@ public actor Store {
         let logged = try db.statement("SELECT count(*) FROM field_index_log")
         indexLogCount = try logged.step() ? logged.int(0) : 0
         logged.reset()
-        indexAdds = try Self.pendingAdditions(db, zones: zones, fields: indexedFieldsByZone,
-                                              limits: configuration.limits, order: 2 * indexLogCount)
+        indexAdds = try Self.pendingAdditions(
+            db, zones: zones, fields: indexedFieldsByZone,
+            limits: configuration.limits, order: 2 * indexLogCount)
         subscriptions = try Subscription.loadAll(db)
         notifier.setWantsRecords(subscriptions.values.contains { if case .database = $0.kind { false } else { true } })
     }
@@ -260,9 +266,10 @@ public actor Store {
                 return r
             }
             txFlushedAdds = []
-            notifier.commit(subscriptions: Array(subscriptions.values), before: savedZones, after: zones,
-                            storeIncarnation: incarnation, databaseIncarnation: databaseIncarnation,
-                            databaseSequenceBefore: savedSeq)
+            notifier.commit(
+                subscriptions: Array(subscriptions.values), before: savedZones, after: zones,
+                storeIncarnation: incarnation, databaseIncarnation: databaseIncarnation,
+                databaseSequenceBefore: savedSeq)
             conflicts.commit()
             return result
         } catch {
@@ -285,7 +292,8 @@ public actor Store {
 
     /// Sets the connection's `PRAGMA synchronous` for the next commit (a no-op when it already is).
     func useSynchronous(replication: Bool) throws(ShoalError) {
-        let wanted: Configuration.Synchronous = replication && configuration.synchronous == .full
+        let wanted: Configuration.Synchronous =
+            replication && configuration.synchronous == .full
             ? configuration.replicationSynchronous : configuration.synchronous
         guard wanted != connectionSynchronous else { return }
         try db.execute("PRAGMA synchronous=\(wanted.rawValue)")

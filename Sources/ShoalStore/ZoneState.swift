@@ -46,27 +46,36 @@ struct ZoneState: Sendable {
     }
 
     static func loadAll(_ db: SQLiteDatabase) throws(ShoalError) -> [ZoneState] {
-        let s = try db.statement("SELECT id, name, owner, scope, read_only, incarnation, seq, vector, horizon, deleted, db_seq, log_seq, log_hlc, log_chain FROM zones")
+        let s = try db.statement(
+            "SELECT id, name, owner, scope, read_only, incarnation, seq, vector, horizon, deleted, db_seq, log_seq, log_hlc, log_chain FROM zones"
+        )
         var out = [ZoneState]()
         while try s.step() {
             let id = RecordZone.ID(name: s.text(1), owner: s.text(2))
             guard let scope = DatabaseScope(rawValue: UInt8(truncatingIfNeeded: s.int(3))),
-                  let inc = Bytes.nodeID(s.blob(5)) else {
-                throw .internalError("the zones row for \(id) has an unknown scope or a bad incarnation; the store is damaged")
+                let inc = Bytes.nodeID(s.blob(5))
+            else {
+                throw .internalError(
+                    "the zones row for \(id) has an unknown scope or a bad incarnation; the store is damaged")
             }
-            out.append(ZoneState(row: s.int64(0), id: id, scope: scope, readOnly: s.int(4) != 0, incarnation: inc,
-                                 seq: UInt64(bitPattern: s.int64(6)),
-                                 vector: try Bytes.vector(s.blob(7), "the vector of zone \(id)"),
-                                 horizon: try Bytes.vector(s.blob(8), "the purge horizon of zone \(id)"),
-                                 deleted: s.int(9) != 0, databaseSequence: UInt64(bitPattern: s.int64(10)),
-                                 log: WriterLogHead(sequence: UInt64(bitPattern: s.int64(11)), hlc: HLC(rawValue: UInt64(bitPattern: s.int64(12))),
-                                                    chain: s.blob(13))))
+            out.append(
+                ZoneState(
+                    row: s.int64(0), id: id, scope: scope, readOnly: s.int(4) != 0, incarnation: inc,
+                    seq: UInt64(bitPattern: s.int64(6)),
+                    vector: try Bytes.vector(s.blob(7), "the vector of zone \(id)"),
+                    horizon: try Bytes.vector(s.blob(8), "the purge horizon of zone \(id)"),
+                    deleted: s.int(9) != 0, databaseSequence: UInt64(bitPattern: s.int64(10)),
+                    log: WriterLogHead(
+                        sequence: UInt64(bitPattern: s.int64(11)), hlc: HLC(rawValue: UInt64(bitPattern: s.int64(12))),
+                        chain: s.blob(13))))
         }
         return out
     }
 
     func save(_ db: SQLiteDatabase) throws(ShoalError) {
-        let s = try db.statement("UPDATE zones SET seq = ?, vector = ?, horizon = ?, deleted = ?, db_seq = ?, incarnation = ?, scope = ?, read_only = ?, log_seq = ?, log_hlc = ?, log_chain = ? WHERE id = ?")
+        let s = try db.statement(
+            "UPDATE zones SET seq = ?, vector = ?, horizon = ?, deleted = ?, db_seq = ?, incarnation = ?, scope = ?, read_only = ?, log_seq = ?, log_hlc = ?, log_chain = ? WHERE id = ?"
+        )
         try s.bind(1, Int64(bitPattern: seq)).bind(2, Bytes.vector(vector)).bind(3, Bytes.vector(horizon))
             .bind(4, deleted ? 1 : 0).bind(5, Int64(bitPattern: databaseSequence)).bind(6, Bytes.nodeID(incarnation))
             .bind(7, Int(scope.rawValue)).bind(8, readOnly ? 1 : 0).bind(9, Int64(bitPattern: log.sequence))

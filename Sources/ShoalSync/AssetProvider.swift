@@ -61,7 +61,8 @@ extension AssetProvider {
     /// Encodes each chunk ``chunks(_:of:)`` returns as an `asset-chunk` payload.
     public func chunkPayloads(_ indexes: Range<Int>, of asset: Asset) async -> [[UInt8]] {
         await chunks(indexes, of: asset).enumerated().map { k, bytes in
-            AssetChunkMessage(asset: asset, part: .chunk(index: UInt64(indexes.lowerBound &+ k), bytes: bytes)).encoded()
+            AssetChunkMessage(asset: asset, part: .chunk(index: UInt64(indexes.lowerBound &+ k), bytes: bytes))
+                .encoded()
         }
     }
 

@@ -40,7 +40,11 @@ extension SyncNode {
     /// Returns the frames to send; ``waitForAsset(_:)`` reports the outcome.
     public func fetchAsset(_ asset: Asset) async -> [ConnectionID: [SyncOutput]] {
         guard let assets else {
-            fail(asset, AssetFetchError(code: .assetUnsupported, asset: asset, message: "node \(nodeID.short) has no asset store; open it with one to fetch assets"))
+            fail(
+                asset,
+                AssetFetchError(
+                    code: .assetUnsupported, asset: asset,
+                    message: "node \(nodeID.short) has no asset store; open it with one to fetch assets"))
             return [:]
         }
         if await assets.manifest(of: asset) != nil {
@@ -82,7 +86,9 @@ extension SyncNode {
     /// Resumes the waiters for `asset` when it is held already: it was fetched while a waiter was
     /// still on its way in (``waitForAsset(_:)``).
     func completeIfHeld(_ asset: Asset) async {
-        guard transfers[asset]?.waiters.isEmpty == false, let assets, await assets.manifest(of: asset) != nil else { return }
+        guard transfers[asset]?.waiters.isEmpty == false, let assets, await assets.manifest(of: asset) != nil else {
+            return
+        }
         complete(asset)
     }
 
@@ -107,13 +113,24 @@ extension SyncNode {
     /// that no longer existed.
     func askNextPeer(_ asset: Asset) async -> [ConnectionID: [SyncOutput]] {
         guard let assets, let t = transfers[asset] else { return [:] }
-        let candidates = sessions.filter { $0.value.phase == .established
-            && $0.value.peer.map { $0.capabilities & Capability.assets != 0 && !t.refused.contains($0.node) } ?? false }
-            .keys.sorted { $0.rawValue < $1.rawValue }
+        let candidates = sessions.filter {
+            $0.value.phase == .established
+                && $0.value.peer.map { $0.capabilities & Capability.assets != 0 && !t.refused.contains($0.node) }
+                    ?? false
+        }
+        .keys.sorted { $0.rawValue < $1.rawValue }
         guard let id = candidates.first else {
-            let connected = sessions.values.contains { $0.phase == .established && ($0.peer?.capabilities ?? 0) & Capability.assets != 0 }
+            let connected = sessions.values.contains {
+                $0.phase == .established && ($0.peer?.capabilities ?? 0) & Capability.assets != 0
+            }
             if connected || t.refused.isEmpty == false {
-                fail(asset, AssetFetchError(code: .assetNotAvailable, asset: asset, message: "no connected peer can serve \(asset) (\(t.refused.count) refused or sent bytes that did not verify); try again when another peer that holds it is connected"))
+                fail(
+                    asset,
+                    AssetFetchError(
+                        code: .assetNotAvailable, asset: asset,
+                        message:
+                            "no connected peer can serve \(asset) (\(t.refused.count) refused or sent bytes that did not verify); try again when another peer that holds it is connected"
+                    ))
             } else {
                 // Nobody to ask: park until a peer connects.
                 transfers[asset]?.connection = nil
@@ -134,7 +151,11 @@ extension SyncNode {
             return [id: requestChunks(asset)]
         }
         transfers[asset]?.awaitingManifest = true
-        return [id: [.send(Frame(type: .assetRequest, payload: AssetRequestMessage(asset: asset, part: .manifest).encoded()))]]
+        return [
+            id: [
+                .send(Frame(type: .assetRequest, payload: AssetRequestMessage(asset: asset, part: .manifest).encoded()))
+            ]
+        ]
     }
 
     /// Requests pending chunks while the window allows, in runs of consecutive indexes.
@@ -145,13 +166,19 @@ extension SyncNode {
         while t.inFlight.count < configuration.assetWindow, let first = t.pending.first {
             var count = 1
             while count < t.pending.count, count < configuration.assetWindow - t.inFlight.count,
-                  t.pending[t.pending.startIndex + count] == first &+ count, UInt64(count) < AssetRequestMessage.maxChunks {
+                t.pending[t.pending.startIndex + count] == first &+ count, UInt64(count) < AssetRequestMessage.maxChunks
+            {
                 count &+= 1
             }
             for i in t.pending.prefix(count) { t.inFlight.insert(i) }
             t.pending.removeFirst(count)
-            out.append(.send(Frame(type: .assetRequest, payload: AssetRequestMessage(
-                asset: asset, part: .chunks(first: UInt64(first), count: UInt64(count))).encoded())))
+            out.append(
+                .send(
+                    Frame(
+                        type: .assetRequest,
+                        payload: AssetRequestMessage(
+                            asset: asset, part: .chunks(first: UInt64(first), count: UInt64(count))
+                        ).encoded())))
         }
         transfers[asset] = t
         return out
@@ -180,7 +207,8 @@ extension SyncNode {
         // Chunks this node held turned out missing or damaged (the manifest is kept and lists
         // them): fetch them again from the same peer, a bounded number of times.
         if let missing = await assets.missingChunks(of: asset), !missing.isEmpty,
-           var t = transfers[asset], t.connection == id, t.repairs < 2 {
+            var t = transfers[asset], t.connection == id, t.repairs < 2
+        {
             t.repairs += 1
             t.pending = missing[...]
             t.inFlight = []
@@ -282,7 +310,9 @@ extension SyncNode {
         let zones = (try? await store.zones(referencing: asset)) ?? []
         for zone in zones {
             guard await access(id, zone) >= .read else { continue }
-            if (sessions[id]?.assetGrants.count ?? 0) >= AssetGrant.perConnection { sessions[id]?.assetGrants.removeAll() }
+            if (sessions[id]?.assetGrants.count ?? 0) >= AssetGrant.perConnection {
+                sessions[id]?.assetGrants.removeAll()
+            }
             sessions[id]?.assetGrants[asset] = AssetGrant(zone: zone, removals: removals)
             return true
         }
@@ -304,7 +334,8 @@ extension SyncNode {
         // No frame larger than the peer accepts (its hello's max frame payload): a part that
         // would be is answered `unavailable`, so the fetch fails there, named, instead of the
         // peer's reader closing the connection on a frame it refuses (Spec/replication.md §3.7).
-        let peerLimit = Int(clamping: sessions[id]?.peer?.maxFramePayloadBytes ?? UInt64(configuration.limits.maxFramePayloadBytes))
+        let peerLimit = Int(
+            clamping: sessions[id]?.peer?.maxFramePayloadBytes ?? UInt64(configuration.limits.maxFramePayloadBytes))
         switch m.part {
         case .manifest:
             guard let manifest = await assets.manifest(of: m.asset) else { return [answer(.unavailable)] }
@@ -351,7 +382,8 @@ extension SyncNode {
         while i < frames.count {
             let (id, frame) = frames[i]
             var end = i + 1
-            while frame.type == .assetChunk, end < frames.count, frames[end].0 == id, frames[end].1.type == .assetChunk { end += 1 }
+            while frame.type == .assetChunk, end < frames.count, frames[end].0 == id, frames[end].1.type == .assetChunk
+            { end += 1 }
             let more: [ConnectionID: [SyncOutput]]
             if end - i > 1, sessions[id]?.phase == .established {
                 more = await settle(await handleAssetChunks(frames[i..<end].map(\.1), on: id), on: id)
@@ -373,14 +405,17 @@ extension SyncNode {
             var messages = [AssetChunkMessage]()
             messages.reserveCapacity(frames.count)
             for f in frames {
-                messages.append(try decode { (l) throws(WireError) in try AssetChunkMessage(decoding: f.payload, limits: l) })
+                messages.append(
+                    try decode { (l) throws(WireError) in try AssetChunkMessage(decoding: f.payload, limits: l) })
             }
             var mine = [SyncOutput]()
             var i = 0
             while i < messages.count {
                 var end = i + 1
                 if case .chunk = messages[i].part {
-                    while end < messages.count, messages[end].asset == messages[i].asset, case .chunk = messages[end].part { end += 1 }
+                    while end < messages.count, messages[end].asset == messages[i].asset,
+                        case .chunk = messages[end].part
+                    { end += 1 }
                 }
                 var all = try await handleAssetAnswers(messages[i..<end], on: id)
                 mine += all.removeValue(forKey: id) ?? []
@@ -395,13 +430,16 @@ extension SyncNode {
         }
     }
 
-    func handleAssetChunk(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [ConnectionID: [SyncOutput]] {
+    func handleAssetChunk(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [ConnectionID: [SyncOutput]]
+    {
         let m = try decode { (l) throws(WireError) in try AssetChunkMessage(decoding: frame.payload, limits: l) }
         return try await handleAssetAnswers([m], on: id)
     }
 
     /// Handles one answer to an asset request, or a run of chunks of one asset.
-    func handleAssetAnswers(_ run: ArraySlice<AssetChunkMessage>, on id: ConnectionID) async throws(SyncFailure) -> [ConnectionID: [SyncOutput]] {
+    func handleAssetAnswers(_ run: ArraySlice<AssetChunkMessage>, on id: ConnectionID) async throws(SyncFailure)
+        -> [ConnectionID: [SyncOutput]]
+    {
         guard let m = run.first else { return [:] }
         // An answer for a transfer no longer on this connection (moved, finished) is dropped.
         guard let assets, let t = transfers[m.asset], t.connection == id else { return [:] }
@@ -410,7 +448,8 @@ extension SyncNode {
             return await refuse(m.asset, on: id)
         case .manifest(let bytes):
             guard t.awaitingManifest, await assets.receiveManifest(bytes, for: m.asset) != nil,
-                  let missing = await assets.missingChunks(of: m.asset) else {
+                let missing = await assets.missingChunks(of: m.asset)
+            else {
                 return await refuse(m.asset, on: id)
             }
             // The transfer may have moved (connection closed) while the manifest was stored.
@@ -426,7 +465,8 @@ extension SyncNode {
             for c in run {
                 guard case let .chunk(index, bytes) = c.part else { continue }
                 guard index <= UInt64(Int.max), t.inFlight.contains(Int(index)), seen.insert(Int(index)).inserted else {
-                    throw SyncFailure(.protocolViolation, "chunk \(index) of \(m.asset) was not requested on this connection")
+                    throw SyncFailure(
+                        .protocolViolation, "chunk \(index) of \(m.asset) was not requested on this connection")
                 }
                 chunks.append((bytes, Int(index)))
             }

@@ -66,15 +66,20 @@ extension SyncNode {
         sub.skipped = [:]
         statistics.upstreamRewinds &+= 1
         sub.token = ChangeToken(.init(kind: .zone, incarnation: sub.incarnation, vector: sub.peerKnowledge))
-        trace?("\(nodeID.short) rewinding \(zone) for conn \(id) to its knowledge \(sub.peerKnowledge): an upstream was lost")
+        trace?(
+            "\(nodeID.short) rewinding \(zone) for conn \(id) to its knowledge \(sub.peerKnowledge): an upstream was lost"
+        )
     }
 
     /// Serves the batch of `zone` on `id` that follows subscription `sub`: reads the next page,
     /// chooses what it carries, and builds the frame; the subscription moves past it. `budget`
     /// bounds the frame's payload.
-    func serveBatch(of zone: RecordZone.ID, after sub: SyncSession.Outbound, session: SyncSession, budget: Int,
-                    on id: ConnectionID) async -> BatchStep {
-        let skipping: Set<NodeID> = configuration.skipsUpstreams && !sub.inResetPass && !sub.resetNext ? sub.upstreams : []
+    func serveBatch(
+        of zone: RecordZone.ID, after sub: SyncSession.Outbound, session: SyncSession, budget: Int,
+        on id: ConnectionID
+    ) async -> BatchStep {
+        let skipping: Set<NodeID> =
+            configuration.skipsUpstreams && !sub.inResetPass && !sub.resetNext ? sub.upstreams : []
         // Knowledge is read before the batch: the peer may adopt it once it holds everything
         // the log had by the time the batch was read (Spec/replication.md §1.1).
         let k = await knowledge(of: zone)
@@ -87,10 +92,14 @@ extension SyncNode {
         case .failed(let frame): return .ended(frame)
         }
         // The subscription as it is now (acknowledgements may have arrived meanwhile).
-        guard let now = sessions[id]?.outbound[zone], now.incarnation == sub.incarnation, now.token == sub.token else { return .superseded }
+        guard let now = sessions[id]?.outbound[zone], now.incarnation == sub.incarnation, now.token == sub.token else {
+            return .superseded
+        }
         let content: BatchContent
         var cur: SyncSession.Outbound
-        switch await batchContent(of: page, zone: zone, cur: now, session: session, knowledge: k, skipping: skipping, on: id) {
+        switch await batchContent(
+            of: page, zone: zone, cur: now, session: session, knowledge: k, skipping: skipping, on: id)
+        {
         case .content(let c, let fresh):
             content = c
             cur = fresh
@@ -104,12 +113,12 @@ extension SyncNode {
         let statable = Self.capped(k, below: cur.skipped, known: cur.knowledgeSent.union(cur.peerKnowledge))
         let recordCount = selection.count
         let caughtUp = !page.moreComing
-        trace?("\(nodeID.short) serving \(zone) to conn \(id): page of \(page.rows) sent \(recordCount) (\(selection.sparse.count) sparse) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)")
-        if caughtUp && recordCount == 0 && cur.sentAny && !cur.resetNext && !cur.wantedSent
-            && (page.token == cur.token || (cur.caughtUpSent && statable.isDominated(by: cur.peerKnowledge.union(cur.knowledgeSent)))) {
-            // Nothing new for a peer that was told it is caught up and knows all we know: the
-            // position moves in memory only (a resumption from the peer's older stored token
-            // skips the same versions again).
+        trace?(
+            "\(nodeID.short) serving \(zone) to conn \(id): page of \(page.rows) sent \(recordCount) (\(selection.sparse.count) sparse) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)"
+        )
+        if Self.nothingNew(in: page, records: recordCount, for: cur, statable: statable) {
+            // The position moves in memory only (a resumption from the peer's older stored
+            // token skips the same versions again).
             cur.token = page.token
             cur.idle = !cur.dirty
             sessions[id]?.outbound[zone] = cur
@@ -120,26 +129,44 @@ extension SyncNode {
         // Only what the subscriber has not been told on this subscription (§3.5): it keeps the
         // union. A reset pass states it whole (knowledgeSent was emptied when it began). Entries
         // the peer has said it knows are left out too: adopting them changes nothing.
-        let stated: VersionVector? = caughtUp ? statable.entries(above: cur.knowledgeSent.union(cur.peerKnowledge)) : nil
+        let stated: VersionVector? =
+            caughtUp ? statable.entries(above: cur.knowledgeSent.union(cur.peerKnowledge)) : nil
         if caughtUp { cur.knowledgeSent.formUnion(statable) }
         // A reset pass ends with the purge horizon: the subscriber takes it as its own, so the
         // records it creates again supersede the deletions purged here (§3.5.3).
         let horizon = Self.horizonSent(caughtUp: caughtUp, resetPass: cur.inResetPass, content.ownHorizon)
-        let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
-                                     isReset: cur.resetNext, token: page.token, knowledge: stated, remaining: remaining, horizon: horizon,
-                                     records: selection.whole, sparseRecords: selection.sparse, base: content.sparseBase,
-                                     writerLog: content.proof?.section)
+        let message = ChangesMessage(
+            zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: caughtUp,
+            isReset: cur.resetNext, token: page.token, knowledge: stated, remaining: remaining, horizon: horizon,
+            records: selection.whole, sparseRecords: selection.sparse, base: content.sparseBase,
+            writerLog: content.proof?.section)
         let frame = batchFrame(message, selection: selection, subscription: &cur, session: session)
         if let proof = content.proof { note(proof, in: &cur, on: id) }
         cur.noteSent(message, records: recordCount, stated: stated)
         sessions[id]?.outbound[zone] = cur
-        statistics.recordsSent &+= recordCount
+        countSent(frame, records: recordCount, to: session.peer?.node)
+        return .sent(frame)
+    }
+
+    /// Whether `page`, with `records` records to send, has nothing new for subscription `cur`: it
+    /// is the log's end, and the peer was told it is caught up and knows all this node would
+    /// state (`statable`), or the page moved nothing.
+    static func nothingNew(in page: ServedPage, records: Int, for cur: SyncSession.Outbound, statable: VersionVector)
+        -> Bool
+    {
+        !page.moreComing && records == 0 && cur.sentAny && !cur.resetNext && !cur.wantedSent
+            && (page.token == cur.token
+                || (cur.caughtUpSent && statable.isDominated(by: cur.peerKnowledge.union(cur.knowledgeSent))))
+    }
+
+    /// Counts batch `frame`, carrying `records` records, as sent (to `peer`, when known).
+    func countSent(_ frame: Frame, records: Int, to peer: NodeID?) {
+        statistics.recordsSent &+= records
         statistics.batchesSent &+= 1
-        if let peer = session.peer?.node {
-            peerStatistics[peer, default: PeerStatistics()].recordsSent &+= recordCount
+        if let peer {
+            peerStatistics[peer, default: PeerStatistics()].recordsSent &+= records
             peerStatistics[peer, default: PeerStatistics()].bytesSent &+= frame.payload.count
         }
-        return .sent(frame)
     }
 }
 
@@ -153,8 +180,10 @@ extension SyncNode {
     /// node just applied from this peer, say), so the page is empty at the log's end. Not past
     /// a merge the peer may still need whatever its knowledge (§3.5.3 rule 6).
     func readPage(of zone: RecordZone.ID, for sub: SyncSession.Outbound, budget: Int) async -> PageOutcome {
-        if !sub.resetNext, let end = try? await store.feedEnd(of: zone, compact: true), end.vector.isDominated(by: sub.peerKnowledge),
-           (try? await store.holdsMerges(in: zone)) == false {
+        if !sub.resetNext, let end = try? await store.feedEnd(of: zone, compact: true),
+            end.vector.isDominated(by: sub.peerKnowledge),
+            (try? await store.holdsMerges(in: zone)) == false
+        {
             let empty = EncodedZoneChanges(count: 0, bytes: [], ends: [], token: end.token, moreComing: false)
             return .page(ServedPage(encoded: empty, read: nil, token: end.token, moreComing: false))
         }
@@ -166,22 +195,31 @@ extension SyncNode {
         var encoded: EncodedZoneChanges? = nil
         while true {
             do throws(ShoalError) {
-                if let e = try await store.encodedChanges(in: zone, since: sub.token, limit: limit, maxBytes: budget, compactToken: true) {
+                if let e = try await store.encodedChanges(
+                    in: zone, since: sub.token, limit: limit, maxBytes: budget, compactToken: true)
+                {
                     encoded = e
                     break
                 }
-                read = try await store.changes(in: zone, since: sub.token, limit: limit, maxBytes: budget, compactToken: true)
+                read = try await store.changes(
+                    in: zone, since: sub.token, limit: limit, maxBytes: budget, compactToken: true)
                 // Stored encodings within the budget can still re-encode larger (the page was read
                 // by vector): read fewer records (the token must match what is sent).
                 let records = read?.records ?? []
                 if records.count <= 1 || records.reduce(0, { $0 &+ $1.encodedSize }) <= budget { break }
             } catch {
                 if error.code == .changeTokenExpired && sub.token != nil { return .expired }
-                return .failed(Frame(type: .error, payload: ErrorMessage(code: error.code.name, message: "cannot serve zone \(zone): \(error)").encoded()))
+                return .failed(
+                    Frame(
+                        type: .error,
+                        payload: ErrorMessage(code: error.code.name, message: "cannot serve zone \(zone): \(error)")
+                            .encoded()))
             }
             limit = max(1, limit / 2)
         }
-        guard let token = encoded?.token ?? read?.token, let moreComing = encoded?.moreComing ?? read?.moreComing else { return .expired }
+        guard let token = encoded?.token ?? read?.token, let moreComing = encoded?.moreComing ?? read?.moreComing else {
+            return .expired
+        }
         return .page(ServedPage(encoded: encoded, read: read, token: token, moreComing: moreComing))
     }
 
@@ -192,7 +230,8 @@ extension SyncNode {
     func restartAfterExpiry(_ zone: RecordZone.ID, sub: SyncSession.Outbound, on id: ConnectionID) async {
         let fromKnowledge = ChangeToken(.init(kind: .zone, incarnation: sub.incarnation, vector: sub.peerKnowledge))
         if !sub.resetNext, sub.token != fromKnowledge, let horizon = try? await store.purgeHorizon(of: zone),
-           horizon.isDominated(by: sub.peerKnowledge) {
+            horizon.isDominated(by: sub.peerKnowledge)
+        {
             trace?("\(nodeID.short) token of conn \(id) for \(zone) expired; its knowledge covers the horizon")
             sessions[id]?.outbound[zone]?.token = fromKnowledge
             return
@@ -207,10 +246,13 @@ extension SyncNode {
     /// the peer accepts that, whole otherwise; their field deltas; and the writer log section
     /// that proves their writes (Spec/authenticated-writes.md §4). `cur` is the subscription
     /// after the page was read; it is read afresh after each suspension.
-    func batchContent(of page: ServedPage, zone: RecordZone.ID, cur: SyncSession.Outbound, session: SyncSession,
-                      knowledge k: VersionVector, skipping: Set<NodeID>, on id: ConnectionID) async -> ContentOutcome {
+    func batchContent(
+        of page: ServedPage, zone: RecordZone.ID, cur: SyncSession.Outbound, session: SyncSession,
+        knowledge k: VersionVector, skipping: Set<NodeID>, on id: ConnectionID
+    ) async -> ContentOutcome {
         var cur = cur
-        let sparseBase: VersionVector? = session.peer.map { $0.capabilities & Capability.sparseRecords != 0 } == true
+        let sparseBase: VersionVector? =
+            session.peer.map { $0.capabilities & Capability.sparseRecords != 0 } == true
             ? k.meet(cur.peerKnowledge) : nil
         let ownHorizon = (try? await store.purgeHorizon(of: zone)) ?? VersionVector()
         var selection: Selection
@@ -218,38 +260,55 @@ extension SyncNode {
         let proves = authenticatesWrites(on: id)
         if let e = page.encoded {
             do throws(WireError) {
-                selection = try Self.select(e, peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping,
-                                            horizon: ownHorizon, keepingVersions: proves, limits: configuration.limits)
+                selection = try Self.select(
+                    e, peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping,
+                    horizon: ownHorizon, keepingVersions: proves, limits: configuration.limits)
             } catch {
-                return .failed(Frame(type: .error, payload: ErrorMessage(code: ShoalError.Code.internalError.name, message: "cannot serve zone \(zone): a stored version does not decode (\(error)); node \(nodeID.short)'s store is damaged").encoded()))
+                return .failed(
+                    Frame(
+                        type: .error,
+                        payload: ErrorMessage(
+                            code: ShoalError.Code.internalError.name,
+                            message:
+                                "cannot serve zone \(zone): a stored version does not decode (\(error)); node \(nodeID.short)'s store is damaged"
+                        ).encoded()))
             }
         } else {
-            selection = Self.select(page.read?.records ?? [], peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping,
-                                    horizon: ownHorizon)
+            selection = Self.select(
+                page.read?.records ?? [], peerKnowledge: cur.peerKnowledge, sparseBase: sparseBase, skipping: skipping,
+                horizon: ownHorizon)
         }
         if let b = sparseBase, !selection.sparse.isEmpty, speaksFieldDeltas(id) {
             await encodeFieldDeltas(&selection.sparse, base: b)
-            guard let fresh = sessions[id]?.outbound[zone], fresh.incarnation == cur.incarnation, fresh.token == cur.token else { return .superseded }
+            guard let fresh = sessions[id]?.outbound[zone], fresh.incarnation == cur.incarnation,
+                fresh.token == cur.token
+            else { return .superseded }
             cur = fresh
         }
         var proof: WriterLogPlan? = nil
         if proves {
             var versions = selection.whole.isEmpty ? selection.wholeVersions : ProvenVersions(selection.whole)
             versions.append(contentsOf: selection.sparseVersions)
-            proof = await writerLogPlan(for: versions, zone: zone, incarnation: cur.incarnation, knowledge: cur.peerKnowledge,
-                                        sent: cur.writerLogSent, headsStated: cur.writerLogHeadsStated,
-                                        horizon: Self.horizonSent(caughtUp: !page.moreComing, resetPass: cur.inResetPass, ownHorizon), on: id)
-            guard let fresh = sessions[id]?.outbound[zone], fresh.incarnation == cur.incarnation, fresh.token == cur.token else { return .superseded }
+            proof = await writerLogPlan(
+                for: versions, zone: zone, incarnation: cur.incarnation, knowledge: cur.peerKnowledge,
+                sent: cur.writerLogSent, headsStated: cur.writerLogHeadsStated,
+                horizon: Self.horizonSent(caughtUp: !page.moreComing, resetPass: cur.inResetPass, ownHorizon), on: id)
+            guard let fresh = sessions[id]?.outbound[zone], fresh.incarnation == cur.incarnation,
+                fresh.token == cur.token
+            else { return .superseded }
             cur = fresh
         }
-        return .content(BatchContent(selection: selection, sparseBase: sparseBase, ownHorizon: ownHorizon, proof: proof), cur)
+        return .content(
+            BatchContent(selection: selection, sparseBase: sparseBase, ownHorizon: ownHorizon, proof: proof), cur)
     }
 
     /// How many changes remain after `page`, for the peer's progress: counted for the first
     /// batch of a catch-up (or of a reset pass), when counting is quick; otherwise the count
     /// runs in the background and the first batch after it finishes carries the result, less
     /// the rows read since. Nil when the batch carries none.
-    func remaining(after page: ServedPage, of zone: RecordZone.ID, subscription cur: inout SyncSession.Outbound) async -> UInt64? {
+    func remaining(after page: ServedPage, of zone: RecordZone.ID, subscription cur: inout SyncSession.Outbound) async
+        -> UInt64?
+    {
         if cur.nextBatch == 1 || cur.resetNext {
             cur.pendingCount = nil
             guard page.moreComing else { return nil }
@@ -269,12 +328,19 @@ extension SyncNode {
     /// vectors written against the knowledge the subscription stated so far, which the
     /// subscriber holds as well (§3.5.4); otherwise a `changes` frame, which establishes the
     /// number when there is one.
-    func batchFrame(_ message: ChangesMessage, selection: Selection, subscription cur: inout SyncSession.Outbound,
-                    session: SyncSession) -> Frame {
-        let reference: VersionVector? = session.peer.map { $0.capabilities & Capability.vectorsAgainstStated != 0 } == true ? cur.vectorReference : nil
+    func batchFrame(
+        _ message: ChangesMessage, selection: Selection, subscription cur: inout SyncSession.Outbound,
+        session: SyncSession
+    ) -> Frame {
+        let reference: VersionVector? =
+            session.peer.map { $0.capabilities & Capability.vectorsAgainstStated != 0 } == true
+            ? cur.vectorReference : nil
         if let n = cur.number, cur.numberSent,
-           let live = LiveChangesMessage(message, subscription: n, previousToken: cur.tokenSent, reference: reference) {
-            let payload = selection.wholeCountEncoded > 0 ? live.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
+            let live = LiveChangesMessage(message, subscription: n, previousToken: cur.tokenSent, reference: reference)
+        {
+            let payload =
+                selection.wholeCountEncoded > 0
+                ? live.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
                 : live.encoded()
             return Frame(type: .liveChanges, payload: payload)
         }
@@ -283,7 +349,9 @@ extension SyncNode {
             message.subscription = n
             cur.numberSent = true
         }
-        let payload = selection.wholeCountEncoded > 0 ? message.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
+        let payload =
+            selection.wholeCountEncoded > 0
+            ? message.encoded(count: selection.wholeCountEncoded, recordBytes: selection.wholeEncoded)
             : message.encoded()
         return Frame(type: .changes, payload: payload)
     }

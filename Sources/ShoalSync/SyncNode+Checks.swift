@@ -34,17 +34,23 @@ extension SyncNode {
 
     /// Checks knowledge a peer states in `subscribe` or `acknowledgement` (or in `changes`):
     /// within the clock bound, and nothing of this node's newer than its newest write in the zone.
-    func checkStated(_ k: VersionVector, zone: RecordZone.ID, what: String, knowledgeOnly: Bool) async throws(SyncFailure) {
+    func checkStated(_ k: VersionVector, zone: RecordZone.ID, what: String, knowledgeOnly: Bool)
+        async throws(SyncFailure)
+    {
         let clock = clockLimit()
         if let e = Self.beyond(clock.limit, in: k) {
-            throw refusal("\(what) states knowledge of node \(e.node.short) at \(e.hlc), \(e.hlc.milliseconds &- clock.wall) ms ahead of node \(nodeID.short)'s clock (limit \(clock.drift) ms); refused (Spec/replication.md §3.8)", knowledgeOnly: knowledgeOnly)
+            throw refusal(
+                "\(what) states knowledge of node \(e.node.short) at \(e.hlc), \(e.hlc.milliseconds &- clock.wall) ms ahead of node \(nodeID.short)'s clock (limit \(clock.drift) ms); refused (Spec/replication.md §3.8)",
+                knowledgeOnly: knowledgeOnly)
         }
         let claimed = k[nodeID]
         guard claimed != .zero else { return }
         // The zone's vector as stored now (not the cached knowledge): this node's newest write.
         let own = ((try? await store.zone(zone))?.versionVector ?? VersionVector())[nodeID]
         if claimed > own {
-            throw refusal("\(what) states knowledge of node \(nodeID.short)'s writes up to \(claimed) in zone \(zone); its newest write there is \(own.rawValue == 0 ? "none" : "\(own)"); refused (Spec/replication.md §3.8)", knowledgeOnly: knowledgeOnly)
+            throw refusal(
+                "\(what) states knowledge of node \(nodeID.short)'s writes up to \(claimed) in zone \(zone); its newest write there is \(own.rawValue == 0 ? "none" : "\(own)"); refused (Spec/replication.md §3.8)",
+                knowledgeOnly: knowledgeOnly)
         }
     }
 
@@ -76,7 +82,9 @@ extension SyncNode {
                 if d.node == nodeID, d.hlc > mine { mine = d.hlc }
             }
             if newest.milliseconds > clock.limit {
-                throw refusal("\(what): record \(r.id) is stamped \(newest), \(newest.milliseconds &- clock.wall) ms ahead of node \(nodeID.short)'s clock (limit \(clock.drift) ms); refused whole (Spec/replication.md §3.8)", knowledgeOnly: false)
+                throw refusal(
+                    "\(what): record \(r.id) is stamped \(newest), \(newest.milliseconds &- clock.wall) ms ahead of node \(nodeID.short)'s clock (limit \(clock.drift) ms); refused whole (Spec/replication.md §3.8)",
+                    knowledgeOnly: false)
             }
             if mine != .zero { own.append((r.id, mine)) }
         }
@@ -91,7 +99,9 @@ extension SyncNode {
             // tombstones were applied first; an adopted horizon joins the vector).
             let newest = zoneVector[nodeID]
             if seenOnly > newest {
-                throw refusal("\(what): a version claims to have seen a write of node \(nodeID.short) (this node) at \(seenOnly), but its newest write in zone \(m.zone) is \(newest.rawValue == 0 ? "none" : "\(newest)"); refused whole (Spec/replication.md §3.8)", knowledgeOnly: false)
+                throw refusal(
+                    "\(what): a version claims to have seen a write of node \(nodeID.short) (this node) at \(seenOnly), but its newest write in zone \(m.zone) is \(newest.rawValue == 0 ? "none" : "\(newest)"); refused whole (Spec/replication.md §3.8)",
+                    knowledgeOnly: false)
             }
         }
         if !own.isEmpty {
@@ -107,7 +117,9 @@ extension SyncNode {
             for (id, mine) in own {
                 let bound = max(stored[id]?.versionVector[nodeID] ?? .zero, horizon)
                 if mine > bound {
-                    throw refusal("\(what): record \(id) carries a write of node \(nodeID.short) (this node) at \(mine), but its newest write of that record is \(bound.rawValue == 0 ? "none" : "\(bound)"); refused whole (Spec/replication.md §3.8)", knowledgeOnly: false)
+                    throw refusal(
+                        "\(what): record \(id) carries a write of node \(nodeID.short) (this node) at \(mine), but its newest write of that record is \(bound.rawValue == 0 ? "none" : "\(bound)"); refused whole (Spec/replication.md §3.8)",
+                        knowledgeOnly: false)
                 }
             }
         }
@@ -126,7 +138,9 @@ extension SyncNode {
     /// owner or read-write members (Spec/security.md §5) — and at most that many more in all,
     /// so the zone's vector stays decodable. Made-up writers a member names thus never stop
     /// another member from writing as itself (Spec/replication.md §3.8 rule 4).
-    func checkWriters(of records: [Record], zone: RecordZone.ID, zoneVector: VersionVector, from peer: NodeID, what: String) async throws(SyncFailure) {
+    func checkWriters(
+        of records: [Record], zone: RecordZone.ID, zoneVector: VersionVector, from peer: NodeID, what: String
+    ) async throws(SyncFailure) {
         var writers = Set(zoneVector.entries.map(\.node))
         var newest = [(Record.ID, NodeID)]()
         for r in records {
@@ -139,8 +153,9 @@ extension SyncNode {
         for w in writers where !(await writesAsMember(w, zone: zone, peer: peer)) { others &+= 1 }
         if others > configuration.maxZoneWriters || writers.count > hardLimit {
             let id = newest.last.map { "record \($0.0)" } ?? "a record"
-            throw refusal("\(what): \(id) would make zone \(zone) name more than \(configuration.maxZoneWriters) writers besides its members' own node IDs (SyncConfiguration.maxZoneWriters); refused whole",
-                          knowledgeOnly: false, code: .limitExceeded)
+            throw refusal(
+                "\(what): \(id) would make zone \(zone) name more than \(configuration.maxZoneWriters) writers besides its members' own node IDs (SyncConfiguration.maxZoneWriters); refused whole",
+                knowledgeOnly: false, code: .limitExceeded)
         }
     }
 
@@ -155,7 +170,9 @@ extension SyncNode {
 
     /// What the zone shows of its writers: its vector and its purge horizon together (nil when
     /// this node does not hold the zone). Knowledge counts only this far (Spec/replication.md §3.8).
-    func shownByZone(_ zone: RecordZone.ID) async -> (shown: VersionVector, vector: VersionVector, horizon: VersionVector)? {
+    func shownByZone(_ zone: RecordZone.ID) async -> (
+        shown: VersionVector, vector: VersionVector, horizon: VersionVector
+    )? {
         guard let info = try? await store.zone(zone) else { return nil }
         let horizon = (try? await store.purgeHorizon(of: zone)) ?? VersionVector()
         return (info.versionVector.union(horizon), info.versionVector, horizon)

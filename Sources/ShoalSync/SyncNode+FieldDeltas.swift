@@ -26,13 +26,15 @@ extension SyncNode {
             items[i].fields.contains { f in
                 guard let v = f.value, let stamp = f.stamp, !base.covers(stamp) else { return false }
                 switch v {
-                case .string, .bytes, .list: return zoneOf.map { v.payloadSize(zone: $0) >= SparseRecord.minimumDeltaValueBytes } ?? false
+                case .string, .bytes, .list:
+                    return zoneOf.map { v.payloadSize(zone: $0) >= SparseRecord.minimumDeltaValueBytes } ?? false
                 default: return false
                 }
             }
         }
         guard !candidates.isEmpty,
-              let previous = try? await store.previousVersions(of: candidates.map { items[$0].id }) else { return }
+            let previous = try? await store.previousVersions(of: candidates.map { items[$0].id })
+        else { return }
         for i in candidates {
             guard let p = previous[items[i].id] else { continue }
             let before = items[i].fields
@@ -41,9 +43,12 @@ extension SyncNode {
             statistics.fieldDeltasSent &+= made
             // The payloads of the fields that became delta slots, less what the slots' bodies cost.
             let zone = items[i].id.zone
-            let replaced = before.reduce(0) { $0 &+ ($1.value?.payloadSize(zone: zone) ?? 0) }
+            let replaced =
+                before.reduce(0) { $0 &+ ($1.value?.payloadSize(zone: zone) ?? 0) }
                 &- items[i].fields.reduce(0) { $0 &+ ($1.value?.payloadSize(zone: zone) ?? 0) }
-            let slots = items[i].deltas.reduce(0) { $0 &+ SparseSection.deltaBodySize($1, entries: items[i].entries, zone: zone) }
+            let slots = items[i].deltas.reduce(0) {
+                $0 &+ SparseSection.deltaBodySize($1, entries: items[i].entries, zone: zone)
+            }
             statistics.fieldDeltaBytesSaved &+= max(0, replaced &- slots)
         }
     }
@@ -54,19 +59,28 @@ extension SyncNode {
     func handleWantWhole(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         let m = try decode { (l) throws(WireError) in try WantWholeMessage(decoding: frame.payload, limits: l) }
         guard speaksFieldDeltas(id) else {
-            throw SyncFailure(.protocolViolation, "want-whole for zone \(m.zone), but this node did not announce that it answers it (capability bit 5)")
+            throw SyncFailure(
+                .protocolViolation,
+                "want-whole for zone \(m.zone), but this node did not announce that it answers it (capability bit 5)")
         }
         guard let sub = sessions[id]?.outbound[m.zone], sub.incarnation == m.incarnation else {
-            trace?("\(nodeID.short) ignores want-whole for \(m.zone) on conn \(id): no subscription of that incarnation")
+            trace?(
+                "\(nodeID.short) ignores want-whole for \(m.zone) on conn \(id): no subscription of that incarnation")
             return []
         }
-        trace?("\(nodeID.short) conn \(id) wants \(m.names.count) records of \(m.zone) whole (idle \(sub.idle), busy \(sub.busy), window \(sub.unacknowledged)/\(sub.window))")
+        trace?(
+            "\(nodeID.short) conn \(id) wants \(m.names.count) records of \(m.zone) whole (idle \(sub.idle), busy \(sub.busy), window \(sub.unacknowledged)/\(sub.window))"
+        )
         guard sub.sentAny else {
-            throw SyncFailure(.protocolViolation, "want-whole for zone \(m.zone) before any batch of it was sent on this connection")
+            throw SyncFailure(
+                .protocolViolation, "want-whole for zone \(m.zone) before any batch of it was sent on this connection")
         }
         let wanted = sub.wanted.union(m.names)
         guard wanted.count <= Self.maxWantedWhole else {
-            throw SyncFailure(.protocolViolation, "want-whole for \(wanted.count) records of zone \(m.zone) outstanding; at most \(Self.maxWantedWhole) (SyncNode.maxWantedWhole)")
+            throw SyncFailure(
+                .protocolViolation,
+                "want-whole for \(wanted.count) records of zone \(m.zone) outstanding; at most \(Self.maxWantedWhole) (SyncNode.maxWantedWhole)"
+            )
         }
         sessions[id]?.outbound[m.zone]?.wanted = wanted
         sessions[id]?.outbound[m.zone]?.idle = false
@@ -92,7 +106,10 @@ extension SyncNode {
             guard let r = stored[Record.ID(name: name, zone: zone)] else {
                 // Deleted and purged since it went sparse: the subscriber cannot be given it. It
                 // resumes from its stored position, which the batch that held it did not move.
-                throw SyncFailure(.resyncNeeded, "record \(name) of zone \(zone), asked for whole, is no longer held here (its tombstone was purged); resubscribe")
+                throw SyncFailure(
+                    .resyncNeeded,
+                    "record \(name) of zone \(zone), asked for whole, is no longer held here (its tombstone was purged); resubscribe"
+                )
             }
             let n = r.encodedSize
             if !records.isEmpty && size &+ n > budget { break }
@@ -102,20 +119,24 @@ extension SyncNode {
         }
         var proof: WriterLogPlan? = nil
         if authenticatesWrites(on: id), let held = sessions[id]?.outbound[zone] {
-            proof = await writerLogPlan(for: ProvenVersions(records), zone: zone, incarnation: held.incarnation, knowledge: held.peerKnowledge,
-                                        sent: held.writerLogSent, headsStated: held.writerLogHeadsStated, on: id)
+            proof = await writerLogPlan(
+                for: ProvenVersions(records), zone: zone, incarnation: held.incarnation, knowledge: held.peerKnowledge,
+                sent: held.writerLogSent, headsStated: held.writerLogHeadsStated, on: id)
         }
         guard var cur = sessions[id]?.outbound[zone], cur.incarnation == sub.incarnation else { return nil }
         cur.wanted.subtract(sent)
-        let message = ChangesMessage(zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: false,
-                                     token: ChangeToken(bytes: cur.tokenSent), records: records, writerLog: proof?.section)
+        let message = ChangesMessage(
+            zone: zone, incarnation: cur.incarnation, batch: cur.nextBatch, isCaughtUp: false,
+            token: ChangeToken(bytes: cur.tokenSent), records: records, writerLog: proof?.section)
         if let proof { note(proof, in: &cur, on: id) }
         cur.lastRecordsBatch = cur.nextBatch
         cur.nextBatch &+= 1
         cur.wantedSent = true
         cur.caughtUpSent = false
         sessions[id]?.outbound[zone] = cur
-        trace?("\(nodeID.short) sends \(records.count) records of \(zone) whole to conn \(id) as batch \(message.batch): \(records.map { "\($0.id.name)\($0.versionVector)" })")
+        trace?(
+            "\(nodeID.short) sends \(records.count) records of \(zone) whole to conn \(id) as batch \(message.batch): \(records.map { "\($0.id.name)\($0.versionVector)" })"
+        )
         statistics.recordsSentWhole &+= records.count
         statistics.recordsSent &+= records.count
         statistics.batchesSent &+= 1

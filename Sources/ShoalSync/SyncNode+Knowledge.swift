@@ -27,7 +27,9 @@ extension SyncNode {
     /// Adds `v` to the knowledge stored for `zone`; the caller checked it (§3.8).
     func addKnowledge(_ v: VersionVector, to zone: RecordZone.ID) async {
         var stored = VersionVector()
-        if let bytes = try? await store.syncValue(.knowledge(zone: zone)), let s = Self.decodeVector(bytes) { stored = s }
+        if let bytes = try? await store.syncValue(.knowledge(zone: zone)), let s = Self.decodeVector(bytes) {
+            stored = s
+        }
         let merged = stored.union(v)
         guard merged != stored else { return }
         do throws(ShoalError) {
@@ -43,7 +45,9 @@ extension SyncNode {
     func position(peer: NodeID, zone: RecordZone.ID, incarnation: NodeID) async -> ChangeToken? {
         guard let bytes = try? await store.syncValue(.position(peer: peer, zone: zone)) else { return nil }
         let token = ChangeToken(bytes: bytes)
-        guard let c = try? token.contents(limits: configuration.limits), c.incarnation == incarnation else { return nil }
+        guard let c = try? token.contents(limits: configuration.limits), c.incarnation == incarnation else {
+            return nil
+        }
         return token
     }
 
@@ -55,7 +59,6 @@ extension SyncNode {
             configuration.logger.warning("position in \(peer.short)'s feed of \(zone) not stored: \(error)")
         }
     }
-
 
     static func encodeVector(_ v: VersionVector) -> [UInt8] {
         WireWriter.encode(size: WireSize.plainVector(v)) { $0.writePlainVector(v) }

@@ -28,15 +28,17 @@ extension SyncNode {
         var knowledge = [RecordZone.ID: VersionVector]()
         for z in await store.zones() { knowledge[z.id] = await self.knowledge(of: z.id) }
         let peersExpected = await peersExpected()
-        let n = try await store.purgeTombstones(retention: retention, knowledge: knowledge, peersExpected: peersExpected)
+        let n = try await store.purgeTombstones(
+            retention: retention, knowledge: knowledge, peersExpected: peersExpected)
         if n > 0 {
             // The horizon is part of what a zone shows (§3.8): knowledge is read again.
             knowledgeCache.removeAll()
             statistics.tombstonesPurged &+= n
             trace?("\(nodeID.short) purged \(n) tombstones")
         }
-        let zones = try await store.purgeZoneTombstones(retention: retention, peersExpected: peersExpected,
-                                                        forgetPurgedAfter: retention.map { $0 * Self.purgedZoneMemory })
+        let zones = try await store.purgeZoneTombstones(
+            retention: retention, peersExpected: peersExpected,
+            forgetPurgedAfter: retention.map { $0 * Self.purgedZoneMemory })
         if zones > 0 {
             zonesPerOwner = nil
             statistics.zoneTombstonesPurged &+= zones

@@ -5,7 +5,9 @@ import ShoalStore
 import ShoalDiff
 
 extension SyncNode {
-    func handleChanges(_ frame: Frame, on id: ConnectionID, decoded: DecodedChanges? = nil) async throws(SyncFailure) -> [SyncOutput] {
+    func handleChanges(_ frame: Frame, on id: ConnectionID, decoded: DecodedChanges? = nil) async throws(SyncFailure)
+        -> [SyncOutput]
+    {
         // The records' bytes as received are their canonical encodings: the store keeps them.
         let (m, ranges) = try decode { (l) throws(WireError) in
             if let r = decoded?.take() { return try r.get() }
@@ -18,30 +20,44 @@ extension SyncNode {
     /// the peer numbered on this connection, and its token a change to that subscription's last
     /// one; it is then applied as the `changes` batch it stands for.
     func handleLiveChanges(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
-        let n = try decode { (l) throws(WireError) in try LiveChangesMessage.subscription(of: frame.payload, limits: l) }
+        let n = try decode { (l) throws(WireError) in try LiveChangesMessage.subscription(of: frame.payload, limits: l)
+        }
         guard let zone = sessions[id]?.inboundNumbers[n], let sub = sessions[id]?.inbound[zone] else {
-            throw SyncFailure(.protocolViolation, "live changes of subscription \(n), a number the peer has not given a subscription of this connection (Spec/replication.md §3.5.4)")
+            throw SyncFailure(
+                .protocolViolation,
+                "live changes of subscription \(n), a number the peer has not given a subscription of this connection (Spec/replication.md §3.5.4)"
+            )
         }
         // Vectors written against the stated knowledge are read against this side's copy of it.
         let (live, ranges) = try decode { (l) throws(WireError) in
-            try LiveChangesMessage.decodeKeepingRecordBytes(frame.payload, zone: zone, reference: sub.vectorReference, limits: l)
+            try LiveChangesMessage.decodeKeepingRecordBytes(
+                frame.payload, zone: zone, reference: sub.vectorReference, limits: l)
         }
         guard let token = live.token(after: sub.lastToken, limits: configuration.limits) else {
-            throw SyncFailure(.protocolViolation, "batch \(live.batch) of subscription \(n) (zone \(zone)) keeps \(live.tokenKept) bytes of a \(sub.lastToken.count)-byte token, or fewer than the two tokens share (Spec/replication.md §3.5.4)")
+            throw SyncFailure(
+                .protocolViolation,
+                "batch \(live.batch) of subscription \(n) (zone \(zone)) keeps \(live.tokenKept) bytes of a \(sub.lastToken.count)-byte token, or fewer than the two tokens share (Spec/replication.md §3.5.4)"
+            )
         }
-        return try await applyChanges(live.changes(incarnation: sub.incarnation, token: token), ranges: ranges, frame: frame, on: id)
+        return try await applyChanges(
+            live.changes(incarnation: sub.incarnation, token: token), ranges: ranges, frame: frame, on: id)
     }
 
     /// The refusal of a batch from a device that may not write `zone`: counted, and closing.
     func refusedWrite(_ zone: RecordZone.ID, on id: ConnectionID) -> SyncFailure {
         statistics.refusedForPermission &+= 1
-        return SyncFailure(.permissionFailure, "changes to zone \(zone) refused whole: device \(sessions[id]?.device?.description ?? "?") may not write it (Spec/security.md §6.2)")
+        return SyncFailure(
+            .permissionFailure,
+            "changes to zone \(zone) refused whole: device \(sessions[id]?.device?.description ?? "?") may not write it (Spec/security.md §6.2)"
+        )
     }
 
     /// Applies a batch received on `id` (whose payload is `frame`'s; `ranges` locate its whole
     /// records' bytes in it) and answers with the acknowledgement (and a `want-whole` for what
     /// could not be rebuilt).
-    func applyChanges(_ m: consuming ChangesMessage, ranges: [Range<Int>], frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+    func applyChanges(_ m: consuming ChangesMessage, ranges: [Range<Int>], frame: Frame, on id: ConnectionID)
+        async throws(SyncFailure) -> [SyncOutput]
+    {
         guard let peer = try await checkSubscription(of: m, on: id) else { return [] }
         let whole = try await wholeVersions(of: m, from: peer, on: id)
         var records = whole.records
@@ -57,39 +73,17 @@ extension SyncNode {
         try await checkBatch(m, records: records, from: peer)
         // Every write must be proven by its writer's device (Spec/authenticated-writes.md §5):
         // the section's entries are checked against the versions in the batch's order.
-        var positional = m.records.map(Optional.some)
-        if !m.sparseRecords.isEmpty {
-            var rebuilt = [String: Record]()
-            for r in records.dropFirst(m.records.count) { rebuilt[r.id.name] = r }
-            positional += m.sparseRecords.map { rebuilt[$0.id.name] }
-        }
-        let writes = try await checkWrites(of: m, versions: positional, from: peer, on: id)
-        let left = writes.left
-        if !left.isEmpty {
-            // Writes of a device that may not write the zone: left out, the rest applied.
-            var kept = [Range<Int>]()
-            for (i, r) in ranges.enumerated() where !left.contains(m.records[i].id.name) { kept.append(r) }
-            ranges = kept
-            records.removeAll { left.contains($0.id.name) }
-            trace?("\(nodeID.short) leaves out \(left.count) records of batch \(m.batch) of \(m.zone): writes of a device that may not write it")
-        }
+        let writes = try await checkWrites(
+            of: m, versions: positionalVersions(of: m, records: records), from: peer, on: id)
+        leaveOut(writes.left, of: m, records: &records, ranges: &ranges)
         let key = PeerZone(peer: peer, zone: m.zone)
-        if m.isReset {
-            resyncs[key] = []
-            // The pass starts over on both sides: what was stated before it no longer counts.
-            sessions[id]?.inbound[m.zone]?.serverKnowledge = VersionVector()
-            sessions[id]?.inbound[m.zone]?.statedKnowledge = VersionVector()
-        }
-        if let r = sessions[id]?.inbound[m.zone]?.vectorReference {
-            sessions[id]?.inbound[m.zone]?.vectorReference = SyncSession.vectorReference(after: r, reset: m.isReset, stated: m.knowledge)
-        }
-        // A batch states only the knowledge the peer had not stated on this subscription yet
-        // (§3.5): what it claims is the union.
-        let stated: VersionVector? = m.knowledge.map { (sessions[id]?.inbound[m.zone]?.serverKnowledge ?? VersionVector()).union($0) }
-        if let stated { sessions[id]?.inbound[m.zone]?.serverKnowledge = stated }
-        try await commit(m, records: records, ranges: ranges, frame: frame, from: peer, holdingBackPosition: !wanted.isEmpty, on: id)
+        let stated = noteStated(by: m, key: key, on: id)
+        try await commit(
+            m, records: records, ranges: ranges, frame: frame, from: peer, holdingBackPosition: !wanted.isEmpty, on: id)
         await noteReflected(writes, zone: m.zone)
-        trace?("\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(stated.map { "\($0)" } ?? "-")")
+        trace?(
+            "\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(stated.map { "\($0)" } ?? "-")"
+        )
         // The batch that ends a full resync: everything the sender holds has arrived here.
         let endsResync = resyncs[key] != nil && m.isCaughtUp && stated != nil
         if resyncs[key] != nil {
@@ -110,14 +104,65 @@ extension SyncNode {
         for asset in await eagerAssets(in: records, zone: m.zone) {
             for (c, more) in await fetchAsset(asset) { extraOutputs[c, default: []] += more }
         }
-        var replies = [SyncOutput]()
-        if !unrebuilt.isEmpty {
-            statistics.recordsWantedWhole &+= unrebuilt.count
-            trace?("\(nodeID.short) asks \(peer.short) for \(unrebuilt.count) records of \(m.zone) whole: \(unrebuilt)")
-            replies.append(.send(Frame(type: .wantWhole, payload: WantWholeMessage(zone: m.zone, incarnation: m.incarnation, names: unrebuilt).encoded())))
-        }
+        let replies = wantWhole(unrebuilt, of: m, from: peer)
         Self.releaseLater((consume m, consume records))
         return replies + [.send(Frame(type: .acknowledgement, payload: ack.encoded()))]
+    }
+
+    /// The batch's versions in the order its writer-log section names them: whole, then sparse
+    /// as rebuilt from `records` (nil: a sparse record not rebuilt here).
+    func positionalVersions(of m: ChangesMessage, records: [Record]) -> [Record?] {
+        var positional = m.records.map(Optional.some)
+        if !m.sparseRecords.isEmpty {
+            var rebuilt = [String: Record]()
+            for r in records.dropFirst(m.records.count) { rebuilt[r.id.name] = r }
+            positional += m.sparseRecords.map { rebuilt[$0.id.name] }
+        }
+        return positional
+    }
+
+    /// Leaves the records named `left` out of batch `m`'s `records` and whole `ranges`: writes of
+    /// a device that may not write the zone. The rest of the batch is applied.
+    func leaveOut(_ left: Set<String>, of m: ChangesMessage, records: inout [Record], ranges: inout [Range<Int>]) {
+        guard !left.isEmpty else { return }
+        var kept = [Range<Int>]()
+        for (i, r) in ranges.enumerated() where !left.contains(m.records[i].id.name) { kept.append(r) }
+        ranges = kept
+        records.removeAll { left.contains($0.id.name) }
+        trace?(
+            "\(nodeID.short) leaves out \(left.count) records of batch \(m.batch) of \(m.zone): writes of a device that may not write it"
+        )
+    }
+
+    /// Notes on the subscription of `id` what batch `m` starts and states, and returns the
+    /// knowledge it claims: a reset pass starts over on both sides (what was stated before it no
+    /// longer counts, and the resync of `key` begins); a batch states only what the peer had not
+    /// stated on this subscription yet, so it claims the union (§3.5).
+    func noteStated(by m: ChangesMessage, key: PeerZone, on id: ConnectionID) -> VersionVector? {
+        if m.isReset {
+            resyncs[key] = []
+            sessions[id]?.inbound[m.zone]?.serverKnowledge = VersionVector()
+            sessions[id]?.inbound[m.zone]?.statedKnowledge = VersionVector()
+        }
+        if let r = sessions[id]?.inbound[m.zone]?.vectorReference {
+            sessions[id]?.inbound[m.zone]?.vectorReference = SyncSession.vectorReference(
+                after: r, reset: m.isReset, stated: m.knowledge)
+        }
+        let stated: VersionVector? = m.knowledge.map {
+            (sessions[id]?.inbound[m.zone]?.serverKnowledge ?? VersionVector()).union($0)
+        }
+        if let stated { sessions[id]?.inbound[m.zone]?.serverKnowledge = stated }
+        return stated
+    }
+
+    /// The `want-whole` asking `peer` for the records of batch `m` this node could not rebuild
+    /// (none when it rebuilt them all).
+    func wantWhole(_ unrebuilt: [String], of m: ChangesMessage, from peer: NodeID) -> [SyncOutput] {
+        guard !unrebuilt.isEmpty else { return [] }
+        statistics.recordsWantedWhole &+= unrebuilt.count
+        trace?("\(nodeID.short) asks \(peer.short) for \(unrebuilt.count) records of \(m.zone) whole: \(unrebuilt)")
+        let message = WantWholeMessage(zone: m.zone, incarnation: m.incarnation, names: unrebuilt)
+        return [.send(Frame(type: .wantWhole, payload: message.encoded()))]
     }
 
     /// The sending peer's node when batch `m` continues a subscription this connection made, in
@@ -132,17 +177,27 @@ extension SyncNode {
         guard let sub = sessions[id]?.inbound[m.zone], sub.incarnation == m.incarnation else {
             // A read-only member knows the zone: it is told why (§6.2).
             if access == .read { throw refusedWrite(m.zone, on: id) }
-            throw SyncFailure(.protocolViolation, "changes for zone \(m.zone) (incarnation \(m.incarnation.short)), which this connection did not subscribe to")
+            throw SyncFailure(
+                .protocolViolation,
+                "changes for zone \(m.zone) (incarnation \(m.incarnation.short)), which this connection did not subscribe to"
+            )
         }
         // Checked before anything is used: a device that may not write the zone (its role changed
         // since) has nothing applied, whatever it sends (Spec/security.md §6.2).
         guard access >= .write else { throw refusedWrite(m.zone, on: id) }
         guard m.batch == sub.nextBatch else {
-            throw SyncFailure(.protocolViolation, "changes batch \(m.batch) of zone \(m.zone) arrived; batch \(sub.nextBatch) was expected")
+            throw SyncFailure(
+                .protocolViolation,
+                "changes batch \(m.batch) of zone \(m.zone) arrived; batch \(sub.nextBatch) was expected")
         }
         // A subscription has one number, and a number one subscription (§3.5.4).
-        if let n = m.subscription, sub.number.map({ $0 != n }) ?? false || sessions[id]?.inboundNumbers[n].map({ $0 != m.zone }) ?? false {
-            throw SyncFailure(.protocolViolation, "batch \(m.batch) of zone \(m.zone) numbers its subscription \(n), but \(sub.number.map { "it is \($0)" } ?? "\(n) names another subscription") on this connection")
+        if let n = m.subscription,
+            sub.number.map({ $0 != n }) ?? false || sessions[id]?.inboundNumbers[n].map({ $0 != m.zone }) ?? false
+        {
+            throw SyncFailure(
+                .protocolViolation,
+                "batch \(m.batch) of zone \(m.zone) numbers its subscription \(n), but \(sub.number.map { "it is \($0)" } ?? "\(n) names another subscription") on this connection"
+            )
         }
         return sessions[id]?.peer?.node
     }
@@ -152,20 +207,31 @@ extension SyncNode {
     /// - Throws: `protocolViolation` for a batch naming a record twice; `resyncNeeded` when the
     ///   sparse records cannot be rebuilt and cannot be asked for (the subscription resubscribes
     ///   for whole versions, §3.5.1).
-    func wholeVersions(of m: ChangesMessage, from peer: NodeID, on id: ConnectionID) async throws(SyncFailure) -> (records: [Record], unrebuilt: [String]) {
+    func wholeVersions(of m: ChangesMessage, from peer: NodeID, on id: ConnectionID) async throws(SyncFailure) -> (
+        records: [Record], unrebuilt: [String]
+    ) {
         guard !m.sparseRecords.isEmpty else { return (m.records, []) }
         // One version per record and batch (§3.5): rebuilding costs up to a record's size per
         // item, so a batch naming one large record many times is refused, not rebuilt.
         var names = Set<String>(minimumCapacity: m.sparseRecords.count &+ m.records.count)
-        for name in m.records.lazy.map(\.id.name) + m.sparseRecords.lazy.map(\.id.name) where !names.insert(name).inserted {
-            throw SyncFailure(.protocolViolation, "batch \(m.batch) of zone \(m.zone) holds record \(name) twice; a batch holds one version of each record (Spec/replication.md §3.5)")
+        for name in m.records.lazy.map(\.id.name) + m.sparseRecords.lazy.map(\.id.name)
+        where !names.insert(name).inserted {
+            throw SyncFailure(
+                .protocolViolation,
+                "batch \(m.batch) of zone \(m.zone) holds record \(name) twice; a batch holds one version of each record (Spec/replication.md §3.5)"
+            )
         }
         let asks = speaksFieldDeltas(id)
         guard let rebuilt = await rebuild(m, askingForTheRest: asks),
-              !asks || (sessions[id]?.inbound[m.zone]?.wanted.count ?? 0) &+ rebuilt.unrebuilt.count <= Self.maxWantedWhole else {
+            !asks
+                || (sessions[id]?.inbound[m.zone]?.wanted.count ?? 0) &+ rebuilt.unrebuilt.count <= Self.maxWantedWhole
+        else {
             wholeVersionsNeeded.insert(PeerZone(peer: peer, zone: m.zone))
             statistics.wholeVersionRequests &+= 1
-            throw SyncFailure(.resyncNeeded, "batch \(m.batch) of zone \(m.zone) holds sparse records this node cannot rebuild (its base is not known here, or a record is missing); reconnecting to receive whole versions")
+            throw SyncFailure(
+                .resyncNeeded,
+                "batch \(m.batch) of zone \(m.zone) holds sparse records this node cannot rebuild (its base is not known here, or a record is missing); reconnecting to receive whole versions"
+            )
         }
         return (m.records + rebuilt.records, rebuilt.unrebuilt)
     }
@@ -175,8 +241,10 @@ extension SyncNode {
     /// position only in the sender's memory: resuming from the older stored position re-reads,
     /// then skips, the same versions, so nothing is lost by not writing it. With records asked
     /// for whole outstanding (`holdingBackPosition`) the position is not stored (§3.10).
-    func commit(_ m: ChangesMessage, records: [Record], ranges: [Range<Int>], frame: Frame, from peer: NodeID,
-               holdingBackPosition: Bool, on id: ConnectionID) async throws(SyncFailure) {
+    func commit(
+        _ m: ChangesMessage, records: [Record], ranges: [Range<Int>], frame: Frame, from peer: NodeID,
+        holdingBackPosition: Bool, on id: ConnectionID
+    ) async throws(SyncFailure) {
         let key = SyncStateKey.position(peer: peer, zone: m.zone)
         do throws(ShoalError) {
             // A resync's marker commits with its first batch: a crash cannot lose the fact that
@@ -189,19 +257,25 @@ extension SyncNode {
             if m.isReset { state[.resync(peer: peer, zone: m.zone)] = [1] }
             if !records.isEmpty {
                 let payload = frame.payload
-                try await store.apply(remoteChanges: records, encodings: ranges.map { payload[$0] }, decodedUnder: configuration.limits, syncState: state)
+                try await store.apply(
+                    remoteChanges: records, encodings: ranges.map { payload[$0] }, decodedUnder: configuration.limits,
+                    syncState: state)
             } else if m.isCaughtUp || m.isReset {
                 try await store.apply(remoteChanges: [], syncState: state)
             }
         } catch {
-            throw SyncFailure(error.code, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
+            throw SyncFailure(
+                error.code, "could not apply batch \(m.batch) of zone \(m.zone) from \(peer.short): \(error)")
         }
     }
 
     /// Adopts the knowledge `k` a caught-up batch `m` stated, as far as the zone now shows it and
     /// only when it covers the purge horizon (or ends a resync) and no record asked for whole is
     /// outstanding (`wanted`); the sender's own knowledge grows by all of it.
-    func adopt(_ k: VersionVector, statedBy m: ChangesMessage, from peer: NodeID, endsResync: Bool, wanted: Int, on id: ConnectionID) async {
+    func adopt(
+        _ k: VersionVector, statedBy m: ChangesMessage, from peer: NodeID, endsResync: Bool, wanted: Int,
+        on id: ConnectionID
+    ) async {
         // Caught-up knowledge counts only as far as the zone now shows (§3.8): a claim beyond
         // that (writes purged on the sender, or never made) is dropped, not adopted or passed on.
         // Per node, at most the larger of the zone's vector and purge horizon once the batch is
@@ -211,7 +285,9 @@ extension SyncNode {
         let shown = zoneShows.map { k.meet($0.shown) } ?? VersionVector()
         if shown != k {
             statistics.unshownKnowledgeDropped &+= 1
-            trace?("\(nodeID.short) batch \(m.batch) of \(m.zone) from \(peer.short) claims knowledge \(k); adopting what the zone shows, \(shown)")
+            trace?(
+                "\(nodeID.short) batch \(m.batch) of \(m.zone) from \(peer.short) claims knowledge \(k); adopting what the zone shows, \(shown)"
+            )
         }
         // Knowledge that does not cover this zone's purge horizon comes from a sender that
         // has not seen some deletion purged here: it may hold a version concurrent with one,
@@ -220,17 +296,23 @@ extension SyncNode {
         // the sender has resynced (§3.5.3). The end of a full resync is adopted: this node
         // now holds everything the sender held (§3.5.3 names the case this leaves open).
         if wanted > 0 {
-            trace?("\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): \(wanted) records asked for whole have not arrived")
+            trace?(
+                "\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): \(wanted) records asked for whole have not arrived"
+            )
         } else if endsResync || horizon.isDominated(by: k) {
             // Only over each writer's reflected prefix: no withheld write is skipped for good.
             let reflected = await reflectedKnowledge(shown, zone: m.zone, on: id)
             if reflected != shown {
-                trace?("\(nodeID.short) adopts knowledge \(reflected) of \(m.zone) from \(peer.short), the reflected part of \(shown)")
+                trace?(
+                    "\(nodeID.short) adopts knowledge \(reflected) of \(m.zone) from \(peer.short), the reflected part of \(shown)"
+                )
             }
             await addKnowledge(reflected, to: m.zone)
         } else {
             statistics.knowledgeHeldBackForHorizon &+= 1
-            trace?("\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): it does not cover the purge horizon \(horizon)")
+            trace?(
+                "\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): it does not cover the purge horizon \(horizon)"
+            )
         }
         // The sender knows at least this (it speaks for itself): what we serve it on this
         // connection skips it, so the versions it just sent us are not echoed back before
@@ -279,7 +361,8 @@ extension SyncNode {
         let knowledge = resyncing ? VersionVector() : await knowledge(of: m.zone)
         let told = sessions[id]?.inbound[m.zone]?.statedKnowledge ?? VersionVector()
         sessions[id]?.inbound[m.zone]?.statedKnowledge = told.union(knowledge)
-        return AcknowledgementMessage(zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: knowledge.entries(above: told))
+        return AcknowledgementMessage(
+            zone: m.zone, incarnation: m.incarnation, batch: m.batch, knowledge: knowledge.entries(above: told))
     }
 
     /// Ends a full resync from `peer` at its caught-up batch (Spec/replication.md §3.5.2–3.5.3):
@@ -291,7 +374,9 @@ extension SyncNode {
     /// save the peer has not seen stay (they replicate to it). The peer's purge `horizon` becomes
     /// part of this zone's, so a record created here again supersedes those deletions where they
     /// are held.
-    func finishResync(peer: NodeID, zone: RecordZone.ID, received: Set<String>, knowledge: VersionVector, horizon: VersionVector?) async {
+    func finishResync(
+        peer: NodeID, zone: RecordZone.ID, received: Set<String>, knowledge: VersionVector, horizon: VersionVector?
+    ) async {
         do throws(ShoalError) {
             let stale = try await store.allRecordIDs(in: zone).filter { !received.contains($0.name) }
             let versions = try await store.storedVersions(of: stale)
@@ -308,7 +393,9 @@ extension SyncNode {
             resyncs[PeerZone(peer: peer, zone: zone)] = nil
             statistics.resyncsCompleted &+= 1
             statistics.resyncDeletions &+= gone.count
-            trace?("\(nodeID.short) resync of \(zone) from \(peer.short) done: \(received.count) received, \(gone.count) deleted, horizon \(horizon.map { "\($0)" } ?? "-")")
+            trace?(
+                "\(nodeID.short) resync of \(zone) from \(peer.short) done: \(received.count) received, \(gone.count) deleted, horizon \(horizon.map { "\($0)" } ?? "-")"
+            )
         } catch {
             // The marker stays: the next connection resyncs again.
             trace?("\(nodeID.short) resync of \(zone) from \(peer.short) could not finish: \(error)")
@@ -323,7 +410,8 @@ extension SyncNode {
     func rebuild(_ m: ChangesMessage, askingForTheRest: Bool) async -> (records: [Record], unrebuilt: [String])? {
         let base = m.base ?? VersionVector()
         guard base.isDominated(by: await knowledge(of: m.zone)),
-              let stored = try? await store.storedVersions(of: m.sparseRecords.map(\.id)) else { return nil }
+            let stored = try? await store.storedVersions(of: m.sparseRecords.map(\.id))
+        else { return nil }
         var out = [Record?]()
         out.reserveCapacity(m.sparseRecords.count)
         var refused = [Int]()
@@ -341,13 +429,17 @@ extension SyncNode {
             // omitted slot, or a delta slot's base: the version before it may hold exactly that.
             // A digest that matches makes the rebuilt version the sender's, whatever it was
             // rebuilt on.
-            guard let previous = try? await store.previousVersions(of: refused.map { m.sparseRecords[$0].id }) else { return nil }
+            guard let previous = try? await store.previousVersions(of: refused.map { m.sparseRecords[$0].id }) else {
+                return nil
+            }
             for i in refused {
                 let s = m.sparseRecords[i]
                 let bases = [stored[s.id], previous[s.id]].compactMap { $0 }
                 if let l = stored[s.id], let r = Record(expanding: s, base: base, onto: l, bases: bases) {
                     out[i] = r
-                } else if let p = previous[s.id], let r = Record(expanding: s, base: base, onto: p, bases: bases.reversed()) {
+                } else if let p = previous[s.id],
+                    let r = Record(expanding: s, base: base, onto: p, bases: bases.reversed())
+                {
                     out[i] = r
                     statistics.sparseRecordsRebuiltOnPrevious &+= 1
                 } else if askingForTheRest {
@@ -357,7 +449,9 @@ extension SyncNode {
                 }
             }
         }
-        for (i, s) in m.sparseRecords.enumerated() where out[i] != nil { statistics.fieldDeltasApplied &+= s.deltas.count }
+        for (i, s) in m.sparseRecords.enumerated() where out[i] != nil {
+            statistics.fieldDeltasApplied &+= s.deltas.count
+        }
         return (out.compactMap { $0 }, unrebuilt)
     }
 }

@@ -10,11 +10,21 @@ extension SyncNode {
         let m = try decode { (l) throws(WireError) in try SubscribeMessage(decoding: frame.payload, limits: l) }
         // A device that may not read the zone gets the answer for a zone this node does not hold,
         // word for word: it learns nothing of which zones exist (Spec/security.md §6.2).
-        let notFound = [SyncOutput.send(Frame(type: .error, payload: ErrorMessage(code: ShoalError.Code.zoneNotFound.name, message: "zone \(m.zone) is not replicated by node \(nodeID.short)").encoded()))]
+        let notFound = [
+            SyncOutput.send(
+                Frame(
+                    type: .error,
+                    payload: ErrorMessage(
+                        code: ShoalError.Code.zoneNotFound.name,
+                        message: "zone \(m.zone) is not replicated by node \(nodeID.short)"
+                    ).encoded()))
+        ]
         guard configuration.zones.allows(m.zone), let info = try? await store.zone(m.zone) else { return notFound }
         guard await access(id, m.zone) >= .read else {
             statistics.refusedForPermission &+= 1
-            trace?("\(nodeID.short) refused a subscribe to \(m.zone) from device \(sessions[id]?.device?.short ?? "?"): not a member")
+            trace?(
+                "\(nodeID.short) refused a subscribe to \(m.zone) from device \(sessions[id]?.device?.short ?? "?"): not a member"
+            )
             return notFound
         }
         guard info.incarnation == m.incarnation else {
@@ -25,13 +35,20 @@ extension SyncNode {
         // One subscription per zone and connection: another would start a second window of
         // batches for the same zone (an honest peer subscribes once per connection, §3.4).
         guard sessions[id]?.outbound[m.zone] == nil else {
-            throw SyncFailure(.protocolViolation, "a second subscribe to zone \(m.zone) on this connection, which already follows it; one subscription per zone and connection")
+            throw SyncFailure(
+                .protocolViolation,
+                "a second subscribe to zone \(m.zone) on this connection, which already follows it; one subscription per zone and connection"
+            )
         }
         // No position but some knowledge (a subscriber whose upstreams deliver most of the zone
         // keeps no position here, §3.9): start from what it knows, not from the beginning.
-        let start = m.token ?? (m.knowledge.isEmpty ? nil : ChangeToken(.init(kind: .zone, incarnation: m.incarnation, vector: m.knowledge)))
-        var outbound = SyncSession.Outbound(incarnation: m.incarnation, token: start, peerKnowledge: m.knowledge,
-                                            window: min(m.window, UInt64(max(1, configuration.maxServedWindow))))
+        let start =
+            m.token
+            ?? (m.knowledge.isEmpty
+                ? nil : ChangeToken(.init(kind: .zone, incarnation: m.incarnation, vector: m.knowledge)))
+        var outbound = SyncSession.Outbound(
+            incarnation: m.incarnation, token: start, peerKnowledge: m.knowledge,
+            window: min(m.window, UInt64(max(1, configuration.maxServedWindow))))
         outbound.vectorReference = m.knowledge
         outbound.tokenSent = m.token?.bytes ?? []
         // The ranges it is sent start where the logs it holds end (Spec/authenticated-writes.md §4).
@@ -45,7 +62,10 @@ extension SyncNode {
         // number name it instead of the zone (§3.5.4).
         if let n = m.number, let s = sessions[id] {
             guard n >= s.nextSubscriptionNumber else {
-                throw SyncFailure(.protocolViolation, "subscribe to zone \(m.zone) numbers the subscription \(n), but numbers below \(s.nextSubscriptionNumber) were used on this connection (Spec/replication.md §3.5.4)")
+                throw SyncFailure(
+                    .protocolViolation,
+                    "subscribe to zone \(m.zone) numbers the subscription \(n), but numbers below \(s.nextSubscriptionNumber) were used on this connection (Spec/replication.md §3.5.4)"
+                )
             }
             sessions[id]?.outbound[m.zone]?.number = n
             sessions[id]?.outbound[m.zone]?.numberSent = true
@@ -57,7 +77,9 @@ extension SyncNode {
         // A subscriber whose knowledge does not cover the purge horizon has not seen some
         // deletion purged here, whatever its token says: it resyncs in full, which removes what
         // the deletions removed and hands it the horizon (§3.5.2, §3.5.3).
-        if let horizon = try? await store.purgeHorizon(of: m.zone), !horizon.isEmpty, !horizon.isDominated(by: m.knowledge) {
+        if let horizon = try? await store.purgeHorizon(of: m.zone), !horizon.isEmpty,
+            !horizon.isDominated(by: m.knowledge)
+        {
             trace?("\(nodeID.short) subscriber on conn \(id) does not know the purge horizon of \(m.zone): resetting")
             sessions[id]?.outbound[m.zone]?.beginResetPass()
         }
@@ -68,10 +90,15 @@ extension SyncNode {
         let m = try decode { (l) throws(WireError) in try AcknowledgementMessage(decoding: frame.payload, limits: l) }
         guard let first = sessions[id]?.outbound[m.zone], first.incarnation == m.incarnation else { return [] }
         guard m.batch <= first.nextBatch &- 1, m.batch >= first.acknowledged else {
-            throw SyncFailure(.protocolViolation, "acknowledgement of batch \(m.batch) of zone \(m.zone), but batches \(first.acknowledged)…\(first.nextBatch &- 1) are in flight")
+            throw SyncFailure(
+                .protocolViolation,
+                "acknowledgement of batch \(m.batch) of zone \(m.zone), but batches \(first.acknowledged)…\(first.nextBatch &- 1) are in flight"
+            )
         }
         // Used for skipping and for tombstone purges: checked first (Spec/replication.md §3.8).
-        try await checkStated(m.knowledge, zone: m.zone, what: "acknowledgement of batch \(m.batch) of zone \(m.zone)", knowledgeOnly: true)
+        try await checkStated(
+            m.knowledge, zone: m.zone, what: "acknowledgement of batch \(m.batch) of zone \(m.zone)",
+            knowledgeOnly: true)
         // Read again: the check may have suspended, and a pump may have moved the subscription on.
         guard var sub = sessions[id]?.outbound[m.zone], sub.incarnation == m.incarnation else { return [] }
         sub.acknowledged = m.batch
@@ -86,7 +113,8 @@ extension SyncNode {
             // behind it for the length of a commit once a second — 30–60 ms when the disk is busy.
             // The whole of what the peer stated is written, not this acknowledgement's part.
             if configuration.writesAcknowledgementsInline {
-                await Self.storeAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge, in: store, logger: configuration.logger)
+                await Self.storeAcknowledgement(
+                    peer: peer, zone: m.zone, knowledge: sub.peerKnowledge, in: store, logger: configuration.logger)
             } else {
                 recordAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge)
             }
@@ -116,7 +144,9 @@ extension SyncNode {
         }
         acknowledgementWrites[key] = now
         let (store, logger) = (self.store, configuration.logger)
-        Task { await Self.storeAcknowledgement(peer: peer, zone: zone, knowledge: knowledge, in: store, logger: logger) }
+        Task {
+            await Self.storeAcknowledgement(peer: peer, zone: zone, knowledge: knowledge, in: store, logger: logger)
+        }
     }
 
     /// Writes the acknowledgement held back for `key` by ``recordAcknowledgement(peer:zone:knowledge:)``.
@@ -124,13 +154,18 @@ extension SyncNode {
         guard let pending = pendingAcknowledgements.removeValue(forKey: key) else { return }
         acknowledgementWrites[key] = ContinuousClock.now
         let (store, logger) = (self.store, configuration.logger)
-        Task { await Self.storeAcknowledgement(peer: key.peer, zone: key.zone, knowledge: pending, in: store, logger: logger) }
+        Task {
+            await Self.storeAcknowledgement(
+                peer: key.peer, zone: key.zone, knowledge: pending, in: store, logger: logger)
+        }
     }
 
     /// Writes what `peer` acknowledged of `zone`; a write the store refuses is logged. Tombstone
     /// purges then wait for the peer's next acknowledgement: they never run ahead of one.
-    static func storeAcknowledgement(peer: NodeID, zone: RecordZone.ID, knowledge: VersionVector, in store: Store,
-                                     logger: Logger) async {
+    static func storeAcknowledgement(
+        peer: NodeID, zone: RecordZone.ID, knowledge: VersionVector, in store: Store,
+        logger: Logger
+    ) async {
         do throws(ShoalError) {
             try await store.acknowledge(peer: peer, zone: zone, vector: knowledge)
         } catch {
@@ -151,7 +186,9 @@ extension SyncNode {
     /// (Spec/replication.md §2). They are marked as having news, and ``resumeServing(_:)`` sends
     /// it once the connection has room, so a peer that stops reading is not served every change
     /// of every zone it follows meanwhile.
-    package func zoneChanged(_ zone: RecordZone.ID, holding held: Set<ConnectionID>) async -> [ConnectionID: [SyncOutput]] {
+    package func zoneChanged(_ zone: RecordZone.ID, holding held: Set<ConnectionID>) async -> [ConnectionID:
+        [SyncOutput]]
+    {
         knowledgeCache[zone] = nil
         let batching = configuration.liveBatchDelay > .zero
         let now = batching ? configuration.now() : nil
@@ -217,7 +254,9 @@ extension SyncNode {
         var result = [ConnectionID: [SyncOutput]]()
         for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             for zone in sessions[id]?.outbound.keys.sorted() ?? [] {
-                guard let since = sessions[id]?.outbound[zone]?.heldNews?.since, since + configuration.liveBatchDelay <= now else { continue }
+                guard let since = sessions[id]?.outbound[zone]?.heldNews?.since,
+                    since + configuration.liveBatchDelay <= now
+                else { continue }
                 // Due: it goes now, or, when its window is full, with the next acknowledgement.
                 sessions[id]?.outbound[zone]?.heldNews = nil
                 if held.contains(id) { continue }
@@ -238,7 +277,9 @@ extension SyncNode {
     /// bound again; `more` says whether another subscription has news to send.
     package func resumeServing(_ id: ConnectionID) async -> (outputs: [ConnectionID: [SyncOutput]], more: Bool) {
         guard let zones = sessions[id]?.outbound.keys.sorted() else { return ([:], false) }
-        let waiting = zones.filter { z in sessions[id]?.outbound[z].map { !$0.idle && !$0.busy && $0.unacknowledged < $0.window } ?? false }
+        let waiting = zones.filter { z in
+            sessions[id]?.outbound[z].map { !$0.idle && !$0.busy && $0.unacknowledged < $0.window } ?? false
+        }
         guard let zone = waiting.first else { return ([:], false) }
         do throws(SyncFailure) {
             let out = try await pump(zone, on: id)
@@ -261,7 +302,11 @@ extension SyncNode {
         // Held news waits out its delay (an acknowledgement does not end it: the commits of a
         // burst keep joining it); ``sendHeldNews()`` or a full batch ends it.
         // Records asked for whole do not wait: the subscriber holds its knowledge back for them.
-        if first.wanted.isEmpty, let since = first.heldNews?.since, since + configuration.liveBatchDelay > configuration.now() { return [] }
+        if first.wanted.isEmpty, let since = first.heldNews?.since,
+            since + configuration.liveBatchDelay > configuration.now()
+        {
+            return []
+        }
         let budget = session.payloadBudget(configuration)
         var out = [SyncOutput]()
         // Whatever news waited goes with what this reads (the log holds it).
@@ -293,8 +338,13 @@ extension SyncNode {
     /// How many changes remain after the first batch of a catch-up, if counting them is quick;
     /// otherwise nil, and the count starts on the store's background reader (`subscription`
     /// notes it; a later batch carries the result).
-    func remainingAfterFirstBatch(_ zone: RecordZone.ID, token: ChangeToken, subscription cur: inout SyncSession.Outbound) async -> UInt64? {
-        guard let r = try? await store.remainingChanges(in: zone, after: token, quickLimit: configuration.remainingCountInlineLimit) else { return nil }
+    func remainingAfterFirstBatch(
+        _ zone: RecordZone.ID, token: ChangeToken, subscription cur: inout SyncSession.Outbound
+    ) async -> UInt64? {
+        guard
+            let r = try? await store.remainingChanges(
+                in: zone, after: token, quickLimit: configuration.remainingCountInlineLimit)
+        else { return nil }
         if case .counted(let n) = r { return n.map { UInt64($0) } }
         let pending = PendingCount()
         cur.pendingCount = pending
@@ -359,8 +409,10 @@ extension SyncNode {
 
     /// Selects from decoded records: those `peerKnowledge` does not dominate, sparse against
     /// `sparseBase` where possible.
-    static func select(_ records: [Record], peerKnowledge: VersionVector, sparseBase: VersionVector?,
-                       skipping upstreams: Set<NodeID> = [], horizon: VersionVector = VersionVector()) -> Selection {
+    static func select(
+        _ records: [Record], peerKnowledge: VersionVector, sparseBase: VersionVector?,
+        skipping upstreams: Set<NodeID> = [], horizon: VersionVector = VersionVector()
+    ) -> Selection {
         var s = Selection()
         for r in records {
             let always = travelsDespiteKnowledge(r.heads, vector: r.versionVector, horizon: horizon)
@@ -380,15 +432,19 @@ extension SyncNode {
     /// version's vector is read from its bytes to skip what the peer holds; one that goes whole
     /// is copied as stored. A record can only travel sparse when the base covers its creation,
     /// so with an empty base nothing is decoded at all.
-    static func select(_ page: EncodedZoneChanges, peerKnowledge: VersionVector, sparseBase: VersionVector?,
-                       skipping upstreams: Set<NodeID> = [], horizon: VersionVector = VersionVector(), keepingVersions: Bool = false,
-                       limits: WireLimits) throws(WireError) -> Selection {
+    static func select(
+        _ page: EncodedZoneChanges, peerKnowledge: VersionVector, sparseBase: VersionVector?,
+        skipping upstreams: Set<NodeID> = [], horizon: VersionVector = VersionVector(), keepingVersions: Bool = false,
+        limits: WireLimits
+    ) throws(WireError) -> Selection {
         var s = Selection()
         s.wholeEncoded.reserveCapacity(page.bytes.count)
         for i in 0..<page.count {
             let bytes = page.record(i)
-            let (vector, heads) = try bytes.withUnsafeBytes { raw -> Result<(vector: VersionVector, heads: [Record.Head]), WireError> in
-                do throws(WireError) { return .success(try Record.headedVector(ofEncoded: raw, limits: limits)) } catch { return .failure(error) }
+            let (vector, heads) = try bytes.withUnsafeBytes {
+                raw -> Result<(vector: VersionVector, heads: [Record.Head]), WireError> in
+                do throws(WireError) { return .success(try Record.headedVector(ofEncoded: raw, limits: limits)) } catch
+                { return .failure(error) }
             }.get()
             let always = travelsDespiteKnowledge(heads, vector: vector, horizon: horizon)
             if vector.isDominated(by: peerKnowledge) && !always { continue }
@@ -404,7 +460,11 @@ extension SyncNode {
                 decoded = r
             }
             if keepingVersions {
-                if let decoded { s.wholeVersions.append(decoded) } else { s.wholeVersions.append(encoded: bytes, vector: vector) }
+                if let decoded {
+                    s.wholeVersions.append(decoded)
+                } else {
+                    s.wholeVersions.append(encoded: bytes, vector: vector)
+                }
             }
             s.wholeEncoded.append(contentsOf: bytes)
             s.wholeCountEncoded &+= 1

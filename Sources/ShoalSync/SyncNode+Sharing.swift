@@ -29,8 +29,10 @@ extension SyncNode {
     func heldShare(_ zone: RecordZone.ID) async -> HeldShare? {
         if let cached = shareCache[zone] { return cached }
         var held: HeldShare? = nil
-        if let bytes = try? await store.syncValue(.share(zone: zone)), let share = try? ZoneShare(decoding: bytes, limits: configuration.limits),
-           let owner = share.verifiedOwner {
+        if let bytes = try? await store.syncValue(.share(zone: zone)),
+            let share = try? ZoneShare(decoding: bytes, limits: configuration.limits),
+            let owner = share.verifiedOwner
+        {
             held = HeldShare(share: share, owner: owner)
         }
         shareCache[zone] = .some(held)
@@ -74,7 +76,9 @@ extension SyncNode {
         if let all { zones = all } else { zones = await announcedZones() }
         if let purged = sessions[id]?.purgedAnnounced, !purged.isEmpty {
             let held = Set(zones.map(\.zone))
-            zones += purged.filter { !held.contains($0.key) }.map { ZoneAnnouncement(zone: $0.key, incarnation: $0.value, isDeleted: true) }
+            zones += purged.filter { !held.contains($0.key) }.map {
+                ZoneAnnouncement(zone: $0.key, incarnation: $0.value, isDeleted: true)
+            }
             zones.sort { $0.zone < $1.zone }
         }
         let removed = sessions[id]?.tellRemoved ?? []
@@ -83,7 +87,9 @@ extension SyncNode {
             if let held = await heldShare(a.zone) {
                 // The share states the zone as its owner last signed it; this node's own state
                 // of the zone follows it (a member never deletes or re-creates an owned zone).
-                out.append(held.share.incarnation == a.incarnation && held.share.isDeleted == a.isDeleted ? ZoneAnnouncement(share: held.share) : a)
+                out.append(
+                    held.share.incarnation == a.incarnation && held.share.isDeleted == a.isDeleted
+                        ? ZoneAnnouncement(share: held.share) : a)
             } else {
                 out.append(a)
             }
@@ -112,11 +118,14 @@ extension SyncNode {
         guard let signer else { return try await store.createZone(zone) }
         let held = await heldShare(zone)
         if let held, held.owner != signer.device {
-            throw .permissionFailure("zone \(zone) is owned by device \(held.owner), which deleted it; only its owner creates it again")
+            throw .permissionFailure(
+                "zone \(zone) is owned by device \(held.owner), which deleted it; only its owner creates it again")
         }
         let incarnation = store.newIdentifier()
-        let share = signer.sign(ZoneShare(zone: zone, incarnation: incarnation, serial: (held?.share.serial ?? 0) &+ 1,
-                                          ownerKey: signer.publicKeyDER, members: held?.share.members ?? []))
+        let share = signer.sign(
+            ZoneShare(
+                zone: zone, incarnation: incarnation, serial: (held?.share.serial ?? 0) &+ 1,
+                ownerKey: signer.publicKeyDER, members: held?.share.members ?? []))
         try await keep(share, owner: signer.device)
         return try await store.createZone(zone, incarnation: incarnation)
     }
@@ -145,19 +154,29 @@ extension SyncNode {
     /// - Throws: ``ShoalError`` `permissionFailure` for a zone another device owns,
     ///   `invalidArguments` for this device itself or a node without a key, `zoneNotFound`,
     ///   `limitExceeded` past ``ZoneShare/maxMembers``.
-    public func setMember(_ device: DeviceID, role: ZoneShare.Role?, of zone: RecordZone.ID) async throws(ShoalError) -> [ConnectionID: [SyncOutput]] {
+    public func setMember(_ device: DeviceID, role: ZoneShare.Role?, of zone: RecordZone.ID) async throws(ShoalError)
+        -> [ConnectionID: [SyncOutput]]
+    {
         guard let signer else { throw .invalidArguments("node \(nodeID.short) has no device key to sign shares with") }
-        guard device != signer.device else { throw .invalidArguments("\(device) is this device, the zone's owner; share the zone with another device") }
+        guard device != signer.device else {
+            throw .invalidArguments("\(device) is this device, the zone's owner; share the zone with another device")
+        }
         let info = try await store.zone(zone)
         let held = await heldShare(zone)
         if let held, held.owner != signer.device {
-            throw .permissionFailure("zone \(zone) is owned by device \(held.owner); only its owner changes who it is shared with")
+            throw .permissionFailure(
+                "zone \(zone) is owned by device \(held.owner); only its owner changes who it is shared with")
         }
-        var share = held?.share ?? ZoneShare(zone: zone, incarnation: info.incarnation, serial: 0, ownerKey: signer.publicKeyDER, members: [])
+        var share =
+            held?.share
+            ?? ZoneShare(
+                zone: zone, incarnation: info.incarnation, serial: 0, ownerKey: signer.publicKeyDER, members: [])
         var members = share.members.filter { $0.device != device }
         if let role { members.append(ZoneShare.Member(device: device, role: role)) }
         guard members.count <= ZoneShare.maxMembers else {
-            throw .limitExceeded("zone \(zone) is shared with \(ZoneShare.maxMembers) devices, the most a share lists (ZoneShare.maxMembers)")
+            throw .limitExceeded(
+                "zone \(zone) is shared with \(ZoneShare.maxMembers) devices, the most a share lists (ZoneShare.maxMembers)"
+            )
         }
         share.members = members.sorted { $0.device < $1.device }
         share.serial &+= 1
@@ -170,7 +189,9 @@ extension SyncNode {
     /// After `zone`'s share changed here: connections of `devices` (whose access changed) say
     /// goodbye and reconnect, every other peer is told the zones again.
     func shareChanged(_ zone: RecordZone.ID, devices: Set<DeviceID>) async -> [ConnectionID: [SyncOutput]] {
-        var result = restart(devices, except: nil, reason: "the share of zone \(zone) changed on node \(nodeID.short); reconnect to follow it")
+        var result = restart(
+            devices, except: nil,
+            reason: "the share of zone \(zone) changed on node \(nodeID.short); reconnect to follow it")
         for (id, more) in await announceZones() where result[id] == nil { result[id] = more }
         return result
     }
@@ -179,7 +200,8 @@ extension SyncNode {
     /// may follow changed, and a new hello exchanges it afresh.
     func restart(_ devices: Set<DeviceID>, except: ConnectionID?, reason: String) -> [ConnectionID: [SyncOutput]] {
         var result = [ConnectionID: [SyncOutput]]()
-        for (id, s) in sessions.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where id != except && s.phase != .closed {
+        for (id, s) in sessions.sorted(by: { $0.key.rawValue < $1.key.rawValue })
+        where id != except && s.phase != .closed {
             guard let d = s.device, devices.contains(d) else { continue }
             result[id] = [.send(Frame(type: .goodbye, payload: GoodbyeMessage(reason: reason).encoded())), .close(nil)]
             sessions[id]?.phase = .closed
@@ -196,7 +218,9 @@ extension SyncNode {
     /// a peer changes an owned zone (Spec/security.md §6.3).
     /// `mine` is the zone as this node holds it (nil: not at all); the caller has checked that
     /// the announcement's new zones fit under `maxZones`.
-    func adoptShare(_ a: ZoneAnnouncement, _ share: ZoneShare, mine: ZoneAnnouncement?, on id: ConnectionID) async throws(SyncFailure) -> Set<DeviceID> {
+    func adoptShare(_ a: ZoneAnnouncement, _ share: ZoneShare, mine: ZoneAnnouncement?, on id: ConnectionID)
+        async throws(SyncFailure) -> Set<DeviceID>
+    {
         let from = sessions[id]?.device.map { "device \($0.short)" } ?? "connection \(id)"
         func ignore(_ why: String) -> Set<DeviceID> {
             statistics.sharesIgnored &+= 1
@@ -218,19 +242,26 @@ extension SyncNode {
         if let held, claimedOwner == held.owner, share.serial <= held.share.serial {
             // A removed member that announces the zone with an older share is told of the newer
             // one, which no longer lists it (Spec/security.md §6.3).
-            if share.serial < held.share.serial, let d = sessions[id]?.device, share.role(of: d) != nil, held.share.role(of: d) == nil, d != held.owner {
+            if share.serial < held.share.serial, let d = sessions[id]?.device, share.role(of: d) != nil,
+                held.share.role(of: d) == nil, d != held.owner
+            {
                 sessions[id]?.tellRemoved.insert(a.zone)
             }
             return []
         }
-        if held == nil || claimedOwner != held?.owner, let signer, share.role(of: signer.device) == nil, claimedOwner != signer.device {
+        if held == nil || claimedOwner != held?.owner, let signer, share.role(of: signer.device) == nil,
+            claimedOwner != signer.device
+        {
             // Not a member: nothing to hold (the zone stays as it is here, if it is here).
             return ignore("this device is not a member")
         }
         guard let owner = share.verifiedOwner else {
             sessions[id]?.badShares &+= 1
             if (sessions[id]?.badShares ?? 0) > Self.maxBadShares {
-                throw SyncFailure(.invalidArguments, "the peer announced more than \(Self.maxBadShares) shares whose signatures do not verify (SyncNode.maxBadShares); closing")
+                throw SyncFailure(
+                    .invalidArguments,
+                    "the peer announced more than \(Self.maxBadShares) shares whose signatures do not verify (SyncNode.maxBadShares); closing"
+                )
             }
             return ignore("its signature does not verify under its owner key")
         }
@@ -239,7 +270,9 @@ extension SyncNode {
         // the name (Spec/security.md §6.3, squatting).
         let live = mine.map { !$0.isDeleted } ?? false
         if let h = held, h.owner != owner {
-            guard !live else { return ignore("it names owner \(owner.short); this node holds the zone as owned by \(h.owner.short)") }
+            guard !live else {
+                return ignore("it names owner \(owner.short); this node holds the zone as owned by \(h.owner.short)")
+            }
             held = nil
             zonesPerOwner = nil
         }
@@ -247,7 +280,9 @@ extension SyncNode {
             // A zone held here without a share, in another incarnation, is another zone under the
             // same name (planted by a peer before shares, or made here): its records are never
             // merged into the owner's zone. Deleting the copy here lets the share in.
-            return ignore("zone \(a.zone) is held here without a share in another incarnation; its records stay out of the owner's zone (delete the copy here to follow the owner's share)")
+            return ignore(
+                "zone \(a.zone) is held here without a share in another incarnation; its records stay out of the owner's zone (delete the copy here to follow the owner's share)"
+            )
         }
         do throws(ShoalError) {
             try await follow(share, in: a.zone, owner: owner, mine: mine)
@@ -268,7 +303,9 @@ extension SyncNode {
     /// deleting share, otherwise created, revived or re-incarnated with this device's role, the
     /// zone and the share in one commit (``Store/followShare(zone:scope:readOnly:incarnation:key:share:)``).
     /// `zone`: the zone as announced; `mine`: this node's announcement of it, if it holds it.
-    func follow(_ share: ZoneShare, in zone: RecordZone.ID, owner: DeviceID, mine: ZoneAnnouncement?) async throws(ShoalError) {
+    func follow(_ share: ZoneShare, in zone: RecordZone.ID, owner: DeviceID, mine: ZoneAnnouncement?)
+        async throws(ShoalError)
+    {
         // A device the share no longer lists (removed by the owner) keeps its copy, read-only.
         let readOnly = signer.map { share.role(of: $0.device) != .readWrite && owner != $0.device } ?? false
         if share.isDeleted {
@@ -282,8 +319,10 @@ extension SyncNode {
             // The zone and its share in one commit: a power cut never leaves the zone held
             // here without the share that says who may write it.
             let scope: DatabaseScope = owner == signer?.device ? .private : .shared
-            switch try await store.followShare(zone: zone, scope: scope, readOnly: readOnly, incarnation: share.incarnation,
-                                               key: .share(zone: share.zone), share: share.encoded()) {
+            switch try await store.followShare(
+                zone: zone, scope: scope, readOnly: readOnly, incarnation: share.incarnation,
+                key: .share(zone: share.zone), share: share.encoded())
+            {
             case .created:
                 zonesPerOwner?[owner, default: 0] &+= 1
                 announcePending = true
@@ -316,8 +355,10 @@ extension SyncNode {
     /// ``SyncConfiguration/maxZones``, the announcement creates nothing and the connection closes
     /// with `limitExceeded`. The messages name the limit, never how many zones this node holds
     /// (Spec/replication.md §3.3).
-    func checkNewZones(_ announced: [ZoneAnnouncement], local: [RecordZone.ID: ZoneAnnouncement], purged: [RecordZone.ID: NodeID],
-                       on id: ConnectionID) async throws(SyncFailure) -> Set<RecordZone.ID> {
+    func checkNewZones(
+        _ announced: [ZoneAnnouncement], local: [RecordZone.ID: ZoneAnnouncement], purged: [RecordZone.ID: NodeID],
+        on id: ConnectionID
+    ) async throws(SyncFailure) -> Set<RecordZone.ID> {
         var new = 0
         var byOwner = [DeviceID: [RecordZone.ID]]()
         for a in announced where !a.isDeleted && local[a.zone] == nil && purged[a.zone] != a.incarnation {
@@ -339,15 +380,23 @@ extension SyncNode {
             let held = await zonesOwned(by: owner)
             guard held &+ zones.count > configuration.maxZonesPerOwner else { continue }
             if owner == from {
-                throw SyncFailure(.limitExceeded, "the peer announced zones it owns past node \(nodeID.short)'s limit of zones for one owner (SyncConfiguration.maxZonesPerOwner = \(configuration.maxZonesPerOwner)); none was created")
+                throw SyncFailure(
+                    .limitExceeded,
+                    "the peer announced zones it owns past node \(nodeID.short)'s limit of zones for one owner (SyncConfiguration.maxZonesPerOwner = \(configuration.maxZonesPerOwner)); none was created"
+                )
             }
             statistics.zonesRefusedForOwnerLimit &+= zones.count
-            trace?("\(nodeID.short) left out \(zones.count) zone(s) of device \(owner.short) announced on \(id): past SyncConfiguration.maxZonesPerOwner")
+            trace?(
+                "\(nodeID.short) left out \(zones.count) zone(s) of device \(owner.short) announced on \(id): past SyncConfiguration.maxZonesPerOwner"
+            )
             leftOut.formUnion(zones)
             new &-= zones.count
         }
         if new > 0, await store.zoneCount &+ new > configuration.maxZones {
-            throw SyncFailure(.limitExceeded, "the peer announced zones new to node \(nodeID.short) past its limit of zones (SyncConfiguration.maxZones = \(configuration.maxZones)); none was created")
+            throw SyncFailure(
+                .limitExceeded,
+                "the peer announced zones new to node \(nodeID.short) past its limit of zones (SyncConfiguration.maxZones = \(configuration.maxZones)); none was created"
+            )
         }
         return leftOut
     }

@@ -17,7 +17,9 @@ extension SyncNode {
         guard configuration.skipsUpstreams else { return [:] }
         var out = [ConnectionID: [SyncOutput]]()
         for (id, s) in sessions where s.phase == .established && (only == nil || only == id) {
-            guard let inbound = s.inbound[zone], let peer = s.peer, peer.capabilities & Capability.upstreams != 0 else { continue }
+            guard let inbound = s.inbound[zone], let peer = s.peer, peer.capabilities & Capability.upstreams != 0 else {
+                continue
+            }
             let resyncing = resyncs[PeerZone(peer: peer.node, zone: zone)] != nil
             let nodes = resyncing ? [] : Array(Set(upstreams(of: zone, except: id)).subtracting([peer.node])).sorted()
             if inbound.upstreamsSent == nodes || (inbound.upstreamsSent == nil && nodes.isEmpty) { continue }
@@ -34,7 +36,8 @@ extension SyncNode {
     func handleUpstreams(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         let m = try decode { (l) throws(WireError) in try UpstreamsMessage(decoding: frame.payload, limits: l) }
         // A message for a subscription that has ended or moved to another incarnation is stale.
-        guard configuration.skipsUpstreams, var sub = sessions[id]?.outbound[m.zone], sub.incarnation == m.incarnation else { return [] }
+        guard configuration.skipsUpstreams, var sub = sessions[id]?.outbound[m.zone], sub.incarnation == m.incarnation
+        else { return [] }
         let now = Set(m.nodes).subtracting([nodeID])
         let lost = sub.upstreams.subtracting(now)
         sub.upstreams = now
@@ -57,7 +60,9 @@ extension SyncNode {
     /// than just below its lowest skipped write: what the subscriber may adopt holds only what it
     /// has been sent, and while its upstreams deliver a node's writes nothing about that node
     /// travels here (not even an empty batch).
-    static func capped(_ k: VersionVector, below skipped: [NodeID: (low: HLC, high: HLC)], known: VersionVector) -> VersionVector {
+    static func capped(_ k: VersionVector, below skipped: [NodeID: (low: HLC, high: HLC)], known: VersionVector)
+        -> VersionVector
+    {
         guard !skipped.isEmpty else { return k }
         var entries = [(NodeID, HLC)]()
         for e in k.entries {

@@ -13,12 +13,17 @@ extension SyncNode {
         guard let signer else { return nil }
         let node = store.nodeID
         guard let head = try? await store.ownLogHead(of: zone), head.sequence > 0,
-              let info = try? await store.zone(zone) else { return nil }
-        if let held = try? await store.checkpoint(of: node, in: zone), held.sequence == head.sequence, held.incarnation == info.incarnation {
+            let info = try? await store.zone(zone)
+        else { return nil }
+        if let held = try? await store.checkpoint(of: node, in: zone), held.sequence == head.sequence,
+            held.incarnation == info.incarnation
+        {
             return held
         }
-        let checkpoint = signer.sign(WriterCheckpoint(zone: zone, incarnation: info.incarnation, writer: node,
-                                                      sequence: head.sequence, chain: head.chain))
+        let checkpoint = signer.sign(
+            WriterCheckpoint(
+                zone: zone, incarnation: info.incarnation, writer: node,
+                sequence: head.sequence, chain: head.chain))
         do {
             try await store.keepCheckpoint(checkpoint)
         } catch {
@@ -109,8 +114,10 @@ extension SyncNode {
     /// A batch that hands over the purge `horizon` proves its writes too: the subscriber takes
     /// the horizon as its own, and its saves over it carry the horizon's entries in their
     /// vectors, which whoever receives them checks against the writers' logs (§5 rule 2).
-    func writerLogPlan(for versions: ProvenVersions, zone: RecordZone.ID, incarnation: NodeID, knowledge: VersionVector,
-                       sent: [NodeID: UInt64], headsStated: Bool, horizon: VersionVector? = nil, on id: ConnectionID) async -> WriterLogPlan {
+    func writerLogPlan(
+        for versions: ProvenVersions, zone: RecordZone.ID, incarnation: NodeID, knowledge: VersionVector,
+        sent: [NodeID: UInt64], headsStated: Bool, horizon: VersionVector? = nil, on id: ConnectionID
+    ) async -> WriterLogPlan {
         var plan = WriterLogPlan(section: nil, sent: sent, keys: [])
         guard let signer, !versions.isEmpty || horizon?.isEmpty == false else { return plan }
         var need = [NodeID: HLC]()
@@ -137,33 +144,44 @@ extension SyncNode {
                 let checkpoint: WriterCheckpoint
                 if writer == nodeID {
                     guard let chain = try await store.chainValue(of: writer, in: zone, at: target) else { continue }
-                    checkpoint = signer.sign(WriterCheckpoint(zone: zone, incarnation: incarnation, writer: writer, sequence: target, chain: chain))
+                    checkpoint = signer.sign(
+                        WriterCheckpoint(
+                            zone: zone, incarnation: incarnation, writer: writer, sequence: target, chain: chain))
                 } else {
-                    guard let c = try await store.checkpoint(of: writer, in: zone, atLeast: target), c.incarnation == incarnation else { continue }
+                    guard let c = try await store.checkpoint(of: writer, in: zone, atLeast: target),
+                        c.incarnation == incarnation
+                    else { continue }
                     checkpoint = c
                 }
                 let count = checkpoint.sequence &- held
                 let made = WriterLog.madeBy(writer, vectors: versions.vectors)
-                let entries = try await store.entries(of: writer, in: zone, after: held, limit: Int(clamping: count)) { made[$0] == nil }
+                let entries = try await store.entries(of: writer, in: zone, after: held, limit: Int(clamping: count)) {
+                    made[$0] == nil
+                }
                 guard UInt64(entries.count) == count else { continue }
                 // Versions are decoded only when an entry no version made must be compared.
                 if records == nil, entries.contains(where: { $0.entry != nil }) {
                     do throws(WireError) {
                         records = try versions.decoded(limits: configuration.limits)
                     } catch {
-                        throw .internalError("a stored version of zone \(zone) does not decode (\(error)); the store is damaged")
+                        throw .internalError(
+                            "a stored version of zone \(zone) does not decode (\(error)); the store is damaged")
                     }
                 }
-                guard let items = WriterLog.items(for: entries, of: writer, versions: records ?? [], made: made) else { continue }
+                guard let items = WriterLog.items(for: entries, of: writer, versions: records ?? [], made: made) else {
+                    continue
+                }
                 var key: [UInt8]? = nil
                 if !keysSent.contains(writer) {
                     key = writer == nodeID ? signer.publicKeyDER : try await store.writerKey(of: writer)
                     guard key != nil else { continue }
                     plan.keys.insert(writer)
                 }
-                ranges.append(WriterLogSection.Range(writer: writer, publicKey: key, firstSequence: held &+ 1,
-                                                     items: items,
-                                                     seal: .init(chain: checkpoint.chain, signature: checkpoint.signature)))
+                ranges.append(
+                    WriterLogSection.Range(
+                        writer: writer, publicKey: key, firstSequence: held &+ 1,
+                        items: items,
+                        seal: .init(chain: checkpoint.chain, signature: checkpoint.signature)))
                 plan.sent[writer] = checkpoint.sequence
             } catch {
                 trace?("\(nodeID.short) cannot prove \(writer.short)'s writes in \(zone) to conn \(id): \(error)")
@@ -204,13 +222,16 @@ extension SyncNode {
     /// - Throws: `permissionFailure` for a writer bound to another device; `invalidArguments` for
     ///   a range or version that does not prove out (a forged or unproven write); `resyncNeeded`
     ///   when a range leans on a version that could not be rebuilt here.
-    func checkWrites(of m: ChangesMessage, versions: [Record?], from peer: NodeID, on id: ConnectionID) async throws(SyncFailure) -> WriteCheck {
+    func checkWrites(of m: ChangesMessage, versions: [Record?], from peer: NodeID, on id: ConnectionID)
+        async throws(SyncFailure) -> WriteCheck
+    {
         let what = "batch \(m.batch) of zone \(m.zone) from \(peer.short)"
         let shared = await heldShare(m.zone) != nil
         guard authenticatesWrites(on: id) else {
             if shared && signer != nil && configuration.authenticatesWrites {
-                throw refusal("\(what): the peer does not authenticate writes (capability bit 8), and zone \(m.zone) has a share, whose writes must be proven by their writers (Spec/authenticated-writes.md §4)",
-                              knowledgeOnly: false, code: .permissionFailure)
+                throw refusal(
+                    "\(what): the peer does not authenticate writes (capability bit 8), and zone \(m.zone) has a share, whose writes must be proven by their writers (Spec/authenticated-writes.md §4)",
+                    knowledgeOnly: false, code: .permissionFailure)
             }
             return WriteCheck()
         }
@@ -222,7 +243,8 @@ extension SyncNode {
         var outsiders = Set<NodeID>()
         var shownBy = [NodeID: [(index: Int, sequence: UInt64, hlc: HLC)]]()
         for range in m.writerLog?.ranges ?? [] {
-            guard let entries = try await verify(range, of: m, versions: versions, shared: shared, from: peer, on: id) else {
+            guard let entries = try await verify(range, of: m, versions: versions, shared: shared, from: peer, on: id)
+            else {
                 outsiders.insert(range.writer)
                 continue
             }
@@ -239,8 +261,9 @@ extension SyncNode {
         }
         guard shared else { return WriteCheck() }
         var check = WriteCheck()
-        check.left = try await checkVersions(versions, rebuilt: rebuilt, zone: m.zone, known: known, implied: implied, outsiders: outsiders,
-                                             horizon: m.horizon, what: what)
+        check.left = try await checkVersions(
+            versions, rebuilt: rebuilt, zone: m.zone, known: known, implied: implied, outsiders: outsiders,
+            horizon: m.horizon, what: what)
         for (writer, list) in shownBy {
             check.shown[writer] = list.compactMap { e in
                 guard let v = versions[e.index], !check.left.contains(v.id.name) else { return nil }
@@ -258,7 +281,9 @@ extension SyncNode {
                 try await store.noteReflected(of: writer, in: zone, shown: shown)
             } catch {
                 // Not lost: the reflected prefix is then found by reading the zone.
-                trace?("\(nodeID.short) could not note \(shown.count) reflected entries of \(writer.short) in \(zone): \(error)")
+                trace?(
+                    "\(nodeID.short) could not note \(shown.count) reflected entries of \(writer.short) in \(zone): \(error)"
+                )
             }
         }
     }
@@ -273,21 +298,29 @@ extension SyncNode {
 
     /// Verifies one range and keeps its new entries; returns all of its entries, or nil for a
     /// writer whose device may not write the zone (nothing of it is kept).
-    func verify(_ range: WriterLogSection.Range, of m: ChangesMessage, versions: [Record?], shared: Bool, from peer: NodeID,
-                on id: ConnectionID) async throws(SyncFailure) -> [WriterLog.EncodedEntry]? {
+    func verify(
+        _ range: WriterLogSection.Range, of m: ChangesMessage, versions: [Record?], shared: Bool, from peer: NodeID,
+        on id: ConnectionID
+    ) async throws(SyncFailure) -> [WriterLog.EncodedEntry]? {
         let writer = range.writer, zone = m.zone
-        let what = "batch \(m.batch) of zone \(zone) from \(peer.short), range of \(writer.short) from #\(range.firstSequence)"
+        let what =
+            "batch \(m.batch) of zone \(zone) from \(peer.short), range of \(writer.short) from #\(range.firstSequence)"
         let entries: [WriterLog.EncodedEntry]
         switch WriterLog.encodedEntries(of: range, versions: versions) {
         case .success(let e): entries = e
         case .failure(let mismatch):
-            if range.items.contains(where: { Self.index(of: $0).map { $0 < versions.count && versions[$0] == nil } ?? false }) {
+            if range.items.contains(where: {
+                Self.index(of: $0).map { $0 < versions.count && versions[$0] == nil } ?? false
+            }) {
                 // The entries cannot be rebuilt here, and the range is not sent again: the
                 // subscription starts over with whole versions, as for any sparse record that
                 // cannot be rebuilt (Spec/replication.md §3.5.1).
                 wholeVersionsNeeded.insert(PeerZone(peer: peer, zone: zone))
                 statistics.wholeVersionRequests &+= 1
-                throw SyncFailure(.resyncNeeded, "\(what) proves writes by versions this node could not rebuild; reconnecting to receive whole versions")
+                throw SyncFailure(
+                    .resyncNeeded,
+                    "\(what) proves writes by versions this node could not rebuild; reconnecting to receive whole versions"
+                )
             }
             throw refusal("\(what): \(mismatch); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
         }
@@ -295,7 +328,9 @@ extension SyncNode {
         if range.firstSequence > head.sequence &+ 1 {
             // A range that does not join the log held here cannot be checked.
             guard shared else { return [] }
-            throw refusal("\(what): this node holds \(head.sequence) entries of that log, so the range leaves a gap; refused whole (Spec/authenticated-writes.md §4)", knowledgeOnly: false)
+            throw refusal(
+                "\(what): this node holds \(head.sequence) entries of that log, so the range leaves a gap; refused whole (Spec/authenticated-writes.md §4)",
+                knowledgeOnly: false)
         }
         // Entries held already must be the same entries: the log is one history.
         let overlap = Int(clamping: min(UInt64(entries.count), head.sequence &+ 1 &- range.firstSequence))
@@ -304,28 +339,40 @@ extension SyncNode {
                 try await store.entries(of: writer, in: zone, after: range.firstSequence &- 1, limit: overlap)
             }
             guard held.map(WriterLog.EncodedEntry.init) == Array(entries.prefix(overlap)) else {
-                throw refusal("\(what): its entries differ from those of that log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+                throw refusal(
+                    "\(what): its entries differ from those of that log held here; refused whole (Spec/authenticated-writes.md §5)",
+                    knowledgeOnly: false)
             }
         }
         guard overlap < entries.count else { return entries }
         guard writer != nodeID else {
-            throw refusal("\(what): it holds writes of node \(nodeID.short) (this node) past its newest, #\(head.sequence); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+            throw refusal(
+                "\(what): it holds writes of node \(nodeID.short) (this node) past its newest, #\(head.sequence); refused whole (Spec/authenticated-writes.md §5)",
+                knowledgeOnly: false)
         }
-        guard let key = try await writerKey(for: range, zone: zone, shared: shared, from: peer, on: id, what: what) else { return nil }
+        guard let key = try await writerKey(for: range, zone: zone, shared: shared, from: peer, on: id, what: what)
+        else { return nil }
         guard let seal = range.seal else {
-            throw refusal("\(what): the range is not sealed by a checkpoint; refused whole (Spec/authenticated-writes.md §4)", knowledgeOnly: false)
+            throw refusal(
+                "\(what): the range is not sealed by a checkpoint; refused whole (Spec/authenticated-writes.md §4)",
+                knowledgeOnly: false)
         }
-        let checkpoint = WriterCheckpoint(zone: zone, incarnation: m.incarnation, writer: writer, sequence: range.lastSequence,
-                                          chain: seal.chain, signature: seal.signature)
+        let checkpoint = WriterCheckpoint(
+            zone: zone, incarnation: m.incarnation, writer: writer, sequence: range.lastSequence,
+            chain: seal.chain, signature: seal.signature)
         guard checkpoint.signer(key: key.der) == key.device else {
-            throw refusal("\(what): its checkpoint's signature does not verify under the writer's device key; refused whole (Spec/authenticated-writes.md §3)", knowledgeOnly: false)
+            throw refusal(
+                "\(what): its checkpoint's signature does not verify under the writer's device key; refused whole (Spec/authenticated-writes.md §3)",
+                knowledgeOnly: false)
         }
         let fresh = Array(entries[overlap...])
         let kept = try await reading(what) { () throws(ShoalError) in
             try await store.appendVerified(fresh, of: writer, checkpoint: checkpoint, in: zone)
         }
         guard kept else {
-            throw refusal("\(what): its entries do not hash to its checkpoint, or do not follow the log held here; refused whole (Spec/authenticated-writes.md §2.1)", knowledgeOnly: false)
+            throw refusal(
+                "\(what): its entries do not hash to its checkpoint, or do not follow the log held here; refused whole (Spec/authenticated-writes.md §2.1)",
+                knowledgeOnly: false)
         }
         statistics.writerEntriesVerified &+= fresh.count
         return entries
@@ -352,32 +399,46 @@ extension SyncNode {
     /// §5), one node ID per device; the peer's own writes are its device's; and in a zone with a
     /// share the device must be its owner or a read-write member (nil when it is not: its
     /// entries are not kept, and neither is its key).
-    func writerKey(for range: WriterLogSection.Range, zone: RecordZone.ID, shared: Bool, from peer: NodeID, on id: ConnectionID,
-                   what: String) async throws(SyncFailure) -> (der: [UInt8], device: DeviceID)? {
+    func writerKey(
+        for range: WriterLogSection.Range, zone: RecordZone.ID, shared: Bool, from peer: NodeID, on id: ConnectionID,
+        what: String
+    ) async throws(SyncFailure) -> (der: [UInt8], device: DeviceID)? {
         let writer = range.writer
         let kept = try await reading(what) { () throws(ShoalError) in try await store.writerKey(of: writer) }
         guard let der = range.publicKey ?? kept else {
-            throw refusal("\(what): no device key is known here for that writer, and the range carries none; refused whole (Spec/authenticated-writes.md §4)", knowledgeOnly: false)
+            throw refusal(
+                "\(what): no device key is known here for that writer, and the range carries none; refused whole (Spec/authenticated-writes.md §4)",
+                knowledgeOnly: false)
         }
         if let kept, kept != der {
-            throw refusal("\(what): the range carries a device key other than the one that writer's checkpoints are verified under here; refused whole (Spec/security.md §5)", knowledgeOnly: false, code: .permissionFailure)
+            throw refusal(
+                "\(what): the range carries a device key other than the one that writer's checkpoints are verified under here; refused whole (Spec/security.md §5)",
+                knowledgeOnly: false, code: .permissionFailure)
         }
         let device = ShareSigner.device(ofKey: der)
         if writer == peer, let d = sessions[id]?.device, d != device {
-            throw refusal("\(what): the peer's own writes are signed by device \(device), not by the peer's device \(d); refused whole (Spec/security.md §5)", knowledgeOnly: false, code: .permissionFailure)
+            throw refusal(
+                "\(what): the peer's own writes are signed by device \(device), not by the peer's device \(d); refused whole (Spec/security.md §5)",
+                knowledgeOnly: false, code: .permissionFailure)
         }
         let (bound, other) = try await reading(what) { () throws(ShoalError) in
             (try await store.boundDevice(of: writer), try await store.boundNode(of: device))
         }
         if let bound, bound != device {
-            throw refusal("\(what): node \(writer.short) is bound here to device \(bound), not to the device that signed the range, \(device); refused whole (Spec/security.md §5)", knowledgeOnly: false, code: .permissionFailure)
+            throw refusal(
+                "\(what): node \(writer.short) is bound here to device \(bound), not to the device that signed the range, \(device); refused whole (Spec/security.md §5)",
+                knowledgeOnly: false, code: .permissionFailure)
         }
         if bound == nil, let other, other != writer {
-            throw refusal("\(what): device \(device) speaks for node \(other.short) here, so it cannot write as node \(writer.short); refused whole (Spec/security.md §5)", knowledgeOnly: false, code: .permissionFailure)
+            throw refusal(
+                "\(what): device \(device) speaks for node \(other.short) here, so it cannot write as node \(writer.short); refused whole (Spec/security.md §5)",
+                knowledgeOnly: false, code: .permissionFailure)
         }
         if shared, await access(device, zone) < .write {
             statistics.refusedForPermission &+= 1
-            trace?("\(nodeID.short) \(what): its writer's device \(device) may not write zone \(zone); its writes are left out (Spec/security.md §6.2)")
+            trace?(
+                "\(nodeID.short) \(what): its writer's device \(device) may not write zone \(zone); its writes are left out (Spec/security.md §6.2)"
+            )
             return nil
         }
         try await reading(what) { () throws(ShoalError) in
@@ -401,9 +462,11 @@ extension SyncNode {
     /// under the purge horizon held here counts as proven (it was proven when that horizon was
     /// made or adopted). The horizon's entries of `outsiders` are not checked: their writes are
     /// left out wherever they show, so counting them as seen hides no write that counts.
-    func checkVersions(_ versions: [Record?], rebuilt: RebuiltDots, zone: RecordZone.ID, known: [Dot: WriteEntry],
-                       implied: [ImpliedEntry] = [], outsiders: Set<NodeID>, horizon: VersionVector? = nil,
-                       what: String) async throws(SyncFailure) -> Set<String> {
+    func checkVersions(
+        _ versions: [Record?], rebuilt: RebuiltDots, zone: RecordZone.ID, known: [Dot: WriteEntry],
+        implied: [ImpliedEntry] = [], outsiders: Set<NodeID>, horizon: VersionVector? = nil,
+        what: String
+    ) async throws(SyncFailure) -> Set<String> {
         var wanted = Set<Dot>()
         var writers = Set<NodeID>()
         for e in horizon?.entries ?? [] where e.node != nodeID { writers.insert(e.node) }
@@ -427,7 +490,10 @@ extension SyncNode {
         var newest = [NodeID: HLC]()
         if !wanted.isEmpty {
             for e in implied where wanted.contains(e.dot) {
-                guard let entry = WriterLog.entry(for: e.item, sequence: e.sequence, writer: e.dot.node, versions: versions) else { continue }
+                guard
+                    let entry = WriterLog.entry(
+                        for: e.item, sequence: e.sequence, writer: e.dot.node, versions: versions)
+                else { continue }
                 entries[e.dot] = entry
                 wanted.remove(e.dot)
             }
@@ -440,39 +506,67 @@ extension SyncNode {
             throw SyncFailure(error.code, "could not check \(what): \(error)")
         }
         // An outsider's writes are left out wherever they show, so a horizon over them hides none.
-        for e in horizon?.entries ?? [] where e.node != nodeID && !outsiders.contains(e.node) && e.hlc > newest[e.node] ?? .zero {
-            throw refusal("\(what): its purge horizon names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+        for e in horizon?.entries ?? []
+        where e.node != nodeID && !outsiders.contains(e.node) && e.hlc > newest[e.node] ?? .zero {
+            throw refusal(
+                "\(what): its purge horizon names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)",
+                knowledgeOnly: false)
         }
         var left = Set<String>()
         for i in versions.indices {
             guard let vector = versions[i]?.versionVector else { continue }
-            if !outsiders.isEmpty, let v = versions[i], Self.dots(of: v).contains(where: { outsiders.contains($0.node) && entries[$0] == nil }) {
+            if !outsiders.isEmpty, let v = versions[i],
+                Self.dots(of: v).contains(where: { outsiders.contains($0.node) && entries[$0] == nil })
+            {
                 left.insert(v.id.name)
                 continue
             }
             if let e = vector.entries.first(where: { $0.node != nodeID && $0.hlc > newest[$0.node] ?? .zero }) {
-                throw refusal("\(what): record \(versions[i]?.id.description ?? "?") names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+                throw refusal(
+                    "\(what): record \(versions[i]?.id.description ?? "?") names a write of node \(e.node.short) at \(e.hlc), past the newest entry of its log held here; refused whole (Spec/authenticated-writes.md §5)",
+                    knowledgeOnly: false)
             }
             if provenByItself[i] { continue }
             guard let v = versions[i] else { continue }
-            for e in v.versionVector.entries where e.node != nodeID {
-                let w = e.node
-                if let mismatch = WriterLog.check(v, writer: w, isRebuilt: { rebuilt.contains($0, at: i) }, entry: { entries[Dot(node: w, hlc: $0)] }) {
-                    throw refusal("\(what): \(mismatch); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
-                }
-            }
-            // The type and parent are those one of its saving heads wrote; an entry rebuilt from
-            // this version at a saving head holds them by construction.
-            let saves = v.heads.filter { !$0.isDeletion }
-            guard !saves.isEmpty, !saves.contains(where: { $0.node == nodeID }) else { continue }
-            if saves.contains(where: { rebuilt.contains(Dot(node: $0.node, hlc: v.versionVector[$0.node]), at: i) }) { continue }
-            let system = WriteEntry.Slot(name: "", digest: WriterLog.systemDigest(recordType: v.recordType, parent: v.parent, zone: zone))
-            let written = saves.contains { h in entries[Dot(node: h.node, hlc: v.versionVector[h.node])]?.slots.contains(system) ?? false }
-            if !written {
-                throw refusal("\(what): record \(v.id) has a type or parent none of its heads wrote; refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
-            }
+            try checkProven(v, at: i, rebuilt: rebuilt, entries: entries, zone: zone, what: what)
         }
         return left
+    }
+
+    /// Rule 1 of Spec/authenticated-writes.md §5 for version `v`, the `i`th of its batch: every
+    /// head, slot stamp and creation of another writer is one of that writer's `entries` (or
+    /// rebuilt from `v` itself, `rebuilt`), and its type and parent are those one of its saving
+    /// heads wrote.
+    func checkProven(
+        _ v: Record, at i: Int, rebuilt: RebuiltDots, entries: [Dot: WriteEntry], zone: RecordZone.ID,
+        what: String
+    ) throws(SyncFailure) {
+        for e in v.versionVector.entries where e.node != nodeID {
+            let w = e.node
+            if let mismatch = WriterLog.check(
+                v, writer: w, isRebuilt: { rebuilt.contains($0, at: i) }, entry: { entries[Dot(node: w, hlc: $0)] })
+            {
+                throw refusal(
+                    "\(what): \(mismatch); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+            }
+        }
+        // The type and parent are those one of its saving heads wrote; an entry rebuilt from
+        // this version at a saving head holds them by construction.
+        let saves = v.heads.filter { !$0.isDeletion }
+        guard !saves.isEmpty, !saves.contains(where: { $0.node == nodeID }) else { return }
+        if saves.contains(where: { rebuilt.contains(Dot(node: $0.node, hlc: v.versionVector[$0.node]), at: i) }) {
+            return
+        }
+        let system = WriteEntry.Slot(
+            name: "", digest: WriterLog.systemDigest(recordType: v.recordType, parent: v.parent, zone: zone))
+        let written = saves.contains { h in
+            entries[Dot(node: h.node, hlc: v.versionVector[h.node])]?.slots.contains(system) ?? false
+        }
+        if !written {
+            throw refusal(
+                "\(what): record \(v.id) has a type or parent none of its heads wrote; refused whole (Spec/authenticated-writes.md §5)",
+                knowledgeOnly: false)
+        }
     }
 
     /// The writes a version shows by dot: its heads, its slots' stamps and its creation.

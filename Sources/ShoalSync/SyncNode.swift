@@ -212,9 +212,11 @@ public actor SyncNode {
             guard let peer = s.peer?.node, s.phase == .established else { continue }
             for zone in Set(s.inbound.keys).union(s.outbound.keys).sorted() {
                 let i = s.inbound[zone], o = s.outbound[zone]
-                out.append(ZoneReplication(peer: peer, zone: zone, receiving: i != nil, receivedCaughtUp: i?.caughtUp ?? false,
-                                           recordsReceived: i?.records ?? 0, recordsExpected: i?.expected, sending: o != nil,
-                                           unacknowledgedBatches: Int(o?.unacknowledged ?? 0), sentCaughtUp: o?.idle ?? false))
+                out.append(
+                    ZoneReplication(
+                        peer: peer, zone: zone, receiving: i != nil, receivedCaughtUp: i?.caughtUp ?? false,
+                        recordsReceived: i?.records ?? 0, recordsExpected: i?.expected, sending: o != nil,
+                        unacknowledgedBatches: Int(o?.unacknowledged ?? 0), sentCaughtUp: o?.idle ?? false))
             }
         }
         return out.sorted { ($0.peer, $0.zone) < ($1.peer, $1.zone) }
@@ -226,9 +228,12 @@ public actor SyncNode {
     /// Capability bits this node announces in its hello (Spec/replication.md §3.2): bit 0, it
     /// accepts sparse records in `changes`; bit 1, it answers asset requests (it has an asset store).
     public var capabilities: UInt64 {
-        Capability.sparseRecords | (assets != nil ? Capability.assets : 0) | (configuration.skipsUpstreams ? Capability.upstreams : 0)
-            | Capability.liveChanges | (configuration.fieldDeltas ? Capability.fieldDeltas : 0) | Capability.vectorsAgainstStated
-            | Capability.numbersInSubscribe | (signer != nil && configuration.authenticatesWrites ? Capability.authenticatedWrites : 0)
+        Capability.sparseRecords | (assets != nil ? Capability.assets : 0)
+            | (configuration.skipsUpstreams ? Capability.upstreams : 0)
+            | Capability.liveChanges | (configuration.fieldDeltas ? Capability.fieldDeltas : 0)
+            | Capability.vectorsAgainstStated
+            | Capability.numbersInSubscribe
+            | (signer != nil && configuration.authenticatesWrites ? Capability.authenticatedWrites : 0)
     }
 
     /// Capability bits of the hello message.
@@ -257,8 +262,10 @@ public actor SyncNode {
 
     /// Creates a node replicating `store`, serving and fetching assets through `assets` if given,
     /// signing the shares of the zones it owns with `signer`.
-    public init(store: Store, configuration: SyncConfiguration = SyncConfiguration(), assets: (any AssetProvider)? = nil,
-                signer: ShareSigner? = nil) {
+    public init(
+        store: Store, configuration: SyncConfiguration = SyncConfiguration(), assets: (any AssetProvider)? = nil,
+        signer: ShareSigner? = nil
+    ) {
         self.store = store
         self.configuration = configuration
         self.nodeID = store.nodeID
@@ -324,9 +331,10 @@ public actor SyncNode {
 
     func hello(for id: ConnectionID) async -> HelloMessage {
         let zones = await announcedZones(for: id)
-        return HelloMessage(minimumVersion: Self.versions.lowerBound, maximumVersion: Self.versions.upperBound, node: nodeID,
-                            name: configuration.nodeName, capabilities: capabilities, dictionaries: [BuiltInDictionaries.recordsID],
-                            maxFramePayloadBytes: UInt64(configuration.limits.maxFramePayloadBytes), zones: zones)
+        return HelloMessage(
+            minimumVersion: Self.versions.lowerBound, maximumVersion: Self.versions.upperBound, node: nodeID,
+            name: configuration.nodeName, capabilities: capabilities, dictionaries: [BuiltInDictionaries.recordsID],
+            maxFramePayloadBytes: UInt64(configuration.limits.maxFramePayloadBytes), zones: zones)
     }
 
     /// Handles one frame received on `id` and returns what to send, per connection: usually only
@@ -367,14 +375,18 @@ public actor SyncNode {
     package nonisolated func decodeAhead(_ frame: Frame) -> DecodedChanges? {
         guard frame.type == .changes else { return nil }
         do throws(WireError) {
-            return DecodedChanges(result: .success(try ChangesMessage.decodeKeepingRecordBytes(frame.payload, limits: configuration.limits)))
+            return DecodedChanges(
+                result: .success(
+                    try ChangesMessage.decodeKeepingRecordBytes(frame.payload, limits: configuration.limits)))
         } catch {
             return DecodedChanges(result: .failure(error))
         }
     }
 
     /// ``receive(_:on:)`` with the frame's ``decodeAhead(_:)`` result, when the transport made it.
-    package func receive(_ frame: Frame, on id: ConnectionID, decoded: DecodedChanges?) async -> [ConnectionID: [SyncOutput]] {
+    package func receive(_ frame: Frame, on id: ConnectionID, decoded: DecodedChanges?) async -> [ConnectionID:
+        [SyncOutput]]
+    {
         await settle(await handle(frame, on: id, decoded: decoded), on: id)
     }
 
@@ -472,7 +484,10 @@ public actor SyncNode {
     func handleHello(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         let hello = try decode { (l) throws(WireError) in try HelloMessage(decoding: frame.payload, limits: l) }
         guard SyncSession.negotiate(Self.versions, hello) != nil else {
-            throw SyncFailure(.incompatibleVersion, "the peer speaks protocol versions \(hello.minimumVersion)–\(hello.maximumVersion); this node speaks \(Self.versions.lowerBound)–\(Self.versions.upperBound)")
+            throw SyncFailure(
+                .incompatibleVersion,
+                "the peer speaks protocol versions \(hello.minimumVersion)–\(hello.maximumVersion); this node speaks \(Self.versions.lowerBound)–\(Self.versions.upperBound)"
+            )
         }
         guard hello.node != nodeID else {
             throw SyncFailure(.invalidArguments, "connected to itself (node \(nodeID.short)); check the peer address")
@@ -504,7 +519,9 @@ public actor SyncNode {
     /// live on both sides that this connection does not yet follow. `from` is the message that
     /// carried `announced` (every zone the peer announces); nil when no message did (this node's
     /// own zones changed).
-    func reconcile(_ announced: [ZoneAnnouncement], on id: ConnectionID, from: AnnouncementMessage?) async throws(SyncFailure) -> [SyncOutput] {
+    func reconcile(_ announced: [ZoneAnnouncement], on id: ConnectionID, from: AnnouncementMessage?)
+        async throws(SyncFailure) -> [SyncOutput]
+    {
         // Work here is per zone announced or held for this peer, never per zone of the node: a
         // peer's announcement costs what it carries (Spec/replication.md §3.3).
         let announced = announced.filter { configuration.zones.allows($0.zone) }
@@ -517,7 +534,9 @@ public actor SyncNode {
             // deletion in a `zones` message of a zone this node told the peer it purged; a flood of
             // other deletions costs no store read.
             let told = sessions[id]?.purgedAnnounced ?? [:]
-            let unknown = announced.filter { local[$0.zone] == nil && (!$0.isDeleted || from != .zones || told[$0.zone] != nil) }.map(\.zone)
+            let unknown = announced.filter {
+                local[$0.zone] == nil && (!$0.isDeleted || from != .zones || told[$0.zone] != nil)
+            }.map(\.zone)
             purged = unknown.isEmpty ? [:] : try await store.purgedIncarnations(of: unknown)
         } catch {
             throw SyncFailure(.internalError, "could not read the purged zones for the peer's announcement: \(error)")
@@ -553,12 +572,15 @@ public actor SyncNode {
     /// an unshared one as ``adoptUnsigned(_:mine:heldBefore:on:)`` says. `local` is the zones as
     /// held here, `purged` the incarnations of those purged here. Connections of devices whose
     /// access a share changed restart once the call settles.
-    func adopt(_ announced: [ZoneAnnouncement], local: [RecordZone.ID: ZoneAnnouncement], purged: [RecordZone.ID: NodeID],
-               on id: ConnectionID) async throws(SyncFailure) {
+    func adopt(
+        _ announced: [ZoneAnnouncement], local: [RecordZone.ID: ZoneAnnouncement], purged: [RecordZone.ID: NodeID],
+        on id: ConnectionID
+    ) async throws(SyncFailure) {
         let leftOut = try await checkNewZones(announced, local: local, purged: purged, on: id)
         var shareChanges = Set<DeviceID>()
         for a in announced where !leftOut.contains(a.zone) {
-            let mine = local[a.zone] ?? purged[a.zone].map { ZoneAnnouncement(zone: a.zone, incarnation: $0, isDeleted: true) }
+            let mine =
+                local[a.zone] ?? purged[a.zone].map { ZoneAnnouncement(zone: a.zone, incarnation: $0, isDeleted: true) }
             // A shared zone changes only by its owner's signed share (Spec/security.md §6.3).
             if let share = a.share {
                 shareChanges.formUnion(try await adoptShare(a, share, mine: mine, on: id))
@@ -567,7 +589,9 @@ public actor SyncNode {
             try await adoptUnsigned(a, mine: mine, heldBefore: local[a.zone] != nil, on: id)
         }
         guard !shareChanges.isEmpty else { return }
-        for (c, more) in restart(shareChanges, except: id, reason: "a zone's share changed on node \(nodeID.short); reconnect to follow it") {
+        for (c, more) in restart(
+            shareChanges, except: id, reason: "a zone's share changed on node \(nodeID.short); reconnect to follow it")
+        {
             extraOutputs[c, default: []] += more
         }
         announcePending = true
@@ -583,8 +607,10 @@ public actor SyncNode {
     /// hello is the peer's own tombstone; one in a `zones` message may only echo what this
     /// node told it, so it starts nothing (two nodes that both purged would otherwise keep
     /// telling each other for as long as the connection lasts).
-    func tellPurged(_ announced: [ZoneAnnouncement], local: [RecordZone.ID: ZoneAnnouncement], purged: [RecordZone.ID: NodeID],
-                    from: AnnouncementMessage?, on id: ConnectionID) async -> [SyncOutput] {
+    func tellPurged(
+        _ announced: [ZoneAnnouncement], local: [RecordZone.ID: ZoneAnnouncement], purged: [RecordZone.ID: NodeID],
+        from: AnnouncementMessage?, on id: ConnectionID
+    ) async -> [SyncOutput] {
         let announcedBefore = sessions[id]?.announced.map(\.zone) ?? []
         let told = sessions[id]?.purgedAnnounced ?? [:]
         var tell = told
@@ -608,12 +634,15 @@ public actor SyncNode {
     /// held here) live on both sides in the same incarnation that this connection does not yet
     /// follow, and drops the subscriptions of the others. Only a device that may write the zone
     /// is followed: a read-only member's changes would be refused (Spec/security.md §6.2).
-    func follow(_ peerZones: [RecordZone.ID: ZoneAnnouncement], local: [RecordZone.ID: ZoneAnnouncement],
-                on id: ConnectionID) async -> [SyncOutput] {
+    func follow(
+        _ peerZones: [RecordZone.ID: ZoneAnnouncement], local: [RecordZone.ID: ZoneAnnouncement],
+        on id: ConnectionID
+    ) async -> [SyncOutput] {
         var out = [SyncOutput]()
         for (zone, theirs) in peerZones.sorted(by: { $0.key < $1.key }) where configuration.zones.allows(zone) {
             guard let mine = local[zone], !mine.isDeleted, !theirs.isDeleted, mine.incarnation == theirs.incarnation,
-                  await access(id, zone) >= .write else {
+                await access(id, zone) >= .write
+            else {
                 sessions[id]?.inbound[zone] = nil
                 continue
             }
@@ -627,7 +656,9 @@ public actor SyncNode {
     /// a share held here follows one (deleted, created, or moved to the larger incarnation), and a
     /// node with a device key creates no zone from one (Spec/security.md §6.3). `mine` is the zone
     /// as held here (a purged one as deleted), `heldBefore` whether it was held before this message.
-    func adoptUnsigned(_ a: ZoneAnnouncement, mine: ZoneAnnouncement?, heldBefore: Bool, on id: ConnectionID) async throws(SyncFailure) {
+    func adoptUnsigned(_ a: ZoneAnnouncement, mine: ZoneAnnouncement?, heldBefore: Bool, on id: ConnectionID)
+        async throws(SyncFailure)
+    {
         // A node with a device key takes a new zone only from its owner's share: an unsigned
         // announcement of a zone not held here creates nothing, so no trusted device can plant
         // a zone here, nor a name another device's share will later claim (Spec/security.md
@@ -703,8 +734,10 @@ public actor SyncNode {
         // Where the logs held here end, so the server's ranges join them (Spec/authenticated-writes.md §4).
         var heads: [NodeID: UInt64]? = nil
         if number != nil, authenticatesWrites(on: id) { heads = (try? await store.logHeads(in: zone)) ?? [:] }
-        let m = SubscribeMessage(zone: zone, incarnation: incarnation, token: from, knowledge: k, window: configuration.window, number: number,
-                                 writerLogHeads: heads)
+        let m = SubscribeMessage(
+            zone: zone, incarnation: incarnation, token: from, knowledge: k, window: configuration.window,
+            number: number,
+            writerLogHeads: heads)
         var out: [SyncOutput] = [.send(Frame(type: .subscribe, payload: m.encoded()))]
         // The new server hears at once which peers deliver the zone here already.
         out += announceUpstreams(of: zone, only: id)[id] ?? []
@@ -727,7 +760,8 @@ public actor SyncNode {
                 out.append(.close(ErrorMessage(code: error.code.name, message: error.message)))
             }
             // Subscriptions the peer holds on zones deleted here end.
-            for zone in sessions[id]?.outbound.keys.map({ $0 }) ?? [] where !zones.contains(where: { $0.zone == zone && !$0.isDeleted }) {
+            for zone in sessions[id]?.outbound.keys.map({ $0 }) ?? []
+            where !zones.contains(where: { $0.zone == zone && !$0.isDeleted }) {
                 sessions[id]?.outbound[zone] = nil
             }
             result[id] = out

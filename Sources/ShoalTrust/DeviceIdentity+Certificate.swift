@@ -11,7 +11,8 @@ extension DeviceIdentity {
     /// `now` to 100 years after it, `basicConstraints` CA:FALSE and `keyUsage` digitalSignature
     /// (both critical).
     /// - Throws: ``IdentityError`` `malformed` if swift-certificates refuses to build it.
-    static func selfSignedCertificate(for key: P256.Signing.PrivateKey, now: Date) throws(IdentityError) -> Certificate {
+    static func selfSignedCertificate(for key: P256.Signing.PrivateKey, now: Date) throws(IdentityError) -> Certificate
+    {
         let id = deviceID(of: key.publicKey)
         var utc = Calendar(identifier: .gregorian)
         utc.timeZone = TimeZone(identifier: "UTC") ?? utc.timeZone
@@ -24,9 +25,10 @@ extension DeviceIdentity {
                 Critical(KeyUsage(digitalSignature: true))
             }
             let signer = Certificate.PrivateKey(key)
-            return try Certificate(version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: signer.publicKey,
-                                   notValidBefore: notBefore, notValidAfter: notAfter, issuer: name, subject: name,
-                                   signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions, issuerPrivateKey: signer)
+            return try Certificate(
+                version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: signer.publicKey,
+                notValidBefore: notBefore, notValidAfter: notAfter, issuer: name, subject: name,
+                signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions, issuerPrivateKey: signer)
         } catch {
             throw .malformed("cannot make the device certificate: \(error)")
         }

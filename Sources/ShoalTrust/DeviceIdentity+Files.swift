@@ -5,9 +5,9 @@ package import Foundation
 import SwiftASN1
 import X509
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension DeviceIdentity {
@@ -47,8 +47,10 @@ extension DeviceIdentity {
         case (true, true):
             return try load(from: directory)
         case (false, true):
-            throw .missingKey("\(files.certificate) is there but \(files.key) is not: without its private key this node cannot prove its device ID. "
-                + "Restore device-key.pem from a backup of this data directory, or remove \(files.folder) to give the node a new device ID (its peers must then trust the new one)")
+            throw .missingKey(
+                "\(files.certificate) is there but \(files.key) is not: without its private key this node cannot prove its device ID. "
+                    + "Restore device-key.pem from a backup of this data directory, or remove \(files.folder) to give the node a new device ID (its peers must then trust the new one)"
+            )
         case (true, false):
             let key = try readKey(files)
             let identity = try DeviceIdentity(privateKey: key, certificate: selfSignedCertificate(for: key, now: now))
@@ -75,16 +77,20 @@ extension DeviceIdentity {
         do {
             certificate = try Certificate(pemEncoded: text)
         } catch {
-            throw .malformed("\(files.certificate) is not a PEM X.509 certificate (\(error)). Remove it and open the node again: "
-                + "a new certificate is made from device-key.pem, with the same device ID")
+            throw .malformed(
+                "\(files.certificate) is not a PEM X.509 certificate (\(error)). Remove it and open the node again: "
+                    + "a new certificate is made from device-key.pem, with the same device ID")
         }
         let identity: DeviceIdentity
         do {
             identity = try DeviceIdentity(privateKey: key, certificate: certificate)
         } catch {
-            throw IdentityError(error.code, "\(files.key) and \(files.certificate) do not belong together: \(error.detail). "
-                + "Restore both from the same backup, or remove \(files.certificate) and open the node again to make a new certificate for the key "
-                + "(the device ID is the key's: \(deviceID(of: key.publicKey)))", file: error.file, line: error.line)
+            throw IdentityError(
+                error.code,
+                "\(files.key) and \(files.certificate) do not belong together: \(error.detail). "
+                    + "Restore both from the same backup, or remove \(files.certificate) and open the node again to make a new certificate for the key "
+                    + "(the device ID is the key's: \(deviceID(of: key.publicKey)))", file: error.file, line: error.line
+            )
         }
         var info = stat()
         if stat(files.key, &info) == 0, info.st_mode & 0o077 != 0 { _ = chmod(files.key, 0o600) }
@@ -113,8 +119,9 @@ extension DeviceIdentity {
         do {
             return try P256.Signing.PrivateKey(pemRepresentation: text)
         } catch {
-            throw .malformed("\(files.key) is not a PEM P-256 private key (\(error)). Restore \(files.folder) from a backup of this data directory, "
-                + "or remove it to give the node a new device ID (its peers must then trust the new one)")
+            throw .malformed(
+                "\(files.key) is not a PEM P-256 private key (\(error)). Restore \(files.folder) from a backup of this data directory, "
+                    + "or remove it to give the node a new device ID (its peers must then trust the new one)")
         }
     }
 
@@ -129,7 +136,8 @@ extension DeviceIdentity {
             throw .io("cannot create \(folder): \(errnoText())")
         }
         guard chmod(folder, 0o700) == 0 else { throw .io("cannot set \(folder) to mode 0700: \(errnoText())") }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.contains(".pem.tmp-") {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        where name.contains(".pem.tmp-") {
             _ = unlink(folder + "/" + name)
         }
     }
@@ -163,7 +171,9 @@ extension DeviceIdentity {
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw .io("cannot create \(temp): \(errnoText())") }
         var failure: IdentityError? = nil
-        if fchmod(fd, mode) != 0 { failure = .io("cannot set \(temp) to mode \(String(mode, radix: 8)): \(errnoText())") }
+        if fchmod(fd, mode) != 0 {
+            failure = .io("cannot set \(temp) to mode \(String(mode, radix: 8)): \(errnoText())")
+        }
         var written = 0
         while failure == nil && written < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + written }, bytes.count - written) }
@@ -176,7 +186,9 @@ extension DeviceIdentity {
         }
         if failure == nil && fsync(fd) != 0 { failure = .io("cannot sync \(temp): \(errnoText())") }
         close(fd)
-        if failure == nil && rename(temp, path) != 0 { failure = .io("cannot rename \(temp) to \(path): \(errnoText())") }
+        if failure == nil && rename(temp, path) != 0 {
+            failure = .io("cannot rename \(temp) to \(path): \(errnoText())")
+        }
         if let failure {
             _ = unlink(temp)
             throw failure

@@ -23,8 +23,11 @@ extension DeviceIdentity {
             throw .malformed("not an X.509 certificate: \(error)")
         }
         guard certificate.issuer == certificate.subject,
-              certificate.publicKey.isValidSignature(certificate.signature, for: certificate) else {
-            throw .mismatch("the certificate is not self-signed (its issuer is not its subject, or its signature does not verify with its own key)")
+            certificate.publicKey.isValidSignature(certificate.signature, for: certificate)
+        else {
+            throw .mismatch(
+                "the certificate is not self-signed (its issuer is not its subject, or its signature does not verify with its own key)"
+            )
         }
         return try deviceID(ofCertificateDER: der)
     }

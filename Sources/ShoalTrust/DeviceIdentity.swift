@@ -39,11 +39,15 @@ package struct DeviceIdentity: Sendable {
             throw .mismatch("the certificate is for another key than the private key")
         }
         guard certificate.publicKey.isValidSignature(certificate.signature, for: certificate) else {
-            throw .mismatch("the certificate's signature does not verify with its own public key (it is not self-signed, or it was altered)")
+            throw .mismatch(
+                "the certificate's signature does not verify with its own public key (it is not self-signed, or it was altered)"
+            )
         }
         let id = try Self.deviceID(ofCertificateDER: der)
         guard id == Self.deviceID(of: privateKey.publicKey) else {
-            throw .mismatch("the certificate encodes its public key differently from the key's own SubjectPublicKeyInfo (\(id) ≠ \(Self.deviceID(of: privateKey.publicKey)))")
+            throw .mismatch(
+                "the certificate encodes its public key differently from the key's own SubjectPublicKeyInfo (\(id) ≠ \(Self.deviceID(of: privateKey.publicKey)))"
+            )
         }
         self.privateKey = privateKey
         self.certificate = certificate
@@ -89,7 +93,8 @@ package struct DeviceIdentity: Sendable {
     /// → (optional [0] version), serialNumber, signature, issuer, validity, subject, SPKI.
     static func subjectPublicKeyInfo(ofCertificateDER der: [UInt8]) -> ArraySlice<UInt8>? {
         guard let root = try? DER.parse(der), case .constructed(let parts) = root.content,
-              let tbs = Array(parts).first, case .constructed(let fields) = tbs.content else { return nil }
+            let tbs = Array(parts).first, case .constructed(let fields) = tbs.content
+        else { return nil }
         var rest = Array(fields)
         if let first = rest.first, first.identifier.tagClass == .contextSpecific, first.identifier.tagNumber == 0 {
             rest.removeFirst()

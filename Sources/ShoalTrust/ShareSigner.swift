@@ -59,8 +59,9 @@ public struct ShareSigner: Sendable {
     /// (raw) over `bytes`, when it verifies under that key; nil otherwise.
     static func signer(of bytes: [UInt8], signature: [UInt8], key der: [UInt8]) -> DeviceID? {
         guard let key = try? P256.Signing.PublicKey(derRepresentation: der),
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-              key.isValidSignature(signature, for: bytes) else { return nil }
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+            key.isValidSignature(signature, for: bytes)
+        else { return nil }
         return device(ofKey: der)
     }
 }

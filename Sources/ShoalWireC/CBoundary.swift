@@ -19,7 +19,7 @@ enum CBoundary {
         "truncated": 1, "overlong_varint": 2, "varint_overflow": 3, "invalid_utf8": 4, "trailing_bytes": 5,
         "unsorted": 6, "duplicate": 7, "unknown_required_tag": 8, "invalid_value": 9, "invalid_name": 10,
         "limit_exceeded": 11, "bad_magic": 12, "unsupported_version": 13, "checksum_mismatch": 14,
-        "decompression_failed": 15, "unknown_dictionary": 16,
+        "decompression_failed": 15, "unknown_dictionary": 16
     ]
     static let other: Int32 = 99
     static let invalidArgument: Int32 = 100
@@ -35,7 +35,9 @@ enum CBoundary {
         } catch let e as CArgumentError {
             return report(err, code: invalidArgument, name: "invalid_argument", offset: 0, e.detail)
         } catch let e as VectorJSONError {
-            return report(err, code: invalidArgument, name: "invalid_argument", offset: 0, "JSON is not of the documented form: \(e.description)")
+            return report(
+                err, code: invalidArgument, name: "invalid_argument", offset: 0,
+                "JSON is not of the documented form: \(e.description)")
         } catch {
             return report(err, code: invalidArgument, name: "invalid_argument", offset: 0, "\(error)")
         }
@@ -50,7 +52,9 @@ enum CBoundary {
     }
 
     @discardableResult
-    static func report(_ err: UnsafeMutablePointer<shoal_error>?, code: Int32, name: String, offset: Int, _ message: String) -> Int32 {
+    static func report(
+        _ err: UnsafeMutablePointer<shoal_error>?, code: Int32, name: String, offset: Int, _ message: String
+    ) -> Int32 {
         guard let err else { return code }
         err.pointee.code = code
         err.pointee.offset = offset
@@ -106,7 +110,9 @@ enum CBoundary {
         text.pointee = nil
     }
 
-    static func prepare(_ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, _ len: UnsafeMutablePointer<Int>?) throws {
+    static func prepare(_ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, _ len: UnsafeMutablePointer<Int>?)
+        throws
+    {
         guard let bytes, let len else { throw CArgumentError("an output pointer is NULL") }
         bytes.pointee = nil
         len.pointee = 0
@@ -114,13 +120,16 @@ enum CBoundary {
 
     /// Hands JSON text back in malloc'd memory.
     static func hand(json object: Any, to out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) throws {
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+        let data = try JSONSerialization.data(
+            withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
         try hand(text: Array(data), to: out)
     }
 
     static func hand(text utf8: [UInt8], to out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) throws {
         guard let out else { throw CArgumentError("the output pointer is NULL") }
-        guard let p = malloc(utf8.count &+ 1)?.assumingMemoryBound(to: CChar.self) else { throw CArgumentError("out of memory") }
+        guard let p = malloc(utf8.count &+ 1)?.assumingMemoryBound(to: CChar.self) else {
+            throw CArgumentError("out of memory")
+        }
         utf8.withUnsafeBytes { src in
             if let base = src.baseAddress { memcpy(p, base, src.count) }
         }
@@ -129,9 +138,13 @@ enum CBoundary {
     }
 
     /// Hands bytes back in malloc'd memory (one byte is allocated for an empty result).
-    static func hand(bytes: [UInt8], to out: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, length: UnsafeMutablePointer<Int>?) throws {
+    static func hand(
+        bytes: [UInt8], to out: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, length: UnsafeMutablePointer<Int>?
+    ) throws {
         guard let out, let length else { throw CArgumentError("an output pointer is NULL") }
-        guard let p = malloc(max(bytes.count, 1))?.assumingMemoryBound(to: UInt8.self) else { throw CArgumentError("out of memory") }
+        guard let p = malloc(max(bytes.count, 1))?.assumingMemoryBound(to: UInt8.self) else {
+            throw CArgumentError("out of memory")
+        }
         bytes.withUnsafeBytes { src in
             if let base = src.baseAddress { memcpy(p, base, src.count) }
         }

@@ -7,8 +7,10 @@ import ShoalWireJSON
 
 /// Decodes a control payload of `kind` into its JSON form (shoalwire.h).
 @_cdecl("shoal_control_decode_json")
-public func shoalControlDecodeJSON(_ kind: UnsafePointer<CChar>?, _ bytes: UnsafePointer<UInt8>?, _ len: Int,
-                                   _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalControlDecodeJSON(
+    _ kind: UnsafePointer<CChar>?, _ bytes: UnsafePointer<UInt8>?, _ len: Int,
+    _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(json)
         let k = try CControl.kind(kind)
@@ -18,9 +20,11 @@ public func shoalControlDecodeJSON(_ kind: UnsafePointer<CChar>?, _ bytes: Unsaf
 
 /// Encodes a control payload of `kind` given in its JSON form (shoalwire.h).
 @_cdecl("shoal_control_encode_json")
-public func shoalControlEncodeJSON(_ kind: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?,
-                                   _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, _ len: UnsafeMutablePointer<Int>?,
-                                   _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalControlEncodeJSON(
+    _ kind: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?,
+    _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, _ len: UnsafeMutablePointer<Int>?,
+    _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(bytes, len)
         let k = try CControl.kind(kind)
@@ -33,8 +37,10 @@ public func shoalControlEncodeJSON(_ kind: UnsafePointer<CChar>?, _ json: Unsafe
 
 /// Decodes a discovery announcement into its JSON form (shoalwire.h).
 @_cdecl("shoal_discovery_decode_json")
-public func shoalDiscoveryDecodeJSON(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-                                     _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalDiscoveryDecodeJSON(
+    _ bytes: UnsafePointer<UInt8>?, _ len: Int, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(json)
         let announcement = try DiscoveryAnnouncement(decoding: [UInt8](try CBoundary.input(bytes, len)))
@@ -44,11 +50,14 @@ public func shoalDiscoveryDecodeJSON(_ bytes: UnsafePointer<UInt8>?, _ len: Int,
 
 /// Encodes a discovery announcement given in its JSON form (shoalwire.h).
 @_cdecl("shoal_discovery_encode_json")
-public func shoalDiscoveryEncodeJSON(_ json: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
-                                     _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalDiscoveryEncodeJSON(
+    _ json: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
+    _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(bytes, len)
-        let encoded = try VectorJSON.discovery(try VectorJSON.object(try CBoundary.json(json, "json"), "json")).encoded()
+        let encoded = try VectorJSON.discovery(try VectorJSON.object(try CBoundary.json(json, "json"), "json"))
+            .encoded()
         // Checked by decoding: no endpoint, or port 0, fails as the decoder says.
         _ = try DiscoveryAnnouncement(decoding: encoded)
         try CBoundary.hand(bytes: encoded, to: bytes, length: len)
@@ -57,8 +66,10 @@ public func shoalDiscoveryEncodeJSON(_ json: UnsafePointer<CChar>?, _ bytes: Uns
 
 /// A device ID's 32 bytes as its checksummed text form (shoalwire.h).
 @_cdecl("shoal_device_id_to_text")
-public func shoalDeviceIDToText(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ text: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-                                _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalDeviceIDToText(
+    _ bytes: UnsafePointer<UInt8>?, _ len: Int, _ text: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(text)
         let input = try CBoundary.input(bytes, len)
@@ -71,8 +82,10 @@ public func shoalDeviceIDToText(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ te
 
 /// A device ID's text form parsed, check characters verified, into its 32 bytes (shoalwire.h).
 @_cdecl("shoal_device_id_from_text")
-public func shoalDeviceIDFromText(_ text: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
-                                  _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalDeviceIDFromText(
+    _ text: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
+    _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(bytes, len)
         let id = try DeviceID(text: try CBoundary.string(text, "text"))
@@ -86,7 +99,8 @@ enum CControl {
     static func kind(_ kind: UnsafePointer<CChar>?) throws -> String {
         let k = try CBoundary.string(kind, "kind")
         guard VectorJSON.controlKinds.contains(k) else {
-            throw CArgumentError("\(k) is not a control payload kind (\(VectorJSON.controlKinds.joined(separator: ", ")))")
+            throw CArgumentError(
+                "\(k) is not a control payload kind (\(VectorJSON.controlKinds.joined(separator: ", ")))")
         }
         return k
     }

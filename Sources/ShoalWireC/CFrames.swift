@@ -28,7 +28,9 @@ final class CFrameReader {
 @_cdecl("shoal_frame_reader_new")
 public func shoalFrameReaderNew(_ maxPayloadBytes: Int, _ options: UInt32) -> OpaquePointer? {
     var limits = WireLimits.default
-    guard maxPayloadBytes >= 0, maxPayloadBytes <= limits.maxFramePayloadBytes, options & ~UInt32(1) == 0 else { return nil }
+    guard maxPayloadBytes >= 0, maxPayloadBytes <= limits.maxFramePayloadBytes, options & ~UInt32(1) == 0 else {
+        return nil
+    }
     if maxPayloadBytes > 0 { limits.maxFramePayloadBytes = maxPayloadBytes }
     let reader = CFrameReader(limits: limits, acceptsStreamCompression: options & 1 != 0)
     return OpaquePointer(Unmanaged.passRetained(reader).toOpaque())
@@ -36,8 +38,10 @@ public func shoalFrameReaderNew(_ maxPayloadBytes: Int, _ options: UInt32) -> Op
 
 /// Hands the reader the next bytes of the stream (shoalwire.h).
 @_cdecl("shoal_frame_reader_feed")
-public func shoalFrameReaderFeed(_ pointer: OpaquePointer?, _ bytes: UnsafePointer<UInt8>?, _ len: Int,
-                                 _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalFrameReaderFeed(
+    _ pointer: OpaquePointer?, _ bytes: UnsafePointer<UInt8>?, _ len: Int,
+    _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         let r = try CFrameReader.from(pointer)
         let input = try CBoundary.input(bytes, len)
@@ -52,8 +56,10 @@ public func shoalFrameReaderFeed(_ pointer: OpaquePointer?, _ bytes: UnsafePoint
 
 /// Returns 1 with the next frame, 0 when more bytes are needed, -1 on a malformed stream (shoalwire.h).
 @_cdecl("shoal_frame_reader_next")
-public func shoalFrameReaderNext(_ pointer: OpaquePointer?, _ frame: UnsafeMutablePointer<shoal_frame>?,
-                                 _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalFrameReaderNext(
+    _ pointer: OpaquePointer?, _ frame: UnsafeMutablePointer<shoal_frame>?,
+    _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     var ready: Int32 = 0
     let status = CBoundary.run(err) {
         let r = try CFrameReader.from(pointer)
@@ -82,7 +88,8 @@ public func shoalFrameReaderNext(_ pointer: OpaquePointer?, _ frame: UnsafeMutab
         var payload: UnsafeMutablePointer<UInt8>? = nil
         var length = 0
         if !next.payload.isEmpty { try CBoundary.hand(bytes: next.payload, to: &payload, length: &length) }
-        frame.pointee = shoal_frame(type: next.type.rawValue, flags: flags, dictionary: dictionary, payload: payload, payload_len: length)
+        frame.pointee = shoal_frame(
+            type: next.type.rawValue, flags: flags, dictionary: dictionary, payload: payload, payload_len: length)
         ready = 1
     }
     return status == 0 ? ready : -1
@@ -109,13 +116,17 @@ public func shoalFrameReaderFree(_ pointer: OpaquePointer?) {
 
 /// Encodes a payload as one uncompressed frame (shoalwire.h).
 @_cdecl("shoal_frame_encode")
-public func shoalFrameEncode(_ type: UInt8, _ payload: UnsafePointer<UInt8>?, _ len: Int, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
-                             _ outLength: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalFrameEncode(
+    _ type: UInt8, _ payload: UnsafePointer<UInt8>?, _ len: Int,
+    _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
+    _ outLength: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(bytes, outLength)
         guard type != 0 else { throw CArgumentError("frame type 0 is reserved") }
         let encoder = FrameEncoder(options: .init(mode: .none))
-        let frame = try encoder.encode(FrameType(rawValue: type), payload: try CBoundary.input(payload, len), mayCompress: false)
+        let frame = try encoder.encode(
+            FrameType(rawValue: type), payload: try CBoundary.input(payload, len), mayCompress: false)
         try CBoundary.hand(bytes: frame, to: bytes, length: outLength)
     }
 }

@@ -6,8 +6,10 @@ import ShoalWireJSON
 
 /// What `shoal inspect --json` prints for these bytes (shoalwire.h).
 @_cdecl("shoal_inspect_json")
-public func shoalInspectJSON(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ kind: UnsafePointer<CChar>?, _ zone: UnsafePointer<CChar>?,
-                             _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalInspectJSON(
+    _ bytes: UnsafePointer<UInt8>?, _ len: Int, _ kind: UnsafePointer<CChar>?, _ zone: UnsafePointer<CChar>?,
+    _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(json)
         let all = [UInt8](try CBoundary.input(bytes, len))

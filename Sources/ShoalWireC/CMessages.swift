@@ -21,27 +21,36 @@ struct LiveContext {
 
 /// Decodes a replication message payload of `kind` into its JSON form (shoalwire.h).
 @_cdecl("shoal_message_decode_json")
-public func shoalMessageDecodeJSON(_ kind: UnsafePointer<CChar>?, _ bytes: UnsafePointer<UInt8>?, _ len: Int, _ context: UnsafePointer<CChar>?,
-                                   _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalMessageDecodeJSON(
+    _ kind: UnsafePointer<CChar>?, _ bytes: UnsafePointer<UInt8>?, _ len: Int, _ context: UnsafePointer<CChar>?,
+    _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(json)
         let k = try CBoundary.string(kind, "kind")
-        guard VectorJSON.messageKinds.contains(k) else { throw CArgumentError("\(k) is not a message kind (\(VectorJSON.messageKinds.joined(separator: ", ")))") }
+        guard VectorJSON.messageKinds.contains(k) else {
+            throw CArgumentError("\(k) is not a message kind (\(VectorJSON.messageKinds.joined(separator: ", ")))")
+        }
         let live = try LiveContext(context)
-        let decoded = try VectorJSON.message(k, [UInt8](try CBoundary.input(bytes, len)), zone: live.zone, stated: live.stated)
+        let decoded = try VectorJSON.message(
+            k, [UInt8](try CBoundary.input(bytes, len)), zone: live.zone, stated: live.stated)
         try CBoundary.hand(json: decoded.json, to: json)
     }
 }
 
 /// Encodes a replication message of `kind` given in its JSON form (shoalwire.h).
 @_cdecl("shoal_message_encode_json")
-public func shoalMessageEncodeJSON(_ kind: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?, _ context: UnsafePointer<CChar>?,
-                                   _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, _ len: UnsafeMutablePointer<Int>?,
-                                   _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalMessageEncodeJSON(
+    _ kind: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?, _ context: UnsafePointer<CChar>?,
+    _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, _ len: UnsafeMutablePointer<Int>?,
+    _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(bytes, len)
         let k = try CBoundary.string(kind, "kind")
-        guard VectorJSON.messageKinds.contains(k) else { throw CArgumentError("\(k) is not a message kind (\(VectorJSON.messageKinds.joined(separator: ", ")))") }
+        guard VectorJSON.messageKinds.contains(k) else {
+            throw CArgumentError("\(k) is not a message kind (\(VectorJSON.messageKinds.joined(separator: ", ")))")
+        }
         let live = try LiveContext(context)
         let object = try VectorJSON.object(try CBoundary.json(json, "json"), "json")
         let encoded = try VectorJSON.encodeMessage(k, object, stated: live.stated)

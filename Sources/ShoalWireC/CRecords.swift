@@ -10,8 +10,10 @@ let vectorZone = RecordZone.ID(name: "notes")
 
 /// Decodes a record's canonical bytes into its JSON form (shoalwire.h).
 @_cdecl("shoal_record_decode_json")
-public func shoalRecordDecodeJSON(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-                                  _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalRecordDecodeJSON(
+    _ bytes: UnsafePointer<UInt8>?, _ len: Int, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(json)
         let record = try Record(decoding: try CBoundary.input(bytes, len))
@@ -21,8 +23,10 @@ public func shoalRecordDecodeJSON(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ 
 
 /// Encodes a record given in its JSON form; the result is checked by decoding it (shoalwire.h).
 @_cdecl("shoal_record_encode_json")
-public func shoalRecordEncodeJSON(_ json: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
-                                  _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalRecordEncodeJSON(
+    _ json: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
+    _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(bytes, len)
         let encoded = try VectorJSON.record(try CBoundary.json(json, "json")).encoded()
@@ -33,8 +37,10 @@ public func shoalRecordEncodeJSON(_ json: UnsafePointer<CChar>?, _ bytes: Unsafe
 
 /// Decodes a tombstone into its JSON form (shoalwire.h).
 @_cdecl("shoal_tombstone_decode_json")
-public func shoalTombstoneDecodeJSON(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-                                     _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalTombstoneDecodeJSON(
+    _ bytes: UnsafePointer<UInt8>?, _ len: Int, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(json)
         let tombstone = try Tombstone(decoding: [UInt8](try CBoundary.input(bytes, len)))
@@ -44,8 +50,10 @@ public func shoalTombstoneDecodeJSON(_ bytes: UnsafePointer<UInt8>?, _ len: Int,
 
 /// Encodes a tombstone given in its JSON form (shoalwire.h).
 @_cdecl("shoal_tombstone_encode_json")
-public func shoalTombstoneEncodeJSON(_ json: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
-                                     _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalTombstoneEncodeJSON(
+    _ json: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
+    _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(bytes, len)
         let encoded = try VectorJSON.tombstone(try CBoundary.json(json, "json")).encoded()
@@ -56,8 +64,10 @@ public func shoalTombstoneEncodeJSON(_ json: UnsafePointer<CChar>?, _ bytes: Uns
 
 /// Decodes a record delta of a record in `zone_json` (shoalwire.h).
 @_cdecl("shoal_delta_decode_json")
-public func shoalDeltaDecodeJSON(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ zone: UnsafePointer<CChar>?,
-                                 _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalDeltaDecodeJSON(
+    _ bytes: UnsafePointer<UInt8>?, _ len: Int, _ zone: UnsafePointer<CChar>?,
+    _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(json)
         let z = try CBoundary.zone(zone, fallback: vectorZone)
@@ -68,8 +78,11 @@ public func shoalDeltaDecodeJSON(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ z
 
 /// Encodes a record delta given in its JSON form (shoalwire.h).
 @_cdecl("shoal_delta_encode_json")
-public func shoalDeltaEncodeJSON(_ json: UnsafePointer<CChar>?, _ zone: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
-                                 _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalDeltaEncodeJSON(
+    _ json: UnsafePointer<CChar>?, _ zone: UnsafePointer<CChar>?,
+    _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
+    _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(bytes, len)
         let z = try CBoundary.zone(zone, fallback: vectorZone)
@@ -81,19 +94,25 @@ public func shoalDeltaEncodeJSON(_ json: UnsafePointer<CChar>?, _ zone: UnsafePo
 
 /// Decodes a field value: its type tag, then its payload (shoalwire.h).
 @_cdecl("shoal_value_decode_json")
-public func shoalValueDecodeJSON(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ zone: UnsafePointer<CChar>?,
-                                 _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalValueDecodeJSON(
+    _ bytes: UnsafePointer<UInt8>?, _ len: Int, _ zone: UnsafePointer<CChar>?,
+    _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(json)
-        let value = try TaggedValue.decode(try CBoundary.input(bytes, len), zone: try CBoundary.zone(zone, fallback: vectorZone))
+        let value = try TaggedValue.decode(
+            try CBoundary.input(bytes, len), zone: try CBoundary.zone(zone, fallback: vectorZone))
         try CBoundary.hand(json: VectorJSON.value(value), to: json)
     }
 }
 
 /// Encodes a typed field value given in its JSON form (shoalwire.h).
 @_cdecl("shoal_value_encode_json")
-public func shoalValueEncodeJSON(_ json: UnsafePointer<CChar>?, _ zone: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
-                                 _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalValueEncodeJSON(
+    _ json: UnsafePointer<CChar>?, _ zone: UnsafePointer<CChar>?,
+    _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
+    _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(bytes, len)
         let z = try CBoundary.zone(zone, fallback: vectorZone)

@@ -6,8 +6,10 @@ import ShoalWireJSON
 
 /// Decodes a change token into its JSON form, with its text (shoalwire.h).
 @_cdecl("shoal_token_decode_json")
-public func shoalTokenDecodeJSON(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-                                 _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalTokenDecodeJSON(
+    _ bytes: UnsafePointer<UInt8>?, _ len: Int, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(json)
         let contents = try ChangeToken(bytes: [UInt8](try CBoundary.input(bytes, len))).contents()
@@ -17,8 +19,10 @@ public func shoalTokenDecodeJSON(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ j
 
 /// Encodes a change token given in its JSON form (shoalwire.h).
 @_cdecl("shoal_token_encode_json")
-public func shoalTokenEncodeJSON(_ json: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
-                                 _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalTokenEncodeJSON(
+    _ json: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
+    _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(bytes, len)
         let token = ChangeToken(try VectorJSON.token(try CBoundary.json(json, "json")).0)
@@ -29,8 +33,10 @@ public func shoalTokenEncodeJSON(_ json: UnsafePointer<CChar>?, _ bytes: UnsafeM
 
 /// A valid token's bytes as base64url text (shoalwire.h).
 @_cdecl("shoal_token_to_text")
-public func shoalTokenToText(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ text: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
-                             _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalTokenToText(
+    _ bytes: UnsafePointer<UInt8>?, _ len: Int, _ text: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(text)
         let token = ChangeToken(bytes: [UInt8](try CBoundary.input(bytes, len)))
@@ -41,8 +47,10 @@ public func shoalTokenToText(_ bytes: UnsafePointer<UInt8>?, _ len: Int, _ text:
 
 /// A token's text form parsed back into its bytes, which are checked as a token (shoalwire.h).
 @_cdecl("shoal_token_from_text")
-public func shoalTokenFromText(_ text: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
-                               _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?) -> Int32 {
+public func shoalTokenFromText(
+    _ text: UnsafePointer<CChar>?, _ bytes: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
+    _ len: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<shoal_error>?
+) -> Int32 {
     CBoundary.run(err) {
         try CBoundary.prepare(bytes, len)
         guard let token = ChangeToken(text: try CBoundary.string(text, "text")) else {

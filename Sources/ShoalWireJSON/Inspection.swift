@@ -39,10 +39,14 @@ package enum Inspection {
             var reader = FrameReader()
             let frames = try reader.frames(in: bytes)
             if reader.bufferedByteCount > 0 {
-                throw WireError(.truncated, at: reader.consumedByteCount, "the last frame is incomplete: \(reader.bufferedByteCount) byte(s) of it")
+                throw WireError(
+                    .truncated, at: reader.consumedByteCount,
+                    "the last frame is incomplete: \(reader.bufferedByteCount) byte(s) of it")
             }
             return frames.map { f -> [String: Any] in
-                var o: [String: Any] = ["type": f.type.description, "payload_bytes": f.payload.count, "compression": "\(f.compression)"]
+                var o: [String: Any] = [
+                    "type": f.type.description, "payload_bytes": f.payload.count, "compression": "\(f.compression)"
+                ]
                 // The frame is valid; a payload that is not the message its type names is
                 // reported beside it (frames carry anything; the replication layer rejects it).
                 do { o["payload"] = try payload(f) } catch { o["payload_error"] = "\(error)" }
@@ -51,13 +55,22 @@ package enum Inspection {
         case "record": return record(try Record(decoding: bytes), assets: .summary)
         case "delta":
             let d = try RecordDelta(decoding: bytes, zone: zone)
-            return ["base": String(d.baseTag, radix: 16), "system": d.system != nil, "operations": d.operations.map { "\($0)" }]
+            return [
+                "base": String(d.baseTag, radix: 16), "system": d.system != nil,
+                "operations": d.operations.map { "\($0)" }
+            ]
         case "tombstone":
             let t = try Tombstone(decoding: bytes)
-            return ["name": t.id.name, "zone": t.id.zone.description, "type": t.recordType, "deletedBy": t.deletedBy.hex, "deleted": t.deletionDate.description]
+            return [
+                "name": t.id.name, "zone": t.id.zone.description, "type": t.recordType, "deletedBy": t.deletedBy.hex,
+                "deleted": t.deletionDate.description
+            ]
         case "token":
             let c = try ChangeToken(bytes: bytes).contents()
-            var o: [String: Any] = ["kind": "\(c.kind)", "incarnation": c.incarnation.hex, "vector": c.vector.entries.map { ["node": $0.node.hex, "hlc": $0.hlc.description] }]
+            var o: [String: Any] = [
+                "kind": "\(c.kind)", "incarnation": c.incarnation.hex,
+                "vector": c.vector.entries.map { ["node": $0.node.hex, "hlc": $0.hlc.description] }
+            ]
             if let cur = c.cursor { o["cursor"] = ["source": cur.source.hex, "sequence": cur.sequence] }
             return o
         default:
@@ -70,27 +83,46 @@ package enum Inspection {
         switch f.type {
         case .hello:
             let m = try HelloMessage(decoding: f.payload)
-            return ["node": m.node.hex, "name": m.name, "versions": "\(m.minimumVersion)-\(m.maximumVersion)", "zones": m.zones.map(\.description), "dictionaries": m.dictionaries]
+            return [
+                "node": m.node.hex, "name": m.name, "versions": "\(m.minimumVersion)-\(m.maximumVersion)",
+                "zones": m.zones.map(\.description), "dictionaries": m.dictionaries
+            ]
         case .changes:
             let m = try ChangesMessage(decoding: f.payload)
-            var o: [String: Any] = ["zone": m.zone.description, "batch": m.batch, "caughtUp": m.isCaughtUp, "records": m.records.map { record($0, assets: .summary) }]
+            var o: [String: Any] = [
+                "zone": m.zone.description, "batch": m.batch, "caughtUp": m.isCaughtUp,
+                "records": m.records.map { record($0, assets: .summary) }
+            ]
             if m.isReset { o["reset"] = true }
             if let base = m.base {
                 o["sparseBase"] = base.description
                 o["sparseRecords"] = m.sparseRecords.map { s -> [String: Any] in
-                    var item: [String: Any] = ["name": s.id.name, "type": s.recordType, "entries": s.entries.description,
-                                               "heads": s.heads.map { "\($0.node.short)\($0.isDeletion ? " (delete)" : "")" },
-                                               "fields": Dictionary(s.fields.map { ($0.name, $0.value.map { "\($0)" } ?? "(removed)") }, uniquingKeysWith: { a, _ in a })]
+                    var item: [String: Any] = [
+                        "name": s.id.name, "type": s.recordType, "entries": s.entries.description,
+                        "heads": s.heads.map { "\($0.node.short)\($0.isDeletion ? " (delete)" : "")" },
+                        "fields": Dictionary(
+                            s.fields.map { ($0.name, $0.value.map { "\($0)" } ?? "(removed)") },
+                            uniquingKeysWith: { a, _ in a })
+                    ]
                     // Delta slots: the edit of the slot the receiver holds, named by its stamp.
                     if !s.deltas.isEmpty {
-                        item["deltas"] = Dictionary(s.deltas.map { d -> (String, String) in
-                            let edits: String
-                            switch d.edit {
-                            case .patch(let p): edits = p.map { "patch @\($0.offset) -\($0.deleteCount) +\($0.insert.count) bytes" }.joined(separator: ", ")
-                            case .splice(let kind, let sp): edits = sp.map { "splice @\($0.offset) -\($0.deleteCount) +\($0.insert.count) \(kind)" }.joined(separator: ", ")
-                            }
-                            return (d.name, "\(edits) on \(d.baseStamp.node.short)@\(d.baseStamp.hlc) (digest \(String(d.baseDigest, radix: 16)))")
-                        }, uniquingKeysWith: { a, _ in a })
+                        item["deltas"] = Dictionary(
+                            s.deltas.map { d -> (String, String) in
+                                let edits: String
+                                switch d.edit {
+                                case .patch(let p):
+                                    edits = p.map { "patch @\($0.offset) -\($0.deleteCount) +\($0.insert.count) bytes" }
+                                        .joined(separator: ", ")
+                                case .splice(let kind, let sp):
+                                    edits = sp.map {
+                                        "splice @\($0.offset) -\($0.deleteCount) +\($0.insert.count) \(kind)"
+                                    }.joined(separator: ", ")
+                                }
+                                return (
+                                    d.name,
+                                    "\(edits) on \(d.baseStamp.node.short)@\(d.baseStamp.hlc) (digest \(String(d.baseDigest, radix: 16)))"
+                                )
+                            }, uniquingKeysWith: { a, _ in a })
                     }
                     return item
                 }
@@ -134,7 +166,10 @@ package enum Inspection {
         case .bool(let b): return b
         case .bytes(let b): return ["bytes": Hex.string(b)]
         case .date(let t): return ["date": t.description]
-        case .reference(let r): return ["reference": r.recordID.name, "zone": r.recordID.zone.description, "deleteSelf": r.action == .deleteSelf]
+        case .reference(let r):
+            return [
+                "reference": r.recordID.name, "zone": r.recordID.zone.description, "deleteSelf": r.action == .deleteSelf
+            ]
         case .asset(let a):
             switch assets {
             case .summary: return ["asset": "\(a)"]
@@ -164,13 +199,16 @@ package enum Inspection {
     package static func record(_ r: Record, assets: AssetForm) -> [String: Any] {
         var fields = [String: Any]()
         for k in r.allKeys { if let v = r[k] { fields[k] = value(v, assets: assets) } }
-        var o: [String: Any] = ["name": r.id.name, "zone": r.id.zone.description, "type": r.recordType, "fields": fields,
-                                "deleted": r.isDeleted]
+        var o: [String: Any] = [
+            "name": r.id.name, "zone": r.id.zone.description, "type": r.recordType, "fields": fields,
+            "deleted": r.isDeleted
+        ]
         let concurrent = concurrentValues(r)
         if !concurrent.isEmpty {
-            o["concurrent"] = Dictionary(uniqueKeysWithValues: concurrent.map { c in
-                (c.name, c.values.map { v -> Any in v.map { value($0, assets: assets) } ?? NSNull() })
-            })
+            o["concurrent"] = Dictionary(
+                uniqueKeysWithValues: concurrent.map { c in
+                    (c.name, c.values.map { v -> Any in v.map { value($0, assets: assets) } ?? NSNull() })
+                })
         }
         if let t = r.changeTag { o["changeTag"] = t }
         if let d = r.modificationDate { o["modified"] = d.description }

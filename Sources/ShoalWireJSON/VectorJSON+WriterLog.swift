@@ -8,12 +8,16 @@ extension VectorJSON {
     /// `{kind: "partial", record, hlc, missing: [slot]}` or `{kind: "whole", entry}`, a slot is
     /// `{name, digest}`, a seal `{chain, signature}` (hex), and timestamps are decimal strings.
     package static func writerLog(_ s: WriterLogSection) -> [String: Any] {
-        ["ranges": s.ranges.map { r -> [String: Any] in
-            var o: [String: Any] = ["writer": node(r.writer), "first_sequence": String(r.firstSequence), "items": r.items.map(item)]
-            if let k = r.publicKey { o["public_key"] = hex(k) }
-            if let seal = r.seal { o["seal"] = ["chain": hex(seal.chain), "signature": hex(seal.signature)] }
-            return o
-        }]
+        [
+            "ranges": s.ranges.map { r -> [String: Any] in
+                var o: [String: Any] = [
+                    "writer": node(r.writer), "first_sequence": String(r.firstSequence), "items": r.items.map(item)
+                ]
+                if let k = r.publicKey { o["public_key"] = hex(k) }
+                if let seal = r.seal { o["seal"] = ["chain": hex(seal.chain), "signature": hex(seal.signature)] }
+                return o
+            }
+        ]
     }
 
     static func item(_ i: WriterLogSection.Item) -> [String: Any] {
@@ -30,8 +34,11 @@ extension VectorJSON {
 
     /// `{sequence, hlc, deletion, creation, record, slots}`.
     package static func writeEntry(_ e: WriteEntry) -> [String: Any] {
-        ["sequence": String(e.sequence), "hlc": String(e.hlc.rawValue), "deletion": e.isDeletion, "creation": e.isCreation,
-         "record": e.record, "slots": e.slots.map(slot)]
+        [
+            "sequence": String(e.sequence), "hlc": String(e.hlc.rawValue), "deletion": e.isDeletion,
+            "creation": e.isCreation,
+            "record": e.record, "slots": e.slots.map(slot)
+        ]
     }
 
     /// The section `any` describes (the form of ``writerLog(_:)``).
@@ -42,12 +49,15 @@ extension VectorJSON {
             var seal: WriterLogSection.Seal? = nil
             if let s = optional(r["seal"]) {
                 let so = try object(s, "seal")
-                seal = .init(chain: try bytes(so["chain"], "seal.chain"), signature: try bytes(so["signature"], "seal.signature"))
+                seal = .init(
+                    chain: try bytes(so["chain"], "seal.chain"), signature: try bytes(so["signature"], "seal.signature")
+                )
             }
-            return WriterLogSection.Range(writer: try node(r["writer"], "writer"),
-                                          publicKey: try optional(r["public_key"]).map { try bytes($0, "public_key") },
-                                          firstSequence: try uint64(r["first_sequence"], "first_sequence"),
-                                          items: try array(r["items"], "items").map(item), seal: seal)
+            return WriterLogSection.Range(
+                writer: try node(r["writer"], "writer"),
+                publicKey: try optional(r["public_key"]).map { try bytes($0, "public_key") },
+                firstSequence: try uint64(r["first_sequence"], "first_sequence"),
+                items: try array(r["items"], "items").map(item), seal: seal)
         }
         var section = WriterLogSection(ranges: [])
         section.ranges = ranges  // as given: a vector may list writers out of order
@@ -61,8 +71,9 @@ extension VectorJSON {
         case "implied": return .implied(record: try record())
         case "implied_at": return .impliedAt(record: try record(), hlc: HLC(rawValue: try uint64(o["hlc"], "item.hlc")))
         case "partial":
-            return .partial(record: try record(), hlc: HLC(rawValue: try uint64(o["hlc"], "item.hlc")),
-                            missing: try array(o["missing"], "item.missing").map(slot))
+            return .partial(
+                record: try record(), hlc: HLC(rawValue: try uint64(o["hlc"], "item.hlc")),
+                missing: try array(o["missing"], "item.missing").map(slot))
         case "whole": return .whole(try writeEntry(o["entry"]))
         case let k: throw VectorJSONError("unknown writer_log item kind \(k)")
         }
@@ -76,9 +87,12 @@ extension VectorJSON {
     /// The entry `any` describes (the form of ``writeEntry(_:)``).
     package static func writeEntry(_ any: Any?) throws -> WriteEntry {
         let o = try object(any, "entry")
-        var e = WriteEntry(sequence: try uint64(o["sequence"], "entry.sequence"), hlc: HLC(rawValue: try uint64(o["hlc"], "entry.hlc")),
-                           isDeletion: try bool(o["deletion"], "entry.deletion"), isCreation: try bool(o["creation"], "entry.creation"),
-                           record: try string(o["record"], "entry.record"), slots: [])
+        var e = WriteEntry(
+            sequence: try uint64(o["sequence"], "entry.sequence"),
+            hlc: HLC(rawValue: try uint64(o["hlc"], "entry.hlc")),
+            isDeletion: try bool(o["deletion"], "entry.deletion"),
+            isCreation: try bool(o["creation"], "entry.creation"),
+            record: try string(o["record"], "entry.record"), slots: [])
         e.slots = try array(o["slots"], "entry.slots").map(slot)  // as given
         return e
     }

@@ -20,7 +20,9 @@ package enum VectorJSON {
     package static func hex(_ bytes: [UInt8]) -> String { Hex.string(bytes) }
 
     package static func bytes(_ any: Any?, _ what: String) throws -> [UInt8] {
-        guard let s = any as? String, let b = Hex.bytes(s), !s.contains(" ") else { throw VectorJSONError("\(what): expected a hex string") }
+        guard let s = any as? String, let b = Hex.bytes(s), !s.contains(" ") else {
+            throw VectorJSONError("\(what): expected a hex string")
+        }
         return b
     }
 
@@ -53,12 +55,16 @@ package enum VectorJSON {
     }
 
     package static func int64(_ any: Any?, _ what: String) throws -> Int64 {
-        guard let s = any as? String, let v = Int64(s) else { throw VectorJSONError("\(what): expected a decimal string") }
+        guard let s = any as? String, let v = Int64(s) else {
+            throw VectorJSONError("\(what): expected a decimal string")
+        }
         return v
     }
 
     package static func uint64(_ any: Any?, _ what: String) throws -> UInt64 {
-        guard let s = any as? String, let v = UInt64(s) else { throw VectorJSONError("\(what): expected a decimal string") }
+        guard let s = any as? String, let v = UInt64(s) else {
+            throw VectorJSONError("\(what): expected a decimal string")
+        }
         return v
     }
 
@@ -112,7 +118,8 @@ package enum VectorJSON {
 
     package static func zone(_ any: Any?, _ what: String) throws -> RecordZone.ID {
         let o = try object(any, what)
-        return RecordZone.ID(name: try string(o["name"], "\(what).name"), owner: try string(o["owner"], "\(what).owner"))
+        return RecordZone.ID(
+            name: try string(o["name"], "\(what).name"), owner: try string(o["owner"], "\(what).owner"))
     }
 
     package static func recordID(_ id: Record.ID) -> [String: Any] { ["name": id.name, "zone": zone(id.zone)] }
@@ -142,33 +149,46 @@ package enum VectorJSON {
         var entries = [VersionVector.Entry]()
         for (i, e) in try array(any, what).enumerated() {
             let o = try object(e, "\(what)[\(i)]")
-            entries.append(.init(node: try node(o["node"], "\(what)[\(i)].node"), hlc: HLC(rawValue: try uint64(o["hlc"], "\(what)[\(i)].hlc"))))
+            entries.append(
+                .init(
+                    node: try node(o["node"], "\(what)[\(i)].node"),
+                    hlc: HLC(rawValue: try uint64(o["hlc"], "\(what)[\(i)].hlc"))))
         }
         return VersionVector(sortedEntries: entries)
     }
 
-    package static func heads(_ h: [Record.Head]) -> [Any] { h.map { ["node": node($0.node), "deletion": $0.isDeletion] as [String: Any] } }
+    package static func heads(_ h: [Record.Head]) -> [Any] {
+        h.map { ["node": node($0.node), "deletion": $0.isDeletion] as [String: Any] }
+    }
 
     package static func heads(_ any: Any?, _ what: String) throws -> [Record.Head] {
         try array(any, what).enumerated().map { i, e in
             let o = try object(e, "\(what)[\(i)]")
-            return Record.Head(node: try node(o["node"], "\(what)[\(i)].node"), isDeletion: try bool(o["deletion"], "\(what)[\(i)].deletion"))
+            return Record.Head(
+                node: try node(o["node"], "\(what)[\(i)].node"),
+                isDeletion: try bool(o["deletion"], "\(what)[\(i)].deletion"))
         }
     }
 
-    package static func extensions(_ e: [Record.Extension]) -> [Any] { e.map { ["tag": String($0.tag), "bytes": hex($0.bytes)] as [String: Any] } }
+    package static func extensions(_ e: [Record.Extension]) -> [Any] {
+        e.map { ["tag": String($0.tag), "bytes": hex($0.bytes)] as [String: Any] }
+    }
 
     package static func extensions(_ any: Any?, _ what: String) throws -> [Record.Extension] {
         try array(any, what).enumerated().map { i, e in
             let o = try object(e, "\(what)[\(i)]")
-            return Record.Extension(tag: try uint64(o["tag"], "\(what)[\(i)].tag"), bytes: try bytes(o["bytes"], "\(what)[\(i)].bytes"))
+            return Record.Extension(
+                tag: try uint64(o["tag"], "\(what)[\(i)].tag"), bytes: try bytes(o["bytes"], "\(what)[\(i)].bytes"))
         }
     }
 
     // MARK: Field values
 
     package static func reference(_ r: Reference) -> [String: Any] {
-        ["record": r.recordID.name, "zone": zone(r.recordID.zone), "action": r.action == .deleteSelf ? "deleteSelf" : "none"]
+        [
+            "record": r.recordID.name, "zone": zone(r.recordID.zone),
+            "action": r.action == .deleteSelf ? "deleteSelf" : "none"
+        ]
     }
 
     package static func reference(_ any: Any?, _ what: String) throws -> Reference {
@@ -179,7 +199,10 @@ package enum VectorJSON {
         case "deleteSelf": action = .deleteSelf
         case let a: throw VectorJSONError("\(what).action: \(a) is not none or deleteSelf")
         }
-        return Reference(recordID: Record.ID(name: try string(o["record"], "\(what).record"), zone: try zone(o["zone"], "\(what).zone")), action: action)
+        return Reference(
+            recordID: Record.ID(
+                name: try string(o["record"], "\(what).record"), zone: try zone(o["zone"], "\(what).zone")),
+            action: action)
     }
 
     package static func location(_ l: Location) -> [String: Any] {
@@ -195,13 +218,22 @@ package enum VectorJSON {
 
     package static func location(_ any: Any?, _ what: String) throws -> Location {
         let o = try object(any, what)
-        let known: Set = ["latitude", "longitude", "altitude", "horizontalAccuracy", "verticalAccuracy", "course", "speed", "timestamp"]
-        if let extra = o.keys.first(where: { !known.contains($0) }) { throw VectorJSONError("\(what): unknown member \(extra)") }
+        let known: Set = [
+            "latitude", "longitude", "altitude", "horizontalAccuracy", "verticalAccuracy", "course", "speed",
+            "timestamp"
+        ]
+        if let extra = o.keys.first(where: { !known.contains($0) }) {
+            throw VectorJSONError("\(what): unknown member \(extra)")
+        }
         func opt(_ k: String) throws -> Double? { try optional(o[k]).map { try double($0, "\(what).\(k)") } }
-        return Location(latitude: try double(o["latitude"], "\(what).latitude"), longitude: try double(o["longitude"], "\(what).longitude"),
-                        altitude: try opt("altitude"), horizontalAccuracy: try opt("horizontalAccuracy"),
-                        verticalAccuracy: try opt("verticalAccuracy"), course: try opt("course"), speed: try opt("speed"),
-                        timestamp: try optional(o["timestamp"]).map { Timestamp(millisecondsSince1970: try int64($0, "\(what).timestamp")) })
+        return Location(
+            latitude: try double(o["latitude"], "\(what).latitude"),
+            longitude: try double(o["longitude"], "\(what).longitude"),
+            altitude: try opt("altitude"), horizontalAccuracy: try opt("horizontalAccuracy"),
+            verticalAccuracy: try opt("verticalAccuracy"), course: try opt("course"), speed: try opt("speed"),
+            timestamp: try optional(o["timestamp"]).map {
+                Timestamp(millisecondsSince1970: try int64($0, "\(what).timestamp"))
+            })
     }
 
     /// The bare JSON of a scalar (no type wrapper): the element form inside lists.
@@ -238,7 +270,9 @@ package enum VectorJSON {
         case .reference: return .reference(try reference(any, what))
         case .asset:
             let o = try object(any, what)
-            guard let h = ContentHash(hex: try string(o["hash"], "\(what).hash")) else { throw VectorJSONError("\(what).hash: expected 64 hex digits") }
+            guard let h = ContentHash(hex: try string(o["hash"], "\(what).hash")) else {
+                throw VectorJSONError("\(what).hash: expected 64 hex digits")
+            }
             return .asset(Asset(hash: h, size: try int64(o["size"], "\(what).size")))
         case .location: return .location(try location(any, what))
         }
@@ -257,7 +291,9 @@ package enum VectorJSON {
         let type = try string(o["type"], "\(what).type")
         if type == "list" {
             let k = try kind(try string(o["of"], "\(what).of"), "\(what).of")
-            let elements = try array(o["value"], "\(what).value").enumerated().map { i, e in try scalar(e, kind: k, "\(what).value[\(i)]") }
+            let elements = try array(o["value"], "\(what).value").enumerated().map { i, e in
+                try scalar(e, kind: k, "\(what).value[\(i)]")
+            }
             guard let l = ListValue(elements, kind: k) else { throw VectorJSONError("\(what): mixed list") }
             return .list(l)
         }
@@ -277,31 +313,39 @@ package enum VectorJSON {
 
     package static func field(_ any: Any?, _ what: String) throws -> Record.Field {
         let o = try object(any, what)
-        return Record.Field(name: try string(o["name"], "\(what).name"),
-                            value: try optional(o["value"]).map { try value($0, "\(what).value") },
-                            stamp: try dot(o["stamp"], "\(what).stamp"))
+        return Record.Field(
+            name: try string(o["name"], "\(what).name"),
+            value: try optional(o["value"]).map { try value($0, "\(what).value") },
+            stamp: try dot(o["stamp"], "\(what).stamp"))
     }
 
     package static func record(_ r: Record) -> [String: Any] {
-        ["recordType": r.recordType, "id": recordID(r.id), "parent": r.parent.map(reference) ?? NSNull(),
-         "creation": dot(r.creation), "versionVector": vector(r.versionVector), "heads": heads(r.heads),
-         "fields": r.fields.map(field), "extensions": extensions(r.extensions)]
+        [
+            "recordType": r.recordType, "id": recordID(r.id), "parent": r.parent.map(reference) ?? NSNull(),
+            "creation": dot(r.creation), "versionVector": vector(r.versionVector), "heads": heads(r.heads),
+            "fields": r.fields.map(field), "extensions": extensions(r.extensions)
+        ]
     }
 
     package static func record(_ any: Any?) throws -> Record {
         let o = try object(any, "record")
-        return Record(recordType: try string(o["recordType"], "recordType"), id: try recordID(o["id"], "id"),
-                      parent: try optional(o["parent"]).map { try reference($0, "parent") },
-                      creation: try dot(o["creation"], "creation"), versionVector: try vector(o["versionVector"], "versionVector"),
-                      heads: try heads(o["heads"], "heads"),
-                      fields: try array(o["fields"], "fields").enumerated().map { i, f in try field(f, "fields[\(i)]") },
-                      extensions: try extensions(o["extensions"], "extensions"))
+        return Record(
+            recordType: try string(o["recordType"], "recordType"), id: try recordID(o["id"], "id"),
+            parent: try optional(o["parent"]).map { try reference($0, "parent") },
+            creation: try dot(o["creation"], "creation"),
+            versionVector: try vector(o["versionVector"], "versionVector"),
+            heads: try heads(o["heads"], "heads"),
+            fields: try array(o["fields"], "fields").enumerated().map { i, f in try field(f, "fields[\(i)]") },
+            extensions: try extensions(o["extensions"], "extensions"))
     }
 
     package static func sparse(_ s: SparseRecord) -> [String: Any] {
-        var o: [String: Any] = ["recordType": s.recordType, "id": recordID(s.id), "parent": s.parent.map(reference) ?? NSNull(),
-                                "entries": vector(s.entries), "heads": heads(s.heads), "fields": s.fields.map(field), "extensions": extensions(s.extensions),
-                                "digest": Hex.string(withUnsafeBytes(of: s.digest.littleEndian) { Array($0) })]
+        var o: [String: Any] = [
+            "recordType": s.recordType, "id": recordID(s.id), "parent": s.parent.map(reference) ?? NSNull(),
+            "entries": vector(s.entries), "heads": heads(s.heads), "fields": s.fields.map(field),
+            "extensions": extensions(s.extensions),
+            "digest": Hex.string(withUnsafeBytes(of: s.digest.littleEndian) { Array($0) })
+        ]
         // Present only when the item has delta slots.
         if !s.deltas.isEmpty { o["deltas"] = s.deltas.map(fieldDelta) }
         return o
@@ -309,13 +353,16 @@ package enum VectorJSON {
 
     package static func sparse(_ any: Any?) throws -> SparseRecord {
         let o = try object(any, "sparse record")
-        return SparseRecord(id: try recordID(o["id"], "id"), recordType: try string(o["recordType"], "recordType"),
-                            parent: try optional(o["parent"]).map { try reference($0, "parent") },
-                            entries: try vector(o["entries"], "entries"), heads: try heads(o["heads"], "heads"),
-                            fields: try array(o["fields"], "fields").enumerated().map { i, f in try field(f, "fields[\(i)]") },
-                            extensions: try extensions(o["extensions"], "extensions"),
-                            digest: try digest(o["digest"]),
-                            deltas: try array(o["deltas"] ?? [Any](), "deltas").enumerated().map { i, d in try fieldDelta(d, "deltas[\(i)]") })
+        return SparseRecord(
+            id: try recordID(o["id"], "id"), recordType: try string(o["recordType"], "recordType"),
+            parent: try optional(o["parent"]).map { try reference($0, "parent") },
+            entries: try vector(o["entries"], "entries"), heads: try heads(o["heads"], "heads"),
+            fields: try array(o["fields"], "fields").enumerated().map { i, f in try field(f, "fields[\(i)]") },
+            extensions: try extensions(o["extensions"], "extensions"),
+            digest: try digest(o["digest"]),
+            deltas: try array(o["deltas"] ?? [Any](), "deltas").enumerated().map { i, d in
+                try fieldDelta(d, "deltas[\(i)]")
+            })
     }
 
     /// A delta slot: the operation's JSON form (`op` patch or splice, `name`, `stamp`, `edits`)
@@ -333,16 +380,22 @@ package enum VectorJSON {
 
     package static func fieldDelta(_ any: Any?, _ what: String) throws -> SparseRecord.FieldDelta {
         let o = try object(any, what)
-        guard let baseStamp = try dot(o["base_stamp"], "\(what).base_stamp") else { throw VectorJSONError("\(what).base_stamp: a delta slot names its base") }
+        guard let baseStamp = try dot(o["base_stamp"], "\(what).base_stamp") else {
+            throw VectorJSONError("\(what).base_stamp: a delta slot names its base")
+        }
         let digestBytes = try bytes(o["base_digest"], "\(what).base_digest")
-        guard digestBytes.count == 4 else { throw VectorJSONError("\(what).base_digest is \(digestBytes.count) bytes; it is 4") }
+        guard digestBytes.count == 4 else {
+            throw VectorJSONError("\(what).base_digest is \(digestBytes.count) bytes; it is 4")
+        }
         let baseDigest = digestBytes.reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         switch try operation(o, what) {
         case .patch(let name, let stamp?, let edits):
-            return SparseRecord.FieldDelta(name: name, stamp: stamp, baseStamp: baseStamp, baseDigest: baseDigest, edit: .patch(edits))
+            return SparseRecord.FieldDelta(
+                name: name, stamp: stamp, baseStamp: baseStamp, baseDigest: baseDigest, edit: .patch(edits))
         case .splice(let name, let stamp?, let edits):
-            return SparseRecord.FieldDelta(name: name, stamp: stamp, baseStamp: baseStamp, baseDigest: baseDigest,
-                                           edit: .splice(kind: edits.first?.insert.elementKind ?? .string, edits))
+            return SparseRecord.FieldDelta(
+                name: name, stamp: stamp, baseStamp: baseStamp, baseDigest: baseDigest,
+                edit: .splice(kind: edits.first?.insert.elementKind ?? .string, edits))
         default:
             throw VectorJSONError("\(what): a delta slot is a stamped patch or splice")
         }
@@ -357,19 +410,22 @@ package enum VectorJSON {
 
     package static func system(_ s: RecordDelta.SystemFields?) -> Any {
         guard let s else { return NSNull() }
-        return ["recordType": s.recordType, "parent": s.parent.map(reference) ?? NSNull(), "creation": dot(s.creation),
-                "versionVector": vector(s.versionVector), "heads": heads(s.heads), "extensions": extensions(s.extensions)]
+        return [
+            "recordType": s.recordType, "parent": s.parent.map(reference) ?? NSNull(), "creation": dot(s.creation),
+            "versionVector": vector(s.versionVector), "heads": heads(s.heads), "extensions": extensions(s.extensions)
+        ]
     }
 
     package static func system(_ any: Any?) throws -> RecordDelta.SystemFields? {
         guard let any = optional(any) else { return nil }
         let o = try object(any, "system")
-        return RecordDelta.SystemFields(recordType: try string(o["recordType"], "system.recordType"),
-                                        parent: try optional(o["parent"]).map { try reference($0, "system.parent") },
-                                        creation: try dot(o["creation"], "system.creation"),
-                                        versionVector: try vector(o["versionVector"], "system.versionVector"),
-                                        heads: try heads(o["heads"], "system.heads"),
-                                        extensions: try extensions(o["extensions"], "system.extensions"))
+        return RecordDelta.SystemFields(
+            recordType: try string(o["recordType"], "system.recordType"),
+            parent: try optional(o["parent"]).map { try reference($0, "system.parent") },
+            creation: try dot(o["creation"], "system.creation"),
+            versionVector: try vector(o["versionVector"], "system.versionVector"),
+            heads: try heads(o["heads"], "system.heads"),
+            extensions: try extensions(o["extensions"], "system.extensions"))
     }
 
     package static func operation(_ op: RecordDelta.Operation) -> [String: Any] {
@@ -379,13 +435,20 @@ package enum VectorJSON {
         case .drop(let name):
             return ["op": "drop", "name": name]
         case .splice(let name, let stamp, let edits):
-            return ["op": "splice", "name": name, "stamp": dot(stamp), "edits": edits.map {
-                ["offset": $0.offset, "deleteCount": $0.deleteCount, "insert": value(.list($0.insert))] as [String: Any]
-            }]
+            return [
+                "op": "splice", "name": name, "stamp": dot(stamp),
+                "edits": edits.map {
+                    ["offset": $0.offset, "deleteCount": $0.deleteCount, "insert": value(.list($0.insert))]
+                        as [String: Any]
+                }
+            ]
         case .patch(let name, let stamp, let edits):
-            return ["op": "patch", "name": name, "stamp": dot(stamp), "edits": edits.map {
-                ["offset": $0.offset, "deleteCount": $0.deleteCount, "insert": hex($0.insert)] as [String: Any]
-            }]
+            return [
+                "op": "patch", "name": name, "stamp": dot(stamp),
+                "edits": edits.map {
+                    ["offset": $0.offset, "deleteCount": $0.deleteCount, "insert": hex($0.insert)] as [String: Any]
+                }
+            ]
         }
     }
 
@@ -394,22 +457,26 @@ package enum VectorJSON {
         let name = try string(o["name"], "\(what).name")
         switch try string(o["op"], "\(what).op") {
         case "set":
-            return .set(Record.Field(name: name, value: try optional(o["value"]).map { try value($0, "\(what).value") },
-                                     stamp: try dot(o["stamp"], "\(what).stamp")))
+            return .set(
+                Record.Field(
+                    name: name, value: try optional(o["value"]).map { try value($0, "\(what).value") },
+                    stamp: try dot(o["stamp"], "\(what).stamp")))
         case "drop":
             return .drop(name: name)
         case "splice":
             let edits = try array(o["edits"], "\(what).edits").enumerated().map { i, e in
                 let eo = try object(e, "\(what).edits[\(i)]")
-                return RecordDelta.ListSplice(offset: try int(eo["offset"], "offset"), deleteCount: try int(eo["deleteCount"], "deleteCount"),
-                                              insert: try list(eo["insert"], "\(what).edits[\(i)].insert"))
+                return RecordDelta.ListSplice(
+                    offset: try int(eo["offset"], "offset"), deleteCount: try int(eo["deleteCount"], "deleteCount"),
+                    insert: try list(eo["insert"], "\(what).edits[\(i)].insert"))
             }
             return .splice(name: name, stamp: try dot(o["stamp"], "\(what).stamp"), edits: edits)
         case "patch":
             let edits = try array(o["edits"], "\(what).edits").enumerated().map { i, e in
                 let eo = try object(e, "\(what).edits[\(i)]")
-                return RecordDelta.BytePatch(offset: try int(eo["offset"], "offset"), deleteCount: try int(eo["deleteCount"], "deleteCount"),
-                                             insert: try bytes(eo["insert"], "\(what).edits[\(i)].insert"))
+                return RecordDelta.BytePatch(
+                    offset: try int(eo["offset"], "offset"), deleteCount: try int(eo["deleteCount"], "deleteCount"),
+                    insert: try bytes(eo["insert"], "\(what).edits[\(i)].insert"))
             }
             return .patch(name: name, stamp: try dot(o["stamp"], "\(what).stamp"), edits: edits)
         case let op:
@@ -424,26 +491,39 @@ package enum VectorJSON {
     package static func delta(_ any: Any?) throws -> RecordDelta {
         let o = try object(any, "delta")
         let tag = try int(o["baseTag"], "baseTag")
-        guard let baseTag = UInt32(exactly: tag) else { throw VectorJSONError("baseTag: \(tag) is not a 32-bit unsigned number") }
-        return RecordDelta(baseTag: baseTag, system: try system(o["system"]),
-                           operations: try array(o["operations"], "operations").enumerated().map { i, op in try operation(op, "operations[\(i)]") })
+        guard let baseTag = UInt32(exactly: tag) else {
+            throw VectorJSONError("baseTag: \(tag) is not a 32-bit unsigned number")
+        }
+        return RecordDelta(
+            baseTag: baseTag, system: try system(o["system"]),
+            operations: try array(o["operations"], "operations").enumerated().map { i, op in
+                try operation(op, "operations[\(i)]")
+            })
     }
 
     package static func tombstone(_ t: Tombstone) -> [String: Any] {
-        ["recordType": t.recordType, "id": recordID(t.id), "versionVector": vector(t.versionVector), "deletion": dot(t.deletion)]
+        [
+            "recordType": t.recordType, "id": recordID(t.id), "versionVector": vector(t.versionVector),
+            "deletion": dot(t.deletion)
+        ]
     }
 
     package static func tombstone(_ any: Any?) throws -> Tombstone {
         let o = try object(any, "tombstone")
         guard let deletion = try dot(o["deletion"], "deletion") else { throw VectorJSONError("deletion: required") }
-        return Tombstone(id: try recordID(o["id"], "id"), recordType: try string(o["recordType"], "recordType"),
-                         versionVector: try vector(o["versionVector"], "versionVector"), deletion: deletion)
+        return Tombstone(
+            id: try recordID(o["id"], "id"), recordType: try string(o["recordType"], "recordType"),
+            versionVector: try vector(o["versionVector"], "versionVector"), deletion: deletion)
     }
 
     package static func token(_ c: ChangeToken.Contents) -> [String: Any] {
-        ["kind": c.kind == .zone ? "zone" : "database", "incarnation": node(c.incarnation), "vector": vector(c.vector),
-         "cursor": c.cursor.map { ["source": node($0.source), "sequence": String($0.sequence)] as [String: Any] } ?? NSNull(),
-         "text": ChangeToken(c).description]
+        [
+            "kind": c.kind == .zone ? "zone" : "database", "incarnation": node(c.incarnation),
+            "vector": vector(c.vector),
+            "cursor": c.cursor.map { ["source": node($0.source), "sequence": String($0.sequence)] as [String: Any] }
+                ?? NSNull(),
+            "text": ChangeToken(c).description
+        ]
     }
 
     /// The token's contents and its documented text form.
@@ -458,10 +538,13 @@ package enum VectorJSON {
         var cursor: ChangeToken.Contents.Cursor? = nil
         if let c = optional(o["cursor"]) {
             let co = try object(c, "cursor")
-            cursor = .init(source: try node(co["source"], "cursor.source"), sequence: try uint64(co["sequence"], "cursor.sequence"))
+            cursor = .init(
+                source: try node(co["source"], "cursor.source"), sequence: try uint64(co["sequence"], "cursor.sequence")
+            )
         }
-        let contents = ChangeToken.Contents(kind: kind, incarnation: try node(o["incarnation"], "incarnation"),
-                                            vector: try vector(o["vector"], "vector"), cursor: cursor)
+        let contents = ChangeToken.Contents(
+            kind: kind, incarnation: try node(o["incarnation"], "incarnation"),
+            vector: try vector(o["vector"], "vector"), cursor: cursor)
         return (contents, try string(o["text"], "text"))
     }
 }

@@ -6,7 +6,7 @@ import NIOCore
 import NIOPosix
 import Shoal
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The thread one command runs on inside the daemon (its task's executor preference), so that

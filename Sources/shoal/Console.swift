@@ -17,7 +17,9 @@ final class Console: @unchecked Sendable {
     /// Writes a line to standard output (or the sink).
     func line(_ text: String = "") {
         lock.lock(); defer { lock.unlock() }
-        if let sink { sink(text) } else {
+        if let sink {
+            sink(text)
+        } else {
             FileHandle.standardOutput.write(Data((text + "\n").utf8))
         }
     }
@@ -27,7 +29,9 @@ final class Console: @unchecked Sendable {
     /// seconds elsewhere (``ProgressPrinter``); without a sink, an error line.
     func progress(_ text: String) {
         lock.lock(); defer { lock.unlock() }
-        if let sink { sink("\u{0}p " + text) } else {
+        if let sink {
+            sink("\u{0}p " + text)
+        } else {
             FileHandle.standardError.write(Data((text + "\n").utf8))
         }
     }
@@ -35,7 +39,9 @@ final class Console: @unchecked Sendable {
     /// Writes a line to standard error (or the sink).
     func error(_ text: String) {
         lock.lock(); defer { lock.unlock() }
-        if let sink { sink("\u{0}e " + text) } else {
+        if let sink {
+            sink("\u{0}e " + text)
+        } else {
             FileHandle.standardError.write(Data((text + "\n").utf8))
         }
     }

@@ -6,7 +6,7 @@ import NIOCore
 import NIOPosix
 import Shoal
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The client's end.
@@ -30,7 +30,11 @@ enum ControlClient {
             for (i, b) in path.enumerated() { raw[i] = b }
             raw[path.count] = 0
         }
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
         guard rc == 0 else { close(fd); return nil }
         return fd
     }
@@ -39,7 +43,10 @@ enum ControlClient {
     static func forward(_ args: [String], to dir: DataDirectory) async throws -> Int32 {
         try await Task.detached {
             guard let fd = connectSocket(dir) else {
-                throw CommandFailure(.dataDirectory, "a daemon holds \(dir.path) but its control socket \(dir.socketPath) does not answer; is it starting or stuck?")
+                throw CommandFailure(
+                    .dataDirectory,
+                    "a daemon holds \(dir.path) but its control socket \(dir.socketPath) does not answer; is it starting or stuck?"
+                )
             }
             defer { close(fd) }
             var request = try JSONSerialization.data(withJSONObject: args)
@@ -66,7 +73,8 @@ enum ControlClient {
                         FileHandle.standardError.write(Data((String(line.dropFirst(2)) + "\n").utf8))
                         continue
                     }
-                    FileHandle.standardOutput.write(Data(((line.hasPrefix("o ") ? String(line.dropFirst(2)) : line) + "\n").utf8))
+                    FileHandle.standardOutput.write(
+                        Data(((line.hasPrefix("o ") ? String(line.dropFirst(2)) : line) + "\n").utf8))
                 }
             }
             throw CommandFailure(.failure, "the daemon closed the control connection before the command finished")

@@ -6,7 +6,7 @@ import NIOCore
 import NIOPosix
 import Shoal
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A command's output on its way to the client's socket, with backpressure: at most `budget`

@@ -6,7 +6,7 @@ import NIOCore
 import NIOPosix
 import Shoal
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How many clients the control socket serves.

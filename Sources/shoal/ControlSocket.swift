@@ -6,7 +6,7 @@ import NIOCore
 import NIOPosix
 import Shoal
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The daemon's end: a Unix socket in the data directory. A client sends its arguments as one
@@ -60,23 +60,30 @@ enum ControlServer {
 
     /// Binds the control socket at `path`, mode 0600: only the user running the daemon may
     /// connect (its data directory is 0700 too, so nobody else reaches it meanwhile).
-    static func start(at path: String, node: ShoalNode) async throws -> NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never> {
+    static func start(at path: String, node: ShoalNode) async throws -> NIOAsyncChannel<
+        NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never
+    > {
         unlink(path)
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
-                channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
             }
         guard chmod(path, 0o600) == 0 else {
             let reason = String(cString: strerror(errno))
             try? await server.channel.close().get()
-            throw CommandFailure(.dataDirectory, "cannot make the control socket \(path) private (mode 0600): \(reason)")
+            throw CommandFailure(
+                .dataDirectory, "cannot make the control socket \(path) private (mode 0600): \(reason)")
         }
         return server
     }
 
     /// Serves the clients of `server` until it closes: at most `limits.maxClients` at once.
-    static func serve(_ server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, node: ShoalNode,
-                      limits: Limits = Limits()) async {
+    static func serve(
+        _ server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>, node: ShoalNode,
+        limits: Limits = Limits()
+    ) async {
         let clients = ClientCount()
         try? await server.executeThenClose { inbound in
             try await withThrowingDiscardingTaskGroup { group in
@@ -84,8 +91,11 @@ enum ControlServer {
                     guard clients.enter(limit: limits.maxClients) else {
                         group.addTask {
                             try? await client.executeThenClose { _, _ in
-                                try? await answer(client.channel, "error: the daemon already serves \(limits.maxClients) control clients, its limit; try again when one has finished",
-                                                  .conflict).get()
+                                try? await answer(
+                                    client.channel,
+                                    "error: the daemon already serves \(limits.maxClients) control clients, its limit; try again when one has finished",
+                                    .conflict
+                                ).get()
                             }
                         }
                         continue
@@ -101,15 +111,19 @@ enum ControlServer {
 
     /// Serves one client: reads its request line (bounded in size and time), runs the command,
     /// and streams its output back with backpressure.
-    static func handle(_ client: NIOAsyncChannel<ByteBuffer, ByteBuffer>, node: ShoalNode, limits: Limits = Limits()) async {
+    static func handle(_ client: NIOAsyncChannel<ByteBuffer, ByteBuffer>, node: ShoalNode, limits: Limits = Limits())
+        async
+    {
         let channel = client.channel
         try? await client.executeThenClose { inbound, _ in
             var input = inbound.makeAsyncIterator()
             let deadline = RequestDeadline()
             let timer = channel.eventLoop.scheduleTask(in: TimeAmount(limits.readTimeout)) {
                 guard deadline.expire() else { return }
-                _ = answer(channel, "error: no complete request arrived within \(seconds(limits.readTimeout)) s; send the arguments as one JSON array and a newline",
-                           .failure)
+                _ = answer(
+                    channel,
+                    "error: no complete request arrived within \(seconds(limits.readTimeout)) s; send the arguments as one JSON array and a newline",
+                    .failure)
             }
             defer { timer.cancel() }
 
@@ -123,8 +137,11 @@ enum ControlServer {
                 let size = length ?? request.count
                 if size > limits.maxRequestBytes {
                     guard deadline.finish() else { return }
-                    try await answer(channel, "error: the request is \(length == nil ? "at least " : "")\(size) bytes, over the control socket's limit of \(bytes(limits.maxRequestBytes))",
-                                     .conflict).get()
+                    try await answer(
+                        channel,
+                        "error: the request is \(length == nil ? "at least " : "")\(size) bytes, over the control socket's limit of \(bytes(limits.maxRequestBytes))",
+                        .conflict
+                    ).get()
                     return
                 }
             }
@@ -135,13 +152,15 @@ enum ControlServer {
             // The command runs on a thread of its own, where waiting for the client blocks
             // nobody else.
             let thread = CommandThread()
-            let output = ControlOutput(channel: channel, thread: thread, budget: limits.outputBudget, stallTimeout: limits.stallTimeout)
+            let output = ControlOutput(
+                channel: channel, thread: thread, budget: limits.outputBudget, stallTimeout: limits.stallTimeout)
             channel.closeFuture.whenComplete { _ in output.close() }
             let console = Console(sink: { line in
                 if line.hasPrefix("\u{0}p ") {
                     output.send(String(line.dropFirst()), replaceable: true)
                 } else {
-                    output.send(line.hasPrefix("\u{0}x ") || line.hasPrefix("\u{0}e ") ? String(line.dropFirst()) : "o " + line)
+                    output.send(
+                        line.hasPrefix("\u{0}x ") || line.hasPrefix("\u{0}e ") ? String(line.dropFirst()) : "o " + line)
                 }
             })
             let run = Task(executorPreference: thread) {

@@ -2,7 +2,7 @@
 
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A node's data directory, mode 0700: `store.sqlite` (the replica and node ID), `identity/` (the
@@ -15,7 +15,8 @@ struct DataDirectory {
     static func resolve(_ option: String?) -> DataDirectory {
         if let option { return DataDirectory(path: option) }
         if let env = ProcessInfo.processInfo.environment["SHOAL_DATA"], !env.isEmpty { return DataDirectory(path: env) }
-        return DataDirectory(path: FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".shoal").path)
+        return DataDirectory(
+            path: FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".shoal").path)
     }
 
     var storePath: String { path + "/store.sqlite" }
@@ -26,7 +27,8 @@ struct DataDirectory {
     /// Makes the directory (and missing parents) with mode 0700, or sets an existing one to
     /// 0700: it holds the device's private key and every record. `ShoalNode.open` does the same.
     func create() throws {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         guard chmod(path, 0o700) == 0 else {
             throw CommandFailure(.dataDirectory, "cannot set \(path) to mode 0700: \(String(cString: strerror(errno)))")
         }

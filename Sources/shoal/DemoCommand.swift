@@ -21,7 +21,9 @@ struct DemoCommand: AsyncParsableCommand {
 
     static func demo(keep: Bool) async throws {
         let started = ContinuousClock.now
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-demo-\(UInt32.random(in: 0 ... .max))").path
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-demo-\(UInt32.random(in: 0 ... .max))"
+        ).path
         defer { if !keep { try? FileManager.default.removeItem(atPath: root) } }
         say("Shoal demo: three nodes on 127.0.0.1, each with its own replica in \(root).")
         say("Every node writes locally, online or not; peers exchange what the other lacks and merge field by field.")
@@ -38,17 +40,23 @@ struct DemoCommand: AsyncParsableCommand {
             let node = try await ShoalNode.open(directory: dir, store: storeConfiguration, sync: syncConfiguration)
             let port = try await node.listen(host: "127.0.0.1", port: 0)
             nodes.append((name, node, port))
-            say("  \(name): node \(node.nodeID.short), device \(node.deviceID.short)…, listening with TLS on 127.0.0.1:\(port)")
+            say(
+                "  \(name): node \(node.nodeID.short), device \(node.deviceID.short)…, listening with TLS on 127.0.0.1:\(port)"
+            )
         }
         let (alice, bob, carol) = (nodes[0].1, nodes[1].1, nodes[2].1)
         // Pairing, as `shoal peer add` does on separate machines: each trusts the others' device IDs.
         for (_, node, _) in nodes {
             for (other, peer, _) in nodes where peer !== node { try await node.trustDevice(peer.deviceID, name: other) }
         }
-        say("  each trusts the other two by device ID (shoal peer add); a device it does not trust is refused after the TLS handshake.")
+        say(
+            "  each trusts the other two by device ID (shoal peer add); a device it does not trust is refused after the TLS handshake."
+        )
 
         say()
-        say("1. alice creates the zone \"notes\", shares it read-write with bob and carol (shoal zone share) and writes")
+        say(
+            "1. alice creates the zone \"notes\", shares it read-write with bob and carol (shoal zone share) and writes"
+        )
         say("   three notes; bob and carol dial her and each other.")
         try await alice.createZone(notes)
         for peer in [bob, carol] { try await alice.shareZone(notes, with: peer.deviceID, role: .readWrite) }
@@ -63,7 +71,9 @@ struct DemoCommand: AsyncParsableCommand {
         await carol.connect(to: "127.0.0.1", port: nodes[1].2)
         let t1 = ContinuousClock.now
         try await converge(nodes, expecting: 3)
-        say("   bob and carol hold all 3 notes (\(ms(ContinuousClock.now - t1)) ms): the zone, with alice's signed share, comes in her hello; each")
+        say(
+            "   bob and carol hold all 3 notes (\(ms(ContinuousClock.now - t1)) ms): the zone, with alice's signed share, comes in her hello; each"
+        )
         say("   subscribes and receives batches of the latest record versions.")
 
         say()
@@ -72,7 +82,9 @@ struct DemoCommand: AsyncParsableCommand {
         try await edit(alice, "note-1") { $0["title"] = .string("Groceries (milk, eggs)") }
         say("   alice renames note-1 to \"Groceries (milk, eggs)\"")
         try await Task.sleep(for: .milliseconds(5))
-        try await edit(carol, "note-1") { $0["title"] = .string("Groceries for Sunday"); $0["tags"] = .list(.string(["weekend"])) }
+        try await edit(carol, "note-1") {
+            $0["title"] = .string("Groceries for Sunday"); $0["tags"] = .list(.string(["weekend"]))
+        }
         say("   carol (offline) renames it to \"Groceries for Sunday\" and adds tags [weekend]")
         try await bob.delete(Record.ID(name: "note-2", zone: notes))
         say("   bob deletes note-2")
@@ -91,23 +103,35 @@ struct DemoCommand: AsyncParsableCommand {
         try await carol.goOnline()
         try await converge(nodes, expecting: 4)
         let d = try await alice.digest(of: notes)
-        say("   converged in \(ms(ContinuousClock.now - t2)) ms: all three digests are \(d.description.prefix(16))… over \(d.recordCount) notes")
+        say(
+            "   converged in \(ms(ContinuousClock.now - t2)) ms: all three digests are \(d.description.prefix(16))… over \(d.recordCount) notes"
+        )
 
         say()
         say("4. What every node now holds, computed independently, without any coordinator:")
         let n1 = try await bob.record(for: Record.ID(name: "note-1", zone: notes))
-        say("   note-1 title = \"\(n1["title"].map(RecordFormatting.text) ?? "")\": both sides changed it, so the later write wins")
+        say(
+            "   note-1 title = \"\(n1["title"].map(RecordFormatting.text) ?? "")\": both sides changed it, so the later write wins"
+        )
         say("          (hybrid logical clock, then node ID: every node picks the same winner)")
-        say("   note-1 tags = \(n1["tags"].map(RecordFormatting.text) ?? "none"): only carol changed tags, so her edit merges in")
+        say(
+            "   note-1 tags = \(n1["tags"].map(RecordFormatting.text) ?? "none"): only carol changed tags, so her edit merges in"
+        )
         let n2 = try await alice.record(for: Record.ID(name: "note-2", zone: notes))
-        say("   note-2 is \(n2.isDeleted ? "deleted" : "alive, done = \(n2["done"].map(RecordFormatting.text) ?? "")"): an edit concurrent with a delete keeps the record")
+        say(
+            "   note-2 is \(n2.isDeleted ? "deleted" : "alive, done = \(n2["done"].map(RecordFormatting.text) ?? "")"): an edit concurrent with a delete keeps the record"
+        )
         say("          (modification beats deletion, as in Syncthing)")
         let n4b = try await alice.record(for: Record.ID(name: "note-4", zone: notes))
-        say("   note-4 \"\(n4b["title"].map(RecordFormatting.text) ?? "")\" reached alice and bob after carol came back")
+        say(
+            "   note-4 \"\(n4b["title"].map(RecordFormatting.text) ?? "")\" reached alice and bob after carol came back"
+        )
 
         for (_, node, _) in nodes { await node.shutdown() }
         say()
-        say("Done in \(ms(ContinuousClock.now - started)) ms. Try it on two machines: see the README's LAN quick start.")
+        say(
+            "Done in \(ms(ContinuousClock.now - started)) ms. Try it on two machines: see the README's LAN quick start."
+        )
         if keep { say("Data kept in \(root) (one directory per node; open them with shoal --data DIR).") }
     }
 
@@ -124,13 +148,20 @@ struct DemoCommand: AsyncParsableCommand {
             var digests = Set<String>()
             var counts = Set<Int>()
             for (_, node, _) in nodes {
-                if let d = try? await node.digest(of: notes) { digests.insert(d.description); counts.insert(d.recordCount) } else { digests.insert("missing") }
+                if let d = try? await node.digest(of: notes) {
+                    digests.insert(d.description); counts.insert(d.recordCount)
+                } else {
+                    digests.insert("missing")
+                }
             }
             if digests.count == 1 && counts == [count] { return }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw CommandFailure(.failure, "the nodes did not converge within 30 s; this is a bug — please report it with this output")
+        throw CommandFailure(
+            .failure, "the nodes did not converge within 30 s; this is a bug — please report it with this output")
     }
 
-    static func ms(_ d: Duration) -> Int { Int(d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000) }
+    static func ms(_ d: Duration) -> Int {
+        Int(d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000)
+    }
 }

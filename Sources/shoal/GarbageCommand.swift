@@ -8,8 +8,11 @@ import Shoal
 
 struct GarbageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "gc", abstract: "Remove asset files no record references (what a daemon also does every --asset-gc-interval).",
-        discussion: "Asset chunks and manifests that no live record and no kept tombstone of any zone names are removed, and segment files with mostly dead bytes compacted. Assets being saved or fetched are never removed. --dry-run only reports.")
+        commandName: "gc",
+        abstract: "Remove asset files no record references (what a daemon also does every --asset-gc-interval).",
+        discussion:
+            "Asset chunks and manifests that no live record and no kept tombstone of any zone names are removed, and segment files with mostly dead bytes compacted. Assets being saved or fetched are never removed. --dry-run only reports."
+    )
     @OptionGroup var options: NodeOptions
     @Flag(name: .customLong("dry-run"), help: "Report what would be removed; remove nothing.") var dryRun = false
 
@@ -18,12 +21,17 @@ struct GarbageCommand: AsyncParsableCommand {
             try await options.withNode { node in
                 let r = try await node.collectAssetGarbage(dryRun: dryRun)
                 if options.json {
-                    Console.current.line(RecordFormatting.jsonText([
-                        "dryRun": dryRun, "manifestsRemoved": r.manifestsRemoved, "manifestsKept": r.manifestsKept,
-                        "chunksRemoved": r.chunksRemoved, "chunksKept": r.chunksKept, "bytesRemoved": r.bytesRemoved,
-                        "segmentsCompacted": r.segmentsCompacted, "segmentBytesFreed": r.segmentBytesFreed,
-                        "damagedManifestsRemoved": r.damagedManifestsRemoved, "temporaryFilesRemoved": r.temporaryFilesRemoved,
-                    ] as [String: Any]))
+                    Console.current.line(
+                        RecordFormatting.jsonText(
+                            [
+                                "dryRun": dryRun, "manifestsRemoved": r.manifestsRemoved,
+                                "manifestsKept": r.manifestsKept,
+                                "chunksRemoved": r.chunksRemoved, "chunksKept": r.chunksKept,
+                                "bytesRemoved": r.bytesRemoved,
+                                "segmentsCompacted": r.segmentsCompacted, "segmentBytesFreed": r.segmentBytesFreed,
+                                "damagedManifestsRemoved": r.damagedManifestsRemoved,
+                                "temporaryFilesRemoved": r.temporaryFilesRemoved
+                            ] as [String: Any]))
                 } else {
                     Console.current.line((dryRun ? "would have " : "") + "\(r)")
                 }
@@ -64,9 +72,12 @@ extension ServeCommand {
             guard !Task.isCancelled else { return }
             do {
                 let r = try await node.collectAssetGarbage()
-                log.log(level: r.manifestsRemoved + r.chunksRemoved + r.temporaryFilesRemoved > 0 ? .info : .debug, "asset garbage collected: \(r)")
+                log.log(
+                    level: r.manifestsRemoved + r.chunksRemoved + r.temporaryFilesRemoved > 0 ? .info : .debug,
+                    "asset garbage collected: \(r)")
             } catch {
-                log.warning("asset garbage collection failed; it runs again in \(interval)", metadata: ["error": "\(error)"])
+                log.warning(
+                    "asset garbage collection failed; it runs again in \(interval)", metadata: ["error": "\(error)"])
             }
         }
     }

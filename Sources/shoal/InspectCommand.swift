@@ -8,11 +8,15 @@ import ShoalWireJSON
 struct InspectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect", abstract: "Decode a Shoal frame stream, record, delta, tombstone or change token.",
-        discussion: "Reads FILE (or - for standard input). Bytes starting with \"SH\" are frames, \"ST\" a token; base64url text is a token; anything else a record unless --as says otherwise. Malformed input exits with status 3 and says where and what was expected.")
+        discussion:
+            "Reads FILE (or - for standard input). Bytes starting with \"SH\" are frames, \"ST\" a token; base64url text is a token; anything else a record unless --as says otherwise. Malformed input exits with status 3 and says where and what was expected."
+    )
     @Argument(help: "A file, or - for standard input.") var file: String
     @Option(name: .long, help: "What the bytes are: auto, frames, record, delta, tombstone, token.") var `as` = "auto"
     @Option(name: .long, help: "The zone a delta belongs to (name or name@owner).") var zone = "notes"
-    @Option(name: .long, help: "Print only this field of a record, read in place (RecordView) without decoding the rest.") var field: String? = nil
+    @Option(
+        name: .long, help: "Print only this field of a record, read in place (RecordView) without decoding the rest.")
+    var field: String? = nil
     @Flag(name: .long, help: "Print JSON.") var json = false
 
     func run() async throws {
@@ -21,14 +25,18 @@ struct InspectCommand: AsyncParsableCommand {
             if file == "-" {
                 bytes = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
             } else {
-                guard let d = FileManager.default.contents(atPath: file) else { throw CommandFailure(.notFound, "cannot read \(file)") }
+                guard let d = FileManager.default.contents(atPath: file) else {
+                    throw CommandFailure(.notFound, "cannot read \(file)")
+                }
                 bytes = [UInt8](d)
             }
             var (kind, input) = (self.as, bytes)
             if kind == "auto" { (kind, input) = Inspection.detect(bytes) }
             do {
                 if let field {
-                    guard kind == "record" else { throw CommandFailure(.usage, "--field reads a record; these bytes are a \(kind)") }
+                    guard kind == "record" else {
+                        throw CommandFailure(.usage, "--field reads a record; these bytes are a \(kind)")
+                    }
                     try printField(field, of: input)
                     return
                 }
@@ -51,7 +59,8 @@ struct InspectCommand: AsyncParsableCommand {
             Console.current.line(json ? "null" : "(removed)")
             return
         }
-        Console.current.line(json ? RecordFormatting.jsonText(Inspection.value(v, assets: .summary)) : RecordFormatting.text(v))
+        Console.current.line(
+            json ? RecordFormatting.jsonText(Inspection.value(v, assets: .summary)) : RecordFormatting.text(v))
     }
 
     /// Indented text for people.

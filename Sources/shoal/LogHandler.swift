@@ -25,12 +25,16 @@ struct ConsoleLogHandler: LogHandler {
         if json {
             var o: [String: Any] = ["ts": now, "level": level, "msg": event.message.description, "logger": label]
             for (k, v) in all { o[k] = v.description }
-            if let data = try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .withoutEscapingSlashes]) {
+            if let data = try? JSONSerialization.data(
+                withJSONObject: o, options: [.sortedKeys, .withoutEscapingSlashes])
+            {
                 Console.current.line(String(decoding: data, as: UTF8.self))
             }
         } else {
             let meta = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            Console.current.line("\(now) \(level.padding(toLength: 7, withPad: " ", startingAt: 0)) \(event.message)\(meta.isEmpty ? "" : " " + meta)")
+            Console.current.line(
+                "\(now) \(level.padding(toLength: 7, withPad: " ", startingAt: 0)) \(event.message)\(meta.isEmpty ? "" : " " + meta)"
+            )
         }
     }
 

@@ -40,15 +40,19 @@ extension NodeOptions {
         }
         let dir = directory
         if dir.daemonIsRunning {
-            let status = try await ControlClient.forward(Self.absolutePaths(CommandLine.arguments.dropFirst().map { $0 }), to: dir)
+            let status = try await ControlClient.forward(
+                Self.absolutePaths(CommandLine.arguments.dropFirst().map { $0 }), to: dir)
             if status != 0 { throw ExitCode(status) }
             return
         }
         guard dir.exists else {
-            throw CommandFailure(.dataDirectory, "no Shoal data directory at \(dir.path); create one with `shoal init --data \(dir.path)`")
+            throw CommandFailure(
+                .dataDirectory,
+                "no Shoal data directory at \(dir.path); create one with `shoal init --data \(dir.path)`")
         }
         guard let lock = dir.lockForDaemon() else {
-            throw CommandFailure(.dataDirectory, "\(dir.path) is in use by another shoal process; try again, or stop it")
+            throw CommandFailure(
+                .dataDirectory, "\(dir.path) is in use by another shoal process; try again, or stop it")
         }
         defer { close(lock) }
         let node: ShoalNode

@@ -31,7 +31,8 @@ final class ProgressBar: Sendable {
         let done = Double(p.completedBytes) / 1e6
         let total = p.totalBytes.map { " of " + mb(Double($0) / 1e6) } ?? ""
         let rate = seconds > 0.05 ? "  " + mb(done / seconds) + " MB/s" : ""
-        return "\(label) [\(bar)] \(String(repeating: " ", count: max(0, 3 - String(percent).count)))\(percent)%  \(mb(done))\(total) MB\(rate)"
+        return
+            "\(label) [\(bar)] \(String(repeating: " ", count: max(0, 3 - String(percent).count)))\(percent)%  \(mb(done))\(total) MB\(rate)"
     }
 
     /// `x` with one decimal ("512.0").

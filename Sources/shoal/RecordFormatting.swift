@@ -25,7 +25,9 @@ enum RecordFormatting {
     static func json(_ v: FieldValue) -> Any { Inspection.value(v, assets: .summary) }
 
     /// The other slots of each field with concurrent slots: values, and null for a removal.
-    static func concurrentValues(_ r: Record) -> [(name: String, values: [FieldValue?])] { Inspection.concurrentValues(r) }
+    static func concurrentValues(_ r: Record) -> [(name: String, values: [FieldValue?])] {
+        Inspection.concurrentValues(r)
+    }
 
     /// A record as JSON: ID, zone, type, fields, concurrent values and system fields.
     static func json(_ r: Record) -> [String: Any] { Inspection.record(r, assets: .summary) }
@@ -36,7 +38,10 @@ enum RecordFormatting {
         let concurrent = Dictionary(concurrentValues(r).map { ($0.name, $0.values) }, uniquingKeysWith: { a, _ in a })
         for k in r.allKeys {
             guard let v = r[k] else { continue }
-            let others = concurrent[k].map { vs in "  (concurrent: " + vs.map { $0.map(text) ?? "removed" }.joined(separator: ", ") + ")" } ?? ""
+            let others =
+                concurrent[k].map { vs in
+                    "  (concurrent: " + vs.map { $0.map(text) ?? "removed" }.joined(separator: ", ") + ")"
+                } ?? ""
             out.append("  \(k) = \(text(v))\(others)")
         }
         var system = [String]()
@@ -49,7 +54,11 @@ enum RecordFormatting {
 
     /// Pretty JSON text of any JSON object.
     static func jsonText(_ object: Any) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]) else { return "null" }
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: object,
+                options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
+        else { return "null" }
         return String(decoding: data, as: UTF8.self)
     }
 
@@ -58,7 +67,9 @@ enum RecordFormatting {
         var widths = header.map(\.count)
         for r in rows { for (i, c) in r.enumerated() where i < widths.count { widths[i] = max(widths[i], c.count) } }
         func line(_ cells: [String]) -> String {
-            cells.enumerated().map { i, c in i == cells.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            cells.enumerated().map { i, c in
+                i == cells.count - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
         }
         return [line(header)] + rows.map(line)
     }

@@ -9,17 +9,19 @@ struct ShoalCLI: AsyncParsableCommand {
         commandName: "shoal",
         abstract: "Shoal: CloudKit's record-sync model, open and peer-to-peer.",
         discussion: """
-        Start with `shoal demo`. A node keeps its data in a directory (--data, $SHOAL_DATA, or ~/.shoal). \
-        While `shoal serve` runs, other commands reach it through the directory's control socket; \
-        otherwise they open the store directly.
+            Start with `shoal demo`. A node keeps its data in a directory (--data, $SHOAL_DATA, or ~/.shoal). \
+            While `shoal serve` runs, other commands reach it through the directory's control socket; \
+            otherwise they open the store directly.
 
-        Exit codes: 0 ok, 1 failure, 2 usage, 3 malformed input, 4 not found or expired, \
-        5 conflict or limit exceeded, 6 data directory missing, locked or damaged.
-        """,
+            Exit codes: 0 ok, 1 failure, 2 usage, 3 malformed input, 4 not found or expired, \
+            5 conflict or limit exceeded, 6 data directory missing, locked or damaged.
+            """,
         subcommands: [
-            DemoCommand.self, InitCommand.self, IdentityCommand.self, PeerCommand.self, ServeCommand.self, ZoneCommand.self, PutCommand.self, GetCommand.self,
-            DeleteCommand.self, QueryCommand.self, IndexCommand.self, ChangesCommand.self, WatchCommand.self, StatusCommand.self,
-            DigestCommand.self, InspectCommand.self, AssetCommand.self, GarbageCommand.self, HTTPKeyCommand.self,
+            DemoCommand.self, InitCommand.self, IdentityCommand.self, PeerCommand.self, ServeCommand.self,
+            ZoneCommand.self, PutCommand.self, GetCommand.self,
+            DeleteCommand.self, QueryCommand.self, IndexCommand.self, ChangesCommand.self, WatchCommand.self,
+            StatusCommand.self,
+            DigestCommand.self, InspectCommand.self, AssetCommand.self, GarbageCommand.self, HTTPKeyCommand.self
         ]
     )
 

@@ -19,8 +19,10 @@ struct TrustedDeviceReport {
         let connected = await node.connectedDevices()
         var out = [TrustedDeviceReport]()
         for d in await node.trustedDevices() {
-            out.append(TrustedDeviceReport(device: d, found: await node.addresses(of: d.device), isConnected: connected.contains(d.device),
-                                           lastSeen: await node.lastSeen(of: d.device)))
+            out.append(
+                TrustedDeviceReport(
+                    device: d, found: await node.addresses(of: d.device), isConnected: connected.contains(d.device),
+                    lastSeen: await node.lastSeen(of: d.device)))
         }
         return out
     }
@@ -32,18 +34,26 @@ struct TrustedDeviceReport {
         f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         func text(_ d: Date?) -> Any { d.map(f.string(from:)) ?? NSNull() }
         let by: Any = lastSeen.latestSource?.rawValue ?? NSNull()
-        return ["lastSeen": text(lastSeen.latest), "lastSeenBy": by, "lastFrame": text(lastSeen.frame), "lastAnnouncement": text(lastSeen.announcement)]
+        return [
+            "lastSeen": text(lastSeen.latest), "lastSeenBy": by, "lastFrame": text(lastSeen.frame),
+            "lastAnnouncement": text(lastSeen.announcement)
+        ]
     }
 
     /// For a table: `2.4 s ago (frame)`, or `-` when the device was not heard from.
     func lastSeenText(now: Date = Date()) -> String {
         guard let latest = lastSeen.latest else { return "-" }
-        return String(format: "%.1f s ago", max(0, now.timeIntervalSince(latest))) + " (\(lastSeen.latestSource?.rawValue ?? "-"))"
+        return String(format: "%.1f s ago", max(0, now.timeIntervalSince(latest)))
+            + " (\(lastSeen.latestSource?.rawValue ?? "-"))"
     }
 
     /// For `--json`: one object per address, `{address, source, connected}`.
-    var foundJSON: [[String: Any]] { found.map { ["address": $0.address, "source": $0.source.rawValue, "connected": $0.isConnected] } }
+    var foundJSON: [[String: Any]] {
+        found.map { ["address": $0.address, "source": $0.source.rawValue, "connected": $0.isConnected] }
+    }
 
     /// For a table: `10.77.0.1:7400 (discovered),…`, or `-` when no address is known.
-    var foundText: String { found.isEmpty ? "-" : found.map { "\($0.address) (\($0.source.rawValue))" }.joined(separator: ",") }
+    var foundText: String {
+        found.isEmpty ? "-" : found.map { "\($0.address) (\($0.source.rawValue))" }.joined(separator: ",")
+    }
 }

@@ -21,7 +21,10 @@ enum ValueParsing {
             return (name, try typed(text, zone: zone, argument: argument))
         }
         guard let r = argument.range(of: "=") else {
-            throw Failure(description: "\(argument.debugDescription) is not field=value or field:=typed-value (e.g. title=Hello, n:=42, d:=2026-11-22T10:00:00Z, tags:=[a,b])")
+            throw Failure(
+                description:
+                    "\(argument.debugDescription) is not field=value or field:=typed-value (e.g. title=Hello, n:=42, d:=2026-11-22T10:00:00Z, tags:=[a,b])"
+            )
         }
         let name = String(argument[..<r.lowerBound])
         try checkName(name, argument)
@@ -41,8 +44,12 @@ enum ValueParsing {
 
     static func checkName(_ name: String, _ argument: String) throws {
         guard let first = name.unicodeScalars.first, first.isASCII, CharacterSet.letters.contains(first),
-              name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }) else {
-            throw Failure(description: "field name in \(argument.debugDescription) must start with a letter and use only letters, digits and _")
+            name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") })
+        else {
+            throw Failure(
+                description:
+                    "field name in \(argument.debugDescription) must start with a letter and use only letters, digits and _"
+            )
         }
     }
 
@@ -50,11 +57,19 @@ enum ValueParsing {
     static func typed(_ text: String, zone: RecordZone.ID, argument: String) throws -> FieldValue {
         if text.hasPrefix("[") && text.hasSuffix("]") {
             let inner = text.dropFirst().dropLast()
-            let parts = inner.isEmpty ? [] : inner.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
+            let parts =
+                inner.isEmpty
+                ? []
+                : inner.split(separator: ",", omittingEmptySubsequences: false).map {
+                    String($0).trimmingCharacters(in: .whitespaces)
+                }
             let values = try parts.map { try ValueSyntax.scalar($0, zone: zone, argument: argument, allowString: true) }
             let kind = values.first?.kind ?? .string
             guard let list = ListValue(values, kind: kind) else {
-                throw Failure(description: "list in \(argument.debugDescription) mixes types; a list holds one type (e.g. [1,2,3] or [a,b])")
+                throw Failure(
+                    description:
+                        "list in \(argument.debugDescription) mixes types; a list holds one type (e.g. [1,2,3] or [a,b])"
+                )
             }
             return .list(list)
         }

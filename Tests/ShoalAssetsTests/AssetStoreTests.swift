@@ -31,8 +31,14 @@ import Foundation
         #expect(try readFile(out) == bytes)
         // Bytes and streams of odd-sized buffers give the same asset and manifest.
         #expect(try await store.importBytes(bytes) == asset)
-        let pieces = stride(from: 0, to: bytes.count, by: 77_777).map { Array(bytes[$0..<min(bytes.count, $0 + 77_777)]) }
-        #expect(try await store.importStream(AsyncStream { c in pieces.forEach { c.yield($0) }; c.finish() }) == asset)
+        let pieces = stride(from: 0, to: bytes.count, by: 77_777).map {
+            Array(bytes[$0..<min(bytes.count, $0 + 77_777)])
+        }
+        #expect(
+            try await store.importStream(
+                AsyncStream { c in
+                    pieces.forEach { c.yield($0) }; c.finish()
+                }) == asset)
         #expect(try store.manifest(of: asset) == manifest)
     }
 
@@ -64,7 +70,9 @@ import Foundation
         }
         let textAsset = assetOf(text), noiseAsset = assetOf(noise)
         func storedBytes(_ a: Asset) throws -> Int {
-            try store.manifest(of: a).chunks.reduce(0) { $0 + (store.chunks.segments.location(of: $1.hash)?.stored ?? 0) }
+            try store.manifest(of: a).chunks.reduce(0) {
+                $0 + (store.chunks.segments.location(of: $1.hash)?.stored ?? 0)
+            }
         }
         #expect(try storedBytes(textAsset) < text.count / 10)
         // Random chunks are stored raw.
@@ -79,8 +87,12 @@ import Foundation
         let asset = try await store.importFile(at: try dir.file("p", bytes), progress: { reports.append($0) })
         var seen = reports.all
         #expect(seen.count > 3)
-        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes && $0.chunks <= $1.chunks })
-        #expect(seen.last == AssetProgress(completedBytes: 500_000, totalBytes: 500_000, chunks: try store.manifest(of: asset).chunks.count))
+        #expect(
+            zip(seen, seen.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes && $0.chunks <= $1.chunks })
+        #expect(
+            seen.last
+                == AssetProgress(
+                    completedBytes: 500_000, totalBytes: 500_000, chunks: try store.manifest(of: asset).chunks.count))
         reports.clear()
         try await store.write(asset, to: dir.path + "/q", progress: { reports.append($0) })
         seen = reports.all
@@ -93,7 +105,9 @@ import Foundation
     @Test func missingFileAndDirectoryAreAssetFileNotFound() async throws {
         let dir = TempDirectory()
         let store = try AssetStore.temporary(dir)
-        let e = await expectAssetError(.assetFileNotFound) { _ = try await store.importFile(at: dir.path + "/nope.jpg") }
+        let e = await expectAssetError(.assetFileNotFound) {
+            _ = try await store.importFile(at: dir.path + "/nope.jpg")
+        }
         #expect(e?.path == dir.path + "/nope.jpg")
         #expect(e?.message.contains("does not exist") == true)
         await expectAssetError(.assetFileNotFound) { _ = try await store.importFile(at: dir.path) }
@@ -107,7 +121,9 @@ import Foundation
         let dir = TempDirectory()
         let store = try AssetStore.temporary(dir, small: true) { $0.maxAssetBytes = 100_000 }
         let bytes = randomBytes(100_001, seed: 1)
-        let e = await expectAssetError(.limitExceeded) { _ = try await store.importFile(at: try dir.file("big", bytes)) }
+        let e = await expectAssetError(.limitExceeded) {
+            _ = try await store.importFile(at: try dir.file("big", bytes))
+        }
         #expect(e?.message.contains("maxAssetBytes") == true && e?.message.contains("100000") == true)
         await expectAssetError(.limitExceeded) { _ = try await store.importBytes(bytes) }
         // A stream is stopped as soon as it passes the limit, without reading the rest.

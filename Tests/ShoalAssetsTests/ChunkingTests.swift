@@ -54,8 +54,12 @@ import Foundation
             }
             // A chunk cut short of its cut point, or extended past it, is not canonical.
             let first = lengths[0]
-            #expect(!ChunkingParameters.standard.isCanonical(UnsafeRawBufferPointer(rebasing: raw[0..<first - 1]), last: false))
-            #expect(!ChunkingParameters.standard.isCanonical(UnsafeRawBufferPointer(rebasing: raw[0..<first + 1]), last: false))
+            #expect(
+                !ChunkingParameters.standard.isCanonical(
+                    UnsafeRawBufferPointer(rebasing: raw[0..<first - 1]), last: false))
+            #expect(
+                !ChunkingParameters.standard.isCanonical(
+                    UnsafeRawBufferPointer(rebasing: raw[0..<first + 1]), last: false))
         }
     }
 
@@ -79,7 +83,10 @@ import Foundation
                         let chunk = UnsafeRawBufferPointer(rebasing: rest[..<(rest.startIndex + length)])
                         for last in [false, true] {
                             let reference = p.scan(chunk).map { $0 == length } ?? (last || length == p.maximumBytes)
-                            #expect(p.isCanonical(chunk, last: last) == reference, "seed \(seed), chunking \(p), alphabet \(alphabet), start \(start), length \(length), last \(last)")
+                            #expect(
+                                p.isCanonical(chunk, last: last) == reference,
+                                "seed \(seed), chunking \(p), alphabet \(alphabet), start \(start), length \(length), last \(last)"
+                            )
                         }
                     }
                 }
@@ -88,7 +95,8 @@ import Foundation
     }
 
     @Test func unusableSizesAreRefused() {
-        for (lo, avg, hi) in [(0, 1024, 4096), (1024, 1000, 4096), (2048, 1024, 4096), (256, 1024, 512), (16, 128, 512)] {
+        for (lo, avg, hi) in [(0, 1024, 4096), (1024, 1000, 4096), (2048, 1024, 4096), (256, 1024, 512), (16, 128, 512)]
+        {
             #expect(throws: AssetError.self) { try ChunkingParameters(minimum: lo, average: avg, maximum: hi) }
         }
         #expect((try? ChunkingParameters(minimum: 16 << 10, average: 64 << 10, maximum: 256 << 10)) == .standard)
@@ -117,6 +125,8 @@ import Foundation
 
 /// The chunking test vector of Spec/assets.md §2.4.
 enum SpecVector {
-    static let lengths = [92891, 78082, 94879, 97153, 73456, 67563, 69496, 71086, 71815, 70301, 72749, 66027, 85968, 37110]
+    static let lengths = [
+        92891, 78082, 94879, 97153, 73456, 67563, 69496, 71086, 71815, 70301, 72749, 66027, 85968, 37110
+    ]
     static let assetHash = "85b66b3a5816d686deb42f2d2473d9a7121ceb75c822b838f958c76ca86ed8ea"
 }

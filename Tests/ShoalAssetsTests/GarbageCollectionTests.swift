@@ -8,7 +8,7 @@ import ShoalWire
 import Foundation
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite struct GarbageCollectionTests {
@@ -32,7 +32,9 @@ import Glibc
         #expect(all.chunksKept == 0 && all.manifestsKept == 0)
         #expect(store.chunks.segments.hashes().isEmpty)
         #expect(all.segmentsCompacted > 0 && all.segmentBytesFreed > 0)
-        #expect(try FileSystem.contents(of: store.chunks.segments.folder).isEmpty, "every segment was dead, so every file is gone")
+        #expect(
+            try FileSystem.contents(of: store.chunks.segments.folder).isEmpty,
+            "every segment was dead, so every file is gone")
     }
 
     /// The keep set of a collection is computed while saves go on: an asset imported and
@@ -67,7 +69,7 @@ import Glibc
         try await store.collectGarbage(keeping: [])
         #expect(try await store.readAll(asset) == bytes)
         await store.unpin(pin)
-        await store.unpin(pin)                                   // twice is harmless
+        await store.unpin(pin)  // twice is harmless
         try await store.collectGarbage(keeping: [])
         #expect(try store.isComplete(asset) == false)
     }
@@ -117,12 +119,19 @@ import Glibc
                     var rng = SplitMix64(seed: seed &+ 1000 &+ UInt64(worker))
                     for round in 0..<rounds {
                         var bytes: [UInt8] = []
-                        for _ in 0..<Int.random(in: 2...12, using: &rng) { bytes += pool[Int.random(in: 0..<pool.count, using: &rng)] }
+                        for _ in 0..<Int.random(in: 2...12, using: &rng) {
+                            bytes += pool[Int.random(in: 0..<pool.count, using: &rng)]
+                        }
                         let pin = await store.makePin()
                         do {
                             let asset = try await store.importBytes(bytes, pin: pin)
-                            if try !store.isComplete(asset) { failures.add("seed \(seed) worker \(worker) round \(round): import returned an incomplete asset") }
-                            if try await store.readAll(asset) != bytes { failures.add("seed \(seed): pinned asset reads back wrong") }
+                            if try !store.isComplete(asset) {
+                                failures.add(
+                                    "seed \(seed) worker \(worker) round \(round): import returned an incomplete asset")
+                            }
+                            if try await store.readAll(asset) != bytes {
+                                failures.add("seed \(seed): pinned asset reads back wrong")
+                            }
                             if Bool.random(using: &rng) { kept.insert(asset, bytes) }
                         } catch {
                             failures.add("seed \(seed) worker \(worker) round \(round): \(error)")
@@ -136,15 +145,21 @@ import Glibc
                 for _ in 0..<(rounds * 2) {
                     var keep = kept.snapshot()
                     // Forget some kept assets for good.
-                    for (hash, _) in keep where Int.random(in: 0..<10, using: &rng) == 0 { kept.remove(hash); keep[hash] = nil }
+                    for (hash, _) in keep where Int.random(in: 0..<10, using: &rng) == 0 {
+                        kept.remove(hash); keep[hash] = nil
+                    }
                     do {
                         let report = try await store.collectGarbage(keeping: Set(keep.keys))
                         compacted.add(report.segmentsCompacted)
                         for (_, entry) in keep {
-                            if try !store.isComplete(entry.asset) { failures.add("seed \(seed): kept asset \(entry.asset) lost a chunk") }
+                            if try !store.isComplete(entry.asset) {
+                                failures.add("seed \(seed): kept asset \(entry.asset) lost a chunk")
+                            }
                         }
                         // Compaction moved records: one kept asset's bytes must still read back.
-                        if let entry = keep.values.randomElement(using: &rng), try await store.readAll(entry.asset) != entry.bytes {
+                        if let entry = keep.values.randomElement(using: &rng),
+                            try await store.readAll(entry.asset) != entry.bytes
+                        {
                             failures.add("seed \(seed): kept asset \(entry.asset) reads back wrong after a collection")
                         }
                     } catch {
@@ -156,7 +171,9 @@ import Glibc
         }
         let found = failures.all
         #expect(compacted.value > 0, "seed \(seed): no collection compacted a segment")
-        #expect(found.count == 0, "\(found.count) failures, first \(found.prefix(3)) (replay with SHOAL_ASSETS_GC_SEED=\(seed))")
+        #expect(
+            found.count == 0,
+            "\(found.count) failures, first \(found.prefix(3)) (replay with SHOAL_ASSETS_GC_SEED=\(seed))")
         // The segments as compaction left them, scanned by a fresh open.
         let reopened = try AssetStore.open(directory: store.directory, configuration: store.configuration)
         for (_, entry) in kept.snapshot() {
@@ -173,7 +190,9 @@ final class KeptAssets: @unchecked Sendable {
     private let lock = NSLock()
     func insert(_ asset: Asset, _ bytes: [UInt8]) { lock.lock(); entries[asset.hash] = (asset, bytes); lock.unlock() }
     func remove(_ hash: ContentHash) { lock.lock(); entries[hash] = nil; lock.unlock() }
-    func snapshot() -> [ContentHash: (asset: Asset, bytes: [UInt8])] { lock.lock(); defer { lock.unlock() }; return entries }
+    func snapshot() -> [ContentHash: (asset: Asset, bytes: [UInt8])] {
+        lock.lock(); defer { lock.unlock() }; return entries
+    }
 }
 
 /// Failures reported from concurrent tasks.

@@ -10,7 +10,9 @@ import ShoalWire
 @Suite struct IncomingAssetTests {
     /// A store with small chunks and fsync on (the batch-durability path), and an asset held by
     /// a second store to fetch from.
-    static func peers(_ da: TempDirectory, _ db: TempDirectory, bytes: [UInt8], receiveBatchBytes: Int? = nil) async throws -> (source: AssetStore, target: AssetStore, asset: Asset, chunks: [[UInt8]]) {
+    static func peers(_ da: TempDirectory, _ db: TempDirectory, bytes: [UInt8], receiveBatchBytes: Int? = nil)
+        async throws -> (source: AssetStore, target: AssetStore, asset: Asset, chunks: [[UInt8]])
+    {
         let source = try AssetStore.temporary(da, small: true)
         let target = try AssetStore.temporary(db, small: true) { c in
             c.fsync = true
@@ -36,8 +38,9 @@ import ShoalWire
         #expect(!order.isEmpty && order.count < manifest.chunks.count)
         // Progress counts what the target held from the start, then each chunk as it arrives.
         let held = manifest.chunks.indices.filter { !order.contains($0) }
-        var expected = AssetProgress(completedBytes: Int64(held.reduce(0) { $0 + manifest.chunks[$1].length }),
-                                     totalBytes: asset.size, chunks: held.count)
+        var expected = AssetProgress(
+            completedBytes: Int64(held.reduce(0) { $0 + manifest.chunks[$1].length }),
+            totalBytes: asset.size, chunks: held.count)
         #expect(incoming.progress == expected, "seed \(seed)")
         var rng = SplitMix64(seed: seed)
         order.shuffle(using: &rng)
@@ -51,7 +54,9 @@ import ShoalWire
             Issue.record("chunk \(i) is under its name before the commit (seed \(seed))")
         }
         #expect(incoming.missingIndexes.isEmpty)
-        #expect(incoming.progress == AssetProgress(completedBytes: asset.size, totalBytes: asset.size, chunks: manifest.chunks.count))
+        #expect(
+            incoming.progress
+                == AssetProgress(completedBytes: asset.size, totalBytes: asset.size, chunks: manifest.chunks.count))
         #expect(try target.isComplete(asset) == false)
         #expect(try await incoming.commit() == asset)
         #expect(try target.isComplete(asset))
@@ -75,10 +80,15 @@ import ShoalWire
         for i in missing.prefix(missing.count / 2) { try incoming.receive(chunks[i], index: i) }
         let left = Set(missing.dropFirst(missing.count / 2).map { manifest.chunks[$0].hash })
         let leftChunks = manifest.chunks.filter { left.contains($0.hash) }
-        #expect(incoming.progress == AssetProgress(completedBytes: asset.size - Int64(leftChunks.reduce(0) { $0 + $1.length }),
-                                                   totalBytes: asset.size, chunks: manifest.chunks.count - leftChunks.count))
+        #expect(
+            incoming.progress
+                == AssetProgress(
+                    completedBytes: asset.size - Int64(leftChunks.reduce(0) { $0 + $1.length }),
+                    totalBytes: asset.size, chunks: manifest.chunks.count - leftChunks.count))
         for i in missing.dropFirst(missing.count / 2) { try incoming.receive(chunks[i], index: i) }
-        #expect(incoming.progress == AssetProgress(completedBytes: asset.size, totalBytes: asset.size, chunks: manifest.chunks.count))
+        #expect(
+            incoming.progress
+                == AssetProgress(completedBytes: asset.size, totalBytes: asset.size, chunks: manifest.chunks.count))
         #expect(try await incoming.commit() == asset)
         await target.unpin(pin)
     }
@@ -141,7 +151,9 @@ import ShoalWire
         await target.unpin(pin)
 
         let dc = TempDirectory()
-        let e = await expectAssetError(.invalidArguments) { _ = try AssetStore.temporary(dc) { $0.receiveBatchBytes = 0 } }
+        let e = await expectAssetError(.invalidArguments) {
+            _ = try AssetStore.temporary(dc) { $0.receiveBatchBytes = 0 }
+        }
         #expect(e?.message.contains("receiveBatchBytes") == true)
     }
 
@@ -158,10 +170,14 @@ import ShoalWire
 
         // Before the crash: chunk 0 appended and never committed; chunk 2's record torn (its
         // header written, the second half of its bytes not).
-        _ = try withBytes(of: chunks[0]) { (raw) throws(AssetError) in try target.chunks.stage(manifest.chunks[0].hash, raw, compressor: nil) }
+        _ = try withBytes(of: chunks[0]) { (raw) throws(AssetError) in
+            try target.chunks.stage(manifest.chunks[0].hash, raw, compressor: nil)
+        }
         var torn = chunks[2]
         for i in torn.count / 2..<torn.count { torn[i] = 0 }
-        _ = try withBytes(of: torn) { (raw) throws(AssetError) in try target.chunks.stage(manifest.chunks[2].hash, raw, compressor: nil) }
+        _ = try withBytes(of: torn) { (raw) throws(AssetError) in
+            try target.chunks.stage(manifest.chunks[2].hash, raw, compressor: nil)
+        }
 
         // After the restart: the open scans the segments, makes them durable and indexes both.
         let reopened = try AssetStore.open(directory: target.directory, configuration: target.configuration)
@@ -207,7 +223,9 @@ import ShoalWire
         // Two chunks merged into one: genuine bytes, but not where chunking cuts.
         let merged = chunks[0] + chunks[1]
         if merged.count <= smallChunks.maximumBytes {
-            let recut = AssetManifest(asset: asset, chunks: [AssetManifest.Chunk(hash: .sha256(merged), length: merged.count)] + good.chunks.dropFirst(2))
+            let recut = AssetManifest(
+                asset: asset,
+                chunks: [AssetManifest.Chunk(hash: .sha256(merged), length: merged.count)] + good.chunks.dropFirst(2))
             let r = try await target.beginReceiving(recut, pin: pin)
             await expectAssetError(.invalidArguments) { try r.receive(merged, index: 0) }
             r.discard()

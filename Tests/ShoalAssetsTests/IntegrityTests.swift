@@ -8,7 +8,9 @@ import Foundation
 
 @Suite struct IntegrityTests {
     /// A small-chunk store (`compression`) holding an asset of text (compressible) then random bytes.
-    static func mixedAsset(_ dir: TempDirectory, compression: ChunkCompression) async throws -> (AssetStore, [UInt8], Asset) {
+    static func mixedAsset(_ dir: TempDirectory, compression: ChunkCompression) async throws -> (
+        AssetStore, [UInt8], Asset
+    ) {
         let store = try AssetStore.temporary(dir, small: true) { $0.compression = compression }
         let text = Array(String(repeating: "assets are chunked by content; ", count: 3000).utf8)
         let bytes = text + randomBytes(60_000, seed: 8)
@@ -58,7 +60,8 @@ import Foundation
         var scratch: [UInt8] = []
         for c in chunks.prefix(3) {
             await expectAssetError(.assetFileModified) {
-                _ = try store.chunks.read(c.hash, length: c.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor())
+                _ = try store.chunks.read(
+                    c.hash, length: c.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor())
             }
         }
         #expect(try store.missingChunks(of: asset).map(\.hash) == chunks.prefix(3).map(\.hash))
@@ -73,14 +76,20 @@ import Foundation
         let asset = try await writer.importBytes(bytes)
         let chunks = try writer.manifest(of: asset).chunks
         // Lay the asset out as an older store did.
-        let old = try ObjectDirectory(root: dir.path + "/assets/chunks", temporary: dir.path + "/assets/tmp", sync: false)
+        let old = try ObjectDirectory(
+            root: dir.path + "/assets/chunks", temporary: dir.path + "/assets/tmp", sync: false)
         var offset = 0
         for c in chunks {
-            try withBytes(of: [ChunkStore.rawTag] + bytes[offset..<offset + c.length]) { (raw) throws(AssetError) in _ = try old.write(c.hash, parts: [raw]) }
+            try withBytes(of: [ChunkStore.rawTag] + bytes[offset..<offset + c.length]) { (raw) throws(AssetError) in
+                _ = try old.write(c.hash, parts: [raw])
+            }
             offset += c.length
         }
-        let manifests = try ObjectDirectory(root: dir.path + "/assets/manifests", temporary: dir.path + "/assets/tmp", sync: false)
-        try withBytes(of: try writer.manifest(of: asset).encoded()) { (raw) throws(AssetError) in _ = try manifests.write(asset.hash, parts: [raw]) }
+        let manifests = try ObjectDirectory(
+            root: dir.path + "/assets/manifests", temporary: dir.path + "/assets/tmp", sync: false)
+        try withBytes(of: try writer.manifest(of: asset).encoded()) { (raw) throws(AssetError) in
+            _ = try manifests.write(asset.hash, parts: [raw])
+        }
 
         let store = try AssetStore.temporary(dir, small: true)
         #expect(store.chunks.legacy != nil && store.chunks.segments.hashes().isEmpty)
@@ -94,7 +103,8 @@ import Foundation
         var scratch: [UInt8] = []
         for c in chunks.prefix(3) {
             let e = await expectAssetError(.assetFileModified) {
-                _ = try store.chunks.read(c.hash, length: c.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor())
+                _ = try store.chunks.read(
+                    c.hash, length: c.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor())
             }
             #expect(e?.path == old.path(of: c.hash))
         }
@@ -171,12 +181,14 @@ import Foundation
         let store = try AssetStore.temporary(dir, small: true)
         let path = try dir.file("growing", randomBytes(400_000, seed: 40))
         let e = await expectAssetError(.assetFileModified) {
-            _ = try await store.importFile(at: path, progress: { p in
-                // Append to the file while it is being read (once, early).
-                if p.chunks > 0 && p.completedBytes < 100_000, let h = FileHandle(forWritingAtPath: path) {
-                    h.seekToEndOfFile(); h.write(Data([1, 2, 3])); h.closeFile()
-                }
-            })
+            _ = try await store.importFile(
+                at: path,
+                progress: { p in
+                    // Append to the file while it is being read (once, early).
+                    if p.chunks > 0 && p.completedBytes < 100_000, let h = FileHandle(forWritingAtPath: path) {
+                        h.seekToEndOfFile(); h.write(Data([1, 2, 3])); h.closeFile()
+                    }
+                })
         }
         #expect(e?.path == path && e?.message.contains("changed while") == true)
     }

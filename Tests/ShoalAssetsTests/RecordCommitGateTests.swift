@@ -70,7 +70,9 @@ import Synchronization
         try segments.commit(placement.records)
         let committed = ContinuousClock.now
         shoal_record_commit_end()
-        #expect(written - start >= .microseconds((2 * pieces - 1) * bound), "each of \(pieces) pieces and the \(pieces - 1) syncs between them gave way for its bound")
+        #expect(
+            written - start >= .microseconds((2 * pieces - 1) * bound),
+            "each of \(pieces) pieces and the \(pieces - 1) syncs between them gave way for its bound")
         #expect(committed - written >= .microseconds(bound), "the final sync gave way for its bound")
         var buffer: [UInt8] = []
         for (hash, bytes) in expected {

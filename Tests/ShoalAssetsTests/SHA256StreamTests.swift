@@ -31,8 +31,10 @@ import ShoalWire
         let cases: [(String, String)] = [
             ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
             ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
-            ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
-             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+            (
+                "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+                "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+            )
         ]
         for (message, digest) in cases {
             let bytes = Array(message.utf8)
@@ -76,9 +78,12 @@ import ShoalWire
             bytes.withUnsafeBytes { raw in
                 while offset < raw.count {
                     // Short pieces (under a block, across one) as well as chunk-sized ones.
-                    let n = min(raw.count - offset, rng.next() % 3 == 0 ? Int(rng.next() % 130) : Int(rng.next() % (100 << 10)))
+                    let n = min(
+                        raw.count - offset, rng.next() % 3 == 0 ? Int(rng.next() % 130) : Int(rng.next() % (100 << 10)))
                     let chunk = UnsafeRawBufferPointer(rebasing: raw[offset..<offset + n])
-                    #expect(whole.updateHashing(chunk) == .sha256(chunk), "seed \(seed), chunk \(chunks) at \(offset), \(n) bytes")
+                    #expect(
+                        whole.updateHashing(chunk) == .sha256(chunk),
+                        "seed \(seed), chunk \(chunks) at \(offset), \(n) bytes")
                     offset += n
                     chunks += 1
                 }

@@ -12,7 +12,9 @@ import Foundation
     /// Bytes of every segment file.
     static func segmentBytes(_ store: AssetStore) throws -> Int64 {
         let folder = store.chunks.segments.folder
-        return try FileSystem.contents(of: folder).reduce(0) { $0 + (try FileSystem.status(folder + "/" + $1)?.size ?? 0) }
+        return try FileSystem.contents(of: folder).reduce(0) {
+            $0 + (try FileSystem.status(folder + "/" + $1)?.size ?? 0)
+        }
     }
 
     @Test func aReopenedStoreIndexesEverySegment() async throws {
@@ -68,7 +70,9 @@ import Foundation
 
         try Data().write(to: URL(fileURLWithPath: folder + "/ffffffffffffffff.seg"))
         let full = try AssetStore.open(directory: store.directory, configuration: store.configuration)
-        let e = await expectAssetError(.invalidArguments) { _ = try await full.importBytes(randomBytes(30_000, seed: 42)) }
+        let e = await expectAssetError(.invalidArguments) {
+            _ = try await full.importBytes(randomBytes(30_000, seed: 42))
+        }
         #expect(e?.message.contains("no number is left") == true)
     }
 
@@ -77,9 +81,13 @@ import Foundation
         let store = try AssetStore.temporary(dir, small: true)
         let bytes = randomBytes(10_000, seed: 34)
         let hash = ContentHash.sha256(bytes)
-        let kept = try withBytes(of: bytes) { (raw) throws(AssetError) in try store.chunks.stage(hash, raw, compressor: nil) }
+        let kept = try withBytes(of: bytes) { (raw) throws(AssetError) in
+            try store.chunks.stage(hash, raw, compressor: nil)
+        }
         let other = randomBytes(10_000, seed: 35)
-        let dropped = try withBytes(of: other) { (raw) throws(AssetError) in try store.chunks.stage(.sha256(other), raw, compressor: nil) }
+        let dropped = try withBytes(of: other) { (raw) throws(AssetError) in
+            try store.chunks.stage(.sha256(other), raw, compressor: nil)
+        }
         #expect(!store.chunks.contains(hash), "a pending record is not stored")
         try store.chunks.segments.commit([kept])
         store.chunks.segments.discard([dropped])
@@ -105,7 +113,9 @@ import Foundation
         var expected: [ContentHash: [UInt8]] = [:]
         func single() throws {
             let bytes = chunk(), hash = ContentHash.sha256(bytes)
-            let p = try withBytes(of: bytes) { (raw) throws(AssetError) in try segments.append(hash, tag: ChunkStore.rawTag, stored: raw, length: raw.count) }
+            let p = try withBytes(of: bytes) { (raw) throws(AssetError) in
+                try segments.append(hash, tag: ChunkStore.rawTag, stored: raw, length: raw.count)
+            }
             try segments.commit([p])
             expected[hash] = bytes
         }
@@ -123,7 +133,9 @@ import Foundation
             expected[dropped] = nil
             let placement = try segments.reserve(b)
             #expect(placement.offset % Int64(RecordBatch.alignment) == 0, "a batch starts at a 4 KiB boundary")
-            #expect(placement.segment.directFD >= 0 || !direct || placement.segment.path.hasPrefix("/dev/shm"), "direct writes get their own descriptor")
+            #expect(
+                placement.segment.directFD >= 0 || !direct || placement.segment.path.hasPrefix("/dev/shm"),
+                "direct writes get their own descriptor")
             // Committed batches go in 4 KiB pieces, each made durable before the next.
             try segments.write(b, at: placement, syncEvery: commit ? 4096 : nil)
             if commit { try segments.commit(placement.records) }
@@ -166,7 +178,8 @@ import Foundation
         let after = try Self.segmentBytes(store)
         #expect(before - after == report.segmentBytesFreed)
         // A's second half is gone but for at most a segment's worth of dead records left in place.
-        #expect(after <= Int64(300_000 + 200_000 + (64 << 10) * 2), "\(after) bytes of segments for 500 kB of live chunks")
+        #expect(
+            after <= Int64(300_000 + 200_000 + (64 << 10) * 2), "\(after) bytes of segments for 500 kB of live chunks")
         #expect(try store.isComplete(assetA) == false)
         #expect(try await store.readAll(assetB) == b)
         #expect(try await store.readAll(assetC) == c)
@@ -218,12 +231,17 @@ import Foundation
             var bytes = original
             switch round % 4 {
             case 0:
-                for _ in 0..<Int.random(in: 1...20, using: &rng) { bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+                for _ in 0..<Int.random(in: 1...20, using: &rng) {
+                    bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+                }
             case 1:
                 bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &rng)))
             case 2:
                 let at = Int.random(in: 0..<bytes.count, using: &rng) / 8 * 8
-                bytes.insert(contentsOf: (0..<Int.random(in: 1...3000, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }, at: at)
+                bytes.insert(
+                    contentsOf: (0..<Int.random(in: 1...3000, using: &rng)).map { _ in
+                        UInt8.random(in: 0...255, using: &rng)
+                    }, at: at)
             default:
                 // Garbage with the magic at many 8-byte boundaries.
                 bytes = (0..<50_000).map { _ in UInt8.random(in: 0...255, using: &rng) }

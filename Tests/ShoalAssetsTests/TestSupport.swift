@@ -45,7 +45,8 @@ let smallChunks = try! ChunkingParameters(minimum: 1 << 10, average: 4 << 10, ma
 extension AssetStore {
     /// Inserts chunks `indexes` of `chunks` (a manifest's list) as a peer would send them: cut
     /// from the asset's `bytes`.
-    func insertChunks(_ indexes: some Sequence<Int>, of chunks: [AssetManifest.Chunk], from bytes: [UInt8]) async throws {
+    func insertChunks(_ indexes: some Sequence<Int>, of chunks: [AssetManifest.Chunk], from bytes: [UInt8]) async throws
+    {
         for i in indexes {
             let offset = chunks.prefix(i).reduce(0) { $0 + $1.length }
             try await insertChunk(Array(bytes[offset..<offset + chunks[i].length]), hash: chunks[i].hash)
@@ -53,7 +54,9 @@ extension AssetStore {
     }
 
     /// A store in `dir` without fsync (tests do not survive power loss), optionally with small chunks.
-    static func temporary(_ dir: TempDirectory, small: Bool = false, _ configure: (inout Configuration) -> Void = { _ in }) throws -> AssetStore {
+    static func temporary(
+        _ dir: TempDirectory, small: Bool = false, _ configure: (inout Configuration) -> Void = { _ in }
+    ) throws -> AssetStore {
         var c = Configuration()
         c.fsync = false
         if small {
@@ -77,7 +80,9 @@ func assetOf(_ bytes: [UInt8]) -> Asset { Asset(hash: .sha256(bytes), size: Int6
 
 /// Runs `body`, expecting an ``AssetError`` with `code`; returns it.
 @discardableResult
-func expectAssetError(_ code: AssetError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async -> AssetError? {
+func expectAssetError(
+    _ code: AssetError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void
+) async -> AssetError? {
     do {
         try await body()
     } catch let e as AssetError {
@@ -95,7 +100,8 @@ func expectAssetError(_ code: AssetError.Code, sourceLocation: SourceLocation = 
 func readFile(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
 
 /// The repository root (for Spec/ files).
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
 
 /// Overwrites one byte of a file in place (the same inode, which an open store may hold):
 /// with `to`, or with the byte XOR 0x40.

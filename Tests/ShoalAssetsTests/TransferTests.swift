@@ -12,7 +12,7 @@ import ShoalWire
         let a = try AssetStore.temporary(da, small: true), b = try AssetStore.temporary(db, small: true)
         let shared = randomBytes(100_000, seed: 50)
         let bytes = shared + randomBytes(80_000, seed: 51)
-        _ = try await b.importBytes(shared)                     // B already holds the first part's chunks
+        _ = try await b.importBytes(shared)  // B already holds the first part's chunks
         let asset = try await a.importBytes(bytes)
         #expect(try b.isComplete(asset) == false)
 
@@ -37,7 +37,7 @@ import ShoalWire
         #expect(try await b.readAll(asset) == bytes)
         await b.unpin(pin)
         #expect(await b.pinnedCounts == (0, 0))
-        try await b.insertManifest(manifest)                    // already stored: nothing to do
+        try await b.insertManifest(manifest)  // already stored: nothing to do
     }
 
     @Test func chunksFromPeersAreVerified() async throws {
@@ -72,7 +72,9 @@ import ShoalWire
         let merged = Array(bytes[0..<c0.length + c1.length])
         if merged.count <= smallChunks.maximumBytes {
             try await b.insertChunk(merged, hash: .sha256(merged))
-            let recut = AssetManifest(asset: asset, chunks: [AssetManifest.Chunk(hash: .sha256(merged), length: merged.count)] + good.chunks.dropFirst(2))
+            let recut = AssetManifest(
+                asset: asset,
+                chunks: [AssetManifest.Chunk(hash: .sha256(merged), length: merged.count)] + good.chunks.dropFirst(2))
             await expectAssetError(.invalidArguments) { try await b.insertManifest(recut) }
         }
         let over = try AssetStore.temporary(db, small: true) { $0.maxAssetBytes = 1000 }

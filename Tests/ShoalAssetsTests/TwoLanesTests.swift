@@ -6,7 +6,7 @@ import Testing
 import Synchronization
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite struct TwoLanesTests {
@@ -19,7 +19,9 @@ import Glibc
                 return i &* 31
             }
             #expect(out == (0..<count).map { $0 &* 31 }, "count \(count)")
-            #expect(lanes.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0..<count).map { ($0, $0 % 2) }), "count \(count)")
+            #expect(
+                lanes.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0..<count).map { ($0, $0 % 2) }),
+                "count \(count)")
         }
     }
 
@@ -66,18 +68,21 @@ import Glibc
     }
 
     #if os(Linux)
-    /// Work on the lane's executor runs on a thread named `shoal-assets`, at the caller's CPU
-    /// policy and nice value: a lowered lane starved transfers whenever other programs kept the
-    /// cores busy (Spec/assets.md §5.1), so it must not come back unnoticed.
-    @Test func laneThreadsAreNamedAndNotLowered() async {
-        let executor = AssetLaneExecutor()
-        let (policy, nice, name) = await withTaskExecutorPreference(executor) { () async -> (Int32, Int32, String?) in
-            (sched_getscheduler(0), getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0),
-             try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))
+        /// Work on the lane's executor runs on a thread named `shoal-assets`, at the caller's CPU
+        /// policy and nice value: a lowered lane starved transfers whenever other programs kept the
+        /// cores busy (Spec/assets.md §5.1), so it must not come back unnoticed.
+        @Test func laneThreadsAreNamedAndNotLowered() async {
+            let executor = AssetLaneExecutor()
+            let (policy, nice, name) = await withTaskExecutorPreference(executor) {
+                () async -> (Int32, Int32, String?) in
+                (
+                    sched_getscheduler(0), getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0),
+                    try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+                )
+            }
+            #expect(name == "shoal-assets\n", "lane threads are named for top -H and perf; got \(name ?? "nothing")")
+            #expect(policy == sched_getscheduler(0), "the lane's policy \(policy) differs from the caller's")
+            #expect(nice == getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0), "the lane runs at nice \(nice)")
         }
-        #expect(name == "shoal-assets\n", "lane threads are named for top -H and perf; got \(name ?? "nothing")")
-        #expect(policy == sched_getscheduler(0), "the lane's policy \(policy) differs from the caller's")
-        #expect(nice == getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0), "the lane runs at nice \(nice)")
-    }
     #endif
 }

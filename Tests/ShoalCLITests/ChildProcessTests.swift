@@ -59,7 +59,9 @@ import Testing
         let started = Date()
         let data = try await Shoal.onOwnThread { out.fileHandleForReading.readDataToEndOfFile() }
         #expect(String(decoding: data, as: UTF8.self) == "done\n")
-        #expect(sleeper.isRunning, "the reader saw the end while the other child still ran (\(Date().timeIntervalSince(started)) s)")
+        #expect(
+            sleeper.isRunning,
+            "the reader saw the end while the other child still ran (\(Date().timeIntervalSince(started)) s)")
         echo.waitUntilExit()
         #expect(echo.terminationStatus == 0)
     }

@@ -15,7 +15,11 @@ import ShoalWire
         let notes = RecordZone.ID(name: "notes")
         let inc = try await a.createZone(notes).incarnation
         try await b.createZone(notes, incarnation: inc)
-        let base = try await a.save({ var r = Record(recordType: "Note", id: Record.ID(name: "n1", zone: notes)); r["title"] = .string("draft"); return r }())
+        let base = try await a.save(
+            {
+                var r = Record(recordType: "Note", id: Record.ID(name: "n1", zone: notes));
+                r["title"] = .string("draft"); return r
+            }())
         try await b.apply(remoteChanges: [base])
         var ea = base, eb = base
         ea["title"] = .string("from a")
@@ -28,7 +32,9 @@ import ShoalWire
         var line = ""
         for await e in events { line = ServeCommand.conflictLine(e); break }
         // a wrote the older side, so a decides; with no resolver the merge stands and a's value is lost.
-        #expect(line == "conflict in notes/n1 on title (this node's \"from a\" lost): merged by last-writer-wins", "\(line)")
+        #expect(
+            line == "conflict in notes/n1 on title (this node's \"from a\" lost): merged by last-writer-wins", "\(line)"
+        )
         _ = va
     }
 }

@@ -21,7 +21,9 @@ import Testing
     @Test func anOversizedRequestIsRefusedNamingTheLimit() async throws {
         try await ControlFixture.with { f in
             let client = try f.connect()
-            let request = Array(#"[""#.utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: ControlServer.maxRequestBytes) + Array("\"]\n".utf8)
+            let request =
+                Array(#"[""#.utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: ControlServer.maxRequestBytes)
+                + Array("\"]\n".utf8)
             // The daemon stops reading at the limit: the rest of the request is refused, not read.
             _ = try await Shoal.onOwnThread { client.send(request) }
             let answer = try await client.readToEnd()
@@ -54,18 +56,22 @@ import Testing
                 #expect(try await client.read(until: "\n").hasPrefix("o watching notes"))
             }
             let refused = try await f.connect().readToEnd()
-            #expect(refused == "e error: the daemon already serves 2 control clients, its limit; try again when one has finished\nx 5\n", "\(refused)")
+            #expect(
+                refused
+                    == "e error: the daemon already serves 2 control clients, its limit; try again when one has finished\nx 5\n",
+                "\(refused)")
             // The two served clients are unaffected.
             try await f.saveNotes(count: 1, titleBytes: 5)
             for client in [a, b] { #expect(try await client.read(until: "\n").hasPrefix("o changed Note n0")) }
             // Their places are given back when they go away.
             a.close()
             b.close()
-            #expect(await Shoal.eventually(10) {
-                let next = try? f.connect()
-                next?.send(#"["zone","list"]"# + "\n")
-                return (try? await next?.readToEnd())?.hasSuffix("\nx 0\n") == true
-            })
+            #expect(
+                await Shoal.eventually(10) {
+                    let next = try? f.connect()
+                    next?.send(#"["zone","list"]"# + "\n")
+                    return (try? await next?.readToEnd())?.hasSuffix("\nx 0\n") == true
+                })
         }
     }
 
@@ -82,7 +88,9 @@ import Testing
             // daemon's budget hold; the client reads none of it.
             let count = 4_000, title = 500
             try await f.saveNotes(count: count, titleBytes: title)
-            #expect(await Shoal.eventually(10) { await f.watchSubscriptions().isEmpty }, "the watch was stopped and its subscription removed")
+            #expect(
+                await Shoal.eventually(10) { await f.watchSubscriptions().isEmpty },
+                "the watch was stopped and its subscription removed")
 
             // What had reached the socket before the daemon closed it: part of the output, and no exit code.
             let rest = try await client.readToEnd()
@@ -100,7 +108,9 @@ import Testing
             #expect(try await client.read(until: "\n").hasPrefix("o watching notes"))
             #expect(await f.watchSubscriptions().count == 1)
             client.close()
-            #expect(await Shoal.eventually(10) { await f.watchSubscriptions().isEmpty }, "the watch ended and removed its subscription")
+            #expect(
+                await Shoal.eventually(10) { await f.watchSubscriptions().isEmpty },
+                "the watch ended and removed its subscription")
         }
     }
 
@@ -114,11 +124,12 @@ import Testing
             let stuck = try f.connect()
             stuck.send(#"["query","notes","--type","Note","--limit","5000"]"# + "\n")
             #expect(try await stuck.read(until: "\n").hasPrefix("o NAME"))
-            #expect(await Shoal.eventually(10) {
-                let next = try? f.connect()
-                next?.send(#"["zone","list"]"# + "\n")
-                return (try? await next?.readToEnd())?.hasSuffix("\nx 0\n") == true
-            }, "the stuck client's place was given back")
+            #expect(
+                await Shoal.eventually(10) {
+                    let next = try? f.connect()
+                    next?.send(#"["zone","list"]"# + "\n")
+                    return (try? await next?.readToEnd())?.hasSuffix("\nx 0\n") == true
+                }, "the stuck client's place was given back")
             let rest = try await stuck.readToEnd()
             let finished = rest.hasSuffix("\nx 0\n")
             #expect(!finished, "the daemon closed the connection before the end")
@@ -130,13 +141,14 @@ import Testing
         // per core); the daemon gives up on them only after `stallTimeout`. Another client is
         // served meanwhile, long before that.
         let stuckCount = ProcessInfo.processInfo.activeProcessorCount + 1
-        let limits = ControlServer.Limits(maxClients: stuckCount + 1, outputBudget: 16 << 10, stallTimeout: .seconds(20))
+        let limits = ControlServer.Limits(
+            maxClients: stuckCount + 1, outputBudget: 16 << 10, stallTimeout: .seconds(20))
         try await ControlFixture.with(limits) { f in
             try await f.node.createZone(f.zone)
             try await f.saveNotes(count: 3_000, titleBytes: 300)
             let start = ContinuousClock.now
             var stuck = [RawClient]()
-            for _ in 0 ..< stuckCount {
+            for _ in 0..<stuckCount {
                 let client = try f.connect()
                 client.send(#"["query","notes","--type","Note","--limit","5000"]"# + "\n")
                 #expect(try await client.read(until: "\n").hasPrefix("o NAME"))
@@ -165,7 +177,9 @@ import Testing
             let rows = answer.split(separator: "\n").filter { $0.hasPrefix("o n") }
             let names = Set(rows.compactMap { $0.dropFirst(2).split(separator: " ").first.map(String.init) })
             let missing = (0..<count).map { "n\($0)" }.filter { !names.contains($0) }
-            #expect(rows.count == count && missing.isEmpty, "\(rows.count) rows; missing \(missing.count), from \(missing.first ?? "-")")
+            #expect(
+                rows.count == count && missing.isEmpty,
+                "\(rows.count) rows; missing \(missing.count), from \(missing.first ?? "-")")
             let tail = String(answer.suffix(300))
             #expect(tail.hasSuffix("o (\(count) records)\nx 0\n"), "\(tail)")
         }
@@ -179,8 +193,12 @@ struct ControlFixture: Sendable {
     let zone = RecordZone.ID(name: "notes")
 
     /// Runs `body` with a served fixture, and stops and removes it afterwards.
-    static func with(_ limits: ControlServer.Limits = ControlServer.Limits(), _ body: (ControlFixture) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-control-\(UInt32.random(in: 0 ... .max))").path
+    static func with(
+        _ limits: ControlServer.Limits = ControlServer.Limits(), _ body: (ControlFixture) async throws -> Void
+    ) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-control-\(UInt32.random(in: 0 ... .max))"
+        ).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let node = try await ShoalNode.open(directory: directory)
@@ -199,7 +217,9 @@ struct ControlFixture: Sendable {
 
     /// A new client of the control socket.
     func connect() throws -> RawClient {
-        guard let fd = ControlClient.connectSocket(DataDirectory(path: directory)) else { throw CocoaError(.fileReadNoSuchFile) }
+        guard let fd = ControlClient.connectSocket(DataDirectory(path: directory)) else {
+            throw CocoaError(.fileReadNoSuchFile)
+        }
         return RawClient(fd: fd)
     }
 
@@ -239,7 +259,9 @@ final class RawClient: Sendable {
     func send(_ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if n <= 0 { return false }
             sent += n
         }

@@ -22,7 +22,8 @@ import Testing
     /// The sleeper is the node with the larger device ID, whose peer dials it (Spec/discovery.md
     /// §4): the peer spent the two minutes failing to reach it, and must dial again when it
     /// hears it, not when its backoff (up to 30 s) ends.
-    @Test(.enabled(if: DiscoveryNamespaceTests.unavailable == nil, "needs root and `ip netns` (see the printed reason)"))
+    @Test(
+        .enabled(if: DiscoveryNamespaceTests.unavailable == nil, "needs root and `ip netns` (see the printed reason)"))
     func aDaemonStoppedForTwoMinutesCatchesUpWhenItResumes() async throws {
         let ip = try #require(DiscoveryNamespaceTests.ipTool)
         let lan = Lan(ip: ip, nodes: 2)
@@ -58,12 +59,17 @@ import Testing
             try await put(awake, "during-0", "w")
             try await Task.sleep(for: .seconds(10))
             try await put(awake, "first", "from-awake")
-            let noticed = try await Shoal.eventually(60) { try await Shoal.trustedEntry(awake, ids[s])?["connected"] as? Bool == false }
+            let noticed = try await Shoal.eventually(60) {
+                try await Shoal.trustedEntry(awake, ids[s])?["connected"] as? Bool == false
+            }
             let noticedAfter = Date().timeIntervalSince(stopped)
-            DiscoveryLifecycleTests.metric("stopped_to_peer_noticed_s", noticedAfter, test: "sleep_120s", interval: Self.interval)
+            DiscoveryLifecycleTests.metric(
+                "stopped_to_peer_noticed_s", noticedAfter, test: "sleep_120s", interval: Self.interval)
             // The idle timeout (45 s) from the sleeper's last frame (at most a ping interval before it
             // stopped; none to wait for TLS's close), plus the time a `shoal status` takes here.
-            #expect(noticed && noticedAfter < 45 + 3, "the awake node kept the sleeper's connection for \(noticedAfter) s: \(nodes[w].log)")
+            #expect(
+                noticed && noticedAfter < 45 + 3,
+                "the awake node kept the sleeper's connection for \(noticedAfter) s: \(nodes[w].log)")
             try await put(awake, "during-1", "w")
             let remaining = 115 - Date().timeIntervalSince(stopped)
             if remaining > 0 { try await Task.sleep(for: .seconds(remaining)) }
@@ -75,16 +81,24 @@ import Testing
             #expect(kill(pid, SIGCONT) == 0)
             let resumed = Date()
             try await put(sleeper, "after-wake", "s")
-            let expected: [(String, String)] = [("first", "from-awake"), ("before-sleep", "s"), ("after-wake", "s"),
-                                                ("during-0", "w"), ("during-1", "w"), ("during-2", "w")]
+            let expected: [(String, String)] = [
+                ("first", "from-awake"), ("before-sleep", "s"), ("after-wake", "s"),
+                ("during-0", "w"), ("during-1", "w"), ("during-2", "w")
+            ]
             let synced = try await Shoal.eventually(2 * Self.interval) {
                 for d in [sleeper, awake] {
-                    for (name, value) in expected where !(try await DiscoveryNamespaceTests.has(d, name, value)) { return false }
+                    for (name, value) in expected where !(try await DiscoveryNamespaceTests.has(d, name, value)) {
+                        return false
+                    }
                 }
                 return true
             }
-            DiscoveryLifecycleTests.metric("resume_to_synced_s", Date().timeIntervalSince(resumed), test: "sleep_120s", interval: Self.interval)
-            #expect(synced, "the nodes did not converge after the sleeper resumed: \(nodes[s].log.dropFirst(logBefore))\n---\n\(nodes[w].log)")
+            DiscoveryLifecycleTests.metric(
+                "resume_to_synced_s", Date().timeIntervalSince(resumed), test: "sleep_120s", interval: Self.interval)
+            #expect(
+                synced,
+                "the nodes did not converge after the sleeper resumed: \(nodes[s].log.dropFirst(logBefore))\n---\n\(nodes[w].log)"
+            )
             // Same records, none missing and none twice: same count and digest on both.
             let zones = try await Shoal.eventually(10) {
                 let a = try await Self.zone(sleeper), b = try await Self.zone(awake)
@@ -100,7 +114,9 @@ import Testing
             }
             #expect(again, "\(nodes[s].log.dropFirst(logBefore))")
             let seen = try await Shoal.trustedEntry(sleeper, ids[w]).flatMap { Self.date($0["lastFrame"]) }
-            #expect(seen.map { $0 >= resumed.addingTimeInterval(-1) } == true, "the sleeper's last frame from its peer: \(String(describing: seen))")
+            #expect(
+                seen.map { $0 >= resumed.addingTimeInterval(-1) } == true,
+                "the sleeper's last frame from its peer: \(String(describing: seen))")
         }
     }
 
@@ -109,8 +125,9 @@ import Testing
     /// node that still has its link closes the connection within its idle timeout
     /// (`shoal serve --idle-timeout`, 6 s here), and `shoal status` says the device is no longer
     /// connected, last seen before the link died.
-    @Test(.enabled(if: DiscoveryNamespaceTests.unavailable == nil, "needs root and `ip netns` (see the printed reason)"),
-          arguments: [Loss.linkDown, .addressRemoved])
+    @Test(
+        .enabled(if: DiscoveryNamespaceTests.unavailable == nil, "needs root and `ip netns` (see the printed reason)"),
+        arguments: [Loss.linkDown, .addressRemoved])
     func aLinkThatDiesQuietlyIsNoticedWithinTheIdleTimeout(_ loss: Loss) async throws {
         let ip = try #require(DiscoveryNamespaceTests.ipTool)
         let lan = Lan(ip: ip, nodes: 2)
@@ -122,7 +139,9 @@ import Testing
         let idle = 6.0
         try await Shoal.withDaemons { daemons in
             let nodes = try (0..<2).map { i in
-                try daemons.start(DiscoveryLifecycleTests.serve(dirs[i]) + ["--idle-timeout", "\(Int(idle))"], wrapper: [ip, "netns", "exec", lan.namespace(i)])
+                try daemons.start(
+                    DiscoveryLifecycleTests.serve(dirs[i]) + ["--idle-timeout", "\(Int(idle))"],
+                    wrapper: [ip, "netns", "exec", lan.namespace(i)])
             }
             let synced = try await Shoal.eventually(30) {
                 let has = try await DiscoveryNamespaceTests.has(dirs[1], "first", "before-start")
@@ -140,18 +159,26 @@ import Testing
 
             switch loss {
             case .linkDown: try await lan.setLink(1, up: false)
-            case .addressRemoved: try await lan.run(["-n", lan.namespace(1), "addr", "del", "\(Lan.address(1))/24", "dev", "eth0"])
+            case .addressRemoved:
+                try await lan.run(["-n", lan.namespace(1), "addr", "del", "\(Lan.address(1))/24", "dev", "eth0"])
             }
             let lost = Date()
-            let noticed = try await Shoal.eventually(idle + 10) { try await Shoal.trustedEntry(dirs[0], ids[1])?["connected"] as? Bool == false }
+            let noticed = try await Shoal.eventually(idle + 10) {
+                try await Shoal.trustedEntry(dirs[0], ids[1])?["connected"] as? Bool == false
+            }
             let after = Date().timeIntervalSince(lost)
-            DiscoveryLifecycleTests.metric("\(loss.rawValue)_to_noticed_s", after, test: "dead_link", interval: Self.interval)
+            DiscoveryLifecycleTests.metric(
+                "\(loss.rawValue)_to_noticed_s", after, test: "dead_link", interval: Self.interval)
             // The bound: the idle timeout from B's last frame (at most a ping interval before the
             // loss), plus the time a `shoal status` takes here.
-            #expect(noticed && after <= idle + 1.5, "A noticed B gone after \(after) s (idle timeout \(idle) s): \(nodes[0].log)")
+            #expect(
+                noticed && after <= idle + 1.5,
+                "A noticed B gone after \(after) s (idle timeout \(idle) s): \(nodes[0].log)")
             let entry = try await Shoal.trustedEntry(dirs[0], ids[1])
             let last = entry.flatMap { Self.date($0["lastFrame"]) }
-            #expect(last.map { $0 <= lost.addingTimeInterval(0.5) } == true, "B last seen on A at \(String(describing: last)), the link died at \(lost)")
+            #expect(
+                last.map { $0 <= lost.addingTimeInterval(0.5) } == true,
+                "B last seen on A at \(String(describing: last)), the link died at \(lost)")
             let text = try await Shoal.run(["status", "--data", dirs[0]]).output
             #expect(text.contains("LAST SEEN") && text.contains("s ago ("), "\(text)")
             #expect(nodes[0].log.contains("connection closed"), "\(nodes[0].log)")
@@ -173,8 +200,12 @@ import Testing
     static func zone(_ dir: String) async throws -> (records: Int, digest: String)? {
         let out = try await Shoal.run(["status", "--json", "--data", dir]).output
         let json = try? JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
-        guard let z = (json?["zones"] as? [[String: Any]])?.first(where: { ($0["zone"] as? String)?.hasPrefix("notes") == true }),
-              let records = z["records"] as? Int, let digest = z["digest"] as? String else { return nil }
+        guard
+            let z = (json?["zones"] as? [[String: Any]])?.first(where: {
+                ($0["zone"] as? String)?.hasPrefix("notes") == true
+            }),
+            let records = z["records"] as? Int, let digest = z["digest"] as? String
+        else { return nil }
         return (records, digest)
     }
 

@@ -10,7 +10,9 @@ import Testing
 ///
 /// Needs root and iproute2 (`ip netns`); anywhere else the test is skipped, with the reason printed.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct DiscoveryNamespaceTests {
-    static let ipTool = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let ipTool = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
 
     /// Why the test cannot run here, or nil.
     static let unavailable: String? = {
@@ -60,16 +62,24 @@ import Testing
             let shared = try await Shoal.run(["zone", "share", "notes", id, "--read-write", "--data", dirs[0]])
             #expect(shared.status == 0, "\(shared.error)")
         }
-        #expect(try await Shoal.run(["put", "notes", "first", "--type", "Note", "v=before-start", "--data", dirs[0]]).status == 0)
+        #expect(
+            try await Shoal.run(["put", "notes", "first", "--type", "Note", "v=before-start", "--data", dirs[0]]).status
+                == 0)
 
         try await Shoal.withDaemons { daemons in
             let started = Date()
             var nodes = [Shoal.Daemon]()
             for (i, d) in (dirs + [stranger]).enumerated() {
-                nodes.append(try daemons.start(["--data", d, "--listen", "0.0.0.0:7400", "--discovery-interval", "2"],
-                                               wrapper: [ip, "netns", "exec", lan.namespace(i)]))
+                nodes.append(
+                    try daemons.start(
+                        ["--data", d, "--listen", "0.0.0.0:7400", "--discovery-interval", "2"],
+                        wrapper: [ip, "netns", "exec", lan.namespace(i)]))
             }
-            for n in nodes { #expect(await Shoal.eventually(30) { n.log.contains("local discovery on") }, "discovery did not start: \(n.log)") }
+            for n in nodes {
+                #expect(
+                    await Shoal.eventually(30) { n.log.contains("local discovery on") },
+                    "discovery did not start: \(n.log)")
+            }
 
             // The first record reaches B and C: found by discovery, dialled, replicated.
             let synced = try await Shoal.eventually(40) {
@@ -77,10 +87,15 @@ import Testing
                 return true
             }
             let firstSync = Date().timeIntervalSince(started)
-            print("DISCOVERY_METRIC {\"nodes\":3,\"interval_s\":2,\"start_to_first_synced_record_s\":\(String(format: "%.2f", firstSync))}")
+            print(
+                "DISCOVERY_METRIC {\"nodes\":3,\"interval_s\":2,\"start_to_first_synced_record_s\":\(String(format: "%.2f", firstSync))}"
+            )
             #expect(synced, "B and C never got A's record: \(nodes.map(\.log))")
             // A lists C's address as discovered (A dialled it, or C dialled A: one connection is enough).
-            let heard = try await Shoal.eventually(20) { try await Shoal.found(dirs[0], ids[2], in: .peerList).first?.hasPrefix("10.77.0.3:7400 discovered") == true }
+            let heard = try await Shoal.eventually(20) {
+                try await Shoal.found(dirs[0], ids[2], in: .peerList).first?.hasPrefix("10.77.0.3:7400 discovered")
+                    == true
+            }
             let listed = try await Shoal.found(dirs[0], ids[2], in: .peerList)
             #expect(heard, "A lists how it found C: \(listed)")
 
@@ -102,23 +117,33 @@ import Testing
             let text = try await Shoal.run(["peer", "list", "--data", dirs[1]]).output
             #expect(text.contains("10.77.0.1:7400 (discovered)"), "B's table says how it found A: \(text)")
             #expect(followed, "A did not follow C to its new address: \(now)")
-            #expect(try await Shoal.run(["put", "notes", "after-move", "--type", "Note", "v=from-a", "--data", dirs[0]]).status == 0)
+            #expect(
+                try await Shoal.run(["put", "notes", "after-move", "--type", "Note", "v=from-a", "--data", dirs[0]])
+                    .status == 0)
             let reached = await Shoal.eventually(40) { (try? await Self.has(dirs[2], "after-move", "from-a")) ?? false }
             let afterMove = Date().timeIntervalSince(moved)
             #expect(reached, "A's write after the move never reached C: \(nodes[0].log)\n---\n\(nodes[2].log)")
-            #expect(try await Shoal.run(["put", "notes", "from-c", "--type", "Note", "v=moved", "--data", dirs[2]]).status == 0)
+            #expect(
+                try await Shoal.run(["put", "notes", "from-c", "--type", "Note", "v=moved", "--data", dirs[2]]).status
+                    == 0)
             let back = await Shoal.eventually(40) { (try? await Self.has(dirs[0], "from-c", "moved")) ?? false }
             #expect(back, "C's write after the move never reached A")
             // The stranger is listed as discovered on A, never dialled, never given the zone.
             let strangerID = try await Shoal.deviceID(stranger)
             let seen = try await Shoal.run(["peer", "list", "--json", "--data", dirs[0]]).output
             print("DISCOVERY_PEER_LIST (node A, `shoal peer list --json`):\n\(seen)")
-            let discovered = ((try? JSONSerialization.jsonObject(with: Data(seen.utf8))) as? [String: Any])?["discovered"] as? [[String: Any]] ?? []
-            #expect(discovered.map { "\($0["device"] ?? "") \($0["addresses"] ?? "")" }.contains { $0.hasPrefix(strangerID) && $0.contains("10.77.0.4:7400") },
-                    "A lists D as discovered: \(seen)")
+            let discovered =
+                ((try? JSONSerialization.jsonObject(with: Data(seen.utf8))) as? [String: Any])?["discovered"]
+                as? [[String: Any]] ?? []
+            #expect(
+                discovered.map { "\($0["device"] ?? "") \($0["addresses"] ?? "")" }.contains {
+                    $0.hasPrefix(strangerID) && $0.contains("10.77.0.4:7400")
+                },
+                "A lists D as discovered: \(seen)")
             #expect(try await Shoal.run(["get", "notes", "first", "--data", stranger]).status != 0, "D got a record")
-            print("DISCOVERY_METRIC {\"nodes\":3,\"interval_s\":2,\"move_to_new_address_connected_s\":\(String(format: "%.2f", redialled)),"
-                  + "\"move_to_synced_record_s\":\(String(format: "%.2f", afterMove))}")
+            print(
+                "DISCOVERY_METRIC {\"nodes\":3,\"interval_s\":2,\"move_to_new_address_connected_s\":\(String(format: "%.2f", redialled)),"
+                    + "\"move_to_synced_record_s\":\(String(format: "%.2f", afterMove))}")
         }
     }
 
@@ -134,26 +159,38 @@ import Testing
         let dirs = ["off", "loopback", "listener"].map { root + "/" + $0 }
         for d in dirs { #expect(try await Shoal.run(["init", "--data", d]).status == 0) }
         try await Shoal.withDaemons { daemons in
-            let args = [["--no-discovery", "--listen", "0.0.0.0:7400"], ["--listen", "127.0.0.1:7400"], ["--listen", "0.0.0.0:7400"]]
+            let args = [
+                ["--no-discovery", "--listen", "0.0.0.0:7400"], ["--listen", "127.0.0.1:7400"],
+                ["--listen", "0.0.0.0:7400"]
+            ]
             var nodes = [Shoal.Daemon]()
             for (i, d) in dirs.enumerated() {
-                nodes.append(try daemons.start(["--data", d, "--discovery-interval", "1"] + args[i], wrapper: [ip, "netns", "exec", lan.namespace(i)]))
+                nodes.append(
+                    try daemons.start(
+                        ["--data", d, "--discovery-interval", "1"] + args[i],
+                        wrapper: [ip, "netns", "exec", lan.namespace(i)]))
             }
             #expect(await Shoal.eventually(30) { nodes[2].log.contains("local discovery on") }, "\(nodes[2].log)")
             #expect(await Shoal.eventually(30) { nodes[1].log.contains("local discovery off") }, "\(nodes[1].log)")
             // Three intervals: the listener would have heard either of the others by now.
             try await Task.sleep(for: .seconds(3.5))
             let heard = try await Shoal.run(["peer", "list", "--json", "--data", dirs[2]]).output
-            let discovered = ((try? JSONSerialization.jsonObject(with: Data(heard.utf8))) as? [String: Any])?["discovered"] as? [Any]
+            let discovered =
+                ((try? JSONSerialization.jsonObject(with: Data(heard.utf8))) as? [String: Any])?["discovered"] as? [Any]
             #expect(discovered?.isEmpty == true, "the listener heard a node that should be silent: \(heard)")
-            #expect(!nodes[0].log.contains("local discovery on") && !nodes[0].log.contains("discovered a"), "\(nodes[0].log)")
+            #expect(
+                !nodes[0].log.contains("local discovery on") && !nodes[0].log.contains("discovered a"),
+                "\(nodes[0].log)")
         }
     }
 
     /// Two nodes on a LAN without IPv4 (no address, no route): they find each other by IPv6
     /// multicast alone, dial the link-local address they heard (with its interface), and say so
     /// in `shoal status`.
-    @Test(.enabled(if: unavailable == nil && ipv6Unavailable == nil, "needs root, `ip netns` and IPv6 (see the printed reason)"))
+    @Test(
+        .enabled(
+            if: unavailable == nil && ipv6Unavailable == nil, "needs root, `ip netns` and IPv6 (see the printed reason)"
+        ))
     func twoNodesFindEachOtherOverIPv6Alone() async throws {
         let ip = try #require(Self.ipTool)
         let lan = Lan(ip: ip, nodes: 2, ipv4: false)
@@ -165,13 +202,21 @@ import Testing
         try await Shoal.withDaemons { daemons in
             let started = Date()
             let nodes = try (0..<2).map { i in
-                try daemons.start(["--data", dirs[i], "--listen", "[::]:7400", "--discovery-interval", "1"], wrapper: [ip, "netns", "exec", lan.namespace(i)])
+                try daemons.start(
+                    ["--data", dirs[i], "--listen", "[::]:7400", "--discovery-interval", "1"],
+                    wrapper: [ip, "netns", "exec", lan.namespace(i)])
             }
             let synced = try await Shoal.eventually(30) { try await Self.has(dirs[1], "first", "before-start") }
-            print("DISCOVERY_METRIC {\"nodes\":2,\"ipv6_only\":true,\"start_to_first_synced_record_s\":\(String(format: "%.2f", Date().timeIntervalSince(started)))}")
+            print(
+                "DISCOVERY_METRIC {\"nodes\":2,\"ipv6_only\":true,\"start_to_first_synced_record_s\":\(String(format: "%.2f", Date().timeIntervalSince(started)))}"
+            )
             #expect(synced, "B never got A's record over IPv6: \(nodes.map(\.log))")
             #expect(nodes[0].log.contains("over IPv6 only"), "\(nodes[0].log)")
-            let heard = try await Shoal.eventually(10) { try await Shoal.found(dirs[0], ids[1]).contains { $0.hasPrefix("[fe80:") && $0.contains("%eth0]:7400 discovered") } }
+            let heard = try await Shoal.eventually(10) {
+                try await Shoal.found(dirs[0], ids[1]).contains {
+                    $0.hasPrefix("[fe80:") && $0.contains("%eth0]:7400 discovered")
+                }
+            }
             let found = try await Shoal.found(dirs[0], ids[1])
             #expect(heard, "A's `shoal status --json` says it found B by discovery at a link-local address: \(found)")
         }
@@ -191,13 +236,19 @@ import Testing
         try await Shoal.withDaemons { daemons in
             let started = Date()
             let nodes = try (0..<2).map { i in
-                try daemons.start(["--data", dirs[i], "--listen", "0.0.0.0:7400", "--discovery-interval", "1"], wrapper: [ip, "netns", "exec", lan.namespace(i)])
+                try daemons.start(
+                    ["--data", dirs[i], "--listen", "0.0.0.0:7400", "--discovery-interval", "1"],
+                    wrapper: [ip, "netns", "exec", lan.namespace(i)])
             }
             let synced = try await Shoal.eventually(30) { try await Self.has(dirs[1], "first", "before-start") }
-            print("DISCOVERY_METRIC {\"nodes\":2,\"broadcast_only\":true,\"start_to_first_synced_record_s\":\(String(format: "%.2f", Date().timeIntervalSince(started)))}")
+            print(
+                "DISCOVERY_METRIC {\"nodes\":2,\"broadcast_only\":true,\"start_to_first_synced_record_s\":\(String(format: "%.2f", Date().timeIntervalSince(started)))}"
+            )
             #expect(synced, "B never got A's record by broadcast: \(nodes.map(\.log))")
             #expect(nodes[0].log.contains("10.77.0.255:21047"), "A broadcasts: \(nodes[0].log)")
-            let heard = try await Shoal.eventually(10) { try await Shoal.found(dirs[0], ids[1]).first?.hasPrefix("10.77.0.2:7400 discovered") == true }
+            let heard = try await Shoal.eventually(10) {
+                try await Shoal.found(dirs[0], ids[1]).first?.hasPrefix("10.77.0.2:7400 discovered") == true
+            }
             let found = try await Shoal.found(dirs[0], ids[1])
             #expect(heard, "A's `shoal status --json` says it found B by discovery: \(found)")
         }
@@ -213,7 +264,9 @@ import Testing
         for d in dirs { ids.append(try await Shoal.deviceID(d)) }
         #expect(try await Shoal.run(["zone", "create", "notes", "--data", dirs[0]]).status == 0)
         #expect(try await Shoal.run(["zone", "share", "notes", ids[1], "--read-write", "--data", dirs[0]]).status == 0)
-        #expect(try await Shoal.run(["put", "notes", "first", "--type", "Note", "v=before-start", "--data", dirs[0]]).status == 0)
+        #expect(
+            try await Shoal.run(["put", "notes", "first", "--type", "Note", "v=before-start", "--data", dirs[0]]).status
+                == 0)
         return (dirs, ids)
     }
 
@@ -259,7 +312,12 @@ final class Lan: Sendable {
             // Best effort: without it, IPv6 is usable a second or two later.
             let ip = self.ip
             _ = try await Shoal.onOwnThread {
-                Self.runBlocking(ip, ["netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.default.accept_dad=0", "net.ipv6.conf.all.accept_dad=0"])
+                Self.runBlocking(
+                    ip,
+                    [
+                        "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.default.accept_dad=0",
+                        "net.ipv6.conf.all.accept_dad=0"
+                    ])
             }
             try await run(["-n", ns, "link", "set", "lo", "up"])
             try await run(["-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "p\(i)", "netns", hub])
@@ -289,7 +347,9 @@ final class Lan: Sendable {
         let ip = self.ip
         let r = try await Shoal.onOwnThread { Self.runBlocking(ip, args) }
         guard r.status == 0 else {
-            throw CocoaError(.executableLoad, userInfo: [NSDebugDescriptionErrorKey: "ip \(args.joined(separator: " ")) failed: \(r.error)"])
+            throw CocoaError(
+                .executableLoad,
+                userInfo: [NSDebugDescriptionErrorKey: "ip \(args.joined(separator: " ")) failed: \(r.error)"])
         }
     }
 

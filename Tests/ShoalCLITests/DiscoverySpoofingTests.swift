@@ -36,7 +36,9 @@ import Testing
         return nil
     }()
 
-    @Test(.enabled(if: unavailable == nil, "needs root, `ip netns` and shoal-spoofer (see the printed reason)"), arguments: [false, true])
+    @Test(
+        .enabled(if: unavailable == nil, "needs root, `ip netns` and shoal-spoofer (see the printed reason)"),
+        arguments: [false, true])
     func aSpoofedAnnouncementNeverCutsAWorkingLink(freshInstances: Bool) async throws {
         let ip = try #require(DiscoveryNamespaceTests.ipTool)
         let spoofer = try #require(Self.spoofer)
@@ -50,21 +52,29 @@ import Testing
         try await Shoal.withDaemons { daemons in
             var nodes = [Shoal.Daemon]()
             for i in 0..<2 {
-                let d = try daemons.start(["--data", dirs[i], "--listen", "0.0.0.0:7400", "--discovery-interval", "\(Int(Self.interval))"],
-                                          wrapper: [ip, "netns", "exec", lan.namespace(i)])
-                #expect(await Shoal.eventually(30) { d.log.contains("local discovery on") }, "discovery did not start: \(d.log)")
+                let d = try daemons.start(
+                    ["--data", dirs[i], "--listen", "0.0.0.0:7400", "--discovery-interval", "\(Int(Self.interval))"],
+                    wrapper: [ip, "netns", "exec", lan.namespace(i)])
+                #expect(
+                    await Shoal.eventually(30) { d.log.contains("local discovery on") },
+                    "discovery did not start: \(d.log)")
                 nodes.append(d)
             }
-            let first = try await Shoal.eventually(40) { try await DiscoveryNamespaceTests.has(dirs[1], "first", "before-start") }
+            let first = try await Shoal.eventually(40) {
+                try await DiscoveryNamespaceTests.has(dirs[1], "first", "before-start")
+            }
             #expect(first, "A and B never synced: \(nodes.map(\.log))")
             // The usual time, before any forged announcement.
             var usual = [Double]()
             for k in 0..<2 { usual.append(try await Self.cross(dirs, from: k % 2, name: "usual-\(k)")) }
 
             // The spoofer, on the third host of the LAN, from now on (bounded by its own clock too).
-            let fake = try daemons.start(["--address", Lan.address(2), "--seconds", "120"] + (freshInstances ? ["--fresh-instance"] : []),
-                                         wrapper: [ip, "netns", "exec", lan.namespace(2), spoofer], command: "spoof")
-            #expect(await Shoal.eventually(10) { fake.log.contains("spoofing on") }, "the spoofer did not start: \(fake.log)")
+            let fake = try daemons.start(
+                ["--address", Lan.address(2), "--seconds", "120"] + (freshInstances ? ["--fresh-instance"] : []),
+                wrapper: [ip, "netns", "exec", lan.namespace(2), spoofer], command: "spoof")
+            #expect(
+                await Shoal.eventually(10) { fake.log.contains("spoofing on") },
+                "the spoofer did not start: \(fake.log)")
             // Let it answer a round of announcements before the window opens.
             try await Task.sleep(for: .seconds(Self.interval + 1))
 
@@ -97,16 +107,24 @@ import Testing
             let rounds = Int((window / Self.interval).rounded(.down)) + 2
             let bound = 2 * rounds * (freshInstances ? 2 : 1)
             let worst = seconds.max() ?? .infinity
-            print("DISCOVERY_METRIC {\"test\":\"\(test)\",\"interval_s\":\(Int(Self.interval)),\"records\":\(seconds.count),"
-                  + "\"usual_record_to_synced_s_max\":\(String(format: "%.2f", usual.max() ?? -1)),"
-                  + "\"spoofed_record_to_synced_s_max\":\(String(format: "%.2f", worst)),"
-                  + "\"spoofed_record_to_synced_s\":[\(seconds.map { String(format: "%.2f", $0) }.joined(separator: ","))],"
-                  + "\"window_s\":\(String(format: "%.1f", window)),\"announcements_heard_by_spoofer\":\(heard),"
-                  + "\"announcements_bound\":\(bound),\"forged_answers_sent\":\(answered)}")
+            print(
+                "DISCOVERY_METRIC {\"test\":\"\(test)\",\"interval_s\":\(Int(Self.interval)),\"records\":\(seconds.count),"
+                    + "\"usual_record_to_synced_s_max\":\(String(format: "%.2f", usual.max() ?? -1)),"
+                    + "\"spoofed_record_to_synced_s_max\":\(String(format: "%.2f", worst)),"
+                    + "\"spoofed_record_to_synced_s\":[\(seconds.map { String(format: "%.2f", $0) }.joined(separator: ","))],"
+                    + "\"window_s\":\(String(format: "%.1f", window)),\"announcements_heard_by_spoofer\":\(heard),"
+                    + "\"announcements_bound\":\(bound),\"forged_answers_sent\":\(answered)}")
             // The attack ran: the spoofer heard the nodes' regular announcements and answered each.
-            #expect(heard >= 2 * (rounds - 3) && answered == heard, "the spoofer heard \(heard) and answered \(answered): \(fake.log)")
-            #expect(worst <= Self.crossingBound, "records took \(seconds) s to cross while the spoofer ran (usual: \(usual)): \(nodes.map(\.log))")
-            #expect(heard <= bound, "the nodes sent \(heard) announcements in \(window) s with an interval of \(Self.interval) s (bound \(bound))")
+            #expect(
+                heard >= 2 * (rounds - 3) && answered == heard,
+                "the spoofer heard \(heard) and answered \(answered): \(fake.log)")
+            #expect(
+                worst <= Self.crossingBound,
+                "records took \(seconds) s to cross while the spoofer ran (usual: \(usual)): \(nodes.map(\.log))")
+            #expect(
+                heard <= bound,
+                "the nodes sent \(heard) announcements in \(window) s with an interval of \(Self.interval) s (bound \(bound))"
+            )
         }
     }
 
@@ -116,7 +134,9 @@ import Testing
         let started = Date()
         let put = try await Shoal.run(["put", "notes", name, "--type", "Note", "v=\(name)", "--data", dirs[from]])
         #expect(put.status == 0, "\(put.error)")
-        let crossed = try await Shoal.eventually(15) { try await DiscoveryNamespaceTests.has(dirs[1 - from], name, name) }
+        let crossed = try await Shoal.eventually(15) {
+            try await DiscoveryNamespaceTests.has(dirs[1 - from], name, name)
+        }
         return crossed ? Date().timeIntervalSince(started) : 99
     }
 }

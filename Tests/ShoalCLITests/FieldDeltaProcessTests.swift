@@ -14,7 +14,9 @@ import Testing
 
     @Test func aSmallEditOfALongFieldIsSentAsTheEditAndCounted() async throws {
         try #require(Shoal.binary != nil)
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-deltas-\(UInt32.random(in: 0 ... .max))").path
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-deltas-\(UInt32.random(in: 0 ... .max))"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let dirs = ["a", "b"].map { root + "/" + $0 }
         for d in dirs { #expect(try await Shoal.run(["init", "--data", d]).status == 0) }
@@ -28,11 +30,15 @@ import Testing
         try await Shoal.withDaemons { daemons in
             let (_, b, _) = try await MergeTextProcessTests.twoSharingNotes(daemons, dirs, flags: flags)
             #expect(try await MergeTextProcessTests.put(dirs[0], text))
-            #expect(try await Shoal.eventually { try await MergeTextProcessTests.body(dirs[1]) == text }, "the note did not reach b: \(b.log)")
+            #expect(
+                try await Shoal.eventually { try await MergeTextProcessTests.body(dirs[1]) == text },
+                "the note did not reach b: \(b.log)")
             #expect(try await Self.counters(dirs[1])["applied"] == 0)
 
             #expect(try await MergeTextProcessTests.put(dirs[0], edit))
-            #expect(try await Shoal.eventually { try await MergeTextProcessTests.body(dirs[1]) == edit }, "the edit did not reach b: \(b.log)")
+            #expect(
+                try await Shoal.eventually { try await MergeTextProcessTests.body(dirs[1]) == edit },
+                "the edit did not reach b: \(b.log)")
             let sent = try await Self.counters(dirs[0]), applied = try await Self.counters(dirs[1])
             #expect(sent["sent"] == 1 && (sent["bytesSaved"] ?? 0) > 2_000, "a: \(sent)")
             #expect(applied["applied"] == 1 && applied["recordsAskedWhole"] == 0, "b: \(applied)")

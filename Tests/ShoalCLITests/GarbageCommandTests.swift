@@ -10,7 +10,9 @@ import Testing
 
     @Test func anAssetNoRecordReferencesIsCollected() async throws {
         try #require(Shoal.binary != nil, "build the shoal binary (swift build) or set SHOAL_BINARY")
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-gc-\(UInt32.random(in: 0 ... .max))").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-gc-\(UInt32.random(in: 0 ... .max))"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect(try await Shoal.run(["init", "--data", dir]).status == 0)
         #expect(try await Shoal.run(["zone", "create", "album", "--data", dir]).status == 0)
@@ -23,7 +25,8 @@ import Testing
         let file = dir + "-photo.bin"
         defer { try? FileManager.default.removeItem(atPath: file) }
         try Data(bytes).write(to: URL(fileURLWithPath: file))
-        #expect(try await Shoal.run(["put", "album", "p1", "--type", "Photo", "image=@\(file)", "--data", dir]).status == 0)
+        #expect(
+            try await Shoal.run(["put", "album", "p1", "--type", "Photo", "image=@\(file)", "--data", dir]).status == 0)
 
         // Referenced: nothing to collect.
         let kept = try json(try await Shoal.run(["gc", "--dry-run", "--json", "--data", dir]).output)
@@ -40,7 +43,9 @@ import Testing
         let real = try json(try await Shoal.run(["gc", "--json", "--data", dir]).output)
         #expect(real["manifestsRemoved"] as? Int == 1 && real["chunksRemoved"] as? Int == chunks, "\(real)")
         let after = try json(try await Shoal.run(["gc", "--dry-run", "--json", "--data", dir]).output)
-        #expect(after["manifestsRemoved"] as? Int == 0 && after["chunksRemoved"] as? Int == 0 && after["chunksKept"] as? Int == 0, "\(after)")
+        #expect(
+            after["manifestsRemoved"] as? Int == 0 && after["chunksRemoved"] as? Int == 0
+                && after["chunksKept"] as? Int == 0, "\(after)")
         let text = try await Shoal.run(["gc", "--dry-run", "--data", dir])
         #expect(text.status == 0 && text.output.hasPrefix("would have removed 0 manifests"), "\(text.output)")
     }

@@ -7,14 +7,17 @@ import Testing
 
 struct HTTPAPIPartsTests {
     @Test(arguments: [
-        ("bytes=0-9", 100, 0..<10), ("bytes=90-", 100, 90..<100), ("bytes=-5", 100, 95..<100), ("bytes=95-200", 100, 95..<100),
-        ("bytes=-500", 100, 0..<100),
+        ("bytes=0-9", 100, 0..<10), ("bytes=90-", 100, 90..<100), ("bytes=-5", 100, 95..<100),
+        ("bytes=95-200", 100, 95..<100),
+        ("bytes=-500", 100, 0..<100)
     ])
     func aRangeWithinTheAsset(header: String, size: Int, expected: Range<Int>) {
         #expect(NodeAPI.byteRange(header, size: size) == expected)
     }
 
-    @Test(arguments: ["bytes=100-", "bytes=5-2", "bytes=0-1,4-5", "items=0-1", "bytes=", "bytes=-0", "bytes=x-y", "bytes=-1-2"])
+    @Test(arguments: [
+        "bytes=100-", "bytes=5-2", "bytes=0-1,4-5", "items=0-1", "bytes=", "bytes=-0", "bytes=x-y", "bytes=-1-2"
+    ])
     func aRangeOutsideOrMalformed(header: String) {
         #expect(NodeAPI.byteRange(header, size: 100) == nil)
     }
@@ -29,7 +32,9 @@ struct HTTPAPIPartsTests {
     }
 
     @Test func theKeyFileIsTheOwnersAndStable() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-key-\(UInt32.random(in: 0 ... .max))").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-key-\(UInt32.random(in: 0 ... .max))"
+        ).path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let first = try APIKey.loadOrCreate(in: dir), again = try APIKey.loadOrCreate(in: dir)
@@ -41,15 +46,22 @@ struct HTTPAPIPartsTests {
 
     @Test func jsonValuesBecomeFields() throws {
         let zone = RecordZone.ID(name: "notes")
-        func parse(_ text: String) throws -> FieldValue? { try RecordJSON.value(JSONValue.parse(Array(text.utf8)), field: "f", zone: zone) }
+        func parse(_ text: String) throws -> FieldValue? {
+            try RecordJSON.value(JSONValue.parse(Array(text.utf8)), field: "f", zone: zone)
+        }
         #expect(try parse("2") == .int64(2))
         #expect(try parse("2.5") == .double(2.5))
         #expect(try parse("true") == .bool(true))
         #expect(try parse("null") == nil)
         #expect(try parse(#"["a","b"]"#) == .list(try #require(ListValue([.string("a"), .string("b")]))))
         #expect(try parse(#"{"bytes":"00ff"}"#) == .bytes([0, 255]))
-        #expect(try parse(#"{"date":"2026-11-22T10:00:00Z"}"#) == .date(try #require(Timestamp(iso8601: "2026-11-22T10:00:00Z"))))
-        for bad in [#"[1,"a"]"#, #"{"bytes":"0g"}"#, #"{"date":"yesterday"}"#, #"{"latitude":91,"longitude":0}"#, #"{"other":1}"#, "[[1]]"] {
+        #expect(
+            try parse(#"{"date":"2026-11-22T10:00:00Z"}"#)
+                == .date(try #require(Timestamp(iso8601: "2026-11-22T10:00:00Z"))))
+        for bad in [
+            #"[1,"a"]"#, #"{"bytes":"0g"}"#, #"{"date":"yesterday"}"#, #"{"latitude":91,"longitude":0}"#,
+            #"{"other":1}"#, "[[1]]"
+        ] {
             #expect(throws: APIError.self, "\(bad)") { try parse(bad) }
         }
     }
@@ -68,7 +80,8 @@ struct HTTPAPIPartsTests {
         r["title"] = .string("cat")
         r["raw"] = .bytes([0, 255])
         let fields = RecordJSON.object(r)["fields"] as? [String: Any]
-        #expect((fields?["image"] as? [String: Any])?["size"] as? Int64 == 1_234 && fields?["title"] as? String == "cat")
+        #expect(
+            (fields?["image"] as? [String: Any])?["size"] as? Int64 == 1_234 && fields?["title"] as? String == "cat")
         #expect((fields?["raw"] as? [String: Any])?["bytes"] as? String == "00ff")
     }
 }

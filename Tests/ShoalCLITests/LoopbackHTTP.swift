@@ -2,7 +2,7 @@
 
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One HTTP exchange with `127.0.0.1:port`, on a thread of its own (``Shoal/onOwnThread(_:)``):
@@ -22,19 +22,26 @@ enum LoopbackHTTP {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
     /// Sends `method path` with `headers` and `body`; `chunked` sends the body without a length.
-    static func send(_ port: Int, _ method: String, _ path: String, key: String? = nil, headers: [(String, String)] = [],
-                     body: [UInt8]? = nil, chunked: Bool = false, timeout: Int = 90) async throws -> Reply {
-        try await Shoal.onOwnThread { try exchange(port, method, path, key: key, headers: headers, body: body, chunked: chunked, timeout: timeout) }
+    static func send(
+        _ port: Int, _ method: String, _ path: String, key: String? = nil, headers: [(String, String)] = [],
+        body: [UInt8]? = nil, chunked: Bool = false, timeout: Int = 90
+    ) async throws -> Reply {
+        try await Shoal.onOwnThread {
+            try exchange(port, method, path, key: key, headers: headers, body: body, chunked: chunked, timeout: timeout)
+        }
     }
 
     /// ``send`` with a JSON body.
     static func json(_ port: Int, _ method: String, _ path: String, key: String?, _ object: Any) async throws -> Reply {
         let data = try JSONSerialization.data(withJSONObject: object)
-        return try await send(port, method, path, key: key, headers: [("Content-Type", "application/json")], body: Array(data))
+        return try await send(
+            port, method, path, key: key, headers: [("Content-Type", "application/json")], body: Array(data))
     }
 
-    private static func exchange(_ port: Int, _ method: String, _ path: String, key: String?, headers: [(String, String)],
-                                 body: [UInt8]?, chunked: Bool, timeout: Int) throws -> Reply {
+    private static func exchange(
+        _ port: Int, _ method: String, _ path: String, key: String?, headers: [(String, String)],
+        body: [UInt8]?, chunked: Bool, timeout: Int
+    ) throws -> Reply {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
         defer { close(fd) }
@@ -45,7 +52,9 @@ enum LoopbackHTTP {
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw Failure(description: "connect to 127.0.0.1:\(port): errno \(errno)") }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
@@ -92,7 +101,9 @@ enum LoopbackHTTP {
         }
         let lines = String(decoding: bytes[0..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let parts = lines.first?.split(separator: " ") ?? []
-        guard parts.count >= 2, let status = Int(parts[1]) else { throw Failure(description: "bad status line \(lines.first ?? "")") }
+        guard parts.count >= 2, let status = Int(parts[1]) else {
+            throw Failure(description: "bad status line \(lines.first ?? "")")
+        }
         var headers = [String: String]()
         for l in lines.dropFirst() {
             guard let colon = l.firstIndex(of: ":") else { continue }
@@ -106,8 +117,11 @@ enum LoopbackHTTP {
     private static func dechunk(_ bytes: [UInt8]) -> [UInt8] {
         var out = [UInt8](), i = 0
         while i < bytes.count {
-            guard let lineEnd = (i..<max(i, bytes.count - 1)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 }) else { break }
-            let size = Int(String(decoding: bytes[i..<lineEnd], as: UTF8.self).split(separator: ";").first ?? "", radix: 16) ?? 0
+            guard let lineEnd = (i..<max(i, bytes.count - 1)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 })
+            else { break }
+            let size =
+                Int(String(decoding: bytes[i..<lineEnd], as: UTF8.self).split(separator: ";").first ?? "", radix: 16)
+                ?? 0
             if size == 0 { break }
             let start = lineEnd + 2
             out += bytes[start..<min(start + size, bytes.count)]

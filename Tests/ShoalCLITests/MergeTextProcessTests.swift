@@ -16,7 +16,9 @@ import Testing
 
     /// Starts `shoal serve flags…` on `dirs[0]` (A) and `dirs[1]` (B, dialling A), then has A
     /// create zone `notes` and share it read-write with B. Returns both daemons and A's port.
-    static func twoSharingNotes(_ daemons: Shoal.Daemons, _ dirs: [String], flags: [String]) async throws -> (a: Shoal.Daemon, b: Shoal.Daemon, portA: Int) {
+    static func twoSharingNotes(_ daemons: Shoal.Daemons, _ dirs: [String], flags: [String]) async throws -> (
+        a: Shoal.Daemon, b: Shoal.Daemon, portA: Int
+    ) {
         let a = try daemons.start(["--data", dirs[0]] + flags)
         let portA = try #require(await a.port())
         let b = try daemons.start(["--data", dirs[1]] + flags + ["--peer", "127.0.0.1:\(portA)"])
@@ -40,7 +42,9 @@ import Testing
 
     @Test func editsOfDifferentParagraphsMadeApartBothSurvive() async throws {
         try #require(Shoal.binary != nil)
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-merge-\(UInt32.random(in: 0 ... .max))").path
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-merge-\(UInt32.random(in: 0 ... .max))"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let dirs = ["a", "b"].map { root + "/" + $0 }
         for d in dirs { #expect(try await Shoal.run(["init", "--data", d]).status == 0) }
@@ -51,7 +55,9 @@ import Testing
         try await Shoal.withDaemons { daemons in
             let (a, b, portA) = try await Self.twoSharingNotes(daemons, dirs, flags: flags)
             #expect(try await Self.put(dirs[0], Self.body))
-            #expect(try await Shoal.eventually { try await Self.body(dirs[1]) == Self.body }, "the note did not reach b: \(b.log)")
+            #expect(
+                try await Shoal.eventually { try await Self.body(dirs[1]) == Self.body },
+                "the note did not reach b: \(b.log)")
 
             // Apart: b restarts without --peer (a never had b's address), and each node saves
             // twice — a its first paragraph, b its last.
@@ -70,7 +76,9 @@ import Testing
 
             // Together again: b dials a.
             let idA = try await Shoal.deviceID(dirs[0])
-            #expect(try await Shoal.run(["peer", "add", idA, "--address", "127.0.0.1:\(portA)", "--data", dirs[1]]).status == 0)
+            #expect(
+                try await Shoal.run(["peer", "add", idA, "--address", "127.0.0.1:\(portA)", "--data", dirs[1]]).status
+                    == 0)
             let expected = "Shopping list for Saturday, early.\n\nApples and pears.\n\nBread, milk, eggs and butter.\n"
             let converged = try await Shoal.eventually {
                 let onA = try await Self.body(dirs[0]), onB = try await Self.body(dirs[1])

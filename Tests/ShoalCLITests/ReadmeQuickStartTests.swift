@@ -10,11 +10,16 @@ import Testing
     /// whether it runs in the background (`&`) — read from the README itself, so the test fails
     /// when the README shows a command that does not work.
     static func quickStart() throws -> [(args: [String], background: Bool, comment: String)] {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../README.md")
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "../../README.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
-        guard let section = text.range(of: "## LAN quick start"), let open = text.range(of: "```sh\n", range: section.upperBound..<text.endIndex),
-              let close = text.range(of: "```", range: open.upperBound..<text.endIndex) else {
-            throw CocoaError(.fileReadCorruptFile, userInfo: [NSDebugDescriptionErrorKey: "README.md has no LAN quick start code block"])
+        guard let section = text.range(of: "## LAN quick start"),
+            let open = text.range(of: "```sh\n", range: section.upperBound..<text.endIndex),
+            let close = text.range(of: "```", range: open.upperBound..<text.endIndex)
+        else {
+            throw CocoaError(
+                .fileReadCorruptFile,
+                userInfo: [NSDebugDescriptionErrorKey: "README.md has no LAN quick start code block"])
         }
         return try text[open.upperBound..<close.lowerBound].split(separator: "\n").compactMap { line in
             guard line.hasPrefix("shoal ") else { return nil }
@@ -47,24 +52,35 @@ import Testing
             }
             index = line.index(after: index)
         }
-        guard quote == nil else { throw CocoaError(.fileReadCorruptFile, userInfo: [NSDebugDescriptionErrorKey: "unbalanced quote in: \(line)"]) }
+        guard quote == nil else {
+            throw CocoaError(
+                .fileReadCorruptFile, userInfo: [NSDebugDescriptionErrorKey: "unbalanced quote in: \(line)"])
+        }
         if inWord { words.append(current) }
         return (words, "")
     }
 
     @Test func theWordsOfACommandLineAreTheShells() throws {
-        let (w, c) = try Self.words(#"shoal put notes g --type Note title="Milk and eggs" --where 'count >= 2' x  # a # comment"#)
-        #expect(w == ["shoal", "put", "notes", "g", "--type", "Note", "title=Milk and eggs", "--where", "count >= 2", "x"])
+        let (w, c) = try Self.words(
+            #"shoal put notes g --type Note title="Milk and eggs" --where 'count >= 2' x  # a # comment"#)
+        #expect(
+            w == ["shoal", "put", "notes", "g", "--type", "Note", "title=Milk and eggs", "--where", "count >= 2", "x"])
         #expect(c == "a # comment")
     }
 
-    @Test(.enabled(if: DiscoveryNamespaceTests.unavailable == nil, "needs root and `ip netns` (see DiscoveryNamespaceTests' printed reason)"))
+    @Test(
+        .enabled(
+            if: DiscoveryNamespaceTests.unavailable == nil,
+            "needs root and `ip netns` (see DiscoveryNamespaceTests' printed reason)"))
     func theLANQuickStartRunsAsWritten() async throws {
         let lines = try Self.quickStart()
         #expect(lines.count >= 20, "the quick start has its commands: \(lines.map(\.args))")
         // The example IDs are the ones the `shoal id` lines' comments name.
-        let examples = lines.filter { $0.args.first == "id" }.compactMap { $0.comment.split(separator: " ").last.map(String.init) }
-        try #require(examples.count == 2, "two `shoal id` lines with an example ID: \(lines.filter { $0.args.first == "id" })")
+        let examples = lines.filter { $0.args.first == "id" }.compactMap {
+            $0.comment.split(separator: " ").last.map(String.init)
+        }
+        try #require(
+            examples.count == 2, "two `shoal id` lines with an example ID: \(lines.filter { $0.args.first == "id" })")
 
         let ip = try #require(DiscoveryNamespaceTests.ipTool)
         let lan = Lan(ip: ip, nodes: 2)
@@ -88,15 +104,20 @@ import Testing
                 let shown = "`shoal \(line.args.joined(separator: " "))` (line \(n + 1))"
                 switch args.first {
                 case "serve" where line.background:
-                    let d = try daemons.start(Array(args.dropFirst()), wrapper: [ip, "netns", "exec", lan.namespace(machine)])
-                    #expect(await Shoal.eventually(30) { d.log.contains("local discovery on") }, "\(shown) did not start: \(d.log)")
+                    let d = try daemons.start(
+                        Array(args.dropFirst()), wrapper: [ip, "netns", "exec", lan.namespace(machine)])
+                    #expect(
+                        await Shoal.eventually(30) { d.log.contains("local discovery on") },
+                        "\(shown) did not start: \(d.log)")
                 case "watch":
                     // It prints changes until stopped: it runs on while the next lines do.
                     watch = try daemons.start(Array(args.dropFirst()), command: "watch")
                 case "id":
                     let r = try await Shoal.run(args)
                     #expect(r.status == 0, "\(shown): \(r.error)")
-                    ids[examples[machine]] = r.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last.map(String.init)
+                    ids[examples[machine]] = r.output.trimmingCharacters(in: .whitespacesAndNewlines).split(
+                        separator: "\n"
+                    ).last.map(String.init)
                 case "get", "query", "asset":
                     // "arrives within seconds": replication and the asset fetch take a moment.
                     var last = Shoal.Result(status: -1, output: "", error: "")
@@ -110,7 +131,8 @@ import Testing
                     #expect(r.status == 0, "\(shown) exited \(r.status): \(r.error)")
                 }
             }
-            #expect(try Data(contentsOf: URL(fileURLWithPath: root + "/received.jpg")) == photo, "the asset arrived whole")
+            #expect(
+                try Data(contentsOf: URL(fileURLWithPath: root + "/received.jpg")) == photo, "the asset arrived whole")
             let watched = watch?.log ?? ""
             #expect(watched.contains("groceries"), "`shoal watch` printed the change that arrived from A: \(watched)")
         }

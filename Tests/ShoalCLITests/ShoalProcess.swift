@@ -80,7 +80,9 @@ enum Shoal {
         while p.isRunning && Date() < deadline { usleep(10_000) }
         if p.isRunning { p.terminate() }
         p.waitUntilExit()
-        return Result(status: p.terminationStatus, output: String(decoding: o, as: UTF8.self), error: String(decoding: e, as: UTF8.self))
+        return Result(
+            status: p.terminationStatus, output: String(decoding: o, as: UTF8.self),
+            error: String(decoding: e, as: UTF8.self))
     }
 
     /// A running `shoal serve`, its output collected.
@@ -97,8 +99,11 @@ enum Shoal {
             process.executableURL = URL(fileURLWithPath: wrapper.first ?? binary)
             // Daemons of parallel tests must not all take the HTTP API's default port: each gets
             // one of the system's choosing unless the test names one.
-            let args = command == "serve" && !args.contains(where: { $0 == "--http" || $0 == "--no-http" }) ? args + ["--http", "127.0.0.1:0"] : args
-            process.arguments = wrapper.isEmpty ? [command] + args : Array(wrapper.dropFirst()) + [binary, command] + args
+            let args =
+                command == "serve" && !args.contains(where: { $0 == "--http" || $0 == "--no-http" })
+                ? args + ["--http", "127.0.0.1:0"] : args
+            process.arguments =
+                wrapper.isEmpty ? [command] + args : Array(wrapper.dropFirst()) + [binary, command] + args
             process.standardOutput = output
             process.standardError = output
             output.fileHandleForReading.readabilityHandler = { [weak self] h in
@@ -182,7 +187,9 @@ enum Shoal {
     /// The device ID `shoal id` prints for the data directory `dir`.
     static func deviceID(_ dir: String) async throws -> String {
         let r = try await run(["id", "--data", dir])
-        guard r.status == 0 else { throw CocoaError(.fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "shoal id failed: \(r.error)"]) }
+        guard r.status == 0 else {
+            throw CocoaError(.fileReadUnknown, userInfo: [NSDebugDescriptionErrorKey: "shoal id failed: \(r.error)"])
+        }
         return r.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -194,7 +201,10 @@ enum Shoal {
         for (i, d) in dirs.enumerated() {
             for (j, id) in ids.enumerated() where i != j {
                 let r = try await run(["peer", "add", id, "--name", "node\(j)", "--data", d])
-                guard r.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSDebugDescriptionErrorKey: "shoal peer add failed: \(r.error)"]) }
+                guard r.status == 0 else {
+                    throw CocoaError(
+                        .fileWriteUnknown, userInfo: [NSDebugDescriptionErrorKey: "shoal peer add failed: \(r.error)"])
+                }
             }
         }
     }
@@ -219,7 +229,9 @@ enum Shoal {
     }
 
     /// The entry of the trusted `device` in `listing` of the node in `dir`.
-    static func trustedEntry(_ dir: String, _ device: String, in listing: Listing = .status) async throws -> [String: Any]? {
+    static func trustedEntry(_ dir: String, _ device: String, in listing: Listing = .status) async throws -> [String:
+        Any]?
+    {
         let (args, key) = listing == .status ? (["status"], "devices") : (["peer", "list"], "trusted")
         let out = try await run(args + ["--json", "--data", dir]).output
         let json = try? JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
@@ -229,7 +241,11 @@ enum Shoal {
     /// How the node in `dir` found the addresses of the trusted `device`, as `listing` says:
     /// "ADDRESS SOURCE connected|idle" lines, sorted.
     static func found(_ dir: String, _ device: String, in listing: Listing = .status) async throws -> [String] {
-        guard let found = try await trustedEntry(dir, device, in: listing)?["found"] as? [[String: Any]] else { return ["unreadable"] }
-        return found.map { "\($0["address"] ?? "?") \($0["source"] ?? "?") \(($0["connected"] as? Bool) == true ? "connected" : "idle")" }.sorted()
+        guard let found = try await trustedEntry(dir, device, in: listing)?["found"] as? [[String: Any]] else {
+            return ["unreadable"]
+        }
+        return found.map {
+            "\($0["address"] ?? "?") \($0["source"] ?? "?") \(($0["connected"] as? Bool) == true ? "connected" : "idle")"
+        }.sorted()
     }
 }

@@ -6,7 +6,9 @@ import Testing
 @Suite(.serialized) struct ThreeProcessTests {
     @Test func convergesAfterKillNine() async throws {
         try #require(Shoal.binary != nil)
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-3p-\(UInt32.random(in: 0 ... .max))").path
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-3p-\(UInt32.random(in: 0 ... .max))"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let dirs = ["a", "b", "c"].map { root + "/" + $0 }
         for d in dirs { #expect(try await Shoal.run(["init", "--data", d]).status == 0) }
@@ -19,13 +21,22 @@ import Testing
             let portA = try #require(await a.port())
             let b = try daemons.start(["--data", dirs[1], "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)"])
             let portB = try #require(await b.port())
-            let c = try daemons.start(["--data", dirs[2], "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)", "--peer", "127.0.0.1:\(portB)"])
+            let c = try daemons.start([
+                "--data", dirs[2], "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(portA)", "--peer",
+                "127.0.0.1:\(portB)"
+            ])
             _ = try #require(await c.port())
             #expect(try await Shoal.run(["zone", "create", "notes", "--data", dirs[0]]).status == 0)
             for d in dirs.dropFirst() {
-                #expect(try await Shoal.run(["zone", "share", "notes", try await Shoal.deviceID(d), "--read-write", "--data", dirs[0]]).status == 0)
+                #expect(
+                    try await Shoal.run([
+                        "zone", "share", "notes", try await Shoal.deviceID(d), "--read-write", "--data", dirs[0]
+                    ]).status == 0)
             }
-            #expect(try await Shoal.eventually { try await Shoal.run(["zone", "list", "--data", dirs[2]]).output.contains("notes") })
+            #expect(
+                try await Shoal.eventually {
+                    try await Shoal.run(["zone", "list", "--data", dirs[2]]).output.contains("notes")
+                })
 
             // Concurrent writers on all three nodes, shared records to conflict on.
             let acks = Acks()
@@ -37,7 +48,9 @@ import Testing
             kill(b.process.processIdentifier, SIGKILL)
             #expect(await Shoal.waitForExit(b.process, seconds: 20), "B outlived SIGKILL")
             try await Task.sleep(for: .milliseconds(200))
-            let restarted = try daemons.start(["--data", dirs[1], "--listen", "127.0.0.1:\(portB)", "--peer", "127.0.0.1:\(portA)"])
+            let restarted = try daemons.start([
+                "--data", dirs[1], "--listen", "127.0.0.1:\(portB)", "--peer", "127.0.0.1:\(portA)"
+            ])
             _ = try #require(await restarted.port(), "B did not restart: \(restarted.log)")
             await writers
             let acknowledged = acks.all
@@ -54,7 +67,9 @@ import Testing
             #expect(converged, "digests differ: \(digests)")
             for ack in acknowledged where !ack.name.hasPrefix("shared") {
                 let got = try await Shoal.run(["get", "notes", ack.name, "--data", dirs[(ack.node + 1) % 3]])
-                #expect(got.output.contains("v = \(ack.value)"), "acknowledged \(ack.name)=\(ack.value) on node \(ack.node) is missing: \(got.output)\(got.error)")
+                #expect(
+                    got.output.contains("v = \(ack.value)"),
+                    "acknowledged \(ack.name)=\(ack.value) on node \(ack.node) is missing: \(got.output)\(got.error)")
             }
         }
     }
@@ -64,7 +79,9 @@ import Testing
         for i in 0..<rounds {
             let name = i % 3 == 0 ? "shared\(i % 6)" : "n\(n)-\(i)"
             let value = "v\(n)-\(i)"
-            if let r = try? await Shoal.run(["put", "notes", name, "--type", "Note", "v=\(value)", "w\(n):=\(i)", "--data", dir]), r.status == 0 {
+            if let r = try? await Shoal.run([
+                "put", "notes", name, "--type", "Note", "v=\(value)", "w\(n):=\(i)", "--data", dir
+            ]), r.status == 0 {
                 acks.add((n, name, value))
             }
         }

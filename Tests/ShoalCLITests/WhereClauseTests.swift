@@ -12,7 +12,9 @@ import ShoalWire
 
     @Test func plainClauses() throws {
         #expect(try parse("count >= 2") == .compare("count", .greaterOrEqual, .int64(2)))
-        #expect(try parse("count > 2 AND title == 'x'") == .and([.compare("count", .greater, .int64(2)), .compare("title", .equal, .string("x"))]))
+        #expect(
+            try parse("count > 2 AND title == 'x'")
+                == .and([.compare("count", .greater, .int64(2)), .compare("title", .equal, .string("x"))]))
         #expect(try parse("title BEGINSWITH 'Mi'") == .beginsWith("title", "Mi"))
         #expect(try parse("a != b") == .compare("a", .notEqual, .string("b")))
     }
@@ -20,7 +22,9 @@ import ShoalWire
     @Test func quotedValuesKeepTheirOperatorsAndAnd() throws {
         #expect(try parse("title == 'a >= b'") == .compare("title", .equal, .string("a >= b")))
         #expect(try parse("title == 'x AND y'") == .compare("title", .equal, .string("x AND y")))
-        #expect(try parse("title == 'x AND y' AND count < 3") == .and([.compare("title", .equal, .string("x AND y")), .compare("count", .less, .int64(3))]))
+        #expect(
+            try parse("title == 'x AND y' AND count < 3")
+                == .and([.compare("title", .equal, .string("x AND y")), .compare("count", .less, .int64(3))]))
         #expect(try parse("title CONTAINS 'a == b'") == .contains("title", .string("a == b")))
         #expect(try parse("note BEGINSWITH '<= AND >'") == .beginsWith("note", "<= AND >"))
     }
@@ -30,16 +34,26 @@ import ShoalWire
     }
 
     @Test func orNotAndParenthesesFollowTheirPrecedence() throws {
-        let a: Predicate = .compare("a", .equal, .int64(1)), b: Predicate = .compare("b", .equal, .int64(2)), c: Predicate = .compare("c", .equal, .int64(3))
+        let a: Predicate = .compare("a", .equal, .int64(1)), b: Predicate = .compare("b", .equal, .int64(2)),
+            c: Predicate = .compare("c", .equal, .int64(3))
         // AND binds tighter than OR; OR is NOT (NOT … AND NOT …), as the store has no OR.
         #expect(try parse("a == 1 OR b == 2 AND c == 3") == .not(.and([.not(a), .not(.and([b, c]))])))
         #expect(try parse("(a == 1 OR b == 2) AND c == 3") == .and([.not(.and([.not(a), .not(b)])), c]))
         #expect(try parse("NOT a == 1") == .not(a))
-        #expect(try parse(#"title == "it's" OR title == 'say ''hi'''"#) ==
-                .not(.and([.not(.compare("title", .equal, .string("it's"))), .not(.compare("title", .equal, .string("say 'hi'")))])))
-        #expect(try parse("title == Milk and eggs") == .compare("title", .equal, .string("Milk and eggs")), "lower-case words are not keywords")
+        #expect(
+            try parse(#"title == "it's" OR title == 'say ''hi'''"#)
+                == .not(
+                    .and([
+                        .not(.compare("title", .equal, .string("it's"))),
+                        .not(.compare("title", .equal, .string("say 'hi'")))
+                    ])))
+        #expect(
+            try parse("title == Milk and eggs") == .compare("title", .equal, .string("Milk and eggs")),
+            "lower-case words are not keywords")
         #expect(try parse("count>=2") == .compare("count", .greaterOrEqual, .int64(2)))
-        #expect(try parse("next == >other") == .compare("next", .equal, .reference(Reference(recordID: Record.ID(name: "other", zone: notes)))))
+        #expect(
+            try parse("next == >other")
+                == .compare("next", .equal, .reference(Reference(recordID: Record.ID(name: "other", zone: notes)))))
     }
 
     /// OR means OR on records: evaluated, the parsed predicate matches exactly the records the
@@ -64,7 +78,9 @@ import ShoalWire
             do { _ = try parse(text); return "" } catch { return "\(error)" }
         }
         let missing = message("title 'a == b'")
-        #expect(missing.contains("no operator after field title") && missing.contains("column 7") && missing.contains("\n        ^"), "\(missing)")
+        #expect(
+            missing.contains("no operator after field title") && missing.contains("column 7")
+                && missing.contains("\n        ^"), "\(missing)")
         let unclosed = message("title == 'abc")
         #expect(unclosed.contains("not closed") && unclosed.contains("column 10"), "\(unclosed)")
         let paren = message("(a == 1 OR b == 2")

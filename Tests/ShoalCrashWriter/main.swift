@@ -4,9 +4,9 @@
 import ShoalStore
 import ShoalWire
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Writes a line straight to file descriptor 1 (no buffering to lose on kill).

@@ -30,7 +30,9 @@ import ShoalSamples
         func int(_ n: Int) -> Int { n <= 0 ? 0 : Int(rng.next() % UInt64(n)) }
         for i in 0..<300 {
             let lineCount = 1 + int(400)
-            var lines = (0..<lineCount).map { k in String(repeating: "w\(int(50)) ", count: 1 + int(12)) + (k % 7 == 0 ? "" : "\n") }
+            var lines = (0..<lineCount).map { k in
+                String(repeating: "w\(int(50)) ", count: 1 + int(12)) + (k % 7 == 0 ? "" : "\n")
+            }
             let old = lines.joined()
             for _ in 0..<(1 + int(6)) {
                 let at = int(lines.count)
@@ -46,10 +48,14 @@ import ShoalSamples
             #expect(patches.isEmpty == (old == new), "seed \(seed) case \(i)")
             guard !patches.isEmpty else { continue }
             let single = try #require(BytePatcher.patch(from: old, to: new))
-            #expect(patches.reduce(0) { $0 + BytePatcher.encodedSize($1) } <= BytePatcher.encodedSize(single), "seed \(seed) case \(i): larger than one patch")
+            #expect(
+                patches.reduce(0) { $0 + BytePatcher.encodedSize($1) } <= BytePatcher.encodedSize(single),
+                "seed \(seed) case \(i): larger than one patch")
             let applied = try BytePatcher.apply(patches, to: .string(old), field: "body")
             guard applied == .string(new) else {
-                Issue.record("seed \(seed) case \(i): patches \(patches.map { ($0.offset, $0.deleteCount, $0.insert.count) }) do not give the new value")
+                Issue.record(
+                    "seed \(seed) case \(i): patches \(patches.map { ($0.offset, $0.deleteCount, $0.insert.count) }) do not give the new value"
+                )
                 return
             }
         }

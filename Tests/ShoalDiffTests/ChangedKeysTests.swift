@@ -23,10 +23,12 @@ import ShoalSamples
         #expect(diff(old, new).changedKeys == ["a", "c", "d"])
         #expect(new.changedKeys(since: old) == ["a", "c", "d"])
         // Re-stamping the same values changes no key.
-        let restamped = Stamping.saved(Record(recordType: "Note", id: old.id, parent: nil, creation: nil,
-                                              versionVector: VersionVector(), heads: [],
-                                              fields: old.fields.map { Record.Field(name: $0.name, value: $0.value) }, extensions: []),
-                                       by: NodeID(high: 2, low: 2), at: HLC(rawValue: 1 << 30))
+        let restamped = Stamping.saved(
+            Record(
+                recordType: "Note", id: old.id, parent: nil, creation: nil,
+                versionVector: VersionVector(), heads: [],
+                fields: old.fields.map { Record.Field(name: $0.name, value: $0.value) }, extensions: []),
+            by: NodeID(high: 2, low: 2), at: HLC(rawValue: 1 << 30))
         #expect(restamped.changedKeys(since: old).isEmpty)
     }
 

@@ -20,8 +20,10 @@ import ShoalSamples
         RecordDelta(baseTag: baseTag ?? Self.base.versionFingerprint, operations: ops)
     }
 
-    func expectError(_ code: DiffError.Code, field: String? = nil, offset: Int? = nil,
-                     _ d: RecordDelta, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectError(
+        _ code: DiffError.Code, field: String? = nil, offset: Int? = nil,
+        _ d: RecordDelta, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         do {
             _ = try apply(d, to: Self.base)
             Issue.record("expected \(code), but the delta applied", sourceLocation: sourceLocation)
@@ -43,11 +45,14 @@ import ShoalSamples
         let beyond = RecordDelta.ListSplice(offset: 4, deleteCount: 0, insert: .string(["x"]))
         expectError(.outOfRange, field: "tags", offset: 4, delta([.splice(name: "tags", stamp: nil, edits: [beyond])]))
         let negative = RecordDelta.BytePatch(offset: -1, deleteCount: 1, insert: [])
-        expectError(.outOfRange, field: "blob", offset: -1, delta([.patch(name: "blob", stamp: nil, edits: [negative])]))
+        expectError(
+            .outOfRange, field: "blob", offset: -1, delta([.patch(name: "blob", stamp: nil, edits: [negative])]))
         let huge = RecordDelta.BytePatch(offset: 1, deleteCount: .max, insert: [])
         expectError(.outOfRange, field: "blob", offset: 1, delta([.patch(name: "blob", stamp: nil, edits: [huge])]))
-        let touching = [RecordDelta.BytePatch(offset: 0, deleteCount: 1, insert: [9]),
-                        RecordDelta.BytePatch(offset: 1, deleteCount: 1, insert: [9])]
+        let touching = [
+            RecordDelta.BytePatch(offset: 0, deleteCount: 1, insert: [9]),
+            RecordDelta.BytePatch(offset: 1, deleteCount: 1, insert: [9])
+        ]
         expectError(.outOfRange, field: "blob", offset: 1, delta([.patch(name: "blob", stamp: nil, edits: touching)]))
         expectError(.outOfRange, field: "blob", delta([.patch(name: "blob", stamp: nil, edits: [])]))
         let empty = RecordDelta.BytePatch(offset: 1, deleteCount: 0, insert: [])
@@ -80,7 +85,9 @@ import ShoalSamples
     }
 
     @Test func unsortedOperations() {
-        let ops: [RecordDelta.Operation] = [.set(Record.Field(name: "b", value: .int64(1))), .set(Record.Field(name: "a", value: .int64(1)))]
+        let ops: [RecordDelta.Operation] = [
+            .set(Record.Field(name: "b", value: .int64(1))), .set(Record.Field(name: "a", value: .int64(1)))
+        ]
         expectError(.unsortedOperations, field: "a", delta(ops))
         let dup: [RecordDelta.Operation] = [.drop(name: "count"), .drop(name: "count")]
         expectError(.unsortedOperations, field: "count", delta(dup))
@@ -101,8 +108,10 @@ import ShoalSamples
     @Test func inPlaceApplyIsAllOrNothing() {
         var r = Self.base
         let bad = RecordDelta.BytePatch(offset: 99, deleteCount: 1, insert: [])
-        let d = delta([.set(Record.Field(name: "a", value: .int64(1))), .drop(name: "count"),
-                       .patch(name: "text", stamp: nil, edits: [bad])])
+        let d = delta([
+            .set(Record.Field(name: "a", value: .int64(1))), .drop(name: "count"),
+            .patch(name: "text", stamp: nil, edits: [bad])
+        ])
         #expect(throws: DiffError.self) { try r.apply(d) }
         #expect(r == Self.base)
     }

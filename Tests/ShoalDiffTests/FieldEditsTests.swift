@@ -11,8 +11,9 @@ import ShoalSamples
     /// `r` rebuilt from its parts: the same value with a lineage of its own, so diffs against it
     /// take the full walk over both slot arrays.
     static func rebuilt(_ r: Record) -> Record {
-        Record(recordType: r.recordType, id: r.id, parent: r.parent, creation: r.creation, versionVector: r.versionVector,
-               heads: r.heads, fields: r.fields, extensions: r.extensions)
+        Record(
+            recordType: r.recordType, id: r.id, parent: r.parent, creation: r.creation, versionVector: r.versionVector,
+            heads: r.heads, fields: r.fields, extensions: r.extensions)
     }
 
     /// Edits through the public API, as an app makes them: set a value, set it back, remove a
@@ -57,7 +58,8 @@ import ShoalSamples
                 versions.append(v)
             }
             for _ in 0..<4 {
-                guard let a = versions.randomElement(using: &gen.rng), let b = versions.randomElement(using: &gen.rng) else { continue }
+                guard let a = versions.randomElement(using: &gen.rng), let b = versions.randomElement(using: &gen.rng)
+                else { continue }
                 if a.edits.isShared(with: b.edits) { shared += 1 }
                 let fast = diff(a, b), walked = diff(Self.rebuilt(a), b)
                 guard fast == walked else {

@@ -29,7 +29,8 @@ import ShoalSamples
             namesB = b
         }
         let dotA = editor.freshDot(after: base, node: nodeA)
-        let dotB = disjoint || editor.chance(80) ? editor.freshDot(after: base, node: nodeB) : Dot(node: nodeB, hlc: dotA.hlc)
+        let dotB =
+            disjoint || editor.chance(80) ? editor.freshDot(after: base, node: nodeB) : Dot(node: nodeB, hlc: dotA.hlc)
         let a = editor.edited(base, stamp: dotA, names: namesA, systemChanges: !disjoint)
         let b = editor.edited(base, stamp: dotB, names: namesB, systemChanges: !disjoint)
         return (base, a, b)
@@ -45,11 +46,13 @@ import ShoalSamples
                 // Unrelated records forced to one ID: the merge must still be symmetric.
                 let p = editor.gen.record(), q = editor.gen.record()
                 x = p
-                y = Record(recordType: q.recordType, id: p.id, parent: q.parent, creation: q.creation,
-                           versionVector: q.versionVector, heads: q.heads, fields: q.fields, extensions: q.extensions)
+                y = Record(
+                    recordType: q.recordType, id: p.id, parent: q.parent, creation: q.creation,
+                    versionVector: q.versionVector, heads: q.heads, fields: q.fields, extensions: q.extensions)
                 let o = editor.gen.record()
-                ancestor = Record(recordType: o.recordType, id: p.id, parent: o.parent, creation: o.creation,
-                                  versionVector: o.versionVector, heads: o.heads, fields: o.fields, extensions: o.extensions)
+                ancestor = Record(
+                    recordType: o.recordType, id: p.id, parent: o.parent, creation: o.creation,
+                    versionVector: o.versionVector, heads: o.heads, fields: o.fields, extensions: o.extensions)
             } else {
                 let (base, a, b) = Self.concurrentEdits(&editor, disjoint: false)
                 (x, y) = (a, b)
@@ -68,7 +71,9 @@ import ShoalSamples
                 let ab = try merge(ancestor: ancestor, local: x, remote: y)
                 let ba = try merge(ancestor: ancestor, local: y, remote: x)
                 guard ab.encoded() == ba.encoded(), ab == (try merge(ancestor: ancestor, local: x, remote: y)) else {
-                    Issue.record("seed \(seed) case \(i): three-way LWW merge is not symmetric\nbase: \(ancestor)\na: \(x)\nb: \(y)")
+                    Issue.record(
+                        "seed \(seed) case \(i): three-way LWW merge is not symmetric\nbase: \(ancestor)\na: \(x)\nb: \(y)"
+                    )
                     return
                 }
             }
@@ -88,8 +93,11 @@ import ShoalSamples
             expected = try apply(fromB, to: expected)
             let dots = try merge(a, b), threeWay = try merge(ancestor: base, local: a, remote: b)
             guard dots.fields == expected.fields, threeWay.fields == expected.fields,
-                  dots.versionVector == a.versionVector.union(b.versionVector), dots == threeWay else {
-                Issue.record("seed \(seed) case \(i): disjoint edits do not merge to their union\nbase: \(base)\na: \(a)\nb: \(b)\ndots: \(dots)\nthree-way: \(threeWay)")
+                dots.versionVector == a.versionVector.union(b.versionVector), dots == threeWay
+            else {
+                Issue.record(
+                    "seed \(seed) case \(i): disjoint edits do not merge to their union\nbase: \(base)\na: \(a)\nb: \(b)\ndots: \(dots)\nthree-way: \(threeWay)"
+                )
                 return
             }
             // Both writers' saves are concurrent heads of the merge.
@@ -104,29 +112,42 @@ import ShoalSamples
 
     static func record(_ fields: [Record.Field], vv: [(NodeID, UInt64)]) -> Record {
         let v = VersionVector(vv.map { ($0.0, HLC(rawValue: $0.1)) })
-        return Record(recordType: "Note", id: Record.ID(name: "n", zone: zone), parent: nil,
-                      creation: Dot(node: nodeA, hlc: HLC(rawValue: 1)), versionVector: v,
-                      heads: v.entries.map { Record.Head(node: $0.node, isDeletion: false) }, fields: fields, extensions: [])
+        return Record(
+            recordType: "Note", id: Record.ID(name: "n", zone: zone), parent: nil,
+            creation: Dot(node: nodeA, hlc: HLC(rawValue: 1)), versionVector: v,
+            heads: v.entries.map { Record.Head(node: $0.node, isDeletion: false) }, fields: fields, extensions: [])
     }
 
     static func dot(_ n: NodeID, _ t: UInt64) -> Dot { Dot(node: n, hlc: HLC(rawValue: t)) }
 
     @Test func lastWriterWinsByHLCThenNode() throws {
-        let base = Self.record([Record.Field(name: "title", value: .string("old"), stamp: Self.dot(Self.nodeA, 1))], vv: [(Self.nodeA, 1)])
-        let a = Self.record([Record.Field(name: "title", value: .string("A"), stamp: Self.dot(Self.nodeA, 5))], vv: [(Self.nodeA, 5)])
-        let b = Self.record([Record.Field(name: "title", value: .string("B"), stamp: Self.dot(Self.nodeB, 7))], vv: [(Self.nodeA, 1), (Self.nodeB, 7)])
+        let base = Self.record(
+            [Record.Field(name: "title", value: .string("old"), stamp: Self.dot(Self.nodeA, 1))], vv: [(Self.nodeA, 1)])
+        let a = Self.record(
+            [Record.Field(name: "title", value: .string("A"), stamp: Self.dot(Self.nodeA, 5))], vv: [(Self.nodeA, 5)])
+        let b = Self.record(
+            [Record.Field(name: "title", value: .string("B"), stamp: Self.dot(Self.nodeB, 7))],
+            vv: [(Self.nodeA, 1), (Self.nodeB, 7)])
         #expect(try merge(a, b)["title"] == .string("B"))
         #expect(try merge(ancestor: base, local: a, remote: b)["title"] == .string("B"))
         #expect(try merge(ancestor: base, local: b, remote: a)["title"] == .string("B"))
         // Same HLC: the larger node ID wins.
-        let b5 = Self.record([Record.Field(name: "title", value: .string("B"), stamp: Self.dot(Self.nodeB, 5))], vv: [(Self.nodeA, 1), (Self.nodeB, 5)])
+        let b5 = Self.record(
+            [Record.Field(name: "title", value: .string("B"), stamp: Self.dot(Self.nodeB, 5))],
+            vv: [(Self.nodeA, 1), (Self.nodeB, 5)])
         #expect(try merge(a, b5)["title"] == .string("B"))
         // A write the other side has seen is superseded, even with a later clock.
-        let late = Self.record([Record.Field(name: "title", value: .string("late"), stamp: Self.dot(Self.nodeB, 9))], vv: [(Self.nodeB, 9)])
-        let after = Self.record([Record.Field(name: "title", value: .string("after"), stamp: Self.dot(Self.nodeA, 3))], vv: [(Self.nodeA, 3), (Self.nodeB, 9)])
+        let late = Self.record(
+            [Record.Field(name: "title", value: .string("late"), stamp: Self.dot(Self.nodeB, 9))], vv: [(Self.nodeB, 9)]
+        )
+        let after = Self.record(
+            [Record.Field(name: "title", value: .string("after"), stamp: Self.dot(Self.nodeA, 3))],
+            vv: [(Self.nodeA, 3), (Self.nodeB, 9)])
         #expect(try merge(late, after)["title"] == .string("after"))
         // A removal marker takes part like a value.
-        let removed = Self.record([Record.Field(name: "title", value: nil, stamp: Self.dot(Self.nodeB, 8))], vv: [(Self.nodeA, 1), (Self.nodeB, 8)])
+        let removed = Self.record(
+            [Record.Field(name: "title", value: nil, stamp: Self.dot(Self.nodeB, 8))],
+            vv: [(Self.nodeA, 1), (Self.nodeB, 8)])
         let m = try merge(a, removed)
         #expect(m["title"] == nil)
         #expect(m.heads.count == 2)
@@ -152,21 +173,25 @@ import ShoalSamples
                 let d = editor.freshDot(after: seen, node: nodeC)
                 var vv = seen.versionVector
                 vv.advance(nodeC, to: d.hlc)
-                c = Record(recordType: seen.recordType, id: seen.id, parent: seen.parent, creation: seen.creation,
-                           versionVector: vv, heads: [Record.Head(node: nodeC, isDeletion: true)], fields: [], extensions: [])
+                c = Record(
+                    recordType: seen.recordType, id: seen.id, parent: seen.parent, creation: seen.creation,
+                    versionVector: vv, heads: [Record.Head(node: nodeC, isDeletion: true)], fields: [], extensions: [])
             case 1:
                 // C created the record again over a horizon that covers B's writes.
                 let d = editor.freshDot(after: b, node: nodeC)
                 var vv = b.versionVector
                 vv.advance(nodeC, to: d.hlc)
-                c = Record(recordType: base.recordType, id: base.id, parent: nil, creation: d, versionVector: vv,
-                           heads: [Record.Head(node: nodeC, isDeletion: false)],
-                           fields: [Record.Field(name: "again", value: .int64(Int64(i)), stamp: d)], extensions: [])
+                c = Record(
+                    recordType: base.recordType, id: base.id, parent: nil, creation: d, versionVector: vv,
+                    heads: [Record.Head(node: nodeC, isDeletion: false)],
+                    fields: [Record.Field(name: "again", value: .int64(Int64(i)), stamp: d)], extensions: [])
             default:
                 break
             }
-            let orders = [try merge(try merge(a, b), c), try merge(a, try merge(b, c)), try merge(try merge(a, c), b),
-                          try merge(try merge(c, b), a)]
+            let orders = [
+                try merge(try merge(a, b), c), try merge(a, try merge(b, c)), try merge(try merge(a, c), b),
+                try merge(try merge(c, b), a)
+            ]
             for (k, m) in orders.enumerated() {
                 do {
                     try m.validate()
@@ -175,7 +200,9 @@ import ShoalSamples
                     return
                 }
                 guard m.encoded() == orders[0].encoded() else {
-                    Issue.record("seed \(seed) case \(i): order \(k) differs\na: \(a)\nb: \(b)\nc: \(c)\nfirst: \(orders[0])\nthis: \(m)")
+                    Issue.record(
+                        "seed \(seed) case \(i): order \(k) differs\na: \(a)\nb: \(b)\nc: \(c)\nfirst: \(orders[0])\nthis: \(m)"
+                    )
                     return
                 }
             }
@@ -187,13 +214,17 @@ import ShoalSamples
     @Test func aSupersessionWithoutSlotsGivesOneResult() throws {
         let a = Self.nodeA, c = NodeID(high: 0xC, low: 3), r = NodeID(high: 0xD, low: 4)
         func version(_ fields: [Record.Field], _ vv: [(NodeID, UInt64)], head: NodeID) -> Record {
-            Record(recordType: "Note", id: Record.ID(name: "n", zone: Self.zone), parent: nil, creation: Self.dot(a, 1),
-                   versionVector: VersionVector(vv.map { ($0.0, HLC(rawValue: $0.1)) }),
-                   heads: [Record.Head(node: head, isDeletion: false)], fields: fields, extensions: [])
+            Record(
+                recordType: "Note", id: Record.ID(name: "n", zone: Self.zone), parent: nil, creation: Self.dot(a, 1),
+                versionVector: VersionVector(vv.map { ($0.0, HLC(rawValue: $0.1)) }),
+                heads: [Record.Head(node: head, isDeletion: false)], fields: fields, extensions: [])
         }
         let x = version([Record.Field(name: "gamma", value: .int64(1), stamp: Self.dot(a, 178))], [(a, 178)], head: a)
-        let y = version([Record.Field(name: "gamma", value: .int64(2), stamp: Self.dot(c, 215))], [(a, 1), (c, 215)], head: c)
-        let again = version([Record.Field(name: "delta", value: .int64(3), stamp: Self.dot(r, 300))], [(a, 1), (c, 215), (r, 300)], head: r)
+        let y = version(
+            [Record.Field(name: "gamma", value: .int64(2), stamp: Self.dot(c, 215))], [(a, 1), (c, 215)], head: c)
+        let again = version(
+            [Record.Field(name: "delta", value: .int64(3), stamp: Self.dot(r, 300))], [(a, 1), (c, 215), (r, 300)],
+            head: r)
         let first = try merge(try merge(x, y), again), second = try merge(try merge(x, again), y)
         #expect(first == second)
         #expect(first["gamma"] == .int64(1))
@@ -201,22 +232,35 @@ import ShoalSamples
     }
 
     @Test func resolverSeesTheThreeRecords() throws {
-        let base = Self.record([Record.Field(name: "n", value: .int64(10), stamp: Self.dot(Self.nodeA, 1)),
-                                Record.Field(name: "x", value: .int64(0), stamp: Self.dot(Self.nodeA, 1))], vv: [(Self.nodeA, 1)])
-        let local = Self.record([Record.Field(name: "n", value: .int64(13), stamp: Self.dot(Self.nodeA, 2)),
-                                 Record.Field(name: "x", value: .int64(0), stamp: Self.dot(Self.nodeA, 1))], vv: [(Self.nodeA, 2)])
-        let remote = Self.record([Record.Field(name: "n", value: .int64(15), stamp: Self.dot(Self.nodeB, 3)),
-                                  Record.Field(name: "x", value: .int64(1), stamp: Self.dot(Self.nodeB, 3))], vv: [(Self.nodeA, 1), (Self.nodeB, 3)])
+        let base = Self.record(
+            [
+                Record.Field(name: "n", value: .int64(10), stamp: Self.dot(Self.nodeA, 1)),
+                Record.Field(name: "x", value: .int64(0), stamp: Self.dot(Self.nodeA, 1))
+            ], vv: [(Self.nodeA, 1)])
+        let local = Self.record(
+            [
+                Record.Field(name: "n", value: .int64(13), stamp: Self.dot(Self.nodeA, 2)),
+                Record.Field(name: "x", value: .int64(0), stamp: Self.dot(Self.nodeA, 1))
+            ], vv: [(Self.nodeA, 2)])
+        let remote = Self.record(
+            [
+                Record.Field(name: "n", value: .int64(15), stamp: Self.dot(Self.nodeB, 3)),
+                Record.Field(name: "x", value: .int64(1), stamp: Self.dot(Self.nodeB, 3))
+            ], vv: [(Self.nodeA, 1), (Self.nodeB, 3)])
         // A counter: apply both increments to the ancestor.
         let policy = MergePolicy.resolve { c in
-            guard case .int64(let a)? = c.ancestorValue, case .int64(let l)? = c.localValue, case .int64(let r)? = c.remoteValue else { return .remote }
+            guard case .int64(let a)? = c.ancestorValue, case .int64(let l)? = c.localValue,
+                case .int64(let r)? = c.remoteValue
+            else { return .remote }
             return .value(.int64(l + r - a))
         }
         let m = try merge(ancestor: base, local: local, remote: remote, policy: policy)
         #expect(m["n"] == .int64(18))
         #expect(m.changedKeys == ["n"])
         #expect(m["x"] == .int64(1))  // changed on one side only: no conflict
-        #expect(try merge(ancestor: base, local: local, remote: remote, policy: .resolve { _ in .local })["n"] == .int64(13))
+        #expect(
+            try merge(ancestor: base, local: local, remote: remote, policy: .resolve { _ in .local })["n"] == .int64(13)
+        )
         #expect(try merge(ancestor: base, local: local, remote: remote)["n"] == .int64(15))
     }
 }

@@ -33,21 +33,33 @@ import ShoalSamples
         let dot = Dot(node: node, hlc: HLC(rawValue: 0x2122_2324_2526_2728))
         let value: Int64 = 0x3132_3334_3536_3738
         func record(_ fields: [Record.Field]) -> Record {
-            Record(recordType: "T", id: Record.ID(name: "r", zone: RecordZone.ID(name: "z")), parent: nil, creation: dot,
-                   versionVector: VersionVector(), heads: [], fields: fields, extensions: [])
+            Record(
+                recordType: "T", id: Record.ID(name: "r", zone: RecordZone.ID(name: "z")), parent: nil, creation: dot,
+                versionVector: VersionVector(), heads: [], fields: fields, extensions: [])
         }
         let names = (0..<33).map { "f" + String($0 + 10) }
         let base = names.map { Record.Field(name: $0, value: .int64(value), stamp: dot) }
         let a = record(base)
         for i in [0, 1, 2, 16, 31, 32] {
-            var variants: [Record.Field] = [Record.Field(name: names[i], value: .int64(value), stamp: nil),
-                                            Record.Field(name: names[i], value: nil, stamp: dot)]
+            var variants: [Record.Field] = [
+                Record.Field(name: names[i], value: .int64(value), stamp: nil),
+                Record.Field(name: names[i], value: nil, stamp: dot)
+            ]
             for k in 0..<8 {
                 let bit = UInt64(1) << (8 * k)
                 variants.append(Record.Field(name: names[i], value: .int64(value ^ Int64(bitPattern: bit)), stamp: dot))
-                variants.append(Record.Field(name: names[i], value: .int64(value), stamp: Dot(node: NodeID(high: node.high ^ bit, low: node.low), hlc: dot.hlc)))
-                variants.append(Record.Field(name: names[i], value: .int64(value), stamp: Dot(node: NodeID(high: node.high, low: node.low ^ bit), hlc: dot.hlc)))
-                variants.append(Record.Field(name: names[i], value: .int64(value), stamp: Dot(node: node, hlc: HLC(rawValue: dot.hlc.rawValue ^ bit))))
+                variants.append(
+                    Record.Field(
+                        name: names[i], value: .int64(value),
+                        stamp: Dot(node: NodeID(high: node.high ^ bit, low: node.low), hlc: dot.hlc)))
+                variants.append(
+                    Record.Field(
+                        name: names[i], value: .int64(value),
+                        stamp: Dot(node: NodeID(high: node.high, low: node.low ^ bit), hlc: dot.hlc)))
+                variants.append(
+                    Record.Field(
+                        name: names[i], value: .int64(value),
+                        stamp: Dot(node: node, hlc: HLC(rawValue: dot.hlc.rawValue ^ bit))))
             }
             for v in variants {
                 var fields = base
@@ -127,8 +139,11 @@ import ShoalSamples
             return
         }
         #expect(name == "tags")
-        #expect(edits == [RecordDelta.ListSplice(offset: 10, deleteCount: 0, insert: .string(["new"])),
-                          RecordDelta.ListSplice(offset: 39, deleteCount: 1, insert: .string([]))])
+        #expect(
+            edits == [
+                RecordDelta.ListSplice(offset: 10, deleteCount: 0, insert: .string(["new"])),
+                RecordDelta.ListSplice(offset: 39, deleteCount: 1, insert: .string([]))
+            ])
         let bytes = d.encoded(zone: Self.zone)
         #expect(try RecordDelta(decoding: bytes, zone: Self.zone) == d)
         #expect(try apply(d, to: old) == new)
@@ -145,18 +160,23 @@ import ShoalSamples
         blob[4000] = 9
         new["blob"] = .bytes(blob)
         let d = diff(old, new)
-        #expect(d.operations == [
-            .patch(name: "blob", stamp: nil, edits: [RecordDelta.BytePatch(offset: 4000, deleteCount: 1, insert: [9])]),
-            .patch(name: "text", stamp: nil, edits: [RecordDelta.BytePatch(offset: 3000, deleteCount: 5, insert: Array("fish🐟".utf8))]),
-        ])
+        #expect(
+            d.operations == [
+                .patch(
+                    name: "blob", stamp: nil, edits: [RecordDelta.BytePatch(offset: 4000, deleteCount: 1, insert: [9])]),
+                .patch(
+                    name: "text", stamp: nil,
+                    edits: [RecordDelta.BytePatch(offset: 3000, deleteCount: 5, insert: Array("fish🐟".utf8))])
+            ])
         let bytes = d.encoded(zone: Self.zone)
         #expect(bytes.count < 40)
         #expect(try RecordDelta(decoding: bytes, zone: Self.zone) == d)
         #expect(try apply(d, to: old) == new)
         // Below the threshold the value is resent whole.
-        #expect(diff(old, new, options: DiffOptions(bytePatchThreshold: 1 << 20)).operations.allSatisfy {
-            if case .set = $0 { true } else { false }
-        })
+        #expect(
+            diff(old, new, options: DiffOptions(bytePatchThreshold: 1 << 20)).operations.allSatisfy {
+                if case .set = $0 { true } else { false }
+            })
     }
 
     @Test func oneChangedFieldCostsLittleMoreThanItsValue() {

@@ -63,7 +63,8 @@ struct RecordEditor {
         case .bytes(var b):
             let at = int(b.count + 1)
             let cut = min(int(50), b.count - at)
-            b.replaceSubrange(at..<(at + cut), with: (0..<int(40)).map { _ in UInt8(truncatingIfNeeded: gen.rng.next()) })
+            b.replaceSubrange(
+                at..<(at + cut), with: (0..<int(40)).map { _ in UInt8(truncatingIfNeeded: gen.rng.next()) })
             return .bytes(b)
         default:
             return nil
@@ -77,7 +78,8 @@ struct RecordEditor {
         let zone = r.id.zone
         let count = 1 + int(5)
         for _ in 0..<count {
-            let candidates = names.map { n in fields.indices.filter { n.contains(fields[$0].name) } } ?? Array(fields.indices)
+            let candidates =
+                names.map { n in fields.indices.filter { n.contains(fields[$0].name) } } ?? Array(fields.indices)
             let op = int(7)
             if op == 0 || candidates.isEmpty {
                 // Add a field.
@@ -112,8 +114,9 @@ struct RecordEditor {
             }
         }
         fields = written
-        var out = Record(recordType: r.recordType, id: r.id, parent: r.parent, creation: r.creation,
-                         versionVector: r.versionVector, heads: r.heads, fields: fields, extensions: r.extensions)
+        var out = Record(
+            recordType: r.recordType, id: r.id, parent: r.parent, creation: r.creation,
+            versionVector: r.versionVector, heads: r.heads, fields: fields, extensions: r.extensions)
         if let stamp {
             out.versionVector.advance(stamp.node, to: stamp.hlc)
             out.heads = [Record.Head(node: stamp.node, isDeletion: false)]
@@ -142,7 +145,8 @@ struct RecordEditor {
     mutating func withLongValue(_ r: Record) -> Record {
         var fields = r.fields
         set(&fields, Record.Field(name: "long" + String(int(3)), value: longValue(), stamp: r.fields.first?.stamp))
-        return Record(recordType: r.recordType, id: r.id, parent: r.parent, creation: r.creation,
-                      versionVector: r.versionVector, heads: r.heads, fields: fields, extensions: r.extensions)
+        return Record(
+            recordType: r.recordType, id: r.id, parent: r.parent, creation: r.creation,
+            versionVector: r.versionVector, heads: r.heads, fields: fields, extensions: r.extensions)
     }
 }

@@ -10,8 +10,10 @@ import ShoalWire
     /// the layout fall back to comparing whole slots, padding included: still correct, but every
     /// unchanged slot whose padding differs is compared value by value.
     @Test func theFieldSlotHasTheTypicalLayout() {
-        #expect(MemoryLayout<Int>.size != 8 || SlotLayout.field.isTypical,
-                "Record.Field's stored bytes are \(SlotLayout.field.first) and \(SlotLayout.field.second); update SlotLayout's typical ranges")
+        #expect(
+            MemoryLayout<Int>.size != 8 || SlotLayout.field.isTypical,
+            "Record.Field's stored bytes are \(SlotLayout.field.first) and \(SlotLayout.field.second); update SlotLayout's typical ranges"
+        )
     }
 
     /// Slots equal by value compare equal, bitwise or not; a removed-field marker never equals a

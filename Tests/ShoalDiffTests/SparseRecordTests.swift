@@ -20,37 +20,52 @@ import ShoalSamples
         for i in 0..<Self.cases {
             let (base, a, b) = MergeTests.concurrentEdits(&editor, disjoint: editor.chance(30))
             var sender = a
-            if editor.chance(30) { sender = editor.edited(sender, stamp: editor.freshDot(after: sender, node: MergeTests.nodeA)) }
+            if editor.chance(30) {
+                sender = editor.edited(sender, stamp: editor.freshDot(after: sender, node: MergeTests.nodeA))
+            }
             let local: Record
             let kind = editor.int(3)
             switch kind {
             case 0: local = b
             case 1: local = base
-            default: local = editor.edited(try merge(b, a), stamp: editor.freshDot(after: try merge(b, a), node: MergeTests.nodeB))
+            default:
+                local = editor.edited(
+                    try merge(b, a), stamp: editor.freshDot(after: try merge(b, a), node: MergeTests.nodeB))
             }
             let knowledge = base.versionVector
             guard let sparse = SparseRecord(sender, base: knowledge) else {
-                #expect(!(sender.creation.map(knowledge.covers) ?? false) || sender.isDeleted, "seed \(seed) case \(i): a saved version did not go sparse")
+                #expect(
+                    !(sender.creation.map(knowledge.covers) ?? false) || sender.isDeleted,
+                    "seed \(seed) case \(i): a saved version did not go sparse")
                 continue
             }
             sparseCount += 1
-            let m = ChangesMessage(zone: sender.id.zone, incarnation: NodeID(high: 1, low: 1), batch: 1, isCaughtUp: false,
-                                   token: ChangeToken(bytes: [1]), records: [], sparseRecords: [sparse], base: knowledge)
+            let m = ChangesMessage(
+                zone: sender.id.zone, incarnation: NodeID(high: 1, low: 1), batch: 1, isCaughtUp: false,
+                token: ChangeToken(bytes: [1]), records: [], sparseRecords: [sparse], base: knowledge)
             let back = try ChangesMessage(decoding: m.encoded())
-            #expect(back.sparseRecords == [sparse] && back.base == knowledge, "seed \(seed) case \(i): sparse round trip")
+            #expect(
+                back.sparseRecords == [sparse] && back.base == knowledge, "seed \(seed) case \(i): sparse round trip")
             guard let rebuilt = Record(expanding: sparse, base: knowledge, onto: local) else {
                 // The receiver's own edits (kinds 0 and 2) may have replaced omitted slots.
-                #expect(kind != 1, "seed \(seed) case \(i): refused a copy that holds what was left out\nsender: \(sender)\nlocal: \(local)")
+                #expect(
+                    kind != 1,
+                    "seed \(seed) case \(i): refused a copy that holds what was left out\nsender: \(sender)\nlocal: \(local)"
+                )
                 refused += 1
                 continue
             }
             guard rebuilt.encoded() == sender.encoded() else {
-                Issue.record("seed \(seed) case \(i): rebuilt version differs\nsender: \(sender)\nlocal: \(local)\nsparse: \(sparse)\nrebuilt: \(rebuilt)")
+                Issue.record(
+                    "seed \(seed) case \(i): rebuilt version differs\nsender: \(sender)\nlocal: \(local)\nsparse: \(sparse)\nrebuilt: \(rebuilt)"
+                )
                 return
             }
         }
         #expect(sparseCount > Self.cases / 2, "seed \(seed): only \(sparseCount) of \(Self.cases) versions went sparse")
-        #expect(sparseCount - refused > sparseCount / 4, "seed \(seed): \(refused) of \(sparseCount) sparse versions refused")
+        #expect(
+            sparseCount - refused > sparseCount / 4,
+            "seed \(seed): \(refused) of \(sparseCount) sparse versions refused")
     }
 
     /// The same histories, the base holding long texts and bytes: the sender's version goes
@@ -82,7 +97,9 @@ import ShoalSamples
             case 1: (local, localPrevious) = (base, nil)
             default:
                 let merged = try merge(b, a)
-                (local, localPrevious) = (editor.edited(merged, stamp: editor.freshDot(after: merged, node: MergeTests.nodeB)), merged)
+                (local, localPrevious) = (
+                    editor.edited(merged, stamp: editor.freshDot(after: merged, node: MergeTests.nodeB)), merged
+                )
             }
             let knowledge = base.versionVector
             guard var sparse = SparseRecord(sender, base: knowledge) else { continue }
@@ -90,24 +107,33 @@ import ShoalSamples
             guard made > 0 else { continue }
             withDeltas += 1
             deltaCount += made
-            let m = ChangesMessage(zone: sender.id.zone, incarnation: NodeID(high: 1, low: 1), batch: 1, isCaughtUp: false,
-                                   token: ChangeToken(bytes: [1]), records: [], sparseRecords: [sparse], base: knowledge)
+            let m = ChangesMessage(
+                zone: sender.id.zone, incarnation: NodeID(high: 1, low: 1), batch: 1, isCaughtUp: false,
+                token: ChangeToken(bytes: [1]), records: [], sparseRecords: [sparse], base: knowledge)
             let back = try ChangesMessage(decoding: m.encoded())
             #expect(back.sparseRecords == [sparse], "seed \(seed) case \(i): delta slots round trip")
             let bases = [local, localPrevious].compactMap { $0 }
-            let rebuilt = Record(expanding: sparse, base: knowledge, onto: local, bases: bases)
-                ?? localPrevious.flatMap { Record(expanding: sparse, base: knowledge, onto: $0, bases: bases.reversed()) }
+            let rebuilt =
+                Record(expanding: sparse, base: knowledge, onto: local, bases: bases)
+                ?? localPrevious.flatMap {
+                    Record(expanding: sparse, base: knowledge, onto: $0, bases: bases.reversed())
+                }
             guard let rebuilt else {
-                #expect(kind != 1, "seed \(seed) case \(i): refused a copy that holds the base\nsender: \(sender)\nlocal: \(local)")
+                #expect(
+                    kind != 1,
+                    "seed \(seed) case \(i): refused a copy that holds the base\nsender: \(sender)\nlocal: \(local)")
                 refused += 1
                 continue
             }
             guard rebuilt.encoded() == sender.encoded() else {
-                Issue.record("seed \(seed) case \(i): rebuilt version differs\nsender: \(sender)\nlocal: \(local)\nsparse: \(sparse)\nrebuilt: \(rebuilt)")
+                Issue.record(
+                    "seed \(seed) case \(i): rebuilt version differs\nsender: \(sender)\nlocal: \(local)\nsparse: \(sparse)\nrebuilt: \(rebuilt)"
+                )
                 return
             }
         }
-        #expect(withDeltas > Self.cases / 20, "seed \(seed): only \(withDeltas) of \(Self.cases) versions had delta slots")
+        #expect(
+            withDeltas > Self.cases / 20, "seed \(seed): only \(withDeltas) of \(Self.cases) versions had delta slots")
         #expect(refused < withDeltas / 2, "seed \(seed): \(refused) of \(withDeltas) refused")
         print("delta slots: \(withDeltas) versions with \(deltaCount) delta slots, \(refused) refused (seed \(seed))")
     }
@@ -117,9 +143,12 @@ import ShoalSamples
     @Test func theBaseDigestOfAStringIsItsStandaloneValuesCRC() {
         let zone = RecordZone.ID(name: "notes")
         #expect(SparseRecord.FieldDelta.digest(of: .string("hello world"), zone: zone) == 0x323C_E5F2)
-        #expect(SparseRecord.FieldDelta.digest(of: .string("hello world"), zone: zone) == CRC32C.checksum([0x01, 0x0B] + Array("hello world".utf8)))
+        #expect(
+            SparseRecord.FieldDelta.digest(of: .string("hello world"), zone: zone)
+                == CRC32C.checksum([0x01, 0x0B] + Array("hello world".utf8)))
         let long = [UInt8](repeating: 7, count: 300)
-        #expect(SparseRecord.FieldDelta.digest(of: .bytes(long), zone: zone) == CRC32C.checksum([0x05, 0xAC, 0x02] + long))
+        #expect(
+            SparseRecord.FieldDelta.digest(of: .bytes(long), zone: zone) == CRC32C.checksum([0x05, 0xAC, 0x02] + long))
         let list = FieldValue.list(.int64([1, -1]))
         #expect(SparseRecord.FieldDelta.digest(of: list, zone: zone) == CRC32C.checksum([0x42, 0x02, 0x02, 0x01]))
     }
@@ -146,12 +175,19 @@ import ShoalSamples
         // Same stamp, another value: the digest differs.
         var forged = base
         forged["body"] = .string(String(repeating: "0123456789", count: 100))
-        forged = Record(recordType: forged.recordType, id: forged.id, parent: nil, creation: base.creation, versionVector: base.versionVector,
-                        heads: base.heads, fields: forged.fields.map { Record.Field(name: $0.name, value: $0.value, stamp: Dot(node: node, hlc: t0)) }, extensions: [])
+        forged = Record(
+            recordType: forged.recordType, id: forged.id, parent: nil, creation: base.creation,
+            versionVector: base.versionVector,
+            heads: base.heads,
+            fields: forged.fields.map { Record.Field(name: $0.name, value: $0.value, stamp: Dot(node: node, hlc: t0)) },
+            extensions: [])
         #expect(Record(expanding: sparse, base: k, onto: forged) == nil)
         // The right digest, an edit past the value's end: refused, not trapped.
         guard case .patch(let edits)? = sparse.deltas.first?.edit else { Issue.record("expected a patch"); return }
-        sparse.deltas[0].edit = .patch(edits.map { RecordDelta.BytePatch(offset: $0.offset + 5_000, deleteCount: $0.deleteCount, insert: $0.insert) })
+        sparse.deltas[0].edit = .patch(
+            edits.map {
+                RecordDelta.BytePatch(offset: $0.offset + 5_000, deleteCount: $0.deleteCount, insert: $0.insert)
+            })
         #expect(Record(expanding: sparse, base: k, onto: base) == nil)
     }
 
@@ -167,7 +203,10 @@ import ShoalSamples
         #expect(SparseRecord(a, base: base.versionVector) != nil)
         // A save merged with a concurrent delete: live, but with a deletion head.
         var merged = a
-        merged.heads = [Record.Head(node: MergeTests.nodeA, isDeletion: true), Record.Head(node: MergeTests.nodeB, isDeletion: false)]
+        merged.heads = [
+            Record.Head(node: MergeTests.nodeA, isDeletion: true),
+            Record.Head(node: MergeTests.nodeB, isDeletion: false)
+        ]
         merged.versionVector.advance(MergeTests.nodeB, to: HLC(rawValue: a.versionVector[MergeTests.nodeA].rawValue))
         #expect(!merged.isDeleted)
         #expect(SparseRecord(merged, base: base.versionVector) == nil)
@@ -182,15 +221,19 @@ import ShoalSamples
         let a = MergeTests.nodeA, b = MergeTests.nodeB
         let id = Record.ID(name: "r", zone: MergeTests.zone)
         // The receiver's version: B's lineage alone.
-        let local = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(b, 100),
-                           versionVector: VersionVector([(b, HLC(rawValue: 100))]), heads: [Record.Head(node: b, isDeletion: false)],
-                           fields: [Record.Field(name: "x", value: .int64(1), stamp: MergeTests.dot(b, 100))], extensions: [])
+        let local = Record(
+            recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(b, 100),
+            versionVector: VersionVector([(b, HLC(rawValue: 100))]), heads: [Record.Head(node: b, isDeletion: false)],
+            fields: [Record.Field(name: "x", value: .int64(1), stamp: MergeTests.dot(b, 100))], extensions: [])
         // The sender's: A's lineage (created later, edited) merged with B's.
-        let sender = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 200),
-                            versionVector: VersionVector([(a, HLC(rawValue: 250)), (b, HLC(rawValue: 100))]),
-                            heads: [Record.Head(node: a, isDeletion: false), Record.Head(node: b, isDeletion: false)],
-                            fields: [Record.Field(name: "x", value: .int64(1), stamp: MergeTests.dot(b, 100)),
-                                     Record.Field(name: "y", value: .int64(2), stamp: MergeTests.dot(a, 250))], extensions: [])
+        let sender = Record(
+            recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 200),
+            versionVector: VersionVector([(a, HLC(rawValue: 250)), (b, HLC(rawValue: 100))]),
+            heads: [Record.Head(node: a, isDeletion: false), Record.Head(node: b, isDeletion: false)],
+            fields: [
+                Record.Field(name: "x", value: .int64(1), stamp: MergeTests.dot(b, 100)),
+                Record.Field(name: "y", value: .int64(2), stamp: MergeTests.dot(a, 250))
+            ], extensions: [])
         // Both sides reflect A's writes up to 300: the receiver through a purge horizon only.
         let base = VersionVector([(a, HLC(rawValue: 300)), (b, HLC(rawValue: 100))])
         let sparse = try #require(SparseRecord(sender, base: base))
@@ -204,15 +247,19 @@ import ShoalSamples
     @Test func anEntryBelowTheBaseShowsAnotherLineage() throws {
         let a = MergeTests.nodeA, b = MergeTests.nodeB, c = NodeID(high: 0xC, low: 3)
         let id = Record.ID(name: "r", zone: MergeTests.zone)
-        let local = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(b, 100),
-                           versionVector: VersionVector([(b, HLC(rawValue: 100))]), heads: [Record.Head(node: b, isDeletion: false)],
-                           fields: [Record.Field(name: "x", value: .int64(1), stamp: MergeTests.dot(b, 100))], extensions: [])
+        let local = Record(
+            recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(b, 100),
+            versionVector: VersionVector([(b, HLC(rawValue: 100))]), heads: [Record.Head(node: b, isDeletion: false)],
+            fields: [Record.Field(name: "x", value: .int64(1), stamp: MergeTests.dot(b, 100))], extensions: [])
         // Created by C, then edited by A: C's entry is no head.
-        let sender = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(c, 50),
-                            versionVector: VersionVector([(a, HLC(rawValue: 250)), (c, HLC(rawValue: 50))]),
-                            heads: [Record.Head(node: a, isDeletion: false)],
-                            fields: [Record.Field(name: "y", value: .int64(2), stamp: MergeTests.dot(a, 250)),
-                                     Record.Field(name: "z", value: .int64(3), stamp: MergeTests.dot(c, 50))], extensions: [])
+        let sender = Record(
+            recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(c, 50),
+            versionVector: VersionVector([(a, HLC(rawValue: 250)), (c, HLC(rawValue: 50))]),
+            heads: [Record.Head(node: a, isDeletion: false)],
+            fields: [
+                Record.Field(name: "y", value: .int64(2), stamp: MergeTests.dot(a, 250)),
+                Record.Field(name: "z", value: .int64(3), stamp: MergeTests.dot(c, 50))
+            ], extensions: [])
         let base = VersionVector([(a, HLC(rawValue: 200)), (b, HLC(rawValue: 100)), (c, HLC(rawValue: 100))])
         let sparse = try #require(SparseRecord(sender, base: base))
         #expect(sparse.entries == sender.versionVector)
@@ -225,22 +272,27 @@ import ShoalSamples
     @Test func anOmittedSlotAnotherLineageLacksIsRefused() throws {
         let a = MergeTests.nodeA, b = MergeTests.nodeB
         let id = Record.ID(name: "r", zone: MergeTests.zone)
-        let sender = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 100),
-                            versionVector: VersionVector([(a, HLC(rawValue: 300))]), heads: [Record.Head(node: a, isDeletion: false)],
-                            fields: [Record.Field(name: "alpha", value: .int64(1), stamp: MergeTests.dot(a, 100)),
-                                     Record.Field(name: "beta", value: .int64(2), stamp: MergeTests.dot(a, 300))], extensions: [])
+        let sender = Record(
+            recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 100),
+            versionVector: VersionVector([(a, HLC(rawValue: 300))]), heads: [Record.Head(node: a, isDeletion: false)],
+            fields: [
+                Record.Field(name: "alpha", value: .int64(1), stamp: MergeTests.dot(a, 100)),
+                Record.Field(name: "beta", value: .int64(2), stamp: MergeTests.dot(a, 300))
+            ], extensions: [])
         let base = VersionVector([(a, HLC(rawValue: 200)), (b, HLC(rawValue: 50))])
         let sparse = try #require(SparseRecord(sender, base: base))
         #expect(sparse.fields.map(\.name) == ["beta"])
         // Another lineage of the name, which reflects A's writes up to 200 only through a purge.
-        let other = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(b, 50),
-                           versionVector: VersionVector([(b, HLC(rawValue: 50))]), heads: [Record.Head(node: b, isDeletion: false)],
-                           fields: [Record.Field(name: "gamma", value: .int64(3), stamp: MergeTests.dot(b, 50))], extensions: [])
+        let other = Record(
+            recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(b, 50),
+            versionVector: VersionVector([(b, HLC(rawValue: 50))]), heads: [Record.Head(node: b, isDeletion: false)],
+            fields: [Record.Field(name: "gamma", value: .int64(3), stamp: MergeTests.dot(b, 50))], extensions: [])
         #expect(Record(expanding: sparse, base: base, onto: other) == nil)
         // The sender's earlier version rebuilds to the sender's exactly.
-        let earlier = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 100),
-                             versionVector: VersionVector([(a, HLC(rawValue: 100))]), heads: [Record.Head(node: a, isDeletion: false)],
-                             fields: [Record.Field(name: "alpha", value: .int64(1), stamp: MergeTests.dot(a, 100))], extensions: [])
+        let earlier = Record(
+            recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 100),
+            versionVector: VersionVector([(a, HLC(rawValue: 100))]), heads: [Record.Head(node: a, isDeletion: false)],
+            fields: [Record.Field(name: "alpha", value: .int64(1), stamp: MergeTests.dot(a, 100))], extensions: [])
         #expect(Record(expanding: sparse, base: base, onto: earlier) == sender)
     }
 
@@ -256,23 +308,28 @@ import ShoalSamples
             Record.Field(name: name, value: .int64(v), stamp: MergeTests.dot(n, t))
         }
         // Everyone holds this version: x and y written by A at 100.
-        let common = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 100),
-                            versionVector: VersionVector([(a, HLC(rawValue: 100))]), heads: [Record.Head(node: a, isDeletion: false)],
-                            fields: [slot("x", 1, a, 100), slot("y", 2, a, 100)], extensions: [])
+        let common = Record(
+            recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 100),
+            versionVector: VersionVector([(a, HLC(rawValue: 100))]), heads: [Record.Head(node: a, isDeletion: false)],
+            fields: [slot("x", 1, a, 100), slot("y", 2, a, 100)], extensions: [])
         // B deletes at 200 (no fields); C saves y at 210, concurrently; the merge keeps only C's y.
-        let deletion = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 100),
-                              versionVector: VersionVector([(a, HLC(rawValue: 100)), (b, HLC(rawValue: 200))]),
-                              heads: [Record.Head(node: b, isDeletion: true)], fields: [], extensions: [])
-        let save = Record(recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 100),
-                          versionVector: VersionVector([(a, HLC(rawValue: 100)), (c, HLC(rawValue: 210))]),
-                          heads: [Record.Head(node: c, isDeletion: false)],
-                          fields: [common.fields[0], slot("y", 3, c, 210)], extensions: [])
+        let deletion = Record(
+            recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 100),
+            versionVector: VersionVector([(a, HLC(rawValue: 100)), (b, HLC(rawValue: 200))]),
+            heads: [Record.Head(node: b, isDeletion: true)], fields: [], extensions: [])
+        let save = Record(
+            recordType: "Note", id: id, parent: nil, creation: MergeTests.dot(a, 100),
+            versionVector: VersionVector([(a, HLC(rawValue: 100)), (c, HLC(rawValue: 210))]),
+            heads: [Record.Head(node: c, isDeletion: false)],
+            fields: [common.fields[0], slot("y", 3, c, 210)], extensions: [])
         var sender = try merge(deletion, save)
         #expect(sender.fields.map(\.name) == ["y"])
         // C saves z at 300 over the merge: one save head, no deletion head.
-        sender = Record(recordType: "Note", id: id, parent: nil, creation: sender.creation,
-                        versionVector: VersionVector([(a, HLC(rawValue: 100)), (b, HLC(rawValue: 200)), (c, HLC(rawValue: 300))]),
-                        heads: [Record.Head(node: c, isDeletion: false)], fields: sender.fields + [slot("z", 4, c, 300)], extensions: [])
+        sender = Record(
+            recordType: "Note", id: id, parent: nil, creation: sender.creation,
+            versionVector: VersionVector([(a, HLC(rawValue: 100)), (b, HLC(rawValue: 200)), (c, HLC(rawValue: 300))]),
+            heads: [Record.Head(node: c, isDeletion: false)], fields: sender.fields + [slot("z", 4, c, 300)],
+            extensions: [])
         // The receiver holds C's save at 210 (so the base reaches it) and not B's deletion.
         let base = VersionVector([(a, HLC(rawValue: 100)), (c, HLC(rawValue: 210))])
         let sparse = try #require(SparseRecord(sender, base: base))

@@ -6,7 +6,8 @@ import ShoalSamples
 @testable import ShoalDiff
 
 @Suite struct TextMergerTests {
-    static let ancestor = "First paragraph, about apples.\n\nSecond paragraph, about pears.\n\nThird paragraph, about plums.\n"
+    static let ancestor =
+        "First paragraph, about apples.\n\nSecond paragraph, about pears.\n\nThird paragraph, about plums.\n"
 
     /// `TextMerger.merge` both ways round (the winner the same side each time): the two results,
     /// which must be equal.
@@ -17,16 +18,22 @@ import ShoalSamples
     @Test(arguments: [false, true])
     func editsOfDifferentParagraphsAreBothKept(aWins: Bool) {
         let a = Self.ancestor.replacing("about apples", with: "about green apples")
-        let b = Self.ancestor.replacing("Third paragraph, about plums.\n", with: "Third paragraph, about plums.\nAnd a fourth line.\n")
+        let b = Self.ancestor.replacing(
+            "Third paragraph, about plums.\n", with: "Third paragraph, about plums.\nAnd a fourth line.\n")
         let (ab, ba) = Self.merged(Self.ancestor, a, b, aWins: aWins)
-        #expect(ab == "First paragraph, about green apples.\n\nSecond paragraph, about pears.\n\nThird paragraph, about plums.\nAnd a fourth line.\n")
+        #expect(
+            ab
+                == "First paragraph, about green apples.\n\nSecond paragraph, about pears.\n\nThird paragraph, about plums.\nAnd a fourth line.\n"
+        )
         #expect(ab == ba)
     }
 
     @Test(arguments: [false, true])
     func editsOfDifferentWordsOfOneLineAreBothKept(aWins: Bool) {
         let o = "The quick brown fox jumps over the lazy dog"
-        let (ab, ba) = Self.merged(o, "The slow brown fox jumps over the lazy dog", "The quick brown fox jumps over the lazy cat", aWins: aWins)
+        let (ab, ba) = Self.merged(
+            o, "The slow brown fox jumps over the lazy dog", "The quick brown fox jumps over the lazy cat", aWins: aWins
+        )
         #expect(ab == "The slow brown fox jumps over the lazy cat")
         #expect(ab == ba)
     }
@@ -38,13 +45,17 @@ import ShoalSamples
             .replacing("about apples", with: "about red apples")
         let (ab, ba) = Self.merged(Self.ancestor, a, b, aWins: aWins)
         let second = aWins ? "about ripe apricots" : "about quinces and more"
-        #expect(ab == "First paragraph, about red apples.\n\nSecond paragraph, \(second).\n\nThird paragraph, about plums.\n",
-                "the overlap goes to the winner; b's edit of the first paragraph is kept either way")
+        #expect(
+            ab
+                == "First paragraph, about red apples.\n\nSecond paragraph, \(second).\n\nThird paragraph, about plums.\n",
+            "the overlap goes to the winner; b's edit of the first paragraph is kept either way")
         #expect(ab == ba)
         // Words inserted on either side of one unchanged word do not overlap: both are kept.
         let c = Self.ancestor.replacing("about pears", with: "about ripe pears")
         let d = Self.ancestor.replacing("about pears", with: "about pears and quinces")
-        #expect(TextMerger.merge(ancestor: Self.ancestor, c, d, firstWins: aWins)?.contains("about ripe pears and quinces.") == true)
+        #expect(
+            TextMerger.merge(ancestor: Self.ancestor, c, d, firstWins: aWins)?.contains("about ripe pears and quinces.")
+                == true)
     }
 
     @Test(arguments: [false, true])
@@ -77,7 +88,9 @@ import ShoalSamples
         let o = "Grüße aus Köln, 東京 und Zürich\nzweite Zeile\n"
         let a = "Grüße aus Köln, 東京 und Genève\nzweite Zeile\n"
         let b = "Schöne Grüße aus Köln, 東京 und Zürich\nzweite Zeile ✓\n"
-        #expect(TextMerger.merge(ancestor: o, a, b, firstWins: true) == "Schöne Grüße aus Köln, 東京 und Genève\nzweite Zeile ✓\n")
+        #expect(
+            TextMerger.merge(ancestor: o, a, b, firstWins: true)
+                == "Schöne Grüße aus Köln, 東京 und Genève\nzweite Zeile ✓\n")
         // Edits of one word built of multi-byte scalars overlap as a whole word.
         let c = "Grüße aus Köln, 東西 und Zürich\nzweite Zeile\n", d = "Grüße aus Köln, 北京 und Zürich\nzweite Zeile\n"
         #expect(TextMerger.merge(ancestor: o, c, d, firstWins: false) == d)
@@ -90,7 +103,9 @@ import ShoalSamples
     func randomEditsMergeSymmetricallyAndKeepDisjointEdits(seed: UInt64) {
         var rng = SplitMix64(seed: 0x7E47_0000 &+ seed)
         let count = Int(rng.next() % 40)
-        let lines = (0..<count).map { i in "line \(i) " + String(repeating: "w\(rng.next() % 9) ", count: Int(rng.next() % 6)) + "\n" }
+        let lines = (0..<count).map { i in
+            "line \(i) " + String(repeating: "w\(rng.next() % 9) ", count: Int(rng.next() % 6)) + "\n"
+        }
         let o = lines.joined()
         // Disjoint: a edits lines below `split`, b lines above it; `split` itself is untouched.
         let split = count == 0 ? 0 : Int(rng.next() % UInt64(count))
@@ -104,13 +119,15 @@ import ShoalSamples
                 case 0: break  // deleted
                 case 1: out.append("new \(side)\(fresh)\n")  // replaced
                 case 2: out += [lines[i], "new \(side)\(fresh)\n"]  // a line inserted after it
-                default: out.append(lines[i].replacing("line \(i) ", with: "line \(i) \(side)\(fresh) "))  // a word added
+                // A word added.
+                default: out.append(lines[i].replacing("line \(i) ", with: "line \(i) \(side)\(fresh) "))
                 }
             }
             if !disjoint && rng.next() % 3 == 0 { out.append("tail \(side)\n") }
             return out.joined()
         }
-        let a = edited(0..<split, "a", disjoint: true), b = edited((split + 1)..<max(count, split + 1), "b", disjoint: true)
+        let a = edited(0..<split, "a", disjoint: true),
+            b = edited((split + 1)..<max(count, split + 1), "b", disjoint: true)
         var expected = [String]()
         let aLines = a.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         let bLines = b.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
@@ -118,7 +135,9 @@ import ShoalSamples
         if count > 0 {
             let inA = aLines.firstIndex { $0 == lines[split].dropLast() } ?? aLines.endIndex
             let inB = bLines.firstIndex { $0 == lines[split].dropLast() } ?? bLines.endIndex
-            expected = aLines[..<inA].map { $0 + "\n" } + [lines[split]] + bLines[bLines.index(after: min(inB, bLines.endIndex - 1))...].map { $0 + "\n" }
+            expected =
+                aLines[..<inA].map { $0 + "\n" } + [lines[split]]
+                + bLines[bLines.index(after: min(inB, bLines.endIndex - 1))...].map { $0 + "\n" }
         }
         for aWins in [false, true] {
             let (ab, ba) = Self.merged(o, a, b, aWins: aWins)
@@ -150,9 +169,11 @@ import ShoalSamples
         expected.insert("inserted on a\n", at: 100)
         let limits = TextMerger.Limits()
         var budget = limits.maxWork
-        let merged = try #require(TextMerger.merge(.lines(Array(lines.joined().utf8)), .lines(Array(a.joined().utf8)),
-                                                   .lines(Array(b.joined().utf8)), firstWins: true, words: true,
-                                                   limits: limits, budget: &budget))
+        let merged = try #require(
+            TextMerger.merge(
+                .lines(Array(lines.joined().utf8)), .lines(Array(a.joined().utf8)),
+                .lines(Array(b.joined().utf8)), firstWins: true, words: true,
+                limits: limits, budget: &budget))
         #expect(merged == Array(expected.joined().utf8))
         let steps = limits.maxWork - budget
         #expect(steps < 50_000, "\(steps) steps")
@@ -163,13 +184,17 @@ import ShoalSamples
     /// limit when that is lower, and the caller keeps the winner's text.
     @Test func aMebibyteRewriteGivesUpWithinItsLimits() {
         var rng = SplitMix64(seed: 42)
-        func text() -> String { (0..<16_384).map { _ in "\(rng.next())" + String(repeating: "z", count: 43) + "\n" }.joined() }
+        func text() -> String {
+            (0..<16_384).map { _ in "\(rng.next())" + String(repeating: "z", count: 43) + "\n" }.joined()
+        }
         let o = text(), a = text(), b = text()
         #expect(TextMerger.merge(ancestor: o, a, b, firstWins: true) == nil)
         var budget = 10_000
         let limits = TextMerger.Limits(maxEdits: 1 << 20, maxWork: budget)
-        #expect(TextMerger.merge(.lines(Array(o.utf8)), .lines(Array(a.utf8)), .lines(Array(b.utf8)), firstWins: true,
-                                 words: true, limits: limits, budget: &budget) == nil)
+        #expect(
+            TextMerger.merge(
+                .lines(Array(o.utf8)), .lines(Array(a.utf8)), .lines(Array(b.utf8)), firstWins: true,
+                words: true, limits: limits, budget: &budget) == nil)
         #expect(budget < 0 && budget > -100, "stopped as soon as the steps ran out: \(budget)")
     }
 }

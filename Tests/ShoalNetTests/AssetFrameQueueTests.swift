@@ -62,10 +62,14 @@ import ShoalWire
 
     // MARK: The per-connection bound
 
-    static func chunk(_ bytes: Int) -> Frame { Frame(type: .assetChunk, payload: [UInt8](repeating: 0xAB, count: bytes)) }
+    static func chunk(_ bytes: Int) -> Frame {
+        Frame(type: .assetChunk, payload: [UInt8](repeating: 0xAB, count: bytes))
+    }
 
     /// Pushes `frames` from `connection` in a task of its own; `pushed` counts those whose push returned.
-    static func pusher(_ q: AssetFrameQueue, _ frames: [Frame], from connection: ConnectionID, pushed: Counter) -> Task<Void, Never> {
+    static func pusher(_ q: AssetFrameQueue, _ frames: [Frame], from connection: ConnectionID, pushed: Counter) -> Task<
+        Void, Never
+    > {
         Task {
             for f in frames {
                 await q.push(f, from: connection)
@@ -77,8 +81,11 @@ import ShoalWire
     /// Waits (bounded: 60 s) until `connection` has `bytes` waiting in `q` — the push that took it
     /// there has run — then 50 ms more, and returns `counter`: a reader that should wait has had
     /// the time to go on if it wrongly could.
-    static func settle(_ q: AssetFrameQueue, _ connection: ConnectionID, at bytes: Int, _ counter: Counter) async -> Int {
-        for _ in 0..<6_000 where q.queuedBytes(of: connection) != bytes { try? await Task.sleep(for: .milliseconds(10)) }
+    static func settle(_ q: AssetFrameQueue, _ connection: ConnectionID, at bytes: Int, _ counter: Counter) async -> Int
+    {
+        for _ in 0..<6_000 where q.queuedBytes(of: connection) != bytes {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
         try? await Task.sleep(for: .milliseconds(50))
         return counter.value
     }
@@ -92,7 +99,9 @@ import ShoalWire
         #expect(await Self.settle(q, a, at: 6_000, fromA) == 2, "A's reader went on over its limit")
         // B is not held back by A's backlog.
         let pb = Self.pusher(q, [Self.chunk(1_000), Self.chunk(1_000)], from: b, pushed: fromB)
-        #expect(await Self.settle(q, b, at: 2 * AssetFrameQueue.minimumFrameCost, fromB) == 2, "a frame under 1 KiB counts 1 KiB")
+        #expect(
+            await Self.settle(q, b, at: 2 * AssetFrameQueue.minimumFrameCost, fromB) == 2,
+            "a frame under 1 KiB counts 1 KiB")
         // The lane takes everything: A goes on with its fourth frame.
         #expect(await q.take()?.count == 5)
         #expect(q.queuedBytes(of: a) == 0 && q.queuedBytes(of: b) == 0)
@@ -110,7 +119,9 @@ import ShoalWire
         let a = ConnectionID(rawValue: 1)
         let pushed = Counter()
         let p = Self.pusher(q, (0..<6).map { _ in Self.frame(0) }, from: a, pushed: pushed)
-        #expect(await Self.settle(q, a, at: 5 * AssetFrameQueue.minimumFrameCost, pushed) == 4, "the fifth push is over the limit and waits")
+        #expect(
+            await Self.settle(q, a, at: 5 * AssetFrameQueue.minimumFrameCost, pushed) == 4,
+            "the fifth push is over the limit and waits")
         #expect(await q.take()?.count == 5)
         await p.value
         q.finish()  // so that a wrong count fails instead of waiting
@@ -134,7 +145,8 @@ import ShoalWire
             let pushed = Counter()
             let a = ConnectionID(rawValue: 1)
             let p = Self.pusher(q, [Self.chunk(4_000), Self.chunk(4_000)], from: a, pushed: pushed)
-            #expect(await Self.settle(q, a, at: 4_000, pushed) == 0, "cancel \(cancel): the first push is over the limit")
+            #expect(
+                await Self.settle(q, a, at: 4_000, pushed) == 0, "cancel \(cancel): the first push is over the limit")
             if cancel { p.cancel() } else { q.finish() }
             await p.value
             #expect(pushed.value == 2, "cancel \(cancel)")
@@ -174,4 +186,3 @@ final class Counter: Sendable {
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }
-

@@ -10,7 +10,9 @@ import ShoalWire
 @testable import ShoalNet
 
 @Suite struct AssetFrameRouterTests {
-    static func chunk(_ bytes: Int) -> Frame { Frame(type: .assetChunk, payload: [UInt8](repeating: 0xCD, count: bytes)) }
+    static func chunk(_ bytes: Int) -> Frame {
+        Frame(type: .assetChunk, payload: [UInt8](repeating: 0xCD, count: bytes))
+    }
     static let request = Frame(type: .assetRequest, payload: [1, 2, 3])
     static let ping = Frame(type: .ping, payload: PingMessage(nonce: 9).encoded())
 
@@ -102,6 +104,8 @@ import ShoalWire
         try await Task.sleep(for: .milliseconds(20))
         _ = try rig.channel.finish()
         await pushed.value
-        #expect(chunks.queuedBytes(of: id) == 2_000 + AssetFrameQueue.minimumFrameCost, "the frames stay queued for the lane")
+        #expect(
+            chunks.queuedBytes(of: id) == 2_000 + AssetFrameQueue.minimumFrameCost,
+            "the frames stay queued for the lane")
     }
 }

@@ -75,7 +75,8 @@ final class GatedAssets: AssetProvider {
         _ = try await a.store.save(note("before"))
         await LoopbackNode.trustEachOther(b, a)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
-        #expect(await eventually { (try? await b.store.record(for: Record.ID(name: "before", zone: Self.notes))) != nil })
+        #expect(
+            await eventually { (try? await b.store.record(for: Record.ID(name: "before", zone: Self.notes))) != nil })
 
         let fetch = Task { try await b.net.fetchAsset(asset) }
         #expect(await eventually { served.asked >= 1 }, "A never received the manifest request")

@@ -64,7 +64,9 @@ import ShoalWire
 
     /// Fetches the 1 MiB `content` in 16 chunks from a node A to a node B with those network
     /// settings; returns how long the fetch took and both nodes' traffic counters.
-    func fetch(a aNetwork: NetworkConfiguration, b bNetwork: NetworkConfiguration) async throws -> (Duration, TrafficCounter, TrafficCounter) {
+    func fetch(a aNetwork: NetworkConfiguration, b bNetwork: NetworkConfiguration) async throws -> (
+        Duration, TrafficCounter, TrafficCounter
+    ) {
         let held = MemoryAssets(), fetched = MemoryAssets()
         let asset = held.add(Self.content, chunkSize: 64 << 10)
         let a = try await LoopbackNode.start("a", assets: held, network: aNetwork)
@@ -119,7 +121,9 @@ import ShoalWire
         var note = Record(recordType: "Note", id: Record.ID(name: "during", zone: notes))
         note["text"] = .string("saved while B's asset lane waits")
         _ = try await a.store.save(note)
-        #expect(await eventually { (try? await b.store.record(for: note.id)) != nil }, "the change waited behind the paced fetch")
+        #expect(
+            await eventually { (try? await b.store.record(for: note.id)) != nil },
+            "the change waited behind the paced fetch")
         fetch.cancel()
         _ = try? await fetch.value
         await a.stop()

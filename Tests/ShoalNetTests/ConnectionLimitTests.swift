@@ -6,7 +6,7 @@ import Testing
 import ShoalWire
 @testable import ShoalNet
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A plain TCP client that connects and sends nothing, as a connection flood does. Its descriptor
@@ -21,7 +21,11 @@ final class IdleClient: Sendable {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
         guard fd >= 0, rc == 0 else {
             if fd >= 0 { _ = Glibc.close(fd) }
             closed.withLock { $0 = true }
@@ -38,7 +42,9 @@ final class IdleClient: Sendable {
     }
 
     func close() {
-        let first = closed.withLock { c in defer { c = true }; return !c }
+        let first = closed.withLock { c in
+            defer { c = true }; return !c
+        }
         if first { _ = Glibc.close(fd) }
     }
 
@@ -53,7 +59,9 @@ final class IdleClient: Sendable {
         defer { Task { await node.stop() } }
         let first = try IdleClient(port: node.port), second = try IdleClient(port: node.port)
         defer { first.close(); second.close() }
-        #expect(!first.closedByServer(within: 300) && !second.closedByServer(within: 300), "the first two are served (until the handshake timeout)")
+        #expect(
+            !first.closedByServer(within: 300) && !second.closedByServer(within: 300),
+            "the first two are served (until the handshake timeout)")
         let third = try IdleClient(port: node.port)
         defer { third.close() }
         #expect(third.closedByServer(within: 5_000), "the third from the same address is closed at once")
@@ -84,8 +92,12 @@ final class IdleClient: Sendable {
         #expect(held.allSatisfy { !$0.closedByServer(within: 200) })
         let extra = try IdleClient(port: node.port)
         defer { extra.close() }
-        #expect(await eventually(timeout: .seconds(10)) { held[0].closedByServer(within: 0) }, "the oldest, which never started TLS, gave its place up")
-        #expect(!extra.closedByServer(within: 300) && !held[1].closedByServer(within: 0) && !held[2].closedByServer(within: 0))
+        #expect(
+            await eventually(timeout: .seconds(10)) { held[0].closedByServer(within: 0) },
+            "the oldest, which never started TLS, gave its place up")
+        #expect(
+            !extra.closedByServer(within: 300) && !held[1].closedByServer(within: 0)
+                && !held[2].closedByServer(within: 0))
         #expect(await node.net.evictedConnections == 1)
         #expect(await node.net.refusedConnections == 0)
     }

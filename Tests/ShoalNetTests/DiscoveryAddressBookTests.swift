@@ -17,7 +17,9 @@ import ShoalWire
     }
 
     static func device(_ byte: UInt8) -> DeviceID { DeviceID(bytes: [UInt8](repeating: byte, count: 32))! }
-    static func address(_ last: Int, port: Int = 7400) -> PeerAddress { PeerAddress(host: "10.77.0.\(last)", port: port) }
+    static func address(_ last: Int, port: Int = 7400) -> PeerAddress {
+        PeerAddress(host: "10.77.0.\(last)", port: port)
+    }
 
     @Test func aCandidateGetsOneDialAndAFailureDropsItUntilItsRetryTime() {
         var book = Self.book()
@@ -34,7 +36,8 @@ import ShoalWire
         #expect(tooSoon.isEmpty, "heard again within the retry time: not dialled")
         let later = book.toDial(d, from: [spoofed], now: Self.t0.addingTimeInterval(5))
         #expect(later == [spoofed], "after it: tried once more")
-        let stoppedAgain = book.dialFailed(d, at: spoofed, .unreachable, announced: true, now: Self.t0.addingTimeInterval(5))
+        let stoppedAgain = book.dialFailed(
+            d, at: spoofed, .unreachable, announced: true, now: Self.t0.addingTimeInterval(5))
         #expect(stoppedAgain, "a candidate unreachable is dropped too")
     }
 
@@ -47,7 +50,9 @@ import ShoalWire
         book.verified(d, at: real, now: Self.t0)
         #expect(book.addresses(of: d)[real]?.standing == .verified)
         // Announced elsewhere a hundred times: still verified, still dialled whenever asked.
-        for i in 0..<100 { _ = book.heard(d, at: [Self.address(3, port: 7400 + i)], connected: true, changed: true, now: Self.t0) }
+        for i in 0..<100 {
+            _ = book.heard(d, at: [Self.address(3, port: 7400 + i)], connected: true, changed: true, now: Self.t0)
+        }
         #expect(book.addresses(of: d)[real]?.standing == .verified)
         let redialled = book.toDial(d, from: [real], now: Self.t0)
         #expect(redialled == [real], "a verified address is not rate-limited")
@@ -87,12 +92,17 @@ import ShoalWire
         #expect(unchanged == .none, "the same addresses: nothing")
         let changed = book.heard(d, at: [Self.address(3)], connected: true, changed: true, now: Self.t0)
         #expect(changed == .probe(after: .zero), "other addresses: probe now")
-        let meanwhile = book.heard(d, at: [Self.address(1)], connected: true, changed: true, now: Self.t0.addingTimeInterval(0.1))
-        #expect(meanwhile == .none,
-                "one probe planned covers what is heard meanwhile")
+        let meanwhile = book.heard(
+            d, at: [Self.address(1)], connected: true, changed: true, now: Self.t0.addingTimeInterval(0.1))
+        #expect(
+            meanwhile == .none,
+            "one probe planned covers what is heard meanwhile")
         book.probed(d)
         // Asked again 1 s later: planned for when the 5 s spacing ends.
-        guard case .probe(let after) = book.heard(d, at: [Self.address(3)], connected: true, changed: true, now: Self.t0.addingTimeInterval(1)) else {
+        guard
+            case .probe(let after) = book.heard(
+                d, at: [Self.address(3)], connected: true, changed: true, now: Self.t0.addingTimeInterval(1))
+        else {
             Issue.record("no probe planned")
             return
         }
@@ -107,8 +117,10 @@ import ShoalWire
                 book.probed(d)
                 due = nil
             }
-            if case .probe(let after) = book.heard(d, at: [Self.address(s % 2 == 0 ? 3 : 1)], connected: true, changed: true,
-                                                   now: Self.t0.addingTimeInterval(Double(s))) {
+            if case .probe(let after) = book.heard(
+                d, at: [Self.address(s % 2 == 0 ? 3 : 1)], connected: true, changed: true,
+                now: Self.t0.addingTimeInterval(Double(s)))
+            {
                 probes += 1
                 due = Double(s) + after.inSeconds
             }
@@ -126,7 +138,9 @@ import ShoalWire
         let nextInterval = book.mayReply(to: d, now: Self.t0.addingTimeInterval(10.1))
         #expect(nextInterval, "the next interval")
         // A flood of forged device IDs: four replies per interval in all.
-        let replied = (10..<200).filter { book.mayReply(to: Self.device(UInt8($0)), now: Self.t0.addingTimeInterval(11)) }.count
+        let replied = (10..<200).filter {
+            book.mayReply(to: Self.device(UInt8($0)), now: Self.t0.addingTimeInterval(11))
+        }.count
         #expect(replied == 3, "with the one above, four in the interval")
         // A spoofer with a new instance each second, for a minute, one device: six replies.
         var b = Self.book()
@@ -157,12 +171,16 @@ import ShoalWire
         let d = Self.device(1), real = Self.address(1)
         book.verified(d, at: real, now: Self.t0)
         for i in 0..<100 {
-            _ = book.heard(d, at: [Self.address(3, port: 1_000 + i)], connected: true, changed: true, now: Self.t0.addingTimeInterval(Double(i)))
+            _ = book.heard(
+                d, at: [Self.address(3, port: 1_000 + i)], connected: true, changed: true,
+                now: Self.t0.addingTimeInterval(Double(i)))
         }
         let kept = book.addresses(of: d)
         #expect(kept.count == 32)
         #expect(kept[real]?.standing == .verified, "forged addresses never push out a verified one")
-        #expect(kept[Self.address(3, port: 1_099)] != nil && kept[Self.address(3, port: 1_000)] == nil, "the candidates heard last stay")
+        #expect(
+            kept[Self.address(3, port: 1_099)] != nil && kept[Self.address(3, port: 1_000)] == nil,
+            "the candidates heard last stay")
         #expect(book.device(at: real) == d)
         book.forget(d)
         #expect(book.device(at: real) == nil)

@@ -8,22 +8,30 @@ import Testing
 /// without sockets: the sockets themselves are exercised by `DiscoveryLifecycleTests`, in
 /// network namespaces.
 @Suite struct DiscoveryInterfacesTests {
-    static func device(_ name: String, _ ip: String, index: Int, multicast: Bool = true, broadcast: String? = nil) throws -> NIONetworkDevice {
+    static func device(_ name: String, _ ip: String, index: Int, multicast: Bool = true, broadcast: String? = nil)
+        throws -> NIONetworkDevice
+    {
         let address = try SocketAddress(ipAddress: ip, port: 0)
-        return NIONetworkDevice(name: name, address: address, netmask: try SocketAddress(ipAddress: ip.contains(":") ? "ffff:ffff:ffff:ffff::" : "255.255.255.0", port: 0),
-                                broadcastAddress: try broadcast.map { try SocketAddress(ipAddress: $0, port: 0) },
-                                pointToPointDestinationAddress: address, multicastSupported: multicast, interfaceIndex: index)
+        return NIONetworkDevice(
+            name: name, address: address,
+            netmask: try SocketAddress(
+                ipAddress: ip.contains(":") ? "ffff:ffff:ffff:ffff::" : "255.255.255.0", port: 0),
+            broadcastAddress: try broadcast.map { try SocketAddress(ipAddress: $0, port: 0) },
+            pointToPointDestinationAddress: address, multicastSupported: multicast, interfaceIndex: index)
     }
 
     @Test func interfacesThatAreDownAreLeftOut() throws {
         let devices = [
             try Self.device("eth0", "10.0.0.2", index: 2), try Self.device("eth0", "fe80::2", index: 2),
-            try Self.device("eth1", "10.1.0.2", index: 3), try Self.device("wlan0", "10.2.0.2", index: 4, multicast: false, broadcast: "10.2.0.255"),
+            try Self.device("eth1", "10.1.0.2", index: 3),
+            try Self.device("wlan0", "10.2.0.2", index: 4, multicast: false, broadcast: "10.2.0.255")
         ]
         let all = DiscoveryInterfaces(devices)
         #expect(all.interfaceNames == ["eth0", "eth1", "wlan0"])
         let running = DiscoveryInterfaces(devices, running: ["eth1", "lo"])
-        #expect(running.ipv4Multicast.map(\.name) == ["eth1"] && running.ipv6Multicast.isEmpty && running.ipv4BroadcastLinks.isEmpty)
+        #expect(
+            running.ipv4Multicast.map(\.name) == ["eth1"] && running.ipv6Multicast.isEmpty
+                && running.ipv4BroadcastLinks.isEmpty)
         #expect(running.addresses == [.init(interface: "eth1", address: "10.1.0.2")])
         #expect(running.names == [3: "eth1"])
         #expect(DiscoveryInterfaces(devices, running: []).interfaceNames.isEmpty, "nothing up: discovery waits")
@@ -31,8 +39,10 @@ import Testing
 
     /// Two addresses on one interface: one join (a second would be refused), both addresses listed.
     @Test func oneJoinPerInterface() throws {
-        let plan = DiscoveryInterfaces([try Self.device("eth0", "10.0.0.2", index: 2), try Self.device("eth0", "10.9.0.2", index: 2),
-                                        try Self.device("eth0", "fe80::2", index: 2), try Self.device("eth0", "fd00::2", index: 2)])
+        let plan = DiscoveryInterfaces([
+            try Self.device("eth0", "10.0.0.2", index: 2), try Self.device("eth0", "10.9.0.2", index: 2),
+            try Self.device("eth0", "fe80::2", index: 2), try Self.device("eth0", "fd00::2", index: 2)
+        ])
         #expect(plan.ipv4Multicast.map { $0.address?.ipAddress } == ["10.0.0.2"])
         #expect(plan.ipv6Multicast.map { $0.address?.ipAddress } == ["fe80::2"])
         #expect(plan.addresses.count == 4)
@@ -52,7 +62,8 @@ import Testing
         // eth0's IPv4 address changed: left with the old address, joined with the new one.
         let moved = try Self.device("eth0", "10.0.0.12", index: 2)
         (leave, join) = DiscoveryInterfaces.changes(joined: [2: eth0], wanted: [moved], byAddress: true)
-        #expect(leave.map { $0.address?.ipAddress } == ["10.0.0.2"] && join.map { $0.address?.ipAddress } == ["10.0.0.12"])
+        #expect(
+            leave.map { $0.address?.ipAddress } == ["10.0.0.2"] && join.map { $0.address?.ipAddress } == ["10.0.0.12"])
         // An IPv6 membership holds to the interface: another address changes nothing.
         let v6 = try Self.device("eth0", "fe80::2", index: 2), v6b = try Self.device("eth0", "fe80::9", index: 2)
         (leave, join) = DiscoveryInterfaces.changes(joined: [2: v6], wanted: [v6b], byAddress: false)
@@ -61,7 +72,9 @@ import Testing
 
     @Test func anAddressThatAppearsIsNoticed() throws {
         let before = DiscoveryInterfaces([try Self.device("eth0", "10.0.0.2", index: 2)])
-        let after = DiscoveryInterfaces([try Self.device("eth0", "10.0.0.2", index: 2), try Self.device("eth1", "10.1.0.2", index: 3)])
+        let after = DiscoveryInterfaces([
+            try Self.device("eth0", "10.0.0.2", index: 2), try Self.device("eth1", "10.1.0.2", index: 3)
+        ])
         #expect(after.addresses.subtracting(before.addresses) == [.init(interface: "eth1", address: "10.1.0.2")])
         #expect(before.addresses.subtracting(after.addresses).isEmpty)
     }

@@ -20,26 +20,30 @@ import ShoalWire
             Frame(type: .changes, payload: text, mayCompress: false),
             Frame(type: .assetChunk, payload: random, mayCompress: false),
             Frame(type: .assetChunk, payload: random),  // tried, does not pay
-            Frame(type: .goodbye, payload: []),
+            Frame(type: .goodbye, payload: [])
         ]
         let traffic = TrafficCounter()
         let peer = HelloCompression()
         peer.held = [BuiltInDictionaries.recordsID]
-        let channel = EmbeddedChannel(handler: FrameEncodingHandler(options: FrameEncoder.Options(), traffic: traffic, peer: peer))
+        let channel = EmbeddedChannel(
+            handler: FrameEncodingHandler(options: FrameEncoder.Options(), traffic: traffic, peer: peer))
         let encoder = FrameEncoder()
         var expected = [UInt8]()
         for f in frames {
             try channel.writeOutbound(f)
             let buffer = try #require(try channel.readOutbound(as: ByteBuffer.self))
             let bytes = try encoder.encode(f)
-            #expect(Array(buffer.readableBytesView) == bytes, "frame of type \(f.type.rawValue), \(f.payload.count) bytes")
+            #expect(
+                Array(buffer.readableBytesView) == bytes, "frame of type \(f.type.rawValue), \(f.payload.count) bytes")
             expected += bytes
         }
         #expect(traffic.bytesSent == expected.count)
         var reader = FrameReader()
         let back = try reader.frames(in: expected)
         #expect(back.map(\.payload) == frames.map(\.payload))
-        #expect(back[1].compression == .dictionary(id: BuiltInDictionaries.recordsID), "the text went out compressed with the dictionary")
+        #expect(
+            back[1].compression == .dictionary(id: BuiltInDictionaries.recordsID),
+            "the text went out compressed with the dictionary")
         _ = try channel.finish()
     }
 
@@ -50,8 +54,10 @@ import ShoalWire
         let traffic = TrafficCounter()
         let peer = HelloCompression()
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(FrameEncodingHandler(options: FrameEncoder.Options(), traffic: traffic, peer: peer))
-        try channel.pipeline.syncOperations.addHandler(FrameDecodingHandler(limits: .default, traffic: traffic, peer: peer))
+        try channel.pipeline.syncOperations.addHandler(
+            FrameEncodingHandler(options: FrameEncoder.Options(), traffic: traffic, peer: peer))
+        try channel.pipeline.syncOperations.addHandler(
+            FrameDecodingHandler(limits: .default, traffic: traffic, peer: peer))
         return channel
     }
 
@@ -73,7 +79,8 @@ import ShoalWire
     /// A decoding handler alone, with a short frame deadline.
     static func reader(timeout: TimeAmount) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(FrameDecodingHandler(limits: .default, traffic: TrafficCounter(), frameTimeout: timeout))
+        try channel.pipeline.syncOperations.addHandler(
+            FrameDecodingHandler(limits: .default, traffic: TrafficCounter(), frameTimeout: timeout))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 7400)).wait()
         #expect(channel.isActive)
         return channel
@@ -138,15 +145,18 @@ import ShoalWire
     }
 
     @Test func theDictionaryOnlyForAPeerThatListsIt() throws {
-        for (listed, expected) in [([UInt32](), Frame.Compression.zstd),
-                                   ([12_345], .zstd),
-                                   ([BuiltInDictionaries.recordsID], .dictionary(id: BuiltInDictionaries.recordsID))] {
+        for (listed, expected) in [
+            ([UInt32](), Frame.Compression.zstd),
+            ([12_345], .zstd),
+            ([BuiltInDictionaries.recordsID], .dictionary(id: BuiltInDictionaries.recordsID))
+        ] {
             let channel = try Self.pipeline()
             try channel.writeInbound(Self.hello(dictionaries: listed))
             let hello = try #require(try channel.readInbound(as: Frame.self))
             #expect(hello.type == .hello, "the hello is passed on to the session")
-            #expect(try Self.compression(of: Frame(type: .changes, payload: Self.text), on: channel) == expected,
-                    "peer holds \(listed)")
+            #expect(
+                try Self.compression(of: Frame(type: .changes, payload: Self.text), on: channel) == expected,
+                "peer holds \(listed)")
             _ = try channel.finish()
         }
     }

@@ -15,13 +15,17 @@ import ShoalWire
     static func pipeline(stream: Bool = true, traffic: TrafficCounter = TrafficCounter()) throws -> EmbeddedChannel {
         let peer = HelloCompression()
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(FrameEncodingHandler(options: FrameEncoder.Options(), stream: stream, traffic: traffic, peer: peer))
-        try channel.pipeline.syncOperations.addHandler(FrameDecodingHandler(limits: .default, traffic: traffic, peer: peer))
+        try channel.pipeline.syncOperations.addHandler(
+            FrameEncodingHandler(options: FrameEncoder.Options(), stream: stream, traffic: traffic, peer: peer))
+        try channel.pipeline.syncOperations.addHandler(
+            FrameDecodingHandler(limits: .default, traffic: traffic, peer: peer))
         return channel
     }
 
     static func hello(capabilities: UInt64) -> Frame {
-        Frame(type: .hello, payload: HelloMessage(node: NodeID(high: 7, low: 9), capabilities: capabilities, zones: []).encoded())
+        Frame(
+            type: .hello,
+            payload: HelloMessage(node: NodeID(high: 7, low: 9), capabilities: capabilities, zones: []).encoded())
     }
 
     /// Writes `frames` and returns the bytes that went out.
@@ -49,16 +53,26 @@ import ShoalWire
         var reader = FrameReader(acceptsStreamCompression: true)
         _ = try reader.frames(in: try Self.written([Self.hello(capabilities: 0)], on: channel))
         // Before the peer's hello: no stream, no dictionary.
-        #expect(try reader.frames(in: try Self.written([Frame(type: .changes, payload: Self.text)], on: channel)).map(\.compression) == [.zstd])
+        #expect(
+            try reader.frames(in: try Self.written([Frame(type: .changes, payload: Self.text)], on: channel)).map(
+                \.compression) == [.zstd])
         let peerHello = try FrameEncoder(options: .init(mode: .none)).encode(Self.hello(capabilities: capabilities))
         try channel.writeInbound(ByteBuffer(bytes: peerHello))
         #expect(try channel.readInbound(as: Frame.self)?.type == .hello)
-        let frames = [Frame(type: .changes, payload: Self.text), Frame(type: .acknowledgement, payload: Array(Self.text.prefix(40))),
-                      Frame(type: .assetChunk, payload: Self.text, mayCompress: false), Frame(type: .changes, payload: Self.text)]
+        let frames = [
+            Frame(type: .changes, payload: Self.text),
+            Frame(type: .acknowledgement, payload: Array(Self.text.prefix(40))),
+            Frame(type: .assetChunk, payload: Self.text, mayCompress: false), Frame(type: .changes, payload: Self.text)
+        ]
         let back = try reader.frames(in: try Self.written(frames, on: channel))
         #expect(back.map(\.payload) == frames.map(\.payload))
-        let expected: [Frame.Compression] = streams ? [.stream, .stream, .none, .stream]
-            : [.dictionary(id: BuiltInDictionaries.recordsID), .none, .none, .dictionary(id: BuiltInDictionaries.recordsID)]
+        let expected: [Frame.Compression] =
+            streams
+            ? [.stream, .stream, .none, .stream]
+            : [
+                .dictionary(id: BuiltInDictionaries.recordsID), .none, .none,
+                .dictionary(id: BuiltInDictionaries.recordsID)
+            ]
         #expect(back.map(\.compression) == expected)
         _ = try channel.finish()
     }
@@ -85,7 +99,8 @@ import ShoalWire
             #expect(try channel.readInbound(as: Frame.self) == nil)
             var reader = FrameReader()
             let error = try ErrorMessage(decoding: try #require(try reader.frames(in: sent).last).payload)
-            #expect(error.code == "invalidArguments" && error.message.contains("unknown_required_tag"), "\(error.message)")
+            #expect(
+                error.code == "invalidArguments" && error.message.contains("unknown_required_tag"), "\(error.message)")
             #expect(!channel.isActive)
         }
         _ = try? channel.finish()

@@ -49,7 +49,9 @@ import ShoalTrust
         var b = try await LoopbackNode.start("flood-b", group: group)
         defer {
             let b = b
-            Task { await a.stop(); await b.stop() }
+            Task {
+                await a.stop(); await b.stop()
+            }
         }
         await LoopbackNode.trustEachOther(a, b)
         try await a.createSharedZone(Self.notes, with: [b])
@@ -77,10 +79,13 @@ import ShoalTrust
         let flood = IdleFlood(port: a.port, addresses: 64, perAddress: perAddress, deadline: .seconds(30))
         defer { flood.stop() }
         let strangers = 64 * perAddress
-        let full = await eventually(timeout: .seconds(20)) { flood.now.connected >= network.maxInboundConnections && flood.now.reopened > 0 }
+        let full = await eventually(timeout: .seconds(20)) {
+            flood.now.connected >= network.maxInboundConnections && flood.now.reopened > 0
+        }
         #expect(full, "the flood did not fill the node's \(network.maxInboundConnections) places: \(flood.now)")
         try await Task.sleep(for: .milliseconds(500))
-        #expect(await a.net.connectedDevices.contains(b.device), "the trusted device's connection was closed by the flood")
+        #expect(
+            await a.net.connectedDevices.contains(b.device), "the trusted device's connection was closed by the flood")
         #expect(await a.net.admission.open[.trusted] == 1, "the trusted device's connection keeps its place")
 
         // b restarts during the flood: its connection goes, the flood takes the place, and b dials again.
@@ -88,14 +93,18 @@ import ShoalTrust
         let (replicated, elapsed) = try await reconnect("during", within: bound)
         let churn = flood.now
         flood.stop()
-        let state = "evicted \(await a.net.evictedConnections), open \(await a.net.admission.open), b's dials \(await b.net.peers())"
-        #expect(replicated && elapsed <= bound + .milliseconds(100), """
+        let state =
+            "evicted \(await a.net.evictedConnections), open \(await a.net.admission.open), b's dials \(await b.net.peers())"
+        #expect(
+            replicated && elapsed <= bound + .milliseconds(100),
+            """
             the restarted trusted peer did not replicate within 5 s (plus \(aloneTime), the reconnect without the flood) \
             during the flood (\(strangers) idle connections for \(network.maxInboundConnections) places; \(churn); \(state))
             """)
         // The places the flood lost went to its newer connections; none was refused (the trusted
         // device never held them all, and no address reached its own limit).
-        #expect(await a.net.evictedConnections > 0, "the flood kept reopening the connections the node closed: \(churn)")
+        #expect(
+            await a.net.evictedConnections > 0, "the flood kept reopening the connections the node closed: \(churn)")
         #expect(await a.net.refusedConnections == 0)
     }
 }
@@ -104,12 +113,15 @@ extension LoopbackNode {
     /// This node after a restart: its transport shut down and a new one, over the same store
     /// and device identity (so the same node ID), listening on a new port. It trusts no device
     /// yet.
-    func restarted(network: NetworkConfiguration = NetworkConfiguration(), group: (any EventLoopGroup)? = nil) async throws -> LoopbackNode {
+    func restarted(network: NetworkConfiguration = NetworkConfiguration(), group: (any EventLoopGroup)? = nil)
+        async throws -> LoopbackNode
+    {
         await net.shutdown()
         var sc = SyncConfiguration()
         sc.nodeName = "restarted"
-        let net = NetworkNode(sync: SyncNode(store: store, configuration: sc, signer: ShareSigner(privateKey: identity.privateKey)),
-                              tls: try PeerTLS(identity: identity), configuration: network, group: group)
+        let net = NetworkNode(
+            sync: SyncNode(store: store, configuration: sc, signer: ShareSigner(privateKey: identity.privateKey)),
+            tls: try PeerTLS(identity: identity), configuration: network, group: group)
         let address = try await net.listen(host: "127.0.0.1", port: 0)
         try await net.start()
         return LoopbackNode(directory: directory, store: store, net: net, port: address.port ?? 0, identity: identity)

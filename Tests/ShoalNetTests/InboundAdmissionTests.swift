@@ -43,8 +43,10 @@ import ShoalWire
 
     /// The channel `admission` evicted for `channel`, admitted from `address` at `now`; nil if
     /// none, and a failed expectation if it was refused.
-    static func admit(_ admission: InboundAdmission, _ channel: any Channel, from address: String,
-                      at now: ContinuousClock.Instant) -> (any Channel)? {
+    static func admit(
+        _ admission: InboundAdmission, _ channel: any Channel, from address: String,
+        at now: ContinuousClock.Instant
+    ) -> (any Channel)? {
         guard case .admitted(let evicting) = admission.admit(channel, from: address, at: now) else {
             Issue.record("refused a connection from \(address)")
             return nil
@@ -85,7 +87,8 @@ import ShoalWire
 
     @Test func connectionsSilentPastTheGraceGoFirstThenTheMostCrowdedAddress() {
         let admission = Self.admission(total: 4)
-        let speaking = EmbeddedChannel(), silent = EmbeddedChannel(), crowdA = EmbeddedChannel(), crowdB = EmbeddedChannel()
+        let speaking = EmbeddedChannel(), silent = EmbeddedChannel(), crowdA = EmbeddedChannel(),
+            crowdB = EmbeddedChannel()
         _ = Self.admit(admission, speaking, from: "10.0.0.1", at: at(0))
         admission.heard(speaking)
         _ = Self.admit(admission, crowdA, from: "10.0.0.2", at: at(1))

@@ -37,8 +37,14 @@ import ShoalTrust
         let now = UInt64(Date().timeIntervalSince1970 * 1000)
         let signer = ShareSigner(privateKey: writer.privateKey)
         var chain = WriterLog.chainStart(zone: Self.notes, writer: me)
-        var frames = [Frame(type: .hello, payload: HelloMessage(node: me, name: "flood", capabilities: 256,
-                                                                zones: [ZoneAnnouncement(zone: Self.notes, incarnation: incarnation)]).encoded())]
+        var frames = [
+            Frame(
+                type: .hello,
+                payload: HelloMessage(
+                    node: me, name: "flood", capabilities: 256,
+                    zones: [ZoneAnnouncement(zone: Self.notes, incarnation: incarnation)]
+                ).encoded())
+        ]
         for b in 1...batches {
             let records = (0..<perBatch).map { i -> Record in
                 let n = (b - 1) * perBatch + i
@@ -47,22 +53,35 @@ import ShoalTrust
                 var bytes = data
                 bytes[0] = UInt8(truncatingIfNeeded: n)
                 bytes[1] = UInt8(truncatingIfNeeded: n >> 8)
-                return Record(recordType: "Blob", id: Record.ID(name: "r\(n)", zone: Self.notes), parent: nil, creation: dot,
-                              versionVector: VersionVector([(me, dot.hlc)]), heads: [Record.Head(node: me, isDeletion: false)],
-                              fields: [Record.Field(name: "data", value: .bytes(bytes), stamp: dot)], extensions: [])
+                return Record(
+                    recordType: "Blob", id: Record.ID(name: "r\(n)", zone: Self.notes), parent: nil, creation: dot,
+                    versionVector: VersionVector([(me, dot.hlc)]), heads: [Record.Head(node: me, isDeletion: false)],
+                    fields: [Record.Field(name: "data", value: .bytes(bytes), stamp: dot)], extensions: [])
             }
             let first = UInt64((b - 1) * perBatch + 1)
             for (i, r) in records.enumerated() {
-                chain = WriterLog.chain(chain, WriterLog.entry(of: r, dot: Dot(node: me, hlc: r.versionVector[me]), sequence: first + UInt64(i)))
+                chain = WriterLog.chain(
+                    chain,
+                    WriterLog.entry(of: r, dot: Dot(node: me, hlc: r.versionVector[me]), sequence: first + UInt64(i)))
             }
-            let checkpoint = signer.sign(WriterCheckpoint(zone: Self.notes, incarnation: incarnation, writer: me,
-                                                          sequence: first + UInt64(perBatch) - 1, chain: chain))
-            let section = WriterLogSection(ranges: [.init(writer: me, publicKey: b == 1 ? signer.publicKeyDER : nil, firstSequence: first,
-                                                          items: (0..<perBatch).map { .implied(record: $0) },
-                                                          seal: .init(chain: checkpoint.chain, signature: checkpoint.signature))])
-            frames.append(Frame(type: .changes, payload: ChangesMessage(zone: Self.notes, incarnation: incarnation, batch: UInt64(b), isCaughtUp: b == batches,
-                                                                          token: ChangeToken(bytes: [UInt8(b)]), knowledge: nil, records: records,
-                                                                          writerLog: section).encoded()))
+            let checkpoint = signer.sign(
+                WriterCheckpoint(
+                    zone: Self.notes, incarnation: incarnation, writer: me,
+                    sequence: first + UInt64(perBatch) - 1, chain: chain))
+            let section = WriterLogSection(ranges: [
+                .init(
+                    writer: me, publicKey: b == 1 ? signer.publicKeyDER : nil, firstSequence: first,
+                    items: (0..<perBatch).map { .implied(record: $0) },
+                    seal: .init(chain: checkpoint.chain, signature: checkpoint.signature))
+            ])
+            frames.append(
+                Frame(
+                    type: .changes,
+                    payload: ChangesMessage(
+                        zone: Self.notes, incarnation: incarnation, batch: UInt64(b), isCaughtUp: b == batches,
+                        token: ChangeToken(bytes: [UInt8(b)]), knowledge: nil, records: records,
+                        writerLog: section
+                    ).encoded()))
         }
         let bytes = ZoneSharingTLSTests.encode(frames)
         #expect(bytes.count > 40 * network.inboundBytes / 2, "the flood is many times the bound")
@@ -71,14 +90,19 @@ import ShoalTrust
         let client = try await NonReadingClient.connect(port: a.port, identity: writer, send: bytes)
         defer { client.close() }
         let all = batches * perBatch
-        let applied = await eventually(timeout: .seconds(90)) { (try? await a.store.allRecordIDs(in: Self.notes).count) == all }
+        let applied = await eventually(timeout: .seconds(90)) {
+            (try? await a.store.allRecordIDs(in: Self.notes).count) == all
+        }
         let peak = await a.net.inboundPeakBytes(of: writer.deviceID)
         let stored = (try? await a.store.allRecordIDs(in: Self.notes).count) ?? -1
         let errors = await a.net.sync.lastErrors()
         #expect(applied, "every record of the flood was applied: \(stored) of \(all); errors \(errors)")
         let bound = network.inboundBytes
         #expect(peak != nil, "the flooding connection is still open")
-        #expect((peak ?? .max) <= bound, "the node held \(peak ?? -1) bytes of one connection's frames for its engine (bound \(bound), flood \(bytes.count))")
+        #expect(
+            (peak ?? .max) <= bound,
+            "the node held \(peak ?? -1) bytes of one connection's frames for its engine (bound \(bound), flood \(bytes.count))"
+        )
         // Two batches held at once: the engine fell behind the reader, so the bound is what held it back.
         let batchCost = frames[1].heldCost
         #expect((peak ?? 0) > batchCost * 3 / 2, "peak \(peak ?? -1), one batch \(batchCost)")

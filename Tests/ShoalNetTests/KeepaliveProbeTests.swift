@@ -66,7 +66,9 @@ import ShoalWire
         let channel = EmbeddedChannel()
         defer { _ = try? channel.finish() }
         let ops = channel.pipeline.syncOperations
-        try ops.addHandler(FrameEncodingHandler(options: FrameEncoder.Options(), stream: false, traffic: TrafficCounter(), peer: hellos))
+        try ops.addHandler(
+            FrameEncodingHandler(
+                options: FrameEncoder.Options(), stream: false, traffic: TrafficCounter(), peer: hellos))
         let outbox = Outbox()
         try ops.addHandler(outbox)
         try ops.addHandler(handler)

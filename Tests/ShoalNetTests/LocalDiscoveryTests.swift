@@ -39,11 +39,16 @@ import ShoalTrust
         let source = try #require(Self.loopback)
         let b = try await LoopbackNode.start("b", network: Self.patient)
         let a = try await LoopbackNode.start("a", network: Self.patient)
-        defer { Task { await a.stop(); await b.stop() } }
+        defer {
+            Task {
+                await a.stop(); await b.stop()
+            }
+        }
         await LoopbackNode.trustEachOther(a, b)
         // Twice, a second apart: of two unconnected devices the larger ID waits for a second announcement.
         await a.net.discoveryReceived(Self.announcement(b.device, port: b.port), from: source)
-        await a.net.discoveryReceived(Self.announcement(b.device, port: b.port), from: source, at: Date().addingTimeInterval(1))
+        await a.net.discoveryReceived(
+            Self.announcement(b.device, port: b.port), from: source, at: Date().addingTimeInterval(1))
         #expect(await a.net.peers().map(\.address) == ["127.0.0.1:\(b.port)"], "the discovered address is dialled")
         #expect(await Self.eventually { await a.net.peers().first?.isConnected == true }, "the dial reached b")
         #expect(await a.net.discoveredAddresses(of: b.device) == ["127.0.0.1:\(b.port)"])
@@ -53,8 +58,11 @@ import ShoalTrust
         // §4.1). A device that really moved fails the probe (DiscoveryLifecycleTests).
         let moved = try #require(try await b.net.listen(host: "127.0.0.1", port: 0).port)
         await a.net.discoveryReceived(Self.announcement(b.device, port: moved), from: source)
-        #expect(await Self.eventually { await a.net.probesAnswered == 1 }, "the open connection was probed and answered")
-        #expect(await a.net.peers().map(\.address) == ["127.0.0.1:\(b.port)"], "the verified address is still dialled, the new one not")
+        #expect(
+            await Self.eventually { await a.net.probesAnswered == 1 }, "the open connection was probed and answered")
+        #expect(
+            await a.net.peers().map(\.address) == ["127.0.0.1:\(b.port)"],
+            "the verified address is still dialled, the new one not")
         #expect(await a.net.peers().first?.isConnected == true)
         #expect(await a.net.connectionCount == 1)
         #expect(await a.net.probesUnanswered == 0)
@@ -72,16 +80,23 @@ import ShoalTrust
     @Test func aForgedAddressIsTriedOnceAndNeverCutsAVerifiedLink() async throws {
         let source = try #require(Self.loopback)
         let (small, large) = try await Self.trustedPair()
-        defer { Task { await small.stop(); await large.stop() } }
+        defer {
+            Task {
+                await small.stop(); await large.stop()
+            }
+        }
         // Port 1 on loopback: nothing listens there (as a spoofer's address where TLS fails).
         await small.net.discoveryReceived(Self.announcement(large.device, port: 1), from: source)
         #expect(await small.net.peers().map(\.address) == ["127.0.0.1:1"], "a candidate is tried")
         #expect(await Self.eventually { await small.net.peers().isEmpty }, "its failed dial drops it")
-        await small.net.discoveryReceived(Self.announcement(large.device, port: 1), from: source, at: Date().addingTimeInterval(1))
+        await small.net.discoveryReceived(
+            Self.announcement(large.device, port: 1), from: source, at: Date().addingTimeInterval(1))
         #expect(await small.net.peers().isEmpty, "heard again within its retry time: not dialled")
 
         await small.net.discoveryReceived(Self.announcement(large.device, port: large.port), from: source)
-        #expect(await Self.eventually { await small.net.peers().first?.isConnected == true }, "the real address is dialled and verified")
+        #expect(
+            await Self.eventually { await small.net.peers().first?.isConnected == true },
+            "the real address is dialled and verified")
         for _ in 0..<3 { await small.net.discoveryReceived(Self.announcement(large.device, port: 1), from: source) }
         #expect(await Self.eventually { await small.net.probesAnswered == 1 })
         try await Task.sleep(for: .milliseconds(200))
@@ -95,7 +110,11 @@ import ShoalTrust
     @Test func ofTwoDevicesTheSmallerDialsAndOneConnectionIsEnough() async throws {
         let source = try #require(Self.loopback)
         let (small, large) = try await Self.trustedPair()
-        defer { Task { await small.stop(); await large.stop() } }
+        defer {
+            Task {
+                await small.stop(); await large.stop()
+            }
+        }
         // Both hear each other at once: only the smaller ID dials.
         await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source)
         await small.net.discoveryReceived(Self.announcement(large.device, port: large.port), from: source)
@@ -115,11 +134,16 @@ import ShoalTrust
     @Test func theLargerDeviceDialsWhenTheSmallerDoesNot() async throws {
         let source = try #require(Self.loopback)
         let (small, large) = try await Self.trustedPair()
-        defer { Task { await small.stop(); await large.stop() } }
+        defer {
+            Task {
+                await small.stop(); await large.stop()
+            }
+        }
         await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source)
         #expect(await large.net.peers().isEmpty)
         // An interval later, still unconnected (the smaller one cannot reach it): it dials.
-        await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source, at: Date().addingTimeInterval(1))
+        await large.net.discoveryReceived(
+            Self.announcement(small.device, port: small.port), from: source, at: Date().addingTimeInterval(1))
         #expect(await large.net.peers().map(\.address) == ["127.0.0.1:\(small.port)"])
         #expect(await Self.eventually { await large.net.connectionCount == 1 })
     }
@@ -128,7 +152,11 @@ import ShoalTrust
         let source = try #require(Self.loopback)
         let b = try await LoopbackNode.start("b")
         let a = try await LoopbackNode.start("a")
-        defer { Task { await a.stop(); await b.stop() } }
+        defer {
+            Task {
+                await a.stop(); await b.stop()
+            }
+        }
         await LoopbackNode.trustEachOther(a, b)
         await a.net.addPeer(host: "127.0.0.1", port: b.port)  // as `peer add --address` or `--peer` would
         await a.net.discoveryReceived(Self.announcement(b.device, port: b.port), from: source)
@@ -141,7 +169,11 @@ import ShoalTrust
         let source = try #require(Self.loopback)
         let b = try await LoopbackNode.start("b")
         let a = try await LoopbackNode.start("a")
-        defer { Task { await a.stop(); await b.stop() } }
+        defer {
+            Task {
+                await a.stop(); await b.stop()
+            }
+        }
         await b.net.trust(a.device)
         await a.net.discoveryReceived(Self.announcement(b.device, port: b.port), from: source)
         #expect(await a.net.peers().isEmpty, "an untrusted device is never dialled")
@@ -162,12 +194,16 @@ import ShoalTrust
     @Test func announcementsFromTheLANNamingLoopbackAreNotDialled() async throws {
         let lan = try SocketAddress(ipAddress: "10.77.0.9", port: 21_047)
         let d = try #require(Self.device(9))
-        let a = DiscoveryAnnouncement(device: d, instance: 1, endpoints: [
-            .init(host: .ipv4(0x7F00_0001), port: 7400), .init(host: .ipv4(0xEFFF_5348), port: 7400),
-            .init(host: .ipv6(high: 0xFE80_0000_0000_0000, low: 1), port: 7400), .init(host: .source, port: 7401),
-        ])
+        let a = DiscoveryAnnouncement(
+            device: d, instance: 1,
+            endpoints: [
+                .init(host: .ipv4(0x7F00_0001), port: 7400), .init(host: .ipv4(0xEFFF_5348), port: 7400),
+                .init(host: .ipv6(high: 0xFE80_0000_0000_0000, low: 1), port: 7400), .init(host: .source, port: 7401)
+            ])
         #expect(NetworkNode.addresses(of: a, from: lan) == [PeerAddress(host: "10.77.0.9", port: 7401)])
-        #expect(NetworkNode.addresses(of: a, from: try SocketAddress(ipAddress: "127.0.0.1", port: 1)).contains(PeerAddress(host: "127.0.0.1", port: 7400)))
+        #expect(
+            NetworkNode.addresses(of: a, from: try SocketAddress(ipAddress: "127.0.0.1", port: 1)).contains(
+                PeerAddress(host: "127.0.0.1", port: 7400)))
     }
 
     @Test func whatIsAnnouncedOverEachFamilyForEachListeningAddress() {
@@ -186,11 +222,16 @@ import ShoalTrust
     /// A link-local source over IPv6 carries its interface (`sin6_scope_id`): kept, so the address can be dialled.
     @Test func aLinkLocalAddressKeepsTheInterfaceItWasHeardOn() throws {
         let d = try #require(Self.device(9))
-        let a = DiscoveryAnnouncement(device: d, instance: 1, endpoints: [
-            .init(host: .ipv6(high: 0xFE80_0000_0000_0000, low: 1), port: 7400), .init(host: .source, port: 7401),
-        ])
+        let a = DiscoveryAnnouncement(
+            device: d, instance: 1,
+            endpoints: [
+                .init(host: .ipv6(high: 0xFE80_0000_0000_0000, low: 1), port: 7400), .init(host: .source, port: 7401)
+            ])
         let source = try #require(Self.scoped("fe80::5", interface: "lo"))
-        #expect(NetworkNode.addresses(of: a, from: source) == [PeerAddress(host: "fe80::5%lo", port: 7401), PeerAddress(host: "fe80::1%lo", port: 7400)])
+        #expect(
+            NetworkNode.addresses(of: a, from: source) == [
+                PeerAddress(host: "fe80::5%lo", port: 7401), PeerAddress(host: "fe80::1%lo", port: 7400)
+            ])
         #expect(PeerAddress(host: "fe80::5%lo", port: 7401).description == "[fe80::5%lo]:7401")
         // Without an interface (the packet came over IPv4, or from a global address) a link-local address is dropped.
         let global = try SocketAddress(ipAddress: "fd00::5", port: 21_047)
@@ -199,14 +240,24 @@ import ShoalTrust
 
     @Test func aLinkLocalAddressIsDialledOnlyWhileNoOtherIsKnown() async throws {
         let (small, large) = try await Self.trustedPair()
-        defer { Task { await small.stop(); await large.stop() } }
+        defer {
+            Task {
+                await small.stop(); await large.stop()
+            }
+        }
         let linkLocal = try #require(Self.scoped("fe80::7", interface: "lo"))
         await small.net.discoveryReceived(Self.announcement(large.device, port: large.port), from: linkLocal)
-        #expect(await small.net.peers().map(\.address) == ["fe80::7%lo:\(large.port)"], "only a link-local address is known: dialled")
+        #expect(
+            await small.net.peers().map(\.address) == ["fe80::7%lo:\(large.port)"],
+            "only a link-local address is known: dialled")
         // The same device over IPv4: that address is dialled, the link-local one (not connected) no longer.
-        await small.net.discoveryReceived(Self.announcement(large.device, port: large.port), from: try #require(Self.loopback))
+        await small.net.discoveryReceived(
+            Self.announcement(large.device, port: large.port), from: try #require(Self.loopback))
         #expect(await small.net.peers().map(\.address) == ["127.0.0.1:\(large.port)"])
-        #expect(await small.net.discoveredAddresses(of: large.device) == ["127.0.0.1:\(large.port)", "[fe80::7%lo]:\(large.port)"])
+        #expect(
+            await small.net.discoveredAddresses(of: large.device) == [
+                "127.0.0.1:\(large.port)", "[fe80::7%lo]:\(large.port)"
+            ])
         #expect(await Self.eventually { await small.net.peers().first?.isConnected == true })
     }
 
@@ -215,36 +266,52 @@ import ShoalTrust
     @Test func copiesOfOneAnnouncementDoNotMakeTheLargerDeviceDial() async throws {
         let source = try #require(Self.loopback)
         let (small, large) = try await Self.trustedPair()
-        defer { Task { await small.stop(); await large.stop() } }
+        defer {
+            Task {
+                await small.stop(); await large.stop()
+            }
+        }
         let now = Date()
         await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source, at: now)
-        await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source, at: now.addingTimeInterval(0.01))
+        await large.net.discoveryReceived(
+            Self.announcement(small.device, port: small.port), from: source, at: now.addingTimeInterval(0.01))
         #expect(await large.net.peers().isEmpty, "a copy of the same announcement is not the next one")
-        await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source, at: now.addingTimeInterval(1))
-        #expect(await large.net.peers().map(\.address) == ["127.0.0.1:\(small.port)"], "the next announcement: it dials")
+        await large.net.discoveryReceived(
+            Self.announcement(small.device, port: small.port), from: source, at: now.addingTimeInterval(1))
+        #expect(
+            await large.net.peers().map(\.address) == ["127.0.0.1:\(small.port)"], "the next announcement: it dials")
         #expect(await Self.eventually { await large.net.connectionCount == 1 })
     }
 
     @Test func interfacesAreSortedByWhatTheySupport() throws {
-        func device(_ name: String, _ ip: String, index: Int, multicast: Bool, broadcast: String? = nil, netmask: String? = nil) throws -> NIONetworkDevice {
+        func device(
+            _ name: String, _ ip: String, index: Int, multicast: Bool, broadcast: String? = nil, netmask: String? = nil
+        ) throws -> NIONetworkDevice {
             let address = try SocketAddress(ipAddress: ip, port: 0)
-            return NIONetworkDevice(name: name, address: address, netmask: try netmask.map { try SocketAddress(ipAddress: $0, port: 0) },
-                                    broadcastAddress: try broadcast.map { try SocketAddress(ipAddress: $0, port: 0) },
-                                    pointToPointDestinationAddress: address, multicastSupported: multicast, interfaceIndex: index)
+            return NIONetworkDevice(
+                name: name, address: address, netmask: try netmask.map { try SocketAddress(ipAddress: $0, port: 0) },
+                broadcastAddress: try broadcast.map { try SocketAddress(ipAddress: $0, port: 0) },
+                pointToPointDestinationAddress: address, multicastSupported: multicast, interfaceIndex: index)
         }
         let plan = DiscoveryInterfaces([
-            try device("lo", "127.0.0.1", index: 1, multicast: false), try device("lo", "::1", index: 1, multicast: true),
+            try device("lo", "127.0.0.1", index: 1, multicast: false),
+            try device("lo", "::1", index: 1, multicast: true),
             try device("eth0", "10.0.0.2", index: 2, multicast: true, broadcast: "10.0.0.255"),
-            try device("eth0", "fe80::2", index: 2, multicast: true), try device("eth0", "fd00::2", index: 2, multicast: true),
+            try device("eth0", "fe80::2", index: 2, multicast: true),
+            try device("eth0", "fd00::2", index: 2, multicast: true),
             try device("wlan0", "10.1.0.2", index: 3, multicast: false, broadcast: "10.1.0.255"),
             try device("wlan0", "fe80::3", index: 3, multicast: false),
             // An address added without a broadcast address reports its own: the subnet's highest is used.
             try device("eth1", "10.2.0.2", index: 4, multicast: false, broadcast: "10.2.0.2", netmask: "255.255.255.0"),
-            try device("tun0", "10.3.0.2", index: 5, multicast: false, netmask: "255.255.255.255"),
+            try device("tun0", "10.3.0.2", index: 5, multicast: false, netmask: "255.255.255.255")
         ])
         #expect(plan.ipv4Multicast.map(\.name) == ["eth0"])
-        #expect(plan.ipv4Broadcast.map(\.ipAddress) == ["10.1.0.255", "10.2.0.255"], "multicast off: broadcast (none on a /32)")
-        #expect(plan.ipv6Multicast.map(\.name) == ["eth0"], "each IPv6 interface once, loopback and non-multicast ones left out")
+        #expect(
+            plan.ipv4Broadcast.map(\.ipAddress) == ["10.1.0.255", "10.2.0.255"],
+            "multicast off: broadcast (none on a /32)")
+        #expect(
+            plan.ipv6Multicast.map(\.name) == ["eth0"],
+            "each IPv6 interface once, loopback and non-multicast ones left out")
         let group = try SocketAddress(ipAddress: "ff12::5348", port: 0)
         guard case .v6(let scoped)? = DiscoveryInterfaces.destination(group, port: 21_047, interface: 2) else {
             Issue.record("not an IPv6 destination")
@@ -263,16 +330,22 @@ import ShoalTrust
         var table = DiscoveredDevices(limit: 4)
         let t0 = Date(timeIntervalSince1970: 1_000)
         let trusted = try #require(Self.device(0xEE))
-        _ = table.record(trusted, instance: 1, addresses: [PeerAddress(host: "10.0.0.1", port: 1)], ipv6: false, pinned: true, at: t0)
+        _ = table.record(
+            trusted, instance: 1, addresses: [PeerAddress(host: "10.0.0.1", port: 1)], ipv6: false, pinned: true, at: t0
+        )
         for i in 0..<300 {
             let d = try #require(DeviceID(bytes: [UInt8(i / 256), UInt8(i % 256)] + [UInt8](repeating: 0, count: 30)))
-            _ = table.record(d, instance: 1, addresses: [PeerAddress(host: "10.0.0.2", port: i + 1)], ipv6: false, pinned: false,
-                             at: t0.addingTimeInterval(Double(i + 1)))
+            _ = table.record(
+                d, instance: 1, addresses: [PeerAddress(host: "10.0.0.2", port: i + 1)], ipv6: false, pinned: false,
+                at: t0.addingTimeInterval(Double(i + 1)))
         }
         #expect(table.entries.count == 5, "four strangers and the trusted device")
         #expect(table.entries[trusted] != nil, "a flood of strangers never evicts a trusted device")
-        #expect(table.entries.values.filter { !$0.isPinned }.map { $0.addresses.first?.port ?? 0 }.sorted() == [297, 298, 299, 300],
-                "the most recently heard strangers stay")
+        #expect(
+            table.entries.values.filter { !$0.isPinned }.map { $0.addresses.first?.port ?? 0 }.sorted() == [
+                297, 298, 299, 300
+            ],
+            "the most recently heard strangers stay")
         #expect(table.expire(before: t0.addingTimeInterval(299)).count == 3)
     }
 
@@ -282,11 +355,14 @@ import ShoalTrust
         let v4 = PeerAddress(host: "10.0.0.1", port: 7400), v4b = PeerAddress(host: "10.0.0.2", port: 7400)
         let v6 = PeerAddress(host: "fd00::1", port: 7400)
         let now = Date()
-        #expect(table.record(d, instance: 5, addresses: [v4], ipv6: false, pinned: false, at: now)
+        #expect(
+            table.record(d, instance: 5, addresses: [v4], ipv6: false, pinned: false, at: now)
                 == .init(isNew: true, restarted: false, added: [v4], removed: []))
-        #expect(table.record(d, instance: 5, addresses: [v6], ipv6: true, pinned: false, at: now)
+        #expect(
+            table.record(d, instance: 5, addresses: [v6], ipv6: true, pinned: false, at: now)
                 == .init(isNew: false, restarted: false, added: [v6], removed: []))
-        #expect(table.record(d, instance: 6, addresses: [v4b], ipv6: false, pinned: false, at: now)
+        #expect(
+            table.record(d, instance: 6, addresses: [v4b], ipv6: false, pinned: false, at: now)
                 == .init(isNew: true, restarted: true, added: [v4b], removed: [v4]))
         #expect(table.entries[d]?.addresses == [v4b, v6])
     }

@@ -26,10 +26,14 @@ struct LoopbackNode {
         for a in nodes { for b in nodes where a.device != b.device { await a.net.trust(b.device) } }
     }
 
-    static func start(_ name: String, assets: (any AssetProvider)? = nil, network: NetworkConfiguration = NetworkConfiguration(),
-                      sync: SyncConfiguration = SyncConfiguration(), identity: DeviceIdentity? = nil,
-                      trusting: Set<DeviceID> = [], group: (any EventLoopGroup)? = nil) async throws -> LoopbackNode {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-net-\(name)-\(UInt32.random(in: 0 ... .max))").path
+    static func start(
+        _ name: String, assets: (any AssetProvider)? = nil, network: NetworkConfiguration = NetworkConfiguration(),
+        sync: SyncConfiguration = SyncConfiguration(), identity: DeviceIdentity? = nil,
+        trusting: Set<DeviceID> = [], group: (any EventLoopGroup)? = nil
+    ) async throws -> LoopbackNode {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-net-\(name)-\(UInt32.random(in: 0 ... .max))"
+        ).path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         var c = Store.Configuration()
         c.synchronous = .normal
@@ -44,17 +48,23 @@ struct LoopbackNode {
             logger.logLevel = .debug
             network.logger = logger
         }
-        let syncNode = SyncNode(store: store, configuration: sc, assets: assets, signer: ShareSigner(privateKey: identity.privateKey))
-        if traced { await syncNode.setTrace { line in FileHandle.standardError.write(Data("[\(name)] \(line)\n".utf8)) } }
-        let net = NetworkNode(sync: syncNode, tls: try PeerTLS(identity: identity),
-                              trusting: trusting, configuration: network, group: group)
+        let syncNode = SyncNode(
+            store: store, configuration: sc, assets: assets, signer: ShareSigner(privateKey: identity.privateKey))
+        if traced {
+            await syncNode.setTrace { line in FileHandle.standardError.write(Data("[\(name)] \(line)\n".utf8)) }
+        }
+        let net = NetworkNode(
+            sync: syncNode, tls: try PeerTLS(identity: identity),
+            trusting: trusting, configuration: network, group: group)
         let address = try await net.listen(host: "127.0.0.1", port: 0)
         try await net.start()
         return LoopbackNode(directory: dir, store: store, net: net, port: address.port ?? 0, identity: identity)
     }
 
     /// Creates `zone`, owned by this node's device, and shares it with each of `members` as `role`.
-    func createSharedZone(_ zone: RecordZone.ID, with members: [LoopbackNode], role: ZoneShare.Role = .readWrite) async throws {
+    func createSharedZone(_ zone: RecordZone.ID, with members: [LoopbackNode], role: ZoneShare.Role = .readWrite)
+        async throws
+    {
         try await net.sync.createZone(zone)
         for m in members { await net.deliver(try await net.sync.setMember(m.device, role: role, of: zone)) }
     }
@@ -63,7 +73,9 @@ struct LoopbackNode {
     /// it: owned here and shared read-write with `members`, or open to every trusted device
     /// (`members` nil). A node serves an asset only to devices that may read a zone whose live
     /// records reference it (Spec/replication.md §3.7).
-    func reference(_ asset: Asset, sharedWith members: [LoopbackNode]?, in zone: RecordZone.ID = RecordZone.ID(name: "files")) async throws {
+    func reference(
+        _ asset: Asset, sharedWith members: [LoopbackNode]?, in zone: RecordZone.ID = RecordZone.ID(name: "files")
+    ) async throws {
         if (try? await store.zone(zone)) == nil {
             if let members { try await createSharedZone(zone, with: members) } else { try await store.createZone(zone) }
         }
@@ -103,8 +115,13 @@ func eventually(timeout: Duration = .seconds(90), _ condition: () async throws -
     }
 
     @Test func lineOfThreeConvergesOverTCP() async throws {
-        let a = try await LoopbackNode.start("a"), b = try await LoopbackNode.start("b"), c = try await LoopbackNode.start("c")
-        defer { Task { await a.stop(); await b.stop(); await c.stop() } }
+        let a = try await LoopbackNode.start("a"), b = try await LoopbackNode.start("b"),
+            c = try await LoopbackNode.start("c")
+        defer {
+            Task {
+                await a.stop(); await b.stop(); await c.stop()
+            }
+        }
         await LoopbackNode.trustEachOther(a, b, c)
         try await a.createSharedZone(Self.notes, with: [b, c])
         for i in 0..<50 { _ = try await a.store.save(note("a\(i)", "from a \(i)")) }
@@ -115,11 +132,12 @@ func eventually(timeout: Duration = .seconds(90), _ condition: () async throws -
         // Live changes both ways after catch-up.
         _ = try await c.store.save(note("c1", "from c"))
         _ = try await a.store.save(note("a-live", "live from a"))
-        #expect(try await eventually {
-            let fromC = try? await a.store.record(for: Record.ID(name: "c1", zone: Self.notes))
-            let fromA = try? await c.store.record(for: Record.ID(name: "a-live", zone: Self.notes))
-            return fromC != nil && fromA != nil
-        })
+        #expect(
+            try await eventually {
+                let fromC = try? await a.store.record(for: Record.ID(name: "c1", zone: Self.notes))
+                let fromA = try? await c.store.record(for: Record.ID(name: "a-live", zone: Self.notes))
+                return fromC != nil && fromA != nil
+            })
         // Concurrent edits of one record on both ends converge to the same bytes everywhere.
         var ea = try await a.store.record(for: Record.ID(name: "a1", zone: Self.notes))
         var ec = try await c.store.record(for: Record.ID(name: "a1", zone: Self.notes))
@@ -127,10 +145,12 @@ func eventually(timeout: Duration = .seconds(90), _ condition: () async throws -
         ec["text"] = .string("edited on c"); ec["tagC"] = .bool(true)
         _ = try await a.store.save(ea)
         _ = try await c.store.save(ec)
-        #expect(try await eventually {
-            let da = try await a.store.digest(of: Self.notes), db = try await b.store.digest(of: Self.notes), dc = try await c.store.digest(of: Self.notes)
-            return da == db && db == dc && da.recordCount == 52
-        })
+        #expect(
+            try await eventually {
+                let da = try await a.store.digest(of: Self.notes), db = try await b.store.digest(of: Self.notes),
+                    dc = try await c.store.digest(of: Self.notes)
+                return da == db && db == dc && da.recordCount == 52
+            })
         let merged = try await b.store.record(for: Record.ID(name: "a1", zone: Self.notes))
         #expect(merged["tagA"] == .bool(true) && merged["tagC"] == .bool(true), "fields changed on one side only merge")
     }
@@ -145,7 +165,8 @@ func eventually(timeout: Duration = .seconds(90), _ condition: () async throws -
         let got = try await RawClient.exchange(port: a.port, send: Array("GET / HTTP/1.1\r\n\r\n".utf8))
         var reader = FrameReader()
         #expect(((try? reader.frames(in: got)) ?? []).isEmpty, "no frame crosses a connection without TLS")
-        #expect(try await a.store.record(for: Record.ID(name: "kept", zone: Self.notes))["text"] == .string("still here"))
+        #expect(
+            try await a.store.record(for: Record.ID(name: "kept", zone: Self.notes))["text"] == .string("still here"))
         // The node still serves a well-behaved peer afterwards.
         let b = try await LoopbackNode.start("b")
         defer { Task { await b.stop() } }

@@ -24,7 +24,9 @@ import ShoalTrust
         var r = Record(recordType: "Blob", id: Record.ID(name: "r\(i)", zone: zone))
         var data = [UInt8](repeating: 0, count: recordBytes)
         data.withUnsafeMutableBytes { raw in
-            for i in stride(from: 0, to: raw.count - 7, by: 8) { raw.storeBytes(of: rng.next(), toByteOffset: i, as: UInt64.self) }
+            for i in stride(from: 0, to: raw.count - 7, by: 8) {
+                raw.storeBytes(of: rng.next(), toByteOffset: i, as: UInt64.self)
+            }
         }
         r["data"] = .bytes(data)
         return r
@@ -40,17 +42,24 @@ import ShoalTrust
         var subscribes = [Frame]()
         for zone in Self.zones {
             let info = try await a.store.createZone(zone)
-            _ = try await a.store.modify(saving: (0..<Self.recordsPerZone).map { Self.record($0, in: zone, rng: &rng) }, policy: .allKeys)
-            subscribes.append(Frame(type: .subscribe, payload: SubscribeMessage(zone: zone, incarnation: info.incarnation, token: nil, window: 64).encoded()))
+            _ = try await a.store.modify(
+                saving: (0..<Self.recordsPerZone).map { Self.record($0, in: zone, rng: &rng) }, policy: .allKeys)
+            subscribes.append(
+                Frame(
+                    type: .subscribe,
+                    payload: SubscribeMessage(zone: zone, incarnation: info.incarnation, token: nil, window: 64)
+                        .encoded()))
         }
         let total = Self.zones.count * Self.recordsPerZone * Self.recordBytes
 
         // The trusted device that asks for every zone and then reads nothing.
         let mallory = try DeviceIdentity.generate()
         await a.net.trust(mallory.deviceID)
-        let hello = Frame(type: .hello, payload: HelloMessage(node: NodeID.random(), name: "non-reader", zones: []).encoded())
-        let client = try await NonReadingClient.connect(port: a.port, identity: mallory,
-                                                        send: try ([hello] + subscribes).flatMap { try FrameEncoder(options: .init(mode: .none)).encode($0) })
+        let hello = Frame(
+            type: .hello, payload: HelloMessage(node: NodeID.random(), name: "non-reader", zones: []).encoded())
+        let client = try await NonReadingClient.connect(
+            port: a.port, identity: mallory,
+            send: try ([hello] + subscribes).flatMap { try FrameEncoder(options: .init(mode: .none)).encode($0) })
         defer { client.close() }
 
         // An honest peer dials meanwhile and syncs one zone.
@@ -76,10 +85,13 @@ import ShoalTrust
         // NIO may hold below the outbox (a frame and its high watermark).
         let bound = network.outboxBytes + Self.recordsPerZone * Self.recordBytes + (1 << 20) + (64 << 10)
         #expect(served, "the non-reader's connection was admitted")
-        #expect(most <= bound, "the node held \(most) bytes for a peer that reads nothing (bound \(bound), zones hold \(total))")
+        #expect(
+            most <= bound,
+            "the node held \(most) bytes for a peer that reads nothing (bound \(bound), zones hold \(total))")
         #expect(closed, "the connection that took no bytes was not closed by the unwritable timeout")
-        #expect(await eventually { (try? await b.store.allRecordIDs(in: Self.zones[0]).count) == Self.recordsPerZone },
-                "the honest peer synced its zone")
+        #expect(
+            await eventually { (try? await b.store.allRecordIDs(in: Self.zones[0]).count) == Self.recordsPerZone },
+            "the honest peer synced its zone")
         #expect(await b.net.peers().first?.node == a.store.nodeID, "the honest peer's hello was answered")
     }
 }
@@ -96,23 +108,31 @@ extension NonReadingPeerTests {
         var subscribes = [Frame]()
         for zone in Self.zones {
             let info = try await a.store.createZone(zone)
-            subscribes.append(Frame(type: .subscribe, payload: SubscribeMessage(zone: zone, incarnation: info.incarnation, token: nil, window: 64).encoded()))
+            subscribes.append(
+                Frame(
+                    type: .subscribe,
+                    payload: SubscribeMessage(zone: zone, incarnation: info.incarnation, token: nil, window: 64)
+                        .encoded()))
         }
         let mallory = try DeviceIdentity.generate()
         await a.net.trust(mallory.deviceID)
         let node = NodeID.random()
         let hello = Frame(type: .hello, payload: HelloMessage(node: node, name: "non-reader", zones: []).encoded())
-        let client = try await NonReadingClient.connect(port: a.port, identity: mallory,
-                                                        send: try ([hello] + subscribes).flatMap { try FrameEncoder(options: .init(mode: .none)).encode($0) })
+        let client = try await NonReadingClient.connect(
+            port: a.port, identity: mallory,
+            send: try ([hello] + subscribes).flatMap { try FrameEncoder(options: .init(mode: .none)).encode($0) })
         defer { client.close() }
         // Every subscription answered (caught up on an empty zone) before anything is written.
-        #expect(await eventually(timeout: .seconds(20)) {
-            await a.net.sync.replication().filter { $0.peer == node && $0.sending && $0.sentCaughtUp }.count == Self.zones.count
-        })
+        #expect(
+            await eventually(timeout: .seconds(20)) {
+                await a.net.sync.replication().filter { $0.peer == node && $0.sending && $0.sentCaughtUp }.count
+                    == Self.zones.count
+            })
 
         var rng = SystemRandomNumberGenerator()
         for zone in Self.zones {
-            _ = try await a.store.modify(saving: (0..<Self.recordsPerZone).map { Self.record($0, in: zone, rng: &rng) }, policy: .allKeys)
+            _ = try await a.store.modify(
+                saving: (0..<Self.recordsPerZone).map { Self.record($0, in: zone, rng: &rng) }, policy: .allKeys)
         }
         let total = Self.zones.count * Self.recordsPerZone * Self.recordBytes
         // Every change has reached the engine once the last zone's news is handled; sample what
@@ -120,13 +140,18 @@ extension NonReadingPeerTests {
         // the engine has filled the outbox past its bound (at most 20 s).
         var most = 0
         let start = ContinuousClock.now
-        while ContinuousClock.now < start + .seconds(2) || (most <= network.outboxBytes && ContinuousClock.now < start + .seconds(20)) {
+        while ContinuousClock.now < start + .seconds(2)
+            || (most <= network.outboxBytes && ContinuousClock.now < start + .seconds(20))
+        {
             most = max(most, await a.net.outboundBytes(of: mallory.deviceID) ?? 0)
             try await Task.sleep(for: .milliseconds(20))
         }
         let bound = network.outboxBytes + Self.recordsPerZone * Self.recordBytes + (1 << 20) + (64 << 10)
         #expect(most > network.outboxBytes, "the peer was served until its outbox passed the bound")
-        #expect(most <= bound, "the node held \(most) bytes for a peer that reads nothing (bound \(bound), the zones' changes are \(total))")
+        #expect(
+            most <= bound,
+            "the node held \(most) bytes for a peer that reads nothing (bound \(bound), the zones' changes are \(total))"
+        )
     }
 
     /// What a connection over its bound was held back from is sent once it drains: a reading
@@ -141,14 +166,20 @@ extension NonReadingPeerTests {
         for zone in Self.zones { try await a.createSharedZone(zone, with: [b]) }
         await LoopbackNode.trustEachOther(a, b)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
-        #expect(await eventually(timeout: .seconds(30)) { Set((try? await b.store.zones().map(\.id)) ?? []) == Set(Self.zones) })
-        #expect(await eventually(timeout: .seconds(30)) {
-            await a.net.sync.replication().filter { $0.sending && $0.sentCaughtUp }.count == Self.zones.count
-        })
+        #expect(
+            await eventually(timeout: .seconds(30)) {
+                Set((try? await b.store.zones().map(\.id)) ?? []) == Set(Self.zones)
+            })
+        #expect(
+            await eventually(timeout: .seconds(30)) {
+                await a.net.sync.replication().filter { $0.sending && $0.sentCaughtUp }.count == Self.zones.count
+            })
         // One commit: the news of every zone reaches the engine at once, and all but the first
         // find the connection over its bound.
         var rng = SystemRandomNumberGenerator()
-        _ = try await a.store.modify(saving: Self.zones.flatMap { zone in (0..<Self.recordsPerZone).map { Self.record($0, in: zone, rng: &rng) } }, policy: .allKeys)
+        _ = try await a.store.modify(
+            saving: Self.zones.flatMap { zone in (0..<Self.recordsPerZone).map { Self.record($0, in: zone, rng: &rng) }
+            }, policy: .allKeys)
         var counts = [Int]()
         let all = await eventually(timeout: .seconds(60)) {
             counts = []
@@ -172,7 +203,10 @@ struct NonReadingClient {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let ops = channel.pipeline.syncOperations
-                    try ops.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil, customVerificationCallback: { _, p in p.succeed(.certificateVerified) }))
+                    try ops.addHandler(
+                        NIOSSLClientHandler(
+                            context: context, serverHostname: nil,
+                            customVerificationCallback: { _, p in p.succeed(.certificateVerified) }))
                     try ops.addHandler(StopReading(send: bytes))
                 }
             }

@@ -16,13 +16,18 @@ import ShoalWire
     static let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// A connection's outbound handlers on an embedded channel, and the gate the node would use.
-    static func connection(limit: Int = 10_000, timeout: TimeAmount = .seconds(60)) throws -> (EmbeddedChannel, OutboundGate) {
+    static func connection(limit: Int = 10_000, timeout: TimeAmount = .seconds(60)) throws -> (
+        EmbeddedChannel, OutboundGate
+    ) {
         let outbox = Outbox(limit: limit)
         let handler = OutboxHandler(outbox: outbox, unwritableTimeout: timeout, logger: quiet)
         let chunks = ChunkGate()
         let channel = EmbeddedChannel(handlers: [handler, ChunkYieldHandler(gate: chunks)])
         try channel.connect(to: try SocketAddress(ipAddress: "127.0.0.1", port: 7400)).wait()
-        return (channel, OutboundGate(chunks: chunks, records: outbox, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop)))
+        return (
+            channel,
+            OutboundGate(chunks: chunks, records: outbox, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+        )
     }
 
     static func written(_ channel: EmbeddedChannel) throws -> [Frame] {
@@ -52,7 +57,9 @@ import ShoalWire
         #expect(gate.records.queuedBytes == Self.record(3).heldCost + Self.record(4).heldCost)
 
         Self.setWritable(true, channel)
-        #expect(try Self.written(channel) == [Self.record(3), Self.record(4), Self.chunk(1)], "records in order, then the chunk")
+        #expect(
+            try Self.written(channel) == [Self.record(3), Self.record(4), Self.chunk(1)],
+            "records in order, then the chunk")
         #expect(gate.records.queuedBytes == 0)
         _ = try channel.finish()
     }

@@ -18,7 +18,11 @@ import ShoalWire
         purging.tombstonePurgeInterval = .milliseconds(200)
         purging.tombstoneRetention = nil
         let a = try await LoopbackNode.start("a", network: purging), b = try await LoopbackNode.start("b")
-        defer { Task { await a.stop(); await b.stop() } }
+        defer {
+            Task {
+                await a.stop(); await b.stop()
+            }
+        }
         await LoopbackNode.trustEachOther(a, b)
         try await a.createSharedZone(Self.notes, with: [b])
         for i in 0..<10 {
@@ -29,10 +33,11 @@ import ShoalWire
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(try await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 10 })
         for i in 0..<3 { try await a.store.delete(Record.ID(name: "n\(i)", zone: Self.notes)) }
-        #expect(try await eventually {
-            guard let state = try? await a.store.tombstoneState(of: Self.notes) else { return false }
-            return state.tombstones == 0 && !state.horizon.isEmpty
-        }, "A's loop purges what B acknowledged")
+        #expect(
+            try await eventually {
+                guard let state = try? await a.store.tombstoneState(of: Self.notes) else { return false }
+                return state.tombstones == 0 && !state.horizon.isEmpty
+            }, "A's loop purges what B acknowledged")
         #expect(await a.net.sync.statistics.tombstonesPurged == 3)
         let onB = try await b.store.tombstoneState(of: Self.notes)
         #expect(onB.tombstones == 3 && onB.liveRecords == 7, "\(onB)")
@@ -45,8 +50,13 @@ import ShoalWire
         var purging = NetworkConfiguration()
         purging.tombstonePurgeInterval = .milliseconds(200)
         purging.tombstoneRetention = nil
-        let a = try await LoopbackNode.start("a", network: purging), b = try await LoopbackNode.start("b", network: purging)
-        defer { Task { await a.stop(); await b.stop() } }
+        let a = try await LoopbackNode.start("a", network: purging),
+            b = try await LoopbackNode.start("b", network: purging)
+        defer {
+            Task {
+                await a.stop(); await b.stop()
+            }
+        }
         await LoopbackNode.trustEachOther(a, b)
         try await a.createSharedZone(Self.notes, with: [b])
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
@@ -55,10 +65,11 @@ import ShoalWire
         // waits for B.
         #expect(await eventually { await a.net.sync.replication().contains { $0.zone == Self.notes && $0.receiving } })
         try await a.net.sync.deleteZone(Self.notes)
-        #expect(await eventually {
-            let onA = await a.store.zoneAnnouncements(), onB = await b.store.zoneAnnouncements()
-            return onA.isEmpty && onB.isEmpty
-        }, "both loops purge the deleted zone")
+        #expect(
+            await eventually {
+                let onA = await a.store.zoneAnnouncements(), onB = await b.store.zoneAnnouncements()
+                return onA.isEmpty && onB.isEmpty
+            }, "both loops purge the deleted zone")
         #expect(await a.net.sync.statistics.zoneTombstonesPurged == 1)
         #expect(await b.net.sync.statistics.zoneTombstonesPurged == 1)
         #expect(try await a.store.purgedZoneCount() == 1)

@@ -29,13 +29,17 @@ import ShoalWire
         #expect(try await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 30 })
         for i in 0..<10 {
             _ = try await a.store.save(note("live\(i)", "a live note about the sunday groceries, \(i)"))
-            #expect(try await eventually { (try? await b.store.record(for: Record.ID(name: "live\(i)", zone: Self.notes))) != nil })
+            #expect(
+                try await eventually {
+                    (try? await b.store.record(for: Record.ID(name: "live\(i)", zone: Self.notes))) != nil
+                })
         }
         _ = try await b.store.save(note("from-b", "written on b"))
-        #expect(try await eventually {
-            let da = try await a.store.digest(of: Self.notes), db = try await b.store.digest(of: Self.notes)
-            return da == db && da.recordCount == 41
-        })
+        #expect(
+            try await eventually {
+                let da = try await a.store.digest(of: Self.notes), db = try await b.store.digest(of: Self.notes)
+                return da == db && da.recordCount == 41
+            })
         return (a, b)
     }
 

@@ -28,7 +28,9 @@ enum TLSTestClient {
     static func context(_ identity: DeviceIdentity) throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv13
-        configuration.certificateChain = [.certificate(try NIOSSLCertificate(bytes: identity.certificateDER, format: .der))]
+        configuration.certificateChain = [
+            .certificate(try NIOSSLCertificate(bytes: identity.certificateDER, format: .der))
+        ]
         configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: identity.privateKeyDER, format: .der))
         configuration.certificateVerification = .noHostnameVerification
         configuration.trustRoots = .certificates([])
@@ -44,9 +46,11 @@ enum TLSTestClient {
     /// `holdUntil`, when given, keeps the connection open until it holds (asked every 20 ms),
     /// then the client closes it (`closedByPeer` false): for a test that expects the node to
     /// keep the connection and act on what it was sent, however long the node takes to read it.
-    static func exchange(port: Int, identity: DeviceIdentity, send: [UInt8] = [], timeout: Duration = .seconds(90),
-                         until: (@Sendable ([UInt8]) -> Bool)? = nil,
-                         holdUntil: (@Sendable () async -> Bool)? = nil) async throws -> Result {
+    static func exchange(
+        port: Int, identity: DeviceIdentity, send: [UInt8] = [], timeout: Duration = .seconds(90),
+        until: (@Sendable ([UInt8]) -> Bool)? = nil,
+        holdUntil: (@Sendable () async -> Bool)? = nil
+    ) async throws -> Result {
         let context = try context(identity)
         let group = MultiThreadedEventLoopGroup.singleton
         let done = group.next().makePromise(of: (Bool, [UInt8]).self)
@@ -55,13 +59,19 @@ enum TLSTestClient {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let ops = channel.pipeline.syncOperations
-                    try ops.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil, customVerificationCallback: { _, p in p.succeed(.certificateVerified) }))
+                    try ops.addHandler(
+                        NIOSSLClientHandler(
+                            context: context, serverHostname: nil,
+                            customVerificationCallback: { _, p in p.succeed(.certificateVerified) }))
                     try ops.addHandler(Collector(send: send, done: done, until: until))
                 }
             }
             .connect(host: "127.0.0.1", port: port).get()
         let localPort = channel.localAddress?.port ?? 0
-        let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)) {
+        let timer = channel.eventLoop.scheduleTask(
+            in: .nanoseconds(
+                Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        ) {
             channel.close(promise: nil)
         }
         let held = holdUntil.map { condition in
@@ -82,7 +92,9 @@ enum TLSTestClient {
         let closedHere = await held?.value ?? false
         // The timer's future succeeds only if it ran (a cancelled one fails).
         let timedOut = (try? await timer.futureResult.get()) != nil
-        return Result(handshakeCompleted: handshake, received: bytes, closedByPeer: !timedOut && !closedHere, localPort: localPort)
+        return Result(
+            handshakeCompleted: handshake, received: bytes, closedByPeer: !timedOut && !closedHere, localPort: localPort
+        )
     }
 
     final class Collector: ChannelInboundHandler {

@@ -28,7 +28,8 @@ import ShoalTrust
 
     /// A hello frame, as a node would send it first, claiming `node`.
     static func hello(_ node: NodeID) -> [UInt8] {
-        (try? FrameEncoder(options: .init(mode: .none)).encode(Frame(type: .hello, payload: HelloMessage(node: node, name: "test", zones: []).encoded()))) ?? []
+        (try? FrameEncoder(options: .init(mode: .none)).encode(
+            Frame(type: .hello, payload: HelloMessage(node: node, name: "test", zones: []).encoded()))) ?? []
     }
 
     @Test func anUnknownDeviceGetsNoByteAndIsPending() async throws {
@@ -36,7 +37,8 @@ import ShoalTrust
         defer { Task { await a.stop() } }
         let stranger = try DeviceIdentity.generate()
         // It completes TLS, sends a valid hello and reads until the node closes.
-        let result = try await TLSTestClient.exchange(port: a.port, identity: stranger, send: Self.hello(NodeID.random()))
+        let result = try await TLSTestClient.exchange(
+            port: a.port, identity: stranger, send: Self.hello(NodeID.random()))
         #expect(result.handshakeCompleted, "refused after the TLS handshake, not during it")
         #expect(result.closedByPeer, "the node closed the connection")
         #expect(result.received.isEmpty, "an unknown device received \(result.received.count) application bytes")
@@ -72,7 +74,11 @@ import ShoalTrust
 
     @Test func aTrustedPairReplicatesOverTLS() async throws {
         let (a, b) = try await trustedPair()
-        defer { Task { await a.stop(); await b.stop() } }
+        defer {
+            Task {
+                await a.stop(); await b.stop()
+            }
+        }
         #expect(await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 3 })
         let peer = try #require(await b.net.peers().first)
         #expect(peer.device == a.device, "b knows a by the device ID of its certificate")
@@ -84,30 +90,44 @@ import ShoalTrust
     @Test func aDialledDeviceThatIsNotTrustedIsClosed() async throws {
         let a = try await nodeWithRecords("a")
         let b = try await LoopbackNode.start("b")
-        defer { Task { await a.stop(); await b.stop() } }
+        defer {
+            Task {
+                await a.stop(); await b.stop()
+            }
+        }
         // a trusts b, but b does not trust a: b closes what it dialled before any frame.
         await a.net.trust(b.device)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(await eventually(timeout: .seconds(20)) { await b.net.pendingDevices().first?.device == a.device })
         #expect(await b.net.pendingDevices().first?.address == "127.0.0.1:\(a.port)")
         try await Task.sleep(for: .milliseconds(300))
-        #expect((try? await b.store.allRecordIDs(in: Self.notes)) == nil, "b received nothing from a device it does not trust")
+        #expect(
+            (try? await b.store.allRecordIDs(in: Self.notes)) == nil,
+            "b received nothing from a device it does not trust")
         #expect(await b.net.peers().first?.isConnected == false)
     }
 
     @Test func distrustClosesALiveConnectionAtOnce() async throws {
         let (a, b) = try await trustedPair()
-        defer { Task { await a.stop(); await b.stop() } }
+        defer {
+            Task {
+                await a.stop(); await b.stop()
+            }
+        }
         #expect(await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 3 })
         #expect(await a.net.connectionCount == 1)
 
         await a.net.distrust(b.device)
-        #expect(await eventually(timeout: .seconds(5)) { await a.net.connectionCount == 0 }, "the connection outlived the distrust")
+        #expect(
+            await eventually(timeout: .seconds(5)) { await a.net.connectionCount == 0 },
+            "the connection outlived the distrust")
         // b redials (100 ms, then backing off) and is refused each time, after TLS.
         #expect(await eventually(timeout: .seconds(20)) { await a.net.pendingDevices().first?.device == b.device })
         _ = try await a.store.save(note("after"))
         try await Task.sleep(for: .milliseconds(500))
-        #expect((try? await b.store.record(for: Record.ID(name: "after", zone: Self.notes))) == nil, "a change reached a distrusted device")
+        #expect(
+            (try? await b.store.record(for: Record.ID(name: "after", zone: Self.notes))) == nil,
+            "a change reached a distrusted device")
         #expect(await a.net.connectionCount == 0)
         // b keeps redialling: in TLS 1.3 its side of the handshake ends before a has checked
         // b's certificate, so for a moment after each dial b holds a connection a then closes.
@@ -117,7 +137,11 @@ import ShoalTrust
     @Test func aDeviceThatPresentsAnotherNodesIDIsRefused() async throws {
         let a = try await nodeWithRecords("a")
         let b = try await LoopbackNode.start("b")
-        defer { Task { await a.stop(); await b.stop() } }
+        defer {
+            Task {
+                await a.stop(); await b.stop()
+            }
+        }
         let mallory = try DeviceIdentity.generate()
         await LoopbackNode.trustEachOther(a, b)
         await a.net.deliver(try await a.net.sync.setMember(b.device, role: .readOnly, of: Self.notes))
@@ -127,8 +151,11 @@ import ShoalTrust
         #expect(await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 3 })
 
         /// What `a` answers mallory's hello claiming `node`: the error frame's code, if any.
-        func refusal(claiming node: NodeID, timeout: Duration = .seconds(90)) async throws -> (String?, TLSTestClient.Result) {
-            let r = try await TLSTestClient.exchange(port: a.port, identity: mallory, send: Self.hello(node), timeout: timeout)
+        func refusal(claiming node: NodeID, timeout: Duration = .seconds(90)) async throws -> (
+            String?, TLSTestClient.Result
+        ) {
+            let r = try await TLSTestClient.exchange(
+                port: a.port, identity: mallory, send: Self.hello(node), timeout: timeout)
             var reader = FrameReader()
             let frames = (try? reader.frames(in: r.received)) ?? []
             let error = frames.first { $0.type == .error }.flatMap { try? ErrorMessage(decoding: $0.payload) }

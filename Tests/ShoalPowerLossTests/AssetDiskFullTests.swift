@@ -4,11 +4,11 @@
 import ShoalWire
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension PowerLossTests {
@@ -22,10 +22,13 @@ extension PowerLossTests {
         var rng = SeededRandom(state: seed &* 0xD1B5_4A32_D192_ED03)
         let fs = PageCacheFileSystem()
         var run = AssetPowerCut(seed: seed)
-        let configuration = run.configuration(fs, segmentBytes: [16 << 10, 256 << 10][rng.below(2)], zstd: rng.chance(30))
+        let configuration = run.configuration(
+            fs, segmentBytes: [16 << 10, 256 << 10][rng.below(2)], zstd: rng.chance(30))
         let store = try AssetStore.open(directory: AssetPowerCut.directory, configuration: configuration)
         var pool: [[UInt8]] = []
-        for _ in 0..<4 { pool.append((0..<(3000 + rng.below(9000))).map { _ in UInt8(truncatingIfNeeded: rng.next()) }) }
+        for _ in 0..<4 {
+            pool.append((0..<(3000 + rng.below(9000))).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
+        }
         fs.fillDisk(atWrite: UInt64(1 + rng.below(120)))
         var imported: [ContentHash: [UInt8]] = [:]
         var refused: [[UInt8]] = []
@@ -49,7 +52,8 @@ extension PowerLossTests {
                 var scratch: [UInt8] = []
                 for chunk in Set(store.chunks.segments.hashes()).subtracting(chunksBefore) {
                     #expect(throws: Never.self, "seed \(seed): a refused import left a damaged chunk") {
-                        try store.chunks.read(chunk, length: nil, of: nil, scratch: &scratch, decompressor: ZstdDecompressor())
+                        try store.chunks.read(
+                            chunk, length: nil, of: nil, scratch: &scratch, decompressor: ZstdDecompressor())
                     }
                 }
                 refused.append(bytes)
@@ -67,14 +71,20 @@ extension PowerLossTests {
         // A collection removes what refused imports left and keeps every import that returned.
         try await store.collectGarbage(keeping: Set(imported.keys))
         for (hash, bytes) in imported {
-            #expect(try await AssetPowerCut.read(store, Asset(hash: hash, size: Int64(bytes.count))) == bytes, "seed \(seed)")
+            #expect(
+                try await AssetPowerCut.read(store, Asset(hash: hash, size: Int64(bytes.count))) == bytes,
+                "seed \(seed)")
         }
         // After a power cut, every import that returned is there.
         fs.cutNow()
         let disk = try #require(fs.afterTheCut())
-        let reopened = try AssetStore.open(directory: AssetPowerCut.directory, configuration: run.configuration(disk, segmentBytes: configuration.segmentBytes, zstd: false))
+        let reopened = try AssetStore.open(
+            directory: AssetPowerCut.directory,
+            configuration: run.configuration(disk, segmentBytes: configuration.segmentBytes, zstd: false))
         for (hash, bytes) in imported.sorted(by: { $0.key.hex < $1.key.hex }) {
-            #expect(try await AssetPowerCut.read(reopened, Asset(hash: hash, size: Int64(bytes.count))) == bytes, "seed \(seed)")
+            #expect(
+                try await AssetPowerCut.read(reopened, Asset(hash: hash, size: Int64(bytes.count))) == bytes,
+                "seed \(seed)")
         }
     }
 }

@@ -120,11 +120,12 @@ struct AssetPowerCut {
         if ignoreSegmentSyncs { fs.ignoreSyncs(ofFilesEndingWith: ".seg") }
         if cutWhileCreating { fs.cut(atCall: cutAt) }
 
-        var contents: [ContentHash: [UInt8]] = [:]   // every asset whose import returned
-        var referenced: [Asset] = []                  // imports returned and records saved
+        var contents: [ContentHash: [UInt8]] = [:]  // every asset whose import returned
+        var referenced: [Asset] = []  // imports returned and records saved
         var store: AssetStore? = nil
         do {
-            store = try AssetStore.open(directory: Self.directory, configuration: configuration(fs, segmentBytes: segmentBytes, zstd: zstd))
+            store = try AssetStore.open(
+                directory: Self.directory, configuration: configuration(fs, segmentBytes: segmentBytes, zstd: zstd))
             if !cutWhileCreating { fs.cut(atCall: cutAt) }
             for _ in 0..<opCount {
                 guard let s = store else { break }
@@ -151,7 +152,9 @@ struct AssetPowerCut {
                     _ = try await Self.read(s, asset)
                 } else {
                     store = nil
-                    store = try AssetStore.open(directory: Self.directory, configuration: configuration(fs, segmentBytes: segmentBytes, zstd: zstd))
+                    store = try AssetStore.open(
+                        directory: Self.directory,
+                        configuration: configuration(fs, segmentBytes: segmentBytes, zstd: zstd))
                 }
             }
         } catch {
@@ -167,13 +170,15 @@ struct AssetPowerCut {
         _ = store
         f.cuts += 1
         let report = fs.report
-        f.sectorsDropped += report.sectorsDropped; f.sectorsKept += report.sectorsKept; f.namesUndone += report.namesUndone
+        f.sectorsDropped += report.sectorsDropped; f.sectorsKept += report.sectorsKept;
+        f.namesUndone += report.namesUndone
         guard let disk = fs.afterTheCut() else {
             f.failures.append("seed \(seed): no disk after the cut")
             f.unusableAfterReopen += 1
             return
         }
-        try await check(&f, disk: disk, contents: contents, referenced: referenced, segmentBytes: segmentBytes, zstd: zstd)
+        try await check(
+            &f, disk: disk, contents: contents, referenced: referenced, segmentBytes: segmentBytes, zstd: zstd)
     }
 
     /// The asset's content, read and verified.
@@ -183,12 +188,15 @@ struct AssetPowerCut {
         return out
     }
 
-    private func check(_ f: inout AssetPowerCutFindings, disk: PageCacheFileSystem, contents: [ContentHash: [UInt8]],
-                       referenced: [Asset], segmentBytes: Int64, zstd: Bool) async throws {
+    private func check(
+        _ f: inout AssetPowerCutFindings, disk: PageCacheFileSystem, contents: [ContentHash: [UInt8]],
+        referenced: [Asset], segmentBytes: Int64, zstd: Bool
+    ) async throws {
         func fail(_ what: String) { f.failures.append("seed \(seed): \(what)") }
         let s: AssetStore
         do {
-            s = try AssetStore.open(directory: Self.directory, configuration: configuration(disk, segmentBytes: segmentBytes, zstd: zstd))
+            s = try AssetStore.open(
+                directory: Self.directory, configuration: configuration(disk, segmentBytes: segmentBytes, zstd: zstd))
         } catch {
             f.unopenable += 1
             fail("the asset store does not open: \(error)")
@@ -210,7 +218,9 @@ struct AssetPowerCut {
             let got = try? await Self.read(s, asset)
             if got != contents[asset.hash] {
                 f.lostAcknowledged += 1
-                fail("asset \(asset.hash) (\(asset.size) bytes) was imported and referenced, and \(got == nil ? "is gone" : "reads back wrong")")
+                fail(
+                    "asset \(asset.hash) (\(asset.size) bytes) was imported and referenced, and \(got == nil ? "is gone" : "reads back wrong")"
+                )
             }
         }
         // Every asset the store reports complete reads back right.

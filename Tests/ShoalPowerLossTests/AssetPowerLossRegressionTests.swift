@@ -26,12 +26,16 @@ extension PowerLossTests {
     @Test func anAssetImportedIntoANewStoreSurvivesACutThatDropsEverythingUnsynced() async throws {
         let fs = PageCacheFileSystem(loss: .dropAll)
         let run = AssetPowerCut(seed: 1)
-        let store = try AssetStore.open(directory: AssetPowerCut.directory, configuration: run.configuration(fs, segmentBytes: 64 << 10, zstd: false))
+        let store = try AssetStore.open(
+            directory: AssetPowerCut.directory,
+            configuration: run.configuration(fs, segmentBytes: 64 << 10, zstd: false))
         let bytes: [UInt8] = (0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
         let asset = try await store.importBytes(bytes)
         fs.cutNow()
         let disk = try #require(fs.afterTheCut())
-        let reopened = try AssetStore.open(directory: AssetPowerCut.directory, configuration: run.configuration(disk, segmentBytes: 64 << 10, zstd: false))
+        let reopened = try AssetStore.open(
+            directory: AssetPowerCut.directory,
+            configuration: run.configuration(disk, segmentBytes: 64 << 10, zstd: false))
         #expect(try await AssetPowerCut.read(reopened, asset) == bytes)
     }
 
@@ -59,11 +63,16 @@ extension PowerLossTests {
             let bytes: [UInt8] = (0..<4000).map { UInt8(truncatingIfNeeded: $0 &* (i + 3) &+ i) }
             let hash = ContentHash.sha256(bytes)
             chunks.append((hash, bytes))
-            pending.append(try withBytes(of: bytes) { (raw) throws(AssetError) -> SegmentStore.Pending in try store.chunks.stage(hash, raw, compressor: nil) })
+            pending.append(
+                try withBytes(of: bytes) { (raw) throws(AssetError) -> SegmentStore.Pending in
+                    try store.chunks.stage(hash, raw, compressor: nil)
+                })
         }
         fs.cutNow()
         let disk = try #require(fs.afterTheCut())
-        let reopened = try AssetStore.open(directory: AssetPowerCut.directory, configuration: run.configuration(disk, segmentBytes: 1 << 20, zstd: false))
+        let reopened = try AssetStore.open(
+            directory: AssetPowerCut.directory,
+            configuration: run.configuration(disk, segmentBytes: 1 << 20, zstd: false))
         var scratch: [UInt8] = []
         let decompressor = ZstdDecompressor()
         var torn = 0
@@ -76,7 +85,9 @@ extension PowerLossTests {
                 #expect(try await AssetPowerCut.read(reopened, asset) == bytes)
                 continue
             }
-            #expect(try reopened.chunks.read(hash, length: bytes.count, of: nil, scratch: &scratch, decompressor: decompressor) == bytes)
+            #expect(
+                try reopened.chunks.read(
+                    hash, length: bytes.count, of: nil, scratch: &scratch, decompressor: decompressor) == bytes)
         }
         // Half the sectors are dropped: some records keep their header and lose bytes.
         #expect(torn > 0, "no record was torn with its header kept")

@@ -2,9 +2,9 @@
 
 import Testing
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension PowerLossTests {
@@ -53,7 +53,9 @@ extension PowerLossTests {
         for seed: UInt64 in 1...12 {
             var first = AssetPowerCut(seed: seed), second = AssetPowerCut(seed: seed)
             let a = await first.run(), b = await second.run()
-            #expect(a.summary(seeds: 1) == b.summary(seeds: 1), "seed \(seed) ran two ways:\n\(a.summary(seeds: 1))\n\(b.summary(seeds: 1))")
+            #expect(
+                a.summary(seeds: 1) == b.summary(seeds: 1),
+                "seed \(seed) ran two ways:\n\(a.summary(seeds: 1))\n\(b.summary(seeds: 1))")
         }
     }
 

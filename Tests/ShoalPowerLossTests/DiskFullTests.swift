@@ -5,9 +5,9 @@ import ShoalWire
 @testable import ShoalStore
 import Testing
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension PowerLossTests {
@@ -59,7 +59,9 @@ extension PowerLossTests {
                 for name in names {
                     let id = Record.ID(name: name, zone: zone)
                     if let v = held[name] {
-                        #expect(try await s.record(for: id).versionVector == v, "seed \(seed): \(name) changed by a refused batch")
+                        #expect(
+                            try await s.record(for: id).versionVector == v,
+                            "seed \(seed): \(name) changed by a refused batch")
                     } else {
                         await #expect(throws: ShoalError.self, "seed \(seed): \(name) saved by a refused batch") {
                             try await s.record(for: id)
@@ -82,7 +84,9 @@ extension PowerLossTests {
         c.vfsName = nil
         let reopened = try Store.open(directory: dir.path, configuration: c)
         for (name, v) in held.sorted(by: { $0.key < $1.key }) {
-            #expect(try await reopened.record(for: Record.ID(name: name, zone: zone)).versionVector == v, "seed \(seed): \(name)")
+            #expect(
+                try await reopened.record(for: Record.ID(name: name, zone: zone)).versionVector == v,
+                "seed \(seed): \(name)")
         }
         #expect(try await reopened.allRecordIDs(in: zone).count == held.count, "seed \(seed)")
         // The disk fills within the first 300 writes and stays full for 40 steps of growing

@@ -6,9 +6,9 @@ import ShoalStore
 import ShoalWire
 @testable import ShoalSync
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// What the multi-node runs' checks found; the soak adds them up.
@@ -163,8 +163,9 @@ struct NodesPowerCut {
         var configuration = SyncConfiguration()
         configuration.writesAcknowledgementsInline = true
         let checkpointPages = [2, 8, 64, 256][Int(seed % 4)]
-        let sim = try await Simulation(seed: seed, nodes: nodeCount, configuration: configuration, identities: seed % 4 >= 2,
-                                       storeSetup: Self.storeSetup(checkpointPages: checkpointPages))
+        let sim = try await Simulation(
+            seed: seed, nodes: nodeCount, configuration: configuration, identities: seed % 4 >= 2,
+            storeSetup: Self.storeSetup(checkpointPages: checkpointPages))
         if Self.tracingEngines { await sim.enableTrace() }
         for n in sim.nodes.indices { note("node \(n) is \(sim.nodes[n].store.nodeID.short)") }
         var log = WorkloadLog()
@@ -204,13 +205,17 @@ struct NodesPowerCut {
             let (savesBefore, crashesBefore) = (log.saves.count, sim.crashes)
             let deletesBefore = log.deletes.count, failedBefore = log.failedWrites.count
             defer {
-                for s in log.saves[savesBefore...] { note("step \(step): saved \(s.zone)/\(s.name) at \(s.dot), event \(shoal_powercut_events())") }
-                for d in log.deletes[deletesBefore...] { note("step \(step): deleted \(d.zone)/\(d.name) at \(d.vector), event \(shoal_powercut_events())") }
+                for s in log.saves[savesBefore...] {
+                    note("step \(step): saved \(s.zone)/\(s.name) at \(s.dot), event \(shoal_powercut_events())")
+                }
+                for d in log.deletes[deletesBefore...] {
+                    note("step \(step): deleted \(d.zone)/\(d.name) at \(d.vector), event \(shoal_powercut_events())")
+                }
                 if sim.crashes > crashesBefore { note("step \(step): a node restarted (kill -9)") }
             }
             do {
                 try await self.step(sim, &log, power: power)
-            } catch where shoal_powercut_is_cut() != 0 {
+            } catch  where shoal_powercut_is_cut() != 0 {
                 // A restart the cut interrupted (its open failed): the node is taken down below.
                 note("step \(step) failed at the cut: \(error)")
             }
@@ -276,7 +281,9 @@ struct NodesPowerCut {
             let a = sim.int(nodeCount), b = sim.int(nodeCount)
             if a != b {
                 sim.partitions.insert(sim.pairKey(a, b))
-                if let i = sim.links.firstIndex(where: { sim.pairKey($0.a, $0.b) == sim.pairKey(a, b) }) { await sim.reset(i) }
+                if let i = sim.links.firstIndex(where: { sim.pairKey($0.a, $0.b) == sim.pairKey(a, b) }) {
+                    await sim.reset(i)
+                }
             }
         } else if r < 94, let p = sim.partitions.sorted(by: { $0.lexicographicallyPrecedes($1) }).first {
             sim.partitions.remove(p)
@@ -286,11 +293,13 @@ struct NodesPowerCut {
             if sim.nodes[n].up {
                 let other = sim.int(nodeCount)
                 if other != n, sim.chance(30) {
-                    for z in await sim.nodes[n].store.zones() { try? await sim.nodes[n].store.removePeer(sim.nodes[other].store.nodeID, from: z.id) }
+                    for z in await sim.nodes[n].store.zones() {
+                        try? await sim.nodes[n].store.removePeer(sim.nodes[other].store.nodeID, from: z.id)
+                    }
                 }
                 do {
                     log.purged += try await sim.nodes[n].sync.purgeTombstones(retention: Simulation.retention)
-                } catch where shoal_powercut_is_cut() != 0 {
+                } catch  where shoal_powercut_is_cut() != 0 {
                     // The call the cut interrupted never returns; its purge of record tombstones
                     // may have committed before the cut (the zone tombstones' purge follows it).
                     log.purged += 1
@@ -305,7 +314,9 @@ struct NodesPowerCut {
     /// The power of node `v` went off: its connections drop (bytes in flight are lost), its
     /// engine and store are released, and once their files are closed the disk is as the cut
     /// left it. False when the run cannot go on.
-    private mutating func powerOff(_ sim: Simulation, _ v: Int, _ f: inout NodesPowerCutFindings, _ power: inout Power, step: Int) async throws -> Bool {
+    private mutating func powerOff(
+        _ sim: Simulation, _ v: Int, _ f: inout NodesPowerCutFindings, _ power: inout Power, step: Int
+    ) async throws -> Bool {
         f.cuts += 1
         var kept: UInt64 = 0, dropped: UInt64 = 0, entries: UInt64 = 0
         shoal_powercut_last_cut(&kept, &dropped, &entries)
@@ -318,7 +329,9 @@ struct NodesPowerCut {
         sim.nodes[v].sync = SyncNode(store: standIn, configuration: sim.configuration, signer: sim.nodes[v].signer)
         guard await Self.filesClosed(under: sim.nodes[v].directory + "/") else {
             f.runFailures += 1
-            f.failures.append("seed \(seed): node \(v)'s released store kept \(shoal_powercut_open_files_under(sim.nodes[v].directory + "/")) files open")
+            f.failures.append(
+                "seed \(seed): node \(v)'s released store kept \(shoal_powercut_open_files_under(sim.nodes[v].directory + "/")) files open"
+            )
             return false
         }
         shoal_powercut_restore()
@@ -328,8 +341,10 @@ struct NodesPowerCut {
 
     /// Node `v`'s power is back: it reopens on what the cut left (some seconds later, as a
     /// machine restarts), is checked, and rejoins. False when it does not open.
-    private mutating func powerOn(_ sim: Simulation, _ v: Int, _ f: inout NodesPowerCutFindings, log: WorkloadLog,
-                                  snapshot: [RecordZone.ID: [String: VersionVector]], undone: inout [Undone]) async throws -> Bool {
+    private mutating func powerOn(
+        _ sim: Simulation, _ v: Int, _ f: inout NodesPowerCutFindings, log: WorkloadLog,
+        snapshot: [RecordZone.ID: [String: VersionVector]], undone: inout [Undone]
+    ) async throws -> Bool {
         func fail(_ what: String) { f.failures.append("seed \(seed): node \(v): \(what)") }
         sim.clock.advance(UInt64(2_000 + sim.int(3_000)))
         let store: Store
@@ -357,8 +372,10 @@ struct NodesPowerCut {
             // Present, superseded (a later version's vector covers it), or purged under the horizon.
             guard held[s.zone]?[s.name]?.vector.covers(s.dot) == true || horizon.covers(s.dot) else {
                 f.lostAcknowledged += 1
-                fail("the save of \(s.zone)/\(s.name) at \(s.dot) returned, and the reopened store holds "
-                     + "\(held[s.zone]?[s.name].map { "\($0.vector)" } ?? "nothing") (zones \(held.keys.map(\.name).sorted()), horizon \(horizon))")
+                fail(
+                    "the save of \(s.zone)/\(s.name) at \(s.dot) returned, and the reopened store holds "
+                        + "\(held[s.zone]?[s.name].map { "\($0.vector)" } ?? "nothing") (zones \(held.keys.map(\.name).sorted()), horizon \(horizon))"
+                )
                 continue
             }
         }
@@ -367,7 +384,9 @@ struct NodesPowerCut {
             // with a write the delete had not seen is a concurrent save, which keeps the record.)
             if let stored = held[d.zone]?[d.name], !stored.deleted, stored.vector.isDominated(by: d.vector) {
                 f.lostAcknowledged += 1
-                fail("the delete of \(d.zone)/\(d.name) at \(d.vector) returned, and the reopened store holds it live at \(stored.vector)")
+                fail(
+                    "the delete of \(d.zone)/\(d.name) at \(d.vector) returned, and the reopened store holds it live at \(stored.vector)"
+                )
             }
         }
         // What replication had applied and the cut undid: to be fetched again.
@@ -388,7 +407,9 @@ struct NodesPowerCut {
 
     /// After healing: every store intact; every node holds the same zones and records; every
     /// write that returned anywhere is there or superseded; every version a cut undid is back.
-    private func checkAfterHealing(_ sim: Simulation, _ f: inout NodesPowerCutFindings, log: WorkloadLog, undone: [Undone]) async throws {
+    private func checkAfterHealing(
+        _ sim: Simulation, _ f: inout NodesPowerCutFindings, log: WorkloadLog, undone: [Undone]
+    ) async throws {
         func fail(_ what: String) { f.failures.append("seed \(seed): \(what)") }
         f.saves += log.saves.count
         f.deletes += log.deletes.count
@@ -415,18 +436,24 @@ struct NodesPowerCut {
                     for z in await sim.nodes[n].store.zones() {
                         for (name, bytes) in try await sim.state(of: z.id, on: n).sorted(by: { $0.key < $1.key }) {
                             guard let r = try? Record(decoding: bytes) else { continue }
-                            print("seed \(seed): node \(n) \(z.id.name)/\(name) vv=\(r.versionVector) heads=\(r.heads) deleted=\(r.isDeleted) fields=\(r.fields.map { "\($0.name)=\(String(describing: $0.value).prefix(20))@\(String(describing: $0.stamp))" })")
+                            print(
+                                "seed \(seed): node \(n) \(z.id.name)/\(name) vv=\(r.versionVector) heads=\(r.heads) deleted=\(r.isDeleted) fields=\(r.fields.map { "\($0.name)=\(String(describing: $0.value).prefix(20))@\(String(describing: $0.stamp))" })"
+                            )
                         }
                     }
                     let st = await sim.nodes[n].sync.statistics
-                    print("seed \(seed): node \(n) \(sim.nodes[n].store.nodeID.short) resyncs \(st.resyncsCompleted) deletions \(st.resyncDeletions) held back \(st.knowledgeHeldBackForHorizon)")
+                    print(
+                        "seed \(seed): node \(n) \(sim.nodes[n].store.nodeID.short) resyncs \(st.resyncsCompleted) deletions \(st.resyncDeletions) held back \(st.knowledgeHeldBackForHorizon)"
+                    )
                 }
             }
         }
         var horizon = VersionVector()
         let zones = await sim.nodes[0].store.zones().map(\.id)
         // A zone missing on a node is a divergence, counted above.
-        for n in sim.nodes.indices { for z in zones { horizon.formUnion((try? await sim.nodes[n].store.purgeHorizon(of: z)) ?? VersionVector()) } }
+        for n in sim.nodes.indices {
+            for z in zones { horizon.formUnion((try? await sim.nodes[n].store.purgeHorizon(of: z)) ?? VersionVector()) }
+        }
         for u in undone {
             let held = try await Self.vectors(sim, u.node, deletedToo: true)
             if let stored = held[u.zone]?[u.name]?.vector, u.vector.isDominated(by: stored) {
@@ -439,13 +466,17 @@ struct NodesPowerCut {
                 f.refetchedVersions += 1
             } else {
                 f.lostAcknowledged += 1
-                fail("node \(u.node) held \(u.zone)/\(u.name) at \(u.vector) before a cut undid it, and after healing holds \(held[u.zone]?[u.name].map { "\($0.vector)" } ?? "nothing")")
+                fail(
+                    "node \(u.node) held \(u.zone)/\(u.name) at \(u.vector) before a cut undid it, and after healing holds \(held[u.zone]?[u.name].map { "\($0.vector)" } ?? "nothing")"
+                )
             }
         }
     }
 
     /// Every record version node `n` holds, by zone and name (tombstones as `deleted`).
-    static func vectors(_ sim: Simulation, _ n: Int, deletedToo: Bool) async throws -> [RecordZone.ID: [String: (vector: VersionVector, deleted: Bool)]] {
+    static func vectors(_ sim: Simulation, _ n: Int, deletedToo: Bool) async throws -> [RecordZone.ID: [String: (
+        vector: VersionVector, deleted: Bool
+    )]] {
         var out: [RecordZone.ID: [String: (vector: VersionVector, deleted: Bool)]] = [:]
         let store = sim.nodes[n].store
         for z in await store.zones() {
@@ -453,7 +484,9 @@ struct NodesPowerCut {
             var records: [String: (vector: VersionVector, deleted: Bool)] = [:]
             for _ in 0..<10_000 {
                 let page = try await store.changes(in: z.id, since: token, limit: 1000)
-                for r in page.records where deletedToo || !r.isDeleted { records[r.id.name] = (r.versionVector, r.isDeleted) }
+                for r in page.records where deletedToo || !r.isDeleted {
+                    records[r.id.name] = (r.versionVector, r.isDeleted)
+                }
                 token = page.token
                 if !page.moreComing { break }
             }

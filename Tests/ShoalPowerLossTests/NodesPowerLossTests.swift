@@ -6,9 +6,9 @@ import ShoalWire
 @testable import ShoalSync
 import Testing
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension PowerLossTests {
@@ -134,8 +134,9 @@ extension PowerLossTests {
         let standIn = try Store.open(directory: standInDirectory.path, configuration: c)
         var configuration = SyncConfiguration()
         configuration.writesAcknowledgementsInline = true
-        let sim = try await Simulation(seed: 5, nodes: 2, configuration: configuration, identities: true,
-                                       storeSetup: NodesPowerCut.storeSetup(checkpointPages: 256))
+        let sim = try await Simulation(
+            seed: 5, nodes: 2, configuration: configuration, identities: true,
+            storeSetup: NodesPowerCut.storeSetup(checkpointPages: 256))
         let lab = RecordZone.ID(name: "lab")
         try await sim.createSharedZone(lab, on: 0)
         // Node 1's files count events from here; its power goes off only when told.

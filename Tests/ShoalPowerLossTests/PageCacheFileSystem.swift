@@ -4,11 +4,11 @@
 @testable import ShoalAssets
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An ``AssetFileSystem`` in memory that simulates the page cache and a power cut.
@@ -224,7 +224,9 @@ final class PageCacheFileSystem: AssetFileSystem {
     }
 
     private static func put(_ bytes: ArraySlice<UInt8>, at offset: Int, into data: inout [UInt8]) {
-        if data.count < offset + bytes.count { data.append(contentsOf: repeatElement(0, count: offset + bytes.count - data.count)) }
+        if data.count < offset + bytes.count {
+            data.append(contentsOf: repeatElement(0, count: offset + bytes.count - data.count))
+        }
         data.replaceSubrange(offset..<(offset + bytes.count), with: bytes)
     }
 
@@ -321,7 +323,9 @@ final class PageCacheFileSystem: AssetFileSystem {
         }
     }
 
-    private static func copyOut(_ s: State, _ inode: Int, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ offset: Int) -> Int {
+    private static func copyOut(
+        _ s: State, _ inode: Int, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ offset: Int
+    ) -> Int {
         guard let data = s.inodes[inode]?.data, offset < data.count else { return 0 }
         let n = min(count, data.count - offset)
         data.withUnsafeBytes { raw in
@@ -346,11 +350,15 @@ final class PageCacheFileSystem: AssetFileSystem {
         }
     }
 
-    private static func store(_ s: inout State, _ inode: Int, _ bytes: UnsafeRawPointer, _ count: Int, _ offset: Int) -> Int {
+    private static func store(_ s: inout State, _ inode: Int, _ bytes: UnsafeRawPointer, _ count: Int, _ offset: Int)
+        -> Int
+    {
         guard event(&s) else { return -1 }
         s.writes += 1
         // A full disk refuses what would grow a file; a write inside its size still lands.
-        if s.fullAt != 0 && s.writes >= s.fullAt && offset + count > s.inodes[inode]?.data.count ?? 0 { errno = ENOSPC; return -1 }
+        if s.fullAt != 0 && s.writes >= s.fullAt && offset + count > s.inodes[inode]?.data.count ?? 0 {
+            errno = ENOSPC; return -1
+        }
         let copy = [UInt8](UnsafeRawBufferPointer(start: bytes, count: count))
         s.inodes[inode]?.pending.append((offset, copy))
         if var data = s.inodes[inode]?.data {
@@ -373,7 +381,11 @@ final class PageCacheFileSystem: AssetFileSystem {
             if node.isDirectory {
                 var rest: [NameChange] = []
                 for change in s.pendingNames {
-                    if change.commitDirectory == h.inode { change.apply(to: &s.durableNames) } else { rest.append(change) }
+                    if change.commitDirectory == h.inode {
+                        change.apply(to: &s.durableNames)
+                    } else {
+                        rest.append(change)
+                    }
                 }
                 s.pendingNames = rest
             } else {
@@ -402,7 +414,9 @@ final class PageCacheFileSystem: AssetFileSystem {
     }
 
     private static func status(_ node: Inode) -> POSIXFile.Status {
-        POSIXFile.Status(size: Int64(node.data.count), isRegular: !node.isDirectory, modifiedSeconds: Int(time(nil)), modifiedNanoseconds: 0)
+        POSIXFile.Status(
+            size: Int64(node.data.count), isRegular: !node.isDirectory, modifiedSeconds: Int(time(nil)),
+            modifiedNanoseconds: 0)
     }
 
     func rename(_ from: String, _ to: String) -> Int32 {

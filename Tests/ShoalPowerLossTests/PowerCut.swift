@@ -6,9 +6,9 @@ import ShoalWire
 @testable import ShoalStore
 import Synchronization
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// What a run's checks found; the soak adds them up.
@@ -36,7 +36,9 @@ struct PowerCutFindings {
     /// One line per failure, naming the seed.
     var failures: [String] = []
 
-    var failed: Int { unopenable + integrityFailures + lostAcknowledged + overclaims + divergentAfterResync + unusableAfterReopen }
+    var failed: Int {
+        unopenable + integrityFailures + lostAcknowledged + overclaims + divergentAfterResync + unusableAfterReopen
+    }
 
     mutating func add(_ o: PowerCutFindings) {
         cuts += o.cuts; cutsInsideACall += o.cutsInsideACall; unopenable += o.unopenable
@@ -124,7 +126,9 @@ struct PowerCut {
     }
 
     /// The peer's batches: what it would send, in order, each the versions changed since the last.
-    mutating func peerBatches(_ dir: ScratchDirectory) async throws -> (batches: [[Record]], peer: NodeID, incarnation: NodeID, digest: ZoneDigest) {
+    mutating func peerBatches(_ dir: ScratchDirectory) async throws -> (
+        batches: [[Record]], peer: NodeID, incarnation: NodeID, digest: ZoneDigest
+    ) {
         let c = configuration(vfs: false, checkpointPages: 256)
         let peer = try Store.open(directory: dir.path, configuration: c)
         let incarnation = try await peer.createZone(remoteZone).incarnation
@@ -170,15 +174,16 @@ struct PowerCut {
         let cutSeed = rng.next()
 
         var local: [String: LocalState] = [:]
-        var appliedThrough = 0          // the last batch whose apply returned
-        var durableThrough = 0          // the last batch applied before a local write returned
+        var appliedThrough = 0  // the last batch whose apply returned
+        var durableThrough = 0  // the last batch applied before a local write returned
         var inFlight = InFlight.none
         var zonesCreated = false
-        var openedAs: NodeID? = nil     // the node ID of the first open through the VFS that returned
+        var openedAs: NodeID? = nil  // the node ID of the first open through the VFS that returned
 
         let migrates = !fresh && rng.chance(30)
         if !fresh {
-            let s = try Store.open(directory: dir.path, configuration: configuration(vfs: false, checkpointPages: checkpointPages))
+            let s = try Store.open(
+                directory: dir.path, configuration: configuration(vfs: false, checkpointPages: checkpointPages))
             try await s.createZone(localZone)
             try await s.createZone(remoteZone, incarnation: incarnation)
             for i in 0..<4 {
@@ -191,10 +196,12 @@ struct PowerCut {
             // Back to schema 6, as SchemaMigrationTests does: the open below migrates to 10
             // through the VFS (asset references listed again, the base column added, the
             // writer logs started).
-            if let problem = Self.execute(dir.path + "/store.sqlite",
-                                          "DROP TABLE writer_entries; DROP TABLE writer_logs; DROP TABLE writer_checkpoints; ALTER TABLE zones DROP COLUMN log_seq; ALTER TABLE zones DROP COLUMN log_hlc; "
-                                          + "ALTER TABLE zones DROP COLUMN log_chain; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; "
-                                          + "UPDATE meta SET value = 6 WHERE key = 'schema'") {
+            if let problem = Self.execute(
+                dir.path + "/store.sqlite",
+                "DROP TABLE writer_entries; DROP TABLE writer_logs; DROP TABLE writer_checkpoints; ALTER TABLE zones DROP COLUMN log_seq; ALTER TABLE zones DROP COLUMN log_hlc; "
+                    + "ALTER TABLE zones DROP COLUMN log_chain; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; "
+                    + "UPDATE meta SET value = 6 WHERE key = 'schema'")
+            {
                 f.failures.append("seed \(seed): cannot go back to schema 6: \(problem)")
                 f.unusableAfterReopen += 1
                 return
@@ -235,7 +242,8 @@ struct PowerCut {
                 if roll < 28 {
                     let name = "l\(rng.below(24))"
                     inFlight = .save([name])
-                    let saved = try await s.save(Self.record(name, zone: localZone, rng.below(10_000)), policy: .allKeys)
+                    let saved = try await s.save(
+                        Self.record(name, zone: localZone, rng.below(10_000)), policy: .allKeys)
                     local[name] = .saved(saved.versionVector)
                     durableThrough = appliedThrough
                 } else if roll < 36 {
@@ -264,7 +272,9 @@ struct PowerCut {
                         try await s.setSyncValue(Self.knowledgeKey, Self.encode(nextBatch))
                         try await s.apply(remoteChanges: batches[nextBatch - 1])
                     } else {
-                        try await s.apply(remoteChanges: batches[nextBatch - 1], syncState: [Self.knowledgeKey: Self.encode(nextBatch)])
+                        try await s.apply(
+                            remoteChanges: batches[nextBatch - 1],
+                            syncState: [Self.knowledgeKey: Self.encode(nextBatch)])
                     }
                     appliedThrough = nextBatch
                     nextBatch += 1
@@ -302,9 +312,11 @@ struct PowerCut {
             return
         }
         shoal_powercut_reset(0, 0)
-        try await check(&f, dir: dir, local: local, appliedThrough: appliedThrough, durableThrough: durableThrough,
-                        inFlight: inFlight, zonesCreated: zonesCreated, openedAs: openedAs, batches: batches, peerDigest: peerDigest,
-                        checkpointPages: checkpointPages)
+        try await check(
+            &f, dir: dir, local: local, appliedThrough: appliedThrough, durableThrough: durableThrough,
+            inFlight: inFlight, zonesCreated: zonesCreated, openedAs: openedAs, batches: batches,
+            peerDigest: peerDigest,
+            checkpointPages: checkpointPages)
     }
 
     /// Whether every file opened through the VFS is closed, waiting a bounded while for a
@@ -348,7 +360,9 @@ struct PowerCut {
     /// database a store holds open (the check then writes nothing, nor checkpoints when it closes).
     static func integrityProblem(_ path: String, readOnly: Bool = false) -> String? {
         var h: OpaquePointer? = nil
-        guard sqlite3_open_v2(path, &h, readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let h else {
+        guard sqlite3_open_v2(path, &h, readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
+            let h
+        else {
             sqlite3_close_v2(h)
             return "cannot open \(path)"
         }
@@ -378,9 +392,11 @@ struct PowerCut {
         return all
     }
 
-    private func check(_ f: inout PowerCutFindings, dir: ScratchDirectory, local: [String: LocalState], appliedThrough: Int,
-                       durableThrough: Int, inFlight: InFlight, zonesCreated: Bool, openedAs: NodeID?, batches: [[Record]],
-                       peerDigest: ZoneDigest, checkpointPages: Int) async throws {
+    private func check(
+        _ f: inout PowerCutFindings, dir: ScratchDirectory, local: [String: LocalState], appliedThrough: Int,
+        durableThrough: Int, inFlight: InFlight, zonesCreated: Bool, openedAs: NodeID?, batches: [[Record]],
+        peerDigest: ZoneDigest, checkpointPages: Int
+    ) async throws {
         func fail(_ what: String) { f.failures.append("seed \(seed): \(what)") }
         let path = dir.path + "/store.sqlite"
         // A new store's file may be gone altogether (its directory entry never synced): then
@@ -391,7 +407,8 @@ struct PowerCut {
         }
         let s: Store
         do {
-            s = try Store.open(directory: dir.path, configuration: configuration(vfs: false, checkpointPages: checkpointPages))
+            s = try Store.open(
+                directory: dir.path, configuration: configuration(vfs: false, checkpointPages: checkpointPages))
         } catch {
             f.unopenable += 1
             fail("the store does not open: \(error)")
@@ -428,7 +445,9 @@ struct PowerCut {
             case .saved(let v):
                 guard let stored, v.isDominated(by: stored.versionVector) else {
                     f.lostAcknowledged += 1
-                    fail("the save of \(name) returned, and the store holds \(stored.map { "\($0.versionVector)" } ?? "nothing") under \(v)")
+                    fail(
+                        "the save of \(name) returned, and the store holds \(stored.map { "\($0.versionVector)" } ?? "nothing") under \(v)"
+                    )
                     continue
                 }
                 if stored.isDeleted && !inFlightDeletes {
@@ -450,7 +469,9 @@ struct PowerCut {
         if case .apply(let n) = inFlight { applying = n }
         if knowledge < durableThrough {
             f.lostAcknowledged += 1
-            fail("batches through \(durableThrough) were applied before a local write returned; knowledge says \(knowledge)")
+            fail(
+                "batches through \(durableThrough) were applied before a local write returned; knowledge says \(knowledge)"
+            )
         }
         if position > knowledge || knowledge > max(appliedThrough, applying) {
             f.overclaims += 1

@@ -5,17 +5,19 @@ import ShoalWire
 @testable import ShoalStore
 import Testing
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension PowerLossTests {
     /// Opens a store through the VFS with recording started, runs `body`, cuts the power with
     /// every file doing `mode`, closes the abandoned store and reopens through the default VFS.
     /// Also returns whether the log file exists after the cut.
-    static func cutAround(_ dir: ScratchDirectory, synchronous: Store.Configuration.Synchronous, mode: Int32,
-                          _ body: (Store) async throws -> Void) async throws -> (store: Store, logExists: Bool) {
+    static func cutAround(
+        _ dir: ScratchDirectory, synchronous: Store.Configuration.Synchronous, mode: Int32,
+        _ body: (Store) async throws -> Void
+    ) async throws -> (store: Store, logExists: Bool) {
         #expect(shoal_powercut_register() == 0)
         var c = Store.Configuration()
         c.synchronous = synchronous
@@ -46,9 +48,13 @@ extension PowerLossTests {
     /// Unsynced commits (`synchronous=NORMAL`: the log is not synced at commit) are gone when
     /// the cut drops unsynced writes, kept when it keeps them; synced ones (`FULL`) survive
     /// dropping.
-    @Test(arguments: [(Store.Configuration.Synchronous.normal, Int32(1), false),
-                      (.normal, 0, true), (.full, 1, true), (.full, 3, true)])
-    func theCutDropsWhatWasNotSynced(synchronous: Store.Configuration.Synchronous, mode: Int32, survives: Bool) async throws {
+    @Test(arguments: [
+        (Store.Configuration.Synchronous.normal, Int32(1), false),
+        (.normal, 0, true), (.full, 1, true), (.full, 3, true)
+    ])
+    func theCutDropsWhatWasNotSynced(synchronous: Store.Configuration.Synchronous, mode: Int32, survives: Bool)
+        async throws
+    {
         let dir = ScratchDirectory("shoal-powercut-vfs")
         // The zone is created and synced before recording starts, through a store of its own.
         do {

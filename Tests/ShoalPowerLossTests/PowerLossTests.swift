@@ -3,9 +3,9 @@
 import CShoalPowerCut
 import Testing
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The power-cut VFS holds process-wide state, so these tests run one at a time.
@@ -59,6 +59,8 @@ import Foundation
     @Test func knowledgeCommittedBeforeItsVersionsIsCaught() async {
         let found = await Self.soak(first: 1, seeds: 100, knowledgeBeforeVersions: true)
         print("knowledge before versions: " + found.summary(seeds: 100))
-        #expect(found.overclaims > 0, "knowledge committed before its versions went unnoticed: \(found.summary(seeds: 100))")
+        #expect(
+            found.overclaims > 0, "knowledge committed before its versions went unnoticed: \(found.summary(seeds: 100))"
+        )
     }
 }

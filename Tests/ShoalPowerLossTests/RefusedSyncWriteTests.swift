@@ -17,14 +17,16 @@ extension PowerLossTests {
         let dir = ScratchDirectory("shoal-diskfull-syncstate")
         let peer = NodeID(high: 7, low: 7)
         do {
-            let s = try Store.open(directory: dir.path, configuration: run.configuration(vfs: false, checkpointPages: 256))
+            let s = try Store.open(
+                directory: dir.path, configuration: run.configuration(vfs: false, checkpointPages: 256))
             try await s.createZone(run.remoteZone)
         }
         #expect(shoal_powercut_register() == 0)
         shoal_powercut_reset(1, 0)
         let lines = CapturedLines()
         do {
-            let s = try Store.open(directory: dir.path, configuration: run.configuration(vfs: true, checkpointPages: 256))
+            let s = try Store.open(
+                directory: dir.path, configuration: run.configuration(vfs: true, checkpointPages: 256))
             let token = try await s.changes(in: run.remoteZone, since: nil).token
             // The sync-state table exists before the disk fills (the first read creates it).
             _ = try await s.syncValue(.knowledge(zone: run.remoteZone))
@@ -39,7 +41,9 @@ extension PowerLossTests {
             let logged = lines.all
             #expect(logged.count == 2, "\(logged)")
             #expect(logged.first?.hasPrefix("warning knowledge of \(run.remoteZone) not stored: ") == true, "\(logged)")
-            #expect(logged.last?.hasPrefix("warning position in \(peer.short)'s feed of \(run.remoteZone) not stored: ") == true, "\(logged)")
+            #expect(
+                logged.last?.hasPrefix("warning position in \(peer.short)'s feed of \(run.remoteZone) not stored: ")
+                    == true, "\(logged)")
             #expect(try await s.syncValue(.knowledge(zone: run.remoteZone)) == nil)
 
             shoal_powercut_fill_disk_at(0)  // space returns
@@ -71,8 +75,10 @@ struct CapturingLogHandler: LogHandler {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
+    func log(
+        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+        file: String, function: String, line: UInt
+    ) {
         lines.append("\(level) \(message)")
     }
 }

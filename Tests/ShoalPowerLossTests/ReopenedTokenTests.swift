@@ -16,7 +16,8 @@ extension PowerLossTests {
         let (batches, _, incarnation, _) = try await run.peerBatches(peerDir)
         let zone = run.remoteZone
         do {
-            let s = try Store.open(directory: dir.path, configuration: run.configuration(vfs: false, checkpointPages: 256))
+            let s = try Store.open(
+                directory: dir.path, configuration: run.configuration(vfs: false, checkpointPages: 256))
             try await s.createZone(zone, incarnation: incarnation)
         }
         _ = shoal_powercut_register()
@@ -26,7 +27,8 @@ extension PowerLossTests {
         var token: ChangeToken? = nil
         var applied = 0
         do {
-            let s = try Store.open(directory: dir.path, configuration: run.configuration(vfs: true, checkpointPages: 256))
+            let s = try Store.open(
+                directory: dir.path, configuration: run.configuration(vfs: true, checkpointPages: 256))
             for batch in batches { try await s.apply(remoteChanges: batch); applied += batch.count }
             for _ in 0..<1_000 {
                 let page = try await s.changes(in: zone, since: token)
@@ -40,7 +42,9 @@ extension PowerLossTests {
         let s = try Store.open(directory: dir.path, configuration: run.configuration(vfs: false, checkpointPages: 256))
         // More writes than the cut took sequence numbers: the last of them pass the token's.
         var written: [Record.ID] = []
-        for i in 0..<(applied + 8) { written.append(try await s.save(PowerCut.record("after-\(i)", zone: zone, i), policy: .allKeys).id) }
+        for i in 0..<(applied + 8) {
+            written.append(try await s.save(PowerCut.record("after-\(i)", zone: zone, i), policy: .allKeys).id)
+        }
         var returned = Set<Record.ID>()
         for _ in 0..<1_000 {
             let page = try await s.changes(in: zone, since: token)
@@ -49,6 +53,9 @@ extension PowerLossTests {
             if !page.moreComing { break }
         }
         let missing = written.filter { !returned.contains($0) }
-        #expect(missing.isEmpty, "\(missing.count) of \(written.count) writes made after the cut are missing from the changes since the token")
+        #expect(
+            missing.isEmpty,
+            "\(missing.count) of \(written.count) writes made after the cut are missing from the changes since the token"
+        )
     }
 }

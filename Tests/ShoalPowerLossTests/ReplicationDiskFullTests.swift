@@ -6,9 +6,9 @@ import ShoalWire
 @testable import ShoalStore
 import Testing
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension PowerLossTests {
@@ -26,7 +26,8 @@ extension PowerLossTests {
         let peerDir = ScratchDirectory("shoal-diskfull-peer"), dir = ScratchDirectory("shoal-diskfull-apply")
         let (batches, _, incarnation, peerDigest) = try await run.peerBatches(peerDir)
         do {
-            let s = try Store.open(directory: dir.path, configuration: run.configuration(vfs: false, checkpointPages: 256))
+            let s = try Store.open(
+                directory: dir.path, configuration: run.configuration(vfs: false, checkpointPages: 256))
             try await s.createZone(run.remoteZone, incarnation: incarnation)
         }
         #expect(shoal_powercut_register() == 0)
@@ -50,7 +51,9 @@ extension PowerLossTests {
 
     /// Applies `batches` in order, retrying a refused one, while the disk is full for the first
     /// eight attempts; checks each refusal left nothing of the batch.
-    private func applyWhileTheDiskFills(_ s: Store, seed: UInt64, batches: [[Record]], run: PowerCut, peerDigest: ZoneDigest) async throws {
+    private func applyWhileTheDiskFills(
+        _ s: Store, seed: UInt64, batches: [[Record]], run: PowerCut, peerDigest: ZoneDigest
+    ) async throws {
         var next = 0, refused = 0, attempt = 0
         while next < batches.count && attempt < batches.count + 12 {
             if attempt == 8 { shoal_powercut_fill_disk_at(0) }  // space returns
@@ -59,7 +62,8 @@ extension PowerLossTests {
             let knowledgeBefore = PowerCut.decode(try await s.syncValue(PowerCut.knowledgeKey))
             var failure: ShoalError? = nil
             do {
-                try await s.apply(remoteChanges: batches[next], syncState: [PowerCut.knowledgeKey: PowerCut.encode(next + 1)])
+                try await s.apply(
+                    remoteChanges: batches[next], syncState: [PowerCut.knowledgeKey: PowerCut.encode(next + 1)])
                 next += 1
             } catch {
                 failure = error
@@ -89,16 +93,22 @@ extension PowerLossTests {
         let dir = ScratchDirectory("shoal-diskfull-migration")
         var saved: [String: VersionVector] = [:]
         do {
-            let s = try Store.open(directory: dir.path, configuration: run.configuration(vfs: false, checkpointPages: 256))
+            let s = try Store.open(
+                directory: dir.path, configuration: run.configuration(vfs: false, checkpointPages: 256))
             try await s.createZone(run.localZone)
             for i in 0..<(20 + Int(seed % 7) * 10) {
-                saved["m\(i)"] = try await s.save(PowerCut.record("m\(i)", zone: run.localZone, i * 37), policy: .allKeys).versionVector
+                saved["m\(i)"] = try await s.save(
+                    PowerCut.record("m\(i)", zone: run.localZone, i * 37), policy: .allKeys
+                ).versionVector
             }
         }
-        #expect(PowerCut.execute(dir.path + "/store.sqlite",
-                                 "DROP TABLE writer_entries; DROP TABLE writer_logs; DROP TABLE writer_checkpoints; ALTER TABLE zones DROP COLUMN log_seq; "
-                                 + "ALTER TABLE zones DROP COLUMN log_hlc; ALTER TABLE zones DROP COLUMN log_chain; "
-                                 + "DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 6 WHERE key = 'schema'") == nil)
+        #expect(
+            PowerCut.execute(
+                dir.path + "/store.sqlite",
+                "DROP TABLE writer_entries; DROP TABLE writer_logs; DROP TABLE writer_checkpoints; ALTER TABLE zones DROP COLUMN log_seq; "
+                    + "ALTER TABLE zones DROP COLUMN log_hlc; ALTER TABLE zones DROP COLUMN log_chain; "
+                    + "DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 6 WHERE key = 'schema'"
+            ) == nil)
         #expect(shoal_powercut_register() == 0)
         shoal_powercut_reset(seed, 0)
         // Within the first few writes of the open: its migration grows the database and the log.
@@ -110,14 +120,20 @@ extension PowerLossTests {
         } catch {
             failure = error
         }
-        #expect(failure?.code == .quotaExceeded, "seed \(seed): the migration on a full disk gave \(failure.map { "\($0)" } ?? "no error")")
+        #expect(
+            failure?.code == .quotaExceeded,
+            "seed \(seed): the migration on a full disk gave \(failure.map { "\($0)" } ?? "no error")")
         #expect(failure?.message.contains("full") == true, "seed \(seed)")
         #expect(await Self.closedThroughTheVFS(), "seed \(seed)")
-        #expect(PowerCut.scalar(dir.path + "/store.sqlite", "SELECT value FROM meta WHERE key = 'schema'") == "6", "seed \(seed): a refused migration left the schema moved")
+        #expect(
+            PowerCut.scalar(dir.path + "/store.sqlite", "SELECT value FROM meta WHERE key = 'schema'") == "6",
+            "seed \(seed): a refused migration left the schema moved")
         shoal_powercut_fill_disk_at(0)  // space returns
         do {
             let store = try Store.open(directory: dir.path, configuration: c)
-            #expect(PowerCut.scalar(dir.path + "/store.sqlite", "SELECT value FROM meta WHERE key = 'schema'") == "10", "seed \(seed)")
+            #expect(
+                PowerCut.scalar(dir.path + "/store.sqlite", "SELECT value FROM meta WHERE key = 'schema'") == "10",
+                "seed \(seed)")
             for (name, v) in saved.sorted(by: { $0.key < $1.key }) {
                 let stored = try await store.record(for: Record.ID(name: name, zone: run.localZone))
                 #expect(stored.versionVector == v, "seed \(seed): \(name)")

@@ -6,9 +6,9 @@ import ShoalWire
 @testable import ShoalSync
 import Testing
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension PowerLossTests {
@@ -27,15 +27,16 @@ extension PowerLossTests {
         var cuts = 0, zonesHeld = 0
         for at in UInt64(1)...80 {
             shoal_powercut_reset(0, 0)
-            let sim = try await Simulation(seed: at, nodes: 2, identities: true,
-                                           storeSetup: NodesPowerCut.storeSetup(checkpointPages: 8))
+            let sim = try await Simulation(
+                seed: at, nodes: 2, identities: true,
+                storeSetup: NodesPowerCut.storeSetup(checkpointPages: 8))
             try await sim.createSharedZone(zone, on: 0)
             // Only the member's files count events, from its first meeting with the owner.
             shoal_powercut_arm(sim.nodes[1].directory, at, at)
             do {
                 try await sim.connect(0, 1)
                 _ = try await sim.runRoundsUntilQuiet(maxRounds: 200)
-            } catch where shoal_powercut_is_cut() != 0 {
+            } catch  where shoal_powercut_is_cut() != 0 {
                 // The call the cut interrupted failed; the member is taken down below.
             }
             // Every event of the meeting came before `at`: every earlier cut point was tried.
@@ -50,7 +51,9 @@ extension PowerLossTests {
             let member = SyncNode(store: store, configuration: sim.configuration, signer: sim.nodes[1].signer)
             if (try? await store.zone(zone)) != nil {
                 zonesHeld += 1
-                #expect(await member.heldShare(zone) != nil, "cut before event \(at): the member holds \(zone) without its share")
+                #expect(
+                    await member.heldShare(zone) != nil,
+                    "cut before event \(at): the member holds \(zone) without its share")
             }
         }
         shoal_powercut_reset(0, 0)

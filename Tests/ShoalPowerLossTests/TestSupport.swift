@@ -3,9 +3,9 @@
 import ShoalWire
 import Synchronization
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A small seeded generator (SplitMix64), so a seed replays the same run.
@@ -34,7 +34,11 @@ final class ScratchDirectory {
 /// A wall clock that advances 1 ms per read, so a seed's timestamps do not depend on the machine.
 final class SteppingClock: Sendable {
     private let now = Mutex<UInt64>(1_795_000_000_000)
-    func read() -> UInt64 { now.withLock { $0 += 1; return $0 } }
+    func read() -> UInt64 {
+        now.withLock {
+            $0 += 1; return $0
+        }
+    }
 }
 
 /// Node IDs and zone incarnations from a seed, so a seed's identities, and with them the order

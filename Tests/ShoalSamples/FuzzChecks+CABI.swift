@@ -6,11 +6,11 @@ extension FuzzChecks {
     /// - Throws: ``Failure`` when a property breaks.
     package static func cABI(_ bytes: [UInt8]) throws(Failure) {
         #if SHOAL_C_ABI
-        do {
-            try CABIChecks.check(bytes)
-        } catch {
-            throw Failure(Target.cABI.rawValue, error.description)
-        }
+            do {
+                try CABIChecks.check(bytes)
+            } catch {
+                throw Failure(Target.cABI.rawValue, error.description)
+            }
         #endif
     }
 }

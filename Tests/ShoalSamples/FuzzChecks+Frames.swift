@@ -54,13 +54,19 @@ extension FuzzChecks {
         let limits = boundedLimits
         let whole = try read(t, wire, pieces: [wire.count], limits: limits)
         let split = try read(t, wire, pieces: pieceSizes(for: wire), limits: limits)
-        guard whole.frames.map(\.frame) == split.frames.map(\.frame), whole.error?.code == split.error?.code, whole.error?.offset == split.error?.offset else {
-            throw Failure(t, "split delivery differs from whole delivery: \(split.frames.count) against \(whole.frames.count) frame(s), \(split.error.map { "\($0)" } ?? "no error") against \(whole.error.map { "\($0)" } ?? "no error")")
+        guard whole.frames.map(\.frame) == split.frames.map(\.frame), whole.error?.code == split.error?.code,
+            whole.error?.offset == split.error?.offset
+        else {
+            throw Failure(
+                t,
+                "split delivery differs from whole delivery: \(split.frames.count) against \(whole.frames.count) frame(s), \(split.error.map { "\($0)" } ?? "no error") against \(whole.error.map { "\($0)" } ?? "no error")"
+            )
         }
         if let e = whole.error { try checkOffset(t, e, inputCount: wire.count) }
         let payloads = whole.frames.map(\.frame.payload)
         for p in payloads where p.count > limits.maxFramePayloadBytes {
-            throw Failure(t, "a stream payload of \(p.count) bytes is over maxFramePayloadBytes \(limits.maxFramePayloadBytes)")
+            throw Failure(
+                t, "a stream payload of \(p.count) bytes is over maxFramePayloadBytes \(limits.maxFramePayloadBytes)")
         }
         var options = FrameEncoder.Options(mode: .zstd)
         options.limits = limits
@@ -136,7 +142,9 @@ extension FuzzChecks {
         var out = bytes
         var at = 0
         var chain: UInt32 = 0
-        while out.count &- at >= FrameLayout.headerSize, out[at] == FrameLayout.magic.0, out[at &+ 1] == FrameLayout.magic.1 {
+        while out.count &- at >= FrameLayout.headerSize, out[at] == FrameLayout.magic.0,
+            out[at &+ 1] == FrameLayout.magic.1
+        {
             let flags = out[at &+ FrameLayout.flagsOffset]
             var length = 0
             for k in 0..<4 { length |= Int(out[at &+ FrameLayout.lengthOffset &+ k]) << (8 * k) }
@@ -144,7 +152,10 @@ extension FuzzChecks {
             let size = FrameLayout.headerSize &+ idBytes &+ length &+ FrameLayout.trailerSize
             guard size <= out.count &- at else { break }
             let stream = flags & FrameLayout.compressionMask == 3
-            let crc = out.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[at..<(at &+ size &- 4)]), continuing: stream ? chain : 0) }
+            let crc = out.withUnsafeBytes {
+                CRC32C.checksum(
+                    UnsafeRawBufferPointer(rebasing: $0[at..<(at &+ size &- 4)]), continuing: stream ? chain : 0)
+            }
             if stream { chain = crc }
             for k in 0..<4 { out[at &+ size &- 4 &+ k] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(k))) }
             at &+= size
@@ -167,11 +178,17 @@ extension FuzzChecks {
     /// and re-encodes (plain and in its own compression mode) to frames that decode to it.
     static func checkFrame(_ target: String, _ frame: Frame, wire: [UInt8], limits: WireLimits) throws(Failure) {
         guard frame.payload.count <= limits.maxFramePayloadBytes else {
-            throw Failure(target, "frame payload of \(frame.payload.count) bytes is over maxFramePayloadBytes \(limits.maxFramePayloadBytes)")
+            throw Failure(
+                target,
+                "frame payload of \(frame.payload.count) bytes is over maxFramePayloadBytes \(limits.maxFramePayloadBytes)"
+            )
         }
         let plain = try reencode(target, frame, mode: .none, limits: limits)
         if frame.compression == .none, plain != wire {
-            throw Failure(target, "not canonical: an uncompressed frame re-encodes to different bytes\n  input:   \(hex(wire))\n  encoded: \(hex(plain))")
+            throw Failure(
+                target,
+                "not canonical: an uncompressed frame re-encodes to different bytes\n  input:   \(hex(wire))\n  encoded: \(hex(plain))"
+            )
         }
         switch frame.compression {
         case .none: break
@@ -189,7 +206,9 @@ extension FuzzChecks {
     }
 
     /// Encodes `frame` with `mode` and checks that the result decodes to the same type and payload.
-    static func reencode(_ target: String, _ frame: Frame, mode: FrameEncoder.Options.Mode, limits: WireLimits) throws(Failure) -> [UInt8] {
+    static func reencode(_ target: String, _ frame: Frame, mode: FrameEncoder.Options.Mode, limits: WireLimits)
+        throws(Failure) -> [UInt8]
+    {
         var options = FrameEncoder.Options(mode: mode)
         options.limits = limits
         let bytes: [UInt8]
@@ -197,7 +216,9 @@ extension FuzzChecks {
         do {
             bytes = try FrameEncoder(options: options).encode(frame.type, payload: frame.payload)
         } catch {
-            throw Failure(target, "a decoded frame (type \(frame.type), \(frame.payload.count) bytes) does not re-encode: \(error)")
+            throw Failure(
+                target,
+                "a decoded frame (type \(frame.type), \(frame.payload.count) bytes) does not re-encode: \(error)")
         }
         do {
             back = try FrameReader.decodeOne(bytes, limits: limits)
@@ -225,14 +246,23 @@ extension FuzzChecks {
         let whole = try read(t, bytes, pieces: [bytes.count], limits: limits)
         let split = try read(t, bytes, pieces: pieceSizes(for: bytes), limits: limits)
         guard whole.frames.map(\.frame) == split.frames.map(\.frame) else {
-            throw Failure(t, "split delivery yields \(split.frames.count) frame(s), whole delivery \(whole.frames.count), or different ones")
+            throw Failure(
+                t,
+                "split delivery yields \(split.frames.count) frame(s), whole delivery \(whole.frames.count), or different ones"
+            )
         }
         guard whole.error?.code == split.error?.code, whole.error?.offset == split.error?.offset else {
-            throw Failure(t, "split delivery ends with \(split.error.map { "\($0)" } ?? "no error"), whole delivery with \(whole.error.map { "\($0)" } ?? "no error")")
+            throw Failure(
+                t,
+                "split delivery ends with \(split.error.map { "\($0)" } ?? "no error"), whole delivery with \(whole.error.map { "\($0)" } ?? "no error")"
+            )
         }
         // After an error the reader is failed and what it still buffers is of no consequence.
         guard whole.consumed == split.consumed, whole.error != nil || whole.buffered == split.buffered else {
-            throw Failure(t, "split delivery leaves \(split.buffered) buffered / \(split.consumed) consumed, whole delivery \(whole.buffered) / \(whole.consumed)")
+            throw Failure(
+                t,
+                "split delivery leaves \(split.buffered) buffered / \(split.consumed) consumed, whole delivery \(whole.buffered) / \(whole.consumed)"
+            )
         }
         if let e = whole.error { try checkOffset(t, e, inputCount: bytes.count) }
         for (frame, range) in whole.frames {
@@ -241,10 +271,14 @@ extension FuzzChecks {
     }
 
     /// Feeds `bytes` to one reader in pieces of the given sizes.
-    static func read(_ target: String, _ bytes: [UInt8], pieces: [Int], limits: WireLimits) throws(Failure) -> StreamResult {
+    static func read(_ target: String, _ bytes: [UInt8], pieces: [Int], limits: WireLimits) throws(Failure)
+        -> StreamResult
+    {
         var reader = FrameReader(limits: limits, acceptsStreamCompression: true)
         var result = StreamResult()
-        let bound = limits.maxFramePayloadBytes &+ FrameLayout.headerSize &+ FrameLayout.dictionaryIDSize &+ FrameLayout.trailerSize
+        let bound =
+            limits.maxFramePayloadBytes &+ FrameLayout.headerSize &+ FrameLayout.dictionaryIDSize
+            &+ FrameLayout.trailerSize
         var at = 0
         for n in pieces where result.error == nil {
             let piece = Array(bytes[at..<(at &+ n)])
@@ -262,7 +296,8 @@ extension FuzzChecks {
                 }
             }
             guard reader.bufferedByteCount <= bound else {
-                throw Failure(target, "reader buffers \(reader.bufferedByteCount) bytes, over one frame's bound of \(bound)")
+                throw Failure(
+                    target, "reader buffers \(reader.bufferedByteCount) bytes, over one frame's bound of \(bound)")
             }
         }
         if let first = result.error {
@@ -272,7 +307,10 @@ extension FuzzChecks {
                 do throws(WireError) { _ = try reader.next(from: &input); return nil } catch { return error }
             }
             guard again == first else {
-                throw Failure(target, "after \(first) the reader answers \(again.map { "\($0)" } ?? "no error") instead of the same error")
+                throw Failure(
+                    target,
+                    "after \(first) the reader answers \(again.map { "\($0)" } ?? "no error") instead of the same error"
+                )
             }
         }
         result.buffered = reader.bufferedByteCount

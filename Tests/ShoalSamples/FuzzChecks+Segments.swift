@@ -2,9 +2,9 @@
 
 @_spi(Fuzzing) import ShoalAssets
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension FuzzChecks {
@@ -33,7 +33,7 @@ extension FuzzChecks {
             ("empty-chunk", SegmentFuzzing.segment(of: [[]])),
             ("one-raw", SegmentFuzzing.segment(of: [noise])),
             ("raw-and-zstd", SegmentFuzzing.segment(of: [text, Array(noise.prefix(13))], zstdLevel: 3)),
-            ("three-raw", SegmentFuzzing.segment(of: [Array(noise.prefix(100)), Array(text.prefix(57)), [7]])),
+            ("three-raw", SegmentFuzzing.segment(of: [Array(noise.prefix(100)), Array(text.prefix(57)), [7]]))
         ]
     }
 }

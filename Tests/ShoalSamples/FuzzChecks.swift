@@ -79,7 +79,9 @@ package enum FuzzChecks {
         try recordView(t, bytes)
         let systemFields = try? Record(systemFields: bytes)
         guard let value = try decoded(t, bytes, { (b) throws(WireError) in try Record(decoding: b) }) else {
-            if systemFields != nil { throw Failure(t, "Record(systemFields:) accepted bytes that Record(decoding:) refuses") }
+            if systemFields != nil {
+                throw Failure(t, "Record(systemFields:) accepted bytes that Record(decoding:) refuses")
+            }
             return
         }
         do throws(WireError) {
@@ -88,19 +90,29 @@ package enum FuzzChecks {
             throw Failure(t, "the record decoded but does not validate: \(error)")
         }
         guard (systemFields != nil) == value.fields.isEmpty else {
-            throw Failure(t, "Record(systemFields:) \(systemFields == nil ? "refused" : "accepted") a record with \(value.fields.count) field slots")
+            throw Failure(
+                t,
+                "Record(systemFields:) \(systemFields == nil ? "refused" : "accepted") a record with \(value.fields.count) field slots"
+            )
         }
         if let systemFields, systemFields != value || systemFields.encodedSystemFields() != bytes {
-            throw Failure(t, "Record(systemFields:) decoded \(systemFields), which differs from the record or re-encodes to other bytes")
+            throw Failure(
+                t,
+                "Record(systemFields:) decoded \(systemFields), which differs from the record or re-encodes to other bytes"
+            )
         }
         let peeked = bytes.withUnsafeBytes { raw in try? Record.versionVector(ofEncoded: raw) }
         guard peeked == value.versionVector else {
-            throw Failure(t, "versionVector(ofEncoded:) read \(peeked.map { "\($0)" } ?? "an error"), the record has \(value.versionVector)")
+            throw Failure(
+                t,
+                "versionVector(ofEncoded:) read \(peeked.map { "\($0)" } ?? "an error"), the record has \(value.versionVector)"
+            )
         }
         guard value.encodedSize == bytes.count else {
             throw Failure(t, "encodedSize is \(value.encodedSize) but the record decoded from \(bytes.count) bytes")
         }
-        try roundTrip(t, value, bytes, encode: { $0.encoded() }, decode: { (b) throws(WireError) in try Record(decoding: b) })
+        try roundTrip(
+            t, value, bytes, encode: { $0.encoded() }, decode: { (b) throws(WireError) in try Record(decoding: b) })
     }
 
     /// `RecordDelta(decoding:zone:)` against ``deltaZone``.
@@ -138,11 +150,15 @@ package enum FuzzChecks {
     /// - Throws: ``Failure`` when a property breaks.
     package static func discovery(_ bytes: [UInt8]) throws(Failure) {
         let t = Target.discovery.rawValue
-        let decode = { (b: [UInt8]) throws(WireError) -> DiscoveryAnnouncement in try DiscoveryAnnouncement(decoding: b) }
+        let decode = { (b: [UInt8]) throws(WireError) -> DiscoveryAnnouncement in try DiscoveryAnnouncement(decoding: b)
+        }
         guard let value = try decoded(t, bytes, decode) else { return }
-        guard bytes.count <= DiscoveryAnnouncement.maxBytes, (1...DiscoveryAnnouncement.maxEndpoints).contains(value.endpoints.count),
-              value.endpoints == value.endpoints.sorted() else {
-            throw Failure(t, "an announcement of \(bytes.count) bytes with \(value.endpoints.count) endpoints decoded: \(value)")
+        guard bytes.count <= DiscoveryAnnouncement.maxBytes,
+            (1...DiscoveryAnnouncement.maxEndpoints).contains(value.endpoints.count),
+            value.endpoints == value.endpoints.sorted()
+        else {
+            throw Failure(
+                t, "an announcement of \(bytes.count) bytes with \(value.endpoints.count) endpoints decoded: \(value)")
         }
         try roundTrip(t, value, bytes, encode: { $0.encoded() }, decode: decode)
     }
@@ -168,8 +184,14 @@ package enum FuzzChecks {
     /// The stated knowledge live changes are decoded against (the one of Spec/vectors/README.md,
     /// so the `liveChanges` vectors are seeds as they are).
     package static let liveReference = VersionVector([
-        (NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111), HLC(milliseconds: 1_790_000_000_000, logical: 0)),
-        (NodeID(high: 0x0B0B_0000_0000_0002, low: 0x2222_2222_2222_2222), HLC(milliseconds: 1_790_000_000_100, logical: 0)),
+        (
+            NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111),
+            HLC(milliseconds: 1_790_000_000_000, logical: 0)
+        ),
+        (
+            NodeID(high: 0x0B0B_0000_0000_0002, low: 0x2222_2222_2222_2222),
+            HLC(milliseconds: 1_790_000_000_100, logical: 0)
+        )
     ])
 
     /// The replication messages (Spec/replication.md §3): the first byte picks the kind (modulo
@@ -185,14 +207,25 @@ package enum FuzzChecks {
         switch selector % 11 {
         case 0: try message(t, payload, { (b) throws(WireError) in try HelloMessage(decoding: b) }, { $0.encoded() })
         case 1: try message(t, payload, { (b) throws(WireError) in try ZonesMessage(decoding: b) }, { $0.encoded() })
-        case 2: try message(t, payload, { (b) throws(WireError) in try SubscribeMessage(decoding: b) }, { $0.encoded() })
-        case 3: try message(t, payload, { (b) throws(WireError) in try AcknowledgementMessage(decoding: b) }, { $0.encoded() })
+        case 2:
+            try message(t, payload, { (b) throws(WireError) in try SubscribeMessage(decoding: b) }, { $0.encoded() })
+        case 3:
+            try message(
+                t, payload, { (b) throws(WireError) in try AcknowledgementMessage(decoding: b) }, { $0.encoded() })
         case 4: try message(t, payload, { (b) throws(WireError) in try ChangesMessage(decoding: b) }, { $0.encoded() })
-        case 5: try message(t, payload, { (b) throws(WireError) in try AssetRequestMessage(decoding: b) }, { $0.encoded() })
-        case 6: try message(t, payload, { (b) throws(WireError) in try AssetChunkMessage(decoding: b) }, { $0.encoded() })
+        case 5:
+            try message(t, payload, { (b) throws(WireError) in try AssetRequestMessage(decoding: b) }, { $0.encoded() })
+        case 6:
+            try message(t, payload, { (b) throws(WireError) in try AssetChunkMessage(decoding: b) }, { $0.encoded() })
         case 7: try message(t, payload, { (b) throws(WireError) in try ZoneShare(decoding: b) }, { $0.encoded() })
-        case 8: try message(t, payload, { (b) throws(WireError) -> UpstreamsMessage in try UpstreamsMessage(decoding: b) }, { (m: UpstreamsMessage) in m.encoded() })
-        case 10: try message(t, payload, { (b) throws(WireError) -> WantWholeMessage in try WantWholeMessage(decoding: b) }, { (m: WantWholeMessage) in m.encoded() })
+        case 8:
+            try message(
+                t, payload, { (b) throws(WireError) -> UpstreamsMessage in try UpstreamsMessage(decoding: b) },
+                { (m: UpstreamsMessage) in m.encoded() })
+        case 10:
+            try message(
+                t, payload, { (b) throws(WireError) -> WantWholeMessage in try WantWholeMessage(decoding: b) },
+                { (m: WantWholeMessage) in m.encoded() })
         default:
             let decode = { (b: [UInt8]) throws(WireError) -> LiveChangesMessage in
                 try LiveChangesMessage(decoding: b, zone: NotesCorpus.zone, reference: liveReference)
@@ -204,7 +237,9 @@ package enum FuzzChecks {
         }
     }
 
-    static func message<T: Equatable>(_ t: String, _ payload: [UInt8], _ decode: ([UInt8]) throws(WireError) -> T, _ encode: (T) -> [UInt8]) throws(Failure) {
+    static func message<T: Equatable>(
+        _ t: String, _ payload: [UInt8], _ decode: ([UInt8]) throws(WireError) -> T, _ encode: (T) -> [UInt8]
+    ) throws(Failure) {
         guard let value = try decoded(t, payload, decode) else { return }
         try roundTrip(t, value, payload, encode: encode, decode: decode)
     }
@@ -226,17 +261,22 @@ package enum FuzzChecks {
         switch (decoded, viewed) {
         case (.success(let record), .success(let fields)):
             guard fields == record.fields else { throw Failure(t, "RecordView read other slots than the decoder") }
-            for f in record.fields where RecordView.field(in: bytes, named: f.name) != record.slots(for: f.name).first?.value {
+            for f in record.fields
+            where RecordView.field(in: bytes, named: f.name) != record.slots(for: f.name).first?.value {
                 throw Failure(t, "RecordView.field(named: \(f.name)) differs from the decoded record")
             }
         case (.failure(let d), .failure(let v as WireError)):
-            guard d.code == v.code, d.offset == v.offset else { throw Failure(t, "RecordView says \(v), the decoder \(d)") }
+            guard d.code == v.code, d.offset == v.offset else {
+                throw Failure(t, "RecordView says \(v), the decoder \(d)")
+            }
         default:
             throw Failure(t, "RecordView and the decoder disagree: \(decoded) against \(viewed)")
         }
     }
 
-    static func decoded<T>(_ target: String, _ bytes: [UInt8], _ decode: ([UInt8]) throws(WireError) -> T) throws(Failure) -> T? {
+    static func decoded<T>(_ target: String, _ bytes: [UInt8], _ decode: ([UInt8]) throws(WireError) -> T)
+        throws(Failure) -> T?
+    {
         do {
             return try decode(bytes)
         } catch {
@@ -253,11 +293,16 @@ package enum FuzzChecks {
     }
 
     /// `value` came from `bytes`: it must encode to `bytes` and decode from them to itself.
-    static func roundTrip<T: Equatable>(_ target: String, _ value: T, _ bytes: [UInt8],
-                                         encode: (T) -> [UInt8], decode: ([UInt8]) throws(WireError) -> T) throws(Failure) {
+    static func roundTrip<T: Equatable>(
+        _ target: String, _ value: T, _ bytes: [UInt8],
+        encode: (T) -> [UInt8], decode: ([UInt8]) throws(WireError) -> T
+    ) throws(Failure) {
         let again = encode(value)
         guard again == bytes else {
-            throw Failure(target, "not canonical: \(bytes.count) input bytes decode to a value that re-encodes to \(again.count) different bytes\n  input:   \(hex(bytes))\n  encoded: \(hex(again))\n  value:   \(value)")
+            throw Failure(
+                target,
+                "not canonical: \(bytes.count) input bytes decode to a value that re-encodes to \(again.count) different bytes\n  input:   \(hex(bytes))\n  encoded: \(hex(again))\n  value:   \(value)"
+            )
         }
         let back: T
         do {
@@ -266,7 +311,8 @@ package enum FuzzChecks {
             throw Failure(target, "the re-encoded bytes no longer decode: \(error)")
         }
         guard back == value else {
-            throw Failure(target, "decoding the re-encoded bytes gives a different value\n  first:  \(value)\n  second: \(back)")
+            throw Failure(
+                target, "decoding the re-encoded bytes gives a different value\n  first:  \(value)\n  second: \(back)")
         }
     }
 

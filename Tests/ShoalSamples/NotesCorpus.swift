@@ -15,14 +15,14 @@ package enum NotesCorpus {
     package static let nodes: [NodeID] = [
         NodeID(high: 0x0A11_CE00_0000_0001, low: 0x1111_1111_1111_1111),
         NodeID(high: 0x0B0B_0000_0000_0002, low: 0x2222_2222_2222_2222),
-        NodeID(high: 0x0CA7_0000_0000_0003, low: 0x3333_3333_3333_3333),
+        NodeID(high: 0x0CA7_0000_0000_0003, low: 0x3333_3333_3333_3333)
     ]
 
     static let words = [
         "the", "quick", "sync", "record", "zone", "peer", "field", "merge", "offline", "note",
         "draft", "meeting", "lab", "shop", "floor", "home", "list", "buy", "milk", "call",
         "review", "ship", "plan", "idea", "today", "tomorrow", "project", "shoal", "fish", "river",
-        "green", "blue", "fast", "slow", "remember", "garden", "kitchen", "school", "music", "book",
+        "green", "blue", "fast", "slow", "remember", "garden", "kitchen", "school", "music", "book"
     ]
 
     static let tagWords = ["work", "home", "urgent", "later", "ideas", "travel", "family", "reading"]
@@ -47,23 +47,28 @@ package enum NotesCorpus {
         let modified = base + rng.next() % 30_000_000_000
         r["modified"] = .date(Timestamp(millisecondsSince1970: Int64(modified)))
         r["version"] = .int64(Int64(rng.next() % 50))
-        r["tags"] = .list(.string((0..<Int(rng.next() % 4)).map { _ in tagWords[Int(rng.next() % UInt64(tagWords.count))] }))
+        r["tags"] = .list(
+            .string((0..<Int(rng.next() % 4)).map { _ in tagWords[Int(rng.next() % UInt64(tagWords.count))] }))
         r["done"] = .bool(rng.next() % 3 == 0)
         r["score"] = .double(Double(rng.next() % 10_000) / 100)
         if count > 1 && rng.next() % 2 == 0 {
             let target = Int(rng.next() % UInt64(count))
-            r["folder"] = .reference(Reference(recordID: Record.ID(name: "note-\(target)", zone: zone),
-                                               action: rng.next() % 4 == 0 ? .deleteSelf : .none))
+            r["folder"] = .reference(
+                Reference(
+                    recordID: Record.ID(name: "note-\(target)", zone: zone),
+                    action: rng.next() % 4 == 0 ? .deleteSelf : .none))
         }
         if rng.next() % 3 == 0 {
             let h = ContentHash(bytes: (0..<32).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
             if let h { r["attachment"] = .asset(Asset(hash: h, size: Int64(rng.next() % 5_000_000))) }
         }
         if rng.next() % 2 == 0 {
-            r["place"] = .location(Location(latitude: 40 + Double(rng.next() % 1_000_000) / 100_000,
-                                            longitude: -74 + Double(rng.next() % 1_000_000) / 100_000,
-                                            horizontalAccuracy: 5,
-                                            timestamp: Timestamp(millisecondsSince1970: Int64(modified))))
+            r["place"] = .location(
+                Location(
+                    latitude: 40 + Double(rng.next() % 1_000_000) / 100_000,
+                    longitude: -74 + Double(rng.next() % 1_000_000) / 100_000,
+                    horizontalAccuracy: 5,
+                    timestamp: Timestamp(millisecondsSince1970: Int64(modified))))
         }
         r["color"] = .bytes((0..<4).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
         let writer = nodes[Int(rng.next() % 3)]
@@ -80,9 +85,10 @@ package enum Stamping {
         var vv = record.versionVector
         vv.advance(node, to: hlc)
         let fields = record.fields.map { Record.Field(name: $0.name, value: $0.value, stamp: $0.stamp ?? dot) }
-        return Record(recordType: record.recordType, id: record.id, parent: record.parent,
-                      creation: record.creation ?? dot, versionVector: vv,
-                      heads: [Record.Head(node: node, isDeletion: false)], fields: fields, extensions: record.extensions)
+        return Record(
+            recordType: record.recordType, id: record.id, parent: record.parent,
+            creation: record.creation ?? dot, versionVector: vv,
+            heads: [Record.Head(node: node, isDeletion: false)], fields: fields, extensions: record.extensions)
     }
 }
 

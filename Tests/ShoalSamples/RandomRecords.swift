@@ -66,28 +66,36 @@ package struct RandomRecords {
         }
     }
 
-    mutating func bytes() -> [UInt8] { (0..<int(chance(5) ? 3000 : 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
+    mutating func bytes() -> [UInt8] {
+        (0..<int(chance(5) ? 3000 : 40)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+    }
 
-    mutating func timestamp() -> Timestamp { Timestamp(millisecondsSince1970: chance(10) ? int64() : Int64(int(4_000_000_000_000)) - 100_000_000_000) }
+    mutating func timestamp() -> Timestamp {
+        Timestamp(millisecondsSince1970: chance(10) ? int64() : Int64(int(4_000_000_000_000)) - 100_000_000_000)
+    }
 
     mutating func zone(near z: RecordZone.ID) -> RecordZone.ID {
         chance(80) ? z : RecordZone.ID(name: name(), owner: chance(50) ? RecordZone.ID.defaultOwnerName : name())
     }
 
     mutating func reference(zone: RecordZone.ID) -> Reference {
-        Reference(recordID: Record.ID(name: name(), zone: self.zone(near: zone)), action: chance(50) ? .none : .deleteSelf)
+        Reference(
+            recordID: Record.ID(name: name(), zone: self.zone(near: zone)), action: chance(50) ? .none : .deleteSelf)
     }
 
     mutating func asset() -> Asset {
         let h = ContentHash(bytes: (0..<32).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
-        return Asset(hash: h ?? ContentHash(bytes: [UInt8](repeating: 0, count: 32))!, size: chance(10) ? Int64.max : Int64(int(1 << 30)))
+        return Asset(
+            hash: h ?? ContentHash(bytes: [UInt8](repeating: 0, count: 32))!,
+            size: chance(10) ? Int64.max : Int64(int(1 << 30)))
     }
 
     mutating func location() -> Location {
-        Location(latitude: double(), longitude: double(),
-                 altitude: chance(50) ? double() : nil, horizontalAccuracy: chance(50) ? double() : nil,
-                 verticalAccuracy: chance(50) ? double() : nil, course: chance(50) ? double() : nil,
-                 speed: chance(50) ? double() : nil, timestamp: chance(50) ? timestamp() : nil)
+        Location(
+            latitude: double(), longitude: double(),
+            altitude: chance(50) ? double() : nil, horizontalAccuracy: chance(50) ? double() : nil,
+            verticalAccuracy: chance(50) ? double() : nil, course: chance(50) ? double() : nil,
+            speed: chance(50) ? double() : nil, timestamp: chance(50) ? timestamp() : nil)
     }
 
     /// A random scalar of `kind`.
@@ -140,7 +148,8 @@ package struct RandomRecords {
         for w in writers { vv.advance(w, to: HLC(rawValue: 1 + rng.next() % (1 << 60))) }
         func stamp() -> Dot {
             let e = vv.entries[int(vv.entries.count)]
-            return Dot(node: e.node, hlc: HLC(rawValue: e.hlc.rawValue - (chance(50) ? 0 : rng.next() % e.hlc.rawValue)))
+            return Dot(
+                node: e.node, hlc: HLC(rawValue: e.hlc.rawValue - (chance(50) ? 0 : rng.next() % e.hlc.rawValue)))
         }
         var fields = r.fields.map { Record.Field(name: $0.name, value: chance(10) ? nil : $0.value, stamp: stamp()) }
         if chance(10), let i = fields.indices.randomElement(using: &rng) { fields[i].stamp = nil }
@@ -155,7 +164,8 @@ package struct RandomRecords {
                 tag += 2 * UInt64(1 + int(1000))
             }
         }
-        return Record(recordType: r.recordType, id: r.id, parent: r.parent, creation: stamp(), versionVector: vv,
-                      heads: heads, fields: fields, extensions: extensions)
+        return Record(
+            recordType: r.recordType, id: r.id, parent: r.parent, creation: stamp(), versionVector: vv,
+            heads: heads, fields: fields, extensions: extensions)
     }
 }

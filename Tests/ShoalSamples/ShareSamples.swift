@@ -14,7 +14,9 @@ package enum ShareSamples {
     package static let ownerPrivateKey: [UInt8] = Array(1...32)
 
     /// The owner's public key, SubjectPublicKeyInfo DER (91 bytes).
-    package static let ownerKey = bytes("3059301306072a8648ce3d020106082a8648ce3d03010703420004515c3d6eb9e396b904d3feca7f54fdcd0cc1e997bf375dca515ad0a6c3b4035f4536be3a50f318fbf9a5475902a221502bef0d57e08c53b2cc0a56f17d9f9354")
+    package static let ownerKey = bytes(
+        "3059301306072a8648ce3d020106082a8648ce3d03010703420004515c3d6eb9e396b904d3feca7f54fdcd0cc1e997bf375dca515ad0a6c3b4035f4536be3a50f318fbf9a5475902a221502bef0d57e08c53b2cc0a56f17d9f9354"
+    )
 
     /// The owner's device ID: the SHA-256 of ``ownerKey``.
     package static let ownerDevice = device("f1d59449b727165de732bf283338122b99628a615918fedc67d878fffcf47da7")
@@ -31,22 +33,32 @@ package enum ShareSamples {
     /// `zone` shared with ``reader`` (read-only) and ``writer`` (read-write), serial 3.
     package static let twoMembers = ZoneShare(
         zone: zone, incarnation: incarnation, serial: 3, ownerKey: ownerKey,
-        members: [ZoneShare.Member(device: reader, role: .readOnly), ZoneShare.Member(device: writer, role: .readWrite)],
-        signature: bytes("c782a2dd7ee1109a6a2cd005b181946275f572088a114aea055a01a380f7c23180c3e50f4c6e1c977eb06191f51f797509c01856c274b054f6c6a53b8598252a"))
+        members: [
+            ZoneShare.Member(device: reader, role: .readOnly), ZoneShare.Member(device: writer, role: .readWrite)
+        ],
+        signature: bytes(
+            "c782a2dd7ee1109a6a2cd005b181946275f572088a114aea055a01a380f7c23180c3e50f4c6e1c977eb06191f51f797509c01856c274b054f6c6a53b8598252a"
+        ))
 
     /// ``twoMembers`` after the owner deleted the zone: serial 4, deleted, the members kept.
     package static let deleted = ZoneShare(
         zone: zone, incarnation: incarnation, serial: 4, isDeleted: true, ownerKey: ownerKey,
         members: twoMembers.members,
-        signature: bytes("89018eeb5b16fa6354cc758f9d7c3630f517a4307a8404d9c1146515bcde3e6ac6baf3830154f3458fac12ac52a896387aaf083944cc6c4c7949a07a198bfbcb"))
+        signature: bytes(
+            "89018eeb5b16fa6354cc758f9d7c3630f517a4307a8404d9c1146515bcde3e6ac6baf3830154f3458fac12ac52a896387aaf083944cc6c4c7949a07a198bfbcb"
+        ))
 
     /// Zone `notes` as its owner created it: serial 1, no members yet.
     package static let noMembers = ZoneShare(
         zone: RecordZone.ID(name: "notes"), incarnation: incarnation, serial: 1, ownerKey: ownerKey, members: [],
-        signature: bytes("6e3e774015dabcd4b93b91f3b71033134e96a189fecef2ea443098cb4529a8ef9d442073a6867374093f0ab64a3004cd68769e83ec3563537440847a7eba60f6"))
+        signature: bytes(
+            "6e3e774015dabcd4b93b91f3b71033134e96a189fecef2ea443098cb4529a8ef9d442073a6867374093f0ab64a3004cd68769e83ec3563537440847a7eba60f6"
+        ))
 
     /// Every sample share, by name.
-    package static let all: [(name: String, share: ZoneShare)] = [("twoMembers", twoMembers), ("deleted", deleted), ("noMembers", noMembers)]
+    package static let all: [(name: String, share: ZoneShare)] = [
+        ("twoMembers", twoMembers), ("deleted", deleted), ("noMembers", noMembers)
+    ]
 
     static func device(_ hex: String) -> DeviceID {
         guard let d = DeviceID(hex: hex) else { preconditionFailure("\(hex) is not 64 hex digits") }

@@ -12,9 +12,9 @@
 
 import ShoalWire
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Writes a line straight to file descriptor 1 (a pipe: nothing buffered is lost at exit).
@@ -44,7 +44,9 @@ func option(_ name: String, _ args: [String]) -> String? {
     guard let i = args.firstIndex(of: name), i + 1 < args.count else { return nil }
     return args[i + 1]
 }
-guard let own = option("--address", args), let seconds = option("--seconds", args).flatMap(Double.init), seconds > 0, seconds <= 600 else {
+guard let own = option("--address", args), let seconds = option("--seconds", args).flatMap(Double.init), seconds > 0,
+    seconds <= 600
+else {
     say("usage: shoal-spoofer spoof --address A --seconds N [--fresh-instance] [--group G] [--port P] [--tcp-port T]")
     exit(2)
 }
@@ -60,9 +62,9 @@ func ipv4(_ text: String) -> in_addr {
 }
 
 #if canImport(Glibc)
-let datagram = Int32(SOCK_DGRAM.rawValue)
+    let datagram = Int32(SOCK_DGRAM.rawValue)
 #else
-let datagram = SOCK_DGRAM
+    let datagram = SOCK_DGRAM
 #endif
 let fd = socket(AF_INET, datagram, 0)
 guard fd >= 0 else { fail("socket") }
@@ -72,10 +74,13 @@ var bindAddress = sockaddr_in()
 bindAddress.sin_family = sa_family_t(AF_INET)
 bindAddress.sin_port = port.bigEndian
 bindAddress.sin_addr.s_addr = 0
-let bound = withUnsafePointer(to: &bindAddress) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+let bound = withUnsafePointer(to: &bindAddress) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+}
 guard bound == 0 else { fail("bind port \(port)") }
 var membership = ip_mreq(imr_multiaddr: ipv4(group), imr_interface: ipv4(own))
-guard setsockopt(fd, Int32(IPPROTO_IP), IP_ADD_MEMBERSHIP, &membership, socklen_t(MemoryLayout<ip_mreq>.size)) == 0 else { fail("join \(group)") }
+guard setsockopt(fd, Int32(IPPROTO_IP), IP_ADD_MEMBERSHIP, &membership, socklen_t(MemoryLayout<ip_mreq>.size)) == 0
+else { fail("join \(group)") }
 var outInterface = ipv4(own)
 setsockopt(fd, Int32(IPPROTO_IP), IP_MULTICAST_IF, &outInterface, socklen_t(MemoryLayout<in_addr>.size))
 // Its own answers are not heard back (they would be answered in turn).
@@ -111,12 +116,15 @@ while now() < deadline {
     }
     let device = String(heard.device.hex.prefix(8))
     say("heard \(now()) \(from) \(device)")
-    let forged = DiscoveryAnnouncement(device: heard.device, instance: fresh ? UInt64.random(in: 1...UInt64.max) : heard.instance,
-                                       endpoints: [.init(host: .source, port: tcpPort)])
+    let forged = DiscoveryAnnouncement(
+        device: heard.device, instance: fresh ? UInt64.random(in: 1...UInt64.max) : heard.instance,
+        endpoints: [.init(host: .source, port: tcpPort)])
     let bytes = forged.encoded()
     let sent = bytes.withUnsafeBytes { b in
         withUnsafePointer(to: &destination) { d in
-            d.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            d.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(fd, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
     }
     say(sent == bytes.count ? "answered \(now()) \(device)" : "could not answer \(now()) errno \(errno)")

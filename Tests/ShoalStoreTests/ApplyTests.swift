@@ -38,7 +38,8 @@ import ShoalSamples
         try await b.apply(remoteChanges: [wa])
         let fa = try await a.record(for: r.id)
         #expect(fa == (try await b.record(for: r.id)))
-        let winner = max(Dot(node: a.nodeID, hlc: wa.versionVector[a.nodeID]), Dot(node: b.nodeID, hlc: wb.versionVector[b.nodeID]))
+        let winner = max(
+            Dot(node: a.nodeID, hlc: wa.versionVector[a.nodeID]), Dot(node: b.nodeID, hlc: wb.versionVector[b.nodeID]))
         #expect(fa["title"] == (winner.node == a.nodeID ? .string("A wins?") : .string("B wins?")))
         // Re-applying anything is a no-op.
         #expect(try await a.apply(remoteChanges: [v1, va, vb, wa, wb]).unchanged == 5)
@@ -101,13 +102,16 @@ import ShoalSamples
         let store = try await Store.temporary(dir) { $0.wallClock = { 1_795_000_000_000 } }
         try await store.createZone(notes)
         _ = await expectCode(.invalidArguments) { try await store.apply(remoteChanges: [note("n", "unsaved")]) }
-        let future = Stamping.saved(note("f", "x"), by: .random(), at: HLC(milliseconds: 1_795_000_000_000 + 3_600_000, logical: 0))
+        let future = Stamping.saved(
+            note("f", "x"), by: .random(), at: HLC(milliseconds: 1_795_000_000_000 + 3_600_000, logical: 0))
         // A version from a clock an hour ahead is applied (refusing it would stall the zone), but
         // its timestamp is not absorbed: this node's later writes keep its own clock.
         let result = try await store.apply(remoteChanges: [future])
         #expect(result.skewed == 1 && result.inserted == 1)
         #expect(await store.lastTimestamp.milliseconds < 1_795_000_000_000 + 60_000)
-        let elsewhere = Stamping.saved(note("g", "x", zone: RecordZone.ID(name: "nope")), by: .random(), at: HLC(milliseconds: 1_795_000_000_000, logical: 0))
+        let elsewhere = Stamping.saved(
+            note("g", "x", zone: RecordZone.ID(name: "nope")), by: .random(),
+            at: HLC(milliseconds: 1_795_000_000_000, logical: 0))
         _ = await expectCode(.zoneNotFound) { try await store.apply(remoteChanges: [elsewhere]) }
         #expect(try await store.allRecordIDs(in: notes).map(\.name) == ["f"])
     }
@@ -122,12 +126,19 @@ import ShoalSamples
         // Collect every version any node holds or held in its feed.
         for n in nodes { versions += try await ChangesTests.drain(n, notes, from: nil, limit: 50).0 }
         // Full sync among the nodes.
-        for _ in 0..<2 { for i in 0..<3 { for j in 0..<3 where i != j {
-            try await nodes[i].apply(remoteChanges: try await ChangesTests.drain(nodes[j], notes, from: nil, limit: 100).0)
-        } } }
+        for _ in 0..<2 {
+            for i in 0..<3 {
+                for j in 0..<3 where i != j {
+                    try await nodes[i].apply(
+                        remoteChanges: try await ChangesTests.drain(nodes[j], notes, from: nil, limit: 100).0)
+                }
+            }
+        }
         let reference = try await ChangesTests.drain(nodes[0], notes, from: nil, limit: 100).0.sorted { $0.id < $1.id }
         #expect(reference.count >= 8 && versions.count > 40, "seed \(seed): history too small to test anything")
-        #expect(reference.contains { $0.heads.count > 1 || $0.versionVector.count > 1 }, "seed \(seed): no concurrent history")
+        #expect(
+            reference.contains { $0.heads.count > 1 || $0.versionVector.count > 1 },
+            "seed \(seed): no concurrent history")
         for n in nodes.dropFirst() {
             let other = try await ChangesTests.drain(n, notes, from: nil, limit: 100).0.sorted { $0.id < $1.id }
             #expect(other == reference, "seed \(seed): nodes diverged")
@@ -138,7 +149,9 @@ import ShoalSamples
             let fresh = try await Store.temporary(d) { $0.wallClock = clock.read }
             try await fresh.createZone(notes, incarnation: inc)
             var pool = versions + versions.prefix(Int(history.rng.next() % UInt64(versions.count + 1)))
-            for k in stride(from: pool.count - 1, to: 0, by: -1) { pool.swapAt(k, Int(history.rng.next() % UInt64(k + 1))) }
+            for k in stride(from: pool.count - 1, to: 0, by: -1) {
+                pool.swapAt(k, Int(history.rng.next() % UInt64(k + 1)))
+            }
             while !pool.isEmpty {
                 let n = min(pool.count, 1 + Int(history.rng.next() % 9))
                 try await fresh.apply(remoteChanges: Array(pool.prefix(n)))

@@ -111,7 +111,9 @@ import ShoalWire
         // A stored record (the one that failed, now saved) in a new-looking batch of 600.
         batch[position]["bad field"] = nil
         let stored = try await store.save(batch[position])
-        let fresh = (600..<1200).enumerated().map { i, n in i == position ? note(stored.id.name, "again") : note("n\(n)", "v\(n)") }
+        let fresh = (600..<1200).enumerated().map { i, n in
+            i == position ? note(stored.id.name, "again") : note("n\(n)", "v\(n)")
+        }
         let g = await expectCode(.partialFailure) { try await store.modify(saving: fresh) }
         #expect(g?.partialErrors[stored.id]?.code == .serverRecordChanged)
         #expect(try await store.allRecordIDs(in: notes).count == 600)
@@ -132,8 +134,10 @@ import ShoalWire
         #expect(rows.stored == rows.expected)
         // The index entries the planner computed answer as the records do.
         func titled(_ t: String) async throws -> [String] {
-            try await store.records(matching: Query(recordType: "Note", predicate: .compare("title", .equal, .string(t))), in: notes)
-                .records.map(\.id.name)
+            try await store.records(
+                matching: Query(recordType: "Note", predicate: .compare("title", .equal, .string(t))), in: notes
+            )
+            .records.map(\.id.name)
         }
         #expect(try await titled("again") == [stored.id.name])
         #expect(try await titled("v\(position)") == [])
@@ -154,7 +158,8 @@ import ShoalWire
         let inc = try await a.createZone(notes).incarnation
         try await b1.createZone(notes, incarnation: inc)
         try await b2.createZone(notes, incarnation: inc)
-        let saved = try await a.modify(saving: (0..<100).map { note("n\($0)", "v\($0)") }, atomically: false).savedRecords
+        let saved = try await a.modify(saving: (0..<100).map { note("n\($0)", "v\($0)") }, atomically: false)
+            .savedRecords
         try await a.delete(saved[5].id)
         var batch = try await a.changes(in: notes, since: nil).records
         if position >= 0 {

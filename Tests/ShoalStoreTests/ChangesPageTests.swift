@@ -104,16 +104,22 @@ import ShoalSamples
             repeat {
                 let page = try await store.changes(in: notes, since: token, limit: 1_000, maxBytes: maxBytes)
                 let bytes = page.records.reduce(0) { $0 + $1.encodedSize }
-                #expect(page.records.count == 1 || bytes <= maxBytes, "a page of \(page.records.count) records holds \(bytes) bytes")
+                #expect(
+                    page.records.count == 1 || bytes <= maxBytes,
+                    "a page of \(page.records.count) records holds \(bytes) bytes")
                 if let e = try await store.encodedChanges(in: notes, since: token, limit: 1_000, maxBytes: maxBytes) {
-                    #expect(e.bytes == page.records.flatMap { $0.encoded() } && e.token == page.token && e.moreComing == page.moreComing)
+                    #expect(
+                        e.bytes == page.records.flatMap { $0.encoded() } && e.token == page.token
+                            && e.moreComing == page.moreComing)
                 }
                 names += page.records.map(\.id.name)
                 token = page.token
                 pages += 1
                 if !page.moreComing { break }
             } while pages < 200
-            #expect(names.sorted() == saved.map(\.id.name).sorted(), "every record once, starting from \(start == nil ? "nil" : "a foreign token")")
+            #expect(
+                names.sorted() == saved.map(\.id.name).sorted(),
+                "every record once, starting from \(start == nil ? "nil" : "a foreign token")")
             #expect(pages >= 10, "\(pages) pages")
         }
     }

@@ -7,7 +7,9 @@ import ShoalWire
 
 @Suite struct ChangesTests {
     /// Follows the feed from `token` to the end, returning every record seen and the final token.
-    static func drain(_ store: Store, _ zone: RecordZone.ID, from token: ChangeToken?, limit: Int) async throws -> ([Record], ChangeToken) {
+    static func drain(_ store: Store, _ zone: RecordZone.ID, from token: ChangeToken?, limit: Int) async throws -> (
+        [Record], ChangeToken
+    ) {
         var out = [Record]()
         var t = token
         var pages = 0
@@ -141,7 +143,8 @@ import ShoalWire
         let second = try await store.databaseChanges(since: first.token)
         #expect(second.changedZones.map(\.name) == ["notes", "team"])
         #expect(second.deletedZones.map(\.name) == ["old"])
-        #expect(try await store.databaseChanges(since: first.token, scope: .shared).changedZones.map(\.name) == ["team"])
+        #expect(
+            try await store.databaseChanges(since: first.token, scope: .shared).changedZones.map(\.name) == ["team"])
         let third = try await store.databaseChanges(since: second.token)
         #expect(third.changedZones.isEmpty && third.deletedZones.isEmpty)
         let zoneToken = try await store.changes(in: notes, since: nil).token

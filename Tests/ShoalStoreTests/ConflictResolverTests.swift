@@ -10,7 +10,8 @@ import Synchronization
 @Suite struct ConflictResolverTests {
     /// Two stores holding one record, then a concurrent edit of its title on each, `a`'s first.
     static func conflictingPair(_ d1: TempDirectory, _ d2: TempDirectory, clock: FakeClock)
-        async throws -> (a: Store, b: Store, base: Record, va: Record, vb: Record) {
+        async throws -> (a: Store, b: Store, base: Record, va: Record, vb: Record)
+    {
         let a = try await Store.temporary(d1) { $0.wallClock = clock.read }
         let b = try await Store.temporary(d2) { $0.wallClock = clock.read }
         let inc = try await a.createZone(notes).incarnation
@@ -31,8 +32,12 @@ import Synchronization
     /// The first event of `events`, waiting at most 10 s.
     static func first(_ events: AsyncStream<ConflictEvent>) async -> ConflictEvent? {
         await withTaskGroup(of: ConflictEvent?.self) { g in
-            g.addTask { for await e in events { return e }; return nil }
-            g.addTask { try? await Task.sleep(for: .seconds(10)); return nil }
+            g.addTask {
+                for await e in events { return e }; return nil
+            }
+            g.addTask {
+                try? await Task.sleep(for: .seconds(10)); return nil
+            }
             let e = await g.next() ?? nil
             g.cancelAll()
             return e
@@ -44,27 +49,31 @@ import Synchronization
         let (a, b, base, va, vb) = try await Self.conflictingPair(d1, d2, clock: FakeClock())
         // Different resolvers on the two nodes: only a's runs, because a wrote the older side.
         let calls = Mutex(0)
-        await a.setConflictResolver({ c in
-            calls.withLock { $0 += 1 }
-            var r = c.merged
-            let titles = [c.local["title"], c.remote["title"]].compactMap { v -> String? in
-                if case .string(let s)? = v { return s } else { return nil }
-            }
-            r["title"] = .string(titles.sorted().joined(separator: " + "))
-            return r
-        }, for: notes)
-        await b.setConflictResolver({ _ in
-            Issue.record("b's resolver must not run: a decides")
-            var r = Record(recordType: "Note", id: Record.ID(name: "n", zone: notes))
-            r["title"] = .string("b's idea")
-            return r
-        }, for: notes)
+        await a.setConflictResolver(
+            { c in
+                calls.withLock { $0 += 1 }
+                var r = c.merged
+                let titles = [c.local["title"], c.remote["title"]].compactMap { v -> String? in
+                    if case .string(let s)? = v { return s } else { return nil }
+                }
+                r["title"] = .string(titles.sorted().joined(separator: " + "))
+                return r
+            }, for: notes)
+        await b.setConflictResolver(
+            { _ in
+                Issue.record("b's resolver must not run: a decides")
+                var r = Record(recordType: "Note", id: Record.ID(name: "n", zone: notes))
+                r["title"] = .string("b's idea")
+                return r
+            }, for: notes)
         let eventsA = await a.conflictEvents(), eventsB = await b.conflictEvents()
 
         try await b.apply(remoteChanges: [va])
         let atB = await Self.first(eventsB)
         #expect(atB?.conflict.fieldNames == ["title"])
-        guard case .decidedBy(let node)? = atB?.outcome else { Issue.record("b: \(String(describing: atB?.outcome))"); return }
+        guard case .decidedBy(let node)? = atB?.outcome else {
+            Issue.record("b: \(String(describing: atB?.outcome))"); return
+        }
         #expect(node == a.nodeID)
         #expect(try await b.record(for: base.id)["title"] == .string("from b"), "the merge stands on b meanwhile")
 
@@ -74,10 +83,14 @@ import Synchronization
         #expect(atA?.conflict.origin == .replication)
         #expect(atA?.conflict.ancestor?["title"] == .string("draft"), "the version both sides edited")
         #expect(atA?.conflict.local["title"] == .string("from a") && atA?.conflict.remote["title"] == .string("from b"))
-        guard case .resolved(let resolved)? = atA?.outcome else { Issue.record("a: \(String(describing: atA?.outcome))"); return }
+        guard case .resolved(let resolved)? = atA?.outcome else {
+            Issue.record("a: \(String(describing: atA?.outcome))"); return
+        }
         #expect(resolved["title"] == .string("from a + from b"))
         #expect(resolved["body"] == .string("text, edited on b"), "fields without conflict keep the merge")
-        #expect(resolved.versionVector.compare(va.versionVector) == .after && resolved.versionVector.compare(vb.versionVector) == .after)
+        #expect(
+            resolved.versionVector.compare(va.versionVector) == .after
+                && resolved.versionVector.compare(vb.versionVector) == .after)
 
         // The resolution is an ordinary version: b takes it whole, and both hold the same record.
         let held = try await a.record(for: base.id)
@@ -107,16 +120,19 @@ import Synchronization
         let merged = try await merger.record(for: base.id)
         #expect(merged.heads.count == 2 && merged["title"] == .string("from b"))
 
-        await a.setConflictResolver({ c in
-            var r = c.merged
-            r["title"] = .string("decided on a")
-            return r
-        }, for: notes)
+        await a.setConflictResolver(
+            { c in
+                var r = c.merged
+                r["title"] = .string("decided on a")
+                return r
+            }, for: notes)
         let events = await a.conflictEvents()
         try await a.apply(remoteChanges: [merged])
         let e = await Self.first(events)
         #expect(e?.conflict.fieldNames == ["title"] && e?.conflict.local["title"] == .string("from a"))
-        guard case .resolved(let resolved)? = e?.outcome else { Issue.record("\(String(describing: e?.outcome))"); return }
+        guard case .resolved(let resolved)? = e?.outcome else {
+            Issue.record("\(String(describing: e?.outcome))"); return
+        }
         #expect(resolved["title"] == .string("decided on a") && resolved["body"] == .string("text, edited on b"))
         #expect(resolved.heads.count == 1 && resolved.versionVector.compare(merged.versionVector) == .after)
         #expect(try await a.record(for: base.id) == resolved)
@@ -140,7 +156,9 @@ import Synchronization
         let events = await a.conflictEvents()
         #expect(try await a.apply(remoteChanges: [vb]).merged == 1)
         let e = await Self.first(events)
-        guard case .rejected(let reason)? = e?.outcome else { Issue.record("\(String(describing: e?.outcome))"); return }
+        guard case .rejected(let reason)? = e?.outcome else {
+            Issue.record("\(String(describing: e?.outcome))"); return
+        }
         #expect(reason.contains("returned record notes/other") && reason.contains("conflict's ID"), "\(reason)")
         #expect(try await a.record(for: base.id)["title"] == .string("from b"))
     }
@@ -159,12 +177,19 @@ import Synchronization
         eb["body"] = .string("new body")
         try await a.save(ea)
         let vb = try await b.save(eb)
-        await a.setConflictResolver({ _ in Issue.record("no conflict to decide"); return base }, for: notes)
+        await a.setConflictResolver(
+            { _ in
+                Issue.record("no conflict to decide"); return base
+            }, for: notes)
         let events = await a.conflictEvents()
         #expect(try await a.apply(remoteChanges: [vb]).merged == 1)
         let e = await withTaskGroup(of: ConflictEvent?.self) { g in
-            g.addTask { for await e in events { return e }; return nil }
-            g.addTask { try? await Task.sleep(for: .milliseconds(300)); return nil }
+            g.addTask {
+                for await e in events { return e }; return nil
+            }
+            g.addTask {
+                try? await Task.sleep(for: .milliseconds(300)); return nil
+            }
             let e = await g.next() ?? nil
             g.cancelAll()
             return e
@@ -192,14 +217,15 @@ import Synchronization
 
         // The app's fields win the conflicting ones; the resolver notes what it was shown.
         let shown = Mutex([(fields: [String], ancestor: String?)]())
-        await store.setConflictResolver({ c in
-            var ancestorTitle: String? = nil
-            if case .string(let t)? = c.ancestor?["title"] { ancestorTitle = t }
-            shown.withLock { $0.append((c.fieldNames, ancestorTitle)) }
-            var out = c.remote
-            for f in c.fieldNames { out[f] = c.local[f] }
-            return out
-        }, for: notes)
+        await store.setConflictResolver(
+            { c in
+                var ancestorTitle: String? = nil
+                if case .string(let t)? = c.ancestor?["title"] { ancestorTitle = t }
+                shown.withLock { $0.append((c.fieldNames, ancestorTitle)) }
+                var out = c.remote
+                for f in c.fieldNames { out[f] = c.local[f] }
+                return out
+            }, for: notes)
         let events = await store.conflictEvents()
 
         // A field only the app changed since the version it read saves without asking: the
@@ -247,19 +273,21 @@ import Synchronization
         let inc = try await stores[0].createZone(notes).incarnation
         for s in stores.dropFirst() { try await s.createZone(notes, incarnation: inc) }
         let decided = Mutex(0)
-        await stores[0].setConflictResolver({ c in
-            decided.withLock { $0 += 1 }
-            var r = c.merged
-            for f in c.fieldNames {
-                let both = [c.local[f], c.remote[f]].compactMap { $0.map { "\($0)" } }.sorted()
-                r[f] = .string(both.joined(separator: "|").suffix(40).description)
-            }
-            return r
-        }, for: notes)
-        await stores[1].setConflictResolver({ c in
-            decided.withLock { $0 += 1 }
-            return c.remote
-        }, for: notes)
+        await stores[0].setConflictResolver(
+            { c in
+                decided.withLock { $0 += 1 }
+                var r = c.merged
+                for f in c.fieldNames {
+                    let both = [c.local[f], c.remote[f]].compactMap { $0.map { "\($0)" } }.sorted()
+                    r[f] = .string(both.joined(separator: "|").suffix(40).description)
+                }
+                return r
+            }, for: notes)
+        await stores[1].setConflictResolver(
+            { c in
+                decided.withLock { $0 += 1 }
+                return c.remote
+            }, for: notes)
         let names = ["r0", "r1", "r2"], fieldNames = ["title", "body", "count"]
 
         func exchange(_ from: Store, _ to: Store) async throws {
@@ -294,7 +322,9 @@ import Synchronization
 
     static func snapshot(_ stores: [Store]) async throws -> [[Record]] {
         var out = [[Record]]()
-        for s in stores { out.append(try await s.changes(in: notes, since: nil, limit: 1_000).records.sorted { $0.id < $1.id }) }
+        for s in stores {
+            out.append(try await s.changes(in: notes, since: nil, limit: 1_000).records.sorted { $0.id < $1.id })
+        }
         return out
     }
 }

@@ -9,7 +9,7 @@ import ShoalSamples
 import Foundation
 import ShoalTestSupport
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite struct CrashSafetyTests {
@@ -19,7 +19,10 @@ import Glibc
         if let env = ProcessInfo.processInfo.environment["SHOAL_CRASH_WRITER"] { candidates.append(env) }
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         candidates.append(exe.deletingLastPathComponent().appendingPathComponent("shoal-crash-writer").path)
-        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("shoal-crash-writer").path)
+        candidates.append(
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+                "shoal-crash-writer"
+            ).path)
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
@@ -38,7 +41,9 @@ import Glibc
             // Close-on-exec, so that a process another test starts meanwhile (the CLI tests'
             // daemons) cannot hold this pipe open and keep the read below from ever ending; the
             // writer still gets it, duplicated onto its standard output.
-            for h in [out.fileHandleForReading, out.fileHandleForWriting] { _ = fcntl(h.fileDescriptor, F_SETFD, FD_CLOEXEC) }
+            for h in [out.fileHandleForReading, out.fileHandleForWriting] {
+                _ = fcntl(h.fileDescriptor, F_SETFD, FD_CLOEXEC)
+            }
             p.standardOutput = out
             try p.run()
             let delay = 40 + Int(rng.next() % 260)
@@ -70,7 +75,9 @@ import Glibc
         for s in singles { #expect(live.contains(s), "seed \(seed): acknowledged save \(s) lost") }
         for (name, v) in updates {
             let r = try await store.record(for: Record.ID(name: name, zone: zone))
-            #expect((r["vFull"].flatMap { if case .int64(let x) = $0 { x } else { nil } } ?? -1) >= v, "seed \(seed): update of \(name) lost")
+            #expect(
+                (r["vFull"].flatMap { if case .int64(let x) = $0 { x } else { nil } } ?? -1) >= v,
+                "seed \(seed): update of \(name) lost")
         }
         // Atomic batches are whole or absent.
         var prefixes = [String: Int]()
@@ -93,10 +100,14 @@ import Glibc
             for k in [0, 1, 2, 3, 4, 5, 7] {  // i == 6 is an update, not a new record
                 func names(_ field: String) async throws -> [String] {
                     let q = Query(recordType: "Item", predicate: .compare(field, .equal, .int64(Int64(k))))
-                    return try await store.records(matching: q, in: zone, resultsLimit: 400).records.map(\.id.name).sorted()
+                    return try await store.records(matching: q, in: zone, resultsLimit: 400).records.map(\.id.name)
+                        .sorted()
                 }
                 let a = try await names(indexed), b = try await names(scanned)
-                #expect(a == b, "seed \(seed): \(indexed) == \(k) misses \(Set(b).subtracting(a).sorted()), adds \(Set(a).subtracting(b).sorted())")
+                #expect(
+                    a == b,
+                    "seed \(seed): \(indexed) == \(k) misses \(Set(b).subtracting(a).sorted()), adds \(Set(a).subtracting(b).sorted())"
+                )
                 #expect(!b.isEmpty || indexed == "v", "seed \(seed): nothing has \(scanned) == \(k)")
             }
         }

@@ -24,7 +24,9 @@ import ShoalWire
             let deleting = (saveCount..<count).map { _ in id() }
             var seen = Set<Record.ID>()
             let expected = (saving.map(\.id) + deleting).first { !seen.insert($0).inserted }
-            #expect(DuplicateIDFinder.firstDuplicate(saving: saving, deleting: deleting) == expected, "round \(round), seed \(seed) (SHOAL_DUPLICATE_SEED)")
+            #expect(
+                DuplicateIDFinder.firstDuplicate(saving: saving, deleting: deleting) == expected,
+                "round \(round), seed \(seed) (SHOAL_DUPLICATE_SEED)")
         }
     }
 }

@@ -80,8 +80,12 @@ import CShoalThread
     @Test func settingsCompose() async throws {
         let d1 = TempDirectory(), d2 = TempDirectory(), d3 = TempDirectory()
         let a = try await Store.temporary(d1) { $0.synchronous = .full }
-        let strict = try await Store.temporary(d2) { $0.synchronous = .full; $0.replicationSynchronous = .full }
-        let loose = try await Store.temporary(d3) { $0.synchronous = .normal; $0.replicationSynchronous = .full }
+        let strict = try await Store.temporary(d2) {
+            $0.synchronous = .full; $0.replicationSynchronous = .full
+        }
+        let loose = try await Store.temporary(d3) {
+            $0.synchronous = .normal; $0.replicationSynchronous = .full
+        }
         let inc = try await a.createZone(notes).incarnation
         let v = try await a.save(note("n", "T"))
         for s in [strict, loose] {
@@ -99,7 +103,9 @@ import CShoalThread
     /// before), and every commit is there after reopening.
     @Test func backgroundCheckpointsKeepTheLogShort() async throws {
         let dir = TempDirectory()
-        let store = try await Store.temporary(dir) { $0.synchronous = .full; $0.checkpointPages = 64 }
+        let store = try await Store.temporary(dir) {
+            $0.synchronous = .full; $0.checkpointPages = 64
+        }
         try await store.createZone(notes)
         for i in 0..<400 { _ = try await store.save(note("n\(i)", "title \(i)")) }
         // Give a queued checkpoint time to finish, then one more commit restarts the log.
@@ -109,7 +115,8 @@ import CShoalThread
             waited += 1
         }
         #expect(await store.backgroundCheckpoints > 0)
-        let walSize = (try? FileManager.default.attributesOfItem(atPath: dir.path + "/store.sqlite-wal")[.size] as? Int) ?? 0
+        let walSize =
+            (try? FileManager.default.attributesOfItem(atPath: dir.path + "/store.sqlite-wal")[.size] as? Int) ?? 0
         // 400 commits of several pages each would be thousands of pages without checkpoints;
         // the hard limit is 8 × 64 pages of 4 KiB.
         #expect(walSize <= 8 * 64 * 4096 + 64 * 4096, "WAL is \(walSize) bytes")

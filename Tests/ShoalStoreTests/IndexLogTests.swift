@@ -60,12 +60,24 @@ import ShoalSamples
                 _ = try? await s.save(r, policy: .changedKeys)
             }
             guard let s = store, step % 4 == 0 else { continue }
-            for (indexed, scanned) in [(Predicate.compare("cat", .equal, .int64(Int64(step % 6))), Predicate.compare("twin", .equal, .int64(Int64(step % 6)))),
-                                       (.between("cat", .int64(1), .int64(3)), .between("twin", .int64(1), .int64(3))),
-                                       (.contains("tags", .string("t\(step % 4)")), .contains("tagsTwin", .string("t\(step % 4)")))] {
-                let a = try await s.records(matching: Query(recordType: "Note", predicate: indexed), in: notes, resultsLimit: 400).records.map(\.id)
-                let b = try await s.records(matching: Query(recordType: "Note", predicate: scanned), in: notes, resultsLimit: 400).records.map(\.id)
-                #expect(a == b, "seed \(seed), flush every \(flushRows), step \(step): index \(a.map(\.name)) vs scan \(b.map(\.name))")
+            for (indexed, scanned) in [
+                (
+                    Predicate.compare("cat", .equal, .int64(Int64(step % 6))),
+                    Predicate.compare("twin", .equal, .int64(Int64(step % 6)))
+                ),
+                (.between("cat", .int64(1), .int64(3)), .between("twin", .int64(1), .int64(3))),
+                (.contains("tags", .string("t\(step % 4)")), .contains("tagsTwin", .string("t\(step % 4)")))
+            ] {
+                let a = try await s.records(
+                    matching: Query(recordType: "Note", predicate: indexed), in: notes, resultsLimit: 400
+                ).records.map(\.id)
+                let b = try await s.records(
+                    matching: Query(recordType: "Note", predicate: scanned), in: notes, resultsLimit: 400
+                ).records.map(\.id)
+                #expect(
+                    a == b,
+                    "seed \(seed), flush every \(flushRows), step \(step): index \(a.map(\.name)) vs scan \(b.map(\.name))"
+                )
             }
         }
     }
@@ -198,7 +210,8 @@ import ShoalSamples
         var rng = SplitMix64(seed: 0x5EED)
         let good = PostingList.encode((0..<20).map { "name-\($0)" })
         for round in 0..<5_000 {
-            var bytes = round % 2 == 0
+            var bytes =
+                round % 2 == 0
                 ? (0..<Int(rng.next() % 64)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
                 : good
             if round % 2 == 1 {
@@ -214,7 +227,9 @@ import ShoalSamples
 
     @Test func damagedRunsAreErrors() {
         let good = PostingList.encode(["alpha", "beta"])
-        for bad in [[0x80], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01], [5, 0x61], Array(good.dropLast()), good + [200]] as [[UInt8]] {
+        for bad in [[0x80], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01], [5, 0x61], Array(good.dropLast()), good + [200]]
+            as [[UInt8]]
+        {
             #expect(throws: ShoalError.self, "\(bad)") { try names(bad) }
         }
     }

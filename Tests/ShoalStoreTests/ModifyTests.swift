@@ -131,23 +131,29 @@ import ShoalWire
         await expectCode(.unknownItem) { _ = try await store.record(for: batch[0].id) }
 
         // Non-atomic: the good item commits alone.
-        let e2 = try #require(await expectCode(.partialFailure) {
-            try await store.modify(saving: [note("a", "A"), note("exists", "again")], atomically: false)
-        })
+        let e2 = try #require(
+            await expectCode(.partialFailure) {
+                try await store.modify(saving: [note("a", "A"), note("exists", "again")], atomically: false)
+            })
         #expect(e2.partialErrors.count == 1)
         #expect(try await store.record(for: batch[0].id)["title"] == .string("A"))
         // Missing zone per item.
-        let e3 = try #require(await expectCode(.partialFailure) {
-            try await store.modify(saving: [note("z", "Z", zone: RecordZone.ID(name: "nope"))])
-        })
+        let e3 = try #require(
+            await expectCode(.partialFailure) {
+                try await store.modify(saving: [note("z", "Z", zone: RecordZone.ID(name: "nope"))])
+            })
         #expect(e3.partialErrors.values.first?.code == .zoneNotFound)
         // The same ID twice is a malformed request.
-        await expectCode(.invalidArguments) { try await store.modify(saving: [note("q", "1")], deleting: [note("q", "1").id]) }
+        await expectCode(.invalidArguments) {
+            try await store.modify(saving: [note("q", "1")], deleting: [note("q", "1").id])
+        }
     }
 
     @Test func limitsAndChunking() async throws {
         let dir = TempDirectory()
-        let store = try await Store.temporary(dir) { $0.maxAtomicBatchItems = 10; $0.chunkSize = 7 }
+        let store = try await Store.temporary(dir) {
+            $0.maxAtomicBatchItems = 10; $0.chunkSize = 7
+        }
         try await store.createZone(notes)
         var big = note("big", "x")
         big["blob"] = .bytes([UInt8](repeating: 1, count: 1 << 20))
@@ -203,7 +209,8 @@ import ShoalWire
 
         let ro = RecordZone.ID(name: "theirs", owner: "bob")
         try await store.createZone(ro, scope: .shared, readOnly: true)
-        let pe = try #require(await expectCode(.partialFailure) { try await store.modify(saving: [note("x", "x", zone: ro)]) })
+        let pe = try #require(
+            await expectCode(.partialFailure) { try await store.modify(saving: [note("x", "x", zone: ro)]) })
         #expect(pe.partialErrors.values.first?.code == .permissionFailure)
         await expectCode(.permissionFailure) { try await store.deleteZone(ro) }
     }

@@ -7,7 +7,9 @@ import Testing
 
 @Suite struct OwnWriterLogTests {
     /// The whole of `store`'s own log for `zone`, and whether hashing it gives the head's chain.
-    static func log(_ store: Store, _ zone: RecordZone.ID = notes) async throws -> (entries: [WriteEntry], head: WriterLogHead, chained: Bool) {
+    static func log(_ store: Store, _ zone: RecordZone.ID = notes) async throws -> (
+        entries: [WriteEntry], head: WriterLogHead, chained: Bool
+    ) {
         let node = store.nodeID
         let entries = try await store.entries(of: node, in: zone, after: 0, limit: 1_000_000)
         let head = try await store.ownLogHead(of: zone)
@@ -32,11 +34,14 @@ import Testing
         try await store.save(note("last", "l"))
         let (entries, head, chained) = try await Self.log(store)
         #expect(chained && entries.count == count + 2)
-        #expect(SchemaMigrationTests.scalar(dir, "SELECT count(*) FROM writer_entries") == "5", "first, two pages, the other zone's, last")
+        #expect(
+            SchemaMigrationTests.scalar(dir, "SELECT count(*) FROM writer_entries") == "5",
+            "first, two pages, the other zone's, last")
         var chain = WriterLog.chainStart(zone: notes, writer: store.nodeID)
         for e in entries {
             chain = WriterLog.chain(chain, e)
-            #expect(try await store.chainValue(of: store.nodeID, in: notes, at: e.sequence) == chain, "entry \(e.sequence)")
+            #expect(
+                try await store.chainValue(of: store.nodeID, in: notes, at: e.sequence) == chain, "entry \(e.sequence)")
             #expect(try await store.entry(of: Dot(node: store.nodeID, hlc: e.hlc), in: notes) == e)
         }
         #expect(chain == head.chain)
@@ -85,7 +90,9 @@ import Testing
         let versions = try await store.storedVersions(of: entries.map { Record.ID(name: $0.record, zone: notes) })
         for e in entries {
             let v = try #require(versions[Record.ID(name: e.record, zone: notes)])
-            #expect(WriterLog.entry(of: v, dot: Dot(node: store.nodeID, hlc: e.hlc), sequence: e.sequence) == e, "\(e.record)")
+            #expect(
+                WriterLog.entry(of: v, dot: Dot(node: store.nodeID, hlc: e.hlc), sequence: e.sequence) == e,
+                "\(e.record)")
         }
     }
 
@@ -171,7 +178,7 @@ import Testing
             let a = try await store.save(r)
             var edit = a
             edit["title"] = .string("2")
-            try await store.save(edit)       // a's title now from the second write, its body from the first
+            try await store.save(edit)  // a's title now from the second write, its body from the first
             try await store.save(note("b", "x"))
             try await store.save(note("gone", "y"))
             try await store.delete(Record.ID(name: "gone", zone: notes))
@@ -210,13 +217,17 @@ import Testing
 
     /// `a`'s checkpoint after `entries`, with a placeholder signature: the store checks chains,
     /// not signatures.
-    static func checkpoint(_ a: Store, _ entries: ArraySlice<WriteEntry>, incarnation: NodeID? = nil) async throws -> WriterCheckpoint {
+    static func checkpoint(_ a: Store, _ entries: ArraySlice<WriteEntry>, incarnation: NodeID? = nil) async throws
+        -> WriterCheckpoint
+    {
         let node = a.nodeID
         let start = WriterLog.chainStart(zone: notes, writer: node)
         let chain = WriterLog.chain(from: start, after: (0, .zero), Array(entries)) ?? []
         let inc = try await a.liveZone(notes).incarnation
-        return WriterCheckpoint(zone: notes, incarnation: incarnation ?? inc, writer: node, sequence: entries.last?.sequence ?? 0, chain: chain,
-                                signature: [UInt8](repeating: 0x5E, count: WriterCheckpoint.signatureBytes))
+        return WriterCheckpoint(
+            zone: notes, incarnation: incarnation ?? inc, writer: node, sequence: entries.last?.sequence ?? 0,
+            chain: chain,
+            signature: [UInt8](repeating: 0x5E, count: WriterCheckpoint.signatureBytes))
     }
 
     @Test func rangesThatFollowTheHeadAndMatchTheirCheckpointAreKept() async throws {
@@ -224,7 +235,9 @@ import Testing
         let writer = a.nodeID
         let first = try await Self.checkpoint(a, entries[0..<3])
         #expect(try await b.appendVerified(Array(entries[0..<3]), of: writer, checkpoint: first, in: notes))
-        #expect(try await b.logHead(of: writer, in: notes) == WriterLogHead(sequence: 3, hlc: entries[2].hlc, chain: first.chain))
+        #expect(
+            try await b.logHead(of: writer, in: notes)
+                == WriterLogHead(sequence: 3, hlc: entries[2].hlc, chain: first.chain))
         // The next range is hashed on from the head held: its checkpoint is the chain of all six.
         let second = try await Self.checkpoint(a, entries[0..<6])
         #expect(try await b.appendVerified(Array(entries[3..<6]), of: writer, checkpoint: second, in: notes))
@@ -244,15 +257,23 @@ import Testing
         let writer = a.nodeID
         #expect(entries.count == count)
         // Two ranges: a single entry (a row of one), then the rest (pages).
-        #expect(try await b.appendVerified([entries[0]], of: writer, checkpoint: try await Self.checkpoint(a, entries[0..<1]), in: notes))
-        #expect(try await b.appendVerified(Array(entries[1...]), of: writer, checkpoint: try await Self.checkpoint(a, entries[0...]), in: notes))
-        #expect(SchemaMigrationTests.scalar(dirs[1], "SELECT count(*) FROM writer_entries") == "4", "one row, then three pages")
+        #expect(
+            try await b.appendVerified(
+                [entries[0]], of: writer, checkpoint: try await Self.checkpoint(a, entries[0..<1]), in: notes))
+        #expect(
+            try await b.appendVerified(
+                Array(entries[1...]), of: writer, checkpoint: try await Self.checkpoint(a, entries[0...]), in: notes))
+        #expect(
+            SchemaMigrationTests.scalar(dirs[1], "SELECT count(*) FROM writer_entries") == "4",
+            "one row, then three pages")
         #expect(try await b.entries(of: writer, in: notes, after: 0, limit: count + 5) == entries)
         var rng = SplitMix64(seed: 11)
         for _ in 0..<60 {
             let after = Int(rng.next() % UInt64(count + 1)), limit = 1 + Int(rng.next() % 300)
             let expected = Array(entries.dropFirst(after).prefix(limit))
-            #expect(try await b.entries(of: writer, in: notes, after: UInt64(after), limit: limit) == expected, "after \(after), limit \(limit)")
+            #expect(
+                try await b.entries(of: writer, in: notes, after: UInt64(after), limit: limit) == expected,
+                "after \(after), limit \(limit)")
         }
         for i in [0, 1, 2, 255, 256, 257, 511, 512, 513, count - 1] {
             let e = entries[i]
@@ -261,7 +282,9 @@ import Testing
             // A timestamp just before the entry's: the one before it.
             let earlier = HLC(rawValue: e.hlc.rawValue &- 1)
             #expect(try await b.sequence(of: writer, in: notes, atMost: earlier) == e.sequence - 1, "before entry \(i)")
-            #expect(try await b.entry(of: Dot(node: writer, hlc: earlier), in: notes) == nil || i > 0 && entries[i - 1].hlc == earlier)
+            #expect(
+                try await b.entry(of: Dot(node: writer, hlc: earlier), in: notes) == nil
+                    || i > 0 && entries[i - 1].hlc == earlier)
         }
         #expect(try await b.sequence(of: writer, in: notes, atMost: HLC(rawValue: .max >> 1)) == UInt64(count))
         #expect(try await b.logHead(of: writer, in: notes).sequence == UInt64(count))
@@ -281,15 +304,24 @@ import Testing
             let b = try await Store.temporary(dirs[1])
             try await b.createZone(notes, incarnation: inc)
             for i in 0..<3 {
-                #expect(try await b.appendVerified([entries[i]], of: writer, checkpoint: try await Self.checkpoint(a, entries[0...i]), in: notes))
+                #expect(
+                    try await b.appendVerified(
+                        [entries[i]], of: writer, checkpoint: try await Self.checkpoint(a, entries[0...i]), in: notes))
             }
         }
-        #expect(SchemaMigrationTests.exec(dirs[1], "ALTER TABLE writer_entries DROP COLUMN count; UPDATE meta SET value = 9 WHERE key = 'schema'") == 0)
+        #expect(
+            SchemaMigrationTests.exec(
+                dirs[1], "ALTER TABLE writer_entries DROP COLUMN count; UPDATE meta SET value = 9 WHERE key = 'schema'")
+                == 0)
         let b = try await Store.temporary(dirs[1])
         #expect(SchemaMigrationTests.scalar(dirs[1], "SELECT value FROM meta WHERE key = 'schema'") == "10")
         #expect(try await b.entries(of: writer, in: notes, after: 0, limit: 10) == Array(entries[0..<3]))
-        #expect(try await b.appendVerified(Array(entries[3...]), of: writer, checkpoint: try await Self.checkpoint(a, entries[0...]), in: notes))
-        #expect(SchemaMigrationTests.scalar(dirs[1], "SELECT count(*) FROM writer_entries") == "5", "three rows of one, then two pages")
+        #expect(
+            try await b.appendVerified(
+                Array(entries[3...]), of: writer, checkpoint: try await Self.checkpoint(a, entries[0...]), in: notes))
+        #expect(
+            SchemaMigrationTests.scalar(dirs[1], "SELECT count(*) FROM writer_entries") == "5",
+            "three rows of one, then two pages")
         #expect(try await b.entries(of: writer, in: notes, after: 1, limit: 1_000) == Array(entries[1...]))
         #expect(try await b.entry(of: Dot(node: writer, hlc: entries[2].hlc), in: notes) == entries[2])
         #expect(try await b.entry(of: Dot(node: writer, hlc: entries[200].hlc), in: notes) == entries[200])
@@ -298,7 +330,12 @@ import Testing
     /// A damaged row reads as nil, never a trap: seeded random bytes and counts, and every
     /// truncation and bit flip of a real page.
     @Test func aDamagedPageReadsAsNothing() {
-        let entries: [WriterLogPage.Entry] = (1...5).map { (hlc: HLC(rawValue: UInt64($0) << 20), bytes: [UInt8](repeating: UInt8($0), count: $0 * 3), chain: $0 % 2 == 0 ? [UInt8](repeating: 7, count: 32) : []) }
+        let entries: [WriterLogPage.Entry] = (1...5).map {
+            (
+                hlc: HLC(rawValue: UInt64($0) << 20), bytes: [UInt8](repeating: UInt8($0), count: $0 * 3),
+                chain: $0 % 2 == 0 ? [UInt8](repeating: 7, count: 32) : []
+            )
+        }
         let page = WriterLogPage.encode(entries[...])
         let last = (sequence: UInt64(9), hlc: HLC(rawValue: 5 << 20))
         #expect(WriterLogPage.items(of: page, count: 5, last: last)?.map(\.sequence) == [5, 6, 7, 8, 9])
@@ -312,8 +349,13 @@ import Testing
         for round in 0..<2_000 {
             let bytes = (0..<Int(rng.next() % 64)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
             let count = Int64(bitPattern: rng.next() % 300) - 20
-            let items = WriterLogPage.items(of: bytes, count: count, last: (UInt64(rng.next() % 400), HLC(rawValue: rng.next())))
-            if let items { #expect(items.allSatisfy { $0.bytes.upperBound <= bytes.count && $0.chain.upperBound <= bytes.count }, "seed 29 round \(round)") }
+            let items = WriterLogPage.items(
+                of: bytes, count: count, last: (UInt64(rng.next() % 400), HLC(rawValue: rng.next())))
+            if let items {
+                #expect(
+                    items.allSatisfy { $0.bytes.upperBound <= bytes.count && $0.chain.upperBound <= bytes.count },
+                    "seed 29 round \(round)")
+            }
         }
     }
 
@@ -326,10 +368,15 @@ import Testing
         #expect(try await !b.appendVerified(gapped, of: writer, checkpoint: all, in: notes), "a gap")
         var altered = entries
         altered[2].slots[0].digest[0] ^= 1
-        #expect(try await !b.appendVerified(altered, of: writer, checkpoint: all, in: notes), "an entry changed after signing")
-        #expect(try await !b.appendVerified(Array(entries[0..<3]), of: writer, checkpoint: all, in: notes), "a range short of its checkpoint")
+        #expect(
+            try await !b.appendVerified(altered, of: writer, checkpoint: all, in: notes),
+            "an entry changed after signing")
+        #expect(
+            try await !b.appendVerified(Array(entries[0..<3]), of: writer, checkpoint: all, in: notes),
+            "a range short of its checkpoint")
         let elsewhere = try await Self.checkpoint(a, entries[0..<4], incarnation: NodeID(high: 9, low: 9))
-        #expect(try await !b.appendVerified(entries, of: writer, checkpoint: elsewhere, in: notes), "another incarnation")
+        #expect(
+            try await !b.appendVerified(entries, of: writer, checkpoint: elsewhere, in: notes), "another incarnation")
         #expect(try await b.logHead(of: writer, in: notes).sequence == 0, "nothing stored")
         #expect(try await b.appendVerified(entries, of: writer, checkpoint: all, in: notes))
         #expect(try await !b.appendVerified(entries, of: writer, checkpoint: all, in: notes), "the same range again")
@@ -348,17 +395,21 @@ import Testing
         for i in 0..<4 { try await a.save(note("n\(i)", "t\(i)")) }
         var edit = try await a.record(for: Record.ID(name: "n0", zone: notes))
         edit["title"] = .string("again")
-        try await a.save(edit)   // entry 5, of n0 again
+        try await a.save(edit)  // entry 5, of n0 again
         let entries = try await a.entries(of: writer, in: notes, after: 0, limit: 100)
         let checkpoint = try await VerifiedWriterLogTests.checkpoint(a, entries[...])
         #expect(try await b.appendVerified(entries, of: writer, checkpoint: checkpoint, in: notes))
-        #expect(try await b.reflected(of: writer, in: notes).sequence == 0, "entries without their versions reflect nothing")
+        #expect(
+            try await b.reflected(of: writer, in: notes).sequence == 0, "entries without their versions reflect nothing"
+        )
 
         // b gets n0 (its newest version, which covers entries 1 and 5), n1 and n3, but not n2.
         let all = try await a.changes(in: notes, since: nil).records
         try await b.apply(remoteChanges: all.filter { $0.id.name != "n2" })
         let partway = try await b.reflected(of: writer, in: notes)
-        #expect(partway.sequence == 2 && partway.hlc == entries[1].hlc, "n2's write (entry 3) is missing: the prefix stops before it")
+        #expect(
+            partway.sequence == 2 && partway.hlc == entries[1].hlc,
+            "n2's write (entry 3) is missing: the prefix stops before it")
         try await b.apply(remoteChanges: all.filter { $0.id.name == "n2" })
         let whole = try await b.reflected(of: writer, in: notes)
         #expect(whole.sequence == 5 && whole.hlc == entries[4].hlc)

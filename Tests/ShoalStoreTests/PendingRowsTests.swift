@@ -18,9 +18,12 @@ extension Store {
             r.bind(1, z.row)
             while try r.step() {
                 let name = r.text(0)
-                let rec = try r.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }
+                let rec = try r.withBlob(1) { (raw) throws(ShoalError) -> Record in
+                    try decodeRow(raw, zone: z.id, name: name)
+                }
                 for e in rec.versionVector.entries {
-                    expected.append("\(z.row) \(Hex.string(Bytes.nodeID(e.node)).uppercased()) \(Bytes.hlcKey(e.hlc)) \(name)")
+                    expected.append(
+                        "\(z.row) \(Hex.string(Bytes.nodeID(e.node)).uppercased()) \(Bytes.hlcKey(e.hlc)) \(name)")
                 }
             }
         }
@@ -39,11 +42,13 @@ extension Store {
         try await b.createZone(notes, incarnation: inc)
         try await a.declareIndex(zone: notes, recordType: "Note", field: "title")
 
-        let first = try await a.modify(saving: (0..<75).map { note("n\($0)", "t\($0)") }, atomically: false).savedRecords
+        let first = try await a.modify(saving: (0..<75).map { note("n\($0)", "t\($0)") }, atomically: false)
+            .savedRecords
         var edited = first[3]
         edited["title"] = .string("edited")
         // New-looking batch naming a stored record: undone to its savepoint, then redone.
-        try await a.modify(saving: (75..<120).map { note("n\($0)", "t\($0)") } + [note("n5", "again")], policy: .allKeys)
+        try await a.modify(
+            saving: (75..<120).map { note("n\($0)", "t\($0)") } + [note("n5", "again")], policy: .allKeys)
         let v2 = try await a.save(edited)
         try await a.delete(first[7].id)
         let rows = try await a.clockRows()
@@ -60,8 +65,17 @@ extension Store {
         let logged = try await a.indexLogRows()
         #expect(logged.counted == logged.stored && logged.stored == 3)  // n3's, n5's and n7's old titles
         #expect(await a.pendingIndexAdditions > 120)
-        #expect(try await a.records(matching: Query(recordType: "Note", predicate: .compare("title", .equal, .string("edited"))), in: notes).records.map(\.id) == [v2.id])
-        #expect(try await a.records(matching: Query(recordType: "Note", predicate: .compare("title", .equal, .string("t3"))), in: notes).records.isEmpty)
-        #expect(try await a.records(matching: Query(recordType: "Note", predicate: .compare("title", .equal, .string("again"))), in: notes).records.map(\.id.name) == ["n5"])
+        #expect(
+            try await a.records(
+                matching: Query(recordType: "Note", predicate: .compare("title", .equal, .string("edited"))), in: notes
+            ).records.map(\.id) == [v2.id])
+        #expect(
+            try await a.records(
+                matching: Query(recordType: "Note", predicate: .compare("title", .equal, .string("t3"))), in: notes
+            ).records.isEmpty)
+        #expect(
+            try await a.records(
+                matching: Query(recordType: "Note", predicate: .compare("title", .equal, .string("again"))), in: notes
+            ).records.map(\.id.name) == ["n5"])
     }
 }

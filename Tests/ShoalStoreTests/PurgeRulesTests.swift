@@ -15,7 +15,8 @@ import ShoalSamples
         let store = try await Store.temporary(dir) { $0.wallClock = clock.read }
         try await store.createZone(notes)
         _ = try await store.save(note("n1", "x"))
-        try await store.acknowledge(peer: NodeID.random(), zone: notes, vector: try await store.zone(notes).versionVector)
+        try await store.acknowledge(
+            peer: NodeID.random(), zone: notes, vector: try await store.zone(notes).versionVector)
         try await store.delete(Record.ID(name: "n1", zone: notes))
         let everything = [notes: try await store.zone(notes).versionVector]
 
@@ -41,7 +42,9 @@ import ShoalSamples
         try await store.acknowledge(peer: NodeID.random(), zone: notes, vector: everything[notes] ?? VersionVector())
         #expect(try await store.purgeTombstones(retention: nil, knowledge: everything, peersExpected: [notes: 2]) == 0)
         clock.advance(seconds: 20)
-        #expect(try await store.purgeTombstones(retention: .seconds(10), knowledge: everything, peersExpected: [notes: 2]) == 1)
+        #expect(
+            try await store.purgeTombstones(retention: .seconds(10), knowledge: everything, peersExpected: [notes: 2])
+                == 1)
     }
 
     /// A node purged its deletion of a record, by the retention, before a peer had it. That peer
@@ -66,7 +69,9 @@ import ShoalSamples
         let edited = try await p.save(edit)
         try await p.delete(id)
         clock.advance(seconds: 100)
-        #expect(try await p.purgeTombstones(retention: .seconds(1), knowledge: [notes: try await p.zone(notes).versionVector]) == 1)
+        #expect(
+            try await p.purgeTombstones(
+                retention: .seconds(1), knowledge: [notes: try await p.zone(notes).versionVector]) == 1)
         // d deletes its copy, which never had p's edit; a third node merged p's edit with it.
         try await d.delete(id)
         let dDeleted = try #require(try await d.storedVersions(of: [id]).values.first)
@@ -92,14 +97,18 @@ import ShoalSamples
         _ = try await p.save(note("gone", "x"))
         try await p.delete(Record.ID(name: "gone", zone: notes))
         clock.advance(seconds: 100)
-        #expect(try await p.purgeTombstones(retention: .seconds(1), knowledge: [notes: try await p.zone(notes).versionVector]) == 1)
+        #expect(
+            try await p.purgeTombstones(
+                retention: .seconds(1), knowledge: [notes: try await p.zone(notes).versionVector]) == 1)
         let horizon = try await p.purgeHorizon(of: notes)
-        let q = NodeID(high: 0x51, low: 1), created = Dot(node: q, hlc: HLC(rawValue: horizon[p.nodeID].rawValue + 1000))
+        let q = NodeID(high: 0x51, low: 1),
+            created = Dot(node: q, hlc: HLC(rawValue: horizon[p.nodeID].rawValue + 1000))
         var vv = horizon
         vv.advance(q, to: created.hlc)
-        let again = Record(recordType: "Note", id: Record.ID(name: "fresh", zone: notes), parent: nil, creation: created,
-                           versionVector: vv, heads: [Record.Head(node: q, isDeletion: false)],
-                           fields: [Record.Field(name: "title", value: .string("new"), stamp: created)], extensions: [])
+        let again = Record(
+            recordType: "Note", id: Record.ID(name: "fresh", zone: notes), parent: nil, creation: created,
+            versionVector: vv, heads: [Record.Head(node: q, isDeletion: false)],
+            fields: [Record.Field(name: "title", value: .string("new"), stamp: created)], extensions: [])
         #expect(try await p.apply(remoteChanges: [again]).inserted == 1)
         #expect(try await p.storedVersions(of: [again.id]).values.first == again)
     }
@@ -115,7 +124,9 @@ import ShoalSamples
         clock.advance(seconds: 100)
         #expect(try await store.purgeTombstones(retention: .seconds(1), knowledge: [notes: VersionVector()]) == 0)
         #expect(try await store.purgeTombstones(retention: .seconds(1), knowledge: [:]) == 0)
-        #expect(try await store.purgeTombstones(retention: .seconds(1), knowledge: [notes: try await store.zone(notes).versionVector]) == 1)
+        #expect(
+            try await store.purgeTombstones(
+                retention: .seconds(1), knowledge: [notes: try await store.zone(notes).versionVector]) == 1)
     }
 
     /// A record created again where its tombstone was purged starts from the purge horizon, so a

@@ -11,8 +11,12 @@ import ShoalWire
     @Test func aCursorKeptAsBytesPagesOnTheSame() async throws {
         let (store, _dir) = try await QueryTests.seeded()
         _ = _dir
-        let q = Query(recordType: "Note", predicate: .and([.equal("done", .bool(true)), .greater("score", .double(-1))]),
-                      sortDescriptors: [.init(.field("missing"), ascending: false), .init(.field("score")), .init(.modificationDate, ascending: false)])
+        let q = Query(
+            recordType: "Note", predicate: .and([.equal("done", .bool(true)), .greater("score", .double(-1))]),
+            sortDescriptors: [
+                .init(.field("missing"), ascending: false), .init(.field("score")),
+                .init(.modificationDate, ascending: false)
+            ])
         var page = try await store.records(matching: q, in: notes, resultsLimit: 7)
         var viaBytes = QueryTests.names(page), direct = QueryTests.names(page)
         var cursor = page.cursor
@@ -36,15 +40,22 @@ import ShoalWire
     @Test func bytesThatAreNotACursorAreRefused() async throws {
         let (store, _dir) = try await QueryTests.seeded()
         _ = _dir
-        let page = try await store.records(matching: Query(recordType: "Note", sortDescriptors: [.init(.field("score"))]), in: notes, resultsLimit: 3)
+        let page = try await store.records(
+            matching: Query(recordType: "Note", sortDescriptors: [.init(.field("score"))]), in: notes, resultsLimit: 3)
         let good = try #require(page.cursor).encoded()
         let seed: UInt64 = 0xC0_5E
         var rng = SplitMix64(seed: seed)
-        var inputs: [[UInt8]] = [[], [UInt8](repeating: 0, count: QueryCursor.maxEncodedBytes + 1), note("x", "not a cursor").encoded()]
-        for cut in stride(from: 0, to: good.count, by: max(1, good.count / 40)) { inputs.append(Array(good.prefix(cut))) }
+        var inputs: [[UInt8]] = [
+            [], [UInt8](repeating: 0, count: QueryCursor.maxEncodedBytes + 1), note("x", "not a cursor").encoded()
+        ]
+        for cut in stride(from: 0, to: good.count, by: max(1, good.count / 40)) {
+            inputs.append(Array(good.prefix(cut)))
+        }
         for _ in 0..<300 {
             var b = good
-            for _ in 0..<Int(rng.next() % 4 + 1) { b[Int(rng.next() % UInt64(b.count))] = UInt8(truncatingIfNeeded: rng.next()) }
+            for _ in 0..<Int(rng.next() % 4 + 1) {
+                b[Int(rng.next() % UInt64(b.count))] = UInt8(truncatingIfNeeded: rng.next())
+            }
             inputs.append(b)
             inputs.append((0..<Int(rng.next() % 200)).map { _ in UInt8(truncatingIfNeeded: rng.next()) })
         }
@@ -59,6 +70,8 @@ import ShoalWire
                 refused += 1
             }
         }
-        #expect(refused >= 3 + good.count / max(1, good.count / 40) - 1, "seed \(seed): \(refused) of \(inputs.count) refused")
+        #expect(
+            refused >= 3 + good.count / max(1, good.count / 40) - 1,
+            "seed \(seed): \(refused) of \(inputs.count) refused")
     }
 }

@@ -33,7 +33,9 @@ import ShoalWire
         let (store, _dir) = try await Self.seeded()
         _ = _dir
         func run(_ p: Predicate) async throws -> [Int] {
-            Self.names(try await store.records(matching: Query(recordType: "Note", predicate: p), in: notes, resultsLimit: 1000))
+            Self.names(
+                try await store.records(
+                    matching: Query(recordType: "Note", predicate: p), in: notes, resultsLimit: 1000))
         }
         #expect(try await run(.equal("rank", .int64(7))) == [7])
         #expect(try await run(.notEqual("done", .bool(true))).count == 25)
@@ -49,15 +51,20 @@ import ShoalWire
         #expect(try await run(!.contains("tags", .string("home"))) == [])
         #expect(try await run(.equal("rank", .string("7"))) == [])  // type mismatch never matches
         #expect(try await store.records(matching: Query(recordType: "Task"), in: notes).records.count == 1)
-        await expectCode(.invalidArguments) { _ = try await store.records(matching: Query(recordType: "Note"), in: notes, resultsLimit: 0) }
-        await expectCode(.zoneNotFound) { _ = try await store.records(matching: Query(recordType: "Note"), in: RecordZone.ID(name: "no")) }
+        await expectCode(.invalidArguments) {
+            _ = try await store.records(matching: Query(recordType: "Note"), in: notes, resultsLimit: 0)
+        }
+        await expectCode(.zoneNotFound) {
+            _ = try await store.records(matching: Query(recordType: "Note"), in: RecordZone.ID(name: "no"))
+        }
     }
 
     @Test func sortingAndCursorPaging() async throws {
         let (store, _dir) = try await Self.seeded()
         _ = _dir
-        let q = Query(recordType: "Note", predicate: .equal("done", .bool(true)),
-                      sortDescriptors: [.init(.field("score"), ascending: true)])
+        let q = Query(
+            recordType: "Note", predicate: .equal("done", .bool(true)),
+            sortDescriptors: [.init(.field("score"), ascending: true)])
         var page = try await store.records(matching: q, in: notes, desiredKeys: ["rank"], resultsLimit: 10)
         var all = Self.names(page)
         #expect(page.records.allSatisfy { $0.allKeys == ["rank"] })
@@ -66,21 +73,27 @@ import ShoalWire
             all += Self.names(page)
         }
         #expect(all == stride(from: 48, through: 0, by: -2).map { $0 })
-        let byName = try await store.records(matching: Query(recordType: "Note", sortDescriptors: [.init(.recordName, ascending: false)]), in: notes, resultsLimit: 3)
+        let byName = try await store.records(
+            matching: Query(recordType: "Note", sortDescriptors: [.init(.recordName, ascending: false)]), in: notes,
+            resultsLimit: 3)
         #expect(Self.names(byName) == [49, 48, 47])
-        let byMod = try await store.records(matching: Query(recordType: "Note", sortDescriptors: [.init(.modificationDate), .init(.creationDate)]), in: notes, resultsLimit: 100)
+        let byMod = try await store.records(
+            matching: Query(recordType: "Note", sortDescriptors: [.init(.modificationDate), .init(.creationDate)]),
+            in: notes, resultsLimit: 100)
         #expect(byMod.records.count == 50)
     }
 
     @Test func indexedEqualityDoesNotDecodeEveryRecord() async throws {
         let (store, _dir) = try await Self.seeded()
         _ = _dir
-        _ = try await store.records(matching: Query(recordType: "Note", predicate: .equal("rank", .int64(7))), in: notes)
+        _ = try await store.records(
+            matching: Query(recordType: "Note", predicate: .equal("rank", .int64(7))), in: notes)
         #expect(await store.lastQueryDecodeCount == 50)
         try await store.declareIndex(zone: notes, recordType: "Note", field: "rank")
         try await store.declareIndex(zone: notes, recordType: "Note", field: "tags")
         try await store.declareIndex(zone: notes, recordType: "Note", field: "title")
-        let r = try await store.records(matching: Query(recordType: "Note", predicate: .equal("rank", .int64(7))), in: notes)
+        let r = try await store.records(
+            matching: Query(recordType: "Note", predicate: .equal("rank", .int64(7))), in: notes)
         #expect(Self.names(r) == [7])
         #expect(await store.lastQueryDecodeCount == 1)
         // The index follows saves and deletes.
@@ -91,16 +104,21 @@ import ShoalWire
         var fresh = Record(recordType: "Note", id: Record.ID(name: "n99", zone: notes))
         fresh["rank"] = .int64(7)
         try await store.save(fresh)
-        let again = try await store.records(matching: Query(recordType: "Note", predicate: .equal("rank", .int64(7))), in: notes)
+        let again = try await store.records(
+            matching: Query(recordType: "Note", predicate: .equal("rank", .int64(7))), in: notes)
         #expect(Self.names(again) == [99])
         #expect(await store.lastQueryDecodeCount == 1)
-        let ranged = try await store.records(matching: Query(recordType: "Note", predicate: .between("rank", .int64(5), .int64(9))), in: notes)
+        let ranged = try await store.records(
+            matching: Query(recordType: "Note", predicate: .between("rank", .int64(5), .int64(9))), in: notes)
         #expect(Self.names(ranged) == [5, 6, 9, 99])
         #expect(await store.lastQueryDecodeCount == 4)
-        let tagged = try await store.records(matching: Query(recordType: "Note", predicate: .contains("tags", .string("work"))), in: notes, resultsLimit: 100)
+        let tagged = try await store.records(
+            matching: Query(recordType: "Note", predicate: .contains("tags", .string("work"))), in: notes,
+            resultsLimit: 100)
         #expect(tagged.records.count == 17)
         #expect(await store.lastQueryDecodeCount == 17)
-        let prefixed = try await store.records(matching: Query(recordType: "Note", predicate: .beginsWith("title", "gam")), in: notes, resultsLimit: 100)
+        let prefixed = try await store.records(
+            matching: Query(recordType: "Note", predicate: .beginsWith("title", "gam")), in: notes, resultsLimit: 100)
         #expect(prefixed.records.count == 10)
         #expect(await store.lastQueryDecodeCount == 10)
     }

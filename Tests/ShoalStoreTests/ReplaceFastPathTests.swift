@@ -29,9 +29,13 @@ import ShoalSamples
                     case .after:
                         dominated += 1
                         let merged = try Store.merged(old, new)
-                        #expect(merged.encoded() == new.encoded(), "seed \(seed): merge(\(old), \(new)) is not the dominating version")
+                        #expect(
+                            merged.encoded() == new.encoded(),
+                            "seed \(seed): merge(\(old), \(new)) is not the dominating version")
                     case .equal:
-                        #expect(old.encoded() == new.encoded(), "seed \(seed): equal vectors, different versions of \(old.id)")
+                        #expect(
+                            old.encoded() == new.encoded(),
+                            "seed \(seed): equal vectors, different versions of \(old.id)")
                     case .concurrent:
                         concurrent += 1
                     case .before:
@@ -40,7 +44,9 @@ import ShoalSamples
                 }
             }
         }
-        #expect(dominated > 50 && concurrent > 0, "seed \(seed): history too small (\(dominated) dominated, \(concurrent) concurrent pairs)")
+        #expect(
+            dominated > 50 && concurrent > 0,
+            "seed \(seed): history too small (\(dominated) dominated, \(concurrent) concurrent pairs)")
     }
 
     /// Tombstones and referrers inserted straight into a store that never held them still cascade,

@@ -22,7 +22,8 @@ import ShoalWire
         #expect(compact.token.bytes.count < full.token.bytes.count)
         // It resumes by the store's sequence: only what came after.
         try await store.modify(saving: [note("n3", "second"), note("n10", "new")], policy: .allKeys)
-        let next = try await store.changes(in: notes, since: compact.token, limit: 1_000, maxBytes: .max, compactToken: true)
+        let next = try await store.changes(
+            in: notes, since: compact.token, limit: 1_000, maxBytes: .max, compactToken: true)
         #expect(Set(next.records.map(\.id.name)) == ["n3", "n10"])
         let encoded = try #require(try await store.encodedChanges(in: notes, since: compact.token, compactToken: true))
         let encodedVector = try encoded.token.contents().vector
@@ -36,7 +37,8 @@ import ShoalWire
         let store = try await Store.temporary(dir)
         try await store.createZone(notes)
         try await store.modify(saving: (0..<6).map { note("n\($0)", "first") })
-        let token = try await store.changes(in: notes, since: nil, limit: 1_000, maxBytes: .max, compactToken: true).token
+        let token = try await store.changes(in: notes, since: nil, limit: 1_000, maxBytes: .max, compactToken: true)
+            .token
         try await store.delete(Record.ID(name: "n1", zone: notes))
         let vector = try await store.zone(notes).versionVector
         try await store.acknowledge(peer: NodeID.random(), zone: notes, vector: vector)
@@ -44,7 +46,8 @@ import ShoalWire
         await expectCode(.changeTokenExpired) {
             _ = try await store.changes(in: notes, since: token, limit: 1_000, maxBytes: .max, compactToken: true)
         }
-        let after = try await store.changes(in: notes, since: nil, limit: 1_000, maxBytes: .max, compactToken: true).token
+        let after = try await store.changes(in: notes, since: nil, limit: 1_000, maxBytes: .max, compactToken: true)
+            .token
         let afterVector = try after.contents().vector
         #expect(afterVector == vector, "\(afterVector)")
         let resumed = try await store.changes(in: notes, since: after, limit: 1_000, maxBytes: .max, compactToken: true)

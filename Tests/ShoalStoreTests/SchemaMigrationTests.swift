@@ -36,20 +36,27 @@ import CSQLite
     /// 4 keeps in memory. The downgrade below starts from there.
     static func indexToVersion3(_ dir: TempDirectory, extraLog: String) throws {
         var h: OpaquePointer? = nil
-        guard sqlite3_open(dir.path + "/store.sqlite", &h) == SQLITE_OK, let h else { throw ShoalError.internalError("cannot open") }
+        guard sqlite3_open(dir.path + "/store.sqlite", &h) == SQLITE_OK, let h else {
+            throw ShoalError.internalError("cannot open")
+        }
         defer { sqlite3_close(h) }
-        guard sqlite3_exec(h, extraLog + """
-            ; CREATE TABLE field_index(
-                idx INTEGER NOT NULL, kind INTEGER NOT NULL, value BLOB, name TEXT NOT NULL,
-                PRIMARY KEY(idx, kind, value, name)) WITHOUT ROWID
-            """, nil, nil, nil) == SQLITE_OK else { throw ShoalError.internalError("setup") }
+        guard
+            sqlite3_exec(
+                h,
+                extraLog + """
+                    ; CREATE TABLE field_index(
+                        idx INTEGER NOT NULL, kind INTEGER NOT NULL, value BLOB, name TEXT NOT NULL,
+                        PRIMARY KEY(idx, kind, value, name)) WITHOUT ROWID
+                    """, nil, nil, nil) == SQLITE_OK
+        else { throw ShoalError.internalError("setup") }
         var read: OpaquePointer? = nil, write: OpaquePointer? = nil
         sqlite3_prepare_v2(h, "SELECT idx, kind, value, names FROM field_postings", -1, &read, nil)
         sqlite3_prepare_v2(h, "INSERT OR IGNORE INTO field_index VALUES(?, ?, ?, ?)", -1, &write, nil)
         defer { sqlite3_finalize(read); sqlite3_finalize(write) }
         while sqlite3_step(read) == SQLITE_ROW {
             var names = [String]()
-            let raw = UnsafeRawBufferPointer(start: sqlite3_column_blob(read, 3), count: Int(sqlite3_column_bytes(read, 3)))
+            let raw = UnsafeRawBufferPointer(
+                start: sqlite3_column_blob(read, 3), count: Int(sqlite3_column_bytes(read, 3)))
             try PostingList.forEach(raw, index: 0) { names.append($0) }
             for name in names {
                 sqlite3_bind_int64(write, 1, sqlite3_column_int64(read, 0))
@@ -122,7 +129,12 @@ import CSQLite
             try await store.createZone(RecordZone.ID(name: "other"))
             try await store.acknowledge(peer: peer, zone: notes, vector: VersionVector())
         }
-        #expect(Self.exec(dir, Self.dropVersion9 + "DROP TABLE zone_peers; DROP TABLE purged_zones; DROP TABLE merged_heads; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 4 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(
+            Self.exec(
+                dir,
+                Self.dropVersion9
+                    + "DROP TABLE zone_peers; DROP TABLE purged_zones; DROP TABLE merged_heads; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 4 WHERE key = 'schema'"
+            ) == SQLITE_OK)
         let store = try await Store.temporary(dir)
         #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "10")
         try await store.deleteZone(notes)
@@ -154,7 +166,12 @@ import CSQLite
             try await a.save(single)
         }
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM merged_heads") == "1")
-        #expect(Self.exec(dir, Self.dropVersion9 + "DROP TABLE merged_heads; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 5 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(
+            Self.exec(
+                dir,
+                Self.dropVersion9
+                    + "DROP TABLE merged_heads; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 5 WHERE key = 'schema'"
+            ) == SQLITE_OK)
         _ = try await Store.temporary(dir)
         #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "10")
         #expect(Self.scalar(dir, "SELECT name FROM merged_heads") == "n")
@@ -179,7 +196,12 @@ import CSQLite
             try await store.delete(c.id)
         }
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM asset_refs") == "4")
-        #expect(Self.exec(dir, Self.dropVersion9 + "DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 6 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(
+            Self.exec(
+                dir,
+                Self.dropVersion9
+                    + "DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 6 WHERE key = 'schema'"
+            ) == SQLITE_OK)
         let store = try await Store.temporary(dir)
         #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "10")
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM asset_refs") == "4")
@@ -198,7 +220,12 @@ import CSQLite
             try await store.createZone(notes)
             v0 = try await store.save(note("n", "v0"))
         }
-        #expect(Self.exec(dir, Self.dropVersion9 + "ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 7 WHERE key = 'schema'") == SQLITE_OK)
+        #expect(
+            Self.exec(
+                dir,
+                Self.dropVersion9
+                    + "ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 7 WHERE key = 'schema'")
+                == SQLITE_OK)
         let store = try await Store.temporary(dir)
         #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "10")
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'base'") == "1")
@@ -224,7 +251,11 @@ import CSQLite
             try await store.declareIndex(zone: notes, recordType: "Note", field: "title")
             for i in 0..<20 { try await store.save(note("n\(i)", "title \(i)")) }
             // Applied entries in `field_postings`; the edits and the delete below stay pending.
-            #expect(try await store.records(matching: Query(recordType: "Note", predicate: .compare("title", .equal, .string("title 3"))), in: notes).records.count == 1)
+            #expect(
+                try await store.records(
+                    matching: Query(recordType: "Note", predicate: .compare("title", .equal, .string("title 3"))),
+                    in: notes
+                ).records.count == 1)
             stale = try await store.record(for: Record.ID(name: "n3", zone: notes))
             var edited = stale
             edited["title"] = .string("edited")
@@ -236,10 +267,12 @@ import CSQLite
             #expect(await store.pendingIndexAdditions == 1)  // n3's new title
         }
         // Version 3 logged additions too: n3's new title is a log row there.
-        try Self.indexToVersion3(dir, extraLog: """
-            INSERT INTO field_index_log(idx, kind, value, name, present)
-            SELECT id, \(FieldValue.Kind.string.rawValue), 'edited', 'n3', 1 FROM index_decls
-            """)
+        try Self.indexToVersion3(
+            dir,
+            extraLog: """
+                INSERT INTO field_index_log(idx, kind, value, name, present)
+                SELECT id, \(FieldValue.Kind.string.rawValue), 'edited', 'n3', 1 FROM index_decls
+                """)
         #expect(Self.exec(dir, Self.dropVersion9) == SQLITE_OK)
         #expect(Self.exec(dir, Self.downgrade) == SQLITE_OK)
         #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "1")

@@ -71,8 +71,12 @@ import ShoalWire
 
     @Test func subscriptionsPersistAcrossReopen() async throws {
         let dir = TempDirectory()
-        let q = Query(recordType: "Note", predicate: .and([.isIn("rank", [.int64(1), .string("x")]), !.beginsWith("title", "a"),
-                                                          .between("d", .double(1), .double(2)), .contains("tags", .string("t"))]))
+        let q = Query(
+            recordType: "Note",
+            predicate: .and([
+                .isIn("rank", [.int64(1), .string("x")]), !.beginsWith("title", "a"),
+                .between("d", .double(1), .double(2)), .contains("tags", .string("t"))
+            ]))
         do {
             let store = try await Store.temporary(dir)
             try await store.createZone(notes)
@@ -81,10 +85,15 @@ import ShoalWire
             try await store.saveSubscription(Subscription(id: "gone", kind: .zone(notes)))
             try await store.deleteSubscription(id: "gone")
             await expectCode(.invalidArguments) { try await store.deleteSubscription(id: "gone") }
-            await expectCode(.invalidArguments) { try await store.saveSubscription(Subscription(id: "", kind: .zone(notes))) }
+            await expectCode(.invalidArguments) {
+                try await store.saveSubscription(Subscription(id: "", kind: .zone(notes)))
+            }
         }
         let store = try await Store.temporary(dir)
         let subs = await store.allSubscriptions()
-        #expect(subs == [Subscription(id: "d", kind: .database(.shared)), Subscription(id: "q", kind: .query(q, zone: notes))])
+        #expect(
+            subs == [
+                Subscription(id: "d", kind: .database(.shared)), Subscription(id: "q", kind: .query(q, zone: notes))
+            ])
     }
 }

@@ -20,7 +20,7 @@ import ShoalWire
             (.share(zone: Self.zone), "share\u{1}notes\u{1}alice"),
             (.boundNode(of: device), "device\u{1}" + String(repeating: "ab", count: 32)),
             (.boundDevice(of: Self.node), "node-device\u{1}\(hex)"),
-            (.trustedDevices, "trusted-devices"),
+            (.trustedDevices, "trusted-devices")
         ]
         for (key, text) in expected { #expect(key.rawValue == text, "\(key)") }
         #expect(SyncStateKey.knowledge(zone: Self.zone).description == "knowledge/notes/alice")

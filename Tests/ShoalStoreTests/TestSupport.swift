@@ -5,9 +5,9 @@ import ShoalWire
 import ShoalSamples
 import Synchronization
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A fresh directory under the system temporary directory, removed by `cleanup()`.
@@ -23,7 +23,11 @@ final class TempDirectory {
 final class FakeClock: Sendable {
     private let now: Mutex<UInt64>
     init(start: UInt64 = 1_795_000_000_000) { now = Mutex(start) }
-    func read() -> UInt64 { now.withLock { $0 += 1; return $0 } }
+    func read() -> UInt64 {
+        now.withLock {
+            $0 += 1; return $0
+        }
+    }
 }
 
 /// A wall clock a test moves by hand.
@@ -34,7 +38,9 @@ final class HandClock: Sendable {
 }
 
 extension Store {
-    static func temporary(_ dir: TempDirectory, _ configure: (inout Configuration) -> Void = { _ in }) async throws -> Store {
+    static func temporary(_ dir: TempDirectory, _ configure: (inout Configuration) -> Void = { _ in }) async throws
+        -> Store
+    {
         var c = Configuration()
         c.synchronous = .normal
         configure(&c)

@@ -19,47 +19,69 @@ import Synchronization
         var slots = base.fields.filter { fields[$0.name] == nil }
         slots += fields.map { Record.Field(name: $0.key, value: .string($0.value), stamp: dot) }
         slots.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
-        return Record(recordType: base.recordType, id: base.id, parent: nil, creation: base.creation ?? dot, versionVector: vv,
-                      heads: [Record.Head(node: node, isDeletion: false)], fields: slots, extensions: [])
+        return Record(
+            recordType: base.recordType, id: base.id, parent: nil, creation: base.creation ?? dot, versionVector: vv,
+            heads: [Record.Head(node: node, isDeletion: false)], fields: slots, extensions: [])
     }
 
-    static func conflict(_ ancestor: Record?, _ local: Record, _ remote: Record, merged: Record, fields: [String]) -> RecordConflict {
-        RecordConflict(origin: .replication, fieldNames: fields, ancestor: ancestor, local: local, remote: remote, merged: merged)
+    static func conflict(_ ancestor: Record?, _ local: Record, _ remote: Record, merged: Record, fields: [String])
+        -> RecordConflict
+    {
+        RecordConflict(
+            origin: .replication, fieldNames: fields, ancestor: ancestor, local: local, remote: remote, merged: merged)
     }
 
-    static let base = version(of: Record(recordType: "Note", id: Record.ID(name: "n", zone: notes)), by: nodeA, at: 100,
-                              ["body": body, "title": "list"])
-    static let fromA = version(of: base, by: nodeA, at: 200, ["body": body.replacing("pears", with: "plums"), "title": "a"])
-    static let fromB = version(of: base, by: nodeB, at: 300, ["body": body.replacing("Bread and milk", with: "Bread, milk and eggs"),
-                                                              "title": "b"])
+    static let base = version(
+        of: Record(recordType: "Note", id: Record.ID(name: "n", zone: notes)), by: nodeA, at: 100,
+        ["body": body, "title": "list"])
+    static let fromA = version(
+        of: base, by: nodeA, at: 200, ["body": body.replacing("pears", with: "plums"), "title": "a"])
+    static let fromB = version(
+        of: base, by: nodeB, at: 300,
+        [
+            "body": body.replacing("Bread and milk", with: "Bread, milk and eggs"),
+            "title": "b"
+        ])
 
     @Test func bothSidesEditsOfANamedFieldAreKeptOnEveryNode() throws {
         let merged = try Store.merged(Self.fromA, Self.fromB)
-        let onA = Self.merge.resolve(Self.conflict(Self.base, Self.fromA, Self.fromB, merged: merged, fields: ["body", "title"]))
-        let onB = Self.merge.resolve(Self.conflict(Self.base, Self.fromB, Self.fromA, merged: merged, fields: ["body", "title"]))
+        let onA = Self.merge.resolve(
+            Self.conflict(Self.base, Self.fromA, Self.fromB, merged: merged, fields: ["body", "title"]))
+        let onB = Self.merge.resolve(
+            Self.conflict(Self.base, Self.fromB, Self.fromA, merged: merged, fields: ["body", "title"]))
         #expect(onA["body"] == .string("Shopping list.\n\nApples and plums.\n\nBread, milk and eggs.\n"))
         #expect(onA["title"] == .string("b"), "a field not named keeps the merge's value (the later writer's)")
         #expect(onA == onB, "the same record whichever side is this node's")
     }
 
     @Test func overlappingEditsGoToTheLaterWriter() throws {
-        let b2 = Self.version(of: Self.base, by: Self.nodeB, at: 300, ["body": Self.body.replacing("pears", with: "quinces")])
+        let b2 = Self.version(
+            of: Self.base, by: Self.nodeB, at: 300, ["body": Self.body.replacing("pears", with: "quinces")])
         let merged = try Store.merged(Self.fromA, b2)
         for (local, remote) in [(Self.fromA, b2), (b2, Self.fromA)] {
             let r = Self.merge.resolve(Self.conflict(Self.base, local, remote, merged: merged, fields: ["body"]))
-            #expect(r["body"] == .string("Shopping list.\n\nApples and quinces.\n\nBread and milk.\n"), "b's dot is the later")
+            #expect(
+                r["body"] == .string("Shopping list.\n\nApples and quinces.\n\nBread and milk.\n"),
+                "b's dot is the later")
         }
     }
 
     @Test func withoutAnAncestorOrAStringTheMergeStands() throws {
         let merged = try Store.merged(Self.fromA, Self.fromB)
-        #expect(Self.merge.resolve(Self.conflict(nil, Self.fromA, Self.fromB, merged: merged, fields: ["body"])) == merged)
+        #expect(
+            Self.merge.resolve(Self.conflict(nil, Self.fromA, Self.fromB, merged: merged, fields: ["body"])) == merged)
         var notText = Self.base
         notText["body"] = .int64(3)
-        #expect(Self.merge.resolve(Self.conflict(notText, Self.fromA, Self.fromB, merged: merged, fields: ["body"])) == merged)
+        #expect(
+            Self.merge.resolve(Self.conflict(notText, Self.fromA, Self.fromB, merged: merged, fields: ["body"]))
+                == merged)
         let otherType = TextMerge(fields: ["Task.body", "Note.title", "body", "Note.body.x"])
-        #expect(otherType.resolve(Self.conflict(Self.base, Self.fromA, Self.fromB, merged: merged, fields: ["body"])) == merged)
-        #expect(TextMerge.isFieldName("Note.body") && !TextMerge.isFieldName("body") && !TextMerge.isFieldName("Note.body.x")
+        #expect(
+            otherType.resolve(Self.conflict(Self.base, Self.fromA, Self.fromB, merged: merged, fields: ["body"]))
+                == merged)
+        #expect(
+            TextMerge.isFieldName("Note.body") && !TextMerge.isFieldName("body")
+                && !TextMerge.isFieldName("Note.body.x")
                 && !TextMerge.isFieldName("Note.") && !TextMerge.isFieldName("1Note.body"))
     }
 
@@ -87,7 +109,10 @@ import Synchronization
             cur["body"] = .string(text.replacing(from, with: to))
             try await s.save(cur)
         }
-        let aEdits = [("Shopping list.", "Shopping list for Saturday."), ("Saturday.", "Saturday, early."), ("early.", "early, at nine.")]
+        let aEdits = [
+            ("Shopping list.", "Shopping list for Saturday."), ("Saturday.", "Saturday, early."),
+            ("early.", "early, at nine.")
+        ]
         let bEdits = [("Bread and milk.", "Bread, milk and eggs."), ("milk and eggs.", "milk, eggs and butter.")]
         if bDecides {
             for (f, t) in bEdits { try await edit(b, f, t) }
@@ -97,7 +122,8 @@ import Synchronization
             for (f, t) in bEdits { try await edit(b, f, t) }
         }
         try await Self.exchangeUntilQuiet([a, b])
-        let expected = "Shopping list for Saturday, early, at nine.\n\nApples and pears.\n\nBread, milk, eggs and butter.\n"
+        let expected =
+            "Shopping list for Saturday, early, at nine.\n\nApples and pears.\n\nBread, milk, eggs and butter.\n"
         let onA = try await a.record(for: v0.id), onB = try await b.record(for: v0.id)
         #expect(onA["body"] == .string(expected))
         #expect(onA == onB, "the two stores hold different versions")
@@ -106,7 +132,9 @@ import Synchronization
         // meets a's version first; when `a` decides, it meets the conflict in b's merge.
         let decided = await ConflictResolverTests.first(bDecides ? eventsB : eventsA)
         #expect(decided?.conflict.ancestor?["body"] == .string(Self.body))
-        guard case .resolved? = decided?.outcome else { Issue.record("\(String(describing: decided?.outcome))"); return }
+        guard case .resolved? = decided?.outcome else {
+            Issue.record("\(String(describing: decided?.outcome))"); return
+        }
         if !bDecides {
             guard case .decidedBy(let node)? = await ConflictResolverTests.first(eventsB)?.outcome else {
                 Issue.record("b did not report the conflict as a's to decide"); return

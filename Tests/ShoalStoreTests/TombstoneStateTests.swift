@@ -42,7 +42,8 @@ import ShoalStore
         let full = try await store.storageUsage()
         #expect(full.usedBytes > empty.usedBytes + 1_000_000, "\(empty) → \(full)")
         try await store.modify(deleting: (0..<2_000).map { Record.ID(name: "n\($0)", zone: notes) }, policy: .allKeys)
-        try await store.acknowledge(peer: NodeID.random(), zone: notes, vector: try await store.zone(notes).versionVector)
+        try await store.acknowledge(
+            peer: NodeID.random(), zone: notes, vector: try await store.zone(notes).versionVector)
         #expect(try await store.purgeTombstones() == 2_000)
         let purged = try await store.storageUsage()
         #expect(purged.usedBytes < full.usedBytes / 2 && purged.freeBytes > 0, "\(full) → \(purged)")

@@ -46,7 +46,9 @@ import ShoalSamples
         #expect(read.map { $0.entry == nil } == [false, false, true])
         #expect(asked.count == 3)
         let all = try await a.entries(of: writer, in: notes, after: 0, limit: 100)
-        #expect(WriterLog.items(for: read, of: writer, versions: versions, made: made) == WriterLog.items(for: all, of: writer, versions: versions))
+        #expect(
+            WriterLog.items(for: read, of: writer, versions: versions, made: made)
+                == WriterLog.items(for: all, of: writer, versions: versions))
         let unread = read.map { (hlc: $0.hlc, entry: Optional<WriteEntry>.none) }
         #expect(WriterLog.items(for: unread, of: writer, versions: versions, made: made) == nil)
     }
@@ -62,23 +64,33 @@ import ShoalSamples
         #expect(entries.map(\.record) == ["n1", "n2", "n3"])
         let versions = try await b.changes(in: notes, since: nil).records
         let items = WriterLog.items(for: entries, of: writer, versions: versions)
-        let n1 = try #require(versions.firstIndex { $0.id.name == "n1" }), n3 = try #require(versions.firstIndex { $0.id.name == "n3" })
+        let n1 = try #require(versions.firstIndex { $0.id.name == "n1" }),
+            n3 = try #require(versions.firstIndex { $0.id.name == "n3" })
         guard case .partial(let i, let hlc, let missing) = items[0] else { Issue.record("n1: \(items[0])"); return }
-        #expect(i == n1 && hlc == entries[0].hlc && missing.map(\.name) == ["", "title"], "b's save replaced the title, and the type's head")
+        #expect(
+            i == n1 && hlc == entries[0].hlc && missing.map(\.name) == ["", "title"],
+            "b's save replaced the title, and the type's head")
         guard case .partial(_, _, let none) = items[1] else { Issue.record("n2: \(items[1])"); return }
         #expect(none.map(\.name) == ["", "title"], "a tombstone shows no slot")
         #expect(items[2] == .implied(record: n3))
-        #expect(WriterLog.items(for: entries, of: writer, versions: versions.filter { $0.id.name != "n2" })[1] == .whole(entries[1]))
+        #expect(
+            WriterLog.items(for: entries, of: writer, versions: versions.filter { $0.id.name != "n2" })[1]
+                == .whole(entries[1]))
 
-        let range = WriterLogSection.Range(writer: writer, publicKey: [1, 2, 3], firstSequence: 1, items: items,
-                                           seal: .init(chain: [UInt8](repeating: 3, count: 32), signature: [UInt8](repeating: 4, count: 64)))
+        let range = WriterLogSection.Range(
+            writer: writer, publicKey: [1, 2, 3], firstSequence: 1, items: items,
+            seal: .init(chain: [UInt8](repeating: 3, count: 32), signature: [UInt8](repeating: 4, count: 64)))
         let section = WriterLogSection(ranges: [range])
         let bytes = section.encoded()
         #expect(try WriterLogSection(decoding: bytes, records: versions.count) == section)
         #expect(try WriterLog.entries(of: range, versions: versions).get() == entries)
-        #expect(try WriterLog.encodedEntries(of: range, versions: versions).get() == entries.map(WriterLog.EncodedEntry.init))
+        #expect(
+            try WriterLog.encodedEntries(of: range, versions: versions).get()
+                == entries.map(WriterLog.EncodedEntry.init))
         for (offset, item) in items.enumerated() {
-            #expect(WriterLog.entry(for: item, sequence: UInt64(offset) + 1, writer: writer, versions: versions) == entries[offset])
+            #expect(
+                WriterLog.entry(for: item, sequence: UInt64(offset) + 1, writer: writer, versions: versions)
+                    == entries[offset])
         }
         // Every version b holds checks out against a's entries and b's own.
         let bEntries = try await b.entries(of: b.nodeID, in: notes, after: 0, limit: 100)
@@ -102,7 +114,8 @@ import ShoalSamples
             r["rank"] = .int64(Int64(i))
             let v = Stamping.saved(r, by: writer, at: HLC(milliseconds: 1_700_000_000_000 + UInt64(i), logical: 0))
             versions.append(v)
-            entries.append(WriterLog.entry(of: v, dot: Dot(node: writer, hlc: v.versionVector[writer]), sequence: UInt64(i) + 1))
+            entries.append(
+                WriterLog.entry(of: v, dot: Dot(node: writer, hlc: v.versionVector[writer]), sequence: UInt64(i) + 1))
         }
         var items = WriterLog.items(for: entries, of: writer, versions: versions)
         #expect(items.allSatisfy { if case .implied = $0 { true } else { false } })
@@ -110,20 +123,26 @@ import ShoalSamples
         items[3] = .whole(entries[3])
         var shown = versions
         shown[count - 5].slots.removeAll { $0.name == "rank" }
-        items[count - 5] = .partial(record: count - 5, hlc: entries[count - 5].hlc,
-                                    missing: entries[count - 5].slots.filter { $0.name == "rank" })
+        items[count - 5] = .partial(
+            record: count - 5, hlc: entries[count - 5].hlc,
+            missing: entries[count - 5].slots.filter { $0.name == "rank" })
         let range = WriterLogSection.Range(writer: writer, firstSequence: 1, items: items)
-        #expect(try WriterLog.encodedEntries(of: range, versions: shown).get() == entries.map(WriterLog.EncodedEntry.init))
+        #expect(
+            try WriterLog.encodedEntries(of: range, versions: shown).get() == entries.map(WriterLog.EncodedEntry.init))
         #expect(try WriterLog.entries(of: range, versions: shown).get() == entries)
 
         // A version that could not be rebuilt, first in the second half, then in both halves.
         var missing: [Record?] = shown
         missing[count - 2] = nil
         let late = WriterLog.encodedEntries(of: range, versions: missing)
-        #expect(late.failureDescription?.contains("entry #\(count - 1) of") == true, "\(String(describing: late.failureDescription))")
+        #expect(
+            late.failureDescription?.contains("entry #\(count - 1) of") == true,
+            "\(String(describing: late.failureDescription))")
         missing[10] = nil
         let early = WriterLog.encodedEntries(of: range, versions: missing)
-        #expect(early.failureDescription?.contains("entry #11 of") == true, "\(String(describing: early.failureDescription))")
+        #expect(
+            early.failureDescription?.contains("entry #11 of") == true,
+            "\(String(describing: early.failureDescription))")
     }
 
     /// Items whose timestamps do not strictly increase — one version's write named twice, or an
@@ -140,16 +159,21 @@ import ShoalSamples
             [.implied(record: 0), .implied(record: 0)],
             Array(repeating: .implied(record: 0), count: WriterLog.parallelEntries * 2),
             [.impliedAt(record: 0, hlc: hlc), .impliedAt(record: 0, hlc: earlier)],
-            [.implied(record: 0), .partial(record: 0, hlc: hlc, missing: [])],
+            [.implied(record: 0), .partial(record: 0, hlc: hlc, missing: [])]
         ] {
             let range = WriterLogSection.Range(writer: writer, firstSequence: 7, items: items)
             let encoded = WriterLog.encodedEntries(of: range, versions: [v])
-            #expect(encoded.failureDescription?.contains("entry #8 of \(writer) is not later than the entry before it") == true,
-                    "\(items.count) items: \(String(describing: encoded.failureDescription))")
+            #expect(
+                encoded.failureDescription?.contains("entry #8 of \(writer) is not later than the entry before it")
+                    == true,
+                "\(items.count) items: \(String(describing: encoded.failureDescription))")
             let built = WriterLog.entries(of: range, versions: [v])
-            #expect(built.failureDescription?.contains("entry #8 of") == true, "\(String(describing: built.failureDescription))")
+            #expect(
+                built.failureDescription?.contains("entry #8 of") == true,
+                "\(String(describing: built.failureDescription))")
         }
-        let once = WriterLogSection.Range(writer: writer, firstSequence: 7, items: [.impliedAt(record: 0, hlc: earlier), .implied(record: 0)])
+        let once = WriterLogSection.Range(
+            writer: writer, firstSequence: 7, items: [.impliedAt(record: 0, hlc: earlier), .implied(record: 0)])
         #expect((try? WriterLog.encodedEntries(of: once, versions: [v]).get())?.map(\.sequence) == [7, 8])
     }
 
@@ -162,7 +186,9 @@ import ShoalSamples
         let writer = NodeID(high: 0x0a11ce, low: 11)
         var r = Record(recordType: "Note", id: Record.ID(name: "n", zone: notes))
         let count = 64 + Int(rng.next() % 64)
-        for i in 0..<count { r["f\(1000 + i)"] = i % 3 == 0 ? .string("a value long enough to be hashed, \(i)") : .int64(Int64(i)) }
+        for i in 0..<count {
+            r["f\(1000 + i)"] = i % 3 == 0 ? .string("a value long enough to be hashed, \(i)") : .int64(Int64(i))
+        }
         var v = Stamping.saved(r, by: writer, at: HLC(milliseconds: 1_700_000_000_000, logical: 0))
         // Each slot set by its own earlier write, in a shuffled order of writes.
         let order = (0..<count).shuffled(using: &rng)
@@ -182,21 +208,28 @@ import ShoalSamples
             case 1:
                 let extra = WriteEntry.Slot(name: "gone\(w)", digest: [UInt8](repeating: UInt8(w & 0xff), count: 32))
                 items.append(.partial(record: 0, hlc: hlc, missing: [extra]))
-                expected.append(WriteEntry(sequence: entry.sequence, hlc: hlc, isDeletion: false, isCreation: entry.isCreation,
-                                           record: entry.record, slots: entry.slots + [extra]))
+                expected.append(
+                    WriteEntry(
+                        sequence: entry.sequence, hlc: hlc, isDeletion: false, isCreation: entry.isCreation,
+                        record: entry.record, slots: entry.slots + [extra]))
                 continue
             default: items.append(.impliedAt(record: 0, hlc: hlc))
             }
             expected.append(entry)
         }
         items.append(.implied(record: 0))
-        expected.append(WriterLog.entry(of: v, dot: Dot(node: writer, hlc: v.versionVector[writer]), sequence: UInt64(count) + 1))
+        expected.append(
+            WriterLog.entry(of: v, dot: Dot(node: writer, hlc: v.versionVector[writer]), sequence: UInt64(count) + 1))
         for (offset, item) in items.enumerated() {
-            #expect(WriterLog.entry(for: item, sequence: UInt64(offset) + 1, writer: writer, versions: [v]) == expected[offset], "seed \(seed), item \(offset)")
+            #expect(
+                WriterLog.entry(for: item, sequence: UInt64(offset) + 1, writer: writer, versions: [v])
+                    == expected[offset], "seed \(seed), item \(offset)")
         }
         let range = WriterLogSection.Range(writer: writer, firstSequence: 1, items: items)
         #expect(try WriterLog.entries(of: range, versions: [v]).get() == expected, "seed \(seed)")
-        #expect(try WriterLog.encodedEntries(of: range, versions: [v]).get() == expected.map(WriterLog.EncodedEntry.init), "seed \(seed)")
+        #expect(
+            try WriterLog.encodedEntries(of: range, versions: [v]).get() == expected.map(WriterLog.EncodedEntry.init),
+            "seed \(seed)")
     }
 
     /// A relay's forgeries: a value the writer never wrote under its stamp, a stamp of a write
@@ -210,11 +243,15 @@ import ShoalSamples
         #expect(WriterLog.check(n3, writer: writer, entry: lookup) == nil)
         var forged = n3
         let stamp = forged.fields.first { $0.name == "title" }?.stamp
-        forged.slots = forged.slots.map { f in f.name == "title" ? Record.Field(name: "title", value: .string("forged"), stamp: stamp) : f }
+        forged.slots = forged.slots.map { f in
+            f.name == "title" ? Record.Field(name: "title", value: .string("forged"), stamp: stamp) : f
+        }
         #expect(WriterLog.check(forged, writer: writer, entry: lookup)?.description.contains("did not write") == true)
         var later = n3
         let ahead = Dot(node: writer, hlc: HLC(rawValue: entries[2].hlc.rawValue + 50_000 << 16))
-        later.slots = later.slots.map { f in f.name == "title" ? Record.Field(name: "title", value: f.value, stamp: ahead) : f }
+        later.slots = later.slots.map { f in
+            f.name == "title" ? Record.Field(name: "title", value: f.value, stamp: ahead) : f
+        }
         later.versionVector.advance(writer, to: ahead.hlc)
         #expect(WriterLog.check(later, writer: writer, entry: lookup) != nil, "a write 50 s ahead that no entry holds")
         n3.heads = [Record.Head(node: writer, isDeletion: true)]
@@ -231,15 +268,25 @@ import ShoalSamples
                 #expect(error.code == code, "\(error)")
             }
         }
-        fails(WriterLogSection(ranges: [.init(writer: writer, firstSequence: 1, items: [.implied(record: 2)])]), records: 2, .invalidValue)
-        fails(WriterLogSection(ranges: [.init(writer: writer, firstSequence: 0, items: [.implied(record: 0)])]), records: 1, .invalidValue)
+        fails(
+            WriterLogSection(ranges: [.init(writer: writer, firstSequence: 1, items: [.implied(record: 2)])]),
+            records: 2, .invalidValue)
+        fails(
+            WriterLogSection(ranges: [.init(writer: writer, firstSequence: 0, items: [.implied(record: 0)])]),
+            records: 1, .invalidValue)
         fails(WriterLogSection(ranges: [.init(writer: writer, firstSequence: 1, items: [])]), records: 1, .invalidValue)
         let e = WriteEntry(sequence: 3, hlc: HLC(rawValue: 9), record: "r", slots: [])
-        fails(WriterLogSection(ranges: [.init(writer: writer, firstSequence: 1, items: [.whole(e)])]), records: 0, .invalidValue)
+        fails(
+            WriterLogSection(ranges: [.init(writer: writer, firstSequence: 1, items: [.whole(e)])]), records: 0,
+            .invalidValue)
         var twice = WriterLogSection(ranges: [])
-        twice.ranges = [.init(writer: writer, firstSequence: 1, items: [.implied(record: 0)]), .init(writer: writer, firstSequence: 1, items: [.implied(record: 0)])]
+        twice.ranges = [
+            .init(writer: writer, firstSequence: 1, items: [.implied(record: 0)]),
+            .init(writer: writer, firstSequence: 1, items: [.implied(record: 0)])
+        ]
         fails(twice, records: 1, .duplicate)
-        var bytes = WriterLogSection(ranges: [.init(writer: writer, firstSequence: 1, items: [.implied(record: 0)])]).encoded()
+        var bytes = WriterLogSection(ranges: [.init(writer: writer, firstSequence: 1, items: [.implied(record: 0)])])
+            .encoded()
         bytes[bytes.count - 2] = 7  // the kind
         #expect(throws: WireError.self) { try WriterLogSection(decoding: bytes, records: 1) }
     }

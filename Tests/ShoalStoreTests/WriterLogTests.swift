@@ -15,27 +15,41 @@ import ShoalSamples
     @Test func slotDigestsMatchTheSpec() {
         #expect(Hex.string(WriterLog.slotDigest(name: "title", value: .string("Hi"), zone: Self.zone)) == "0101024869")
         #expect(Hex.string(WriterLog.slotDigest(name: "gone", value: nil, zone: Self.zone)) == "00")
-        #expect(Hex.string(WriterLog.systemDigest(recordType: "Note", parent: nil, zone: Self.zone)) == "01044e6f746500")
+        #expect(
+            Hex.string(WriterLog.systemDigest(recordType: "Note", parent: nil, zone: Self.zone)) == "01044e6f746500")
         let long = FieldValue.string("Hello, authenticated world")
-        #expect(Hex.string(WriterLog.slotDigest(name: "title", value: long, zone: Self.zone)) == "cc4d466fcc7a4f78b346cd2b89230d6a")
-        #expect(WriterLog.slotDigest(name: "title", value: .string("Hi!"), zone: Self.zone)
+        #expect(
+            Hex.string(WriterLog.slotDigest(name: "title", value: long, zone: Self.zone))
+                == "cc4d466fcc7a4f78b346cd2b89230d6a")
+        #expect(
+            WriterLog.slotDigest(name: "title", value: .string("Hi!"), zone: Self.zone)
                 != WriterLog.slotDigest(name: "title", value: .string("Hi"), zone: Self.zone))
-        #expect(WriterLog.slotDigest(name: "titles", value: long, zone: Self.zone)
+        #expect(
+            WriterLog.slotDigest(name: "titles", value: long, zone: Self.zone)
                 != WriterLog.slotDigest(name: "title", value: long, zone: Self.zone), "the name is covered")
         // The longest inline value (15 bytes: presence, tag, length, 12 characters) and the
         // shortest hashed one.
         #expect(WriterLog.slotDigest(name: "t", value: .string("123456789012"), zone: Self.zone).count == 15)
-        #expect(WriterLog.slotDigest(name: "t", value: .string("1234567890123"), zone: Self.zone).count == WriteEntry.digestBytes)
+        #expect(
+            WriterLog.slotDigest(name: "t", value: .string("1234567890123"), zone: Self.zone).count
+                == WriteEntry.digestBytes)
     }
 
     @Test func theChainMatchesTheSpec() throws {
         let start = WriterLog.chainStart(zone: Self.zone, writer: Self.writer)
         #expect(Hex.string(start) == "44883f0d2ba50921c9c3b6497386213a1c6d911cef423579a0ca9ad227dad916")
-        let entry = try WriteEntry(decoding: Hex.bytes("01010000008c01000002026e3102000701044e6f746500057469746c65050101024869") ?? [])
-        #expect(Hex.string(WriterLog.chain(start, entry)) == "888db9e332c7d5bc8c651623a2467dd49040c3e7df79f4d915956012c66bf711")
+        let entry = try WriteEntry(
+            decoding: Hex.bytes("01010000008c01000002026e3102000701044e6f746500057469746c65050101024869") ?? [])
+        #expect(
+            Hex.string(WriterLog.chain(start, entry))
+                == "888db9e332c7d5bc8c651623a2467dd49040c3e7df79f4d915956012c66bf711")
         #expect(WriterLog.chain(from: start, after: (0, .zero), [entry]) == WriterLog.chain(start, entry))
-        let hashed = try WriteEntry(decoding: Hex.bytes("01010000008c01000002026e3102000701044e6f746500057469746c6510cc4d466fcc7a4f78b346cd2b89230d6a") ?? [])
-        #expect(Hex.string(WriterLog.chain(start, hashed)) == "6469867a70387359b5a6b36e176ddb4c69ea8c97f182e10c7cd87e4af037f8ef")
+        let hashed = try WriteEntry(
+            decoding: Hex.bytes(
+                "01010000008c01000002026e3102000701044e6f746500057469746c6510cc4d466fcc7a4f78b346cd2b89230d6a") ?? [])
+        #expect(
+            Hex.string(WriterLog.chain(start, hashed))
+                == "6469867a70387359b5a6b36e176ddb4c69ea8c97f182e10c7cd87e4af037f8ef")
     }
 
     /// A digest of 0 or more than 16 bytes is refused where it is read.
@@ -49,12 +63,18 @@ import ShoalSamples
     /// A gap, a repeat or a timestamp that does not increase breaks the chain: nil.
     @Test func entriesThatDoNotFollowWithoutAGapBreakTheChain() {
         let start = WriterLog.chainStart(zone: Self.zone, writer: Self.writer)
-        func e(_ s: UInt64, _ t: UInt64) -> WriteEntry { WriteEntry(sequence: s, hlc: HLC(rawValue: t), record: "r", slots: []) }
+        func e(_ s: UInt64, _ t: UInt64) -> WriteEntry {
+            WriteEntry(sequence: s, hlc: HLC(rawValue: t), record: "r", slots: [])
+        }
         #expect(WriterLog.chain(from: start, after: (0, .zero), [e(1, 10), e(2, 20), e(3, 30)]) != nil)
         #expect(WriterLog.chain(from: start, after: (0, .zero), [e(1, 10), e(3, 30)]) == nil, "a gap")
         #expect(WriterLog.chain(from: start, after: (0, .zero), [e(1, 10), e(1, 10)]) == nil, "a repeat")
-        #expect(WriterLog.chain(from: start, after: (0, .zero), [e(1, 10), e(2, 10)]) == nil, "a timestamp that does not increase")
-        #expect(WriterLog.chain(from: start, after: (5, HLC(rawValue: 50)), [e(6, 60)]) != nil, "a range after a held prefix")
+        #expect(
+            WriterLog.chain(from: start, after: (0, .zero), [e(1, 10), e(2, 10)]) == nil,
+            "a timestamp that does not increase")
+        #expect(
+            WriterLog.chain(from: start, after: (5, HLC(rawValue: 50)), [e(6, 60)]) != nil,
+            "a range after a held prefix")
         #expect(WriterLog.chain(from: start, after: (5, HLC(rawValue: 50)), [e(7, 60)]) == nil)
     }
 
@@ -74,9 +94,13 @@ import ShoalSamples
             for (i, dot) in dots.enumerated() {
                 let sequence = UInt64(1) << (i * 9 % 64)
                 let expected = WriterLog.entry(of: r, dot: dot, sequence: sequence).encoded()
-                #expect(WriterLog.encodedEntry(of: r, dot: dot, sequence: sequence) == expected, "seed \(seed): \(r.id) at \(dot)")
+                #expect(
+                    WriterLog.encodedEntry(of: r, dot: dot, sequence: sequence) == expected,
+                    "seed \(seed): \(r.id) at \(dot)")
                 let tail = WriterLog.encodedEntry(of: r, dot: dot, sequence: nil)
-                #expect(WriterLog.encodedEntry(sequence: sequence, tail: tail) == expected, "seed \(seed): \(r.id) at \(dot), numbered later")
+                #expect(
+                    WriterLog.encodedEntry(sequence: sequence, tail: tail) == expected,
+                    "seed \(seed): \(r.id) at \(dot), numbered later")
                 checked += 1
             }
         }

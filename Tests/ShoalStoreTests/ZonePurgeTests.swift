@@ -13,7 +13,9 @@ import ShoalWire
         let store = try await Store.temporary(dir) { $0.wallClock = clock.read }
         let inc = try await store.createZone(notes).incarnation
         _ = try await store.save(note("n1", "x"))
-        for p in peers { try await store.notePeerAnnouncements([ZoneAnnouncement(zone: notes, incarnation: inc)], from: p) }
+        for p in peers {
+            try await store.notePeerAnnouncements([ZoneAnnouncement(zone: notes, incarnation: inc)], from: p)
+        }
         try await store.deleteZone(notes)
         return (store, inc)
     }
@@ -27,13 +29,16 @@ import ShoalWire
         #expect(try await store.purgeZoneTombstones(retention: nil) == 0)
         #expect(try await store.zoneTombstones().first?.waitingFor == [p1, p2])
 
-        try await store.notePeerAnnouncements([ZoneAnnouncement(zone: notes, incarnation: inc, isDeleted: true)], from: p1)
-        try await store.notePeerAnnouncements([ZoneAnnouncement(zone: notes, incarnation: NodeID(high: 9, low: 9), isDeleted: true)], from: p2)
+        try await store.notePeerAnnouncements(
+            [ZoneAnnouncement(zone: notes, incarnation: inc, isDeleted: true)], from: p1)
+        try await store.notePeerAnnouncements(
+            [ZoneAnnouncement(zone: notes, incarnation: NodeID(high: 9, low: 9), isDeleted: true)], from: p2)
         #expect(try await store.purgeZoneTombstones(retention: nil) == 0)
         #expect(try await store.zoneTombstones().first?.waitingFor == [p2])
         #expect(await store.zoneAnnouncements() == [ZoneAnnouncement(zone: notes, incarnation: inc, isDeleted: true)])
 
-        try await store.notePeerAnnouncements([ZoneAnnouncement(zone: notes, incarnation: inc, isDeleted: true)], from: p2)
+        try await store.notePeerAnnouncements(
+            [ZoneAnnouncement(zone: notes, incarnation: inc, isDeleted: true)], from: p2)
         #expect(try await store.purgeZoneTombstones(retention: nil) == 1)
         #expect(await store.zoneAnnouncements().isEmpty)
         #expect(try await store.zoneTombstones().isEmpty)
@@ -74,7 +79,8 @@ import ShoalWire
     @Test func aSharedZoneWaitsForDevicesNotHeardFrom() async throws {
         let dir = TempDirectory(), clock = HandClock()
         let (store, inc) = try await deletedZone(dir, clock: clock, peers: [p1])
-        try await store.notePeerAnnouncements([ZoneAnnouncement(zone: notes, incarnation: inc, isDeleted: true)], from: p1)
+        try await store.notePeerAnnouncements(
+            [ZoneAnnouncement(zone: notes, incarnation: inc, isDeleted: true)], from: p1)
         #expect(try await store.purgeZoneTombstones(retention: nil, peersExpected: [notes: 2]) == 0)
         #expect(try await store.zoneTombstones(peersExpected: [notes: 2]).first?.peersMissing == 1)
         clock.advance(seconds: 20)

@@ -13,13 +13,16 @@ package final class MemoryAssets: AssetProvider {
     package init() {}
 
     struct Partial { var lengths: [Int]; var hashes: [[UInt8]]; var chunks: [Int: [UInt8]] }
-    let state = Mutex<(complete: [Asset: [[UInt8]]], partial: [Asset: Partial], corrupt: Int?, lostAtFinish: Int?)>(([:], [:], nil, nil))
+    let state = Mutex<(complete: [Asset: [[UInt8]]], partial: [Asset: Partial], corrupt: Int?, lostAtFinish: Int?)>(
+        ([:], [:], nil, nil))
 
     /// Holds `bytes` as an asset cut into `chunkSize` pieces; returns its reference.
     @discardableResult
     package func add(_ bytes: [UInt8], chunkSize: Int) -> Asset {
         let asset = Self.asset(of: bytes)
-        let chunks = stride(from: 0, to: bytes.count, by: chunkSize).map { Array(bytes[$0..<min(bytes.count, $0 + chunkSize)]) }
+        let chunks = stride(from: 0, to: bytes.count, by: chunkSize).map {
+            Array(bytes[$0..<min(bytes.count, $0 + chunkSize)])
+        }
         state.withLock { $0.complete[asset] = chunks }
         return asset
     }
@@ -40,15 +43,23 @@ package final class MemoryAssets: AssetProvider {
 
     package func holdNextManifestCheck() { manifestGate.withLock { $0.armed = true } }
     package var aManifestCheckIsHeld: Bool { manifestGate.withLock { $0.held != nil } }
-    package func releaseManifestCheck() { manifestGate.withLock { g in g.held?.resume(); g.held = nil } }
+    package func releaseManifestCheck() {
+        manifestGate.withLock { g in
+            g.held?.resume(); g.held = nil
+        }
+    }
 
     package func manifest(of asset: Asset) async -> [UInt8]? {
         let answer = state.withLock { s in
             s.complete[asset].map { chunks in
-                chunks.flatMap { c in withUnsafeBytes(of: UInt32(c.count).littleEndian, Array.init) + ContentHash.sha256(c).bytes }
+                chunks.flatMap { c in
+                    withUnsafeBytes(of: UInt32(c.count).littleEndian, Array.init) + ContentHash.sha256(c).bytes
+                }
             }
         }
-        if manifestGate.withLock({ g in defer { g.armed = false }; return g.armed }) {
+        if manifestGate.withLock({ g in
+            defer { g.armed = false }; return g.armed
+        }) {
             await withCheckedContinuation { c in manifestGate.withLock { $0.held = c } }
         }
         return answer
@@ -67,7 +78,10 @@ package final class MemoryAssets: AssetProvider {
         guard bytes.count % 36 == 0 else { return nil }
         var lengths = [Int](), hashes = [[UInt8]]()
         for at in stride(from: 0, to: bytes.count, by: 36) {
-            lengths.append(Int(UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24))
+            lengths.append(
+                Int(
+                    UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3])
+                        << 24))
             hashes.append(Array(bytes[(at + 4)..<(at + 36)]))
         }
         guard lengths.reduce(0, +) == Int(asset.size) else { return nil }
@@ -79,7 +93,8 @@ package final class MemoryAssets: AssetProvider {
 
     package func receiveChunk(_ bytes: [UInt8], index: Int, of asset: Asset) async -> Bool {
         state.withLock { s in
-            guard let p = s.partial[asset], index < p.hashes.count, ContentHash.sha256(bytes).bytes == p.hashes[index] else { return false }
+            guard let p = s.partial[asset], index < p.hashes.count, ContentHash.sha256(bytes).bytes == p.hashes[index]
+            else { return false }
             s.partial[asset]?.chunks[index] = bytes
             return true
         }
@@ -87,7 +102,9 @@ package final class MemoryAssets: AssetProvider {
 
     /// While set, the next ``missingChunks(of:)`` answers only once ``releaseMissingChunksCheck()``
     /// is called (as of then): the node takes other calls while a fetch chooses its peer.
-    let missingGate = Mutex<(armed: Bool, held: CheckedContinuation<Void, Never>?, watchers: [CheckedContinuation<Void, Never>])>((false, nil, []))
+    let missingGate = Mutex<
+        (armed: Bool, held: CheckedContinuation<Void, Never>?, watchers: [CheckedContinuation<Void, Never>])
+    >((false, nil, []))
 
     package func holdNextMissingChunksCheck() { missingGate.withLock { $0.armed = true } }
     /// Returns once a ``missingChunks(of:)`` call is held.
@@ -101,10 +118,16 @@ package final class MemoryAssets: AssetProvider {
             if now { c.resume() }
         }
     }
-    package func releaseMissingChunksCheck() { missingGate.withLock { g in g.held?.resume(); g.held = nil } }
+    package func releaseMissingChunksCheck() {
+        missingGate.withLock { g in
+            g.held?.resume(); g.held = nil
+        }
+    }
 
     package func missingChunks(of asset: Asset) async -> [Int]? {
-        if missingGate.withLock({ g in defer { g.armed = false }; return g.armed }) {
+        if missingGate.withLock({ g in
+            defer { g.armed = false }; return g.armed
+        }) {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 let watchers = missingGate.withLock { g in
                     g.held = c

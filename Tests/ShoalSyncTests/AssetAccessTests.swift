@@ -33,7 +33,8 @@ import ShoalWire
         for i in sim.nodes.indices {
             let m = MemoryAssets()
             stores.append(m)
-            sim.nodes[i].sync = SyncNode(store: sim.nodes[i].store, configuration: sim.configuration, assets: m, signer: sim.nodes[i].signer)
+            sim.nodes[i].sync = SyncNode(
+                store: sim.nodes[i].store, configuration: sim.configuration, assets: m, signer: sim.nodes[i].signer)
         }
         let firstBytes = content(40_000, seed: seed), secondBytes = content(9_000, seed: seed &+ 1)
         let first = stores[0].add(firstBytes, chunkSize: 4096)
@@ -49,12 +50,17 @@ import ShoalWire
         _ = try await sim.nodes[0].store.save(a)
         _ = try await sim.nodes[0].store.save(b)
         #expect(try await sim.runUntilQuiet())
-        return Setup(sim: sim, assets: stores, first: first, second: second, loose: loose, firstBytes: firstBytes, secondBytes: secondBytes)
+        return Setup(
+            sim: sim, assets: stores, first: first, second: second, loose: loose, firstBytes: firstBytes,
+            secondBytes: secondBytes)
     }
 
     /// The `asset-chunk` answers node `n` sends on `conn` to a request for `part` of `asset`.
-    static func ask(_ sim: Simulation, _ n: Int, on conn: ConnectionID, _ asset: Asset, _ part: AssetRequestMessage.Part) async throws -> [AssetChunkMessage] {
-        let out = await sim.nodes[n].sync.receive(Frame(type: .assetRequest, payload: AssetRequestMessage(asset: asset, part: part).encoded()), on: conn)
+    static func ask(
+        _ sim: Simulation, _ n: Int, on conn: ConnectionID, _ asset: Asset, _ part: AssetRequestMessage.Part
+    ) async throws -> [AssetChunkMessage] {
+        let out = await sim.nodes[n].sync.receive(
+            Frame(type: .assetRequest, payload: AssetRequestMessage(asset: asset, part: part).encoded()), on: conn)
         return try out[conn, default: []].compactMap { o -> AssetChunkMessage? in
             guard case .send(let f) = o, f.type == .assetChunk else { return nil }
             return try AssetChunkMessage(decoding: f.payload)
@@ -128,7 +134,9 @@ import ShoalWire
         }
         #expect(try await Self.ask(sim, 0, on: toMember, s.first, .chunks(first: 0, count: 2)).count == 2)
         try await sim.nodes[0].store.delete(Record.ID(name: "a", zone: Self.notes))
-        #expect(try await Self.ask(sim, 0, on: toMember, s.first, .chunks(first: 2, count: 2)).map(\.part) == [.unavailable])
+        #expect(
+            try await Self.ask(sim, 0, on: toMember, s.first, .chunks(first: 2, count: 2)).map(\.part) == [.unavailable]
+        )
         #expect(try await Self.ask(sim, 0, on: toMember, s.first, .manifest).map(\.part) == [.unavailable])
 
         var b = try await sim.nodes[0].store.record(for: Record.ID(name: "b", zone: Self.notes))

@@ -33,12 +33,15 @@ import ShoalWire
         let asking = Task { await node.fetchAsset(asset) }
         await assets[1].missingChunksCheckHeld()
         let waiter = Task { try await node.waitForAsset(asset) }
-        try #require(await Self.until { await node.transfers[asset]?.waiters.count == 1 }, "the waiter registers while the peer is chosen")
+        try #require(
+            await Self.until { await node.transfers[asset]?.waiters.count == 1 },
+            "the waiter registers while the peer is chosen")
         assets[1].releaseMissingChunksCheck()
         let out = await asking.value
 
         // Checked before waiting for it: a waiter dropped here would never return.
-        try #require(await node.transfers[asset]?.waiters.count == 1, "the waiter is still there once the peer is asked")
+        try #require(
+            await node.transfers[asset]?.waiters.count == 1, "the waiter is still there once the peer is asked")
         try await sim.route(out, from: 1)
         #expect(try await sim.runUntilQuiet())
         let fetched = assets[1].bytes(of: asset) == bytes
@@ -72,7 +75,9 @@ import ShoalWire
         // another connection (NetworkNode's closed event).
         await sim.reset(0)
         let moved = await node.resumeAssetTransfers()
-        #expect(moved.keys.sorted { $0.rawValue < $1.rawValue } == [second], "the manifest is asked for on the remaining connection")
+        #expect(
+            moved.keys.sorted { $0.rawValue < $1.rawValue } == [second],
+            "the manifest is asked for on the remaining connection")
         try await sim.route(moved, from: 1)
         assets[1].releaseMissingChunksCheck()
         let out = await asking.value

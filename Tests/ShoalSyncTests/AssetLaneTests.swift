@@ -16,8 +16,10 @@ import ShoalWire
     /// A simulation whose nodes each have a MemoryAssets.
     /// With `batched`, asset frames in flight together are handed over together, as the TCP
     /// transport's lanes do (``SyncNode/receiveAssetFrames(_:)``).
-    static func simulation(seed: UInt64, nodes: Int, configuration: SyncConfiguration = SyncConfiguration(),
-                           batched: Bool = false) async throws -> (Simulation, [MemoryAssets]) {
+    static func simulation(
+        seed: UInt64, nodes: Int, configuration: SyncConfiguration = SyncConfiguration(),
+        batched: Bool = false
+    ) async throws -> (Simulation, [MemoryAssets]) {
         let sim = try await Simulation(seed: seed, nodes: nodes, configuration: configuration)
         sim.batchAssetFrames = batched
         var stores = [MemoryAssets]()
@@ -112,7 +114,8 @@ import ShoalWire
     func aLostConnectionResumesFromTheFirstMissingChunk(batched: Bool) async throws {
         var configuration = SyncConfiguration()
         configuration.assetWindow = 2
-        let (sim, assets) = try await Self.simulation(seed: 23, nodes: 3, configuration: configuration, batched: batched)
+        let (sim, assets) = try await Self.simulation(
+            seed: 23, nodes: 3, configuration: configuration, batched: batched)
         let bytes = Self.content(100_000, seed: 4)
         let asset = assets[0].add(bytes, chunkSize: 4096)  // 25 chunks
         assets[2].add(bytes, chunkSize: 4096)
@@ -158,14 +161,17 @@ import ShoalWire
     }
 
     static func chunkFrame(_ asset: Asset, _ index: Int, _ bytes: [UInt8]) -> Frame {
-        Frame(type: .assetChunk, payload: AssetChunkMessage(asset: asset, part: .chunk(index: UInt64(index), bytes: bytes)).encoded())
+        Frame(
+            type: .assetChunk,
+            payload: AssetChunkMessage(asset: asset, part: .chunk(index: UInt64(index), bytes: bytes)).encoded())
     }
 
     /// The chunk runs that `out` asks for on `id`.
     static func requestedRuns(_ out: [ConnectionID: [SyncOutput]], on id: ConnectionID) -> [Range<UInt64>] {
         (out[id] ?? []).compactMap { o -> Range<UInt64>? in
             guard case .send(let f) = o, f.type == .assetRequest, let m = try? AssetRequestMessage(decoding: f.payload),
-                  case let .chunks(first, count) = m.part else { return nil }
+                case let .chunks(first, count) = m.part
+            else { return nil }
             return first..<first + count
         }
     }
@@ -183,8 +189,10 @@ import ShoalWire
     @Test func aChunkTwiceInOneBatchClosesTheConnection() async throws {
         let (sim, asset, chunks, conn) = try await Self.fetchAwaitingChunks(seed: 28)
         let node = sim.nodes[1].sync
-        let out = await node.receiveAssetFrames([(conn, Self.chunkFrame(asset, 0, chunks[0])), (conn, Self.chunkFrame(asset, 1, chunks[1])),
-                                                 (conn, Self.chunkFrame(asset, 1, chunks[1]))])
+        let out = await node.receiveAssetFrames([
+            (conn, Self.chunkFrame(asset, 0, chunks[0])), (conn, Self.chunkFrame(asset, 1, chunks[1])),
+            (conn, Self.chunkFrame(asset, 1, chunks[1]))
+        ])
         let closed = (out[conn] ?? []).compactMap { o -> ErrorMessage? in if case .close(let e) = o { e } else { nil } }
         #expect(closed.map(\.code) == ["protocolViolation"], "\(out)")
         #expect(await node.statistics.assetChunksReceived == 0, "none of the batch is used")
@@ -197,8 +205,10 @@ import ShoalWire
         let node = sim.nodes[1].sync
         let good = Self.chunkFrame(asset, 1, chunks[1])
         let truncated = Frame(type: .assetChunk, payload: Array(good.payload.dropLast(7)))
-        let out = await node.receiveAssetFrames([(conn, Self.chunkFrame(asset, 0, chunks[0])), (conn, truncated),
-                                                 (conn, Self.chunkFrame(asset, 2, chunks[2]))])
+        let out = await node.receiveAssetFrames([
+            (conn, Self.chunkFrame(asset, 0, chunks[0])), (conn, truncated),
+            (conn, Self.chunkFrame(asset, 2, chunks[2]))
+        ])
         let closed = (out[conn] ?? []).compactMap { o -> ErrorMessage? in if case .close(let e) = o { e } else { nil } }
         #expect(closed.map(\.code) == ["invalidArguments"], "\(out)")
         #expect(await node.statistics.assetChunksReceived == 0, "none of the batch is used")
@@ -255,14 +265,18 @@ import ShoalWire
         #expect(try await sim.runUntilQuiet())
         let missing = MemoryAssets.asset(of: [1, 2, 3])
         let result = try await Self.fetch(missing, on: 1, in: sim)
-        guard case .failure(let e as AssetFetchError) = result else { Issue.record("expected assetNotAvailable, got \(result)"); return }
+        guard case .failure(let e as AssetFetchError) = result else {
+            Issue.record("expected assetNotAvailable, got \(result)"); return
+        }
         #expect(e.code == .assetNotAvailable)
     }
 
     /// Node 0 saves a photo record whose asset (30 KB) only it holds, then nodes 0 and 1 connect
     /// and the network runs until it is quiet.
-    static func photoReplicated(seed: UInt64, content: UInt64, configuration: SyncConfiguration = SyncConfiguration()) async throws
-        -> (sim: Simulation, assets: [MemoryAssets], bytes: [UInt8], asset: Asset, record: Record.ID) {
+    static func photoReplicated(seed: UInt64, content: UInt64, configuration: SyncConfiguration = SyncConfiguration())
+        async throws
+        -> (sim: Simulation, assets: [MemoryAssets], bytes: [UInt8], asset: Asset, record: Record.ID)
+    {
         let (sim, assets) = try await Self.simulation(seed: seed, nodes: 2, configuration: configuration)
         let bytes = Self.content(30_000, seed: content)
         let asset = assets[0].add(bytes, chunkSize: 4096)
@@ -291,7 +305,8 @@ import ShoalWire
     @Test func eagerZonesFetchTheAssetsOfArrivingRecords() async throws {
         var configuration = SyncConfiguration()
         configuration.assetFetch = [Self.notes: .eager]
-        let (_, assets, bytes, asset, _) = try await Self.photoReplicated(seed: 25, content: 5, configuration: configuration)
+        let (_, assets, bytes, asset, _) = try await Self.photoReplicated(
+            seed: 25, content: 5, configuration: configuration)
         #expect(assets[1].bytes(of: asset) == bytes)
     }
 }

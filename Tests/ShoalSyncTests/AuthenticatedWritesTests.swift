@@ -26,7 +26,9 @@ import ShoalWire
     /// Cuts the link between `a` and `b` and keeps them apart.
     func separate(_ sim: Simulation, _ a: Int, _ b: Int) async {
         sim.partitions.insert(sim.pairKey(a, b))
-        while let i = sim.links.firstIndex(where: { sim.pairKey($0.a, $0.b) == sim.pairKey(a, b) }) { await sim.reset(i) }
+        while let i = sim.links.firstIndex(where: { sim.pairKey($0.a, $0.b) == sim.pairKey(a, b) }) {
+            await sim.reset(i)
+        }
     }
 
     /// Node 0 shares the team zone with nodes 1 and 2, and node 2 writes `c0`, which reaches
@@ -42,12 +44,16 @@ import ShoalWire
     }
 
     /// Node 1's next batch to node 0 for the zone, as node 0 expects it.
-    func batch(_ sim: Simulation, records: [Record], knowledge: VersionVector?, section: WriterLogSection?) async throws -> (ConnectionID, Frame) {
+    func batch(_ sim: Simulation, records: [Record], knowledge: VersionVector?, section: WriterLogSection?) async throws
+        -> (ConnectionID, Frame)
+    {
         let conn = try sim.connection(of: 0, to: 1)
         let inbound = try #require(await sim.nodes[0].sync.sessions[conn]?.inbound[Self.team])
-        let token = await sim.nodes[0].sync.position(peer: sim.nodes[1].store.nodeID, zone: Self.team, incarnation: inbound.incarnation)
-        let m = ChangesMessage(zone: Self.team, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: true,
-                               token: token ?? ChangeToken(bytes: []), knowledge: knowledge, records: records, writerLog: section)
+        let token = await sim.nodes[0].sync.position(
+            peer: sim.nodes[1].store.nodeID, zone: Self.team, incarnation: inbound.incarnation)
+        let m = ChangesMessage(
+            zone: Self.team, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: true,
+            token: token ?? ChangeToken(bytes: []), knowledge: knowledge, records: records, writerLog: section)
         return (conn, Frame(type: .changes, payload: m.encoded()))
     }
 
@@ -69,7 +75,9 @@ import ShoalWire
         #expect(await sim.nodes[0].sync.statistics.writerEntriesVerified >= 6)
         #expect(await sim.nodes[0].sync.statistics.refusedBatches == 0)
         let vector = try await sim.nodes[0].store.zone(Self.team).versionVector
-        #expect(await sim.nodes[0].sync.knowledge(of: Self.team)[writer] == vector[writer], "knowledge of the writer covers what was relayed")
+        #expect(
+            await sim.nodes[0].sync.knowledge(of: Self.team)[writer] == vector[writer],
+            "knowledge of the writer covers what was relayed")
     }
 
     /// A member stamps a record with another member's node ID, 50 s ahead, and claims knowledge of
@@ -79,21 +87,30 @@ import ShoalWire
         let sim = try await Simulation(seed: signedByItself ? 4922 : 4921, nodes: 3, identities: true)
         let (victim, ahead) = try await memberWrote(sim)
         var forged = note("forged", "as C")
-        forged = Record(recordType: forged.recordType, id: forged.id, parent: nil, creation: Dot(node: victim, hlc: ahead),
-                        versionVector: VersionVector([(victim, ahead)]), heads: [Record.Head(node: victim, isDeletion: false)],
-                        fields: forged.fields.map { var f = $0; f.stamp = Dot(node: victim, hlc: ahead); return f }, extensions: [])
+        forged = Record(
+            recordType: forged.recordType, id: forged.id, parent: nil, creation: Dot(node: victim, hlc: ahead),
+            versionVector: VersionVector([(victim, ahead)]), heads: [Record.Head(node: victim, isDeletion: false)],
+            fields: forged.fields.map {
+                var f = $0; f.stamp = Dot(node: victim, hlc: ahead); return f
+            }, extensions: [])
         var section: WriterLogSection? = nil
         if signedByItself {
             let signer = try #require(sim.nodes[1].signer)
             let head = try await sim.nodes[0].store.logHead(of: victim, in: Self.team)
             let entry = WriterLog.entry(of: forged, dot: Dot(node: victim, hlc: ahead), sequence: head.sequence + 1)
             let info = try await sim.nodes[0].store.zone(Self.team)
-            let checkpoint = signer.sign(WriterCheckpoint(zone: Self.team, incarnation: info.incarnation, writer: victim,
-                                                          sequence: entry.sequence, chain: WriterLog.chain(head.chain, entry)))
-            section = WriterLogSection(ranges: [.init(writer: victim, publicKey: signer.publicKeyDER, firstSequence: entry.sequence,
-                                                      items: [.implied(record: 0)], seal: .init(chain: checkpoint.chain, signature: checkpoint.signature))])
+            let checkpoint = signer.sign(
+                WriterCheckpoint(
+                    zone: Self.team, incarnation: info.incarnation, writer: victim,
+                    sequence: entry.sequence, chain: WriterLog.chain(head.chain, entry)))
+            section = WriterLogSection(ranges: [
+                .init(
+                    writer: victim, publicKey: signer.publicKeyDER, firstSequence: entry.sequence,
+                    items: [.implied(record: 0)], seal: .init(chain: checkpoint.chain, signature: checkpoint.signature))
+            ])
         }
-        let (conn, frame) = try await batch(sim, records: [forged], knowledge: VersionVector([(victim, ahead)]), section: section)
+        let (conn, frame) = try await batch(
+            sim, records: [forged], knowledge: VersionVector([(victim, ahead)]), section: section)
         let out = await sim.nodes[0].sync.receive(frame, on: conn)
         let error = Simulation.closeError(out, conn)
         #expect(error?.code == (signedByItself ? "permissionFailure" : "invalidArguments"), "\(out)")
@@ -117,8 +134,10 @@ import ShoalWire
         let claimed = VersionVector([(victim, ahead)])
         let conn = try sim.connection(of: 0, to: 1)
         let inbound = try #require(await sim.nodes[0].sync.sessions[conn]?.inbound[Self.team])
-        let m = ChangesMessage(zone: Self.team, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: true, isReset: true,
-                               token: ChangeToken(bytes: [1]), knowledge: claimed, horizon: claimed, records: [])
+        let m = ChangesMessage(
+            zone: Self.team, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: true,
+            isReset: true,
+            token: ChangeToken(bytes: [1]), knowledge: claimed, horizon: claimed, records: [])
         let out = await sim.nodes[0].sync.receive(Frame(type: .changes, payload: m.encoded()), on: conn)
         let error = Simulation.closeError(out, conn)
         #expect(error?.code == "invalidArguments", "\(out)")
@@ -151,17 +170,25 @@ import ShoalWire
         let b = try #require(try await store2.storedVersions(of: [Record.ID(name: "b", zone: Self.team)]).values.first)
         let info = try await store2.zone(Self.team)
         let chain = try #require(try await store2.chainValue(of: writer, in: Self.team, at: 2))
-        let checkpoint = try #require(sim.nodes[2].signer).sign(WriterCheckpoint(zone: Self.team, incarnation: info.incarnation, writer: writer,
-                                                                                 sequence: 2, chain: chain))
-        let section = WriterLogSection(ranges: [.init(writer: writer, publicKey: try #require(sim.nodes[2].signer).publicKeyDER, firstSequence: 1,
-                                                      items: [.whole(entries[0]), .implied(record: 0)],
-                                                      seal: .init(chain: checkpoint.chain, signature: checkpoint.signature))])
-        let (conn, frame) = try await batch(sim, records: [b], knowledge: VersionVector([(writer, b.versionVector[writer])]), section: section)
+        let checkpoint = try #require(sim.nodes[2].signer).sign(
+            WriterCheckpoint(
+                zone: Self.team, incarnation: info.incarnation, writer: writer,
+                sequence: 2, chain: chain))
+        let section = WriterLogSection(ranges: [
+            .init(
+                writer: writer, publicKey: try #require(sim.nodes[2].signer).publicKeyDER, firstSequence: 1,
+                items: [.whole(entries[0]), .implied(record: 0)],
+                seal: .init(chain: checkpoint.chain, signature: checkpoint.signature))
+        ])
+        let (conn, frame) = try await batch(
+            sim, records: [b], knowledge: VersionVector([(writer, b.versionVector[writer])]), section: section)
         let out = await sim.nodes[0].sync.receive(frame, on: conn)
         #expect(Simulation.closeError(out, conn) == nil, "\(out)")
         #expect(await holds(sim, 0, "b"))
         #expect(!(await holds(sim, 0, "a")))
-        #expect(await sim.nodes[0].sync.knowledge(of: Self.team)[writer] < entries[0].hlc, "no knowledge past the withheld write")
+        #expect(
+            await sim.nodes[0].sync.knowledge(of: Self.team)[writer] < entries[0].hlc,
+            "no knowledge past the withheld write")
         try await sim.route(out, from: 0)
         sim.partitions.remove(sim.pairKey(0, 2))
         #expect(try await sim.runUntilQuiet())
@@ -208,14 +235,19 @@ import ShoalWire
         let big = try #require(try await sim.nodes[1].store.storedVersions(of: [id]).values.first)
         let writer = sim.nodes[1].store.nodeID
         let head = try await sim.nodes[0].store.logHead(of: writer, in: Self.team)
-        let section = WriterLogSection(ranges: [.init(writer: writer, firstSequence: head.sequence + 1,
-                                                      items: Array(repeating: .implied(record: 0), count: 4096))])
+        let section = WriterLogSection(ranges: [
+            .init(
+                writer: writer, firstSequence: head.sequence + 1,
+                items: Array(repeating: .implied(record: 0), count: 4096))
+        ])
         let (conn, frame) = try await batch(sim, records: [big], knowledge: nil, section: section)
         let out = await sim.nodes[0].sync.receive(frame, on: conn)
         let error = Simulation.closeError(out, conn)
         #expect(error?.code == "invalidArguments", "\(out)")
-        #expect(error?.message.contains("entry #\(head.sequence + 2) of \(writer) is not later than the entry before it") == true,
-                "\(String(describing: error))")
+        #expect(
+            error?.message.contains("entry #\(head.sequence + 2) of \(writer) is not later than the entry before it")
+                == true,
+            "\(String(describing: error))")
         #expect(!(await holds(sim, 0, "big")))
     }
 }

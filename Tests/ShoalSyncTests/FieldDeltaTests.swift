@@ -79,7 +79,8 @@ import ShoalWire
             // measured; about 125 live and 200 after reconnecting before, Spec/replication.md §3.5.4).
             let bound = 110
             #expect(payload < bound, "\(field): \(payload) payload bytes received for a one-element edit")
-            let a = try await sim.nodes[0].store.record(for: Self.id), b = try await sim.nodes[1].store.record(for: Self.id)
+            let a = try await sim.nodes[0].store.record(for: Self.id),
+                b = try await sim.nodes[1].store.record(for: Self.id)
             #expect(a.encoded() == b.encoded(), "\(field): the replicas differ")
         }
         let st0 = await sim.nodes[0].sync.statistics
@@ -94,7 +95,9 @@ import ShoalWire
         try await edit(sim, on: 0) { $0["body"] = .string(Self.replacingMiddle(Self.text, with: "Y")) }
         #expect(try await sim.runUntilQuiet())
         let st = await sim.nodes[1].sync.statistics
-        #expect(st.fieldDeltasApplied == 0 && st.bytesReceived - before > 100_000, "\(st.bytesReceived - before) bytes received")
+        #expect(
+            st.fieldDeltasApplied == 0 && st.bytesReceived - before > 100_000,
+            "\(st.bytesReceived - before) bytes received")
         #expect(try await sim.state(of: Self.notes, on: 0) == (try await sim.state(of: Self.notes, on: 1)))
     }
 
@@ -141,8 +144,9 @@ import ShoalWire
         let base = await sim.nodes[1].sync.knowledge(of: Self.notes)
         var item = try #require(SparseRecord(saved, base: base))
         #expect(item.encodeEdits(against: previous, base: base) == 1)
-        let m = ChangesMessage(zone: Self.notes, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: false,
-                               token: ChangeToken(bytes: [1]), records: [], sparseRecords: Array(repeating: item, count: 50), base: base)
+        let m = ChangesMessage(
+            zone: Self.notes, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: false,
+            token: ChangeToken(bytes: [1]), records: [], sparseRecords: Array(repeating: item, count: 50), base: base)
         let out = await sim.nodes[1].sync.receive(Frame(type: .changes, payload: m.encoded()), on: conn1)
         let closes = out[conn1, default: []].compactMap { if case .close(let e) = $0 { e } else { nil } }
         #expect(closes.first?.code == "protocolViolation", "\(out)")
@@ -158,8 +162,11 @@ import ShoalWire
         let other = WantWholeMessage(zone: RecordZone.ID(name: "elsewhere"), incarnation: inc, names: ["a"])
         let ignored = await sim.nodes[0].sync.handle(Frame(type: .wantWhole, payload: other.encoded()), on: conn)
         #expect(ignored.isEmpty)
-        let tooMany = WantWholeMessage(zone: Self.notes, incarnation: inc, names: (0...SyncNode.maxWantedWhole).map { "r\($0)" })
+        let tooMany = WantWholeMessage(
+            zone: Self.notes, incarnation: inc, names: (0...SyncNode.maxWantedWhole).map { "r\($0)" })
         let out = await sim.nodes[0].sync.handle(Frame(type: .wantWhole, payload: tooMany.encoded()), on: conn)
-        #expect(out.contains { if case .close(let e) = $0 { return e?.code == "protocolViolation" } else { return false } }, "\(out)")
+        #expect(
+            out.contains { if case .close(let e) = $0 { return e?.code == "protocolViolation" } else { return false } },
+            "\(out)")
     }
 }

@@ -20,13 +20,17 @@ import ShoalWire
     }
 
     /// A batch for node `n`'s subscription to `peer`'s zone, numbered as the next one it expects.
-    func forgedBatch(_ sim: Simulation, to n: Int, from peer: Int, records: [Record] = [], caughtUp: Bool = true,
-                     knowledge: VersionVector? = nil) async throws -> (ConnectionID, Frame) {
+    func forgedBatch(
+        _ sim: Simulation, to n: Int, from peer: Int, records: [Record] = [], caughtUp: Bool = true,
+        knowledge: VersionVector? = nil
+    ) async throws -> (ConnectionID, Frame) {
         let conn = try sim.connection(of: n, to: peer)
         let inbound = try #require(await sim.nodes[n].sync.sessions[conn]?.inbound[Self.notes])
-        let token = await sim.nodes[n].sync.position(peer: sim.nodes[peer].store.nodeID, zone: Self.notes, incarnation: inbound.incarnation)
-        let m = ChangesMessage(zone: Self.notes, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: caughtUp,
-                               token: token ?? ChangeToken(bytes: []), knowledge: knowledge, records: records)
+        let token = await sim.nodes[n].sync.position(
+            peer: sim.nodes[peer].store.nodeID, zone: Self.notes, incarnation: inbound.incarnation)
+        let m = ChangesMessage(
+            zone: Self.notes, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: caughtUp,
+            token: token ?? ChangeToken(bytes: []), knowledge: knowledge, records: records)
         return (conn, Frame(type: .changes, payload: m.encoded()))
     }
 
@@ -39,8 +43,9 @@ import ShoalWire
     func tombstone(of r: Record, by node: NodeID, at hlc: HLC) -> Record {
         var v = r.versionVector
         v.advance(node, to: hlc)
-        return Record(recordType: r.recordType, id: r.id, parent: r.parent, creation: r.creation, versionVector: v,
-                      heads: [Record.Head(node: node, isDeletion: true)], fields: r.fields, extensions: r.extensions)
+        return Record(
+            recordType: r.recordType, id: r.id, parent: r.parent, creation: r.creation, versionVector: v,
+            heads: [Record.Head(node: node, isDeletion: true)], fields: r.fields, extensions: r.extensions)
     }
 
     /// Two nodes; node 0 created the zone and node 1 wrote five notes of its own, replicated.
@@ -84,13 +89,15 @@ import ShoalWire
         try await sim.createSharedZone(Self.notes, on: 0)
         _ = try await sim.nodes[0].store.save(note("a", "first"))
         #expect(try await sim.runUntilQuiet())
-        let stored = try #require(try await sim.nodes[1].store.storedVersions(of: [Record.ID(name: "a", zone: Self.notes)]).values.first)
+        let stored = try #require(
+            try await sim.nodes[1].store.storedVersions(of: [Record.ID(name: "a", zone: Self.notes)]).values.first)
         let hlc = try #require(stored.versionVector.entries.first).hlc
         // One record written by 20 made-up writers, each within the clock bound.
         let writers = (1...20).map { NodeID(high: 0xF00D, low: UInt64($0)) }
-        let flood = Record(recordType: "Note", id: Record.ID(name: "flood", zone: Self.notes), parent: nil,
-                           creation: Dot(node: writers[0], hlc: hlc), versionVector: VersionVector(writers.map { ($0, hlc) }),
-                           heads: [Record.Head(node: writers[0], isDeletion: false)], fields: [], extensions: [])
+        let flood = Record(
+            recordType: "Note", id: Record.ID(name: "flood", zone: Self.notes), parent: nil,
+            creation: Dot(node: writers[0], hlc: hlc), versionVector: VersionVector(writers.map { ($0, hlc) }),
+            heads: [Record.Head(node: writers[0], isDeletion: false)], fields: [], extensions: [])
         let (conn, frame) = try await forgedBatch(sim, to: 1, from: 0, records: [flood])
         let out = await sim.nodes[1].sync.receive(frame, on: conn)
         let error = Simulation.closeError(out, conn)
@@ -108,7 +115,8 @@ import ShoalWire
         let newest = try await sim.nodes[1].store.zone(Self.notes).versionVector[victim]
         let oldest = try #require(mine.min { $0.versionVector[victim] < $1.versionVector[victim] })
         #expect(oldest.versionVector[victim] < newest)
-        let (conn, frame) = try await forgedBatch(sim, to: 1, from: 0, records: [tombstone(of: oldest, by: victim, at: newest)])
+        let (conn, frame) = try await forgedBatch(
+            sim, to: 1, from: 0, records: [tombstone(of: oldest, by: victim, at: newest)])
         let out = await sim.nodes[1].sync.receive(frame, on: conn)
         #expect(Simulation.closeError(out, conn)?.code == "invalidArguments", "\(out)")
         #expect(!acknowledged(out, conn))
@@ -127,7 +135,8 @@ import ShoalWire
         #expect(try await sim.state(of: Self.notes, on: 0).count == 1)
         let writer = sim.nodes[2].store.nodeID
         let before = await sim.nodes[1].sync.knowledge(of: Self.notes)
-        let (conn, frame) = try await forgedBatch(sim, to: 1, from: 0, knowledge: VersionVector([(writer, HLC(rawValue: .max))]))
+        let (conn, frame) = try await forgedBatch(
+            sim, to: 1, from: 0, knowledge: VersionVector([(writer, HLC(rawValue: .max))]))
         let out = await sim.nodes[1].sync.receive(frame, on: conn)
         #expect(Simulation.closeError(out, conn)?.code == "invalidArguments", "\(out)")
         #expect(!acknowledged(out, conn))
@@ -139,7 +148,9 @@ import ShoalWire
         _ = try await sim.nodes[2].store.save(note("b", "later"))
         try await sim.notifyChanges(node: 2)
         #expect(try await sim.runUntilQuiet())
-        #expect(try await sim.state(of: Self.notes, on: 0)["b"] != nil, "node 0 must still receive the writer's later change")
+        #expect(
+            try await sim.state(of: Self.notes, on: 0)["b"] != nil,
+            "node 0 must still receive the writer's later change")
         #expect(try await sim.state(of: Self.notes, on: 0) == (try await sim.state(of: Self.notes, on: 2)))
     }
 
@@ -162,11 +173,14 @@ import ShoalWire
         let (conn, frame) = try await forgedBatch(sim, to: 1, from: 0, knowledge: VersionVector([(writer, claim)]))
         let out = await sim.nodes[1].sync.receive(frame, on: conn)
         try await sim.route(out, from: 1)
-        #expect(await sim.nodes[1].sync.knowledge(of: Self.notes)[writer] == .zero, "a writer no version shows must not enter knowledge")
+        #expect(
+            await sim.nodes[1].sync.knowledge(of: Self.notes)[writer] == .zero,
+            "a writer no version shows must not enter knowledge")
         #expect(await sim.nodes[1].sync.statistics.unshownKnowledgeDropped == 1)
         sim.partitions.removeAll()
         #expect(try await sim.runUntilQuiet())
-        #expect(try await sim.state(of: Self.notes, on: 1)["offline"] != nil, "the writer's change must still reach node 1")
+        #expect(
+            try await sim.state(of: Self.notes, on: 1)["offline"] != nil, "the writer's change must still reach node 1")
         #expect(try await sim.state(of: Self.notes, on: 1) == (try await sim.state(of: Self.notes, on: 2)))
     }
 
@@ -179,9 +193,10 @@ import ShoalWire
         let peer = sim.nodes[0].store.nodeID
         let future = HLC(milliseconds: sim.clock.now() &+ 600_000, logical: 0)
         let dot = Dot(node: peer, hlc: future)
-        let r = Record(recordType: "Note", id: Record.ID(name: "future", zone: Self.notes), parent: nil, creation: dot,
-                       versionVector: VersionVector([(peer, future)]), heads: [Record.Head(node: peer, isDeletion: false)],
-                       fields: [Record.Field(name: "title", value: .string("from the future"), stamp: dot)], extensions: [])
+        let r = Record(
+            recordType: "Note", id: Record.ID(name: "future", zone: Self.notes), parent: nil, creation: dot,
+            versionVector: VersionVector([(peer, future)]), heads: [Record.Head(node: peer, isDeletion: false)],
+            fields: [Record.Field(name: "title", value: .string("from the future"), stamp: dot)], extensions: [])
         let (conn, frame) = try await forgedBatch(sim, to: 1, from: 0, records: [r], caughtUp: false)
         let out = await sim.nodes[1].sync.receive(frame, on: conn)
         #expect(Simulation.closeError(out, conn)?.code == "invalidArguments", "\(out)")
@@ -200,7 +215,8 @@ import ShoalWire
         let conn = try sim.connection(of: 0, to: 1)
         let sub = try #require(await sim.nodes[0].sync.sessions[conn]?.outbound[Self.notes])
         let k = VersionVector([(sim.nodes[1].store.nodeID, HLC(milliseconds: sim.clock.now() &+ 600_000, logical: 0))])
-        let ack = AcknowledgementMessage(zone: Self.notes, incarnation: sub.incarnation, batch: sub.acknowledged, knowledge: k)
+        let ack = AcknowledgementMessage(
+            zone: Self.notes, incarnation: sub.incarnation, batch: sub.acknowledged, knowledge: k)
         let out = await sim.nodes[0].sync.receive(Frame(type: .acknowledgement, payload: ack.encoded()), on: conn)
         #expect(Simulation.closeError(out, conn)?.code == "invalidArguments", "\(out)")
         #expect(await sim.nodes[0].sync.sessions[conn]?.outbound[Self.notes]?.peerKnowledge != k)

@@ -42,15 +42,21 @@ import ShoalWire
         _ = try await sim.nodes[0].store.save(note("live"))
         let out = await sim.nodes[0].sync.zoneChanged(Self.notes)
         // Past its first batch the subscription's batches name its number (§3.5.4).
-        let frame = try #require(out[to1]?.lazy.compactMap { if case .send(let f) = $0, f.type == .liveChanges { f } else { nil } }.first, "\(out)")
+        let frame = try #require(
+            out[to1]?.lazy.compactMap { if case .send(let f) = $0, f.type == .liveChanges { f } else { nil } }.first,
+            "\(out)")
         // Its vectors are written against the knowledge the subscription stated, which node 1 holds.
         let stated = try #require(await sim.nodes[1].sync.sessions[from0]?.inbound[Self.notes]?.vectorReference)
         let batch = try LiveChangesMessage(decoding: frame.payload, zone: Self.notes, reference: stated)
         let node0 = sim.nodes[0].store.nodeID
-        #expect(batch.isCaughtUp && batch.knowledge?.entries.map(\.node) == [node0], "\(String(describing: batch.knowledge))")
+        #expect(
+            batch.isCaughtUp && batch.knowledge?.entries.map(\.node) == [node0],
+            "\(String(describing: batch.knowledge))")
 
         let answer = await sim.nodes[1].sync.receive(frame, on: from0)
-        let ackFrame = try #require(answer[from0]?.lazy.compactMap { if case .send(let f) = $0, f.type == .acknowledgement { f } else { nil } }.first, "\(answer)")
+        let ackFrame = try #require(
+            answer[from0]?.lazy.compactMap { if case .send(let f) = $0, f.type == .acknowledgement { f } else { nil } }
+                .first, "\(answer)")
         let ack = try AcknowledgementMessage(decoding: ackFrame.payload)
         #expect(ack.knowledge.entries.map(\.node) == [node0], "\(ack.knowledge)")
         // The unions are the whole: node 1 adopted node 0's knowledge, node 0 skips by node 1's.

@@ -17,7 +17,9 @@ import ShoalWire
     }
 
     /// Two connected nodes, caught up, node 0 holding the zone; live batching waits `delay`.
-    func twoNodes(seed: UInt64, delay: Duration = .milliseconds(50), _ configure: (inout SyncConfiguration) -> Void = { _ in }) async throws -> Simulation {
+    func twoNodes(
+        seed: UInt64, delay: Duration = .milliseconds(50), _ configure: (inout SyncConfiguration) -> Void = { _ in }
+    ) async throws -> Simulation {
         var c = SyncConfiguration()
         c.liveBatchDelay = delay
         configure(&c)
@@ -34,7 +36,9 @@ import ShoalWire
         let out = await sim.nodes[0].sync.zoneChanged(Self.notes)
         try await sim.route(out, from: 0)
         let to1 = try sim.connection(of: 0, to: 1)
-        return (out[to1] ?? []).compactMap { if case .send(let f) = $0, (f.type == .changes || f.type == .liveChanges) { f.payload } else { nil } }
+        return (out[to1] ?? []).compactMap {
+            if case .send(let f) = $0, (f.type == .changes || f.type == .liveChanges) { f.payload } else { nil }
+        }
     }
 
     /// The first commit after a quiet spell goes at once; the next ones, made while its batch is
@@ -49,7 +53,9 @@ import ShoalWire
         #expect(try await sim.runUntilQuiet())
         let after = await sim.nodes[1].sync.statistics
         #expect(after.recordsReceived - before.recordsReceived == 4)
-        #expect(after.batchesReceived - before.batchesReceived == 2, "\(after.batchesReceived - before.batchesReceived) batches for 4 commits")
+        #expect(
+            after.batchesReceived - before.batchesReceived == 2,
+            "\(after.batchesReceived - before.batchesReceived) batches for 4 commits")
         #expect(try await sim.state(of: Self.notes, on: 0) == (try await sim.state(of: Self.notes, on: 1)))
     }
 
@@ -79,7 +85,10 @@ import ShoalWire
         #expect(deadline <= sim.configuration.now())
         let out = await sim.nodes[0].sync.sendHeldNews()
         let to1 = try sim.connection(of: 0, to: 1)
-        #expect(out[to1]?.contains { if case .send(let f) = $0 { f.type == .changes || f.type == .liveChanges } else { false } } == true, "\(out)")
+        #expect(
+            out[to1]?.contains {
+                if case .send(let f) = $0 { f.type == .changes || f.type == .liveChanges } else { false }
+            } == true, "\(out)")
         #expect(await sim.nodes[0].sync.heldNewsDeadline == nil)
         try await sim.route(out, from: 0)
         #expect(try await sim.runUntilQuiet())

@@ -37,7 +37,10 @@ import ShoalWire
         _ = try await sim.nodes[0].store.save(note("second"))
         let to1 = try sim.connection(of: 0, to: 1)
         let out = await sim.nodes[0].sync.zoneChanged(Self.notes)
-        let frame = try #require(out[to1]?.lazy.compactMap { if case .send(let f) = $0, f.type == .liveChanges || f.type == .changes { f } else { nil } }.first)
+        let frame = try #require(
+            out[to1]?.lazy.compactMap {
+                if case .send(let f) = $0, f.type == .liveChanges || f.type == .changes { f } else { nil }
+            }.first)
         #expect(frame.type == .liveChanges)
         // Its vectors are written against the knowledge the subscription stated, which node 1 holds.
         let stated = try #require(await sim.nodes[1].sync.sessions[conn]?.inbound[Self.notes]?.vectorReference)
@@ -46,7 +49,9 @@ import ShoalWire
         let inc = try await sim.nodes[0].store.zone(Self.notes).incarnation
         let sub = try #require(await sim.nodes[0].sync.sessions[to1]?.outbound[Self.notes])
         let full = live.changes(incarnation: inc, token: ChangeToken(bytes: sub.tokenSent))
-        #expect(full.encoded().count - frame.payload.count >= 60, "\(full.encoded().count) bytes as changes, \(frame.payload.count) as live-changes")
+        #expect(
+            full.encoded().count - frame.payload.count >= 60,
+            "\(full.encoded().count) bytes as changes, \(frame.payload.count) as live-changes")
         try await sim.route(out, from: 0)
         #expect(try await sim.runUntilQuiet())
         #expect(sim.log.isEmpty, "\(sim.log)")
@@ -60,7 +65,9 @@ import ShoalWire
     @Test func aForgedSubscriptionNumberClosesTheConnection() async throws {
         let (sim, conn) = try await pair(seed: 0x11C1)
         let number = try #require(await sim.nodes[1].sync.sessions[conn]?.inbound[Self.notes]?.number)
-        let forged = LiveChangesMessage(subscription: number + 40, zone: Self.notes, batch: 1, isCaughtUp: true, tokenKept: 0, tokenTail: [1], records: [])
+        let forged = LiveChangesMessage(
+            subscription: number + 40, zone: Self.notes, batch: 1, isCaughtUp: true, tokenKept: 0, tokenTail: [1],
+            records: [])
         let out = await sim.nodes[1].sync.receive(Frame(type: .liveChanges, payload: forged.encoded()), on: conn)
         #expect(Self.closeCode(out, conn) == "protocolViolation", "\(out)")
     }
@@ -70,8 +77,9 @@ import ShoalWire
         let (sim, conn) = try await pair(seed: 0x11C2)
         let sub = try #require(await sim.nodes[1].sync.sessions[conn]?.inbound[Self.notes])
         let number = try #require(sub.number)
-        let forged = LiveChangesMessage(subscription: number, zone: Self.notes, batch: sub.nextBatch, isCaughtUp: true,
-                                        tokenKept: sub.lastToken.count + 5, tokenTail: [], records: [])
+        let forged = LiveChangesMessage(
+            subscription: number, zone: Self.notes, batch: sub.nextBatch, isCaughtUp: true,
+            tokenKept: sub.lastToken.count + 5, tokenTail: [], records: [])
         let out = await sim.nodes[1].sync.receive(Frame(type: .liveChanges, payload: forged.encoded()), on: conn)
         #expect(Self.closeCode(out, conn) == "protocolViolation", "\(out)")
     }
@@ -88,17 +96,22 @@ import ShoalWire
         _ = try await sim.nodes[0].store.save(r)
         let to1 = try sim.connection(of: 0, to: 1)
         let used = try #require(await sim.nodes[0].sync.sessions[to1]?.nextSubscriptionNumber)
-        let subscribe = SubscribeMessage(zone: lab, incarnation: try await sim.nodes[0].store.zone(lab).incarnation, token: nil,
-                                         knowledge: VersionVector(), window: 4, number: used + 40)
+        let subscribe = SubscribeMessage(
+            zone: lab, incarnation: try await sim.nodes[0].store.zone(lab).incarnation, token: nil,
+            knowledge: VersionVector(), window: 4, number: used + 40)
         let out = await sim.nodes[0].sync.receive(Frame(type: .subscribe, payload: subscribe.encoded()), on: to1)
-        let frame = try #require(out[to1]?.lazy.compactMap { if case .send(let f) = $0, f.type == .liveChanges || f.type == .changes { f } else { nil } }.first, "\(out)")
+        let frame = try #require(
+            out[to1]?.lazy.compactMap {
+                if case .send(let f) = $0, f.type == .liveChanges || f.type == .changes { f } else { nil }
+            }.first, "\(out)")
         #expect(frame.type == .liveChanges)
         #expect(try LiveChangesMessage.subscription(of: frame.payload) == used + 40)
         let live = try LiveChangesMessage(decoding: frame.payload, zone: lab, reference: VersionVector())
         #expect(live.records.map(\.id.name) == ["bench"] && live.token(after: []) != nil, "\(live)")
         // Numbers only go up on a connection: one already passed names nothing new.
-        let stale = SubscribeMessage(zone: attic, incarnation: try await sim.nodes[0].store.zone(attic).incarnation, token: nil,
-                                     knowledge: VersionVector(), window: 4, number: used + 39)
+        let stale = SubscribeMessage(
+            zone: attic, incarnation: try await sim.nodes[0].store.zone(attic).incarnation, token: nil,
+            knowledge: VersionVector(), window: 4, number: used + 39)
         let refused = await sim.nodes[0].sync.receive(Frame(type: .subscribe, payload: stale.encoded()), on: to1)
         #expect(Self.closeCode(refused, to1) == "protocolViolation", "\(refused)")
     }
@@ -108,7 +121,8 @@ import ShoalWire
     @Test func theSubscriberNumbersItsSubscriptions() async throws {
         let (sim, conn) = try await pair(seed: 0x11C5)
         let inbound = try #require(await sim.nodes[1].sync.sessions[conn]?.inbound[Self.notes])
-        let outbound = try #require(await sim.nodes[0].sync.sessions[try sim.connection(of: 0, to: 1)]?.outbound[Self.notes])
+        let outbound = try #require(
+            await sim.nodes[0].sync.sessions[try sim.connection(of: 0, to: 1)]?.outbound[Self.notes])
         #expect(inbound.number == 1 && outbound.number == 1 && outbound.numberSent)
         #expect(inbound.vectorReference == outbound.vectorReference && !inbound.vectorReference.isEmpty)
     }
@@ -118,8 +132,9 @@ import ShoalWire
         let (sim, conn) = try await pair(seed: 0x11C3)
         let sub = try #require(await sim.nodes[1].sync.sessions[conn]?.inbound[Self.notes])
         let number = try #require(sub.number)
-        let m = ChangesMessage(zone: Self.notes, incarnation: sub.incarnation, batch: sub.nextBatch, isCaughtUp: false,
-                               token: ChangeToken(bytes: sub.lastToken), records: [], subscription: number + 1)
+        let m = ChangesMessage(
+            zone: Self.notes, incarnation: sub.incarnation, batch: sub.nextBatch, isCaughtUp: false,
+            token: ChangeToken(bytes: sub.lastToken), records: [], subscription: number + 1)
         let out = await sim.nodes[1].sync.receive(Frame(type: .changes, payload: m.encoded()), on: conn)
         #expect(Self.closeCode(out, conn) == "protocolViolation", "\(out)")
     }

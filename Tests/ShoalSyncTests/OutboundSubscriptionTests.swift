@@ -21,7 +21,9 @@ import ShoalWire
     }
 
     static func batch(_ n: UInt64, caughtUp: Bool, reset: Bool = false, at v: VersionVector) -> ChangesMessage {
-        ChangesMessage(zone: zone, incarnation: incarnation, batch: n, isCaughtUp: caughtUp, isReset: reset, token: token(v), records: [])
+        ChangesMessage(
+            zone: zone, incarnation: incarnation, batch: n, isCaughtUp: caughtUp, isReset: reset, token: token(v),
+            records: [])
     }
 
     /// A batch in the middle of a catch-up moves the position and the batch number and keeps
@@ -35,7 +37,9 @@ import ShoalWire
         sub.noteSent(first, records: 3, stated: nil)
         #expect(sub.token == first.token && sub.tokenSent == first.token.bytes)
         #expect(sub.nextBatch == 2 && sub.lastRecordsBatch == 1 && sub.sentAny)
-        #expect(!sub.resetNext && sub.inResetPass && !sub.idle && !sub.caughtUpSent, "the pass goes on until a caught-up batch")
+        #expect(
+            !sub.resetNext && sub.inResetPass && !sub.idle && !sub.caughtUpSent,
+            "the pass goes on until a caught-up batch")
 
         let end = Self.vector([(Self.a, 20), (Self.b, 5)])
         let stated = Self.vector([(Self.b, 5)])
@@ -47,9 +51,12 @@ import ShoalWire
         #expect(sub.vectorReference == stated, "live vectors are written against what the subscription stated")
 
         sub.dirty = false
-        sub.noteSent(Self.batch(3, caughtUp: true, reset: true, at: end), records: 1, stated: Self.vector([(Self.a, 20)]))
+        sub.noteSent(
+            Self.batch(3, caughtUp: true, reset: true, at: end), records: 1, stated: Self.vector([(Self.a, 20)]))
         #expect(sub.idle)
-        #expect(sub.vectorReference == Self.vector([(Self.a, 20)]), "a reset batch starts the reference again from what it states")
+        #expect(
+            sub.vectorReference == Self.vector([(Self.a, 20)]),
+            "a reset batch starts the reference again from what it states")
     }
 
     /// The writes left out for the upstreams widen, per node, to the lowest and highest of them.

@@ -21,7 +21,9 @@ import ShoalWire
     func isolate(_ sim: Simulation, allow: Set<[Int]>) async {
         while !sim.links.isEmpty { await sim.reset(0) }
         sim.partitions.removeAll()
-        for a in sim.nodes.indices { for b in sim.nodes.indices where a < b && !allow.contains([a, b]) { sim.partitions.insert([a, b]) } }
+        for a in sim.nodes.indices {
+            for b in sim.nodes.indices where a < b && !allow.contains([a, b]) { sim.partitions.insert([a, b]) }
+        }
     }
 
     /// Node 0 deletes r1 and purges it while node 1 is away; node 2 keeps the tombstone. Node 1
@@ -109,7 +111,9 @@ import ShoalWire
         #expect(try await sim.runUntilQuiet(reconnect: false))
         #expect(await sim.nodes[1].sync.statistics.resyncsCompleted == 1)
         #expect(horizon.isDominated(by: try await sim.nodes[1].store.purgeHorizon(of: Self.notes)))
-        #expect(try await sim.nodes[1].store.logHead(of: writer, in: Self.notes).hlc >= horizon[writer], "the horizon's writes arrive with it")
+        #expect(
+            try await sim.nodes[1].store.logHead(of: writer, in: Self.notes).hlc >= horizon[writer],
+            "the horizon's writes arrive with it")
 
         // Node 1 creates r3 over the horizon and meets node 2 alone.
         let r3 = try await sim.nodes[1].store.save(note("r3", "over the horizon"))
@@ -145,7 +149,8 @@ import ShoalWire
         await sim.reset(0)
         // Node 1 has the tombstone, and its knowledge (what it acknowledged) covers it.
         let known = await sim.nodes[1].sync.knowledge(of: Self.notes)
-        let tombstone = try #require(try await sim.nodes[0].store.storedVersions(of: [Record.ID(name: "n3", zone: Self.notes)]).values.first)
+        let tombstone = try #require(
+            try await sim.nodes[0].store.storedVersions(of: [Record.ID(name: "n3", zone: Self.notes)]).values.first)
         #expect(tombstone.versionVector.isDominated(by: known))
         try await sim.nodes[0].store.removePeer(sim.nodes[1].store.nodeID, from: Self.notes)
         try await sim.nodes[0].store.acknowledge(peer: sim.nodes[1].store.nodeID, zone: Self.notes, vector: known)
@@ -155,8 +160,12 @@ import ShoalWire
         try await sim.connect(0, 1)
         #expect(try await sim.runUntilQuiet())
         #expect(await sim.nodes[1].sync.statistics.resyncsCompleted == 0)
-        #expect(try await sim.nodes[1].store.record(for: Record.ID(name: "after", zone: Self.notes))["title"] == .string("the purge"))
-        #expect(try await sim.nodes[0].store.digest(of: Self.notes) == (try await sim.nodes[1].store.digest(of: Self.notes)))
+        #expect(
+            try await sim.nodes[1].store.record(for: Record.ID(name: "after", zone: Self.notes))["title"]
+                == .string("the purge"))
+        #expect(
+            try await sim.nodes[0].store.digest(of: Self.notes) == (try await sim.nodes[1].store.digest(of: Self.notes))
+        )
     }
 
     /// Node 1 writes r5 while away and comes back after node 0 purged a deletion it never saw.
@@ -190,7 +199,9 @@ import ShoalWire
         try await sim.connect(0, 1)
         #expect(try await sim.runUntilQuiet())
         #expect(try await sim.nodes[1].store.storedVersions(of: [id]).values.first == merged)
-        #expect(try await sim.nodes[0].store.digest(of: Self.notes) == (try await sim.nodes[1].store.digest(of: Self.notes)))
+        #expect(
+            try await sim.nodes[0].store.digest(of: Self.notes) == (try await sim.nodes[1].store.digest(of: Self.notes))
+        )
     }
 
     @Test func knowledgeThatDoesNotCoverTheHorizonIsHeldBack() async throws {
@@ -208,8 +219,14 @@ import ShoalWire
         #expect(try await sim.runUntilQuiet())
         #expect(await sim.nodes[0].sync.statistics.knowledgeHeldBackForHorizon >= 1)
         #expect(await sim.nodes[1].sync.statistics.resyncsCompleted == 1)
-        #expect(try await sim.nodes[0].store.record(for: Record.ID(name: "r5", zone: Self.notes))["title"] == .string("written away"))
-        #expect(try await sim.nodes[1].store.storedVersions(of: [Record.ID(name: "r1", zone: Self.notes)]).values.first?.isDeleted == true)
-        #expect(try await sim.nodes[0].store.digest(of: Self.notes) == (try await sim.nodes[1].store.digest(of: Self.notes)))
+        #expect(
+            try await sim.nodes[0].store.record(for: Record.ID(name: "r5", zone: Self.notes))["title"]
+                == .string("written away"))
+        #expect(
+            try await sim.nodes[1].store.storedVersions(of: [Record.ID(name: "r1", zone: Self.notes)]).values.first?
+                .isDeleted == true)
+        #expect(
+            try await sim.nodes[0].store.digest(of: Self.notes) == (try await sim.nodes[1].store.digest(of: Self.notes))
+        )
     }
 }

@@ -23,8 +23,10 @@ import ShoalWire
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-                 function: String, line: UInt) {
+        func log(
+            level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
+            function: String, line: UInt
+        ) {
             let count = metadata?["count"].map { " count=\($0)" } ?? ""
             captured.lines.withLock { $0.append("\(level) \(message)\(count)") }
         }
@@ -41,11 +43,13 @@ import ShoalWire
         r["title"] = .string("x")
         _ = try await store.save(r)
         // A known peer that has seen the save, not the deletion.
-        try await store.acknowledge(peer: NodeID(high: 0x9ee7, low: 1), zone: zone, vector: try await store.zone(zone).versionVector)
+        try await store.acknowledge(
+            peer: NodeID(high: 0x9ee7, low: 1), zone: zone, vector: try await store.zone(zone).versionVector)
         try await store.delete(r.id)
         let captured = Captured()
-        let schedule = PurgeSchedule(interval: .milliseconds(20), retention: .seconds(10),
-                                     logger: Logger(label: "purge") { _ in CapturingHandler(captured: captured) })
+        let schedule = PurgeSchedule(
+            interval: .milliseconds(20), retention: .seconds(10),
+            logger: Logger(label: "purge") { _ in CapturingHandler(captured: captured) })
 
         await schedule.round(on: sync)
         #expect(try await store.tombstoneState(of: zone).tombstones == 1)
@@ -54,7 +58,9 @@ import ShoalWire
         sim.clock.advance(11_000)
         let running = Task { await schedule.run(on: sync) }
         defer { running.cancel() }
-        for _ in 0..<250 where await sync.statistics.tombstonesPurged == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        for _ in 0..<250 where await sync.statistics.tombstonesPurged == 0 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(await sync.statistics.tombstonesPurged == 1)
         #expect(try await store.tombstoneState(of: zone).tombstones == 0)
         #expect(captured.all.contains("info purged tombstones count=1"), "\(captured.all)")

@@ -15,7 +15,9 @@ extension Simulation {
         var edges = Set<[Int]>()
         var degree = [Int](repeating: 0, count: n)
         func add(_ a: Int, _ b: Int) {
-            guard a != b, degree[a] < maxDegree, degree[b] < maxDegree, edges.insert(pairKey(a, b)).inserted else { return }
+            guard a != b, degree[a] < maxDegree, degree[b] < maxDegree, edges.insert(pairKey(a, b)).inserted else {
+                return
+            }
             degree[a] += 1
             degree[b] += 1
         }
@@ -94,11 +96,18 @@ extension Simulation {
             var received = 0
             for node in sim.nodes { received += await node.sync.statistics.recordsReceived }
             let degrees = (0..<Self.nodeCount).map { n in sim.topology?.filter { $0.contains(n) }.count ?? 0 }
-            print("simulation-scale seed=\(seed) nodes=\(Self.nodeCount) links=\(sim.topology?.count ?? 0) degree=\(degrees.min() ?? 0)-\(degrees.max() ?? 0) saves=\(log.saves.count) deletes=\(log.deletes.count) crashes=\(sim.crashes) frames=\(sim.framesDelivered) healing_frames=\(healing) healing_rounds=\(rounds) bytes=\(sim.bytesDelivered) versions_received=\(received) error_closes=\(sim.log.count) identities=on")
-            #expect(problems.isEmpty, "seed \(seed) (\(Self.nodeCount) nodes; rerun with SHOAL_SIM_FIRST_SEED=\(seed) SHOAL_SIM_SCALE_SEEDS=1): \(problems.prefix(5).joined(separator: "; "))")
+            print(
+                "simulation-scale seed=\(seed) nodes=\(Self.nodeCount) links=\(sim.topology?.count ?? 0) degree=\(degrees.min() ?? 0)-\(degrees.max() ?? 0) saves=\(log.saves.count) deletes=\(log.deletes.count) crashes=\(sim.crashes) frames=\(sim.framesDelivered) healing_frames=\(healing) healing_rounds=\(rounds) bytes=\(sim.bytesDelivered) versions_received=\(received) error_closes=\(sim.log.count) identities=on"
+            )
+            #expect(
+                problems.isEmpty,
+                "seed \(seed) (\(Self.nodeCount) nodes; rerun with SHOAL_SIM_FIRST_SEED=\(seed) SHOAL_SIM_SCALE_SEEDS=1): \(problems.prefix(5).joined(separator: "; "))"
+            )
             // Nodes write only once a zone's share has reached them, several hops from its owner:
             // at 100 nodes a run writes about one record per node or two, not one per node.
-            #expect(log.saves.count >= Self.nodeCount / 4, "the workload must write: \(log.saves.count) saves on \(Self.nodeCount) nodes")
+            #expect(
+                log.saves.count >= Self.nodeCount / 4,
+                "the workload must write: \(log.saves.count) saves on \(Self.nodeCount) nodes")
             #expect(degrees.allSatisfy { (3...5).contains($0) } || Self.nodeCount < 6, "degrees \(degrees)")
         }
     }

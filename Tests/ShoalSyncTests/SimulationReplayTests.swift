@@ -20,12 +20,16 @@ import ShoalWire
             for z in await sim.nodes[n].store.zones() {
                 let s = try await sim.state(of: z.id, on: n)
                 if let b = s[name], let r = try? Record(decoding: b) {
-                    print("node \(n) \(z.id): creation=\(String(describing: r.creation)) parent=\(String(describing: r.parent)) type=\(r.recordType) ext=\(r.extensions.count) vv=\(r.versionVector) heads=\(r.heads) deleted=\(r.isDeleted) fields=\(r.fields.map { "\($0.name)=\(String(describing: $0.value)) @\(String(describing: $0.stamp))" })")
+                    print(
+                        "node \(n) \(z.id): creation=\(String(describing: r.creation)) parent=\(String(describing: r.parent)) type=\(r.recordType) ext=\(r.extensions.count) vv=\(r.versionVector) heads=\(r.heads) deleted=\(r.isDeleted) fields=\(r.fields.map { "\($0.name)=\(String(describing: $0.value)) @\(String(describing: $0.stamp))" })"
+                    )
                 }
             }
         }
         for n in sim.nodes.indices {
-            print("node \(n) id \(sim.nodes[n].store.nodeID.short) knowledge: \(await sim.nodes[n].store.zones().map { $0.id })")
+            print(
+                "node \(n) id \(sim.nodes[n].store.nodeID.short) knowledge: \(await sim.nodes[n].store.zones().map { $0.id })"
+            )
         }
         for l in sim.log { print("CLOSE \(l)") }
         print("saves of \(name): \(log.saves.filter { $0.name == name }.map { "\($0.zone) \($0.dot)" })")

@@ -17,8 +17,10 @@ import ShoalWire
 
     @Test func randomRunsConverge() async throws {
         var failed = [UInt64]()
-        var saves = 0, deletes = 0, frames = 0, crashes = 0, closes = 0, sparse = 0, received = 0, wholeRequests = 0, onPrevious = 0
-        var purged = 0, resyncs = 0, resyncDeletions = 0, leftToUpstreams = 0, rewinds = 0, deferred = 0, deltas = 0, wanted = 0
+        var saves = 0, deletes = 0, frames = 0, crashes = 0, closes = 0, sparse = 0, received = 0, wholeRequests = 0,
+            onPrevious = 0
+        var purged = 0, resyncs = 0, resyncDeletions = 0, leftToUpstreams = 0, rewinds = 0, deferred = 0, deltas = 0,
+            wanted = 0
         var verified = 0, refused = 0
         for seed in Self.firstSeed..<(Self.firstSeed + UInt64(Self.seedCount)) {
             let nodeCount = 3 + Int(seed % 2)
@@ -30,7 +32,8 @@ import ShoalWire
             crashes += sim.crashes; closes += sim.log.count
             for node in sim.nodes {
                 let st = await node.sync.statistics
-                sparse += st.sparseRecordsReceived; received += st.recordsReceived; wholeRequests += st.wholeVersionRequests
+                sparse += st.sparseRecordsReceived; received += st.recordsReceived;
+                wholeRequests += st.wholeVersionRequests
                 onPrevious += st.sparseRecordsRebuiltOnPrevious
                 deltas += st.fieldDeltasApplied; wanted += st.recordsWantedWhole
                 resyncs += st.resyncsCompleted; resyncDeletions += st.resyncDeletions
@@ -38,21 +41,34 @@ import ShoalWire
                 leftToUpstreams += st.versionsLeftToUpstreams; rewinds += st.upstreamRewinds
                 verified += st.writerEntriesVerified; refused += st.refusedBatches
                 // Honest nodes never refuse each other's batches: a refusal is a false alarm.
-                if st.refusedBatches > 0 { problems.append("node \(node.store.nodeID.short) refused \(st.refusedBatches) batches from honest nodes") }
+                if st.refusedBatches > 0 {
+                    problems.append(
+                        "node \(node.store.nodeID.short) refused \(st.refusedBatches) batches from honest nodes")
+                }
             }
             if !problems.isEmpty {
                 failed.append(seed)
-                Issue.record("seed \(seed) (\(nodeCount) nodes; rerun with SHOAL_SIM_FIRST_SEED=\(seed) SHOAL_SIM_SEEDS=1): \(problems.prefix(5).joined(separator: "; ")) — closes: \(sim.log.prefix(5))")
+                Issue.record(
+                    "seed \(seed) (\(nodeCount) nodes; rerun with SHOAL_SIM_FIRST_SEED=\(seed) SHOAL_SIM_SEEDS=1): \(problems.prefix(5).joined(separator: "; ")) — closes: \(sim.log.prefix(5))"
+                )
                 if failed.count >= Self.maxFailures { break }
             }
         }
         // The workload must really exercise replication, or a pass means nothing.
-        print("simulation: \(Self.seedCount) seeds, \(failed.count) failing \(failed.prefix(20)), \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(onPrevious) rebuilt on the previous version, \(wholeRequests) whole-version requests, \(deltas) delta slots applied, \(wanted) records asked for whole), \(purged) tombstones purged, \(resyncs) resyncs (\(resyncDeletions) deletions found), \(deferred) knowledge held back for a horizon, \(leftToUpstreams) versions left to upstreams, \(rewinds) rewinds, \(verified) writer log entries verified, \(refused) batches refused")
-        #expect(Self.seedCount < 20 || saves > Self.seedCount * 10 && deletes > Self.seedCount && crashes > Self.seedCount / 4 && frames > Self.seedCount * 50 && sparse > Self.seedCount
-                && deltas > Self.seedCount / 4 && verified > Self.seedCount)
+        print(
+            "simulation: \(Self.seedCount) seeds, \(failed.count) failing \(failed.prefix(20)), \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(onPrevious) rebuilt on the previous version, \(wholeRequests) whole-version requests, \(deltas) delta slots applied, \(wanted) records asked for whole), \(purged) tombstones purged, \(resyncs) resyncs (\(resyncDeletions) deletions found), \(deferred) knowledge held back for a horizon, \(leftToUpstreams) versions left to upstreams, \(rewinds) rewinds, \(verified) writer log entries verified, \(refused) batches refused"
+        )
+        #expect(
+            Self.seedCount < 20
+                || saves > Self.seedCount * 10 && deletes > Self.seedCount && crashes > Self.seedCount / 4
+                    && frames > Self.seedCount * 50 && sparse > Self.seedCount
+                    && deltas > Self.seedCount / 4 && verified > Self.seedCount
+        )
         // Honest nodes never refuse each other's batches: a refusal is a false alarm.
         #expect(refused == 0, "\(refused) batches refused between honest nodes")
-        #expect(!Simulation.purges || Self.seedCount < 100 || purged > 0 && resyncs > 0, "purges and resyncs must be exercised")
+        #expect(
+            !Simulation.purges || Self.seedCount < 100 || purged > 0 && resyncs > 0,
+            "purges and resyncs must be exercised")
     }
 
     /// Seeds that diverged with purging on (1058, 1275 and 1374 when purging was first
@@ -68,14 +84,19 @@ import ShoalWire
     /// the server had all seen, merged here with a deletion of another lineage), run with purging
     /// on: tombstones purged by acknowledgements and by a retention, peers retired and coming
     /// back, nodes joining late.
-    @Test(arguments: [1058, 1063, 1159, 1275, 1374, 1295, 1494, 2065, 2325, 2377, 2607, 1052, 1269, 2524, 1088,
-                      2045, 1526, 14600, 16504, 18220, 18289, 18419, 19197, 28384, 6803] as [UInt64])
+    @Test(
+        arguments: [
+            1058, 1063, 1159, 1275, 1374, 1295, 1494, 2065, 2325, 2377, 2607, 1052, 1269, 2524, 1088,
+            2045, 1526, 14600, 16504, 18220, 18289, 18419, 19197, 28384, 6803
+        ] as [UInt64])
     func formerlyDivergingPurgeSeedsConverge(seed: UInt64) async throws {
         let sim = try await Simulation(seed: seed, nodes: 3 + Int(seed % 2), identities: seed % 4 >= 2)
         sim.purging = true
         let log = try await sim.run(steps: 120)
         let problems = try await sim.check(log)
-        #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(5).joined(separator: "; ")) — closes: \(sim.log.prefix(5))")
+        #expect(
+            problems.isEmpty,
+            "seed \(seed): \(problems.prefix(5).joined(separator: "; ")) — closes: \(sim.log.prefix(5))")
     }
 
     /// Seeds where an honest node refused a batch (8518, 9755 and 10438) until the batch that hands
@@ -87,9 +108,13 @@ import ShoalWire
         let sim = try await Simulation(seed: seed, nodes: 3 + Int(seed % 2), identities: seed % 4 >= 2)
         let log = try await sim.run(steps: 120)
         let problems = try await sim.check(log)
-        #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(5).joined(separator: "; ")) — closes: \(sim.log.prefix(5))")
+        #expect(
+            problems.isEmpty,
+            "seed \(seed): \(problems.prefix(5).joined(separator: "; ")) — closes: \(sim.log.prefix(5))")
         for node in sim.nodes {
-            #expect(await node.sync.statistics.refusedBatches == 0, "seed \(seed): node \(node.store.nodeID.short) refused a batch — closes: \(sim.log.prefix(5))")
+            #expect(
+                await node.sync.statistics.refusedBatches == 0,
+                "seed \(seed): node \(node.store.nodeID.short) refused a batch — closes: \(sim.log.prefix(5))")
         }
     }
 }

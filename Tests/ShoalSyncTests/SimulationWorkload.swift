@@ -143,7 +143,9 @@ extension Simulation {
                 if nodes[n].up, purging {
                     let other = int(nodes.count)
                     if other != n, chance(30), Self.retires {
-                        for z in await nodes[n].store.zones() { try? await nodes[n].store.removePeer(nodes[other].store.nodeID, from: z.id) }
+                        for z in await nodes[n].store.zones() {
+                            try? await nodes[n].store.removePeer(nodes[other].store.nodeID, from: z.id)
+                        }
                     }
                     log.purged += (try? await nodes[n].sync.purgeTombstones(retention: Self.retention)) ?? 0
                 }
@@ -172,7 +174,9 @@ extension Simulation {
             log.purged == 0 ? s : s.filter { (try? Record(decoding: $0.value))?.isDeleted == false }
         }
         var horizon = VersionVector()
-        for n in nodes.indices { for z in zones0 { horizon.formUnion((try? await nodes[n].store.purgeHorizon(of: z)) ?? VersionVector()) } }
+        for n in nodes.indices {
+            for z in zones0 { horizon.formUnion((try? await nodes[n].store.purgeHorizon(of: z)) ?? VersionVector()) }
+        }
         var raw = [RecordZone.ID: [String: [UInt8]]]()
         for z in zones0 {
             raw[z] = try await state(of: z, on: 0)
@@ -180,11 +184,12 @@ extension Simulation {
         }
         for n in nodes.indices.dropFirst() {
             let zs = await nodes[n].store.zones().map(\.id)
-            if zs != zones0 { problems.append("node \(n) holds zones \(zs), node 0 holds \(zones0)") ; continue }
+            if zs != zones0 { problems.append("node \(n) holds zones \(zs), node 0 holds \(zones0)"); continue }
             for z in zs {
                 let s = comparable(try await state(of: z, on: n))
                 if s != states[z] {
-                    let differing = Set(s.keys).union(states[z]?.keys ?? [:].keys).filter { s[$0] != states[z]?[$0] }.sorted()
+                    let differing = Set(s.keys).union(states[z]?.keys ?? [:].keys).filter { s[$0] != states[z]?[$0] }
+                        .sorted()
                     problems.append("zone \(z) differs between node 0 and node \(n) in records \(differing)")
                 }
                 let d0 = try await nodes[0].store.digest(of: z), dn = try await nodes[n].store.digest(of: z)
@@ -197,7 +202,9 @@ extension Simulation {
                 problems.append("acknowledged save of \(s.zone)/\(s.name) at \(s.dot) is missing")
                 continue
             }
-            if !r.versionVector.covers(s.dot) { problems.append("acknowledged save \(s.dot) of \(s.name) is not covered by \(r.versionVector)") }
+            if !r.versionVector.covers(s.dot) {
+                problems.append("acknowledged save \(s.dot) of \(s.name) is not covered by \(r.versionVector)")
+            }
         }
         // A delete stays unless a save not causally before it exists.
         for d in log.deletes {
@@ -205,7 +212,9 @@ extension Simulation {
             guard !resurrecting else { continue }
             if let bytes = raw[d.zone]?[d.name], let r = try? Record(decoding: bytes), !r.isDeleted {
                 // A write a cut interrupted may have committed: its node's entry past the delete's.
-                let interrupted = log.interrupted.contains { $0.zone == d.zone && $0.name == d.name && r.versionVector[$0.node] > d.vector[$0.node] }
+                let interrupted = log.interrupted.contains {
+                    $0.zone == d.zone && $0.name == d.name && r.versionVector[$0.node] > d.vector[$0.node]
+                }
                 if interrupted { continue }
                 problems.append("record \(d.name) deleted at \(d.vector) came back with no later or concurrent save")
             }
@@ -213,4 +222,3 @@ extension Simulation {
         return problems
     }
 }
-

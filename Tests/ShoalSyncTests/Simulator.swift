@@ -96,8 +96,11 @@ final class Simulation {
     /// `identities`: each node gets a device key, connections are authenticated as the device at
     /// the other end, and zones are owned and shared (``createSharedZone(_:on:)``). `storeSetup`
     /// changes how the stores are opened.
-    init(seed: UInt64, nodes count: Int, configuration: SyncConfiguration = SyncConfiguration(), identities: Bool = false,
-         storeSetup: @escaping @Sendable (inout Store.Configuration) -> Void = { _ in }) async throws {
+    init(
+        seed: UInt64, nodes count: Int, configuration: SyncConfiguration = SyncConfiguration(),
+        identities: Bool = false,
+        storeSetup: @escaping @Sendable (inout Store.Configuration) -> Void = { _ in }
+    ) async throws {
         rng = SplitMix64(seed: seed)
         ids = SimIdentifiers(seed: seed)
         self.storeSetup = storeSetup
@@ -108,7 +111,10 @@ final class Simulation {
         let clock = SimClock(), origin = ContinuousClock.now, start = clock.now()
         self.clock = clock
         configuration.now = { origin + .milliseconds(Int64(clock.now() &- start)) }
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-sim-\(seed)-\(UInt32.random(in: 0 ... .max))").path
+        root =
+            FileManager.default.temporaryDirectory.appendingPathComponent(
+                "shoal-sim-\(seed)-\(UInt32.random(in: 0 ... .max))"
+            ).path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         // Its own generator: keys do not shift the workload's draws.
         var keys = SplitMix64(seed: seed ^ 0x6B65_7973)
@@ -125,7 +131,11 @@ final class Simulation {
                 for _ in 0..<4 { raw += withUnsafeBytes(of: keys.next().littleEndian, Array.init) }
                 signer = ShareSigner.seeded(raw)
             }
-            nodes.append(Node(directory: dir, store: store, sync: SyncNode(store: store, configuration: configuration, signer: signer), skew: skew, signer: signer))
+            nodes.append(
+                Node(
+                    directory: dir, store: store,
+                    sync: SyncNode(store: store, configuration: configuration, signer: signer), skew: skew,
+                    signer: signer))
         }
         self.configuration = configuration
     }
@@ -134,8 +144,10 @@ final class Simulation {
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
-    static func openStore(_ dir: String, clock: SimClock, skew: Int64, ids: SimIdentifiers,
-                          setup: @Sendable (inout Store.Configuration) -> Void = { _ in }) async throws -> Store {
+    static func openStore(
+        _ dir: String, clock: SimClock, skew: Int64, ids: SimIdentifiers,
+        setup: @Sendable (inout Store.Configuration) -> Void = { _ in }
+    ) async throws -> Store {
         var c = Store.Configuration()
         c.newIdentifier = { ids.next() }
         c.synchronous = .normal
@@ -182,7 +194,8 @@ final class Simulation {
     /// only when `duplicate` (as when two nodes dial each other).
     func connect(_ a: Int, _ b: Int, duplicate: Bool = false) async throws {
         guard a != b, nodes[a].up, nodes[b].up, !partitions.contains(pairKey(a, b)), duplicate || !connected(a, b),
-              topology?.contains(pairKey(a, b)) ?? true else { return }
+            topology?.contains(pairKey(a, b)) ?? true
+        else { return }
         let (ca, outA) = await nodes[a].sync.open(device: nodes[b].device)
         let (cb, outB) = await nodes[b].sync.open(device: nodes[a].device)
         links.append(Link(a: a, b: b, connA: ca, connB: cb))
@@ -209,7 +222,9 @@ final class Simulation {
                 // Shares and writer log checkpoints carry ECDSA signatures, which are randomized:
                 // compressed, their frames' sizes (and so how they are cut into pieces) would
                 // differ from run to run.
-                let carriesShares = (frame.type == .hello || frame.type == .zones || frame.type == .changes || frame.type == .liveChanges)
+                let carriesShares =
+                    (frame.type == .hello || frame.type == .zones || frame.type == .changes
+                        || frame.type == .liveChanges)
                     && nodes.first?.signer != nil
                 let bytes = try (carriesShares ? plainEncoder : encoder).encode(frame)
                 if fromA { links[i].toB.inFlight.append(bytes) } else { links[i].toA.inFlight.append(bytes) }
@@ -255,7 +270,8 @@ final class Simulation {
             while batchAssetFrames, isAsset(frames[k]), end < frames.count, isAsset(frames[end]) { end += 1 }
             framesDelivered += end - k
             if isAsset(frames[k]) { largestAssetBatch = max(largestAssetBatch, end - k) }
-            let out = end - k > 1 || (batchAssetFrames && isAsset(frames[k]))
+            let out =
+                end - k > 1 || (batchAssetFrames && isAsset(frames[k]))
                 ? await nodes[receiver].sync.receiveAssetFrames(frames[k..<end].map { (conn, $0) })
                 : await nodes[receiver].sync.receive(frames[k], on: conn)
             try await route(out, from: receiver)
@@ -290,7 +306,9 @@ final class Simulation {
     /// Sends a node's outputs on the links of the connections they name.
     func route(_ out: [ConnectionID: [SyncOutput]], from n: Int) async throws {
         for (conn, outputs) in out.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            guard let li = links.firstIndex(where: { ($0.a == n && $0.connA == conn) || ($0.b == n && $0.connB == conn) }) else { continue }
+            guard
+                let li = links.firstIndex(where: { ($0.a == n && $0.connA == conn) || ($0.b == n && $0.connB == conn) })
+            else { continue }
             try await deliverOutputs(outputs, link: li, fromA: links[li].a == n)
         }
     }
@@ -308,7 +326,7 @@ final class Simulation {
         let store = try await reopenStore(of: n)
         nodes[n].store = store
         nodes[n].sync = SyncNode(store: store, configuration: configuration, signer: nodes[n].signer)
-        if trace { await nodes[n].sync.setTrace { print($0) } ; print("CRASH node \(n) \(store.nodeID.short)") }
+        if trace { await nodes[n].sync.setTrace { print($0) }; print("CRASH node \(n) \(store.nodeID.short)") }
         nodes[n].up = true
     }
 
@@ -327,13 +345,17 @@ final class Simulation {
         var rounds = 0
         while rounds < maxRounds {
             // A link is named by its first node and that node's connection (IDs are per node).
-            var waiting = links.flatMap { l in [(l.a, l.connA, true, l.toB.inFlight.count), (l.a, l.connA, false, l.toA.inFlight.count)] }.filter { $0.3 > 0 }
+            var waiting = links.flatMap { l in
+                [(l.a, l.connA, true, l.toB.inFlight.count), (l.a, l.connA, false, l.toA.inFlight.count)]
+            }.filter { $0.3 > 0 }
             if waiting.isEmpty, try await sendHeldNews() { continue }
             if waiting.isEmpty {
                 let before = links.count
                 for a in nodes.indices { for b in nodes.indices where a < b { try await connect(a, b) } }
                 if links.count == before { return rounds }
-                waiting = links.flatMap { l in [(l.a, l.connA, true, l.toB.inFlight.count), (l.a, l.connA, false, l.toA.inFlight.count)] }.filter { $0.3 > 0 }
+                waiting = links.flatMap { l in
+                    [(l.a, l.connA, true, l.toB.inFlight.count), (l.a, l.connA, false, l.toA.inFlight.count)]
+                }.filter { $0.3 > 0 }
             }
             for (a, conn, toB, count) in waiting {
                 for _ in 0..<count {

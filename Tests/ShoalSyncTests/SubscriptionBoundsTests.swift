@@ -28,12 +28,14 @@ import ShoalWire
         let (sim, conn) = try await pair()
         #expect(await sim.nodes[0].sync.sessions[conn]?.outbound[Self.notes] != nil)
         let info = try await sim.nodes[0].store.zone(Self.notes)
-        let again = SubscribeMessage(zone: Self.notes, incarnation: info.incarnation, token: nil, knowledge: VersionVector())
+        let again = SubscribeMessage(
+            zone: Self.notes, incarnation: info.incarnation, token: nil, knowledge: VersionVector())
         let out = await sim.nodes[0].sync.receive(Frame(type: .subscribe, payload: again.encoded()), on: conn)
         let error = out[conn, default: []].lazy.compactMap { if case .close(let e) = $0 { e } else { nil } }.first
         #expect(error?.code == "protocolViolation", "\(out)")
-        #expect(!out[conn, default: []].contains { if case .send(let f) = $0 { f.type == .changes } else { false } },
-                "no batch is served for the second subscribe")
+        #expect(
+            !out[conn, default: []].contains { if case .send(let f) = $0 { f.type == .changes } else { false } },
+            "no batch is served for the second subscribe")
     }
 
     /// The window a subscriber asks for is capped by the server's `maxServedWindow`: batches
@@ -44,7 +46,8 @@ import ShoalWire
         let lab = RecordZone.ID(name: "lab")
         try await sim.nodes[0].store.createZone(lab)
         let info = try await sim.nodes[0].store.zone(lab)
-        let m = SubscribeMessage(zone: lab, incarnation: info.incarnation, token: nil, knowledge: VersionVector(), window: 1_000)
+        let m = SubscribeMessage(
+            zone: lab, incarnation: info.incarnation, token: nil, knowledge: VersionVector(), window: 1_000)
         _ = await sim.nodes[0].sync.receive(Frame(type: .subscribe, payload: m.encoded()), on: conn)
         let window = await sim.nodes[0].sync.sessions[conn]?.outbound[lab]?.window
         #expect(window == UInt64(SyncConfiguration().maxServedWindow), "window \(window.map { "\($0)" } ?? "none")")
@@ -63,7 +66,9 @@ import ShoalWire
             out[conn, default: []].compactMap { o -> ChangesMessage? in
                 guard case .send(let f) = o else { return nil }
                 if f.type == .changes { return try? ChangesMessage(decoding: f.payload) }
-                guard f.type == .liveChanges, let live = try? LiveChangesMessage(decoding: f.payload, zone: Self.notes, reference: stated) else { return nil }
+                guard f.type == .liveChanges,
+                    let live = try? LiveChangesMessage(decoding: f.payload, zone: Self.notes, reference: stated)
+                else { return nil }
                 return live.changes(incarnation: NodeID(high: 0, low: 0), token: ChangeToken(bytes: []))
             }
         }

@@ -17,14 +17,17 @@ import ShoalWire
     }
 
     /// Two nodes replicating in batches of `batchRecords`; node 0 holds `count` notes n0, n1, ….
-    func twoNodes(seed: UInt64, batchRecords: Int, notes count: Int = 450,
-                  _ configure: (inout SyncConfiguration) -> Void = { _ in }) async throws -> Simulation {
+    func twoNodes(
+        seed: UInt64, batchRecords: Int, notes count: Int = 450,
+        _ configure: (inout SyncConfiguration) -> Void = { _ in }
+    ) async throws -> Simulation {
         var configuration = SyncConfiguration()
         configuration.batchRecords = batchRecords
         configure(&configuration)
         let sim = try await Simulation(seed: seed, nodes: 2, configuration: configuration)
         try await sim.nodes[0].store.createZone(Self.notes)
-        _ = try await sim.nodes[0].store.modify(saving: (0..<count).map { note("n\($0)", ["i": .int64(Int64($0))]) }, policy: .allKeys)
+        _ = try await sim.nodes[0].store.modify(
+            saving: (0..<count).map { note("n\($0)", ["i": .int64(Int64($0))]) }, policy: .allKeys)
         return sim
     }
 
@@ -56,15 +59,17 @@ extension SyncNodeTests {
         #expect(try await sim.runUntilQuiet())
         // An edit on node 0 that node 1 would receive sparse — but node 1 is told about a record
         // it never held, under node 0's real base, as a faulty or confused peer might.
-        let saved = try await sim.nodes[0].store.save(try await sim.nodes[0].store.record(for: Record.ID(name: "kept", zone: Self.notes)), policy: .allKeys)
+        let saved = try await sim.nodes[0].store.save(
+            try await sim.nodes[0].store.record(for: Record.ID(name: "kept", zone: Self.notes)), policy: .allKeys)
         let link = sim.links[0]
         let conn1 = link.a == 1 ? link.connA : link.connB
         let inbound = try #require(await sim.nodes[1].sync.sessions[conn1]?.inbound[Self.notes])
         let base = await sim.nodes[1].sync.knowledge(of: Self.notes)
         var ghost = try #require(SparseRecord(saved, base: base))
         ghost.id = Record.ID(name: "ghost", zone: Self.notes)
-        let m = ChangesMessage(zone: Self.notes, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: false,
-                               token: ChangeToken(bytes: [1]), records: [], sparseRecords: [ghost], base: base)
+        let m = ChangesMessage(
+            zone: Self.notes, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: false,
+            token: ChangeToken(bytes: [1]), records: [], sparseRecords: [ghost], base: base)
         let out = await sim.nodes[1].sync.receive(Frame(type: .changes, payload: m.encoded()), on: conn1)
         let closes = out[conn1, default: []].compactMap { if case .close(let e) = $0 { e } else { nil } }
         #expect(closes.first?.code == "resyncNeeded", "\(out)")
@@ -89,14 +94,16 @@ extension SyncNodeTests {
         _ = try await sim.nodes[0].store.save(note("kept", ["title": .string("first")]))
         try await sim.connect(0, 1)
         #expect(try await sim.runUntilQuiet())
-        let saved = try await sim.nodes[0].store.save(try await sim.nodes[0].store.record(for: Record.ID(name: "kept", zone: Self.notes)), policy: .allKeys)
+        let saved = try await sim.nodes[0].store.save(
+            try await sim.nodes[0].store.record(for: Record.ID(name: "kept", zone: Self.notes)), policy: .allKeys)
         let conn1 = try sim.connection(of: 1, to: 0), conn0 = try sim.connection(of: 0, to: 1)
         let inbound = try #require(await sim.nodes[1].sync.sessions[conn1]?.inbound[Self.notes])
         let base = await sim.nodes[1].sync.knowledge(of: Self.notes)
         var ghost = try #require(SparseRecord(saved, base: base))
         ghost.id = Record.ID(name: "ghost", zone: Self.notes)
-        let m = ChangesMessage(zone: Self.notes, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: false,
-                               token: ChangeToken(bytes: [1]), records: [], sparseRecords: [ghost], base: base)
+        let m = ChangesMessage(
+            zone: Self.notes, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: false,
+            token: ChangeToken(bytes: [1]), records: [], sparseRecords: [ghost], base: base)
         let out = await sim.nodes[1].sync.receive(Frame(type: .changes, payload: m.encoded()), on: conn1)
         let frames = out[conn1, default: []].compactMap { if case .send(let f) = $0 { f } else { nil } }
         #expect(frames.map(\.type) == [.wantWhole, .acknowledgement], "\(out)")
@@ -135,7 +142,9 @@ extension SyncNodeTests {
         #expect(try await sim.runUntilQuiet())
         for n in 0..<2 {
             let st = await sim.nodes[n].sync.statistics
-            #expect(st.sparseRecordsReceived >= 1 && st.sparseRecordsRebuiltOnPrevious >= 1 && st.wholeVersionRequests == 0, "node \(n): \(st)")
+            #expect(
+                st.sparseRecordsReceived >= 1 && st.sparseRecordsRebuiltOnPrevious >= 1 && st.wholeVersionRequests == 0,
+                "node \(n): \(st)")
         }
         let merged = try await sim.nodes[1].store.record(for: id)
         #expect(merged["title"] == .string("from 0") && merged["body"] == .string("from 1"))
@@ -192,8 +201,11 @@ extension SyncNodeTests {
         #expect(try await sim.nodes[0].store.allRecordIDs(in: Self.notes).map(\.name) == ["r2", "r3", "r4"])
         let stats = await sim.nodes[1].sync.statistics
         #expect(stats.resyncsCompleted == 1 && stats.resyncDeletions == 1, "\(stats)")
-        #expect(try await sim.nodes[1].store.syncValue(.resync(peer: sim.nodes[0].store.nodeID, zone: Self.notes)) == nil)
-        #expect(try await sim.nodes[0].store.digest(of: Self.notes) == (try await sim.nodes[1].store.digest(of: Self.notes)))
+        #expect(
+            try await sim.nodes[1].store.syncValue(.resync(peer: sim.nodes[0].store.nodeID, zone: Self.notes)) == nil)
+        #expect(
+            try await sim.nodes[0].store.digest(of: Self.notes) == (try await sim.nodes[1].store.digest(of: Self.notes))
+        )
     }
 }
 
@@ -240,10 +252,14 @@ extension SyncNodeTests {
             steps += 1
             guard try await sim.step(link: 0) else { break }
         }
-        #expect(await sim.nodes[1].sync.replication().first?.recordsExpected == nil, "the first batch did not wait for the count")
+        #expect(
+            await sim.nodes[1].sync.replication().first?.recordsExpected == nil,
+            "the first batch did not wait for the count")
         // The count finishes on its own thread (bounded wait), then the rest is delivered.
         var waited = 0
-        while await sim.nodes[0].sync.sessions[conn0]?.outbound[Self.notes]?.pendingCount?.outcome.done == false, waited < 500 {
+        while await sim.nodes[0].sync.sessions[conn0]?.outbound[Self.notes]?.pendingCount?.outcome.done == false,
+            waited < 500
+        {
             try await Task.sleep(for: .milliseconds(10))
             waited += 1
         }

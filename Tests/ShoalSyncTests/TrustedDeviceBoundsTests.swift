@@ -17,7 +17,8 @@ import ShoalWire
     }
 
     func holds(_ sim: Simulation, _ n: Int, _ name: String, in zone: RecordZone.ID = Self.team) async -> Bool {
-        ((try? await sim.nodes[n].store.storedVersions(of: [Record.ID(name: name, zone: zone)])) ?? [:]).isEmpty == false
+        ((try? await sim.nodes[n].store.storedVersions(of: [Record.ID(name: name, zone: zone)])) ?? [:]).isEmpty
+            == false
     }
 
     func errors(_ out: [ConnectionID: [SyncOutput]], _ conn: ConnectionID) -> [ErrorMessage] {
@@ -43,7 +44,9 @@ import ShoalWire
         #expect(await sim.nodes[0].store.zoneAnnouncements().isEmpty, "an unsigned announcement creates no zone")
         // The real owner shares its zone of that name with node 0.
         _ = try await sim.nodes[2].sync.createZone(Self.team)
-        try await sim.route(try await sim.nodes[2].sync.setMember(try #require(sim.nodes[0].device), role: .readWrite, of: Self.team), from: 2)
+        try await sim.route(
+            try await sim.nodes[2].sync.setMember(try #require(sim.nodes[0].device), role: .readWrite, of: Self.team),
+            from: 2)
         _ = try await sim.nodes[2].store.save(note("owners"))
         try await sim.notifyChanges(node: 2)
         #expect(try await sim.runUntilQuiet())
@@ -91,7 +94,9 @@ import ShoalWire
         _ = try await sim.nodes[2].store.save(note("owners"))
         try await sim.connect(0, 2)
         #expect(try await sim.runUntilQuiet(reconnect: false))
-        #expect(await sim.nodes[0].sync.share(of: Self.team)?.owner == sim.nodes[1].device, "the first owner keeps the name while its zone is here")
+        #expect(
+            await sim.nodes[0].sync.share(of: Self.team)?.owner == sim.nodes[1].device,
+            "the first owner keeps the name while its zone is here")
         #expect(!(await holds(sim, 0, "owners")))
         try await sim.nodes[0].sync.deleteZone(Self.team)
         try await sim.route(await sim.nodes[0].sync.restartConnections(reason: "zone deleted"), from: 0)
@@ -119,7 +124,9 @@ import ShoalWire
         try await sim.connect(0, 1)
         let conn = try sim.connection(of: 0, to: 1)
         _ = try await sim.runUntilQuiet(reconnect: false)
-        #expect(await sim.nodes[0].store.zoneAnnouncements().isEmpty, "past its owner's limit, the announcement creates none")
+        #expect(
+            await sim.nodes[0].store.zoneAnnouncements().isEmpty,
+            "past its owner's limit, the announcement creates none")
         let junk = await sim.nodes[0].sync.sessions[conn] == nil
         #expect(junk, "the owner's own connection closed")
         _ = try await sim.nodes[2].sync.createZone(Self.team)
@@ -144,17 +151,22 @@ import ShoalWire
         #expect(try await sim.runUntilQuiet())
         let conn = try sim.connection(of: 0, to: 1)
         let inbound = try #require(await sim.nodes[0].sync.sessions[conn]?.inbound[Self.team])
-        let token = await sim.nodes[0].sync.position(peer: sim.nodes[1].store.nodeID, zone: Self.team, incarnation: inbound.incarnation)
+        let token = await sim.nodes[0].sync.position(
+            peer: sim.nodes[1].store.nodeID, zone: Self.team, incarnation: inbound.incarnation)
         let hlc = HLC(milliseconds: sim.clock.now(), logical: 0)
         let writers = (1...7).map { NodeID(high: 0xF00D, low: UInt64($0)) }
-        let flood = Record(recordType: "Note", id: Record.ID(name: "flood", zone: Self.team), parent: nil,
-                           creation: Dot(node: writers[0], hlc: hlc), versionVector: VersionVector(writers.map { ($0, hlc) }),
-                           heads: [Record.Head(node: writers[0], isDeletion: false)], fields: [], extensions: [])
-        let m = ChangesMessage(zone: Self.team, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: true,
-                               token: token ?? ChangeToken(bytes: []), knowledge: nil, records: [flood])
+        let flood = Record(
+            recordType: "Note", id: Record.ID(name: "flood", zone: Self.team), parent: nil,
+            creation: Dot(node: writers[0], hlc: hlc), versionVector: VersionVector(writers.map { ($0, hlc) }),
+            heads: [Record.Head(node: writers[0], isDeletion: false)], fields: [], extensions: [])
+        let m = ChangesMessage(
+            zone: Self.team, incarnation: inbound.incarnation, batch: inbound.nextBatch, isCaughtUp: true,
+            token: token ?? ChangeToken(bytes: []), knowledge: nil, records: [flood])
         let out = await sim.nodes[0].sync.receive(Frame(type: .changes, payload: m.encoded()), on: conn)
         let error = Simulation.closeError(out, conn)
-        #expect(error?.code == "invalidArguments" && error?.message.contains("past the newest entry of its log") == true, "\(out)")
+        #expect(
+            error?.code == "invalidArguments" && error?.message.contains("past the newest entry of its log") == true,
+            "\(out)")
         let vector = try await sim.nodes[0].store.zone(Self.team).versionVector
         #expect(!vector.entries.contains { writers.contains($0.node) }, "no made-up writer reaches the zone")
         try await sim.route(out, from: 0)
@@ -182,7 +194,8 @@ import ShoalWire
             _ = try await sim.nodes[1].sync.setMember(victim, role: .readWrite, of: zone)
         }
         let zones = await sim.nodes[1].sync.announcedZones(for: try sim.connection(of: 1, to: 0))
-        let out = await sim.nodes[0].sync.receive(Frame(type: .zones, payload: ZonesMessage(zones: zones).encoded()), on: conn)
+        let out = await sim.nodes[0].sync.receive(
+            Frame(type: .zones, payload: ZonesMessage(zones: zones).encoded()), on: conn)
         let e = try #require(errors(out, conn).first)
         #expect(e.code == "limitExceeded")
         #expect(e.message.contains("maxZonesPerOwner"))
@@ -206,15 +219,21 @@ import ShoalWire
         for zone in [Self.team, absent] {
             let sub = SubscribeMessage(zone: zone, incarnation: inc, token: nil, knowledge: VersionVector(), window: 4)
             let said = await answer(Frame(type: .subscribe, payload: sub.encoded()))
-            #expect(said == ["zoneNotFound: zone \(zone) is not replicated by node \(sim.nodes[0].store.nodeID.short)"], "\(said)")
+            #expect(
+                said == ["zoneNotFound: zone \(zone) is not replicated by node \(sim.nodes[0].store.nodeID.short)"],
+                "\(said)")
         }
         var batches = [String]()
         for zone in [Self.team, absent] {
             try await sim.connect(0, 1, duplicate: true)
             let c = try #require(sim.links.last).connA
-            let m = ChangesMessage(zone: zone, incarnation: inc, batch: 1, isCaughtUp: true, token: ChangeToken(bytes: []), knowledge: nil, records: [])
+            let m = ChangesMessage(
+                zone: zone, incarnation: inc, batch: 1, isCaughtUp: true, token: ChangeToken(bytes: []), knowledge: nil,
+                records: [])
             let out = await sim.nodes[0].sync.receive(Frame(type: .changes, payload: m.encoded()), on: c)
-            batches += errors(out, c).map { "\($0.code): \($0.message.replacingOccurrences(of: zone.description, with: "Z"))" }
+            batches += errors(out, c).map {
+                "\($0.code): \($0.message.replacingOccurrences(of: zone.description, with: "Z"))"
+            }
         }
         #expect(batches.count == 2 && batches[0] == batches[1], "\(batches)")
     }
@@ -229,34 +248,48 @@ import ShoalWire
         let conn = try sim.connection(of: 0, to: 1)
         let long = String(repeating: "x", count: 240)
         for round in 0..<4 {
-            let zones = (0..<2_000).map { ZoneAnnouncement(zone: RecordZone.ID(name: "\(long)-\(round)-\(1_000_000 + $0)"), incarnation: NodeID(high: 1, low: 1), isDeleted: true) }
-            let out = await sim.nodes[0].sync.receive(Frame(type: .zones, payload: ZonesMessage(zones: zones).encoded()), on: conn)
+            let zones = (0..<2_000).map {
+                ZoneAnnouncement(
+                    zone: RecordZone.ID(name: "\(long)-\(round)-\(1_000_000 + $0)"),
+                    incarnation: NodeID(high: 1, low: 1), isDeleted: true)
+            }
+            let out = await sim.nodes[0].sync.receive(
+                Frame(type: .zones, payload: ZonesMessage(zones: zones).encoded()), on: conn)
             #expect(errors(out, conn).isEmpty)
         }
         // Shares of zones node 0 neither holds nor is a member of: not even looked up.
         let stranger = DeviceID(bytes: [UInt8](repeating: 9, count: 32))!
         let shares = (0..<2_000).map { i in
-            var share = ZoneShare(zone: RecordZone.ID(name: "\(long)-shared-\(1_000_000 + i)"), incarnation: NodeID(high: 3, low: 3), serial: 1,
-                                  ownerKey: [UInt8](repeating: 4, count: 91), members: [ZoneShare.Member(device: stranger, role: .readWrite)])
+            var share = ZoneShare(
+                zone: RecordZone.ID(name: "\(long)-shared-\(1_000_000 + i)"), incarnation: NodeID(high: 3, low: 3),
+                serial: 1,
+                ownerKey: [UInt8](repeating: 4, count: 91),
+                members: [ZoneShare.Member(device: stranger, role: .readWrite)])
             share.signature = [UInt8](repeating: 1, count: ZoneShare.signatureBytes)
             return ZoneAnnouncement(share: share)
         }
-        let out = await sim.nodes[0].sync.receive(Frame(type: .zones, payload: ZonesMessage(zones: shares).encoded()), on: conn)
+        let out = await sim.nodes[0].sync.receive(
+            Frame(type: .zones, payload: ZonesMessage(zones: shares).encoded()), on: conn)
         #expect(errors(out, conn).isEmpty)
         #expect(await sim.nodes[0].sync.shareCache.count <= 1, "no share looked up for a zone not held")
         // Deletions of zones node 0 never held, naming it a member: neither verified nor kept,
         // however many (these do not verify; one that does is not kept either).
         let me = try #require(sim.nodes[0].device)
         var deletions = (0..<2_000).map { i in
-            var share = ZoneShare(zone: RecordZone.ID(name: "\(long)-gone-\(1_000_000 + i)"), incarnation: NodeID(high: 5, low: 5), serial: 2, isDeleted: true,
-                                  ownerKey: [UInt8](repeating: 4, count: 91), members: [ZoneShare.Member(device: me, role: .readWrite)])
+            var share = ZoneShare(
+                zone: RecordZone.ID(name: "\(long)-gone-\(1_000_000 + i)"), incarnation: NodeID(high: 5, low: 5),
+                serial: 2, isDeleted: true,
+                ownerKey: [UInt8](repeating: 4, count: 91), members: [ZoneShare.Member(device: me, role: .readWrite)])
             share.signature = [UInt8](repeating: 1, count: ZoneShare.signatureBytes)
             return ZoneAnnouncement(share: share)
         }
-        let signed = try #require(sim.nodes[1].signer).sign(ZoneShare(zone: RecordZone.ID(name: "\(long)-gone-2000000"), incarnation: NodeID(high: 5, low: 5),
-                                                                      serial: 2, isDeleted: true, ownerKey: [], members: [ZoneShare.Member(device: me, role: .readWrite)]))
+        let signed = try #require(sim.nodes[1].signer).sign(
+            ZoneShare(
+                zone: RecordZone.ID(name: "\(long)-gone-2000000"), incarnation: NodeID(high: 5, low: 5),
+                serial: 2, isDeleted: true, ownerKey: [], members: [ZoneShare.Member(device: me, role: .readWrite)]))
         deletions.append(ZoneAnnouncement(share: signed))
-        let gone = await sim.nodes[0].sync.receive(Frame(type: .zones, payload: ZonesMessage(zones: deletions).encoded()), on: conn)
+        let gone = await sim.nodes[0].sync.receive(
+            Frame(type: .zones, payload: ZonesMessage(zones: deletions).encoded()), on: conn)
         #expect(errors(gone, conn).isEmpty, "not one was verified")
         #expect(try await sim.nodes[0].store.syncValue(.share(zone: signed.zone)) == nil)
         #expect(await sim.nodes[0].sync.shareCache.count <= 1)
@@ -276,10 +309,14 @@ import ShoalWire
         let forger = try #require(sim.nodes[1].signer)
         var closed = false
         for i in 0...SyncNode.maxBadShares {
-            var share = forger.sign(ZoneShare(zone: RecordZone.ID(name: "forged-\(i)"), incarnation: NodeID(high: 2, low: UInt64(i)), serial: 1,
-                                              ownerKey: [], members: [ZoneShare.Member(device: try #require(sim.nodes[0].device), role: .readWrite)]))
+            var share = forger.sign(
+                ZoneShare(
+                    zone: RecordZone.ID(name: "forged-\(i)"), incarnation: NodeID(high: 2, low: UInt64(i)), serial: 1,
+                    ownerKey: [],
+                    members: [ZoneShare.Member(device: try #require(sim.nodes[0].device), role: .readWrite)]))
             share.signature[0] ^= 0xFF
-            let out = await sim.nodes[0].sync.receive(Frame(type: .zones, payload: ZonesMessage(zones: [ZoneAnnouncement(share: share)]).encoded()), on: conn)
+            let out = await sim.nodes[0].sync.receive(
+                Frame(type: .zones, payload: ZonesMessage(zones: [ZoneAnnouncement(share: share)]).encoded()), on: conn)
             closed = Simulation.closeError(out, conn) != nil
         }
         #expect(closed, "closed after \(SyncNode.maxBadShares) shares that do not verify")
@@ -292,21 +329,27 @@ import ShoalWire
         let sim = try await Simulation(seed: 4908, nodes: 3, identities: true)
         sim.topology = [[0, 1], [1, 2]]
         _ = try await sim.nodes[0].sync.createZone(Self.team)
-        for n in [1, 2] { _ = try await sim.nodes[0].sync.setMember(try #require(sim.nodes[n].device), role: .readWrite, of: Self.team) }
+        for n in [1, 2] {
+            _ = try await sim.nodes[0].sync.setMember(
+                try #require(sim.nodes[n].device), role: .readWrite, of: Self.team)
+        }
         _ = try await sim.nodes[0].store.save(note("before"))
         #expect(try await sim.runUntilQuiet())
         #expect(await holds(sim, 2, "before"))
         let removed = try #require(sim.nodes[2].device)
         // Node 1 is away when the owner removes node 2.
         sim.partitions.insert([0, 1])
-        for i in sim.links.indices.reversed() where sim.pairKey(sim.links[i].a, sim.links[i].b) == [0, 1] { await sim.reset(i) }
+        for i in sim.links.indices.reversed() where sim.pairKey(sim.links[i].a, sim.links[i].b) == [0, 1] {
+            await sim.reset(i)
+        }
         try await sim.route(try await sim.nodes[0].sync.setMember(removed, role: nil, of: Self.team), from: 0)
         _ = try await sim.nodes[0].store.save(note("after"))
         sim.partitions.remove([0, 1])
         #expect(try await sim.runUntilQuiet())
         #expect(await holds(sim, 1, "after"))
         #expect(!(await holds(sim, 2, "after")), "a member that met the newer share no longer serves the removed one")
-        #expect(await sim.nodes[2].sync.share(of: Self.team)?.share.role(of: removed) == nil, "the removed member was told")
+        #expect(
+            await sim.nodes[2].sync.share(of: Self.team)?.share.role(of: removed) == nil, "the removed member was told")
         await #expect(throws: ShoalError.self) { try await sim.nodes[2].store.save(note("late")) }
         #expect(await holds(sim, 2, "before"), "it keeps its copy")
     }

@@ -33,7 +33,8 @@ import ShoalWire
         for i in 1..<n {
             let s = await sim.nodes[i].sync.statistics
             #expect(s.recordsReceived - before[i].recordsReceived == 1, "node \(i) received the change more than once")
-            #expect(s.batchesReceived - before[i].batchesReceived == 1, "node \(i) was sent batches that carried nothing")
+            #expect(
+                s.batchesReceived - before[i].batchesReceived == 1, "node \(i) was sent batches that carried nothing")
         }
     }
 
@@ -59,7 +60,8 @@ import ShoalWire
         #expect((try? await sim.nodes[1].store.record(for: lost.id)) != nil)
         let l12 = try #require(sim.links.firstIndex { Set([$0.a, $0.b]) == Set([1, 2]) })
         while try await sim.step(link: l12) {}
-        #expect((try? await sim.nodes[2].store.record(for: lost.id)) == nil, "node 1 relayed what node 0 delivers itself")
+        #expect(
+            (try? await sim.nodes[2].store.record(for: lost.id)) == nil, "node 1 relayed what node 0 delivers itself")
         // The link from node 0 to node 2 breaks with the change on it.
         let l02 = try #require(sim.links.firstIndex { Set([$0.a, $0.b]) == Set([0, 2]) })
         await sim.reset(l02)

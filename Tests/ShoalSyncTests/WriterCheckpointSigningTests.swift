@@ -13,13 +13,18 @@ import ShoalTrust
     @Test func aSignedCheckpointVerifiesOnlyUnderItsKeyAndOnlyAsSigned() throws {
         let a = try #require(Self.signer(7)), b = try #require(Self.signer(8))
         let zone = RecordZone.ID(name: "notes")
-        let checkpoint = a.sign(WriterCheckpoint(zone: zone, incarnation: NodeID(high: 1, low: 2), writer: NodeID(high: 3, low: 4),
-                                                 sequence: 12, chain: [UInt8](repeating: 0xC4, count: 32)))
+        let checkpoint = a.sign(
+            WriterCheckpoint(
+                zone: zone, incarnation: NodeID(high: 1, low: 2), writer: NodeID(high: 3, low: 4),
+                sequence: 12, chain: [UInt8](repeating: 0xC4, count: 32)))
         #expect(checkpoint.signature.count == WriterCheckpoint.signatureBytes)
         #expect(checkpoint.signer(key: a.publicKeyDER) == a.device)
         #expect(checkpoint.signer(key: b.publicKeyDER) == nil, "another device's key")
-        for change in [{ (c: inout WriterCheckpoint) in c.sequence = 13 }, { $0.chain[0] ^= 1 }, { $0.writer = NodeID(high: 3, low: 5) },
-                       { $0.incarnation = NodeID(high: 1, low: 3) }, { $0.zone = RecordZone.ID(name: "other") }] {
+        for change in [
+            { (c: inout WriterCheckpoint) in c.sequence = 13 }, { $0.chain[0] ^= 1 },
+            { $0.writer = NodeID(high: 3, low: 5) },
+            { $0.incarnation = NodeID(high: 1, low: 3) }, { $0.zone = RecordZone.ID(name: "other") }
+        ] {
             var altered = checkpoint
             change(&altered)
             #expect(altered.signer(key: a.publicKeyDER) == nil, "every field is signed: \(altered)")
@@ -41,7 +46,9 @@ import ShoalTrust
         r["title"] = .string("1")
         try await store.save(r)
         let first = try #require(await node.ownCheckpoint(of: zone))
-        #expect(first.sequence == 1 && first.writer == store.nodeID && first.signer(key: signer.publicKeyDER) == signer.device)
+        #expect(
+            first.sequence == 1 && first.writer == store.nodeID
+                && first.signer(key: signer.publicKeyDER) == signer.device)
         #expect(first.chain == (try await store.ownLogHead(of: zone)).chain)
         #expect(await node.ownCheckpoint(of: zone) == first, "the head did not move: the same checkpoint")
         try await store.save(Record(recordType: "Note", id: Record.ID(name: "b", zone: zone)))

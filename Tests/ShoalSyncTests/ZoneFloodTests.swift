@@ -19,7 +19,9 @@ import ShoalWire
     }
 
     func announcement(_ names: [String]) -> Frame {
-        let zones = names.sorted().map { ZoneAnnouncement(zone: RecordZone.ID(name: $0), incarnation: NodeID(high: 1, low: 2), isDeleted: false) }
+        let zones = names.sorted().map {
+            ZoneAnnouncement(zone: RecordZone.ID(name: $0), incarnation: NodeID(high: 1, low: 2), isDeleted: false)
+        }
         return Frame(type: .zones, payload: ZonesMessage(zones: zones).encoded())
     }
 

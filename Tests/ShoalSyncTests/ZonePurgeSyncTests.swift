@@ -12,14 +12,20 @@ import ShoalWire
     static let notes = RecordZone.ID(name: "notes")
 
     /// Three connected nodes replicating `notes` (created on node 0, with one record).
-    func replicated(seed: UInt64, identities: Bool = false, configuration: SyncConfiguration = SyncConfiguration()) async throws -> Simulation {
+    func replicated(seed: UInt64, identities: Bool = false, configuration: SyncConfiguration = SyncConfiguration())
+        async throws -> Simulation
+    {
         let sim = try await Simulation(seed: seed, nodes: 3, configuration: configuration, identities: identities)
         try await sim.createSharedZone(Self.notes, on: 0)
         var r = Record(recordType: "Note", id: Record.ID(name: "n1", zone: Self.notes))
         r["title"] = .string("x")
         _ = try await sim.nodes[0].store.save(r)
         #expect(try await sim.runUntilQuiet())
-        for n in 0..<3 { #expect(try await sim.nodes[n].store.zone(Self.notes).incarnation == (try await sim.nodes[0].store.zone(Self.notes).incarnation)) }
+        for n in 0..<3 {
+            #expect(
+                try await sim.nodes[n].store.zone(Self.notes).incarnation
+                    == (try await sim.nodes[0].store.zone(Self.notes).incarnation))
+        }
         return sim
     }
 
@@ -33,7 +39,9 @@ import ShoalWire
     func isolate(_ sim: Simulation, allow: Set<[Int]>) async {
         while !sim.links.isEmpty { await sim.reset(0) }
         sim.partitions.removeAll()
-        for a in sim.nodes.indices { for b in sim.nodes.indices where a < b && !allow.contains([a, b]) { sim.partitions.insert([a, b]) } }
+        for a in sim.nodes.indices {
+            for b in sim.nodes.indices where a < b && !allow.contains([a, b]) { sim.partitions.insert([a, b]) }
+        }
     }
 
     /// Once all three have announced the deletion to each other, each purges the zone with no
@@ -44,7 +52,10 @@ import ShoalWire
         try await delete(sim)
         #expect(try await sim.runUntilQuiet())
         for n in 0..<3 {
-            #expect(await sim.nodes[n].sync.announcedZones() == [ZoneAnnouncement(zone: Self.notes, incarnation: inc, isDeleted: true)], "node \(n)")
+            #expect(
+                await sim.nodes[n].sync.announcedZones() == [
+                    ZoneAnnouncement(zone: Self.notes, incarnation: inc, isDeleted: true)
+                ], "node \(n)")
             #expect(try await sim.nodes[n].sync.zoneTombstones().map(\.waitingFor) == [[]], "node \(n)")
         }
         for n in 0..<3 {
@@ -88,9 +99,14 @@ import ShoalWire
         sim.partitions.removeAll()
         #expect(try await sim.runUntilQuiet())
         for n in 0..<3 { #expect(await sim.nodes[n].store.zones().isEmpty, "node \(n) holds no live zone") }
-        #expect(await sim.nodes[2].store.zoneAnnouncements() == [ZoneAnnouncement(zone: Self.notes, incarnation: inc, isDeleted: true)])
+        #expect(
+            await sim.nodes[2].store.zoneAnnouncements() == [
+                ZoneAnnouncement(zone: Self.notes, incarnation: inc, isDeleted: true)
+            ])
         try await sim.nodes[2].sync.purgeTombstones(retention: nil)
-        #expect(await sim.nodes[2].sync.statistics.zoneTombstonesPurged == 1, "nodes 0 and 1 announced it deleted to node 2")
+        #expect(
+            await sim.nodes[2].sync.statistics.zoneTombstonesPurged == 1, "nodes 0 and 1 announced it deleted to node 2"
+        )
         #expect(try await sim.runUntilQuiet())
         for n in 0..<3 {
             #expect(await sim.nodes[n].store.zoneAnnouncements().isEmpty, "node \(n)")
@@ -125,7 +141,9 @@ import ShoalWire
         try await sim.nodes[0].sync.deleteZone(other)
         try await sim.route(await sim.nodes[0].sync.restartConnections(reason: "zone deleted"), from: 0)
         #expect(try await sim.runUntilQuiet())
-        for n in 0..<3 { #expect(await sim.nodes[n].store.zoneAnnouncements().count == 2, "node \(n) holds two zone tombstones") }
+        for n in 0..<3 {
+            #expect(await sim.nodes[n].store.zoneAnnouncements().count == 2, "node \(n) holds two zone tombstones")
+        }
         for n in 0..<3 { try await sim.nodes[n].sync.purgeTombstones(retention: nil) }
         let third = RecordZone.ID(name: "third")
         try await sim.nodes[0].sync.createZone(third)

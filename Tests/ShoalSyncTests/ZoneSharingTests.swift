@@ -18,12 +18,15 @@ import ShoalWire
 
     /// Whether node `n` holds the record named `name` of the zone.
     func holds(_ sim: Simulation, _ n: Int, _ name: String) async -> Bool {
-        ((try? await sim.nodes[n].store.storedVersions(of: [Record.ID(name: name, zone: Self.notes)])) ?? [:]).isEmpty == false
+        ((try? await sim.nodes[n].store.storedVersions(of: [Record.ID(name: name, zone: Self.notes)])) ?? [:]).isEmpty
+            == false
     }
 
     /// Three nodes with identities, all connected: node 0 owns the zone with one note, shared
     /// with node 1 as `role1` and node 2 as `role2` (nil: not shared).
-    func shared(seed: UInt64, _ role1: ZoneShare.Role?, _ role2: ZoneShare.Role?, chain: Bool = false) async throws -> Simulation {
+    func shared(seed: UInt64, _ role1: ZoneShare.Role?, _ role2: ZoneShare.Role?, chain: Bool = false) async throws
+        -> Simulation
+    {
         let sim = try await Simulation(seed: seed, nodes: 3, identities: true)
         if chain { sim.topology = [[0, 1], [1, 2]] }
         try await sim.nodes[0].sync.createZone(Self.notes)
@@ -39,13 +42,18 @@ import ShoalWire
     @Test func aZoneReachesOnlyItsMembers() async throws {
         let sim = try await shared(seed: 501, .readWrite, nil)
         #expect(await holds(sim, 1, "n0"))
-        #expect(await sim.nodes[2].store.zoneAnnouncements().isEmpty, "a device that is not a member learns nothing of the zone")
+        #expect(
+            await sim.nodes[2].store.zoneAnnouncements().isEmpty,
+            "a device that is not a member learns nothing of the zone")
         // Not even by asking: a subscribe from node 2 is refused.
         let conn = try sim.connection(of: 0, to: 2)
         let inc = try await sim.nodes[0].store.zone(Self.notes).incarnation
-        let subscribe = SubscribeMessage(zone: Self.notes, incarnation: inc, token: nil, knowledge: VersionVector(), window: 4)
+        let subscribe = SubscribeMessage(
+            zone: Self.notes, incarnation: inc, token: nil, knowledge: VersionVector(), window: 4)
         let out = await sim.nodes[0].sync.receive(Frame(type: .subscribe, payload: subscribe.encoded()), on: conn)
-        let refusal = out[conn, default: []].compactMap { if case .send(let f) = $0, f.type == .error { try? ErrorMessage(decoding: f.payload) } else { nil } }
+        let refusal = out[conn, default: []].compactMap {
+            if case .send(let f) = $0, f.type == .error { try? ErrorMessage(decoding: f.payload) } else { nil }
+        }
         #expect(refusal.map(\.code) == ["zoneNotFound"], "answered as for a zone the node does not hold: \(out)")
         #expect(!out[conn, default: []].contains { if case .send(let f) = $0 { f.type == .changes } else { false } })
         #expect(await sim.nodes[0].sync.statistics.refusedForPermission == 1)
@@ -65,14 +73,18 @@ import ShoalWire
         let stored = try await sim.nodes[0].store.record(for: Record.ID(name: "n0", zone: Self.notes))
         var v = stored.versionVector
         v.advance(victim, to: HLC(milliseconds: sim.clock.now() + 1, logical: 0))
-        let tombstone = Record(recordType: stored.recordType, id: stored.id, parent: nil, creation: stored.creation, versionVector: v,
-                               heads: [Record.Head(node: victim, isDeletion: true)], fields: stored.fields, extensions: [])
-        let m = ChangesMessage(zone: Self.notes, incarnation: inc, batch: 1, isCaughtUp: true, token: ChangeToken(bytes: []),
-                               knowledge: VersionVector([(victim, HLC(rawValue: .max))]), records: [tombstone])
+        let tombstone = Record(
+            recordType: stored.recordType, id: stored.id, parent: nil, creation: stored.creation, versionVector: v,
+            heads: [Record.Head(node: victim, isDeletion: true)], fields: stored.fields, extensions: [])
+        let m = ChangesMessage(
+            zone: Self.notes, incarnation: inc, batch: 1, isCaughtUp: true, token: ChangeToken(bytes: []),
+            knowledge: VersionVector([(victim, HLC(rawValue: .max))]), records: [tombstone])
         let out = await sim.nodes[0].sync.receive(Frame(type: .changes, payload: m.encoded()), on: conn)
         #expect(Simulation.closeError(out, conn)?.code == "permissionFailure", "\(out)")
         #expect(await sim.nodes[0].sync.statistics.refusedForPermission == 1)
-        #expect(try await sim.nodes[0].store.record(for: Record.ID(name: "n0", zone: Self.notes))["title"] == .string("the owner's"))
+        #expect(
+            try await sim.nodes[0].store.record(for: Record.ID(name: "n0", zone: Self.notes))["title"]
+                == .string("the owner's"))
         // The owner's and the read-write member's writes still reach it.
         _ = try await sim.nodes[0].store.save(note("n1", "later"))
         _ = try await sim.nodes[1].store.save(note("n2", "from the writer"))
@@ -119,7 +131,9 @@ import ShoalWire
         let inc = owner.share.incarnation
         let attacker = try #require(sim.nodes[1].signer)
         let intruder = DeviceID(bytes: [UInt8](repeating: 7, count: 32))!
-        var mine = ZoneShare(zone: Self.notes, incarnation: inc, serial: owner.share.serial + 10, ownerKey: [], members: [ZoneShare.Member(device: intruder, role: .readWrite)])
+        var mine = ZoneShare(
+            zone: Self.notes, incarnation: inc, serial: owner.share.serial + 10, ownerKey: [],
+            members: [ZoneShare.Member(device: intruder, role: .readWrite)])
         mine = attacker.sign(mine)
         var tampered = owner.share
         tampered.serial += 10
@@ -133,12 +147,13 @@ import ShoalWire
             ZoneAnnouncement(zone: Self.notes, incarnation: NodeID(high: 9, low: 9)),
             ZoneAnnouncement(share: mine),
             ZoneAnnouncement(share: tampered),
-            ZoneAnnouncement(share: deleted),
+            ZoneAnnouncement(share: deleted)
         ]
         for victim in [0, 2] {
             let conn = try sim.connection(of: victim, to: 1)
             for a in announcements {
-                _ = await sim.nodes[victim].sync.receive(Frame(type: .zones, payload: ZonesMessage(zones: [a]).encoded()), on: conn)
+                _ = await sim.nodes[victim].sync.receive(
+                    Frame(type: .zones, payload: ZonesMessage(zones: [a]).encoded()), on: conn)
             }
             let after = await sim.nodes[victim].sync.share(of: Self.notes)
             #expect(after?.share == owner.share, "node \(victim)'s share is the owner's, unchanged")
@@ -163,7 +178,9 @@ import ShoalWire
         #expect(!(await holds(sim, 1, "after")), "nothing more reaches a device no longer a member")
         // It was told: it keeps its copy, read-only (Spec/security.md §6.3).
         #expect(await sim.nodes[1].sync.share(of: Self.notes)?.share.role(of: member) == nil)
-        await #expect(throws: ShoalError.self) { try await sim.nodes[1].store.save(note("from-1", "a removed member's")) }
+        await #expect(throws: ShoalError.self) {
+            try await sim.nodes[1].store.save(note("from-1", "a removed member's"))
+        }
         #expect(await holds(sim, 1, "n0"), "its copy stays")
         // Sharing again brings it back.
         try await sim.route(try await sim.nodes[0].sync.setMember(member, role: .readWrite, of: Self.notes), from: 0)
@@ -179,8 +196,12 @@ import ShoalWire
     @Test func onlyTheOwnerShares() async throws {
         let sim = try await shared(seed: 507, .readWrite, nil)
         let d2 = try #require(sim.nodes[2].device), d0 = try #require(sim.nodes[0].device)
-        await #expect(throws: ShoalError.self) { try await sim.nodes[1].sync.setMember(d2, role: .readWrite, of: Self.notes) }
-        await #expect(throws: ShoalError.self) { try await sim.nodes[0].sync.setMember(d0, role: .readOnly, of: Self.notes) }
+        await #expect(throws: ShoalError.self) {
+            try await sim.nodes[1].sync.setMember(d2, role: .readWrite, of: Self.notes)
+        }
+        await #expect(throws: ShoalError.self) {
+            try await sim.nodes[0].sync.setMember(d0, role: .readOnly, of: Self.notes)
+        }
         #expect(await sim.nodes[1].sync.share(of: Self.notes)?.share.role(of: d2) == nil)
     }
 }

@@ -44,12 +44,14 @@ package final class ChildProcess: @unchecked Sendable {
         let streams: [Int32] = [
             Self.descriptor(standardInput, reading: true),
             Self.descriptor(standardOutput, reading: false),
-            Self.descriptor(standardError, reading: false),
+            Self.descriptor(standardError, reading: false)
         ]
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for arg in argv { free(arg) } }
         var child: pid_t = 0
-        let rc = streams.withUnsafeBufferPointer { s in argv.withUnsafeBufferPointer { shoal_spawn(&child, path, $0.baseAddress, s.baseAddress) } }
+        let rc = streams.withUnsafeBufferPointer { s in
+            argv.withUnsafeBufferPointer { shoal_spawn(&child, path, $0.baseAddress, s.baseAddress) }
+        }
         guard rc == 0 else { throw ChildProcessError(program: path, errno: rc) }
         lock.withLock { pid = child }
         closeChildEnds()
@@ -101,7 +103,8 @@ package final class ChildProcess: @unchecked Sendable {
     private func closeChildEnds() {
         if let pipe = standardInput as? Pipe { try? pipe.fileHandleForReading.close() }
         var closed = Set<ObjectIdentifier>()
-        for case let pipe as Pipe in [standardOutput, standardError] where closed.insert(ObjectIdentifier(pipe)).inserted {
+        for case let pipe as Pipe in [standardOutput, standardError]
+        where closed.insert(ObjectIdentifier(pipe)).inserted {
             try? pipe.fileHandleForWriting.close()
         }
     }
@@ -112,7 +115,8 @@ package final class ChildProcess: @unchecked Sendable {
         case let pipe as Pipe:
             return reading ? pipe.fileHandleForReading.fileDescriptor : pipe.fileHandleForWriting.fileDescriptor
         case let handle as FileHandle:
-            return handle === FileHandle.nullDevice || handle.fileDescriptor < 0 ? SHOAL_SPAWN_NULL : handle.fileDescriptor
+            return handle === FileHandle.nullDevice || handle.fileDescriptor < 0
+                ? SHOAL_SPAWN_NULL : handle.fileDescriptor
         default:
             return SHOAL_SPAWN_INHERIT
         }
@@ -126,5 +130,7 @@ package struct ChildProcessError: Error, CustomStringConvertible {
     /// The `errno` value `posix_spawn` returned.
     package let errno: Int32
 
-    package var description: String { "cannot start \(program.isEmpty ? "a process without a program" : program): \(String(cString: strerror(errno)))" }
+    package var description: String {
+        "cannot start \(program.isEmpty ? "a process without a program" : program): \(String(cString: strerror(errno)))"
+    }
 }

@@ -13,7 +13,11 @@ import Shoal
         let notes = RecordZone.ID(name: "notes")
         try await a.createZone(notes)
         let pa = try await a.listen(host: "127.0.0.1", port: 0), pb = try await b.listen(host: "127.0.0.1", port: 0)
-        defer { Task { await a.shutdown(); await b.shutdown() } }
+        defer {
+            Task {
+                await a.shutdown(); await b.shutdown()
+            }
+        }
         // Both trust and dial each other at once.
         async let ta = a.trustDevice(b.deviceID, name: "b", address: "127.0.0.1:\(pb)")
         async let tb = b.trustDevice(a.deviceID, name: "a", address: "127.0.0.1:\(pa)")
@@ -23,7 +27,9 @@ import Shoal
         var r = Record(recordType: "Note", id: Record.ID(name: "n1", zone: notes))
         r["title"] = .string("once")
         try await a.save(r)
-        while (try? await b.record(for: r.id)) == nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while (try? await b.record(for: r.id)) == nil && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect((try? await b.record(for: r.id)) != nil)
         // Settled: one connection each (a duplicate is closed within moments of opening).
         try await Task.sleep(for: .seconds(1))
@@ -33,7 +39,9 @@ import Shoal
         var r2 = Record(recordType: "Note", id: Record.ID(name: "n2", zone: notes))
         r2["title"] = .string("also once")
         try await a.save(r2)
-        while (try? await b.record(for: r2.id)) == nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while (try? await b.record(for: r2.id)) == nil && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         try await Task.sleep(for: .milliseconds(300))
         let received = await b.sync.statistics.recordsReceived - before
         #expect(received == 1, "the change arrived \(received) times")

@@ -5,9 +5,9 @@ import Testing
 import Shoal
 @testable import ShoalTrust
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 @Suite struct IdentityTests {
@@ -45,7 +45,8 @@ import Darwin
     @Test func existingDirectoryIsMadePrivate() async throws {
         let dir = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         _ = try await Self.ids(dir)
         #expect(Self.mode(dir) == 0o700)
     }

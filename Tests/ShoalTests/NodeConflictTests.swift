@@ -35,7 +35,11 @@ import Shoal
         try await a.trustDevice(b.deviceID, name: "b", address: "127.0.0.1:\(port)")
         try await a.shareZone(Self.notes, with: b.deviceID, role: .readWrite)
         try await a.listen(host: "127.0.0.1", port: 0)
-        defer { Task { await a.shutdown(); await b.shutdown() } }
+        defer {
+            Task {
+                await a.shutdown(); await b.shutdown()
+            }
+        }
         #expect(try await Self.eventually { (try? await b.record(for: r.id)) != nil }, "b received the record")
         // CloudKit's database scopes: a owns the zone, b has it shared.
         let (aPrivate, aShared) = (await a.zones(in: .private).map(\.id), await a.zones(in: .shared).map(\.id))
@@ -73,16 +77,19 @@ import Shoal
         try await b.goOnline()
 
         let expected = "a's title + b's title"
-        #expect(try await Self.eventually {
-            let x = try await a.record(for: r.id), y = try await b.record(for: r.id)
-            return x == y && x["title"] == .string(expected)
-        }, "both nodes hold the resolver's result")
+        #expect(
+            try await Self.eventually {
+                let x = try await a.record(for: r.id), y = try await b.record(for: r.id)
+                return x == y && x["title"] == .string(expected)
+            }, "both nodes hold the resolver's result")
         let held = try await b.record(for: r.id)
         #expect(held["body"] == .string("b's body"), "the field without a conflict keeps b's edit")
         #expect(try await a.digest(of: Self.notes) == (try await b.digest(of: Self.notes)))
 
         let seenA = await Self.first(eventsA, within: .seconds(10))
-        guard case .resolved(let resolved)? = seenA?.outcome else { Issue.record("a: \(String(describing: seenA?.outcome))"); return }
+        guard case .resolved(let resolved)? = seenA?.outcome else {
+            Issue.record("a: \(String(describing: seenA?.outcome))"); return
+        }
         #expect(resolved == held)
         #expect(seenA?.conflict.fieldNames == ["title"] && seenA?.conflict.ancestor?["title"] == .string("draft"))
         // b reports the conflict only if a's edit reached it before a's resolution did.
@@ -95,8 +102,12 @@ import Shoal
     /// The first event of `events` within `limit`, or nil.
     static func first(_ events: AsyncStream<ConflictEvent>, within limit: Duration) async -> ConflictEvent? {
         await withTaskGroup(of: ConflictEvent?.self) { g in
-            g.addTask { for await e in events { return e }; return nil }
-            g.addTask { try? await Task.sleep(for: limit); return nil }
+            g.addTask {
+                for await e in events { return e }; return nil
+            }
+            g.addTask {
+                try? await Task.sleep(for: limit); return nil
+            }
             let e = await g.next() ?? nil
             g.cancelAll()
             return e

@@ -64,16 +64,17 @@ func propertySeed() -> UInt64 {
     }
 
     static func sample() -> Note {
-        Note(title: "Groceries", count: 3, level: -128, ratio: 0.25, done: false,
-             due: Date(timeIntervalSince1970: 1_795_000_000.5), reminder: nil, blob: Data([0, 1, 255]),
-             tags: ["food", "weekly"], scores: [1, -2, 3], weights: [],
-             owner: Reference(recordID: Record.ID(name: "alice", zone: zone)),
-             related: [Reference(recordID: Record.ID(name: "n0", zone: zone), action: .deleteSelf)],
-             priority: .high, mood: .busy,
-             address: Address(street: "Main St \"1\"", city: "Oslo", zip: nil),
-             previous: Address(street: "Elm", city: "Bergen", zip: "5003"),
-             addresses: [Address(street: "A", city: "B", zip: "C")],
-             shape: .circle(radius: 2), attributes: ["b": 2, "a": 1])
+        Note(
+            title: "Groceries", count: 3, level: -128, ratio: 0.25, done: false,
+            due: Date(timeIntervalSince1970: 1_795_000_000.5), reminder: nil, blob: Data([0, 1, 255]),
+            tags: ["food", "weekly"], scores: [1, -2, 3], weights: [],
+            owner: Reference(recordID: Record.ID(name: "alice", zone: zone)),
+            related: [Reference(recordID: Record.ID(name: "n0", zone: zone), action: .deleteSelf)],
+            priority: .high, mood: .busy,
+            address: Address(street: "Main St \"1\"", city: "Oslo", zip: nil),
+            previous: Address(street: "Elm", city: "Bergen", zip: "5003"),
+            addresses: [Address(street: "A", city: "B", zip: "C")],
+            shape: .circle(radius: 2), attributes: ["b": 2, "a": 1])
     }
 
     /// The code and path of the RecordCodingError `body` throws.
@@ -149,13 +150,16 @@ func propertySeed() -> UInt64 {
     /// their Codable forms inside nested values.
     @Test func shoalAndFoundationTypesRoundTrip() throws {
         let hash = try #require(ContentHash(bytes: [UInt8](repeating: 7, count: 32)))
-        let place = Location(latitude: 59.91, longitude: 10.75, altitude: 20, timestamp: Timestamp(millisecondsSince1970: 9))
-        let link = Link(target: Reference(recordID: Record.ID(name: "t", zone: Self.zone), action: .deleteSelf),
-                        seen: Date(timeIntervalSince1970: -86_400.25), blob: Data([9, 8]), place: place)
-        let value = Kitchen(url: try #require(URL(string: "https://example.com/a?b=c")), stamp: Timestamp(millisecondsSince1970: -1),
-                            place: place, photo: Asset(hash: hash, size: 10), photos: [], float: 0.1,
-                            dates: [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1.001)], chunks: [Data(), Data([1])],
-                            moods: [.calm, .busy], noMoods: [], link: link, links: [link])
+        let place = Location(
+            latitude: 59.91, longitude: 10.75, altitude: 20, timestamp: Timestamp(millisecondsSince1970: 9))
+        let link = Link(
+            target: Reference(recordID: Record.ID(name: "t", zone: Self.zone), action: .deleteSelf),
+            seen: Date(timeIntervalSince1970: -86_400.25), blob: Data([9, 8]), place: place)
+        let value = Kitchen(
+            url: try #require(URL(string: "https://example.com/a?b=c")), stamp: Timestamp(millisecondsSince1970: -1),
+            place: place, photo: Asset(hash: hash, size: 10), photos: [], float: 0.1,
+            dates: [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1.001)], chunks: [Data(), Data([1])],
+            moods: [.calm, .busy], noMoods: [], link: link, links: [link])
         let record = try RecordEncoder().encode(value, type: "Kitchen", id: Self.id)
         #expect(record["url"] == .string("https://example.com/a?b=c"))
         #expect(record["stamp"] == .date(Timestamp(millisecondsSince1970: -1)))
@@ -163,12 +167,18 @@ func propertySeed() -> UInt64 {
         #expect(record["photo"] == .asset(Asset(hash: hash, size: 10)))
         #expect(record["photos"] == .list(.asset([])))
         #expect(record["float"] == .double(Double(Float(0.1))))
-        #expect(record["dates"] == .list(.date([Timestamp(millisecondsSince1970: 0), Timestamp(millisecondsSince1970: 1001)])))
+        #expect(
+            record["dates"]
+                == .list(.date([Timestamp(millisecondsSince1970: 0), Timestamp(millisecondsSince1970: 1001)])))
         #expect(record["chunks"] == .list(.bytes([[], [1]])))
         #expect(record["moods"] == .list(.string(["calm", "busy"])))
         #expect(record["noMoods"] == .string("[]"))
-        #expect(record["link"] == .string(#"{"blob":"CQg=","place":{"altitude":20.0,"latitude":59.91,"longitude":10.75,"timestamp":9},"# +
-                                          #""seen":-86400250,"target":{"action":1,"recordID":{"name":"t","zone":{"name":"notes","owner":"_defaultOwner"}}}}"#))
+        #expect(
+            record["link"]
+                == .string(
+                    #"{"blob":"CQg=","place":{"altitude":20.0,"latitude":59.91,"longitude":10.75,"timestamp":9},"#
+                        + #""seen":-86400250,"target":{"action":1,"recordID":{"name":"t","zone":{"name":"notes","owner":"_defaultOwner"}}}}"#
+                ))
         #expect(try RecordDecoder().decode(Kitchen.self, from: Record(decoding: record.encoded())) == value)
     }
 
@@ -182,14 +192,19 @@ func propertySeed() -> UInt64 {
 
     @Test func integerRangesAreCheckedBothWays() throws {
         for (small, unsigned) in [(Int8.min, UInt8.min), (Int8.max, UInt8.max)] {
-            let v = Ranges(small: small, unsigned: unsigned, big: UInt64(Int64.max), float: 1.5, smalls: [Int8.min, Int8.max])
-            #expect(try RecordDecoder().decode(Ranges.self, from: RecordEncoder().encode(v, type: "R", id: Self.id)) == v)
+            let v = Ranges(
+                small: small, unsigned: unsigned, big: UInt64(Int64.max), float: 1.5, smalls: [Int8.min, Int8.max])
+            #expect(
+                try RecordDecoder().decode(Ranges.self, from: RecordEncoder().encode(v, type: "R", id: Self.id)) == v)
         }
-        let ok = try RecordEncoder().encode(Ranges(small: 0, unsigned: 0, big: 0, float: 0, smalls: []), type: "R", id: Self.id)
-        for (field, value, path) in [("small", FieldValue.int64(128), "small"), ("small", .int64(-129), "small"),
-                                     ("unsigned", .int64(-1), "unsigned"), ("unsigned", .int64(256), "unsigned"),
-                                     ("big", .int64(-1), "big"), ("float", .double(1e300), "float"),
-                                     ("smalls", .list(.int64([1, 300])), "smalls[1]")] {
+        let ok = try RecordEncoder().encode(
+            Ranges(small: 0, unsigned: 0, big: 0, float: 0, smalls: []), type: "R", id: Self.id)
+        for (field, value, path) in [
+            ("small", FieldValue.int64(128), "small"), ("small", .int64(-129), "small"),
+            ("unsigned", .int64(-1), "unsigned"), ("unsigned", .int64(256), "unsigned"),
+            ("big", .int64(-1), "big"), ("float", .double(1e300), "float"),
+            ("smalls", .list(.int64([1, 300])), "smalls[1]")
+        ] {
             var r = ok
             r[field] = value
             let e = Self.codingError { _ = try RecordDecoder().decode(Ranges.self, from: r) }
@@ -197,7 +212,8 @@ func propertySeed() -> UInt64 {
             #expect(e?.path == path)
         }
         let e = Self.codingError {
-            _ = try RecordEncoder().encode(Ranges(small: 0, unsigned: 0, big: .max, float: 0, smalls: []), type: "R", id: Self.id)
+            _ = try RecordEncoder().encode(
+                Ranges(small: 0, unsigned: 0, big: .max, float: 0, smalls: []), type: "R", id: Self.id)
         }
         #expect(e?.code == .valueOutOfRange && e?.path == "big" && e?.swiftType == "UInt64")
     }
@@ -271,7 +287,9 @@ func propertySeed() -> UInt64 {
     }
 
     @Test func invalidFieldNameTopLevelValueAndLimits() throws {
-        let name = Self.codingError { _ = try RecordEncoder().encode(BadName(firstName: "A"), type: "Person", id: Self.id) }
+        let name = Self.codingError {
+            _ = try RecordEncoder().encode(BadName(firstName: "A"), type: "Person", id: Self.id)
+        }
         #expect(name?.code == .invalidFieldName && name?.path == "first-name")
 
         let scalar = Self.codingError { _ = try RecordEncoder().encode(5, type: "Number", id: Self.id) }
@@ -282,12 +300,16 @@ func propertySeed() -> UInt64 {
 
         var limits = WireLimits()
         limits.maxListCount = 2
-        let list = Self.codingError { _ = try RecordEncoder(limits: limits).encode(Self.sample(), type: "Note", id: Self.id) }
+        let list = Self.codingError {
+            _ = try RecordEncoder(limits: limits).encode(Self.sample(), type: "Note", id: Self.id)
+        }
         #expect(list?.code == .limitExceeded && list?.path == "scores")
 
         limits = WireLimits()
         limits.maxRecordBytes = 200
-        let size = Self.codingError { _ = try RecordEncoder(limits: limits).encode(Self.sample(), type: "Note", id: Self.id) }
+        let size = Self.codingError {
+            _ = try RecordEncoder(limits: limits).encode(Self.sample(), type: "Note", id: Self.id)
+        }
         #expect(size?.code == .limitExceeded)
 
         // A failed encode into a record leaves it unchanged.
@@ -315,8 +337,10 @@ func propertySeed() -> UInt64 {
             for _ in 0..<depth { t = Tree(children: [t]) }
             return Forest(tree: t)
         }
-        let shallow = forest(31)   // 64 levels of objects and arrays: the most a nested value may have
-        #expect(try RecordDecoder().decode(Forest.self, from: RecordEncoder().encode(shallow, type: "Forest", id: Self.id)) == shallow)
+        let shallow = forest(31)  // 64 levels of objects and arrays: the most a nested value may have
+        #expect(
+            try RecordDecoder().decode(Forest.self, from: RecordEncoder().encode(shallow, type: "Forest", id: Self.id))
+                == shallow)
         let e = Self.codingError { _ = try RecordEncoder().encode(forest(32), type: "Forest", id: Self.id) }
         #expect(e?.code == .limitExceeded && e?.path == "tree")
     }
@@ -349,13 +373,20 @@ func propertySeed() -> UInt64 {
     }
 
     static func randomText(_ g: inout SeededGenerator) -> String {
-        let pool: [Unicode.Scalar] = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "é", "\u{301}", "€", "😀", "{", "[", ":", ","]
-        return String(String.UnicodeScalarView((0..<Int.random(in: 0...12, using: &g)).map { _ in pool.randomElement(using: &g) ?? "a" }))
+        let pool: [Unicode.Scalar] = [
+            "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "é", "\u{301}", "€", "😀", "{", "[", ":",
+            ","
+        ]
+        return String(
+            String.UnicodeScalarView(
+                (0..<Int.random(in: 0...12, using: &g)).map { _ in pool.randomElement(using: &g) ?? "a" }))
     }
 
     static func randomDouble(_ g: inout SeededGenerator) -> Double {
         switch Int.random(in: 0..<6, using: &g) {
-        case 0: return [0.0, -0.0, .infinity, -.infinity, .greatestFiniteMagnitude, .leastNonzeroMagnitude].randomElement(using: &g) ?? 0
+        case 0:
+            return [0.0, -0.0, .infinity, -.infinity, .greatestFiniteMagnitude, .leastNonzeroMagnitude].randomElement(
+                using: &g) ?? 0
         case 1: return Double(Int64.random(in: .min ... .max, using: &g))
         default:
             let d = Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &g))
@@ -369,9 +400,10 @@ func propertySeed() -> UInt64 {
 
     static func randomInner(_ g: inout SeededGenerator) -> Inner {
         let d = randomDouble(&g)
-        return Inner(text: randomText(&g), number: d.isNaN ? 0 : d, when: Bool.random(using: &g) ? randomDate(&g) : nil,
-                     bytes: Data((0..<Int.random(in: 0...8, using: &g)).map { _ in UInt8.random(in: 0...255, using: &g) }),
-                     small: (0..<Int.random(in: 0...4, using: &g)).map { _ in Int16.random(in: .min ... .max, using: &g) })
+        return Inner(
+            text: randomText(&g), number: d.isNaN ? 0 : d, when: Bool.random(using: &g) ? randomDate(&g) : nil,
+            bytes: Data((0..<Int.random(in: 0...8, using: &g)).map { _ in UInt8.random(in: 0...255, using: &g) }),
+            small: (0..<Int.random(in: 0...4, using: &g)).map { _ in Int16.random(in: .min ... .max, using: &g) })
     }
 
     static func randomSample(_ g: inout SeededGenerator) -> Sample {
@@ -379,13 +411,16 @@ func propertySeed() -> UInt64 {
         var table = [String: Double]()
         for _ in 0..<Int.random(in: 0...3, using: &g) { table[randomText(&g)] = randomDouble(&g) }
         table = table.filter { !$0.value.isNaN }
-        return Sample(int: Int64.random(in: .min ... .max, using: &g), small: Int8.random(in: .min ... .max, using: &g),
-                      unsigned: UInt32.random(in: 0...UInt32.max, using: &g), double: d.isNaN ? 0 : d, flag: Bool.random(using: &g),
-                      text: randomText(&g), maybe: Bool.random(using: &g) ? randomText(&g) : nil, when: randomDate(&g),
-                      bytes: Data((0..<Int.random(in: 0...16, using: &g)).map { _ in UInt8.random(in: 0...255, using: &g) }),
-                      list: (0..<Int.random(in: 0...5, using: &g)).map { _ in Int16.random(in: .min ... .max, using: &g) },
-                      words: (0..<Int.random(in: 0...3, using: &g)).map { _ in randomText(&g) },
-                      inner: randomInner(&g), inners: (0..<Int.random(in: 0...3, using: &g)).map { _ in randomInner(&g) }, table: table)
+        return Sample(
+            int: Int64.random(in: .min ... .max, using: &g), small: Int8.random(in: .min ... .max, using: &g),
+            unsigned: UInt32.random(in: 0...UInt32.max, using: &g), double: d.isNaN ? 0 : d,
+            flag: Bool.random(using: &g),
+            text: randomText(&g), maybe: Bool.random(using: &g) ? randomText(&g) : nil, when: randomDate(&g),
+            bytes: Data((0..<Int.random(in: 0...16, using: &g)).map { _ in UInt8.random(in: 0...255, using: &g) }),
+            list: (0..<Int.random(in: 0...5, using: &g)).map { _ in Int16.random(in: .min ... .max, using: &g) },
+            words: (0..<Int.random(in: 0...3, using: &g)).map { _ in randomText(&g) },
+            inner: randomInner(&g), inners: (0..<Int.random(in: 0...3, using: &g)).map { _ in randomInner(&g) },
+            table: table)
     }
 
     @Test func randomValuesRoundTrip() throws {
@@ -398,7 +433,8 @@ func propertySeed() -> UInt64 {
                 let back = try RecordDecoder().decode(Sample.self, from: try Record(decoding: record.encoded()))
                 // Equal values, and -0.0 keeps its sign.
                 guard back == value, back.double.sign == value.double.sign,
-                      back.inner.number.sign == value.inner.number.sign else {
+                    back.inner.number.sign == value.inner.number.sign
+                else {
                     Issue.record("seed \(seed) (SHOAL_SEED=\(seed)), case \(i): \(value) came back as \(back)")
                     return
                 }
@@ -411,13 +447,17 @@ func propertySeed() -> UInt64 {
 
     static func randomFieldValue(_ g: inout SeededGenerator) -> FieldValue {
         let ref = Reference(recordID: Record.ID(name: "x", zone: zone))
-        let json = [#"{"text":"a","number":1,"bytes":"AA==","small":[1]}"#, #"{"text":5}"#, "[", "[]", "{}", "null", "1e999",
-                    #"{"a":{"a":{"a":[1,2,{"b":null}]}}}"#, #"[{"text":"a","number":"NaN","bytes":"!","small":[99999]}]"#,
-                    #"{"text":"\ud800"}"#, #"{"x":1,"x":2}"#, "-", "01", #""\u00e9""#, String(repeating: "{\"a\":", count: 70)]
+        let json = [
+            #"{"text":"a","number":1,"bytes":"AA==","small":[1]}"#, #"{"text":5}"#, "[", "[]", "{}", "null", "1e999",
+            #"{"a":{"a":{"a":[1,2,{"b":null}]}}}"#, #"[{"text":"a","number":"NaN","bytes":"!","small":[99999]}]"#,
+            #"{"text":"\ud800"}"#, #"{"x":1,"x":2}"#, "-", "01", #""\u00e9""#, String(repeating: "{\"a\":", count: 70)
+        ]
         switch Int.random(in: 0..<12, using: &g) {
         case 0: return .string(json.randomElement(using: &g) ?? "")
         case 1: return .string(randomText(&g))
-        case 2: return .int64([Int64.min, Int64.max, -1, 0, 128, 70_000, Int64(UInt32.max) + 1].randomElement(using: &g) ?? 0)
+        case 2:
+            return .int64(
+                [Int64.min, Int64.max, -1, 0, 128, 70_000, Int64(UInt32.max) + 1].randomElement(using: &g) ?? 0)
         case 3: return .double(randomDouble(&g))
         case 4: return .bool(Bool.random(using: &g))
         case 5: return .bytes([1, 2])
@@ -433,9 +473,12 @@ func propertySeed() -> UInt64 {
     @Test func decodingArbitraryRecordsNeverTraps() throws {
         let seed = propertySeed()
         var g = SeededGenerator(seed: seed)
-        let names = ["int", "small", "unsigned", "double", "flag", "text", "maybe", "when", "bytes", "list", "words", "inner", "inners", "table",
-                     "title", "count", "level", "ratio", "done", "due", "reminder", "blob", "tags", "scores", "weights", "owner",
-                     "related", "priority", "mood", "address", "previous", "addresses", "shape", "attributes"]
+        let names = [
+            "int", "small", "unsigned", "double", "flag", "text", "maybe", "when", "bytes", "list", "words", "inner",
+            "inners", "table",
+            "title", "count", "level", "ratio", "done", "due", "reminder", "blob", "tags", "scores", "weights", "owner",
+            "related", "priority", "mood", "address", "previous", "addresses", "shape", "attributes"
+        ]
         var decoded = 0
         for i in 0..<3_000 {
             var record: Record
@@ -447,15 +490,21 @@ func propertySeed() -> UInt64 {
                 record = Record(recordType: "Junk", id: Self.id)
             }
             for _ in 0..<Int.random(in: 1...6, using: &g) {
-                record[names.randomElement(using: &g) ?? "int"] = Bool.random(using: &g) ? Self.randomFieldValue(&g) : nil
+                record[names.randomElement(using: &g) ?? "int"] =
+                    Bool.random(using: &g) ? Self.randomFieldValue(&g) : nil
             }
-            for decode in [{ _ = try RecordDecoder().decode(Sample.self, from: record) }, { _ = try RecordDecoder().decode(Note.self, from: record) }] {
+            for decode in [
+                { _ = try RecordDecoder().decode(Sample.self, from: record) },
+                { _ = try RecordDecoder().decode(Note.self, from: record) }
+            ] {
                 do {
                     try decode()
                     decoded += 1
                 } catch is RecordCodingError {
                 } catch {
-                    Issue.record("seed \(seed) (SHOAL_SEED=\(seed)), case \(i): \(record) threw \(error), not a RecordCodingError")
+                    Issue.record(
+                        "seed \(seed) (SHOAL_SEED=\(seed)), case \(i): \(record) threw \(error), not a RecordCodingError"
+                    )
                     return
                 }
             }
@@ -482,7 +531,7 @@ func propertySeed() -> UInt64 {
             }
             return nil
         }
-        #expect(code(record.encoded()) == .invalidValue)      // a whole record, fields and all
+        #expect(code(record.encoded()) == .invalidValue)  // a whole record, fields and all
         #expect(code(bytes + [0]) == .trailingBytes)
         #expect(code([]) == .truncated)
         #expect(code(Array(bytes.dropLast())) != nil)
@@ -504,7 +553,7 @@ func propertySeed() -> UInt64 {
 
         var note = Self.sample()
         let saved = try await store.save(try RecordEncoder().encode(note, type: "Note", id: Self.id))
-        let cached = saved.encodedSystemFields()   // what an app keeps beside its own copy of `note`
+        let cached = saved.encodedSystemFields()  // what an app keeps beside its own copy of `note`
 
         // Later: rebuild the record from the cache, change one property, save if nobody else did.
         var restored = try Record(systemFields: cached)

@@ -67,9 +67,15 @@ import Testing
         try await a.trustDevice(b.deviceID, name: "b", address: "127.0.0.1:\(port)")
         try await b.trustDevice(a.deviceID, name: "a")
         try await a.listen(host: "127.0.0.1", port: 0)
-        defer { Task { await a.shutdown(); await b.shutdown() } }
+        defer {
+            Task {
+                await a.shutdown(); await b.shutdown()
+            }
+        }
         let deadline = ContinuousClock.now + .seconds(30)
-        while await a.connectedDevices().isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while await a.connectedDevices().isEmpty && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         let asset = Asset(hash: try #require(ContentHash(bytes: [UInt8](repeating: 8, count: 32))), size: 8)
         do {
             try await a.fetchAsset(asset)
@@ -90,7 +96,9 @@ import Testing
             return try await node.save(Self.note("cancelled"), attaching: ["photo": path])
         }
         let saved = await saving.result
-        guard case .failure(let failure) = saved, let e = failure as? ShoalError else { Issue.record("a cancelled save saved"); return }
+        guard case .failure(let failure) = saved, let e = failure as? ShoalError else {
+            Issue.record("a cancelled save saved"); return
+        }
         #expect(e.code == .operationCancelled && e.underlyingError is CancellationError)
         await #expect(throws: ShoalError.self) { try await node.record(for: Self.note("cancelled").id) }
 
@@ -99,14 +107,18 @@ import Testing
             withUnsafeCurrentTask { $0?.cancel() }
             try await node.fetchAsset(asset)
         }
-        guard case .failure(let fetchFailure) = await fetching.result, let f = fetchFailure as? ShoalError else { Issue.record("a cancelled fetch succeeded"); return }
+        guard case .failure(let fetchFailure) = await fetching.result, let f = fetchFailure as? ShoalError else {
+            Issue.record("a cancelled fetch succeeded"); return
+        }
         #expect(f.code == .operationCancelled)
 
         let collecting = Task { () async throws -> GarbageCollectionReport in
             withUnsafeCurrentTask { $0?.cancel() }
             return try await node.collectAssetGarbage()
         }
-        guard case .failure(let collectFailure) = await collecting.result, let g = collectFailure as? ShoalError else { Issue.record("a cancelled collection ran"); return }
+        guard case .failure(let collectFailure) = await collecting.result, let g = collectFailure as? ShoalError else {
+            Issue.record("a cancelled collection ran"); return
+        }
         #expect(g.code == .operationCancelled)
         await node.shutdown()
     }
@@ -182,9 +194,11 @@ import Testing
     }
 
     @Test func aFullDiskIsQuotaExceeded() {
-        let e = ShoalError.mapped(AssetError.io("writing a chunk", "/data/assets/x", errno: ENOSPC), doing: "saving notes/n")
+        let e = ShoalError.mapped(
+            AssetError.io("writing a chunk", "/data/assets/x", errno: ENOSPC), doing: "saving notes/n")
         #expect(e.code == .quotaExceeded && e.message.contains("free space"), "\(e)")
-        let other = ShoalError.mapped(AssetError.io("writing a chunk", "/data/assets/x", errno: EIO), doing: "saving notes/n")
+        let other = ShoalError.mapped(
+            AssetError.io("writing a chunk", "/data/assets/x", errno: EIO), doing: "saving notes/n")
         #expect(other.code == .internalError && other.underlyingError is AssetError)
     }
 }
@@ -202,8 +216,16 @@ final class CancelBox: @unchecked Sendable {
     private let lock = NSLock()
     private var task: Task<Record, any Error>?
     private var asked = false
-    func set(_ t: Task<Record, any Error>) { lock.withLock { task = t; if asked { t.cancel() } } }
-    func cancel() { lock.withLock { asked = true; task?.cancel() } }
+    func set(_ t: Task<Record, any Error>) {
+        lock.withLock {
+            task = t; if asked { t.cancel() }
+        }
+    }
+    func cancel() {
+        lock.withLock {
+            asked = true; task?.cancel()
+        }
+    }
 }
 
 /// Counts progress reports.

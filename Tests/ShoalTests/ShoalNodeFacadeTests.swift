@@ -35,14 +35,17 @@ import Shoal
         // "a" again as a new record: its change tag is stale, so the save conflicts.
         let stale = Self.note("a", count: 9)
         do {
-            try await node.modify(saving: [stale, Self.note("c", count: 3)], deleting: [Record.ID(name: "b", zone: Self.notes)])
+            try await node.modify(
+                saving: [stale, Self.note("c", count: 3)], deleting: [Record.ID(name: "b", zone: Self.notes)])
             Issue.record("the stale save should have failed the batch")
         } catch {
             #expect(error.code == .partialFailure)
             #expect(error.partialErrors[stale.id]?.code == .serverRecordChanged)
             #expect(error.partialErrors[Record.ID(name: "c", zone: Self.notes)]?.code == .batchRequestFailed)
         }
-        #expect(try await node.record(for: Record.ID(name: "b", zone: Self.notes))["count"] == .int64(2), "nothing of the batch committed")
+        #expect(
+            try await node.record(for: Record.ID(name: "b", zone: Self.notes))["count"] == .int64(2),
+            "nothing of the batch committed")
         do {
             try await node.modify(saving: [stale, Self.note("c", count: 3)], atomically: false)
             Issue.record("the stale save should have failed")
@@ -57,12 +60,15 @@ import Shoal
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try await node.modify(saving: (0..<7).map { Self.note("n\($0)", count: $0) })
         try await node.declareIndex(zone: Self.notes, recordType: "Note", field: "count")
-        let query = Query(recordType: "Note", predicate: .greaterOrEqual("count", .int64(2)), sortDescriptors: [.init(.field("count"), ascending: false)])
+        let query = Query(
+            recordType: "Note", predicate: .greaterOrEqual("count", .int64(2)),
+            sortDescriptors: [.init(.field("count"), ascending: false)])
         var page = try await node.records(matching: query, in: Self.notes, desiredKeys: ["count"], resultsLimit: 2)
         var names = page.records.map(\.id.name)
         #expect(page.records.allSatisfy { $0.allKeys == ["count"] })
         while let c = page.cursor {
-            page = try await node.records(continuing: try QueryCursor(decoding: c.encoded()), desiredKeys: ["count"], resultsLimit: 2)
+            page = try await node.records(
+                continuing: try QueryCursor(decoding: c.encoded()), desiredKeys: ["count"], resultsLimit: 2)
             names += page.records.map(\.id.name)
         }
         #expect(names == ["n6", "n5", "n4", "n3", "n2"])
@@ -72,7 +78,10 @@ import Shoal
     @Test func eachSubscriptionHasItsOwnStream() async throws {
         let (node, dir) = try await Self.node()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try await node.saveSubscription(Subscription(id: "big", kind: .query(Query(recordType: "Note", predicate: .greater("count", .int64(10))), zone: Self.notes)))
+        try await node.saveSubscription(
+            Subscription(
+                id: "big",
+                kind: .query(Query(recordType: "Note", predicate: .greater("count", .int64(10))), zone: Self.notes)))
         try await node.saveSubscription(Subscription(id: "lab", kind: .zone(Self.lab)))
         #expect(await node.subscriptions().map(\.id) == ["big", "lab"])
         let big = await node.notifications(of: "big")
@@ -82,7 +91,8 @@ import Shoal
         try await node.save(Self.note("x", count: 0, zone: Self.lab))
         var bigIterator = big.makeAsyncIterator()
         let first = await bigIterator.next()
-        #expect(first?.subscriptionID == "big" && first?.recordIDs.map(\.name) == ["large"], "\(String(describing: first))")
+        #expect(
+            first?.subscriptionID == "big" && first?.recordIDs.map(\.name) == ["large"], "\(String(describing: first))")
         var labIterator = lab.makeAsyncIterator()
         let second = await labIterator.next()
         #expect(second?.subscriptionID == "lab" && second?.zones == [Self.lab], "\(String(describing: second))")
@@ -99,6 +109,8 @@ import Shoal
         try await node.save(Self.note("a", count: 1, zone: Self.lab))
         try await node.deleteZone(Self.notes)
         let since = try await node.databaseChanges(since: all.token)
-        #expect(since.changedZones == [Self.lab] && since.deletedZones == [Self.notes], "\(since.changedZones) \(since.deletedZones)")
+        #expect(
+            since.changedZones == [Self.lab] && since.deletedZones == [Self.notes],
+            "\(since.changedZones) \(since.deletedZones)")
     }
 }

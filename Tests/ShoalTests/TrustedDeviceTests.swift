@@ -55,10 +55,14 @@ import ShoalStore
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let node = try await ShoalNode.open(directory: dir)
         for address in ["192.168.1.20", "host:0", "host:70000", ":7400", "a b:1"] {
-            await #expect(throws: ShoalError.self, "address \(address)") { try await node.trustDevice(Self.device(3), address: address) }
+            await #expect(throws: ShoalError.self, "address \(address)") {
+                try await node.trustDevice(Self.device(3), address: address)
+            }
         }
         await #expect(throws: ShoalError.self, "its own ID") { try await node.trustDevice(node.deviceID) }
-        await #expect(throws: ShoalError.self, "a long name") { try await node.trustDevice(Self.device(3), name: String(repeating: "x", count: 257)) }
+        await #expect(throws: ShoalError.self, "a long name") {
+            try await node.trustDevice(Self.device(3), name: String(repeating: "x", count: 257))
+        }
         await #expect(throws: ShoalError.self, "not trusted") { try await node.removeDevice(Self.device(4)) }
         #expect(await node.trustedDevices().isEmpty, "nothing was kept from refused calls")
     }
@@ -76,16 +80,24 @@ import ShoalStore
         let port = try await b.listen(host: "127.0.0.1", port: 0)
         try await a.trustDevice(b.deviceID, name: "b", address: "127.0.0.1:\(port)")
         try await a.listen(host: "127.0.0.1", port: 0)
-        defer { Task { await a.shutdown(); await b.shutdown() } }
+        defer {
+            Task {
+                await a.shutdown(); await b.shutdown()
+            }
+        }
         let deadline = ContinuousClock.now + .seconds(30)
-        while await b.pendingDevices().isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while await b.pendingDevices().isEmpty && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(await b.pendingDevices().first?.device == a.deviceID)
         #expect((try? await a.record(for: r.id)) == nil)
         try await b.trustDevice(a.deviceID, name: "a")
         #expect(await b.pendingDevices().isEmpty)
         // Trusted, A is told of no zone until B shares one with it.
         try await b.shareZone(notes, with: a.deviceID, role: .readOnly)
-        while (try? await a.record(for: r.id)) == nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while (try? await a.record(for: r.id)) == nil && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(try await a.record(for: r.id)["text"] == .string("hello"))
         #expect(await a.peers().first?.device == b.deviceID)
     }

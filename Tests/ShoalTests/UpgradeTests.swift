@@ -6,9 +6,9 @@ import Shoal
 @testable import ShoalSync
 @testable import ShoalTrust
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Copies of `Fixtures/pre-identity/a` and `b` (see its README: made by the `shoal` binary of the
@@ -18,12 +18,16 @@ import Darwin
 @Suite(.serialized, .timeLimit(.minutes(2))) struct UpgradeTests {
     /// What the old binary wrote and reported (the fixture's README).
     enum Old {
-        static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/pre-identity").path
+        static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Fixtures/pre-identity"
+        ).path
         static let nodeA = "114950c8982c172338ad5ef0405d4be1"
         static let nodeB = "1f93118e02601f8cbd1bcef186235d86"
         static let digest = "c8528f39003e887d2cd6d524cd4505980e19123577d7bae6ff9aaf278b1edcfe"
-        static let changeTags = ["groceries": "b7da4663a7692d40", "trip": "0b2d5df4ba3f10d2",
-                                 "from-b": "2e6013ae27352507", "receipt": "3ffa19639b4c0257"]
+        static let changeTags = [
+            "groceries": "b7da4663a7692d40", "trip": "0b2d5df4ba3f10d2",
+            "from-b": "2e6013ae27352507", "receipt": "3ffa19639b4c0257"
+        ]
         static let asset = "484bbc2ff09c8f287e70feb123da13b101802f62e3452402b7e4b0a36b27cbd0"
         static let receipt = "receipt: milk 1.20, eggs 2.40\n"
         /// The key under which the old `SyncNode` kept its position in `peer`'s feed of `notes`.
@@ -116,7 +120,8 @@ import Darwin
 
         let all = try await node.changes(in: Self.notes, since: nil)
         #expect(!all.moreComing)
-        #expect(all.deletions.map(\.id) == [Self.id("obsolete")], "the tombstone is kept, so the deletion still replicates")
+        #expect(
+            all.deletions.map(\.id) == [Self.id("obsolete")], "the tombstone is kept, so the deletion still replicates")
         #expect(all.deletions.first?.deletion.node == a)
 
         // The asset is held whole, so this node can still serve it.
@@ -148,11 +153,16 @@ import Darwin
         let b = try await ShoalNode.open(directory: try Self.copy("b", to: root))
         for (holder, peer) in [(a, b), (b, a)] {
             let key = Old.positionKey(peer.nodeID.hex)
-            #expect(SyncStateKey.position(peer: peer.nodeID, zone: Self.notes).rawValue == key, "the current code reads the old key")
-            let stored = try #require(try await holder.store.syncValue(.position(peer: peer.nodeID, zone: Self.notes)), "\(holder.nodeID.short) lost its position in \(peer.nodeID.short)'s feed")
+            #expect(
+                SyncStateKey.position(peer: peer.nodeID, zone: Self.notes).rawValue == key,
+                "the current code reads the old key")
+            let stored = try #require(
+                try await holder.store.syncValue(.position(peer: peer.nodeID, zone: Self.notes)),
+                "\(holder.nodeID.short) lost its position in \(peer.nodeID.short)'s feed")
             let incarnation = try await holder.store.zone(Self.notes).incarnation
-            let token = try #require(await holder.sync.position(peer: peer.nodeID, zone: Self.notes, incarnation: incarnation),
-                                     "the current code does not accept the stored position")
+            let token = try #require(
+                await holder.sync.position(peer: peer.nodeID, zone: Self.notes, incarnation: incarnation),
+                "the current code does not accept the stored position")
             #expect(token.bytes == stored)
 
             let fromPosition = try await peer.changes(in: Self.notes, since: token)
@@ -161,12 +171,18 @@ import Darwin
             #expect(fromPosition.records.count < everything.records.count)
             let knowledge = await holder.sync.knowledge(of: Self.notes)
             for r in fromPosition.records {
-                #expect(r.versionVector.isDominated(by: knowledge), "\(r.id.name) from the position is news to \(holder.nodeID.short)")
+                #expect(
+                    r.versionVector.isDominated(by: knowledge),
+                    "\(r.id.name) from the position is news to \(holder.nodeID.short)")
             }
         }
         // b stopped at the end of a's feed; a, one change (trip, which it wrote) before the end of b's.
-        let bInA: ChangeToken = try #require(await b.sync.position(peer: a.nodeID, zone: Self.notes, incarnation: try await b.store.zone(Self.notes).incarnation))
-        let aInB: ChangeToken = try #require(await a.sync.position(peer: b.nodeID, zone: Self.notes, incarnation: try await a.store.zone(Self.notes).incarnation))
+        let bInA: ChangeToken = try #require(
+            await b.sync.position(
+                peer: a.nodeID, zone: Self.notes, incarnation: try await b.store.zone(Self.notes).incarnation))
+        let aInB: ChangeToken = try #require(
+            await a.sync.position(
+                peer: b.nodeID, zone: Self.notes, incarnation: try await a.store.zone(Self.notes).incarnation))
         #expect(try await a.changes(in: Self.notes, since: bInA).records.isEmpty)
         #expect(try await b.changes(in: Self.notes, since: aInB).records.map(\.id.name) == ["trip"])
     }
@@ -179,7 +195,11 @@ import Darwin
         defer { try? FileManager.default.removeItem(atPath: root) }
         let a = try await ShoalNode.open(directory: try Self.copy("a", to: root))
         let b = try await ShoalNode.open(directory: try Self.copy("b", to: root))
-        defer { Task { await a.shutdown(); await b.shutdown() } }
+        defer {
+            Task {
+                await a.shutdown(); await b.shutdown()
+            }
+        }
         let port = try await a.listen(host: "127.0.0.1", port: 0)
         try await a.trustDevice(b.deviceID, name: "b")
         try await b.trustDevice(a.deviceID, name: "a", address: "127.0.0.1:\(port)")
@@ -187,7 +207,9 @@ import Darwin
 
         // Both sides follow the zone and have caught up with the other.
         func caughtUp(_ n: ShoalNode, with peer: NodeID) async -> Bool {
-            await n.sync.replication().contains { $0.peer == peer && $0.zone == Self.notes && $0.receivedCaughtUp && $0.sentCaughtUp }
+            await n.sync.replication().contains {
+                $0.peer == peer && $0.zone == Self.notes && $0.receivedCaughtUp && $0.sentCaughtUp
+            }
         }
         func bothCaughtUp() async -> Bool {
             guard await caughtUp(a, with: b.nodeID) else { return false }
@@ -206,7 +228,9 @@ import Darwin
         #expect(await b.peers().first?.device == a.deviceID)
 
         // Each old node ID is now bound to its new device (NetworkNode's sync values).
-        #expect(SyncStateKey.boundDevice(of: b.nodeID).rawValue == "node-device\u{1}" + b.nodeID.hex, "the current code reads the old key")
+        #expect(
+            SyncStateKey.boundDevice(of: b.nodeID).rawValue == "node-device\u{1}" + b.nodeID.hex,
+            "the current code reads the old key")
         #expect(try await a.store.syncValue(.boundDevice(of: b.nodeID)) == b.deviceID.bytes)
         #expect(try await b.store.syncValue(.boundDevice(of: a.nodeID)) == a.deviceID.bytes)
 

@@ -9,9 +9,9 @@ import X509
 @testable import ShoalTrust
 import ShoalWire
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 @Suite struct DeviceIdentityTests {
@@ -64,7 +64,10 @@ import Darwin
         #expect(Self.mode(files.folder) == 0o700)
         #expect(Self.mode(files.key) == 0o600)
         // No temporary file is left behind.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: files.folder).sorted() == ["device-cert.pem", "device-key.pem"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: files.folder).sorted() == [
+                "device-cert.pem", "device-key.pem"
+            ])
     }
 
     @Test func certificateFollowsTheProfile() throws {
@@ -100,13 +103,18 @@ import Darwin
         #expect(serializer.serializedBytes == Array(identity.privateKey.publicKey.derRepresentation))
         let expected = Array(SHA256.hash(data: identity.privateKey.publicKey.derRepresentation))
         #expect(identity.deviceID.bytes == expected)
-        #expect(try DeviceIdentity.deviceID(ofCertificateDER: try PEMDocument(pemString: pem).derBytes) == identity.deviceID)
+        #expect(
+            try DeviceIdentity.deviceID(ofCertificateDER: try PEMDocument(pemString: pem).derBytes) == identity.deviceID
+        )
         #expect(DeviceIdentity.deviceID(of: identity.privateKey.publicKey) == identity.deviceID)
     }
 
     /// Another implementation agrees: OpenSSL's SPKI hash of a certificate it made, and of ours.
     @Test func openSSLAgrees() throws {
-        guard let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
+        guard
+            let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl", "/opt/homebrew/bin/openssl"].first(
+                where: FileManager.default.isExecutableFile(atPath:))
+        else {
             print("openSSLAgrees: no openssl found; skipping the cross-check with OpenSSL")
             return
         }
@@ -134,8 +142,10 @@ import Darwin
         }
         // A certificate OpenSSL made.
         let theirs = dir + "/openssl-cert.pem"
-        _ = try run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=other",
-                     "-days", "2", "-keyout", dir + "/openssl-key.pem", "-out", theirs])
+        _ = try run([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=other",
+            "-days", "2", "-keyout", dir + "/openssl-key.pem", "-out", theirs
+        ])
         let theirPEM = try String(contentsOfFile: theirs, encoding: .utf8)
         let theirID = try DeviceIdentity.deviceID(ofCertificateDER: try PEMDocument(pemString: theirPEM).derBytes)
         #expect(theirID.hex == (try openSSLID(ofCertificate: theirs)))
@@ -173,7 +183,7 @@ import Darwin
         ("not a key\n", "text"),
         ("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", "truncated DER"),
         ("-----BEGIN PRIVATE KEY-----\n!!!!\n-----END PRIVATE KEY-----\n", "not base64"),
-        (String(repeating: "A", count: 70_000), "too large"),
+        (String(repeating: "A", count: 70_000), "too large")
     ])
     func garbageKeyIsRefused(_ content: String, _ what: String) throws {
         let dir = try Self.temporaryDirectory()
@@ -198,7 +208,9 @@ import Darwin
             #expect(error?.code == .malformed)
             #expect(error?.detail.contains(files.certificate) == true)
         }
-        #expect(throws: IdentityError.self) { try DeviceIdentity.deviceID(ofCertificateDER: [0x30, 0x03, 0x02, 0x01, 0x00]) }
+        #expect(throws: IdentityError.self) {
+            try DeviceIdentity.deviceID(ofCertificateDER: [0x30, 0x03, 0x02, 0x01, 0x00])
+        }
         #expect(throws: IdentityError.self) { try DeviceIdentity.deviceID(ofCertificateDER: []) }
     }
 
@@ -226,7 +238,10 @@ import Darwin
         let second = try DeviceIdentity.loadOrCreate(in: dir)
         #expect(second.deviceID == first.deviceID)
         #expect(second.certificateDER != first.certificateDER, "a new certificate (new serial)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: files.folder).sorted() == ["device-cert.pem", "device-key.pem"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: files.folder).sorted() == [
+                "device-cert.pem", "device-key.pem"
+            ])
     }
 
     @Test func unreadableFileIsAnIOError() throws {

@@ -24,13 +24,19 @@ import ShoalSamples
         let hash = (0..<32).map { UInt8($0) }
         let asset = Asset(hash: try #require(ContentHash(bytes: hash)), size: 1 << 40)
         for index: UInt64 in [0, 127, 128, 1 << 40] {
-            let payload = bytes.withUnsafeBytes { AssetChunkMessage.chunkPayload(asset: asset, index: index, bytes: $0) }
+            let payload = bytes.withUnsafeBytes {
+                AssetChunkMessage.chunkPayload(asset: asset, index: index, bytes: $0)
+            }
             // asset hash | asset size | part 2 (chunk) | chunk index | length-prefixed bytes
             let expected = hash + Self.varint(1 << 40) + [2] + Self.varint(index) + Self.varint(UInt64(length)) + bytes
             #expect(payload == expected, "length \(length) index \(index)")
-            #expect(AssetChunkMessage(asset: asset, part: .chunk(index: index, bytes: bytes)).encoded() == expected, "length \(length) index \(index)")
+            #expect(
+                AssetChunkMessage(asset: asset, part: .chunk(index: index, bytes: bytes)).encoded() == expected,
+                "length \(length) index \(index)")
             let decoded = try AssetChunkMessage(decoding: payload)
-            #expect(decoded == AssetChunkMessage(asset: asset, part: .chunk(index: index, bytes: bytes)), "length \(length) index \(index)")
+            #expect(
+                decoded == AssetChunkMessage(asset: asset, part: .chunk(index: index, bytes: bytes)),
+                "length \(length) index \(index)")
         }
     }
 }

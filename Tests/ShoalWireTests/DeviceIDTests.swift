@@ -21,10 +21,12 @@ struct DeviceIDVector: Sendable, CustomTestStringConvertible {
 
     static func load() -> [DeviceIDVector] {
         guard let data = try? Data(contentsOf: file),
-              let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
+            let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+        else { return [] }
         return list.map { v in
-            DeviceIDVector(name: v["name"] as? String ?? "?", hex: v["hex"] as? String, text: v["text"] as? String ?? "",
-                           error: v["error"] as? String, offset: v["offset"] as? Int, detail: v["detail"] as? String)
+            DeviceIDVector(
+                name: v["name"] as? String ?? "?", hex: v["hex"] as? String, text: v["text"] as? String ?? "",
+                error: v["error"] as? String, offset: v["offset"] as? Int, detail: v["detail"] as? String)
         }
     }
 }
@@ -37,7 +39,9 @@ struct DeviceIDVector: Sendable, CustomTestStringConvertible {
 
     @Test func vectorFileIsPresent() {
         #expect(Self.vectors.filter { $0.error == nil }.count >= 5, "Spec/vectors/device-ids.json is missing or short")
-        #expect(Self.vectors.filter { $0.error != nil }.count >= 10, "Spec/vectors/device-ids.json has too few invalid vectors")
+        #expect(
+            Self.vectors.filter { $0.error != nil }.count >= 10,
+            "Spec/vectors/device-ids.json has too few invalid vectors")
     }
 
     /// Bytes → text gives `text`; `text` → bytes gives `hex`, also in lower case and without separators.
@@ -95,7 +99,9 @@ struct DeviceIDVector: Sendable, CustomTestStringConvertible {
             let id = try #require(DeviceID(bytes: (0..<32).map { _ in UInt8(truncatingIfNeeded: rng.next()) }))
             let text = id.text
             guard text.utf8.count == 63, text.split(separator: "-").map(\.count) == Array(repeating: 7, count: 8),
-                  try DeviceID(text: text) == id, try DeviceID(text: text.lowercased().replacingOccurrences(of: "-", with: "")) == id else {
+                try DeviceID(text: text) == id,
+                try DeviceID(text: text.lowercased().replacingOccurrences(of: "-", with: "")) == id
+            else {
                 Issue.record("seed \(seed): \(id.hex) does not round-trip through \(text)")
                 return
             }
@@ -154,14 +160,18 @@ struct DeviceIDVector: Sendable, CustomTestStringConvertible {
                 let id = try DeviceID(text: text)
                 Issue.record("\(name): \(text) parsed as \(id.hex)")
             } catch {
-                out.append(["name": name, "kind": "device_id", "text": text, "error": error.code.name, "offset": error.offset, "detail": error.detail])
+                out.append([
+                    "name": name, "kind": "device_id", "text": text, "error": error.code.name, "offset": error.offset,
+                    "detail": error.detail
+                ])
             }
         }
         try valid("zero", [UInt8](repeating: 0, count: 32))
         try valid("all-ones", [UInt8](repeating: 0xFF, count: 32))
         try valid("counting", (0..<32).map { UInt8($0) })
         // SHA-256 of the empty string.
-        try valid("sha256-of-empty", Hex.bytes("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") ?? [])
+        try valid(
+            "sha256-of-empty", Hex.bytes("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") ?? [])
         try valid("syncthing-example", try DeviceID(text: Self.syncthingExample).bytes)
         var rng = SplitMix64(seed: 0xDE71_CE1D)
         for i in 1...3 { try valid("random-\(i)", (0..<32).map { _ in UInt8(truncatingIfNeeded: rng.next()) }) }
@@ -198,7 +208,8 @@ struct DeviceIDVector: Sendable, CustomTestStringConvertible {
         values[55] = DeviceIDText.check(values[42..<55])
         invalid("bits-beyond-256", String(decoding: values.map { DeviceIDText.alphabet[Int($0)] }, as: UTF8.self))
 
-        let data = try JSONSerialization.data(withJSONObject: out, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        let data = try JSONSerialization.data(
+            withJSONObject: out, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         try (data + Data("\n".utf8)).write(to: DeviceIDVector.file)
     }
 }

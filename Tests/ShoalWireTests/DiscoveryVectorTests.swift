@@ -15,13 +15,20 @@ enum DiscoveryJSON {
     static func endpoint(_ e: DiscoveryAnnouncement.Endpoint) -> [String: Any] {
         switch e.host {
         case .source: ["kind": "source", "port": Int(e.port), "text": e.description]
-        case .ipv4(let a): ["kind": "ipv4", "address": String(format: "%08x", a), "port": Int(e.port), "text": e.description]
-        case let .ipv6(h, l): ["kind": "ipv6", "address": String(format: "%016llx%016llx", h, l), "port": Int(e.port), "text": e.description]
+        case .ipv4(let a):
+            ["kind": "ipv4", "address": String(format: "%08x", a), "port": Int(e.port), "text": e.description]
+        case let .ipv6(h, l):
+            [
+                "kind": "ipv6", "address": String(format: "%016llx%016llx", h, l), "port": Int(e.port),
+                "text": e.description
+            ]
         }
     }
 
     static func announcement(_ o: [String: Any]) throws -> DiscoveryAnnouncement {
-        guard let device = DeviceID(hex: try VectorJSON.string(o["device"], "device")) else { throw VectorJSONError("device is not 64 hex digits") }
+        guard let device = DeviceID(hex: try VectorJSON.string(o["device"], "device")) else {
+            throw VectorJSONError("device is not 64 hex digits")
+        }
         let endpoints = try VectorJSON.array(o["endpoints"], "endpoints").map { any -> DiscoveryAnnouncement.Endpoint in
             let e = try VectorJSON.object(any, "endpoint")
             let port = UInt16(try VectorJSON.int(e["port"], "port"))
@@ -30,11 +37,13 @@ enum DiscoveryJSON {
             switch try VectorJSON.string(e["kind"], "kind") {
             case "source": return .init(host: .source, port: port)
             case "ipv4" where address.count == 4: return .init(host: .ipv4(UInt32(number(address[...]))), port: port)
-            case "ipv6" where address.count == 16: return .init(host: .ipv6(high: number(address[..<8]), low: number(address[8...])), port: port)
+            case "ipv6" where address.count == 16:
+                return .init(host: .ipv6(high: number(address[..<8]), low: number(address[8...])), port: port)
             default: throw VectorJSONError("bad endpoint \(e)")
             }
         }
-        return DiscoveryAnnouncement(device: device, instance: try VectorJSON.uint64(o["instance"], "instance"), endpoints: endpoints)
+        return DiscoveryAnnouncement(
+            device: device, instance: try VectorJSON.uint64(o["instance"], "instance"), endpoints: endpoints)
     }
 }
 
@@ -49,17 +58,27 @@ enum DiscoveryJSON {
     }
 
     static let vectors: [Vector] = {
-        guard let data = try? Data(contentsOf: file), let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
+        guard let data = try? Data(contentsOf: file),
+            let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+        else { return [] }
         return list.map { v in
-            let json = (v["json"]).flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
-            return Vector(name: v["name"] as? String ?? "?", hex: v["hex"] as? String ?? "", error: v["error"] as? String, offset: v["offset"] as? Int, json: json)
+            let json =
+                (v["json"]).flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }.map {
+                    String(decoding: $0, as: UTF8.self)
+                } ?? ""
+            return Vector(
+                name: v["name"] as? String ?? "?", hex: v["hex"] as? String ?? "", error: v["error"] as? String,
+                offset: v["offset"] as? Int, json: json)
         }
     }()
 
     @Test func vectorFileIsPresent() {
         #expect(Self.vectors.filter { $0.error == nil }.count >= 4, "Spec/vectors/discovery.json is missing or short")
         let codes = Set(Self.vectors.compactMap(\.error))
-        for code in ["bad_magic", "unsupported_version", "truncated", "limit_exceeded", "invalid_value", "unsorted", "duplicate", "trailing_bytes", "overlong_varint"] {
+        for code in [
+            "bad_magic", "unsupported_version", "truncated", "limit_exceeded", "invalid_value", "unsorted", "duplicate",
+            "trailing_bytes", "overlong_varint"
+        ] {
             #expect(codes.contains(code), "no invalid vector for \(code)")
         }
     }
@@ -71,7 +90,9 @@ enum DiscoveryJSON {
         #expect(Hex.string(decoded.encoded()) == v.hex, "decode → encode changed the bytes")
         let expected = try #require(try JSONSerialization.jsonObject(with: Data(v.json.utf8)) as? [String: Any])
         #expect(Hex.string(try DiscoveryJSON.announcement(expected).encoded()) == v.hex, "JSON → encode differs")
-        let got = String(decoding: try JSONSerialization.data(withJSONObject: DiscoveryJSON.json(decoded), options: [.sortedKeys]), as: UTF8.self)
+        let got = String(
+            decoding: try JSONSerialization.data(withJSONObject: DiscoveryJSON.json(decoded), options: [.sortedKeys]),
+            as: UTF8.self)
         #expect(got == v.json, "decoded value differs from the vector's JSON")
     }
 
@@ -104,12 +125,16 @@ enum DiscoveryJSON {
             let a = DiscoveryAnnouncement(device: device, instance: rng.next(), endpoints: endpoints)
             let bytes = a.encoded()
             guard !endpoints.isEmpty else {
-                #expect(throws: WireError.self, "seed \(seed) case \(i): no endpoints must not decode") { try DiscoveryAnnouncement(decoding: bytes) }
+                #expect(throws: WireError.self, "seed \(seed) case \(i): no endpoints must not decode") {
+                    try DiscoveryAnnouncement(decoding: bytes)
+                }
                 continue
             }
             let back = try DiscoveryAnnouncement(decoding: bytes)
             #expect(back.endpoints == Array(Set(endpoints).sorted().prefix(16)), "seed \(seed) case \(i)")
-            #expect(back.device == device && back.instance == a.instance && back.encoded() == bytes, "seed \(seed) case \(i)")
+            #expect(
+                back.device == device && back.instance == a.instance && back.encoded() == bytes,
+                "seed \(seed) case \(i)")
             #expect(bytes.count <= DiscoveryAnnouncement.maxBytes, "seed \(seed) case \(i)")
         }
     }
@@ -121,7 +146,9 @@ enum DiscoveryJSON {
         #expect(H.ipv6(high: 0xFD00_0001_0000_0000, low: 0x0000_0000_0000_0001).text == "fd00:1::1")
         #expect(H.ipv6(high: 0x2001_0DB8_0000_0001, low: 0x0001_0001_0001_0001).text == "2001:db8:0:1:1:1:1:1")
         #expect(H.ipv6(high: 0, low: 1).text == "::1")
-        #expect(DiscoveryAnnouncement.Endpoint(host: .ipv6(high: 0xFD00_0000_0000_0000, low: 2), port: 7400).description == "[fd00::2]:7400")
+        #expect(
+            DiscoveryAnnouncement.Endpoint(host: .ipv6(high: 0xFD00_0000_0000_0000, low: 2), port: 7400).description
+                == "[fd00::2]:7400")
     }
 
     /// Writes Spec/vectors/discovery.json when SHOAL_WRITE_VECTORS=1.
@@ -139,7 +166,10 @@ enum DiscoveryJSON {
                 _ = try DiscoveryAnnouncement(decoding: bytes)
                 Issue.record("\(name) decoded")
             } catch {
-                out.append(["name": name, "kind": "discovery", "hex": Hex.string(bytes), "error": error.code.name, "offset": error.offset, "detail": error.detail])
+                out.append([
+                    "name": name, "kind": "discovery", "hex": Hex.string(bytes), "error": error.code.name,
+                    "offset": error.offset, "detail": error.detail
+                ])
             }
         }
         let device = try #require(DeviceID(hex: "4e8f" + String(repeating: "5a", count: 30)))
@@ -150,10 +180,16 @@ enum DiscoveryJSON {
         try valid("source-address", one)
         try valid("ipv4-address", DiscoveryAnnouncement(device: device, instance: 1, endpoints: [v4]))
         try valid("ipv6-address", DiscoveryAnnouncement(device: device, instance: 2, endpoints: [v6]))
-        try valid("three-kinds-two-ports", DiscoveryAnnouncement(device: device, instance: UInt64.max,
-                                                                 endpoints: [v6, v4, source, .init(host: .source, port: 65_535)]))
-        try valid("sixteen-endpoints", DiscoveryAnnouncement(device: device, instance: 0,
-                                                             endpoints: (1...16).map { .init(host: .ipv4(0x0A4D_0000 + UInt32($0)), port: 7400) }))
+        try valid(
+            "three-kinds-two-ports",
+            DiscoveryAnnouncement(
+                device: device, instance: UInt64.max,
+                endpoints: [v6, v4, source, .init(host: .source, port: 65_535)]))
+        try valid(
+            "sixteen-endpoints",
+            DiscoveryAnnouncement(
+                device: device, instance: 0,
+                endpoints: (1...16).map { .init(host: .ipv4(0x0A4D_0000 + UInt32($0)), port: 7400) }))
         let b = one.encoded()  // 73 68 64 61 | 01 | 32-byte ID | 8-byte instance | 01 | 00 e8 39
         invalid("empty", [])
         invalid("magic-only", Array(b.prefix(4)))

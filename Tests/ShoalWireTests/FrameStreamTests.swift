@@ -18,7 +18,9 @@ import ShoalSamples
             case 1: return []
             case 2: return (0..<Int(rng.next() % 300)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
             case 3: return (0..<Int(1 &+ rng.next() % 6)).flatMap { _ in records[Int(rng.next() % 40)].encoded() }
-            case 4 where rng.next() % 8 == 0: return [UInt8](repeating: UInt8(truncatingIfNeeded: rng.next()), count: 200_000 &+ Int(rng.next() % 100_000))
+            case 4 where rng.next() % 8 == 0:
+                return [UInt8](
+                    repeating: UInt8(truncatingIfNeeded: rng.next()), count: 200_000 &+ Int(rng.next() % 100_000))
             default: return records[Int(rng.next() % 40)].encoded()
             }
         }
@@ -56,7 +58,9 @@ import ShoalSamples
             let back = try Self.read(frames, rng: &rng)
             #expect(back.map(\.payload) == payloads, "seed \(seed)")
             let streamed = back.filter { $0.compression == .stream }.count
-            #expect(streamed == payloads.filter { !$0.isEmpty && $0.count <= 64 << 10 }.count, "every payload of 1 byte to 64 KiB went into the stream (seed \(seed))")
+            #expect(
+                streamed == payloads.filter { !$0.isEmpty && $0.count <= 64 << 10 }.count,
+                "every payload of 1 byte to 64 KiB went into the stream (seed \(seed))")
         }
     }
 
@@ -70,7 +74,8 @@ import ShoalSamples
             // are independent of each other, and their order is not the stream's to check.
             let payloads = Self.payloads(count: 6, seed: seed).map { $0.isEmpty ? [1] : Array($0.prefix(60_000)) }
             var frames = try Self.encode(payloads, mode: Self.modes[k % 2])
-            let i = Int(rng.next() % UInt64(frames.count)), j = (i + 1 + Int(rng.next() % UInt64(frames.count - 1))) % frames.count
+            let i = Int(rng.next() % UInt64(frames.count)),
+                j = (i + 1 + Int(rng.next() % UInt64(frames.count - 1))) % frames.count
             let what = rng.next() % 4
             switch what {
             case 0:
@@ -85,9 +90,12 @@ import ShoalSamples
                 // length made longer (the reader waits for bytes that never come). What decoded is
                 // then a prefix of what was sent, never a wrong payload.
                 let back = try Self.read(frames, rng: &rng).map(\.payload)
-                #expect(back.count < payloads.count && Array(payloads.prefix(back.count)) == back, "seed \(seed): damage \(what) at \(i) decoded")
+                #expect(
+                    back.count < payloads.count && Array(payloads.prefix(back.count)) == back,
+                    "seed \(seed): damage \(what) at \(i) decoded")
             } catch {
-                #expect(error.offset >= 0 && error.offset < frames.reduce(0) { $0 + $1.count }, "seed \(seed): \(error)")
+                #expect(
+                    error.offset >= 0 && error.offset < frames.reduce(0) { $0 + $1.count }, "seed \(seed): \(error)")
             }
         }
     }
@@ -144,7 +152,8 @@ import ShoalSamples
         let payloads = NotesCorpus.records(count: 5, seed: 9).map { $0.encoded() }
         let frames = try Self.encode(payloads, mode: .dictionary(BuiltInDictionaries.records))
         let body = frames.flatMap { $0[9..<($0.count - 4)] }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-zstd-stream-\(UInt32.random(in: 0 ... .max))")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-zstd-stream-\(UInt32.random(in: 0 ... .max))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("stream.zst")

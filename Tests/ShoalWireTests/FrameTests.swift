@@ -6,7 +6,7 @@ import ShoalSamples
 
 @Suite struct FrameTests {
     static let modes: [(String, FrameEncoder.Options.Mode)] = [
-        ("none", .none), ("zstd", .zstd), ("dictionary", .dictionary(BuiltInDictionaries.records)),
+        ("none", .none), ("zstd", .zstd), ("dictionary", .dictionary(BuiltInDictionaries.records))
     ]
 
     static func batch(_ n: Int, seed: UInt64 = 7) -> [UInt8] {
@@ -21,7 +21,9 @@ import ShoalSamples
         let whole = CRC32C.checksum(bytes)
         for cut in [0, 1, 7, 8, 9, 500, 999, 1000] {
             let a = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<cut])) }
-            let b = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[cut...]), continuing: a) }
+            let b = bytes.withUnsafeBytes {
+                CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[cut...]), continuing: a)
+            }
             #expect(b == whole, "cut at \(cut)")
         }
     }
@@ -37,8 +39,13 @@ import ShoalSamples
                 for offset in 0..<8 {
                     let slice = UnsafeRawBufferPointer(rebasing: all[offset..<(offset + length)])
                     let previous = UInt32(truncatingIfNeeded: rng.next())
-                    guard CRC32C.checksum(slice, continuing: previous) == CRC32C.softwareChecksum(slice, continuing: previous) else {
-                        Issue.record("seed \(seed): CRC-32C differs at length \(length), offset \(offset) (hardware: \(CRC32C.usesHardware))")
+                    guard
+                        CRC32C.checksum(slice, continuing: previous)
+                            == CRC32C.softwareChecksum(slice, continuing: previous)
+                    else {
+                        Issue.record(
+                            "seed \(seed): CRC-32C differs at length \(length), offset \(offset) (hardware: \(CRC32C.usesHardware))"
+                        )
                         return
                     }
                 }
@@ -54,15 +61,19 @@ import ShoalSamples
         let seed = SplitMix64.seed(fromEnvironment: "SHOAL_SEED", default: 0xC2C3_3C00)
         var rng = SplitMix64(seed: seed)
         let bytes = (0..<200_008).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-        var lengths = [767, 768, 769, 1535, 1536, 24_575, 24_576, 24_577, 24_576 + 768, 24_576 + 767, 49_152 + 775, 200_000]
+        var lengths = [
+            767, 768, 769, 1535, 1536, 24_575, 24_576, 24_577, 24_576 + 768, 24_576 + 767, 49_152 + 775, 200_000
+        ]
         for _ in 0..<60 { lengths.append(Int(rng.next() % 200_001)) }
         bytes.withUnsafeBytes { all in
             for length in lengths {
                 let offset = Int(rng.next() % 8)
                 let slice = UnsafeRawBufferPointer(rebasing: all[offset..<(offset + length)])
                 let previous = UInt32(truncatingIfNeeded: rng.next())
-                #expect(CRC32C.checksum(slice, continuing: previous) == CRC32C.softwareChecksum(slice, continuing: previous),
-                        "seed \(seed): length \(length), offset \(offset) (hardware: \(CRC32C.usesHardware))")
+                #expect(
+                    CRC32C.checksum(slice, continuing: previous)
+                        == CRC32C.softwareChecksum(slice, continuing: previous),
+                    "seed \(seed): length \(length), offset \(offset) (hardware: \(CRC32C.usesHardware))")
             }
         }
     }
@@ -88,8 +99,11 @@ import ShoalSamples
         let noise = (0..<size).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
         for (name, mode) in Self.modes {
             let encoder = FrameEncoder(options: .init(mode: mode))
-            for frame in [Frame(type: .changes, payload: Array(text)), Frame(type: .assetChunk, payload: noise, mayCompress: false),
-                          Frame(type: .changes, payload: Array(text), mayCompress: false)] {
+            for frame in [
+                Frame(type: .changes, payload: Array(text)),
+                Frame(type: .assetChunk, payload: noise, mayCompress: false),
+                Frame(type: .changes, payload: Array(text), mayCompress: false)
+            ] {
                 var calls = 0
                 let written = try encoder.encode(frame) { size, write -> [UInt8] in
                     calls += 1
@@ -115,7 +129,9 @@ import ShoalSamples
         options.limits = limits
         var asked = false
         #expect(throws: WireError.self) {
-            _ = try FrameEncoder(options: options).encode(Frame(type: .changes, payload: Array(repeating: 1, count: 17))) { size, _ -> Int in
+            _ = try FrameEncoder(options: options).encode(
+                Frame(type: .changes, payload: Array(repeating: 1, count: 17))
+            ) { size, _ -> Int in
                 asked = true
                 return size
             }
@@ -127,7 +143,8 @@ import ShoalSamples
         let encoder = FrameEncoder(options: .init(mode: .zstd))
         let small = try FrameReader.decodeOne(try encoder.encode(.ping, payload: Array(repeating: 0, count: 63)))
         #expect(small.compression == .none)
-        let repetitive = try FrameReader.decodeOne(try encoder.encode(.changes, payload: Array(repeating: 7, count: 4096)))
+        let repetitive = try FrameReader.decodeOne(
+            try encoder.encode(.changes, payload: Array(repeating: 7, count: 4096)))
         #expect(repetitive.compression == .zstd)
         var rng = SplitMix64(seed: 3)
         let noise = (0..<4096).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
@@ -135,7 +152,8 @@ import ShoalSamples
         #expect(try FrameReader.decodeOne(incompressible).compression == .none)
         #expect(incompressible.count == 4096 + 13)
         let dict = FrameEncoder(options: .init(mode: .dictionary(BuiltInDictionaries.records)))
-        let record = try FrameReader.decodeOne(try dict.encode(.changes, payload: NotesCorpus.records(count: 1, seed: 99)[0].encoded()))
+        let record = try FrameReader.decodeOne(
+            try dict.encode(.changes, payload: NotesCorpus.records(count: 1, seed: 99)[0].encoded()))
         #expect(record.compression == .dictionary(id: BuiltInDictionaries.recordsID))
     }
 
@@ -181,7 +199,9 @@ import ShoalSamples
         var reader = FrameReader()
         #expect(try reader.frames(in: header).isEmpty)
         #expect(reader.bufferedByteCount == FrameLayout.headerSize)
-        #expect(reader.reservedByteCount < 2 * FrameReader.initialReservation, "reserved \(reader.reservedByteCount) bytes for a header")
+        #expect(
+            reader.reservedByteCount < 2 * FrameReader.initialReservation,
+            "reserved \(reader.reservedByteCount) bytes for a header")
         // Bytes that arrive are held, and the frame still completes.
         let payload = [UInt8](repeating: 7, count: 100_000)
         let whole = Self.frame(6, payload: payload)
@@ -198,7 +218,9 @@ import ShoalSamples
         #expect(f.payload == [1, 2, 3])
     }
 
-    static func frame(_ type: UInt8 = 6, flags: UInt8 = 0, payload: [UInt8], dictionaryID: UInt32? = nil, length: UInt32? = nil) -> [UInt8] {
+    static func frame(
+        _ type: UInt8 = 6, flags: UInt8 = 0, payload: [UInt8], dictionaryID: UInt32? = nil, length: UInt32? = nil
+    ) -> [UInt8] {
         var b: [UInt8] = [0x53, 0x48, 1, type, flags]
         let n = length ?? UInt32(payload.count)
         b += (0..<4).map { UInt8(truncatingIfNeeded: n >> (8 * $0)) }
@@ -208,7 +230,10 @@ import ShoalSamples
         return b + (0..<4).map { UInt8(truncatingIfNeeded: crc >> (8 * $0)) }
     }
 
-    static func expectError(_ bytes: [UInt8], _ code: WireError.Code, at offset: Int? = nil, limits: WireLimits = .default, _ note: Comment? = nil) {
+    static func expectError(
+        _ bytes: [UInt8], _ code: WireError.Code, at offset: Int? = nil, limits: WireLimits = .default,
+        _ note: Comment? = nil
+    ) {
         do {
             let f = try FrameReader.decodeOne(bytes, limits: limits)
             Issue.record("expected \(code), decoded \(f.type) with \(f.payload.count) bytes. \(note ?? "")")
@@ -243,11 +268,15 @@ import ShoalSamples
     @Test func decompressionBombIsRefused() throws {
         let big = [UInt8](repeating: 0, count: 8 << 20)
         let compressor = ZstdCompressor()
-        let bomb = try #require(big.withUnsafeBytes { compressor.compress($0, level: 3, dictionary: nil, notBelow: 1 << 20) })
+        let bomb = try #require(
+            big.withUnsafeBytes { compressor.compress($0, level: 3, dictionary: nil, notBelow: 1 << 20) })
         #expect(bomb.count < 4096)
         Self.expectError(Self.frame(flags: 1, payload: bomb), .limitExceeded, at: 9)
         // Declared size within the limit but more data than declared: corrupt, not an overrun.
-        var lying = try #require(Array(repeating: UInt8(5), count: 1000).withUnsafeBytes { compressor.compress($0, level: 3, dictionary: nil, notBelow: 900) })
+        var lying = try #require(
+            Array(repeating: UInt8(5), count: 1000).withUnsafeBytes {
+                compressor.compress($0, level: 3, dictionary: nil, notBelow: 900)
+            })
         // Frame header descriptor: single-segment frames keep the content size right after it.
         let fhd = lying[4]
         #expect(fhd & 0x20 != 0)
@@ -264,16 +293,21 @@ import ShoalSamples
 
     @Test func oversizedPayloadIsRefusedByTheEncoder() {
         var options = FrameEncoder.Options(); options.limits.maxFramePayloadBytes = 10
-        #expect(throws: WireError.self) { try FrameEncoder(options: options).encode(.changes, payload: Array(repeating: 1, count: 11)) }
+        #expect(throws: WireError.self) {
+            try FrameEncoder(options: options).encode(.changes, payload: Array(repeating: 1, count: 11))
+        }
     }
 
     @Test func controlMessagesRoundTrip() throws {
-        for m in [ErrorMessage(code: "limitExceeded", message: "batch over 4 MiB"),
-                  ErrorMessage(code: "requestRateLimited", retryAfterMilliseconds: 1500, message: "slow down 🐟")] {
+        for m in [
+            ErrorMessage(code: "limitExceeded", message: "batch over 4 MiB"),
+            ErrorMessage(code: "requestRateLimited", retryAfterMilliseconds: 1500, message: "slow down 🐟")
+        ] {
             #expect(try ErrorMessage(decoding: m.encoded()) == m)
         }
         #expect(try PingMessage(decoding: PingMessage(nonce: .max).encoded()) == PingMessage(nonce: .max))
-        #expect(try GoodbyeMessage(decoding: GoodbyeMessage(reason: "shutting down").encoded()).reason == "shutting down")
+        #expect(
+            try GoodbyeMessage(decoding: GoodbyeMessage(reason: "shutting down").encoded()).reason == "shutting down")
         #expect(throws: WireError.self) { try ErrorMessage(decoding: [1, 0x61, 2, 0]) }  // reserved flag bit
         #expect(throws: WireError.self) { try PingMessage(decoding: [0x80, 0x00]) }  // overlong varint
         #expect(throws: WireError.self) { try GoodbyeMessage(decoding: [1, 0x61, 0]) }  // trailing byte

@@ -18,7 +18,10 @@ import ShoalSamples
     static func inputs(_ kind: String, _ target: FuzzChecks.Target) throws -> [URL] {
         let dir = fuzzDirectory.appendingPathComponent(kind).appendingPathComponent(target.rawValue)
         return try FileManager.default.contentsOfDirectory(at: dir, includingPropertiesForKeys: [.isRegularFileKey])
-            .filter { !$0.lastPathComponent.hasPrefix(".") && (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
+            .filter {
+                !$0.lastPathComponent.hasPrefix(".")
+                    && (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true
+            }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
 
@@ -48,7 +51,8 @@ import ShoalSamples
     /// A directory for a target that does not exist would silently go unchecked.
     @Test func everyDirectoryNamesATarget() throws {
         for kind in ["Corpus", "Regressions"] {
-            let names = try FileManager.default.contentsOfDirectory(atPath: Self.fuzzDirectory.appendingPathComponent(kind).path)
+            let names = try FileManager.default.contentsOfDirectory(
+                atPath: Self.fuzzDirectory.appendingPathComponent(kind).path)
             for name in names where !name.hasPrefix(".") {
                 #expect(FuzzChecks.Target(rawValue: name) != nil, "Fuzz/\(kind)/\(name) is not a fuzz target")
             }

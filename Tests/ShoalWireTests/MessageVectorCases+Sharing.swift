@@ -10,7 +10,9 @@ import ShoalWireJSON
 
 extension VectorJSON {
     /// The shares a hello or zones vector carries, each with the `owner_device` its JSON states.
-    static func shares(_ kind: String, _ bytes: [UInt8], _ json: [String: Any]) throws -> [(share: ZoneShare, ownerDevice: String)] {
+    static func shares(_ kind: String, _ bytes: [UInt8], _ json: [String: Any]) throws -> [(
+        share: ZoneShare, ownerDevice: String
+    )] {
         let zones: [ZoneAnnouncement]
         switch kind {
         case "hello": zones = try HelloMessage(decoding: bytes).zones
@@ -18,7 +20,9 @@ extension VectorJSON {
         default: return []
         }
         let stated = try array(json["zones"], "zones")
-        guard stated.count == zones.count else { throw VectorJSONError("zones: \(stated.count) in the JSON, \(zones.count) decoded") }
+        guard stated.count == zones.count else {
+            throw VectorJSONError("zones: \(stated.count) in the JSON, \(zones.count) decoded")
+        }
         var out = [(share: ZoneShare, ownerDevice: String)]()
         for (a, z) in zip(zones, stated) {
             guard let share = a.share else { continue }
@@ -36,17 +40,19 @@ enum ShareSignature {
     /// to (not including) the signature's length prefix.
     static func signedBytes(_ s: ZoneShare) -> [UInt8] {
         let encoded = s.encoded()
-        return ZoneShare.signatureContext + encoded.prefix(encoded.count - WireSize.varint(UInt64(s.signature.count)) - s.signature.count)
+        return ZoneShare.signatureContext
+            + encoded.prefix(encoded.count - WireSize.varint(UInt64(s.signature.count)) - s.signature.count)
     }
 
     /// The owner's device ID (SHA-256 of the owner key) when the signature (raw r‖s, ECDSA P-256
     /// over SHA-256 of the signed bytes) verifies and the owner is not a member; nil otherwise.
     static func verifiedOwner(_ s: ZoneShare) -> DeviceID? {
         guard let key = try? P256.Signing.PublicKey(derRepresentation: s.ownerKey),
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: s.signature),
-              key.isValidSignature(signature, for: signedBytes(s)),
-              let owner = DeviceID(bytes: SHA256.hash(data: s.ownerKey)),
-              s.role(of: owner) == nil else { return nil }
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: s.signature),
+            key.isValidSignature(signature, for: signedBytes(s)),
+            let owner = DeviceID(bytes: SHA256.hash(data: s.ownerKey)),
+            s.role(of: owner) == nil
+        else { return nil }
         return owner
     }
 }
@@ -60,10 +66,13 @@ enum ShareSignature {
         let key = try P256.Signing.PrivateKey(rawRepresentation: ShareSamples.ownerPrivateKey)
         #expect(Array(key.publicKey.derRepresentation) == ShareSamples.ownerKey)
         #expect(Hex.string(Array(SHA256.hash(data: ShareSamples.ownerKey))) == ShareSamples.ownerDevice.hex)
-        #expect(share.signedBytes == ShareSignature.signedBytes(share), "ZoneShare.signedBytes is not what security.md §6 defines")
+        #expect(
+            share.signedBytes == ShareSignature.signedBytes(share),
+            "ZoneShare.signedBytes is not what security.md §6 defines")
         let fresh = try key.signature(for: share.signedBytes).rawRepresentation
-        #expect(ShareSignature.verifiedOwner(share) == ShareSamples.ownerDevice,
-                "ShareSamples.\(name)'s signature does not verify; a fresh one: \(Hex.string(Array(fresh)))")
+        #expect(
+            ShareSignature.verifiedOwner(share) == ShareSamples.ownerDevice,
+            "ShareSamples.\(name)'s signature does not verify; a fresh one: \(Hex.string(Array(fresh)))")
     }
 
     /// A share whose signature is altered, or signed over other bytes, does not verify.
@@ -90,9 +99,11 @@ enum ShareWire {
     static let twoMembers = member(S.reader, 1) + member(S.writer, 2)
 
     /// A share; each part is given by its value or, to break a rule, as raw bytes.
-    static func share(zone: RecordZone.ID = S.zone, incarnation: NodeID = S.incarnation, serial: UInt64 = 3, flags: UInt8 = 0,
-                      key: [UInt8] = S.ownerKey, count: UInt64 = 2, members: [UInt8] = twoMembers,
-                      signature: [UInt8] = S.twoMembers.signature) -> [UInt8] {
+    static func share(
+        zone: RecordZone.ID = S.zone, incarnation: NodeID = S.incarnation, serial: UInt64 = 3, flags: UInt8 = 0,
+        key: [UInt8] = S.ownerKey, count: UInt64 = 2, members: [UInt8] = twoMembers,
+        signature: [UInt8] = S.twoMembers.signature
+    ) -> [UInt8] {
         W.str(zone.name) + W.str(zone.owner) + W.node(incarnation) + W.varint(serial) + [flags] + W.bytes(key)
             + W.varint(count) + members + W.bytes(signature)
     }
@@ -116,7 +127,9 @@ enum ShareWire {
 extension MessageVectorTests {
     /// Announcements with shares (Spec/security.md §6, replication.md §3.1.1): valid ones with real
     /// signatures (ShareSamples), and one invalid vector per check of the share decoder.
-    func shareVectors(valid: (String, String, [UInt8]) throws -> Void, invalid: (String, String, [UInt8]) -> Void) throws {
+    func shareVectors(valid: (String, String, [UInt8]) throws -> Void, invalid: (String, String, [UInt8]) -> Void)
+        throws
+    {
         typealias S = ShareSamples
         typealias X = ShareWire
         func reject(_ name: String, _ code: String, at offset: Int, _ bytes: [UInt8]) {
@@ -125,7 +138,9 @@ extension MessageVectorTests {
                 Issue.record("\(name) decoded; expected \(code)")
             case .failure(let error):
                 let e = error as? WireError
-                if e?.code.name != code || e?.offset != offset { Issue.record("\(name): expected \(code) at \(offset), got \(error)") }
+                if e?.code.name != code || e?.offset != offset {
+                    Issue.record("\(name): expected \(code) at \(offset), got \(error)")
+                }
             }
             invalid(name, "zones", bytes)
         }
@@ -134,41 +149,61 @@ extension MessageVectorTests {
         // The builder writes what the encoder writes.
         #expect(X.zones(X.share()) == ZonesMessage(zones: [ZoneAnnouncement(share: S.twoMembers)]).encoded())
 
-        try valid("zones-share-two-members", "zones", ZonesMessage(zones: [ZoneAnnouncement(share: S.twoMembers)]).encoded())
-        try valid("hello-shared-and-plain-zone", "hello",
-                  HelloMessage(node: a, name: "node-a", zones: [ZoneAnnouncement(share: S.twoMembers), plain]).encoded())
+        try valid(
+            "zones-share-two-members", "zones", ZonesMessage(zones: [ZoneAnnouncement(share: S.twoMembers)]).encoded())
+        try valid(
+            "hello-shared-and-plain-zone", "hello",
+            HelloMessage(node: a, name: "node-a", zones: [ZoneAnnouncement(share: S.twoMembers), plain]).encoded())
         try valid("zones-share-deleted", "zones", ZonesMessage(zones: [ZoneAnnouncement(share: S.deleted)]).encoded())
-        try valid("zones-share-no-members", "zones", ZonesMessage(zones: [ZoneAnnouncement(share: S.noMembers)]).encoded())
+        try valid(
+            "zones-share-no-members", "zones", ZonesMessage(zones: [ZoneAnnouncement(share: S.noMembers)]).encoded())
 
         // The announcement and its share.
-        reject("zones-share-reserved-zone-flag", "unknown_required_tag", at: X.announcementFlagsAt, X.zones(flags: 6, X.share()))
+        reject(
+            "zones-share-reserved-zone-flag", "unknown_required_tag", at: X.announcementFlagsAt,
+            X.zones(flags: 6, X.share()))
         reject("zones-share-missing", "truncated", at: X.shareAt, X.zones([]))
-        reject("zones-share-other-zone", "invalid_value", at: X.shareAt, X.zones(X.share(zone: RecordZone.ID(name: "lab", owner: "eve"))))
-        reject("zones-share-other-incarnation", "invalid_value", at: X.shareAt,
-               X.zones(X.share(incarnation: NodeID(high: 0x1AC0_0000_0000_0001, low: 0x3))))
+        reject(
+            "zones-share-other-zone", "invalid_value", at: X.shareAt,
+            X.zones(X.share(zone: RecordZone.ID(name: "lab", owner: "eve"))))
+        reject(
+            "zones-share-other-incarnation", "invalid_value", at: X.shareAt,
+            X.zones(X.share(incarnation: NodeID(high: 0x1AC0_0000_0000_0001, low: 0x3))))
         reject("zones-share-deleted-zone-live", "invalid_value", at: X.shareAt, X.zones(X.share(flags: 1)))
         reject("zones-share-live-zone-deleted", "invalid_value", at: X.shareAt, X.zones(flags: 3, X.share()))
         // The share's own fields.
         reject("zones-share-reserved-flag", "unknown_required_tag", at: X.shareFlagsAt, X.zones(X.share(flags: 2)))
         reject("zones-share-empty-owner-key", "invalid_value", at: X.ownerKeyAt, X.zones(X.share(key: [])))
-        reject("zones-share-owner-key-over-limit", "limit_exceeded", at: X.ownerKeyAt,
-               X.zones(X.share(key: S.ownerKey + [UInt8](repeating: 0, count: ZoneShare.maxOwnerKeyBytes + 1 - S.ownerKey.count))))
-        reject("zones-share-member-count-over-limit", "limit_exceeded", at: X.memberCountAt,
-               X.zones(X.share(count: UInt64(ZoneShare.maxMembers + 1))))
-        reject("zones-share-members-truncated", "truncated", at: X.memberCountAt + 1,
-               X.zones(X.share(count: 3, signature: [])))
-        reject("zones-share-unsorted-members", "unsorted", at: X.secondMemberAt,
-               X.zones(X.share(members: X.member(S.writer, 2) + X.member(S.reader, 1))))
-        reject("zones-share-duplicate-member", "duplicate", at: X.secondMemberAt,
-               X.zones(X.share(members: X.member(S.reader, 1) + X.member(S.reader, 2))))
-        reject("zones-share-member-role-0", "invalid_value", at: X.firstRoleAt,
-               X.zones(X.share(members: X.member(S.reader, 0) + X.member(S.writer, 2))))
-        reject("zones-share-member-role-3", "invalid_value", at: X.firstRoleAt,
-               X.zones(X.share(members: X.member(S.reader, 3) + X.member(S.writer, 2))))
-        reject("zones-share-signature-63-bytes", "invalid_value", at: X.signatureAt,
-               X.zones(X.share(signature: Array(S.twoMembers.signature.dropLast()))))
-        reject("zones-share-signature-65-bytes", "limit_exceeded", at: X.signatureAt,
-               X.zones(X.share(signature: S.twoMembers.signature + [0])))
-        reject("zones-share-truncated-signature", "truncated", at: X.signatureAt + 1, Array(X.zones(X.share()).dropLast()))
+        reject(
+            "zones-share-owner-key-over-limit", "limit_exceeded", at: X.ownerKeyAt,
+            X.zones(
+                X.share(
+                    key: S.ownerKey + [UInt8](repeating: 0, count: ZoneShare.maxOwnerKeyBytes + 1 - S.ownerKey.count))))
+        reject(
+            "zones-share-member-count-over-limit", "limit_exceeded", at: X.memberCountAt,
+            X.zones(X.share(count: UInt64(ZoneShare.maxMembers + 1))))
+        reject(
+            "zones-share-members-truncated", "truncated", at: X.memberCountAt + 1,
+            X.zones(X.share(count: 3, signature: [])))
+        reject(
+            "zones-share-unsorted-members", "unsorted", at: X.secondMemberAt,
+            X.zones(X.share(members: X.member(S.writer, 2) + X.member(S.reader, 1))))
+        reject(
+            "zones-share-duplicate-member", "duplicate", at: X.secondMemberAt,
+            X.zones(X.share(members: X.member(S.reader, 1) + X.member(S.reader, 2))))
+        reject(
+            "zones-share-member-role-0", "invalid_value", at: X.firstRoleAt,
+            X.zones(X.share(members: X.member(S.reader, 0) + X.member(S.writer, 2))))
+        reject(
+            "zones-share-member-role-3", "invalid_value", at: X.firstRoleAt,
+            X.zones(X.share(members: X.member(S.reader, 3) + X.member(S.writer, 2))))
+        reject(
+            "zones-share-signature-63-bytes", "invalid_value", at: X.signatureAt,
+            X.zones(X.share(signature: Array(S.twoMembers.signature.dropLast()))))
+        reject(
+            "zones-share-signature-65-bytes", "limit_exceeded", at: X.signatureAt,
+            X.zones(X.share(signature: S.twoMembers.signature + [0])))
+        reject(
+            "zones-share-truncated-signature", "truncated", at: X.signatureAt + 1, Array(X.zones(X.share()).dropLast()))
     }
 }

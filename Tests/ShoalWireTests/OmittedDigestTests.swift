@@ -15,7 +15,7 @@ import Testing
         "04 00 00 00 00 00 00 00", "64 6f 6e 65",  // "done"
         "77 66 55 44 33 22 11 00 ff ee dd cc bb aa 99 88", "00 00 00 6c 50 c4 a0 01",  // its stamp
         "05 00 00 00 00 00 00 00", "74 69 74 6c 65",  // "title"
-        "77 66 55 44 33 22 11 00 ff ee dd cc bb aa 99 88", "02 00 60 56 51 c4 a0 01",  // its stamp
+        "77 66 55 44 33 22 11 00 ff ee dd cc bb aa 99 88", "02 00 60 56 51 c4 a0 01"  // its stamp
     ].joined(separator: " ")
 
     @Test func theWorkedExampleOfTheSpec() throws {

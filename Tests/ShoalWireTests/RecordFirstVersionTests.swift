@@ -17,19 +17,23 @@ import ShoalWire
             var client = gen.record()
             if client.versionVector.isEmpty && rng.next() % 4 == 0 {
                 // Removal markers in an unsaved record, as a client may build one.
-                client = Record(recordType: client.recordType, id: client.id, parent: client.parent, creation: nil,
-                                versionVector: VersionVector(), heads: [],
-                                fields: client.fields.map { rng.next() % 3 == 0 ? Record.Field(name: $0.name, value: nil) : $0 },
-                                extensions: client.extensions)
+                client = Record(
+                    recordType: client.recordType, id: client.id, parent: client.parent, creation: nil,
+                    versionVector: VersionVector(), heads: [],
+                    fields: client.fields.map { rng.next() % 3 == 0 ? Record.Field(name: $0.name, value: nil) : $0 },
+                    extensions: client.extensions)
             }
             let size = try client.validatedSize(limits: .default)
             #expect(size == client.encodedSize, "record \(i) (seed 0x5EEDF125)")
             var vector = VersionVector()
-            if rng.next() % 2 == 0 { vector.advance(NodeID(high: rng.next(), low: rng.next()), to: HLC(rawValue: 1 + rng.next() % (1 << 50))) }
+            if rng.next() % 2 == 0 {
+                vector.advance(NodeID(high: rng.next(), low: rng.next()), to: HLC(rawValue: 1 + rng.next() % (1 << 50)))
+            }
             let dot = Dot(node: node, hlc: HLC(rawValue: 1 + rng.next() % (1 << 60)))
             vector.advance(dot.node, to: dot.hlc)
-            let (version, versionSize) = client.firstVersion(at: dot, vector: vector, heads: [Record.Head(node: node, isDeletion: false)],
-                                                             size: size)
+            let (version, versionSize) = client.firstVersion(
+                at: dot, vector: vector, heads: [Record.Head(node: node, isDeletion: false)],
+                size: size)
             #expect(versionSize == version.encodedSize, "record \(i) (seed 0x5EEDF125)")
             #expect(versionSize == version.encoded().count)
             #expect(version.fields.map(\.name) == client.fields.filter { $0.value != nil }.map(\.name))

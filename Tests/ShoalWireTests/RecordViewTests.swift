@@ -27,15 +27,25 @@ private func disagreement(_ bytes: [UInt8]) -> String? {
             for name in Array(Set(record.fields.map(\.name))) + ["zz_absent", "A", ""] {
                 let expected = record.slots(for: name).first
                 let found = view.field(named: name)
-                if found?.value != expected?.value || found?.stamp != expected?.stamp || (found == nil) != (expected == nil) {
+                if found?.value != expected?.value || found?.stamp != expected?.stamp
+                    || (found == nil) != (expected == nil)
+                {
                     return "field(named: \(name)) differs"
                 }
-                if case .string(let s)? = expected?.value, found?.string != s { return "string accessor of \(name) differs" }
-                if case .int64(let v)? = expected?.value, found?.int64 != v { return "int64 accessor of \(name) differs" }
-                if case .double(let v)? = expected?.value, found?.double.map({ $0.bitPattern }) != v.bitPattern { return "double accessor of \(name) differs" }
+                if case .string(let s)? = expected?.value, found?.string != s {
+                    return "string accessor of \(name) differs"
+                }
+                if case .int64(let v)? = expected?.value, found?.int64 != v {
+                    return "int64 accessor of \(name) differs"
+                }
+                if case .double(let v)? = expected?.value, found?.double.map({ $0.bitPattern }) != v.bitPattern {
+                    return "double accessor of \(name) differs"
+                }
                 if case .bool(let v)? = expected?.value, found?.bool != v { return "bool accessor of \(name) differs" }
                 if case .date(let v)? = expected?.value, found?.date != v { return "date accessor of \(name) differs" }
-                if case .bytes(let v)? = expected?.value, found?.bytesValue.map(Array.init) != v { return "bytes accessor of \(name) differs" }
+                if case .bytes(let v)? = expected?.value, found?.bytesValue.map(Array.init) != v {
+                    return "bytes accessor of \(name) differs"
+                }
             }
             return nil
         }
@@ -48,7 +58,9 @@ private func disagreement(_ bytes: [UInt8]) -> String? {
 }
 
 @Suite struct RecordViewTests {
-    @Test(arguments: SpecVectors.valid.filter { $0.kind == "record" } + SpecVectors.invalid.filter { $0.kind == "record" })
+    @Test(
+        arguments: SpecVectors.valid.filter { $0.kind == "record" } + SpecVectors.invalid.filter { $0.kind == "record" }
+    )
     func viewAgreesWithTheDecoderOnEveryRecordVector(_ v: SpecVector) {
         #expect(disagreement(v.bytes) == nil, "\(disagreement(v.bytes) ?? "")")
     }

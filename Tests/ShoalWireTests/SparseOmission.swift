@@ -44,8 +44,10 @@ struct SparseOmission {
 
     /// `{"creation": dot, "slots": [{"name": string, "stamp": dot}, …]}`.
     var json: [String: Any] {
-        ["creation": VectorJSON.dot(creation),
-         "slots": slots.map { ["name": $0.name, "stamp": VectorJSON.dot($0.stamp)] as [String: Any] }]
+        [
+            "creation": VectorJSON.dot(creation),
+            "slots": slots.map { ["name": $0.name, "stamp": VectorJSON.dot($0.stamp)] as [String: Any] }
+        ]
     }
 
     init(creation: Dot, slots: [Slot]) {
@@ -76,30 +78,41 @@ struct SparseOmission {
     /// item carries none of the omitted fields, and the slots are in record order. Empty when
     /// all holds (and when the message has no sparse items and no `omitted`).
     static func problems(message: [String: Any], omitted: Any?) throws -> [String] {
-        let items = try VectorJSON.array(message["sparse_records"] ?? [Any](), "sparse_records").map { try VectorJSON.sparse($0) }
+        let items = try VectorJSON.array(message["sparse_records"] ?? [Any](), "sparse_records").map {
+            try VectorJSON.sparse($0)
+        }
         let omitted = VectorJSON.optional(omitted)
         if items.isEmpty { return omitted == nil ? [] : ["an `omitted` member but no sparse items"] }
         guard let omitted else { return ["\(items.count) sparse items but no `omitted` member"] }
-        let parts = try VectorJSON.array(omitted, "omitted").enumerated().map { i, o in try SparseOmission(json: o, "omitted[\(i)]") }
-        guard parts.count == items.count else { return ["\(items.count) sparse items but \(parts.count) `omitted` entries"] }
+        let parts = try VectorJSON.array(omitted, "omitted").enumerated().map { i, o in
+            try SparseOmission(json: o, "omitted[\(i)]")
+        }
+        guard parts.count == items.count else {
+            return ["\(items.count) sparse items but \(parts.count) `omitted` entries"]
+        }
         let base = try VectorJSON.vector(message["base"], "base")
         var problems = [String]()
         for (item, part) in zip(items, parts) {
             let name = item.id.name
             if part.digest != item.digest {
-                problems.append("\(name): the omitted parts digest to \(hex(part.digest)), the item carries \(hex(item.digest))")
+                problems.append(
+                    "\(name): the omitted parts digest to \(hex(part.digest)), the item carries \(hex(item.digest))")
             }
             for dot in [part.creation] + part.slots.map(\.stamp) where !base.covers(dot) || !item.entries.covers(dot) {
                 problems.append("\(name): \(dot) is omitted but not covered by both the base and the item's vector")
             }
-            for s in part.slots where item.fields.contains(where: { UTF8Order.equal($0.name, s.name) })
-                || item.deltas.contains(where: { UTF8Order.equal($0.name, s.name) }) {
+            for s in part.slots
+            where item.fields.contains(where: { UTF8Order.equal($0.name, s.name) })
+                || item.deltas.contains(where: { UTF8Order.equal($0.name, s.name) })
+            {
                 problems.append("\(name): field \(s.name) is both carried and omitted")
             }
             for (x, y) in zip(part.slots, part.slots.dropFirst()) {
                 let c = UTF8Order.compare(x.name, y.name)
                 if c > 0 || c == 0 && !(y.stamp < x.stamp) {
-                    problems.append("\(name): omitted slot \(y.name) \(y.stamp) follows \(x.name) \(x.stamp); record order is by name, the later stamp first")
+                    problems.append(
+                        "\(name): omitted slot \(y.name) \(y.stamp) follows \(x.name) \(x.stamp); record order is by name, the later stamp first"
+                    )
                 }
             }
         }

@@ -50,15 +50,20 @@ enum SpecVectors {
             let o = try VectorJSON.object(e, "\(file)[\(i)]")
             let name = try VectorJSON.string(o["name"], "\(file)[\(i)].name")
             let json: String? = try VectorJSON.optional(o["json"]).map {
-                String(decoding: try JSONSerialization.data(withJSONObject: $0, options: [.fragmentsAllowed]), as: UTF8.self)
+                String(
+                    decoding: try JSONSerialization.data(withJSONObject: $0, options: [.fragmentsAllowed]),
+                    as: UTF8.self)
             }
-            return SpecVector(file: file, name: name, kind: try VectorJSON.string(o["kind"], "\(name).kind"),
-                              bytes: try VectorJSON.bytes(o["hex"], "\(name).hex"),
-                              zone: try VectorJSON.optional(o["zone"]).map { try VectorJSON.zone($0, "\(name).zone") },
-                              json: json,
-                              error: try VectorJSON.optional(o["error"]).map { try VectorJSON.string($0, "\(name).error") },
-                              offset: try VectorJSON.optional(o["offset"]).map { try VectorJSON.int($0, "\(name).offset") },
-                              fingerprint: try VectorJSON.optional(o["fingerprint"]).map { try VectorJSON.int($0, "\(name).fingerprint") })
+            return SpecVector(
+                file: file, name: name, kind: try VectorJSON.string(o["kind"], "\(name).kind"),
+                bytes: try VectorJSON.bytes(o["hex"], "\(name).hex"),
+                zone: try VectorJSON.optional(o["zone"]).map { try VectorJSON.zone($0, "\(name).zone") },
+                json: json,
+                error: try VectorJSON.optional(o["error"]).map { try VectorJSON.string($0, "\(name).error") },
+                offset: try VectorJSON.optional(o["offset"]).map { try VectorJSON.int($0, "\(name).offset") },
+                fingerprint: try VectorJSON.optional(o["fingerprint"]).map {
+                    try VectorJSON.int($0, "\(name).fingerprint")
+                })
         }
     }
 
@@ -69,7 +74,9 @@ enum SpecVectors {
 /// Decoders and encoders as the vectors name them.
 enum SpecCodec {
     /// A field value as a vector holds it: the slot's type tag (stamped bit clear), then the payload.
-    static func decodeValue(_ bytes: [UInt8], zone: RecordZone.ID, limits: WireLimits = .default) throws(WireError) -> FieldValue {
+    static func decodeValue(_ bytes: [UInt8], zone: RecordZone.ID, limits: WireLimits = .default) throws(WireError)
+        -> FieldValue
+    {
         let result: Result<FieldValue, WireError> = bytes.withUnsafeBytes { raw in
             var r = WireReader(raw, limits: limits)
             do throws(WireError) {
@@ -91,7 +98,9 @@ enum SpecCodec {
 
     /// The error decoding `bytes` as `kind` yields, or nil if they decode.
     static func error(decoding bytes: [UInt8], kind: String, zone: RecordZone.ID?) throws -> WireError? {
-        guard ["value", "record", "delta", "tombstone", "token"].contains(kind) else { throw VectorJSONError("unknown kind \(kind)") }
+        guard ["value", "record", "delta", "tombstone", "token"].contains(kind) else {
+            throw VectorJSONError("unknown kind \(kind)")
+        }
         do throws(WireError) {
             switch kind {
             case "value": _ = try decodeValue(bytes, zone: try zoneOrThrow(zone))
@@ -214,7 +223,8 @@ enum SpecCodec {
             var bytes = v.bytes
             switch rng.next() % 4 {
             case 0 where !bytes.isEmpty: bytes[Int(rng.next() % UInt64(bytes.count))] ^= UInt8(1 << (rng.next() % 8))
-            case 1 where !bytes.isEmpty: bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next())
+            case 1 where !bytes.isEmpty:
+                bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next())
             case 2: bytes = Array(bytes.prefix(Int(rng.next() % UInt64(bytes.count + 1))))
             default: bytes.insert(UInt8(truncatingIfNeeded: rng.next()), at: Int(rng.next() % UInt64(bytes.count + 1)))
             }
@@ -222,7 +232,9 @@ enum SpecCodec {
             switch v.kind {
             case "value":
                 let zone = v.zone ?? RecordZone.ID(name: "z")
-                reencoded = (try? SpecCodec.decodeValue(bytes, zone: zone)).map { SpecCodec.encodeValue($0, zone: zone) }
+                reencoded = (try? SpecCodec.decodeValue(bytes, zone: zone)).map {
+                    SpecCodec.encodeValue($0, zone: zone)
+                }
             case "record": reencoded = (try? Record(decoding: bytes))?.encoded()
             case "delta":
                 let zone = v.zone ?? RecordZone.ID(name: "z")
@@ -231,14 +243,18 @@ enum SpecCodec {
             default: reencoded = (try? ChangeToken(bytes: bytes).contents()).map { ChangeToken($0).bytes }
             }
             if let reencoded, reencoded != bytes {
-                Issue.record("seed \(seed) case \(i): \(v.name) mutated to \(Hex.string(bytes)) decodes but re-encodes to \(Hex.string(reencoded))")
+                Issue.record(
+                    "seed \(seed) case \(i): \(v.name) mutated to \(Hex.string(bytes)) decodes but re-encodes to \(Hex.string(reencoded))"
+                )
                 return
             }
             // Whatever decodes also validates (the store relies on it for received records).
             for candidate in [v.bytes, bytes] where v.kind == "record" {
                 guard let r = try? Record(decoding: candidate) else { continue }
                 do { try r.validate() } catch {
-                    Issue.record("seed \(seed) case \(i): \(v.name) as \(Hex.string(candidate)) decodes but does not validate: \(error)")
+                    Issue.record(
+                        "seed \(seed) case \(i): \(v.name) as \(Hex.string(candidate)) decodes but does not validate: \(error)"
+                    )
                     return
                 }
             }

@@ -21,7 +21,12 @@ struct VectorBuilder {
             let back = try SpecCodec.decodeValue(bytes, zone: zone)
             if back != v { problems.append("value \(name): round trip differs") }
         } catch { problems.append("value \(name): \(error)") }
-        add("values.json", ["name": name, "kind": "value", "zone": VectorJSON.zone(zone), "hex": Hex.string(bytes), "json": VectorJSON.value(v)])
+        add(
+            "values.json",
+            [
+                "name": name, "kind": "value", "zone": VectorJSON.zone(zone), "hex": Hex.string(bytes),
+                "json": VectorJSON.value(v)
+            ])
     }
 
     mutating func record(_ name: String, _ r: Record) {
@@ -31,8 +36,12 @@ struct VectorBuilder {
             let back = try Record(decoding: bytes)
             if back != r || back.encoded() != bytes { problems.append("record \(name): round trip differs") }
         } catch { problems.append("record \(name): \(error)") }
-        add("records.json", ["name": name, "kind": "record", "hex": Hex.string(bytes), "json": VectorJSON.record(r),
-                             "fingerprint": Int(r.versionFingerprint)])
+        add(
+            "records.json",
+            [
+                "name": name, "kind": "record", "hex": Hex.string(bytes), "json": VectorJSON.record(r),
+                "fingerprint": Int(r.versionFingerprint)
+            ])
     }
 
     mutating func delta(_ name: String, _ d: RecordDelta, zone: RecordZone.ID = SpecFixtures.zone) {
@@ -41,7 +50,12 @@ struct VectorBuilder {
             let back = try RecordDelta(decoding: bytes, zone: zone)
             if back != d { problems.append("delta \(name): round trip differs") }
         } catch { problems.append("delta \(name): \(error)") }
-        add("deltas.json", ["name": name, "kind": "delta", "zone": VectorJSON.zone(zone), "hex": Hex.string(bytes), "json": VectorJSON.delta(d)])
+        add(
+            "deltas.json",
+            [
+                "name": name, "kind": "delta", "zone": VectorJSON.zone(zone), "hex": Hex.string(bytes),
+                "json": VectorJSON.delta(d)
+            ])
     }
 
     mutating func tombstone(_ name: String, _ t: Tombstone) {
@@ -49,7 +63,9 @@ struct VectorBuilder {
         do {
             if try Tombstone(decoding: bytes) != t { problems.append("tombstone \(name): round trip differs") }
         } catch { problems.append("tombstone \(name): \(error)") }
-        add("tombstones.json", ["name": name, "kind": "tombstone", "hex": Hex.string(bytes), "json": VectorJSON.tombstone(t)])
+        add(
+            "tombstones.json",
+            ["name": name, "kind": "tombstone", "hex": Hex.string(bytes), "json": VectorJSON.tombstone(t)])
     }
 
     mutating func token(_ name: String, _ c: ChangeToken.Contents) {
@@ -62,8 +78,10 @@ struct VectorBuilder {
 
     /// An invalid vector: decoding must fail with `code`; the offset recorded is the decoder's, and
     /// must equal `offset` when the case states one.
-    mutating func invalid(_ name: String, _ kind: String, _ bytes: [UInt8], _ code: WireError.Code, at offset: Int? = nil,
-                          zone: RecordZone.ID? = nil) {
+    mutating func invalid(
+        _ name: String, _ kind: String, _ bytes: [UInt8], _ code: WireError.Code, at offset: Int? = nil,
+        zone: RecordZone.ID? = nil
+    ) {
         let z = zone ?? ((kind == "value" || kind == "delta") ? SpecFixtures.zone : nil)
         var entry: [String: Any] = ["name": name, "kind": kind, "hex": Hex.string(bytes), "error": code.name]
         if let z { entry["zone"] = VectorJSON.zone(z) }
@@ -73,7 +91,9 @@ struct VectorBuilder {
                 return
             }
             if e.code != code { problems.append("invalid \(name): expected \(code.name), got \(e)") }
-            if let offset, offset != e.offset { problems.append("invalid \(name): expected offset \(offset), got \(e)") }
+            if let offset, offset != e.offset {
+                problems.append("invalid \(name): expected offset \(offset), got \(e)")
+            }
             entry["offset"] = e.offset
         } catch { problems.append("invalid \(name): \(error)") }
         add("invalid.json", entry)
@@ -82,7 +102,8 @@ struct VectorBuilder {
     func write(to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for (file, list) in entries {
-            let data = try JSONSerialization.data(withJSONObject: list, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            let data = try JSONSerialization.data(
+                withJSONObject: list, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
             try (data + Data("\n".utf8)).write(to: directory.appendingPathComponent(file))
         }
     }

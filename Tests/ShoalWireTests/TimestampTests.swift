@@ -17,7 +17,9 @@ import ShoalSamples
     /// `Timestamp(t.date) == t` for every millisecond a `Date` holds exactly (years 0–9999 and
     /// beyond), including ones where multiplying by 1,000 lands just below the integer.
     @Test func dateRoundTripsEveryMillisecond() {
-        #expect(Timestamp(Timestamp(millisecondsSince1970: -7_707_420_307_838).date).millisecondsSince1970 == -7_707_420_307_838)
+        #expect(
+            Timestamp(Timestamp(millisecondsSince1970: -7_707_420_307_838).date).millisecondsSince1970
+                == -7_707_420_307_838)
         let seed = UInt64.random(in: 0...UInt64.max)
         var g = SplitMix64(seed: seed)
         for _ in 0..<200_000 {

@@ -6,7 +6,7 @@ import Testing
 /// Swift's `String ==` treats canonically equivalent text ("é" and "e" + U+0301) as equal, but
 /// the wire format (Spec/wire-format.md §3.4) compares names and strings by their UTF-8 bytes.
 @Suite struct UnicodeNameTests {
-    static let composed = "caf\u{E9}"      // é as one scalar (NFC)
+    static let composed = "caf\u{E9}"  // é as one scalar (NFC)
     static let decomposed = "cafe\u{301}"  // e + combining acute (NFD)
 
     @Test func referenceToEquivalentButDistinctZoneKeepsItsZone() throws {
@@ -42,7 +42,7 @@ import Testing
 extension UnicodeNameTests {
     @Test func zoneOrderIsByBytesOfNameThenOwner() {
         // Names equivalent but byte-different: the name decides, not the owner.
-        let a = RecordZone.ID(name: Self.composed, owner: "a")   // "caf\xC3\xA9" > "cafe\xCC\x81"
+        let a = RecordZone.ID(name: Self.composed, owner: "a")  // "caf\xC3\xA9" > "cafe\xCC\x81"
         let b = RecordZone.ID(name: Self.decomposed, owner: "b")
         #expect(b < a)
         #expect(!(a < b))

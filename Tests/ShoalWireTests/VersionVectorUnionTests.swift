@@ -21,7 +21,8 @@ import ShoalWire
             let a = vector(), b = vector()
             var va = VersionVector(a.map { ($0.key, HLC(milliseconds: $0.value, logical: 0)) })
             let vb = VersionVector(b.map { ($0.key, HLC(milliseconds: $0.value, logical: 0)) })
-            let expected = VersionVector(a.merging(b, uniquingKeysWith: max).map { ($0.key, HLC(milliseconds: $0.value, logical: 0)) })
+            let expected = VersionVector(
+                a.merging(b, uniquingKeysWith: max).map { ($0.key, HLC(milliseconds: $0.value, logical: 0)) })
             let viaUnion = va.union(vb)
             va.formUnion(vb)
             #expect(va == expected, "seed \(seed), case \(i): \(a) ∪ \(b)")

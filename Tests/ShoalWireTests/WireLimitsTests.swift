@@ -21,14 +21,17 @@ import Testing
     @Test func tokenVectorCountThatWrapsIsTruncated() throws {
         let n: UInt64 = 768_614_336_404_564_651  // × 24 = 2^64 + 8
         #expect(n &* 24 == 8)
-        let bytes: [UInt8] = [0x53, 0x54, 0x01, 0x01] + [UInt8](repeating: 7, count: 16) + Self.varint(n) + [UInt8](repeating: 1, count: 40)
+        let bytes: [UInt8] =
+            [0x53, 0x54, 0x01, 0x01] + [UInt8](repeating: 7, count: 16) + Self.varint(n)
+            + [UInt8](repeating: 1, count: 40)
         #expect(throws: WireError.self) { _ = try ChangeToken(bytes: bytes).contents(limits: Self.unlimited) }
     }
 
     @Test func recordVectorCountThatWrapsIsTruncated() throws {
         let n: UInt64 = 737_869_762_948_382_065  // × 25 = 2^64 + 9
         #expect(n &* 25 == 9)
-        let bytes: [UInt8] = [0x00, 0x01, 0x4E, 0x01, 0x6E, 0x01, 0x7A, 0x01, 0x6F] + Self.varint(n) + [UInt8](repeating: 1, count: 40)
+        let bytes: [UInt8] =
+            [0x00, 0x01, 0x4E, 0x01, 0x6E, 0x01, 0x7A, 0x01, 0x6F] + Self.varint(n) + [UInt8](repeating: 1, count: 40)
         #expect(throws: WireError.self) { _ = try Record(decoding: bytes, limits: Self.unlimited) }
     }
 
@@ -37,7 +40,8 @@ import Testing
         // the field count (× 3) can.
         let n: UInt64 = 6_148_914_691_236_517_206  // × 3 = 2^64 + 2
         #expect(n &* 3 == 2)
-        let bytes: [UInt8] = [0x00, 0x01, 0x4E, 0x01, 0x6E, 0x01, 0x7A, 0x01, 0x6F, 0x00] + Self.varint(n) + [0x01, 0x61, 0x04, 0x00]
+        let bytes: [UInt8] =
+            [0x00, 0x01, 0x4E, 0x01, 0x6E, 0x01, 0x7A, 0x01, 0x6F, 0x00] + Self.varint(n) + [0x01, 0x61, 0x04, 0x00]
         #expect(throws: WireError.self) { _ = try Record(decoding: bytes, limits: Self.unlimited) }
     }
 

@@ -16,7 +16,10 @@ import Testing
         repeat {
             let end = min(content.count, start + block)
             let header = (end - start) << 3 | (end == content.count ? 1 : 0)
-            b += [UInt8(truncatingIfNeeded: header), UInt8(truncatingIfNeeded: header >> 8), UInt8(truncatingIfNeeded: header >> 16)]
+            b += [
+                UInt8(truncatingIfNeeded: header), UInt8(truncatingIfNeeded: header >> 8),
+                UInt8(truncatingIfNeeded: header >> 16)
+            ]
             b += content[start..<end]
             start = end
         } while start < content.count
@@ -31,7 +34,9 @@ import Testing
     static let records = FrameTests.batch(4, seed: 21)
 
     static func dictionaryCompressed() throws -> [UInt8] {
-        let z = records.withUnsafeBytes { ZstdCompressor().compress($0, level: 3, dictionary: BuiltInDictionaries.records, notBelow: records.count) }
+        let z = records.withUnsafeBytes {
+            ZstdCompressor().compress($0, level: 3, dictionary: BuiltInDictionaries.records, notBelow: records.count)
+        }
         let zstd = try #require(z)
         // libzstd writes the 4-byte form of the ID field for an ID of 0x53480001.
         #expect(zstd[4] & 0x03 == 3)
@@ -40,38 +45,56 @@ import Testing
 
     @Test func skippableFramesAreNotPayloads() {
         // Magic 0x184D2A50 (any of 0x184D2A50–0x184D2A5F), then the skipped size.
-        FrameTests.expectError(FrameTests.frame(flags: 1, payload: [0x50, 0x2A, 0x4D, 0x18, 0, 0, 0, 0]), .decompressionFailed, at: 9)
-        FrameTests.expectError(FrameTests.frame(flags: 1, payload: [0x5F, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 0x61, 0x62, 0x63]), .decompressionFailed, at: 9)
-        FrameTests.expectError(FrameTests.frame(flags: 2, payload: [0x50, 0x2A, 0x4D, 0x18, 0, 0, 0, 0], dictionaryID: BuiltInDictionaries.recordsID),
-                               .decompressionFailed, at: 13)
+        FrameTests.expectError(
+            FrameTests.frame(flags: 1, payload: [0x50, 0x2A, 0x4D, 0x18, 0, 0, 0, 0]), .decompressionFailed, at: 9)
+        FrameTests.expectError(
+            FrameTests.frame(flags: 1, payload: [0x5F, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 0x61, 0x62, 0x63]),
+            .decompressionFailed, at: 9)
+        FrameTests.expectError(
+            FrameTests.frame(
+                flags: 2, payload: [0x50, 0x2A, 0x4D, 0x18, 0, 0, 0, 0], dictionaryID: BuiltInDictionaries.recordsID),
+            .decompressionFailed, at: 13)
     }
 
     @Test func otherMagicNumbersAreNotPayloads() {
         // The magic of a pre-RFC zstd format (v0.7), and a payload shorter than a magic number.
-        FrameTests.expectError(FrameTests.frame(flags: 1, payload: [0x27, 0xB5, 0x2F, 0xFD, 0x00, 0x01, 0x00, 0x00, 0x00]), .decompressionFailed, at: 9)
+        FrameTests.expectError(
+            FrameTests.frame(flags: 1, payload: [0x27, 0xB5, 0x2F, 0xFD, 0x00, 0x01, 0x00, 0x00, 0x00]),
+            .decompressionFailed, at: 9)
         FrameTests.expectError(FrameTests.frame(flags: 1, payload: [0x28, 0xB5, 0x2F]), .decompressionFailed, at: 9)
     }
 
     @Test func aWindowWithinTheContentIsAccepted() throws {
         let content = [UInt8](repeating: 0x61, count: 1280)
         // 1 KiB + 2 eighths = 1,280 bytes: exactly the content size.
-        let f = try FrameReader.decodeOne(FrameTests.frame(flags: 1, payload: Self.rawFrame(content: content, window: 0x02)))
+        let f = try FrameReader.decodeOne(
+            FrameTests.frame(flags: 1, payload: Self.rawFrame(content: content, window: 0x02)))
         #expect(f.payload == content)
         // Below 1 KiB of content, the smallest window (1 KiB) is allowed.
         let small = [UInt8](repeating: 0x62, count: 300)
-        #expect(try FrameReader.decodeOne(FrameTests.frame(flags: 1, payload: Self.rawFrame(content: small, window: 0x00))).payload == small)
+        #expect(
+            try FrameReader.decodeOne(FrameTests.frame(flags: 1, payload: Self.rawFrame(content: small, window: 0x00)))
+                .payload == small)
     }
 
     @Test func aWindowLargerThanTheContentIsRefused() {
         let content = [UInt8](repeating: 0x61, count: 1280)
         // 1 KiB + 3 eighths = 1,408 bytes, one eighth over the content.
-        FrameTests.expectError(FrameTests.frame(flags: 1, payload: Self.rawFrame(content: content, window: 0x03)), .decompressionFailed, at: 9)
+        FrameTests.expectError(
+            FrameTests.frame(flags: 1, payload: Self.rawFrame(content: content, window: 0x03)), .decompressionFailed,
+            at: 9)
         // 2 KiB for 300 bytes, and 2 MiB (exponent 11).
         let small = [UInt8](repeating: 0x62, count: 300)
-        FrameTests.expectError(FrameTests.frame(flags: 1, payload: Self.rawFrame(content: small, window: 0x08)), .decompressionFailed, at: 9)
-        FrameTests.expectError(FrameTests.frame(flags: 1, payload: Self.rawFrame(content: small, window: 0x58)), .decompressionFailed, at: 9)
+        FrameTests.expectError(
+            FrameTests.frame(flags: 1, payload: Self.rawFrame(content: small, window: 0x08)), .decompressionFailed,
+            at: 9)
+        FrameTests.expectError(
+            FrameTests.frame(flags: 1, payload: Self.rawFrame(content: small, window: 0x58)), .decompressionFailed,
+            at: 9)
         // The largest exponent (31: a 2 TiB window) is refused the same way, on every platform.
-        FrameTests.expectError(FrameTests.frame(flags: 1, payload: Self.rawFrame(content: small, window: 0xFF)), .decompressionFailed, at: 9)
+        FrameTests.expectError(
+            FrameTests.frame(flags: 1, payload: Self.rawFrame(content: small, window: 0xFF)), .decompressionFailed,
+            at: 9)
     }
 
     @Test func aDictionaryIDFieldOfZeroMeansNoID() throws {
@@ -79,7 +102,8 @@ import Testing
         let at = Self.dictionaryIDOffset(zstd)
         for k in 0..<4 { zstd[at + k] = 0 }
         // The frame header's dictionary decodes it.
-        let f = try FrameReader.decodeOne(FrameTests.frame(flags: 2, payload: zstd, dictionaryID: BuiltInDictionaries.recordsID))
+        let f = try FrameReader.decodeOne(
+            FrameTests.frame(flags: 2, payload: zstd, dictionaryID: BuiltInDictionaries.recordsID))
         #expect(f.payload == Self.records)
         #expect(f.compression == .dictionary(id: BuiltInDictionaries.recordsID))
     }
@@ -91,6 +115,8 @@ import Testing
         // Compression 2 with a zstd frame naming a dictionary other than the frame header's.
         var other = zstd
         other[Self.dictionaryIDOffset(zstd)] ^= 0x03
-        FrameTests.expectError(FrameTests.frame(flags: 2, payload: other, dictionaryID: BuiltInDictionaries.recordsID), .unknownDictionary, at: 13)
+        FrameTests.expectError(
+            FrameTests.frame(flags: 2, payload: other, dictionaryID: BuiltInDictionaries.recordsID), .unknownDictionary,
+            at: 13)
     }
 }

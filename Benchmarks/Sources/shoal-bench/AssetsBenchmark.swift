@@ -13,12 +13,14 @@ import ShoalWire
 /// the measurements behind `Spec/assets.md` §2.3.
 enum AssetsBenchmark: BenchmarkSuite {
     static let name = "assets"
-    static let summary = "ShoalAssets: import vs cp, edit-resend, sha256, chunking; transfer over TCP vs cp, latency during it"
+    static let summary =
+        "ShoalAssets: import vs cp, edit-resend, sha256, chunking; transfer over TCP vs cp, latency during it"
 
     static var mebibytes: Int { Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_ASSET_MIB"] ?? "") ?? 256 }
     static var chunking: ChunkingParameters {
         guard let kib = Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_CHUNK_AVG_KIB"] ?? ""),
-              let p = try? ChunkingParameters(minimum: kib << 8, average: kib << 10, maximum: kib << 12) else { return .standard }
+            let p = try? ChunkingParameters(minimum: kib << 8, average: kib << 10, maximum: kib << 12)
+        else { return .standard }
         return p
     }
 
@@ -29,17 +31,21 @@ enum AssetsBenchmark: BenchmarkSuite {
         if ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_ONLY"] == "1" { try await transferCases(); return }
         let size = mebibytes << 20
         let label = "\(mebibytes)mib"
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-assets-\(UInt32.random(in: 0 ... .max))").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-bench-assets-\(UInt32.random(in: 0 ... .max))"
+        ).path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let source = dir + "/source.bin", edited = dir + "/edited.bin"
         try writeRandomFile(source, bytes: size, seed: 1, replacing: nil)
-        try writeRandomFile(edited, bytes: size, seed: 1, replacing: (offset: size / 2 - (1 << 19), count: 1 << 20, seed: 2))
+        try writeRandomFile(
+            edited, bytes: size, seed: 1, replacing: (offset: size / 2 - (1 << 19), count: 1 << 20, seed: 2))
         printNote("file: \(size) bytes of random data in \(dir); chunking \(chunking)")
 
         // import vs cp, round robin, a fresh store (or target) each run; the best of three.
         // Imports with fsync (the default) and without (CPU and page-cache cost only).
-        var importBest = Double.infinity, cpBest = Double.infinity, cpSyncBest = Double.infinity, importNoSyncBest = Double.infinity
+        var importBest = Double.infinity, cpBest = Double.infinity, cpSyncBest = Double.infinity,
+            importNoSyncBest = Double.infinity
         var importRSS = 0.0, chunks = 0, asset: Asset?
         for run in 0..<(Harness.quick ? 1 : 3) {
             for (fsync, best) in [(true, 0), (false, 1)] {
@@ -58,7 +64,9 @@ enum AssetsBenchmark: BenchmarkSuite {
                     importNoSyncBest = min(importNoSyncBest, seconds)
                 }
                 chunks = try store.manifest(of: imported).chunks.count
-                guard imported.size == Int64(size), asset == nil || asset == imported else { throw BenchError("import gave \(imported), expected one asset of \(size) bytes") }
+                guard imported.size == Int64(size), asset == nil || asset == imported else {
+                    throw BenchError("import gave \(imported), expected one asset of \(size) bytes")
+                }
                 asset = imported
                 // Stores are removed at the end: deleting thousands of files just before the next
                 // run's creations slows ext4's inode allocation (recently_deleted) for a while.
@@ -68,8 +76,12 @@ enum AssetsBenchmark: BenchmarkSuite {
             try FileManager.default.removeItem(atPath: dir + "/copy.bin")
         }
         let importRate = Harness.megabytesPerSecond(size, importBest), cpRate = Harness.megabytesPerSecond(size, cpBest)
-        print("assets case=import-\(label) MBps=\(fixed(importRate, 1)) nosync_MBps=\(fixed(Harness.megabytesPerSecond(size, importNoSyncBest), 1)) chunks=\(chunks) peak_rss_mb=\(fixed(importRSS, 1)) vs_cp=\(fixed(cpRate / importRate, 2))")
-        print("assets case=cp-\(label) MBps=\(fixed(cpRate, 1)) fsync_MBps=\(fixed(Harness.megabytesPerSecond(size, cpSyncBest), 1))")
+        print(
+            "assets case=import-\(label) MBps=\(fixed(importRate, 1)) nosync_MBps=\(fixed(Harness.megabytesPerSecond(size, importNoSyncBest), 1)) chunks=\(chunks) peak_rss_mb=\(fixed(importRSS, 1)) vs_cp=\(fixed(cpRate / importRate, 2))"
+        )
+        print(
+            "assets case=cp-\(label) MBps=\(fixed(cpRate, 1)) fsync_MBps=\(fixed(Harness.megabytesPerSecond(size, cpSyncBest), 1))"
+        )
 
         // edit-resend: B holds the file, A the edited copy; what B lacks of A's manifest.
         var config = AssetStore.Configuration()
@@ -82,7 +94,9 @@ enum AssetsBenchmark: BenchmarkSuite {
         let manifest = try a.manifest(of: editedAsset)
         let missing = b.missingChunks(of: manifest)
         let resent = missing.reduce(0) { $0 + $1.length }
-        print("assets case=edit-resend resent_bytes=\(resent) file_bytes=\(size) resent_chunks=\(missing.count) edit_bytes=\(1 << 20)")
+        print(
+            "assets case=edit-resend resent_bytes=\(resent) file_bytes=\(size) resent_chunks=\(missing.count) edit_bytes=\(1 << 20)"
+        )
         try await a.collectGarbage(keeping: [])
 
         // export: the file back out of B (every chunk read and verified).
@@ -90,7 +104,9 @@ enum AssetsBenchmark: BenchmarkSuite {
         let t = ContinuousClock.now
         try await b.write(asset!, to: dir + "/export.bin")
         let exportSeconds = Harness.seconds(ContinuousClock.now - t)
-        print("assets case=export-\(label) MBps=\(fixed(Harness.megabytesPerSecond(size, exportSeconds), 1)) peak_rss_mb=\(fixed(peakRSSMegabytes(), 1))")
+        print(
+            "assets case=export-\(label) MBps=\(fixed(Harness.megabytesPerSecond(size, exportSeconds), 1)) peak_rss_mb=\(fixed(peakRSSMegabytes(), 1))"
+        )
         try FileManager.default.removeItem(atPath: dir + "/export.bin")
 
         // In functions of their own, so that their 64 MiB buffers are freed before the transfer
@@ -102,10 +118,14 @@ enum AssetsBenchmark: BenchmarkSuite {
         let hops = 100_000
         let th = ContinuousClock.now
         for _ in 0..<hops { _ = await a.makePin() }
-        print("assets case=actor-hop ns_per_hop=\(fixed(Harness.seconds(ContinuousClock.now - th) / Double(hops) * 1e9, 0)) import_hops=\(size / (768 << 10))")
+        print(
+            "assets case=actor-hop ns_per_hop=\(fixed(Harness.seconds(ContinuousClock.now - th) / Double(hops) * 1e9, 0)) import_hops=\(size / (768 << 10))"
+        )
 
         // Between two nodes over loopback TCP (SHOAL_BENCH_TRANSFER_MIB=0 skips it).
-        if (Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_MIB"] ?? "") ?? 1) > 0 { try await transferCases() }
+        if (Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_MIB"] ?? "") ?? 1) > 0 {
+            try await transferCases()
+        }
     }
 
     /// The `compression` cases: 64 MiB of random bytes and of text imported with and without zstd.
@@ -130,7 +150,9 @@ enum AssetsBenchmark: BenchmarkSuite {
                 _ = try await store.importBytes(data)
                 let seconds = Harness.seconds(ContinuousClock.now - t)
                 let stored = directoryBytes(storeDir + "/chunks")
-                print("assets case=compression data=\(dataName) compression=\(compressionName) MBps=\(fixed(Harness.megabytesPerSecond(data.count, seconds), 1)) stored_bytes=\(stored) ratio=\(fixed(Double(stored) / Double(data.count), 3))")
+                print(
+                    "assets case=compression data=\(dataName) compression=\(compressionName) MBps=\(fixed(Harness.megabytesPerSecond(data.count, seconds), 1)) stored_bytes=\(stored) ratio=\(fixed(Double(stored) / Double(data.count), 3))"
+                )
                 try FileManager.default.removeItem(atPath: storeDir)
             }
         }
@@ -152,16 +174,26 @@ enum AssetsBenchmark: BenchmarkSuite {
                     }
                     return count
                 }
-            },
+            }
         ])
-        print("assets case=sha256 MBps=\(fixed(Harness.megabytesPerSecond(sample.count, rates[0]), 1)) bytes=\(sample.count)")
-        print("assets case=chunking MBps=\(fixed(Harness.megabytesPerSecond(sample.count, rates[1]), 1)) bytes=\(sample.count)")
+        print(
+            "assets case=sha256 MBps=\(fixed(Harness.megabytesPerSecond(sample.count, rates[0]), 1)) bytes=\(sample.count)"
+        )
+        print(
+            "assets case=chunking MBps=\(fixed(Harness.megabytesPerSecond(sample.count, rates[1]), 1)) bytes=\(sample.count)"
+        )
     }
 
     /// Writes `bytes` random bytes (SplitMix64 words from `seed`) 1 MiB at a time, optionally with
     /// a range taken from another seed.
-    static func writeRandomFile(_ path: String, bytes: Int, seed: UInt64, replacing: (offset: Int, count: Int, seed: UInt64)?) throws {
-        guard let out = FileHandle(forWritingAtPath: path) ?? (FileManager.default.createFile(atPath: path, contents: nil) ? FileHandle(forWritingAtPath: path) : nil) else {
+    static func writeRandomFile(
+        _ path: String, bytes: Int, seed: UInt64, replacing: (offset: Int, count: Int, seed: UInt64)?
+    ) throws {
+        guard
+            let out = FileHandle(forWritingAtPath: path)
+                ?? (FileManager.default.createFile(atPath: path, contents: nil)
+                    ? FileHandle(forWritingAtPath: path) : nil)
+        else {
             throw BenchError("cannot create \(path)")
         }
         defer { try? out.close() }
@@ -188,7 +220,9 @@ enum AssetsBenchmark: BenchmarkSuite {
         var rng = SplitMix64(seed: seed)
         return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             let raw = UnsafeMutableRawBufferPointer(buffer)
-            for i in stride(from: 0, to: count & ~7, by: 8) { raw.storeBytes(of: rng.next(), toByteOffset: i, as: UInt64.self) }
+            for i in stride(from: 0, to: count & ~7, by: 8) {
+                raw.storeBytes(of: rng.next(), toByteOffset: i, as: UInt64.self)
+            }
             for i in (count & ~7)..<count { raw[i] = UInt8(truncatingIfNeeded: rng.next()) }
             initialized = count
         }
@@ -204,7 +238,9 @@ enum AssetsBenchmark: BenchmarkSuite {
         while true {
             let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if n <= 0 { break }
-            guard buffer.withUnsafeBytes({ write(output, $0.baseAddress, n) }) == n else { throw BenchError("short write to \(to)") }
+            guard buffer.withUnsafeBytes({ write(output, $0.baseAddress, n) }) == n else {
+                throw BenchError("short write to \(to)")
+            }
         }
         if sync { fsync(output) }
         return Harness.seconds(ContinuousClock.now - t)
@@ -216,7 +252,8 @@ enum AssetsBenchmark: BenchmarkSuite {
         let e = FileManager.default.enumerator(atPath: path)
         while let name = e?.nextObject() as? String {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/" + name),
-                  attributes[.type] as? FileAttributeType == .typeRegular else { continue }
+                attributes[.type] as? FileAttributeType == .typeRegular
+            else { continue }
             total += (attributes[.size] as? Int) ?? 0
         }
         return total
@@ -228,15 +265,18 @@ enum AssetsBenchmark: BenchmarkSuite {
     static func resetPeakRSS() {
         // Glibc's Swift module does not export malloc_trim (malloc.h); look it up.
         typealias Trim = @convention(c) (Int) -> Int32
-        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+            _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        }
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
     }
 
     /// VmHWM from /proc/self/status in MB (10^6 bytes); 0 where there is none.
     static func peakRSSMegabytes() -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kib = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
         return kib * 1024 / 1e6
     }
 
@@ -246,7 +286,8 @@ enum AssetsBenchmark: BenchmarkSuite {
     /// that overlaps the freeze carries it (Benchmarks/README.md, `assets`; Spec/assets.md §9.1).
     static func stolenSeconds() -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
-              let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return 0 }
+            let line = stat.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") })
+        else { return 0 }
         let fields = line.split(separator: " ").dropFirst()
         guard fields.count >= 8, let ticks = Double(fields[fields.startIndex + 7]) else { return 0 }
         return ticks / Double(max(sysconf(Int32(_SC_CLK_TCK)), 1))

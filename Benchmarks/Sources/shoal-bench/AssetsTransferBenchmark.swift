@@ -26,7 +26,9 @@ extension AssetsBenchmark {
         // The 1 GiB cases are named `transfer-1gib` and `cp-1gib`; other sizes keep MiB.
         let label = mib % 1024 == 0 ? "\(mib / 1024)gib" : "\(mib)mib"
         let size = mib << 20
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-transfer-\(UInt32.random(in: 0 ... .max))").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-bench-transfer-\(UInt32.random(in: 0 ... .max))"
+        ).path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         /// Removes `path`, trying again for up to 2 s: a node's last writes can race the removal
         /// (ENOTEMPTY), and a left-behind run holds 2 GiB.
@@ -52,28 +54,38 @@ extension AssetsBenchmark {
         var config = AssetStore.Configuration()
         config.fsync = ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_FSYNC"] != "0"
         // SHOAL_BENCH_RECEIVE_BATCH_KIB: AssetStore.Configuration.receiveBatchBytes, in KiB.
-        if let k = ProcessInfo.processInfo.environment["SHOAL_BENCH_RECEIVE_BATCH_KIB"].flatMap({ Int($0) }), k > 0 { config.receiveBatchBytes = k << 10 }
-        printNote("transfer: \(mib) MiB, chunk fsync \(config.fsync), receive batch \(config.receiveBatchBytes >> 10) KiB")
+        if let k = ProcessInfo.processInfo.environment["SHOAL_BENCH_RECEIVE_BATCH_KIB"].flatMap({ Int($0) }), k > 0 {
+            config.receiveBatchBytes = k << 10
+        }
+        printNote(
+            "transfer: \(mib) MiB, chunk fsync \(config.fsync), receive batch \(config.receiveBatchBytes >> 10) KiB")
         // SHOAL_BENCH_ASSET_WINDOW: chunks B keeps requested (SyncConfiguration.assetWindow).
         var sync = SyncConfiguration()
-        if let w = ProcessInfo.processInfo.environment["SHOAL_BENCH_ASSET_WINDOW"].flatMap({ Int($0) }), w > 0 { sync.assetWindow = w }
+        if let w = ProcessInfo.processInfo.environment["SHOAL_BENCH_ASSET_WINDOW"].flatMap({ Int($0) }), w > 0 {
+            sync.assetWindow = w
+        }
         printNote("asset window \(sync.assetWindow) chunks")
         // SHOAL_BENCH_ASSET_RATE_MBPS: B's NetworkConfiguration.assetReceiveRate, in MB/s (10^6).
         var bNetwork = NetworkConfiguration()
-        if let r = ProcessInfo.processInfo.environment["SHOAL_BENCH_ASSET_RATE_MBPS"].flatMap({ Double($0) }), r > 0, r < 1e6 {
+        if let r = ProcessInfo.processInfo.environment["SHOAL_BENCH_ASSET_RATE_MBPS"].flatMap({ Double($0) }), r > 0,
+            r < 1e6
+        {
             bNetwork.assetReceiveRate = Int(r * 1e6)
             printNote("B receives assets at most \(r) MB/s")
         }
         // SHOAL_BENCH_SENDER_DIR: A's data directory under another folder (another file system
         // stands for the sender's own disk); removed at the end like the rest.
-        let senderRoot = ProcessInfo.processInfo.environment["SHOAL_BENCH_SENDER_DIR"].map { $0 + "/shoal-bench-sender-\(UInt32.random(in: 0 ... .max))" }
+        let senderRoot = ProcessInfo.processInfo.environment["SHOAL_BENCH_SENDER_DIR"].map {
+            $0 + "/shoal-bench-sender-\(UInt32.random(in: 0 ... .max))"
+        }
         let aDirectory = senderRoot ?? dir + "/a"
         defer { if let senderRoot { remove(senderRoot) } }
         // SHOAL_BENCH_TRANSFER_ROUNDS: transfers in this run, each of the whole asset to a receiver
         // of its own. A 1 GiB transfer on this machine lasts 1.5–5 s, room for 60–100 samples at
         // one per ~23 ms, whose "p99" is then their largest; pooling the rounds' samples makes the
         // latency lines' p99 an estimate of one (Benchmarks/README.md, `assets`).
-        let rounds = max(1, min(Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_ROUNDS"] ?? "") ?? 5, 100))
+        let rounds = max(
+            1, min(Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_TRANSFER_ROUNDS"] ?? "") ?? 5, 100))
         printNote("sender A in \(aDirectory), receivers B in \(dir)/b-<round>, \(rounds) round(s)")
         let a = try await ShoalNode.open(directory: aDirectory, sync: sync, assets: config)
         let zone = RecordZone.ID(name: "media")
@@ -117,21 +129,32 @@ extension AssetsBenchmark {
         // One line per case: the median round, every round's figure beside it (`*_rounds`, in order).
         let mbps = results.map { Double(size) / $0.seconds / 1e6 }
         let seconds = results.map(\.seconds)
-        print("assets case=transfer-\(label) MBps=\(fixed(median(mbps), 1)) seconds=\(fixed(median(seconds), 2)) peak_rss_mb=\(fixed(results.map(\.rss).max() ?? 0, 1)) chunks_received=\(results.last?.chunks ?? 0) stolen_cpu_pct=\(fixed(median(results.map(\.stolenPercent)), 1)) cpu_s_per_gib=\(fixed(median(results.map(\.cpuPerGiB)), 2)) switches_per_chunk=\(fixed(median(results.map(\.switchesPerChunk)), 1)) rounds=\(rounds) MBps_rounds=\(each(mbps, 1)) peak_rss_mb_rounds=\(each(results.map(\.rss), 1))")
-        print("assets case=cp-\(label) MBps=\(fixed(Double(size) / cpSeconds / 1e6, 1)) transfer_vs_cp=\(fixed(cpSeconds / median(seconds), 3))")
+        print(
+            "assets case=transfer-\(label) MBps=\(fixed(median(mbps), 1)) seconds=\(fixed(median(seconds), 2)) peak_rss_mb=\(fixed(results.map(\.rss).max() ?? 0, 1)) chunks_received=\(results.last?.chunks ?? 0) stolen_cpu_pct=\(fixed(median(results.map(\.stolenPercent)), 1)) cpu_s_per_gib=\(fixed(median(results.map(\.cpuPerGiB)), 2)) switches_per_chunk=\(fixed(median(results.map(\.switchesPerChunk)), 1)) rounds=\(rounds) MBps_rounds=\(each(mbps, 1)) peak_rss_mb_rounds=\(each(results.map(\.rss), 1))"
+        )
+        print(
+            "assets case=cp-\(label) MBps=\(fixed(Double(size) / cpSeconds / 1e6, 1)) transfer_vs_cp=\(fixed(cpSeconds / median(seconds), 3))"
+        )
         // stolen_samples: samples during which the hypervisor stole time; p99_unstolen_ms: the p99
         // of the others. Attribution only: p99_ms, over every sample, is the figure.
         func line(_ name: String, _ xs: [Sample], perRound: [[Sample]], extra: String = "") -> String {
             let total = xs.map(\.total), save = xs.map(\.save), unstolen = xs.filter { !$0.stolen }.map(\.total)
-            return "assets case=\(name) samples=\(xs.count) p50_ms=\(fixed(pct(total, 0.5), 2)) p90_ms=\(fixed(pct(total, 0.9), 2)) p99_ms=\(fixed(pct(total, 0.99), 2)) max_ms=\(fixed(total.max() ?? 0, 2)) save_p50_ms=\(fixed(pct(save, 0.5), 2)) save_p99_ms=\(fixed(pct(save, 0.99), 2)) stolen_samples=\(xs.count - unstolen.count) p99_unstolen_ms=\(fixed(pct(unstolen, 0.99), 2))\(extra) p99_rounds_ms=\(each(perRound.map { pct($0.map(\.total), 0.99) }, 2)) samples_rounds=\(perRound.map { String($0.count) }.joined(separator: "/"))"
+            return
+                "assets case=\(name) samples=\(xs.count) p50_ms=\(fixed(pct(total, 0.5), 2)) p90_ms=\(fixed(pct(total, 0.9), 2)) p99_ms=\(fixed(pct(total, 0.99), 2)) max_ms=\(fixed(total.max() ?? 0, 2)) save_p50_ms=\(fixed(pct(save, 0.5), 2)) save_p99_ms=\(fixed(pct(save, 0.99), 2)) stolen_samples=\(xs.count - unstolen.count) p99_unstolen_ms=\(fixed(pct(unstolen, 0.99), 2))\(extra) p99_rounds_ms=\(each(perRound.map { pct($0.map(\.total), 0.99) }, 2)) samples_rounds=\(perRound.map { String($0.count) }.joined(separator: "/"))"
         }
         // SHOAL_BENCH_LATENCY_SAMPLES=<file>: every sample appended to that file, one line each,
         // so that runs can be pooled (Scripts/latency-pairs.sh).
         if let path = ProcessInfo.processInfo.environment["SHOAL_BENCH_LATENCY_SAMPLES"] {
             let lines = [("idle", idle), ("during", during)].flatMap { phase, xs in
-                xs.map { "phase=\(phase) total_ms=\(fixed($0.total, 3)) save_ms=\(fixed($0.save, 3)) stolen=\($0.stolen ? 1 : 0)\n" }
+                xs.map {
+                    "phase=\(phase) total_ms=\(fixed($0.total, 3)) save_ms=\(fixed($0.save, 3)) stolen=\($0.stolen ? 1 : 0)\n"
+                }
             }.joined()
-            guard let out = FileHandle(forWritingAtPath: path) ?? (FileManager.default.createFile(atPath: path, contents: nil) ? FileHandle(forWritingAtPath: path) : nil) else {
+            guard
+                let out = FileHandle(forWritingAtPath: path)
+                    ?? (FileManager.default.createFile(atPath: path, contents: nil)
+                        ? FileHandle(forWritingAtPath: path) : nil)
+            else {
                 throw BenchError("cannot write latency samples to \(path) (SHOAL_BENCH_LATENCY_SAMPLES)")
             }
             out.seekToEndOfFile()
@@ -139,8 +162,12 @@ extension AssetsBenchmark {
             out.closeFile()
         }
         print(line("latency-idle", idle, perRound: results.map(\.idle)))
-        print(line("latency-during-transfer", during, perRound: results.map(\.during),
-                   extra: " vs_idle_p99=\(fixed(pct(during.map(\.total), 0.99) / max(pct(idle.map(\.total), 0.99), 0.001), 2))"))
+        print(
+            line(
+                "latency-during-transfer", during, perRound: results.map(\.during),
+                extra:
+                    " vs_idle_p99=\(fixed(pct(during.map(\.total), 0.99) / max(pct(idle.map(\.total), 0.99), 0.001), 2))"
+            ))
     }
 
     /// What one round of ``transferCases()`` measured.
@@ -159,7 +186,9 @@ extension AssetsBenchmark {
 
     /// One round: 100 record changes from A to `b` with nothing else running, then `b` fetches
     /// `asset` (`bytes` long) while record changes are sampled until the fetch ends (at most 100).
-    static func transferRound(_ round: Int, from a: ShoalNode, to b: ShoalNode, zone: RecordZone.ID, asset: Asset, bytes size: Int) async throws -> RoundResult {
+    static func transferRound(
+        _ round: Int, from a: ShoalNode, to b: ShoalNode, zone: RecordZone.ID, asset: Asset, bytes size: Int
+    ) async throws -> RoundResult {
         // B's notification stream (a zone subscription, as an app would watch) stamps when each
         // record arrives, so measuring does not compete with replication for B's actors.
         let arrivals = Arrivals()
@@ -194,8 +223,10 @@ extension AssetsBenchmark {
                 }
                 guard let arrived else { throw BenchError("record \(r.id.name) did not reach B within 30 s") }
                 try await Task.sleep(for: .milliseconds(10))
-                out.append(Sample(total: Harness.seconds(arrived - start) * 1000, save: Harness.seconds(saved - start) * 1000,
-                                  stolen: stolenSeconds() > stolenBefore))
+                out.append(
+                    Sample(
+                        total: Harness.seconds(arrived - start) * 1000, save: Harness.seconds(saved - start) * 1000,
+                        stolen: stolenSeconds() > stolenBefore))
                 try await Task.sleep(for: .milliseconds(10))
             }
             return out
@@ -225,20 +256,27 @@ extension AssetsBenchmark {
         let outcome = await fetch.result
         watchdog.cancel()
         if case .failure(let error) = outcome {
-            throw BenchError("B's fetch of \(asset) did not finish within 600 s (\(error)); \(await b.sync.assetTransfers()[asset] ?? 0) chunks were still missing")
+            throw BenchError(
+                "B's fetch of \(asset) did not finish within 600 s (\(error)); \(await b.sync.assetTransfers()[asset] ?? 0) chunks were still missing"
+            )
         }
         let seconds = Harness.seconds(ContinuousClock.now - t1)
         let stolen = stolenSeconds() - stolenAtStart
         let usage = ProcessUsage.now() - usageAtStart
         let rss = peakRSSMegabytes()
-        guard (try? b.assets.isComplete(asset)) == true else { throw BenchError("B does not hold the asset after the fetch") }
+        guard (try? b.assets.isComplete(asset)) == true else {
+            throw BenchError("B does not hold the asset after the fetch")
+        }
         let chunks = await b.sync.statistics.assetChunksReceived
         guard let lastID else { throw BenchError("round \(round) saved no record") }
-        printNote("round \(round): \(fixed(Double(size) / seconds / 1e6, 1)) MB/s, \(during.count) samples during the transfer")
-        return RoundResult(idle: idle, during: during, seconds: seconds, rss: rss, chunks: chunks,
-                           stolenPercent: stolen / seconds / Double(ProcessInfo.processInfo.activeProcessorCount) * 100,
-                           cpuPerGiB: usage.cpuSeconds * Double(1 << 30) / Double(size),
-                           switchesPerChunk: Double(usage.switches) / Double(max(chunks, 1)), lastID: lastID)
+        printNote(
+            "round \(round): \(fixed(Double(size) / seconds / 1e6, 1)) MB/s, \(during.count) samples during the transfer"
+        )
+        return RoundResult(
+            idle: idle, during: during, seconds: seconds, rss: rss, chunks: chunks,
+            stolenPercent: stolen / seconds / Double(ProcessInfo.processInfo.activeProcessorCount) * 100,
+            cpuPerGiB: usage.cpuSeconds * Double(1 << 30) / Double(size),
+            switchesPerChunk: Double(usage.switches) / Double(max(chunks, 1)), lastID: lastID)
     }
 
     /// The process's CPU time (user and system, every thread: both nodes) and context switches
@@ -250,9 +288,12 @@ extension AssetsBenchmark {
 
         static func now() -> ProcessUsage {
             var u = rusage()
-            guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &u) == 0 else { return ProcessUsage(cpuSeconds: 0, switches: 0) }
+            guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &u) == 0 else {
+                return ProcessUsage(cpuSeconds: 0, switches: 0)
+            }
             func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
-            return ProcessUsage(cpuSeconds: seconds(u.ru_utime) + seconds(u.ru_stime), switches: u.ru_nvcsw + u.ru_nivcsw)
+            return ProcessUsage(
+                cpuSeconds: seconds(u.ru_utime) + seconds(u.ru_stime), switches: u.ru_nvcsw + u.ru_nivcsw)
         }
 
         static func - (a: ProcessUsage, b: ProcessUsage) -> ProcessUsage {

@@ -40,24 +40,33 @@ enum CodecBenchmark: BenchmarkSuite {
         let peers = [
             try prepare(ShoalWirePeer(), corpus),
             try prepare(ProtobufPeer(), corpus),
-            try prepare(JSONPeer(), corpus),
+            try prepare(JSONPeer(), corpus)
         ]
         let oneField = try prepareOneField(corpus.map { $0.encoded() })
-        printNote("\(recordCount) NotesCorpus records (seed 1), \(corpusBytes) bytes as ShoalWire; best of \(Harness.runs) runs of at least \(Harness.minimumSeconds) s")
-        let seconds = try Harness.bestSecondsPerIteration(peers.flatMap { [$0.encode, $0.decode] } + oneField.map(\.timed))
+        printNote(
+            "\(recordCount) NotesCorpus records (seed 1), \(corpusBytes) bytes as ShoalWire; best of \(Harness.runs) runs of at least \(Harness.minimumSeconds) s"
+        )
+        let seconds = try Harness.bestSecondsPerIteration(
+            peers.flatMap { [$0.encode, $0.decode] } + oneField.map(\.timed))
 
         var encodeRate = [Double](), decodeRate = [Double]()
         for (i, p) in peers.enumerated() {
             encodeRate.append(Harness.megabytesPerSecond(corpusBytes, seconds[2 * i]))
             decodeRate.append(Harness.megabytesPerSecond(corpusBytes, seconds[2 * i + 1]))
             let allocs = p.allocationsPerDecode.map { fixed($0, 1) } ?? "n/a"
-            print("codec impl=\(p.name) encode_MBps=\(fixed(encodeRate[i], 1)) decode_MBps=\(fixed(decodeRate[i], 1)) bytes=\(p.bytes) zstd_bytes=\(p.zstdBytes) allocs_per_decode=\(allocs)")
+            print(
+                "codec impl=\(p.name) encode_MBps=\(fixed(encodeRate[i], 1)) decode_MBps=\(fixed(decodeRate[i], 1)) bytes=\(p.bytes) zstd_bytes=\(p.zstdBytes) allocs_per_decode=\(allocs)"
+            )
         }
         for (i, c) in oneField.enumerated() {
             let allocs = c.allocationsPerRecord.map { fixed($0, 1) } ?? "n/a"
-            print("codec case=\(c.name) MBps=\(fixed(Harness.megabytesPerSecond(corpusBytes, seconds[2 * peers.count + i]), 1)) field=\(field) allocs_per_record=\(allocs)")
+            print(
+                "codec case=\(c.name) MBps=\(fixed(Harness.megabytesPerSecond(corpusBytes, seconds[2 * peers.count + i]), 1)) field=\(field) allocs_per_record=\(allocs)"
+            )
         }
-        print("codec ratio encode_vs_protobuf=\(fixed(encodeRate[0] / encodeRate[1], 2)) decode_vs_protobuf=\(fixed(decodeRate[0] / decodeRate[1], 2)) size_vs_protobuf=\(fixed(Double(peers[0].bytes) / Double(peers[1].bytes), 3))")
+        print(
+            "codec ratio encode_vs_protobuf=\(fixed(encodeRate[0] / encodeRate[1], 2)) decode_vs_protobuf=\(fixed(decodeRate[0] / decodeRate[1], 2)) size_vs_protobuf=\(fixed(Double(peers[0].bytes) / Double(peers[1].bytes), 3))"
+        )
     }
 
     /// Converts the corpus, checks the round trip, measures sizes and allocations, and builds
@@ -87,8 +96,9 @@ enum CodecBenchmark: BenchmarkSuite {
             }
             return n
         }
-        return Prepared(name: P.name, encode: encode, decode: decode, bytes: bytes, zstdBytes: zstdBytes,
-                        allocationsPerDecode: allocations.map { Double($0) / Double(corpus.count) })
+        return Prepared(
+            name: P.name, encode: encode, decode: decode, bytes: bytes, zstdBytes: zstdBytes,
+            allocationsPerDecode: allocations.map { Double($0) / Double(corpus.count) })
     }
 
     /// A one-field case: its name, timing and allocations per record.
@@ -118,7 +128,9 @@ enum CodecBenchmark: BenchmarkSuite {
                 for e in encodings { n &+= try read(e) }
                 return n
             }
-            return OneField(name: name, timed: timed, allocationsPerRecord: allocations.map { Double($0) / Double(encodings.count) })
+            return OneField(
+                name: name, timed: timed, allocationsPerRecord: allocations.map { Double($0) / Double(encodings.count) }
+            )
         }
     }
 

@@ -45,24 +45,37 @@ enum CompressionBenchmark: BenchmarkSuite {
             try framed("record-zstd", baseline: "record-none", records, .init(mode: .zstd)),
             try framed("record-dict", baseline: "record-none", records, .init(mode: .dictionary(dictionary))),
             try streamed("record-stream", baseline: "record-none", records),
-            try framed("record-compression3", baseline: "record-none", records, .init(mode: .dictionary(dictionary)), streaming: true),
+            try framed(
+                "record-compression3", baseline: "record-none", records, .init(mode: .dictionary(dictionary)),
+                streaming: true),
             try framed("batch100-none", baseline: "batch100-none", batches, .init(mode: .none)),
             try framed("batch100-zstd", baseline: "batch100-none", batches, .init(mode: .zstd)),
             try framed("batch100-dict", baseline: "batch100-none", batches, .init(mode: .dictionary(dictionary))),
-            try framed("batch100-compression3", baseline: "batch100-none", batches, .init(mode: .dictionary(dictionary)), streaming: true),
+            try framed(
+                "batch100-compression3", baseline: "batch100-none", batches, .init(mode: .dictionary(dictionary)),
+                streaming: true)
         ]
-        printNote("\(recordCount) NotesCorpus records (seed 1), \(corpusBytes) bytes as ShoalWire; zstd level 3 (FrameEncoder's default); best of \(Harness.runs) runs of at least \(Harness.minimumSeconds) s")
+        printNote(
+            "\(recordCount) NotesCorpus records (seed 1), \(corpusBytes) bytes as ShoalWire; zstd level 3 (FrameEncoder's default); best of \(Harness.runs) runs of at least \(Harness.minimumSeconds) s"
+        )
         let seconds = try Harness.bestSecondsPerIteration(cases.flatMap(\.timed))
         for (i, c) in cases.enumerated() {
             let base = cases.first { $0.name == c.baseline }?.bytes ?? c.bytes
-            print("compression case=\(c.name) frames=\(c.frames) bytes=\(c.bytes) ratio=\(fixed(Double(c.bytes) / Double(base), 3)) encode_MBps=\(fixed(Harness.megabytesPerSecond(corpusBytes, seconds[2 * i]), 1)) decode_MBps=\(fixed(Harness.megabytesPerSecond(corpusBytes, seconds[2 * i + 1]), 1))")
+            print(
+                "compression case=\(c.name) frames=\(c.frames) bytes=\(c.bytes) ratio=\(fixed(Double(c.bytes) / Double(base), 3)) encode_MBps=\(fixed(Harness.megabytesPerSecond(corpusBytes, seconds[2 * i]), 1)) decode_MBps=\(fixed(Harness.megabytesPerSecond(corpusBytes, seconds[2 * i + 1]), 1))"
+            )
         }
     }
 
     /// Each payload as one frame through `FrameEncoder(options:)` (or `streamingWith:`), read back
     /// with `FrameReader`.
-    static func framed(_ name: String, baseline: String, _ payloads: [[UInt8]], _ options: FrameEncoder.Options, streaming: Bool = false) throws -> Case {
-        func encoder() -> FrameEncoder { streaming ? FrameEncoder(streamingWith: options) : FrameEncoder(options: options) }
+    static func framed(
+        _ name: String, baseline: String, _ payloads: [[UInt8]], _ options: FrameEncoder.Options,
+        streaming: Bool = false
+    ) throws -> Case {
+        func encoder() -> FrameEncoder {
+            streaming ? FrameEncoder(streamingWith: options) : FrameEncoder(options: options)
+        }
         func encodeAll() throws -> [[UInt8]] {
             let encoder = encoder()
             return try payloads.map { p throws(WireError) in try encoder.encode(.changes, payload: p) }
@@ -96,7 +109,9 @@ enum CompressionBenchmark: BenchmarkSuite {
         func encodeAll() throws -> [[UInt8]] {
             let encoder = FrameEncoder(options: .init(mode: .none))
             let stream = try ZstdStream.Compressor(level: 3)
-            return try records.map { r in try stream.flush(r) { chunk throws(WireError) in try encoder.encode(.changes, payload: chunk) } }
+            return try records.map { r in
+                try stream.flush(r) { chunk throws(WireError) in try encoder.encode(.changes, payload: chunk) }
+            }
         }
         func decodeAll(_ stream: [UInt8], _ body: ([UInt8]) -> Void) throws {
             var reader = FrameReader()
@@ -157,7 +172,9 @@ enum ZstdStream {
                         let remaining = ZSTD_compressStream2(ctx, &output, &input, ZSTD_e_flush)
                         if ZSTD_isError(remaining) != 0 { throw Failure(remaining) }
                         if remaining == 0 { return output.pos }
-                        if output.pos == output.size { throw Failure("zstd: a flushed message exceeds the scratch buffer") }
+                        if output.pos == output.size {
+                            throw Failure("zstd: a flushed message exceeds the scratch buffer")
+                        }
                     }
                 }
             }

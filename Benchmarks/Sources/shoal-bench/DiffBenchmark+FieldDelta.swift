@@ -40,19 +40,28 @@ extension DiffBenchmark {
             r["body"] = .string(String(decoding: text, as: UTF8.self))
             previous = Stamping.saved(r, by: writer, at: savedAt)
             text[text.count / 2] = text[text.count / 2] == UInt8(ascii: "x") ? UInt8(ascii: "y") : UInt8(ascii: "x")
-            let next = savedEdit(previous, "body", .string(String(decoding: text, as: UTF8.self)),
-                                 by: editor, at: HLC(milliseconds: 1_795_000_100_000, logical: 0))
+            let next = savedEdit(
+                previous, "body", .string(String(decoding: text, as: UTF8.self)),
+                by: editor, at: HLC(milliseconds: 1_795_000_100_000, logical: 0))
             let k = previous.versionVector
             knowledge = k
-            guard let s = SparseRecord(next, base: k) else { throw BenchmarkError("the edited 1 MiB record has no sparse form") }
+            guard let s = SparseRecord(next, base: k) else {
+                throw BenchmarkError("the edited 1 MiB record has no sparse form")
+            }
             sparse = s
             var e = s
-            try check(e.encodeEdits(against: previous, base: k) == 1 && e.fields.isEmpty, "the 1 MiB edit did not become one delta slot: \(e.deltas)")
+            try check(
+                e.encodeEdits(against: previous, base: k) == 1 && e.fields.isEmpty,
+                "the 1 MiB edit did not become one delta slot: \(e.deltas)")
             encoded = e
-            try check(Record(expanding: e, base: k, onto: previous)?.encoded() == next.encoded(), "the 1 MiB delta slot does not rebuild the edited version")
+            try check(
+                Record(expanding: e, base: k, onto: previous)?.encoded() == next.encoded(),
+                "the 1 MiB delta slot does not rebuild the edited version")
             func batch(_ items: [SparseRecord]) -> Int {
-                ChangesMessage(zone: zone, incarnation: writer, batch: 1, isCaughtUp: false, token: ChangeToken(bytes: []),
-                               records: [], sparseRecords: items, base: k).encoded().count
+                ChangesMessage(
+                    zone: zone, incarnation: writer, batch: 1, isCaughtUp: false, token: ChangeToken(bytes: []),
+                    records: [], sparseRecords: items, base: k
+                ).encoded().count
             }
             sparseBytes = batch([e]) - batch([])
         }
@@ -60,15 +69,21 @@ extension DiffBenchmark {
 
     /// The sender's work: the sparse record's field compared with the previous version's, and
     /// made a delta slot.
-    @inline(never) static func encodeEditsOp(_ sparse: SparseRecord, _ previous: Record, _ knowledge: VersionVector) -> Int {
+    @inline(never) static func encodeEditsOp(_ sparse: SparseRecord, _ previous: Record, _ knowledge: VersionVector)
+        -> Int
+    {
         var s = sparse
         return s.encodeEdits(against: previous, base: knowledge) &+ s.deltas.count
     }
 
     /// The receiver's work: the version rebuilt from its own copy, the delta slot's base checked
     /// by its CRC-32C and patched.
-    @inline(never) static func expandOp(_ sparse: SparseRecord, _ knowledge: VersionVector, _ local: Record) throws -> Int {
-        guard let r = Record(expanding: sparse, base: knowledge, onto: local) else { throw BenchmarkError("the 1 MiB delta slot was refused") }
+    @inline(never) static func expandOp(_ sparse: SparseRecord, _ knowledge: VersionVector, _ local: Record) throws
+        -> Int
+    {
+        guard let r = Record(expanding: sparse, base: knowledge, onto: local) else {
+            throw BenchmarkError("the 1 MiB delta slot was refused")
+        }
         return r.fields.count
     }
 }

@@ -63,8 +63,10 @@ enum DiffBenchmark: BenchmarkSuite {
         if let hash = ContentHash(bytes: (0..<32).map { _ in UInt8(truncatingIfNeeded: rng.next()) }) {
             r["attachment"] = .asset(Asset(hash: hash, size: 1_482_113))
         }
-        r["place"] = .location(Location(latitude: 47.3769, longitude: 8.5417, horizontalAccuracy: 5,
-                                        timestamp: Timestamp(millisecondsSince1970: 1_795_000_000_000)))
+        r["place"] = .location(
+            Location(
+                latitude: 47.3769, longitude: 8.5417, horizontalAccuracy: 5,
+                timestamp: Timestamp(millisecondsSince1970: 1_795_000_000_000)))
         r["tags"] = .list(.string(["home", "garden", "spring"]))
         r["collaborators"] = .list(.string(["alice", "bob"]))
         r["sizes"] = .list(.int64([120, 80, 45, 300]))
@@ -78,7 +80,9 @@ enum DiffBenchmark: BenchmarkSuite {
 
     static func run() throws {
         let unsaved = note()
-        guard unsaved.fields.count == 32 else { throw BenchmarkError("the note has \(unsaved.fields.count) fields, not 32") }
+        guard unsaved.fields.count == 32 else {
+            throw BenchmarkError("the note has \(unsaved.fields.count) fields, not 32")
+        }
         let base = Stamping.saved(unsaved, by: writer, at: savedAt)
         // A copy of the base (same storage), as a caller holding two references to one version has.
         let baseCopy = base
@@ -88,60 +92,86 @@ enum DiffBenchmark: BenchmarkSuite {
         let edited = edit(base, changedField, newTitle)
         let edited2 = edit(base, changedField, otherTitle)
         // The same edit saved by another node: stamped, the vector advanced, a new head.
-        let saved = savedEdit(base, changedField, newTitle, by: editor, at: HLC(milliseconds: 1_795_000_100_000, logical: 0))
-        let saved2 = savedEdit(base, changedField, otherTitle, by: editor, at: HLC(milliseconds: 1_795_000_200_000, logical: 0))
+        let saved = savedEdit(
+            base, changedField, newTitle, by: editor, at: HLC(milliseconds: 1_795_000_100_000, logical: 0))
+        let saved2 = savedEdit(
+            base, changedField, otherTitle, by: editor, at: HLC(milliseconds: 1_795_000_200_000, logical: 0))
         // Equal to the base, but decoded separately: equal values in different storage.
         let decodedBase = try Record(decoding: base.encoded())
         // Concurrent saves by two nodes, on different fields and on the same field.
-        let left = savedEdit(base, "status", .string("review"), by: editor, at: HLC(milliseconds: 1_795_000_100_000, logical: 0))
-        let right = savedEdit(base, "priority", .int64(1), by: otherEditor, at: HLC(milliseconds: 1_795_000_100_001, logical: 0))
-        let conflicting = savedEdit(base, "status", .string("done"), by: otherEditor, at: HLC(milliseconds: 1_795_000_100_001, logical: 0))
+        let left = savedEdit(
+            base, "status", .string("review"), by: editor, at: HLC(milliseconds: 1_795_000_100_000, logical: 0))
+        let right = savedEdit(
+            base, "priority", .int64(1), by: otherEditor, at: HLC(milliseconds: 1_795_000_100_001, logical: 0))
+        let conflicting = savedEdit(
+            base, "status", .string("done"), by: otherEditor, at: HLC(milliseconds: 1_795_000_100_001, logical: 0))
 
         // Check every case's result before timing it.
         let oneField = diff(base, edited), savedDelta = diff(base, saved)
         try check(apply(oneField, to: base) == edited, "apply(diff(base, edited)) != edited")
         try check(apply(savedDelta, to: base) == saved, "apply(diff(base, saved)) != saved")
         try check(oneField.operations.count == 1 && oneField.system == nil, "the one-field delta is \(oneField)")
-        try check(diff(base, base).isEmpty && diff(base, decodedBase).isEmpty, "identical records gave a non-empty delta")
+        try check(
+            diff(base, base).isEmpty && diff(base, decodedBase).isEmpty, "identical records gave a non-empty delta")
         let naive = try naiveDiff(base, edited)
         try check(naive == oneField, "the naive diff differs: \(naive) vs \(oneField)")
         let forward = diff(edited, edited2), backward = diff(edited2, edited)
         let savedForward = diff(saved, saved2), savedBackward = diff(saved2, saved)
-        try check(apply(forward, to: edited) == edited2 && apply(backward, to: edited2) == edited, "flip deltas do not flip")
-        try check(apply(savedForward, to: saved) == saved2 && apply(savedBackward, to: saved2) == saved, "saved flip deltas do not flip")
+        try check(
+            apply(forward, to: edited) == edited2 && apply(backward, to: edited2) == edited, "flip deltas do not flip")
+        try check(
+            apply(savedForward, to: saved) == saved2 && apply(savedBackward, to: saved2) == saved,
+            "saved flip deltas do not flip")
         let disjoint = try merge(left, right)
-        try check(disjoint["status"] == .string("review") && disjoint["priority"] == .int64(1), "disjoint merge lost an edit")
+        try check(
+            disjoint["status"] == .string("review") && disjoint["priority"] == .int64(1), "disjoint merge lost an edit")
         let conflict = try merge(left, conflicting)
         try check(conflict["status"] == .string("done"), "conflict merge did not keep the later write")
         try check(try merge(ancestor: base, local: left, remote: right) == disjoint, "three-way disjoint merge differs")
 
         let changedValueBytes = valueSize(newTitle)
-        printNote("32-field note, \(base.encoded().count) bytes encoded, vector of \(base.versionVector.count); changed field '\(changedField)', new value \(changedValueBytes) bytes (tag + payload); \(opsPerIteration) ops per iteration, best of \(Harness.runs) runs of at least \(Harness.minimumSeconds) s")
+        printNote(
+            "32-field note, \(base.encoded().count) bytes encoded, vector of \(base.versionVector.count); changed field '\(changedField)', new value \(changedValueBytes) bytes (tag + payload); \(opsPerIteration) ops per iteration, best of \(Harness.runs) runs of at least \(Harness.minimumSeconds) s"
+        )
 
         var inPlace = edited, savedInPlace = saved
         let large = try FieldDeltaInputs()
         let allCases: [(name: String, bytes: Int, op: () throws -> Int)] = [
             ("one-field-diff", size(oneField), { diffOp(base, edited) }),
-            ("one-field-apply", size(forward), {
-                try applyOp(&inPlace, forward) &+ applyOp(&inPlace, backward)
-            }),
+            (
+                "one-field-apply", size(forward),
+                {
+                    try applyOp(&inPlace, forward) &+ applyOp(&inPlace, backward)
+                }
+            ),
             ("one-field-apply-copy", size(oneField), { try applyCopyOp(oneField, base) }),
             ("identical-diff", size(diff(base, base)), { diffOp(base, baseCopy) }),
             ("identical-decoded-diff", size(diff(base, decodedBase)), { diffOp(base, decodedBase) }),
             ("naive-one-field-diff", size(naive), { try naiveOp(base, edited) }),
             ("saved-one-field-diff", size(savedDelta), { diffOp(base, saved) }),
-            ("saved-one-field-apply", size(savedForward), {
-                try applyOp(&savedInPlace, savedForward) &+ applyOp(&savedInPlace, savedBackward)
-            }),
+            (
+                "saved-one-field-apply", size(savedForward),
+                {
+                    try applyOp(&savedInPlace, savedForward) &+ applyOp(&savedInPlace, savedBackward)
+                }
+            ),
             ("merge-disjoint", 0, { try mergeOp(left, right) }),
             ("merge-conflict", 0, { try mergeOp(left, conflicting) }),
             ("merge3-disjoint", 0, { try merge3Op(base, left, right) }),
             ("merge3-conflict", 0, { try merge3Op(base, left, conflicting) }),
-            ("field-delta-encode-1mib", large.sparseBytes, { encodeEditsOp(large.sparse, large.previous, large.knowledge) }),
-            ("field-delta-apply-1mib", large.sparseBytes, { try expandOp(large.encoded, large.knowledge, large.previous) }),
+            (
+                "field-delta-encode-1mib", large.sparseBytes,
+                { encodeEditsOp(large.sparse, large.previous, large.knowledge) }
+            ),
+            (
+                "field-delta-apply-1mib", large.sparseBytes,
+                { try expandOp(large.encoded, large.knowledge, large.previous) }
+            )
         ]
         // SHOAL_BENCH_CASES=a,b runs only the named cases (for profiling one at a time).
-        let wanted = ProcessInfo.processInfo.environment["SHOAL_BENCH_CASES"].map { Set($0.split(separator: ",").map(String.init)) }
+        let wanted = ProcessInfo.processInfo.environment["SHOAL_BENCH_CASES"].map {
+            Set($0.split(separator: ",").map(String.init))
+        }
         let cases = allCases.filter { wanted?.contains($0.name) ?? true }
         // The flip cases do two applies per op.
         let opsPerCall = cases.map { $0.name.hasSuffix("-apply") && !$0.name.hasPrefix("field-delta") ? 2 : 1 }
@@ -180,7 +210,9 @@ enum DiffBenchmark: BenchmarkSuite {
             let allocs = allocations[i].map { fixed($0 / perCall, 2) } ?? "n/a"
             print("diff case=\(c.name) ns_per_op=\(fixed(ns, 1)) allocs_per_op=\(allocs) delta_bytes=\(c.bytes)")
         }
-        guard let naiveNS = nanoseconds["naive-one-field-diff"], let diffNS = nanoseconds["one-field-diff"] else { return }
+        guard let naiveNS = nanoseconds["naive-one-field-diff"], let diffNS = nanoseconds["one-field-diff"] else {
+            return
+        }
         let ratio = naiveNS / diffNS
         print("diff ratio naive_vs_diff=\(fixed(ratio, 1)) changed_value_bytes=\(changedValueBytes)")
     }
@@ -195,7 +227,9 @@ enum DiffBenchmark: BenchmarkSuite {
     }
 
     /// `record` with `field` set to `value` and saved by `node` at `hlc`, as a store would.
-    static func savedEdit(_ record: Record, _ field: String, _ value: FieldValue, by node: NodeID, at hlc: HLC) -> Record {
+    static func savedEdit(_ record: Record, _ field: String, _ value: FieldValue, by node: NodeID, at hlc: HLC)
+        -> Record
+    {
         var r = record
         r[field] = value
         return Stamping.saved(r, by: node, at: hlc)

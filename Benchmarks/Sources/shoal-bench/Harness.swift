@@ -4,9 +4,9 @@
 import Dispatch
 import CMallocCounter
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A benchmark suite: `shoal-bench <name>` runs it and it prints its result lines on stdout.

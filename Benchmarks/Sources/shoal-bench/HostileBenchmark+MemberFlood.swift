@@ -10,7 +10,7 @@ import NIOTLS
 import Shoal
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension HostileBenchmark {
@@ -42,11 +42,16 @@ extension HostileBenchmark {
         await o.connect(to: "127.0.0.1", port: port)
         let t0 = ContinuousClock.now
         while await o.peers().first?.node == nil {
-            if ContinuousClock.now - t0 > .seconds(60) { throw BenchError("the owner's hello was not answered in 60 s") }
+            if ContinuousClock.now - t0 > .seconds(60) {
+                throw BenchError("the owner's hello was not answered in 60 s")
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
-        let plan = try MemberFloodPlan(directory: deviceDir, device: device.deviceID, target: a.deviceID, signed: signed, kinds: floodKinds)
-        printNote("member-flood: \(seconds) s; kinds \(plan.kinds.map(\.rawValue).sorted().joined(separator: ",")); \(plan.summary)")
+        let plan = try MemberFloodPlan(
+            directory: deviceDir, device: device.deviceID, target: a.deviceID, signed: signed, kinds: floodKinds)
+        printNote(
+            "member-flood: \(seconds) s; kinds \(plan.kinds.map(\.rawValue).sorted().joined(separator: ",")); \(plan.summary)"
+        )
 
         settleMemory()
         let baseline = residentBytes()
@@ -69,13 +74,17 @@ extension HostileBenchmark {
         await a.shutdown()
         let delays = shares.delays.sorted()
         let median = delays.isEmpty ? .nan : delays[delays.count / 2] * 1000, most = (delays.last ?? .nan) * 1000
-        print("hostile case=member-flood seconds=\(seconds) zones_announced=\(sent.zones) reconnects=\(max(0, sent.connections - 1)) closed_by_node=\(sent.closedByNode) flood_mb=\(fixed(Double(sent.bytes) / 1e6, 1)) node_rss_growth_mb=\(fixed(Double(growth) / 1e6, 1)) owner_share_delay_ms=\(fixed(median, 1))/\(fixed(most, 1)) owner_shares=\(delays.count)/\(shares.attempted) node_zones=\(zonesHeld) node_disk_growth_mb=\(fixed(Double(disk) / 1e6, 1)) shares_ignored=\(stats.sharesIgnored - statsBefore.sharesIgnored) process_cpu_percent=\(fixed(cpu / wall * 100, 0))")
+        print(
+            "hostile case=member-flood seconds=\(seconds) zones_announced=\(sent.zones) reconnects=\(max(0, sent.connections - 1)) closed_by_node=\(sent.closedByNode) flood_mb=\(fixed(Double(sent.bytes) / 1e6, 1)) node_rss_growth_mb=\(fixed(Double(growth) / 1e6, 1)) owner_share_delay_ms=\(fixed(median, 1))/\(fixed(most, 1)) owner_shares=\(delays.count)/\(shares.attempted) node_zones=\(zonesHeld) node_disk_growth_mb=\(fixed(Double(disk) / 1e6, 1)) shares_ignored=\(stats.sharesIgnored - statsBefore.sharesIgnored) process_cpu_percent=\(fixed(cpu / wall * 100, 0))"
+        )
     }
 
     /// Owner O shares a new zone holding one record with node A once a second, `count` times,
     /// from `start`; returns, per share that arrived in 30 s, the seconds from the share to A
     /// holding the record.
-    static func ownerShares(owner o: ShoalNode, node a: ShoalNode, from start: ContinuousClock.Instant, count: Int) async throws -> (delays: [Double], attempted: Int) {
+    static func ownerShares(owner o: ShoalNode, node a: ShoalNode, from start: ContinuousClock.Instant, count: Int)
+        async throws -> (delays: [Double], attempted: Int)
+    {
         var delays = [Double]()
         var attempted = 0
         for i in 0..<max(0, count) {
@@ -102,7 +111,9 @@ extension HostileBenchmark {
     /// Connects as the flooding device again and again until `seconds` have passed: each
     /// connection sends its frames as fast as the node reads them until the node closes it, or
     /// the deadline.
-    static func floodConnections(_ plan: MemberFloodPlan, port: Int, seconds: Int) async throws -> MemberFloodCounters.Totals {
+    static func floodConnections(_ plan: MemberFloodPlan, port: Int, seconds: Int) async throws
+        -> MemberFloodCounters.Totals
+    {
         let counters = MemberFloodCounters()
         let deadline = ContinuousClock.now + .seconds(seconds)
         let nioDeadline = NIODeadline.now() + .seconds(Int64(seconds))
@@ -110,8 +121,9 @@ extension HostileBenchmark {
         var connection = 0, failures = 0
         while ContinuousClock.now < deadline, connection < 100_000, failures < 1_000 {
             do {
-                let channel = try await MemberFloodHandler.connect(port: port, context: context, plan: plan,
-                                                                   counters: counters, deadline: nioDeadline)
+                let channel = try await MemberFloodHandler.connect(
+                    port: port, context: context, plan: plan,
+                    counters: counters, deadline: nioDeadline)
                 connection += 1
                 try await channel.closeFuture.get()
             } catch {
@@ -138,7 +150,8 @@ extension HostileBenchmark {
     static func cpuSeconds() -> Double {
         var usage = rusage()
         guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return 0 }
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(
+            usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 }
 
@@ -190,9 +203,12 @@ struct MemberFloodPlan: Sendable {
     init(directory: String, device: DeviceID, target: DeviceID, signed: Int, kinds: Set<Kind>) throws {
         self.kinds = kinds
         self.directory = directory
-        let key = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: directory + "/identity/device-key.pem", encoding: .utf8))
+        let key = try P256.Signing.PrivateKey(
+            pemRepresentation: String(contentsOfFile: directory + "/identity/device-key.pem", encoding: .utf8))
         let der = Array(key.publicKey.derRepresentation)
-        guard DeviceID(bytes: SHA256.hash(data: der)) == device else { throw BenchError("the flooding device's key does not give its device ID") }
+        guard DeviceID(bytes: SHA256.hash(data: der)) == device else {
+            throw BenchError("the flooding device's key does not give its device ID")
+        }
         let member = [ZoneShare.Member(device: target, role: .readOnly)]
 
         func name(_ prefix: String, _ i: Int) -> RecordZone.ID {
@@ -200,38 +216,63 @@ struct MemberFloodPlan: Sendable {
             return RecordZone.ID(name: head + String(repeating: "x", count: 255 - head.utf8.count))
         }
         func signedShare(_ zone: RecordZone.ID, deleted: Bool, with key: P256.Signing.PrivateKey) throws -> ZoneShare {
-            var share = ZoneShare(zone: zone, incarnation: NodeID.random(), serial: 1, isDeleted: deleted,
-                                  ownerKey: Array(key.publicKey.derRepresentation), members: member)
+            var share = ZoneShare(
+                zone: zone, incarnation: NodeID.random(), serial: 1, isDeleted: deleted,
+                ownerKey: Array(key.publicKey.derRepresentation), members: member)
             share.signature = Array(try key.signature(for: share.signedBytes).rawRepresentation)
             return share
         }
         func encode(_ announcements: [ZoneAnnouncement], per: Int) throws -> [Message] {
             try stride(from: 0, to: announcements.count, by: per).map { at in
                 let slice = announcements[at..<min(announcements.count, at + per)].sorted { $0.zone < $1.zone }
-                return try Self.message(Frame(type: .zones, payload: ZonesMessage(zones: slice).encoded()), zones: slice.count)
+                return try Self.message(
+                    Frame(type: .zones, payload: ZonesMessage(zones: slice).encoded()), zones: slice.count)
             }
         }
 
-        hello = try Self.message(Frame(type: .hello, payload: HelloMessage(node: NodeID.random(), name: "member-flood", zones: []).encoded()), zones: 0)
-        deleted = !kinds.contains(.deleted) ? [] : try encode((0..<Self.deletedFrames * Self.unsignedPerFrame).map {
-            ZoneAnnouncement(zone: name("deleted", $0), incarnation: NodeID.random(), isDeleted: true)
-        }, per: Self.unsignedPerFrame)
-        open = !kinds.contains(.open) ? [] : try encode((0..<Self.unsignedPerFrame).map {
-            ZoneAnnouncement(zone: name("open", $0), incarnation: NodeID.random())
-        }, per: Self.unsignedPerFrame)
-        owned = !kinds.contains(.owned) ? [] : try encode((0..<8 * Self.ownedPerFrame).map {
-            ZoneAnnouncement(share: try signedShare(name("owned", $0), deleted: false, with: key))
-        }, per: Self.ownedPerFrame)
-        ownedDeleted = !kinds.contains(.ownedDeleted) ? [] : try encode((0..<signed).map {
-            ZoneAnnouncement(share: try signedShare(name("owned-deleted", $0), deleted: true, with: key))
-        }, per: Self.signedPerFrame)
+        hello = try Self.message(
+            Frame(
+                type: .hello, payload: HelloMessage(node: NodeID.random(), name: "member-flood", zones: []).encoded()),
+            zones: 0)
+        deleted =
+            !kinds.contains(.deleted)
+            ? []
+            : try encode(
+                (0..<Self.deletedFrames * Self.unsignedPerFrame).map {
+                    ZoneAnnouncement(zone: name("deleted", $0), incarnation: NodeID.random(), isDeleted: true)
+                }, per: Self.unsignedPerFrame)
+        open =
+            !kinds.contains(.open)
+            ? []
+            : try encode(
+                (0..<Self.unsignedPerFrame).map {
+                    ZoneAnnouncement(zone: name("open", $0), incarnation: NodeID.random())
+                }, per: Self.unsignedPerFrame)
+        owned =
+            !kinds.contains(.owned)
+            ? []
+            : try encode(
+                (0..<8 * Self.ownedPerFrame).map {
+                    ZoneAnnouncement(share: try signedShare(name("owned", $0), deleted: false, with: key))
+                }, per: Self.ownedPerFrame)
+        ownedDeleted =
+            !kinds.contains(.ownedDeleted)
+            ? []
+            : try encode(
+                (0..<signed).map {
+                    ZoneAnnouncement(share: try signedShare(name("owned-deleted", $0), deleted: true, with: key))
+                }, per: Self.signedPerFrame)
         // Shares under a key of their own whose signatures are random bytes.
         let other = P256.Signing.PrivateKey()
-        bad = !kinds.contains(.badSignature) ? [] : try encode((0..<16).map {
-            var share = try signedShare(name("bad", $0), deleted: false, with: other)
-            share.signature = (0..<ZoneShare.signatureBytes).map { _ in UInt8.random(in: 0 ... .max) }
-            return ZoneAnnouncement(share: share)
-        }, per: 16)
+        bad =
+            !kinds.contains(.badSignature)
+            ? []
+            : try encode(
+                (0..<16).map {
+                    var share = try signedShare(name("bad", $0), deleted: false, with: other)
+                    share.signature = (0..<ZoneShare.signatureBytes).map { _ in UInt8.random(in: 0 ... .max) }
+                    return ZoneAnnouncement(share: share)
+                }, per: 16)
     }
 
     static func message(_ frame: Frame, zones: Int) throws -> Message {
@@ -256,15 +297,18 @@ struct MemberFloodPlan: Sendable {
 
     var summary: String {
         let all = [deleted, open, owned, ownedDeleted, bad]
-        return "\(all.reduce(0) { $0 + $1.count }) frames of \(fixed(Double(all.joined().reduce(0) { $0 + $1.bytes.readableBytes }) / 1e6, 1)) MB encoded"
+        return
+            "\(all.reduce(0) { $0 + $1.count }) frames of \(fixed(Double(all.joined().reduce(0) { $0 + $1.bytes.readableBytes }) / 1e6, 1)) MB encoded"
     }
 
     /// The TLS context of the flooding device: its certificate and key, any server certificate.
     func tlsContext() throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv13
-        configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(directory + "/identity/device-cert.pem").map { .certificate($0) }
-        configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: directory + "/identity/device-key.pem", format: .pem))
+        configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(directory + "/identity/device-cert.pem").map
+        { .certificate($0) }
+        configuration.privateKey = .privateKey(
+            try NIOSSLPrivateKey(file: directory + "/identity/device-key.pem", format: .pem))
         configuration.certificateVerification = .noHostnameVerification
         configuration.trustRoots = .certificates([])
         return try NIOSSLContext(configuration: configuration)
@@ -285,16 +329,26 @@ final class MemberFloodCounters: Sendable {
     private let state = Mutex(Totals())
 
     func wrote(_ message: MemberFloodPlan.Message) {
-        state.withLock { $0.zones += message.zones; $0.bytes += message.bytes.readableBytes }
+        state.withLock {
+            $0.zones += message.zones; $0.bytes += message.bytes.readableBytes
+        }
     }
 
     func closedByNode() { state.withLock { $0.closedByNode += 1 } }
 
     /// The number of the next round of deleted, open and owned-deleted frames.
-    func nextRound() -> Int { state.withLock { $0.rounds += 1; return $0.rounds - 1 } }
+    func nextRound() -> Int {
+        state.withLock {
+            $0.rounds += 1; return $0.rounds - 1
+        }
+    }
 
     /// The number of the next frame of owned zones.
-    func nextOwned() -> Int { state.withLock { $0.ownedFrames += 1; return $0.ownedFrames - 1 } }
+    func nextOwned() -> Int {
+        state.withLock {
+            $0.ownedFrames += 1; return $0.ownedFrames - 1
+        }
+    }
 
     var totals: Totals { state.withLock { $0 } }
 }
@@ -320,14 +374,19 @@ final class MemberFloodHandler: ChannelInboundHandler {
         queue = [plan.hello]
     }
 
-    static func connect(port: Int, context: NIOSSLContext, plan: MemberFloodPlan, counters: MemberFloodCounters,
-                        deadline: NIODeadline) async throws -> any Channel {
+    static func connect(
+        port: Int, context: NIOSSLContext, plan: MemberFloodPlan, counters: MemberFloodCounters,
+        deadline: NIODeadline
+    ) async throws -> any Channel {
         try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(5))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let ops = channel.pipeline.syncOperations
-                    try ops.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil, customVerificationCallback: { _, p in p.succeed(.certificateVerified) }))
+                    try ops.addHandler(
+                        NIOSSLClientHandler(
+                            context: context, serverHostname: nil,
+                            customVerificationCallback: { _, p in p.succeed(.certificateVerified) }))
                     try ops.addHandler(MemberFloodHandler(plan: plan, counters: counters, deadline: deadline))
                 }
             }

@@ -11,7 +11,7 @@ import Shoal
 import ShoalSamples
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `shoal-bench hostile`: a node's memory and its honest peers' service while other connections
@@ -27,7 +27,8 @@ import Glibc
 /// (`non-reader,connections,big-records,member-flood,idle-tcp-flood`).
 enum HostileBenchmark: BenchmarkSuite {
     static let name = "hostile"
-    static let summary = "misbehaving peers over loopback TLS: non-reader, big-records, connections, member-flood, idle-tcp-flood"
+    static let summary =
+        "misbehaving peers over loopback TLS: non-reader, big-records, connections, member-flood, idle-tcp-flood"
 
     static func run() throws { try runBlocking { try await runAsync() } }
 
@@ -66,8 +67,13 @@ enum HostileBenchmark: BenchmarkSuite {
         var subscribes = [Frame]()
         for zone in zones {
             let info = try await a.createZone(zone)
-            try await a.store.modify(saving: (0..<perZone).map { blob($0, in: zone, bytes: recordBytes, rng: &rng) }, policy: .allKeys)
-            subscribes.append(Frame(type: .subscribe, payload: SubscribeMessage(zone: zone, incarnation: info.incarnation, token: nil, window: 64).encoded()))
+            try await a.store.modify(
+                saving: (0..<perZone).map { blob($0, in: zone, bytes: recordBytes, rng: &rng) }, policy: .allKeys)
+            subscribes.append(
+                Frame(
+                    type: .subscribe,
+                    payload: SubscribeMessage(zone: zone, incarnation: info.incarnation, token: nil, window: 64)
+                        .encoded()))
         }
         printNote("non-reader: \(zoneCount) zones of \(perZone) records of \(recordBytes) random bytes")
         let (mallory, malloryDir) = try await temporaryNode("nonreader-client")
@@ -76,7 +82,8 @@ enum HostileBenchmark: BenchmarkSuite {
         // A member of every zone (read-only: it only asks), so its subscribes are served.
         for zone in zones { try await a.shareZone(zone, with: mallory.deviceID, role: .readOnly) }
         let port = try await a.listen(host: "127.0.0.1", port: 0)
-        let hello = Frame(type: .hello, payload: HelloMessage(node: NodeID.random(), name: "non-reader", zones: []).encoded())
+        let hello = Frame(
+            type: .hello, payload: HelloMessage(node: NodeID.random(), name: "non-reader", zones: []).encoded())
         let bytes = try ([hello] + subscribes).flatMap { try FrameEncoder(options: .init(mode: .none)).encode($0) }
 
         settleMemory()
@@ -90,7 +97,11 @@ enum HostileBenchmark: BenchmarkSuite {
         let start = ContinuousClock.now
         while ContinuousClock.now - start < .seconds(20) {
             let sent = await a.traffic().bytesSent
-            if sent != last { last = sent; quiet = .now } else if ContinuousClock.now - quiet > .milliseconds(500), ContinuousClock.now - start > .seconds(2) { break }
+            if sent != last {
+                last = sent; quiet = .now
+            } else if ContinuousClock.now - quiet > .milliseconds(500), ContinuousClock.now - start > .seconds(2) {
+                break
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
         let growth = peak.most - baseline
@@ -106,12 +117,16 @@ enum HostileBenchmark: BenchmarkSuite {
         let t0 = ContinuousClock.now
         await b.connect(to: "127.0.0.1", port: port)
         while await b.peers().first?.node == nil {
-            if ContinuousClock.now - t0 > .seconds(60) { throw BenchError("the honest peer's hello was not answered in 60 s") }
+            if ContinuousClock.now - t0 > .seconds(60) {
+                throw BenchError("the honest peer's hello was not answered in 60 s")
+            }
             try await Task.sleep(for: .milliseconds(1))
         }
         let helloSeconds = Harness.seconds(ContinuousClock.now - t0)
         while (try? await b.store.allRecordIDs(in: zones[0]).count) != perZone {
-            if ContinuousClock.now - t0 > .seconds(120) { throw BenchError("the honest peer did not sync its zone in 120 s") }
+            if ContinuousClock.now - t0 > .seconds(120) {
+                throw BenchError("the honest peer did not sync its zone in 120 s")
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
         let syncSeconds = Harness.seconds(ContinuousClock.now - t0)
@@ -119,7 +134,9 @@ enum HostileBenchmark: BenchmarkSuite {
         peak.stop()
         client.close()
         await a.shutdown(); await b.shutdown()
-        print("hostile case=non-reader subscribes=\(zoneCount) zone_mb=\(zoneMB) node_rss_growth_mb=\(fixed(Double(growth) / 1e6, 1)) other_peer_hello_ms=\(fixed(helloSeconds * 1000, 1)) other_peer_sync_ms=\(fixed(syncSeconds * 1000, 1)) node_sent_mb=\(fixed(Double(sent) / 1e6, 1)) requested_mb=\(zoneCount * zoneMB)")
+        print(
+            "hostile case=non-reader subscribes=\(zoneCount) zone_mb=\(zoneMB) node_rss_growth_mb=\(fixed(Double(growth) / 1e6, 1)) other_peer_hello_ms=\(fixed(helloSeconds * 1000, 1)) other_peer_sync_ms=\(fixed(syncSeconds * 1000, 1)) node_sent_mb=\(fixed(Double(sent) / 1e6, 1)) requested_mb=\(zoneCount * zoneMB)"
+        )
     }
 
     // MARK: big-records
@@ -134,7 +151,9 @@ enum HostileBenchmark: BenchmarkSuite {
         try await a.createZone(zone)
         var rng = SplitMix64(seed: 13)
         for start in stride(from: 0, to: n, by: 16) {
-            try await a.store.modify(saving: (start..<min(n, start + 16)).map { blob($0, in: zone, bytes: size, rng: &rng) }, policy: .allKeys)
+            try await a.store.modify(
+                saving: (start..<min(n, start + 16)).map { blob($0, in: zone, bytes: size, rng: &rng) },
+                policy: .allKeys)
         }
         try await a.trustDevice(b.deviceID)
         try await b.trustDevice(a.deviceID)
@@ -146,14 +165,20 @@ enum HostileBenchmark: BenchmarkSuite {
         let t0 = ContinuousClock.now
         await b.connect(to: "127.0.0.1", port: port)
         while await b.sync.statistics.recordsReceived < n {
-            if ContinuousClock.now - t0 > .seconds(1800) { throw BenchError("the big records did not sync in 30 minutes") }
+            if ContinuousClock.now - t0 > .seconds(1800) {
+                throw BenchError("the big records did not sync in 30 minutes")
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
         let seconds = Harness.seconds(ContinuousClock.now - t0)
         peak.stop()
-        guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else { throw BenchError("digests differ after the big records") }
+        guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else {
+            throw BenchError("digests differ after the big records")
+        }
         await a.shutdown(); await b.shutdown()
-        print("hostile case=big-records records=\(n) record_kib=900 peak_rss_mb=\(fixed(Double(peak.most) / 1e6, 1)) baseline_rss_mb=\(fixed(Double(baseline) / 1e6, 1)) records_per_s=\(fixed(Double(n) / seconds, 1)) mb_per_s=\(fixed(Double(n * size) / seconds / 1e6, 1))")
+        print(
+            "hostile case=big-records records=\(n) record_kib=900 peak_rss_mb=\(fixed(Double(peak.most) / 1e6, 1)) baseline_rss_mb=\(fixed(Double(baseline) / 1e6, 1)) records_per_s=\(fixed(Double(n) / seconds, 1)) mb_per_s=\(fixed(Double(n * size) / seconds / 1e6, 1))"
+        )
     }
 
     // MARK: connections
@@ -172,7 +197,8 @@ enum HostileBenchmark: BenchmarkSuite {
         defer { try? FileManager.default.removeItem(atPath: aDir) }
         try await a.createZone(zone)
         var rng = SplitMix64(seed: 17)
-        try await a.store.modify(saving: (0..<1_000).map { blob($0, in: zone, bytes: 200, rng: &rng) }, policy: .allKeys)
+        try await a.store.modify(
+            saving: (0..<1_000).map { blob($0, in: zone, bytes: 200, rng: &rng) }, policy: .allKeys)
         let port = try await a.listen(host: "127.0.0.1", port: 0)
 
         /// A fresh peer's sync of the zone, in seconds.
@@ -206,7 +232,9 @@ enum HostileBenchmark: BenchmarkSuite {
         let perConnection = Double(residentBytes() - baseline) / Double(max(1, sockets.count))
         let loaded = try await honestSync("conn-loaded")
         await a.shutdown()
-        print("hostile case=connections connections=\(sockets.count) kind=tcp-before-tls max_inbound=\(network.maxInboundConnections) per_address=\(network.maxConnectionsPerAddress) honest_sync_ms=\(fixed(loaded * 1000, 1)) honest_sync_alone_ms=\(fixed(idle * 1000, 1)) rss_per_connection_kb=\(fixed(perConnection / 1024, 1))")
+        print(
+            "hostile case=connections connections=\(sockets.count) kind=tcp-before-tls max_inbound=\(network.maxInboundConnections) per_address=\(network.maxConnectionsPerAddress) honest_sync_ms=\(fixed(loaded * 1000, 1)) honest_sync_alone_ms=\(fixed(idle * 1000, 1)) rss_per_connection_kb=\(fixed(perConnection / 1024, 1))"
+        )
     }
 
     // MARK: idle-tcp-flood
@@ -241,7 +269,9 @@ enum HostileBenchmark: BenchmarkSuite {
             let t0 = ContinuousClock.now
             try await b.goOnline()
             while (try? await b.record(for: id)) == nil {
-                if ContinuousClock.now - t0 > .seconds(120) { throw BenchError("the trusted peer did not reconnect and sync in 120 s") }
+                if ContinuousClock.now - t0 > .seconds(120) {
+                    throw BenchError("the trusted peer did not reconnect and sync in 120 s")
+                }
                 try await Task.sleep(for: .milliseconds(1))
             }
             return Harness.seconds(ContinuousClock.now - t0)
@@ -256,7 +286,9 @@ enum HostileBenchmark: BenchmarkSuite {
         defer { flood.stop() }
         let t0 = ContinuousClock.now
         while flood.now.connected < network.maxInboundConnections || flood.now.reopened == 0 {
-            if ContinuousClock.now - t0 > .seconds(30) { throw BenchError("the flood did not fill the node's places in 30 s: \(flood.now)") }
+            if ContinuousClock.now - t0 > .seconds(30) {
+                throw BenchError("the flood did not fill the node's places in 30 s: \(flood.now)")
+            }
             try await Task.sleep(for: .milliseconds(10))
         }
         // A second of flood before the restart: the places change hands at the flood's pace.
@@ -268,14 +300,20 @@ enum HostileBenchmark: BenchmarkSuite {
         let after = await a.inboundConnectionsClosed()
         flood.stop()
         await a.shutdown(); await b.shutdown()
-        print("hostile case=idle-tcp-flood addresses=\(addresses) connections=\(addresses * perAddress) max_inbound=\(network.maxInboundConnections) per_address=\(network.maxConnectionsPerAddress) honest_reconnect_ms=\(fixed(loaded * 1000, 1)) honest_reconnect_alone_ms=\(fixed(alone * 1000, 1)) trusted_kept=\(kept) stranger_reopens_per_s=\(perSecond) evicted=\(after.evicted - before.evicted) refused=\(after.refused - before.refused)")
+        print(
+            "hostile case=idle-tcp-flood addresses=\(addresses) connections=\(addresses * perAddress) max_inbound=\(network.maxInboundConnections) per_address=\(network.maxConnectionsPerAddress) honest_reconnect_ms=\(fixed(loaded * 1000, 1)) honest_reconnect_alone_ms=\(fixed(alone * 1000, 1)) trusted_kept=\(kept) stranger_reopens_per_s=\(perSecond) evicted=\(after.evicted - before.evicted) refused=\(after.refused - before.refused)"
+        )
     }
 
     // MARK: Support
 
-    static func temporaryNode(_ label: String, network: NetworkConfiguration = NetworkConfiguration(),
-                              sync: SyncConfiguration = SyncConfiguration()) async throws -> (ShoalNode, String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-\(label)-\(UInt32.random(in: 0 ... .max))").path
+    static func temporaryNode(
+        _ label: String, network: NetworkConfiguration = NetworkConfiguration(),
+        sync: SyncConfiguration = SyncConfiguration()
+    ) async throws -> (ShoalNode, String) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-bench-\(label)-\(UInt32.random(in: 0 ... .max))"
+        ).path
         return (try await ShoalNode.open(directory: dir, sync: sync, network: network), dir)
     }
 
@@ -295,8 +333,9 @@ enum HostileBenchmark: BenchmarkSuite {
     /// The process's resident set, from `/proc/self/status` (0 where there is none).
     static func residentBytes() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kb = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kb = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return 0 }
         return kb * 1024
     }
 
@@ -321,7 +360,11 @@ enum HostileBenchmark: BenchmarkSuite {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
         guard rc == 0 else { _ = Glibc.close(fd); return nil }
         return fd
     }
@@ -356,8 +399,10 @@ struct NonReadingClient {
     static func connect(port: Int, directory: String, send bytes: [UInt8]) async throws -> NonReadingClient {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv13
-        configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(directory + "/identity/device-cert.pem").map { .certificate($0) }
-        configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: directory + "/identity/device-key.pem", format: .pem))
+        configuration.certificateChain = try NIOSSLCertificate.fromPEMFile(directory + "/identity/device-cert.pem").map
+        { .certificate($0) }
+        configuration.privateKey = .privateKey(
+            try NIOSSLPrivateKey(file: directory + "/identity/device-key.pem", format: .pem))
         configuration.certificateVerification = .noHostnameVerification
         configuration.trustRoots = .certificates([])
         let context = try NIOSSLContext(configuration: configuration)
@@ -367,7 +412,10 @@ struct NonReadingClient {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let ops = channel.pipeline.syncOperations
-                    try ops.addHandler(NIOSSLClientHandler(context: context, serverHostname: nil, customVerificationCallback: { _, p in p.succeed(.certificateVerified) }))
+                    try ops.addHandler(
+                        NIOSSLClientHandler(
+                            context: context, serverHostname: nil,
+                            customVerificationCallback: { _, p in p.succeed(.certificateVerified) }))
                     try ops.addHandler(StopReading(send: bytes))
                 }
             }

@@ -3,7 +3,7 @@
 import Foundation
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A connection flood as a stranger mounts it against a node's listener: `perAddress` plain TCP
@@ -34,7 +34,9 @@ final class IdleFlood: Sendable {
         // 127.0.0.2 … 127.0.0.201 at most: loopback only.
         let addresses = min(max(1, addresses), 200)
         let thread = Thread { [self] in
-            run(port: port, addresses: addresses, perAddress: perAddress, until: ContinuousClock.now + deadline, maxReopens: maxReopens)
+            run(
+                port: port, addresses: addresses, perAddress: perAddress, until: ContinuousClock.now + deadline,
+                maxReopens: maxReopens)
             finished.signal()
         }
         thread.start()
@@ -45,7 +47,9 @@ final class IdleFlood: Sendable {
 
     /// Stops the flood and closes its connections; returns once they are closed.
     func stop() {
-        let first = running.withLock { r in defer { r = false }; return r }
+        let first = running.withLock { r in
+            defer { r = false }; return r
+        }
         if first { finished.wait() }
     }
 
@@ -58,7 +62,9 @@ final class IdleFlood: Sendable {
         var connected: Bool
     }
 
-    private func run(port: Int, addresses: Int, perAddress: Int, until deadline: ContinuousClock.Instant, maxReopens: Int) {
+    private func run(
+        port: Int, addresses: Int, perAddress: Int, until deadline: ContinuousClock.Instant, maxReopens: Int
+    ) {
         var sockets = [Socket]()
         for a in 0..<addresses {
             for _ in 0..<perAddress {
@@ -132,9 +138,13 @@ final class IdleFlood: Sendable {
         remote.sin_port = in_port_t(UInt16(port).bigEndian)
         remote.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         let addressSize = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, addressSize) } }
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, addressSize) }
+        }
         guard bound == 0 else { _ = Glibc.close(fd); return -1 }
-        _ = withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, addressSize) } }
+        _ = withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, addressSize) }
+        }
         return fd
     }
 }

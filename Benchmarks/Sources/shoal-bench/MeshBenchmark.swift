@@ -59,7 +59,9 @@ enum MeshBenchmark: BenchmarkSuite {
             var sync = SyncConfiguration()
             sync.skipsUpstreams = skipsUpstreams
             // `SHOAL_BENCH_LIVE_DELAY_MS`, as in the sync suite: the live batching delay.
-            if let d = ProcessInfo.processInfo.environment["SHOAL_BENCH_LIVE_DELAY_MS"].flatMap({ Int($0) }), d >= 0 { sync.liveBatchDelay = .milliseconds(d) }
+            if let d = ProcessInfo.processInfo.environment["SHOAL_BENCH_LIVE_DELAY_MS"].flatMap({ Int($0) }), d >= 0 {
+                sync.liveBatchDelay = .milliseconds(d)
+            }
             let (node, dir) = try await HostileBenchmark.temporaryNode("mesh\(i)", sync: sync)
             nodes.append(node)
             dirs.append(dir)
@@ -69,7 +71,8 @@ enum MeshBenchmark: BenchmarkSuite {
         for j in 1..<n { try await nodes[0].shareZone(zone, with: nodes[j].deviceID, role: .readWrite) }
         var ports = [Int]()
         for node in nodes { ports.append(try await node.listen(host: "127.0.0.1", port: 0)) }
-        let links: [(Int, Int)] = topology == "full"
+        let links: [(Int, Int)] =
+            topology == "full"
             ? (0..<n).flatMap { i in (i + 1..<n).map { (i, $0) } }
             : (0..<n).map { ($0, ($0 + 1) % n) }
         for (i, j) in links { await nodes[i].connect(to: "127.0.0.1", port: ports[j]) }
@@ -77,7 +80,9 @@ enum MeshBenchmark: BenchmarkSuite {
         for node in nodes {
             while (await node.zones()).map(\.id) != [zone] {
                 try await Task.sleep(for: .milliseconds(10))
-                if ContinuousClock.now - setup > .seconds(60) { throw BenchError("the zone did not reach every node of the \(topology) mesh of \(n) in 60 s") }
+                if ContinuousClock.now - setup > .seconds(60) {
+                    throw BenchError("the zone did not reach every node of the \(topology) mesh of \(n) in 60 s")
+                }
             }
         }
         // Every node's notification stream stamps each change's arrival.
@@ -86,12 +91,13 @@ enum MeshBenchmark: BenchmarkSuite {
         for (i, node) in nodes.enumerated() {
             try await node.saveSubscription(Subscription(id: "mesh", kind: .zone(zone)))
             let stream = await node.notifications(of: "mesh")
-            watchers.append(Task {
-                for await note in stream {
-                    let now = ContinuousClock.now
-                    for id in note.recordIDs { await arrivals.note("\(i)/\(id.name)", at: now) }
-                }
-            })
+            watchers.append(
+                Task {
+                    for await note in stream {
+                        let now = ContinuousClock.now
+                        for id in note.recordIDs { await arrivals.note("\(i)/\(id.name)", at: now) }
+                    }
+                })
         }
         defer { for w in watchers { w.cancel() } }
         // Settle: the share and the first batches are exchanged before counting starts.
@@ -125,7 +131,9 @@ enum MeshBenchmark: BenchmarkSuite {
                 if all { last = latest; break }
                 try await Task.sleep(for: .milliseconds(1))
             }
-            guard let last else { throw BenchError("change \(k) did not reach every node of the \(topology) mesh of \(n) within 20 s") }
+            guard let last else {
+                throw BenchError("change \(k) did not reach every node of the \(topology) mesh of \(n) within 20 s")
+            }
             convergence.append(Harness.seconds(last - start) * 1000)
         }
         // Late duplicates still on their way are part of the cost: let them land.
@@ -140,8 +148,12 @@ enum MeshBenchmark: BenchmarkSuite {
         records -= recordsBefore; bytes -= bytesBefore; wire -= wireBefore
         let receivers = Double(count * (n - 1))
         let body = Double(bodyBytes) / Double(count)
-        func pct(_ xs: [Double], _ p: Double) -> Double { let s = xs.sorted(); return s[min(s.count - 1, Int(Double(s.count) * p))] }
-        print("mesh topology=\(topology) nodes=\(n) upstreams=\(skipsUpstreams ? "on" : "off") changes=\(count) body_bytes=\(Int(body)) records_per_change_per_node=\(fixed(Double(records) / receivers, 2)) bytes_per_change_per_node=\(Int(Double(bytes) / receivers)) vs_minimum=\(fixed(Double(bytes) / receivers / body, 2)) wire_bytes_per_change_per_node=\(Int(Double(wire) / receivers)) convergence_p50_ms=\(fixed(pct(convergence, 0.5), 2)) convergence_p99_ms=\(fixed(pct(convergence, 0.99), 2)) cpu_s=\(fixed(cpu.cpuSeconds, 2))")
+        func pct(_ xs: [Double], _ p: Double) -> Double {
+            let s = xs.sorted(); return s[min(s.count - 1, Int(Double(s.count) * p))]
+        }
+        print(
+            "mesh topology=\(topology) nodes=\(n) upstreams=\(skipsUpstreams ? "on" : "off") changes=\(count) body_bytes=\(Int(body)) records_per_change_per_node=\(fixed(Double(records) / receivers, 2)) bytes_per_change_per_node=\(Int(Double(bytes) / receivers)) vs_minimum=\(fixed(Double(bytes) / receivers / body, 2)) wire_bytes_per_change_per_node=\(Int(Double(wire) / receivers)) convergence_p50_ms=\(fixed(pct(convergence, 0.5), 2)) convergence_p99_ms=\(fixed(pct(convergence, 0.99), 2)) cpu_s=\(fixed(cpu.cpuSeconds, 2))"
+        )
         for node in nodes { await node.shutdown() }
     }
 }

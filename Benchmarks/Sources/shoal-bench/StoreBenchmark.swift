@@ -12,7 +12,8 @@ import ShoalSamples
 /// loaded machine); the change feed reports `cpu_s`, as it decodes on every core.
 enum StoreBenchmark: BenchmarkSuite {
     static let name = "store"
-    static let summary = "ShoalStore: bulk-save vs raw-sqlite-insert, changes-stream, indexed-query vs scan-query, churn"
+    static let summary =
+        "ShoalStore: bulk-save vs raw-sqlite-insert, changes-stream, indexed-query vs scan-query, churn"
 
     static var recordCount: Int { Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_RECORDS"] ?? "") ?? 200_000 }
     static let zone = RecordZone.ID(name: "bench")
@@ -32,7 +33,9 @@ enum StoreBenchmark: BenchmarkSuite {
             r["done"] = .bool(i % 3 == 0)
             return r
         }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-store-\(UInt32.random(in: 0 ... .max))").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-bench-store-\(UInt32.random(in: 0 ... .max))"
+        ).path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
 
@@ -43,7 +46,8 @@ enum StoreBenchmark: BenchmarkSuite {
         let t0 = ContinuousClock.now, c0 = cpuSeconds()
         var sample = [Record]()
         for start in stride(from: 0, to: n, by: 2000) {
-            let saved = try await store.modify(saving: Array(records[start..<min(n, start + 2000)]), policy: .allKeys).savedRecords
+            let saved = try await store.modify(saving: Array(records[start..<min(n, start + 2000)]), policy: .allKeys)
+                .savedRecords
             if sample.isEmpty { sample = saved }
         }
         let saveRate = Double(n) / Harness.seconds(ContinuousClock.now - t0)
@@ -56,8 +60,12 @@ enum StoreBenchmark: BenchmarkSuite {
         let c1 = cpuSeconds()
         let rawRate = try rawInsert(count: n, bytes: average, path: dir + "/raw.sqlite")
         let rawCPURate = Double(n) / (cpuSeconds() - c1)
-        print("store case=bulk-save records=\(n) record_bytes=\(average) records_per_s=\(Int(saveRate)) cpu_records_per_s=\(Int(saveCPURate))")
-        print("store case=raw-sqlite-insert records=\(n) record_bytes=\(average) records_per_s=\(Int(rawRate)) store_vs_raw=\(fixed(rawRate / saveRate, 2)) cpu_records_per_s=\(Int(rawCPURate)) cpu_store_vs_raw=\(fixed(rawCPURate / saveCPURate, 2))")
+        print(
+            "store case=bulk-save records=\(n) record_bytes=\(average) records_per_s=\(Int(saveRate)) cpu_records_per_s=\(Int(saveCPURate))"
+        )
+        print(
+            "store case=raw-sqlite-insert records=\(n) record_bytes=\(average) records_per_s=\(Int(rawRate)) store_vs_raw=\(fixed(rawRate / saveRate, 2)) cpu_records_per_s=\(Int(rawCPURate)) cpu_store_vs_raw=\(fixed(rawCPURate / saveCPURate, 2))"
+        )
 
         // changes-stream: the whole zone from a nil token.
         let t1 = ContinuousClock.now, c2 = cpuSeconds()
@@ -71,7 +79,9 @@ enum StoreBenchmark: BenchmarkSuite {
         }
         let streamRate = Double(streamed) / Harness.seconds(ContinuousClock.now - t1)
         let streamCPU = cpuSeconds() - c2
-        print("store case=changes-stream records=\(streamed) records_per_s=\(Int(streamRate)) cpu_s=\(fixed(streamCPU, 3))")
+        print(
+            "store case=changes-stream records=\(streamed) records_per_s=\(Int(streamRate)) cpu_s=\(fixed(streamCPU, 3))"
+        )
 
         // indexed-query vs scan-query: equality on a declared index vs on an undeclared field of the same values.
         func timeQueries(_ field: String, _ repeats: Int) async throws -> (Double, Int) {
@@ -86,7 +96,9 @@ enum StoreBenchmark: BenchmarkSuite {
         let (indexed, foundIndexed) = try await timeQueries("category", 50)
         let (scan, foundScan) = try await timeQueries("bucket", 3)
         print("store case=indexed-query records=\(n) ms_per_query=\(fixed(indexed, 3)) matches=\(foundIndexed / 50)")
-        print("store case=scan-query records=\(n) ms_per_query=\(fixed(scan, 3)) matches=\(foundScan / 3) indexed_speedup=\(fixed(scan / indexed, 1))")
+        print(
+            "store case=scan-query records=\(n) ms_per_query=\(fixed(scan, 3)) matches=\(foundScan / 3) indexed_speedup=\(fixed(scan / indexed, 1))"
+        )
 
         try await StoreChurnBenchmark.run()
     }
@@ -104,7 +116,10 @@ enum StoreBenchmark: BenchmarkSuite {
         var db: OpaquePointer? = nil
         guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw BenchError("cannot open \(path)") }
         defer { sqlite3_close(db) }
-        sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE t(zone INTEGER, name TEXT, seq INTEGER, bytes BLOB, PRIMARY KEY(zone, name)) WITHOUT ROWID;", nil, nil, nil)
+        sqlite3_exec(
+            db,
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE t(zone INTEGER, name TEXT, seq INTEGER, bytes BLOB, PRIMARY KEY(zone, name)) WITHOUT ROWID;",
+            nil, nil, nil)
         var stmt: OpaquePointer? = nil
         sqlite3_prepare_v2(db, "INSERT INTO t(zone, name, seq, bytes) VALUES(1, ?, ?, ?)", -1, &stmt, nil)
         defer { sqlite3_finalize(stmt) }
@@ -119,7 +134,10 @@ enum StoreBenchmark: BenchmarkSuite {
                 sqlite3_bind_text(stmt, 1, name, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
                 sqlite3_bind_int64(stmt, 2, Int64(i))
                 payload[0] = UInt8(truncatingIfNeeded: i)
-                _ = payload.withUnsafeBytes { sqlite3_bind_blob(stmt, 3, $0.baseAddress, Int32($0.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self)) }
+                _ = payload.withUnsafeBytes {
+                    sqlite3_bind_blob(
+                        stmt, 3, $0.baseAddress, Int32($0.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+                }
                 sqlite3_step(stmt)
             }
             sqlite3_exec(db, "COMMIT", nil, nil, nil)

@@ -30,7 +30,9 @@ enum StoreChurnBenchmark {
     static func run() async throws {
         let n = cycles
         guard n > 0 else { return }
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-churn-\(UInt32.random(in: 0 ... .max))").path
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-bench-churn-\(UInt32.random(in: 0 ... .max))"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let a = try await Store.open(directory: root + "/a"), b = try await Store.open(directory: root + "/b")
         let incarnation = try await a.createZone(zone).incarnation
@@ -52,7 +54,8 @@ enum StoreChurnBenchmark {
         }
 
         for start in stride(from: 0, to: 10_000, by: batch) {
-            try await a.modify(saving: (start..<start + batch).map { record("live-\($0)", rng: &rng) }, policy: .allKeys)
+            try await a.modify(
+                saving: (start..<start + batch).map { record("live-\($0)", rng: &rng) }, policy: .allKeys)
         }
         _ = try await replicateAndPurge()
         let before = try await a.storageUsage()
@@ -69,6 +72,8 @@ enum StoreChurnBenchmark {
         }
         let after = try await a.storageUsage()
         let state = try await a.tombstoneState(of: zone)
-        print("store case=churn cycles=\(n) live_records=\(state.liveRecords) tombstones_left=\(state.tombstones) db_bytes_before=\(before.usedBytes) db_bytes_after=\(after.usedBytes) file_bytes_after=\(after.fileBytes) growth=\(fixed(Double(after.usedBytes) / Double(max(before.usedBytes, 1)), 2)) purged=\(purged) purge_records_per_s=\(Int(Double(purged) / max(purgeSeconds, 0.000_001)))")
+        print(
+            "store case=churn cycles=\(n) live_records=\(state.liveRecords) tombstones_left=\(state.tombstones) db_bytes_before=\(before.usedBytes) db_bytes_after=\(after.usedBytes) file_bytes_after=\(after.fileBytes) growth=\(fixed(Double(after.usedBytes) / Double(max(before.usedBytes, 1)), 2)) purged=\(purged) purge_records_per_s=\(Int(Double(purged) / max(purgeSeconds, 0.000_001)))"
+        )
     }
 }

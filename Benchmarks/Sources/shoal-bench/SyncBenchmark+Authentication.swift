@@ -26,14 +26,18 @@ extension SyncBenchmark {
                 rates[on, default: []].append(Double(n) / seconds)
                 cpuRates[on, default: []].append(Double(n) / max(cpu, 1e-6))
                 wire[on] = bytes
-                print("sync case=initial-sync-auth-run auth=\(on ? "on" : "off") records=\(n) records_per_s=\(Int(Double(n) / seconds)) cpu_records_per_s=\(Int(Double(n) / max(cpu, 1e-6))) wire_bytes=\(bytes) entries_verified=\(verified)")
+                print(
+                    "sync case=initial-sync-auth-run auth=\(on ? "on" : "off") records=\(n) records_per_s=\(Int(Double(n) / seconds)) cpu_records_per_s=\(Int(Double(n) / max(cpu, 1e-6))) wire_bytes=\(bytes) entries_verified=\(verified)"
+                )
             }
         }
         func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
         let on = median(rates[true] ?? [1]), off = median(rates[false] ?? [1])
         let cpuOn = median(cpuRates[true] ?? [1]), cpuOff = median(cpuRates[false] ?? [1])
         let onWire = wire[true] ?? 0, offWire = wire[false] ?? 0
-        print("sync case=initial-sync-auth records=\(n) pairs=\(pairs) on_records_per_s=\(Int(on)) off_records_per_s=\(Int(off)) rate_ratio=\(fixed(on / off, 3)) cpu_rate_ratio=\(fixed(cpuOn / cpuOff, 3)) on_bytes_per_record=\(fixed(Double(onWire) / Double(n), 1)) off_bytes_per_record=\(fixed(Double(offWire) / Double(n), 1)) on_min=\(Int(rates[true]?.min() ?? 0)) on_max=\(Int(rates[true]?.max() ?? 0)) off_min=\(Int(rates[false]?.min() ?? 0)) off_max=\(Int(rates[false]?.max() ?? 0))")
+        print(
+            "sync case=initial-sync-auth records=\(n) pairs=\(pairs) on_records_per_s=\(Int(on)) off_records_per_s=\(Int(off)) rate_ratio=\(fixed(on / off, 3)) cpu_rate_ratio=\(fixed(cpuOn / cpuOff, 3)) on_bytes_per_record=\(fixed(Double(onWire) / Double(n), 1)) off_bytes_per_record=\(fixed(Double(offWire) / Double(n), 1)) on_min=\(Int(rates[true]?.min() ?? 0)) on_max=\(Int(rates[true]?.max() ?? 0)) off_min=\(Int(rates[false]?.min() ?? 0)) off_max=\(Int(rates[false]?.max() ?? 0))"
+        )
     }
 
     /// One initial sync of `n` records from a fresh node A to a fresh node B configured `sync`:
@@ -49,7 +53,9 @@ extension SyncBenchmark {
         var rng = SplitMix64(seed: 7)
         try await a.createZone(zone)
         for start in stride(from: 0, to: n, by: 5000) {
-            let chunk = (start..<min(n, start + 5000)).map { record($0, node: writer, hlc: HLC(milliseconds: base + UInt64($0), logical: 0), rng: &rng) }
+            let chunk = (start..<min(n, start + 5000)).map {
+                record($0, node: writer, hlc: HLC(milliseconds: base + UInt64($0), logical: 0), rng: &rng)
+            }
             try await a.store.apply(remoteChanges: chunk)
         }
         try await pair(a, b)
@@ -63,7 +69,9 @@ extension SyncBenchmark {
             if ContinuousClock.now - t > .seconds(600) { throw BenchError("initial sync did not finish in 10 minutes") }
         }
         let seconds = Harness.seconds(ContinuousClock.now - t), cpu = StoreBenchmark.cpuSeconds() - cpu0
-        guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else { throw BenchError("digests differ after the initial sync") }
+        guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else {
+            throw BenchError("digests differ after the initial sync")
+        }
         let bytes = await b.traffic().bytesReceived
         let verified = await b.sync.statistics.writerEntriesVerified
         await a.shutdown()

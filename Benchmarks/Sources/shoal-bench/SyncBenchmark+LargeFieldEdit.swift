@@ -74,7 +74,10 @@ extension SyncBenchmark {
         switch value {
         case .string(let s): return s.utf8.count
         case .bytes(let b): return b.count
-        case .list(.int64(let l)): return l.reduce(0) { n, x in n + (64 - ((UInt64(bitPattern: x) << 1) ^ UInt64(bitPattern: x >> 63)).leadingZeroBitCount + 6) / 7 }
+        case .list(.int64(let l)):
+            return l.reduce(0) { n, x in
+                n + (64 - ((UInt64(bitPattern: x) << 1) ^ UInt64(bitPattern: x >> 63)).leadingZeroBitCount + 6) / 7
+            }
         default: return 0
         }
     }
@@ -126,10 +129,11 @@ extension SyncBenchmark {
                     let key = "\(kind.rawValue)/\(edit.rawValue)/\(link.rawValue)"
                     guard let d = asEdit[key], let w = whole[key] else { continue }
                     let names = recordName(kind, edit, link).utf8.count + recordType.utf8.count
-                    print("sync case=large-field-edit kind=\(kind.rawValue) edit=\(edit.rawValue) link=\(link.rawValue) field_bytes=\(size)"
-                          + " wire_bytes=\(d.payload) compressed_bytes=\(d.compressed) whole_wire_bytes=\(w.payload) whole_compressed_bytes=\(w.compressed)"
-                          + " ratio=\(fixed(Double(d.payload) / Double(w.payload), 4)) batches=\(d.batches) deltas_applied=\(d.deltasApplied) wanted_whole=\(d.wantedWhole)"
-                          + " name_bytes=\(names)")
+                    print(
+                        "sync case=large-field-edit kind=\(kind.rawValue) edit=\(edit.rawValue) link=\(link.rawValue) field_bytes=\(size)"
+                            + " wire_bytes=\(d.payload) compressed_bytes=\(d.compressed) whole_wire_bytes=\(w.payload) whole_compressed_bytes=\(w.compressed)"
+                            + " ratio=\(fixed(Double(d.payload) / Double(w.payload), 4)) batches=\(d.batches) deltas_applied=\(d.deltasApplied) wanted_whole=\(d.wantedWhole)"
+                            + " name_bytes=\(names)")
                 }
             }
         }
@@ -141,7 +145,8 @@ extension SyncBenchmark {
     static func largeFieldEdits(fieldDeltas: Bool) async throws -> [String: EditTraffic] {
         var configuration = syncConfiguration
         configuration.fieldDeltas = fieldDeltas
-        let (a, aDir) = try await temporaryNode("edit-a", sync: configuration), (b, bDir) = try await temporaryNode("edit-b", sync: configuration)
+        let (a, aDir) = try await temporaryNode("edit-a", sync: configuration),
+            (b, bDir) = try await temporaryNode("edit-b", sync: configuration)
         defer { for d in [aDir, bDir] { try? FileManager.default.removeItem(atPath: d) } }
         try await a.createZone(zone)
         try await pair(a, b)
@@ -178,7 +183,8 @@ extension SyncBenchmark {
             for link in LargeFieldLink.allCases {
                 for edit in LargeFieldEdit.allCases {
                     let explain = fieldDeltas && kind == .text && edit == .oneChar
-                    let traffic = try await measureEdit(a, b, recordID(kind, edit, link), to: edited(value, edit), link: link, explain: explain)
+                    let traffic = try await measureEdit(
+                        a, b, recordID(kind, edit, link), to: edited(value, edit), link: link, explain: explain)
                     results["\(kind.rawValue)/\(edit.rawValue)/\(link.rawValue)"] = traffic
                 }
             }
@@ -192,8 +198,10 @@ extension SyncBenchmark {
     /// starts again with the new connection, so `compressed` counts all B read on it).
     /// `explain`: prints (`#`) the parts of the batch that carried it, rebuilt with the public
     /// encoders (``batchParts(previous:edited:base:stated:token:link:)``).
-    static func measureEdit(_ a: ShoalNode, _ b: ShoalNode, _ id: Record.ID, to value: FieldValue, link: LargeFieldLink,
-                            explain: Bool = false) async throws -> EditTraffic {
+    static func measureEdit(
+        _ a: ShoalNode, _ b: ShoalNode, _ id: Record.ID, to value: FieldValue, link: LargeFieldLink,
+        explain: Bool = false
+    ) async throws -> EditTraffic {
         if link == .reconnect { await b.goOffline() }
         let base = await b.sync.knowledge(of: zone)
         let previous = try await a.record(for: id)
@@ -223,15 +231,19 @@ extension SyncBenchmark {
             let tokenAfter = try await b.store.syncValue(positionKey) ?? []
             // What B adopted from the batch: the knowledge it stated.
             let stated = await b.sync.knowledge(of: zone).entries(above: base)
-            let parts = batchParts(previous: previous, edited: try await a.record(for: id), base: base, stated: stated,
-                                   token: (tokenBefore, tokenAfter), link: link)
-            printNote("text one-char \(link.rawValue): received \(after.bytesReceived - before.bytesReceived) payload bytes; the batch rebuilt: \(parts)")
+            let parts = batchParts(
+                previous: previous, edited: try await a.record(for: id), base: base, stated: stated,
+                token: (tokenBefore, tokenAfter), link: link)
+            printNote(
+                "text one-char \(link.rawValue): received \(after.bytesReceived - before.bytesReceived) payload bytes; the batch rebuilt: \(parts)"
+            )
         }
-        return EditTraffic(payload: after.bytesReceived - before.bytesReceived,
-                           compressed: await b.traffic().bytesReceived - wireBefore,
-                           batches: after.batchesReceived - before.batchesReceived,
-                           deltasApplied: after.fieldDeltasApplied - before.fieldDeltasApplied,
-                           wantedWhole: after.recordsWantedWhole - before.recordsWantedWhole)
+        return EditTraffic(
+            payload: after.bytesReceived - before.bytesReceived,
+            compressed: await b.traffic().bytesReceived - wireBefore,
+            batches: after.batchesReceived - before.batchesReceived,
+            deltasApplied: after.fieldDeltasApplied - before.fieldDeltasApplied,
+            wantedWhole: after.recordsWantedWhole - before.recordsWantedWhole)
     }
 
     /// The parts of the batch that carries `edited` to a subscriber that holds `previous` and
@@ -240,8 +252,10 @@ extension SyncBenchmark {
     /// to the one B presented in `subscribe`, which numbered the subscription), its vectors
     /// written against the knowledge stated so far (on a new connection, B's in `subscribe`).
     /// Sizes from the public encoders, by difference.
-    static func batchParts(previous: Record, edited: Record, base: VersionVector, stated: VersionVector,
-                           token: (before: [UInt8], after: [UInt8]), link: LargeFieldLink) -> String {
+    static func batchParts(
+        previous: Record, edited: Record, base: VersionVector, stated: VersionVector,
+        token: (before: [UInt8], after: [UInt8]), link: LargeFieldLink
+    ) -> String {
         guard var sparse = SparseRecord(edited, base: base) else { return "the edited version has no sparse form" }
         // The knowledge and the base are written against the knowledge B stated in `subscribe`
         // joined with what A's batches stated, which in this steady state is B's knowledge before
@@ -250,9 +264,12 @@ extension SyncBenchmark {
         let kept = zip(token.before, token.after).prefix { $0 == $1 }.count
         let stated: VersionVector? = stated.count == 0 ? nil : stated
         func size(_ items: [SparseRecord], knowledge: VersionVector?, withToken: Bool) -> Int {
-            LiveChangesMessage(subscription: 1, zone: zone, batch: link == .live ? 2 : 1, isCaughtUp: true, tokenKept: withToken ? kept : 0,
-                               tokenTail: withToken ? Array(token.after[kept...]) : [], knowledge: knowledge, records: [],
-                               sparseRecords: items, base: base, reference: base).encoded().count
+            LiveChangesMessage(
+                subscription: 1, zone: zone, batch: link == .live ? 2 : 1, isCaughtUp: true,
+                tokenKept: withToken ? kept : 0,
+                tokenTail: withToken ? Array(token.after[kept...]) : [], knowledge: knowledge, records: [],
+                sparseRecords: items, base: base, reference: base
+            ).encoded().count
         }
         let total = size([sparse], knowledge: stated, withToken: true)
         let bare = size([], knowledge: nil, withToken: false)
@@ -262,8 +279,12 @@ extension SyncBenchmark {
         let record = size([skeleton], knowledge: nil, withToken: false) - bare
         let names = edited.id.name.utf8.count + edited.recordType.utf8.count
         var patch = "-"
-        if case .patch(let edits)? = sparse.deltas.first?.edit { patch = edits.map { "offset \($0.offset) delete \($0.deleteCount) insert \($0.insert.count)" }.joined(separator: ", ") }
-        return "\(total) = header \(bare) (with the record count) + token \(size([], knowledge: nil, withToken: true) - bare)"
+        if case .patch(let edits)? = sparse.deltas.first?.edit {
+            patch = edits.map { "offset \($0.offset) delete \($0.deleteCount) insert \($0.insert.count)" }.joined(
+                separator: ", ")
+        }
+        return
+            "\(total) = header \(bare) (with the record count) + token \(size([], knowledge: nil, withToken: true) - bare)"
             + " + knowledge \(size([], knowledge: stated, withToken: false) - bare) (\(stated?.count ?? 0) entr\(stated?.count == 1 ? "y" : "ies"))"
             + " + sparse section \(record) (base of \(base.count) written against the stated knowledge, record name and type \(names) bytes, vector of \(sparse.entries.count), heads, digest)"
             + " + delta slot \(slot) (\(patch))"
@@ -275,12 +296,16 @@ extension SyncBenchmark {
         while !(await done()) {
             try await Task.sleep(for: .milliseconds(20))
             if ContinuousClock.now - start > .seconds(60) {
-                throw BenchError("\(what): not within 60 s; B's peers: \(await b.peers()); B's errors: \(await b.sync.lastErrors()); A's errors: \(await a.sync.lastErrors())")
+                throw BenchError(
+                    "\(what): not within 60 s; B's peers: \(await b.peers()); B's errors: \(await b.sync.lastErrors()); A's errors: \(await a.sync.lastErrors())"
+                )
             }
         }
     }
 
     static func checkDigests(_ a: ShoalNode, _ b: ShoalNode, _ when: String) async throws {
-        guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else { throw BenchError("digests differ \(when)") }
+        guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else {
+            throw BenchError("digests differ \(when)")
+        }
     }
 }

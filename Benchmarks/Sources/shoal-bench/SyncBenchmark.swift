@@ -12,7 +12,8 @@ import ShoalSamples
 /// Lines: `sync case=<name> key=value …`.
 enum SyncBenchmark: BenchmarkSuite {
     static let name = "sync"
-    static let summary = "replication over loopback: store-apply, initial-sync, field-update-bytes, change-latency, large-field-edit, initial-sync-auth"
+    static let summary =
+        "replication over loopback: store-apply, initial-sync, field-update-bytes, change-latency, large-field-edit, initial-sync-auth"
 
     static var recordCount: Int { Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_RECORDS"] ?? "") ?? 200_000 }
     static let zone = RecordZone.ID(name: "bench")
@@ -39,8 +40,12 @@ enum SyncBenchmark: BenchmarkSuite {
         try await b.trustDevice(a.deviceID)
     }
 
-    static func temporaryNode(_ label: String, sync: SyncConfiguration = syncConfiguration) async throws -> (ShoalNode, String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-bench-\(label)-\(UInt32.random(in: 0 ... .max))").path
+    static func temporaryNode(_ label: String, sync: SyncConfiguration = syncConfiguration) async throws -> (
+        ShoalNode, String
+    ) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shoal-bench-\(label)-\(UInt32.random(in: 0 ... .max))"
+        ).path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         return (try await ShoalNode.open(directory: dir, sync: sync), dir)
     }
@@ -58,22 +63,30 @@ enum SyncBenchmark: BenchmarkSuite {
     }
 
     /// The cases, in the order they run.
-    static let caseNames = ["store-apply", "initial-sync", "field-update-bytes", "change-latency", "large-field-edit", "initial-sync-auth"]
+    static let caseNames = [
+        "store-apply", "initial-sync", "field-update-bytes", "change-latency", "large-field-edit", "initial-sync-auth"
+    ]
 
     /// The cases to run: those `SHOAL_BENCH_SYNC_CASES` names (comma-separated), or all.
     static func wantedCases() throws -> Set<String> {
-        guard let list = ProcessInfo.processInfo.environment["SHOAL_BENCH_SYNC_CASES"], !list.isEmpty else { return Set(caseNames) }
+        guard let list = ProcessInfo.processInfo.environment["SHOAL_BENCH_SYNC_CASES"], !list.isEmpty else {
+            return Set(caseNames)
+        }
         let wanted = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         let unknown = wanted.subtracting(caseNames)
         guard unknown.isEmpty else {
-            throw BenchError("SHOAL_BENCH_SYNC_CASES names unknown cases \(unknown.sorted()); the cases are \(caseNames.joined(separator: ","))")
+            throw BenchError(
+                "SHOAL_BENCH_SYNC_CASES names unknown cases \(unknown.sorted()); the cases are \(caseNames.joined(separator: ","))"
+            )
         }
         return wanted
     }
 
     static func runAsync() async throws {
         let wanted = try wantedCases()
-        if !wanted.isDisjoint(with: ["store-apply", "initial-sync", "field-update-bytes"]) { try await runBulkCases(wanted) }
+        if !wanted.isDisjoint(with: ["store-apply", "initial-sync", "field-update-bytes"]) {
+            try await runBulkCases(wanted)
+        }
         if wanted.contains("change-latency") { try await runChangeLatency() }
         if wanted.contains("large-field-edit") { try await runLargeFieldEdit() }
         if wanted.contains("initial-sync-auth") { try await runAuthenticationCost() }
@@ -90,7 +103,9 @@ enum SyncBenchmark: BenchmarkSuite {
         let writer = a.nodeID
         let base = UInt64(Timestamp.now().millisecondsSince1970) - UInt64(n) - 10_000
         var rng = SplitMix64(seed: 7)
-        let records = (0..<n).map { record($0, node: writer, hlc: HLC(milliseconds: base + UInt64($0), logical: 0), rng: &rng) }
+        let records = (0..<n).map {
+            record($0, node: writer, hlc: HLC(milliseconds: base + UInt64($0), logical: 0), rng: &rng)
+        }
         let averageBytes = records.prefix(1000).reduce(0) { $0 + $1.encoded().count } / min(1000, max(n, 1))
         printNote("\(n) records of about \(averageBytes) bytes encoded")
 
@@ -101,7 +116,9 @@ enum SyncBenchmark: BenchmarkSuite {
         let (b, bDir) = try await temporaryNode("b")
         defer { try? FileManager.default.removeItem(atPath: bDir) }
         try await a.createZone(zone)
-        for start in stride(from: 0, to: n, by: 5000) { try await a.store.apply(remoteChanges: Array(records[start..<min(n, start + 5000)])) }
+        for start in stride(from: 0, to: n, by: 5000) {
+            try await a.store.apply(remoteChanges: Array(records[start..<min(n, start + 5000)]))
+        }
         // Paired by device ID: the sync runs over mutual TLS 1.3, as every peer connection does;
         // A owns the zone and shares it with B.
         try await pair(a, b)
@@ -114,15 +131,21 @@ enum SyncBenchmark: BenchmarkSuite {
         // then check the digests once.
         while await b.sync.statistics.recordsReceived < n {
             try await Task.sleep(for: .milliseconds(20))
-            if ContinuousClock.now - t1 > .seconds(600) { throw BenchError("initial sync did not finish in 10 minutes") }
+            if ContinuousClock.now - t1 > .seconds(600) {
+                throw BenchError("initial sync did not finish in 10 minutes")
+            }
         }
         let syncSeconds = Harness.seconds(ContinuousClock.now - t1)
-        guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else { throw BenchError("digests differ after the initial sync") }
+        guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else {
+            throw BenchError("digests differ after the initial sync")
+        }
         let syncRate = Double(n) / syncSeconds
         let syncWire = await b.traffic().bytesReceived
         if wanted.contains("initial-sync") {
             let versus = applyRate.map { " vs_store_apply=\(fixed($0 / syncRate, 2))" } ?? ""
-            print("sync case=initial-sync tls=on records=\(n) records_per_s=\(Int(syncRate)) wire_bytes=\(syncWire) bytes_per_record=\(fixed(Double(syncWire) / Double(n), 1))\(versus)")
+            print(
+                "sync case=initial-sync tls=on records=\(n) records_per_s=\(Int(syncRate)) wire_bytes=\(syncWire) bytes_per_record=\(fixed(Double(syncWire) / Double(n), 1))\(versus)"
+            )
         }
 
         guard wanted.contains("field-update-bytes") else { await a.shutdown(); await b.shutdown(); return }
@@ -150,14 +173,20 @@ enum SyncBenchmark: BenchmarkSuite {
                 try await Task.sleep(for: .milliseconds(20))
                 if ContinuousClock.now - t2 > .seconds(60) {
                     let got = await b.sync.statistics.recordsReceived - received
-                    throw BenchError("only \(got) of \(updates) updated records reached B in 60 s; A sent \(await a.sync.statistics.recordsSent) records in \(await a.sync.statistics.batchesSent) batches; B's peers: \(await b.peers()); B's errors: \(await b.sync.lastErrors()); A's errors: \(await a.sync.lastErrors())")
+                    throw BenchError(
+                        "only \(got) of \(updates) updated records reached B in 60 s; A sent \(await a.sync.statistics.recordsSent) records in \(await a.sync.statistics.batchesSent) batches; B's peers: \(await b.peers()); B's errors: \(await b.sync.lastErrors()); A's errors: \(await a.sync.lastErrors())"
+                    )
                 }
             }
-            guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else { throw BenchError("digests differ after the updates") }
+            guard try await a.digest(of: zone) == (try await b.digest(of: zone)) else {
+                throw BenchError("digests differ after the updates")
+            }
             let payload = await b.sync.statistics.bytesReceived - beforePayload
             let compressed = await b.traffic().bytesReceived - beforeWire
             let sparse = await b.sync.statistics.sparseRecordsReceived - sparseBefore
-            print("sync case=field-update-bytes mode=\(mode) updates=\(updates) sparse=\(sparse) wire_bytes=\(payload) changed_bytes=\(changed) ratio=\(fixed(Double(payload) / Double(changed), 2)) compressed_bytes=\(compressed) compressed_ratio=\(fixed(Double(compressed) / Double(changed), 2))")
+            print(
+                "sync case=field-update-bytes mode=\(mode) updates=\(updates) sparse=\(sparse) wire_bytes=\(payload) changed_bytes=\(changed) ratio=\(fixed(Double(payload) / Double(changed), 2)) compressed_bytes=\(compressed) compressed_ratio=\(fixed(Double(compressed) / Double(changed), 2))"
+            )
         }
         await a.shutdown(); await b.shutdown()
     }
@@ -173,8 +202,13 @@ enum SyncBenchmark: BenchmarkSuite {
         var wire = 0
         let encoder = FrameEncoder()
         for start in stride(from: 0, to: n, by: 500) {
-            wire += try encoder.encode(.changes, payload: ChangesMessage(zone: zone, incarnation: writer, batch: 1, isCaughtUp: false,
-                                                                         token: ChangeToken(bytes: []), records: Array(records[start..<min(n, start + 500)])).encoded()).count
+            wire += try encoder.encode(
+                .changes,
+                payload: ChangesMessage(
+                    zone: zone, incarnation: writer, batch: 1, isCaughtUp: false,
+                    token: ChangeToken(bytes: []), records: Array(records[start..<min(n, start + 500)])
+                ).encoded()
+            ).count
         }
         let t0 = ContinuousClock.now
         for start in stride(from: 0, to: n, by: 500) {
@@ -182,7 +216,9 @@ enum SyncBenchmark: BenchmarkSuite {
         }
         let applySeconds = Harness.seconds(ContinuousClock.now - t0)
         let applyRate = Double(n) / applySeconds
-        print("sync case=store-apply records=\(n) records_per_s=\(Int(applyRate)) wire_bytes=\(wire) bytes_per_record=\(fixed(Double(wire) / Double(n), 1))")
+        print(
+            "sync case=store-apply records=\(n) records_per_s=\(Int(applyRate)) wire_bytes=\(wire) bytes_per_record=\(fixed(Double(wire) / Double(n), 1))"
+        )
         return applyRate
     }
 
@@ -191,7 +227,8 @@ enum SyncBenchmark: BenchmarkSuite {
         // Each receiver's notification stream (a zone subscription, as an app would watch) stamps
         // the arrival instant, so the measuring loop never competes with replication for the
         // receivers' actors; it sleeps 1 ms between looks.
-        let (la, laDir) = try await temporaryNode("la"), (lb, lbDir) = try await temporaryNode("lb"), (lc, lcDir) = try await temporaryNode("lc")
+        let (la, laDir) = try await temporaryNode("la"), (lb, lbDir) = try await temporaryNode("lb"),
+            (lc, lcDir) = try await temporaryNode("lc")
         defer { for d in [laDir, lbDir, lcDir] { try? FileManager.default.removeItem(atPath: d) } }
         try await la.createZone(zone)
         try await pair(la, lb)
@@ -209,12 +246,13 @@ enum SyncBenchmark: BenchmarkSuite {
         for (label, node) in [("b", lb), ("c", lc)] {
             try await node.store.saveSubscription(Subscription(id: "latency", kind: .zone(zone)))
             let stream = await node.store.notifications()
-            watchers.append(Task {
-                for await n in stream {
-                    let now = ContinuousClock.now
-                    for id in n.recordIDs { await arrivals.note(label + "/" + id.name, at: now) }
-                }
-            })
+            watchers.append(
+                Task {
+                    for await n in stream {
+                        let now = ContinuousClock.now
+                        for id in n.recordIDs { await arrivals.note(label + "/" + id.name, at: now) }
+                    }
+                })
         }
         var toB = [Double](), toC = [Double](), saves = [Double]()
         for i in 0..<200 {
@@ -236,9 +274,15 @@ enum SyncBenchmark: BenchmarkSuite {
         }
         for w in watchers { w.cancel() }
         let slowest = toC.indices.sorted { toC[$0] > toC[$1] }.prefix(5)
-        printNote("slowest changes to C: " + slowest.map { "#\($0) \(fixed(toC[$0], 2)) ms (B \(fixed(toB[$0], 2)))" }.joined(separator: ", "))
-        func pct(_ xs: [Double], _ p: Double) -> Double { let s = xs.sorted(); return s[min(s.count - 1, Int(Double(s.count) * p))] }
-        print("sync case=change-latency tls=on changes=200 p50_ms=\(fixed(pct(toC, 0.5), 2)) p99_ms=\(fixed(pct(toC, 0.99), 2)) first_hop_p50_ms=\(fixed(pct(toB, 0.5), 2)) first_hop_p99_ms=\(fixed(pct(toB, 0.99), 2)) save_p50_ms=\(fixed(pct(saves, 0.5), 2)) save_p99_ms=\(fixed(pct(saves, 0.99), 2))")
+        printNote(
+            "slowest changes to C: "
+                + slowest.map { "#\($0) \(fixed(toC[$0], 2)) ms (B \(fixed(toB[$0], 2)))" }.joined(separator: ", "))
+        func pct(_ xs: [Double], _ p: Double) -> Double {
+            let s = xs.sorted(); return s[min(s.count - 1, Int(Double(s.count) * p))]
+        }
+        print(
+            "sync case=change-latency tls=on changes=200 p50_ms=\(fixed(pct(toC, 0.5), 2)) p99_ms=\(fixed(pct(toC, 0.99), 2)) first_hop_p50_ms=\(fixed(pct(toB, 0.5), 2)) first_hop_p99_ms=\(fixed(pct(toB, 0.99), 2)) save_p50_ms=\(fixed(pct(saves, 0.5), 2)) save_p99_ms=\(fixed(pct(saves, 0.99), 2))"
+        )
         for node in [la, lb, lc] { await node.shutdown() }
     }
 }

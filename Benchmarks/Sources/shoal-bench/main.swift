@@ -1,9 +1,9 @@
 // main.swift: picks the suite named by the first argument and runs it.
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Every suite, in the order the usage text lists them. A new suite is one file and one line here.
@@ -15,7 +15,7 @@ let suites: [any BenchmarkSuite.Type] = [
     DiffBenchmark.self,
     AssetsBenchmark.self,
     HostileBenchmark.self,
-    MeshBenchmark.self,
+    MeshBenchmark.self
 ]
 
 func usage(_ suites: [any BenchmarkSuite.Type]) -> String {

@@ -2,9 +2,9 @@
 
 import ShoalWire
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A Swift type stored as one field value of a fixed kind rather than through its own
@@ -31,8 +31,9 @@ extension IntegerFieldScalar {
 
     func fieldValue(at path: [any CodingKey]) throws(RecordCodingError) -> FieldValue {
         guard let v = Int64(exactly: self) else {
-            throw RecordCodingError(.valueOutOfRange, path: RecordCodingError.format(path), swiftType: "\(Self.self)", fieldType: "int64",
-                                    "\(self) does not fit an int64 field (−2^63…2^63−1)")
+            throw RecordCodingError(
+                .valueOutOfRange, path: RecordCodingError.format(path), swiftType: "\(Self.self)", fieldType: "int64",
+                "\(self) does not fit an int64 field (−2^63…2^63−1)")
         }
         return .int64(v)
     }
@@ -145,8 +146,9 @@ extension Data: FieldScalar {
         case .scalar(.bytes(let b)): return Data(b)
         case .scalar(.string(let s)):
             guard let d = Data(base64Encoded: s) else {
-                throw RecordCodingError(.dataCorrupted, path: RecordCodingError.format(path), swiftType: "Data", fieldType: "string",
-                                        "nested bytes are a base64 string; this string is not base64")
+                throw RecordCodingError(
+                    .dataCorrupted, path: RecordCodingError.format(path), swiftType: "Data", fieldType: "string",
+                    "nested bytes are a base64 string; this string is not base64")
             }
             return d
         default: throw .typeMismatch(path, Data.self, found: node)
@@ -161,8 +163,9 @@ extension URL: FieldScalar {
     static func decodeScalar(_ node: CodableNode, at path: [any CodingKey]) throws(RecordCodingError) -> URL? {
         guard case .scalar(.string(let s)) = node else { throw .typeMismatch(path, URL.self, found: node) }
         guard let url = URL(string: s) else {
-            throw RecordCodingError(.dataCorrupted, path: RecordCodingError.format(path), swiftType: "URL", fieldType: "string",
-                                    "\(s.debugDescription) is not a URL")
+            throw RecordCodingError(
+                .dataCorrupted, path: RecordCodingError.format(path), swiftType: "URL", fieldType: "string",
+                "\(s.debugDescription) is not a URL")
         }
         return url
     }

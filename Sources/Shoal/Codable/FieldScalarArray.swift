@@ -15,8 +15,9 @@ extension Array: FieldScalarArray where Element: FieldScalar {
         values.reserveCapacity(count)
         for (i, e) in enumerated() { values.append(try e.fieldValue(at: path + [IndexKey(i)])) }
         guard let list = ListValue(values, kind: Element.fieldKind) else {
-            throw RecordCodingError(.unsupportedValue, path: RecordCodingError.format(path), swiftType: "\(Self.self)",
-                                    "the elements do not make one list of \(Element.fieldKind)")
+            throw RecordCodingError(
+                .unsupportedValue, path: RecordCodingError.format(path), swiftType: "\(Self.self)",
+                "the elements do not make one list of \(Element.fieldKind)")
         }
         return list
     }

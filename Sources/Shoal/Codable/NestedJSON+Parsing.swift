@@ -40,10 +40,14 @@ extension NestedJSON {
             guard let b = current else { throw fail("the text ends where a value should be") }
             switch b {
             case UInt8(ascii: "{"):
-                guard depth < NestedJSON.maxDepth else { throw fail("nested deeper than \(NestedJSON.maxDepth) levels") }
+                guard depth < NestedJSON.maxDepth else {
+                    throw fail("nested deeper than \(NestedJSON.maxDepth) levels")
+                }
                 return try object(depth: depth + 1)
             case UInt8(ascii: "["):
-                guard depth < NestedJSON.maxDepth else { throw fail("nested deeper than \(NestedJSON.maxDepth) levels") }
+                guard depth < NestedJSON.maxDepth else {
+                    throw fail("nested deeper than \(NestedJSON.maxDepth) levels")
+                }
                 return try array(depth: depth + 1)
             case UInt8(ascii: "\""): return .scalar(.string(try string()))
             case UInt8(ascii: "t"): try expect("true"); return .scalar(.bool(true))
@@ -64,7 +68,9 @@ extension NestedJSON {
                 guard current == UInt8(ascii: "\"") else { throw fail("expected a key string") }
                 let keyAt = i
                 let key = try string()
-                guard entries[key] == nil else { throw ParseError(message: "key \(key.debugDescription) appears twice", offset: keyAt) }
+                guard entries[key] == nil else {
+                    throw ParseError(message: "key \(key.debugDescription) appears twice", offset: keyAt)
+                }
                 skipWhitespace()
                 try expect(":")
                 skipWhitespace()
@@ -164,10 +170,14 @@ extension NestedJSON {
                         if code >= 0xD800 && code < 0xDC00 {
                             try expect("\\u")
                             let low = try hex4()
-                            guard low >= 0xDC00 && low < 0xE000 else { throw fail("a high surrogate must be followed by a low one") }
+                            guard low >= 0xDC00 && low < 0xE000 else {
+                                throw fail("a high surrogate must be followed by a low one")
+                            }
                             code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                         }
-                        guard let scalar = Unicode.Scalar(code) else { throw fail("\\u escape names no Unicode scalar") }
+                        guard let scalar = Unicode.Scalar(code) else {
+                            throw fail("\\u escape names no Unicode scalar")
+                        }
                         out.append(contentsOf: String(Character(scalar)).utf8)
                     default: throw fail("unknown escape")
                     }

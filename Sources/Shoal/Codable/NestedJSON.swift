@@ -2,9 +2,9 @@
 
 import ShoalWire
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Writes and reads the JSON text that holds a nested value (a struct, an array of structs, a
@@ -36,8 +36,9 @@ enum NestedJSON {
     static func text(of node: CodableNode, field: String) throws -> String {
         var out = [UInt8]()
         guard try write(node, into: &out, depth: 0) else {
-            throw RecordCodingError(.limitExceeded, path: field, fieldType: "string",
-                                    "the nested value nests arrays and objects deeper than \(maxDepth) levels")
+            throw RecordCodingError(
+                .limitExceeded, path: field, fieldType: "string",
+                "the nested value nests arrays and objects deeper than \(maxDepth) levels")
         }
         return String(decoding: out, as: UTF8.self)
     }

@@ -22,13 +22,16 @@ final class NodeDecoder: Decoder, SingleValueDecodingContainer {
     func unbox<T: Decodable>(_ node: CodableNode, as type: T.Type, at path: [any CodingKey]) throws -> T {
         if let scalarType = T.self as? any FieldScalar.Type {
             if node.isNull {
-                throw RecordCodingError(.valueNotFound, path: RecordCodingError.format(path), swiftType: "\(T.self)", fieldType: "null",
-                                        "expected a value for \(T.self), found null")
+                throw RecordCodingError(
+                    .valueNotFound, path: RecordCodingError.format(path), swiftType: "\(T.self)", fieldType: "null",
+                    "expected a value for \(T.self), found null")
             }
             if let value = try scalarType.decodeScalar(node, at: path) {
                 guard let typed = value as? T else {
-                    throw RecordCodingError(.typeMismatch, path: RecordCodingError.format(path), swiftType: "\(T.self)", fieldType: node.typeName,
-                                            "expected a value for \(T.self), found \(node.typeName)")
+                    throw RecordCodingError(
+                        .typeMismatch, path: RecordCodingError.format(path), swiftType: "\(T.self)",
+                        fieldType: node.typeName,
+                        "expected a value for \(T.self), found \(node.typeName)")
                 }
                 return typed
             }
@@ -43,28 +46,34 @@ final class NodeDecoder: Decoder, SingleValueDecodingContainer {
         do throws(NestedJSON.ParseError) {
             return try NestedJSON.parse(text)
         } catch {
-            throw RecordCodingError(.invalidNestedValue, path: RecordCodingError.format(codingPath), fieldType: "string",
-                                    "a nested value is JSON text; this string is not: \(error.message) at byte \(error.offset)")
+            throw RecordCodingError(
+                .invalidNestedValue, path: RecordCodingError.format(codingPath), fieldType: "string",
+                "a nested value is JSON text; this string is not: \(error.message) at byte \(error.offset)")
         }
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let n = try structured(node)
         guard case .object(let entries) = n else {
-            throw RecordCodingError(.typeMismatch, path: RecordCodingError.format(codingPath), fieldType: n.typeName,
-                                    "expected a nested object (keyed container), found \(n.typeName)")
+            throw RecordCodingError(
+                .typeMismatch, path: RecordCodingError.format(codingPath), fieldType: n.typeName,
+                "expected a nested object (keyed container), found \(n.typeName)")
         }
-        return KeyedDecodingContainer(NodeKeyedDecodingContainer<Key>(decoder: self, entries: entries, codingPath: codingPath))
+        return KeyedDecodingContainer(
+            NodeKeyedDecodingContainer<Key>(decoder: self, entries: entries, codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let n = try structured(node)
         switch n {
         case .array(let items): return NodeUnkeyedDecodingContainer(decoder: self, items: items, codingPath: codingPath)
-        case .list(let list): return NodeUnkeyedDecodingContainer(decoder: self, items: list.elements.map(CodableNode.scalar), codingPath: codingPath)
+        case .list(let list):
+            return NodeUnkeyedDecodingContainer(
+                decoder: self, items: list.elements.map(CodableNode.scalar), codingPath: codingPath)
         default:
-            throw RecordCodingError(.typeMismatch, path: RecordCodingError.format(codingPath), fieldType: n.typeName,
-                                    "expected a list or nested array (unkeyed container), found \(n.typeName)")
+            throw RecordCodingError(
+                .typeMismatch, path: RecordCodingError.format(codingPath), fieldType: n.typeName,
+                "expected a list or nested array (unkeyed container), found \(n.typeName)")
         }
     }
 

@@ -13,8 +13,10 @@ struct NodeKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func entry(_ key: Key) throws(RecordCodingError) -> CodableNode {
         guard let n = entries[key.stringValue] else {
             let path = RecordCodingError.format(codingPath + [key])
-            throw RecordCodingError(.keyNotFound, path: path,
-                                    codingPath.isEmpty ? "the record has no field \(key.stringValue)" : "the nested value has no key \(key.stringValue)")
+            throw RecordCodingError(
+                .keyNotFound, path: path,
+                codingPath.isEmpty
+                    ? "the record has no field \(key.stringValue)" : "the nested value has no key \(key.stringValue)")
         }
         return n
     }
@@ -27,16 +29,22 @@ struct NodeKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         try decoder.unbox(try entry(key), as: T.self, at: codingPath + [key])
     }
 
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try NodeDecoder(node: try entry(key), codingPath: codingPath + [key], userInfo: decoder.userInfo).container(keyedBy: type)
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
+        try NodeDecoder(node: try entry(key), codingPath: codingPath + [key], userInfo: decoder.userInfo).container(
+            keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try NodeDecoder(node: try entry(key), codingPath: codingPath + [key], userInfo: decoder.userInfo).unkeyedContainer()
+        try NodeDecoder(node: try entry(key), codingPath: codingPath + [key], userInfo: decoder.userInfo)
+            .unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder {
-        NodeDecoder(node: entries[SuperKey().stringValue] ?? .null, codingPath: codingPath + [SuperKey()], userInfo: decoder.userInfo)
+        NodeDecoder(
+            node: entries[SuperKey().stringValue] ?? .null, codingPath: codingPath + [SuperKey()],
+            userInfo: decoder.userInfo)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {

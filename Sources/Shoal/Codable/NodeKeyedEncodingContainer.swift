@@ -32,8 +32,12 @@ struct NodeKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
         if let value { try encode(value, forKey: key) } else if isTopLevel { try encodeNil(forKey: key) }
     }
     mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try encodeIfPresent(value as Bool?, key) }
-    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try encodeIfPresent(value as String?, key) }
-    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try encodeIfPresent(value as Double?, key) }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+        try encodeIfPresent(value as String?, key)
+    }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+        try encodeIfPresent(value as Double?, key)
+    }
     mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try encodeIfPresent(value as Float?, key) }
     mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try encodeIfPresent(value as Int?, key) }
     mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try encodeIfPresent(value as Int8?, key) }
@@ -42,23 +46,36 @@ struct NodeKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try encodeIfPresent(value as Int64?, key) }
     mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try encodeIfPresent(value as UInt?, key) }
     mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try encodeIfPresent(value as UInt8?, key) }
-    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try encodeIfPresent(value as UInt16?, key) }
-    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try encodeIfPresent(value as UInt32?, key) }
-    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try encodeIfPresent(value as UInt64?, key) }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws {
+        try encodeIfPresent(value as UInt16?, key)
+    }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws {
+        try encodeIfPresent(value as UInt32?, key)
+    }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws {
+        try encodeIfPresent(value as UInt64?, key)
+    }
     @available(macOS 15, *)
-    mutating func encodeIfPresent(_ value: Int128?, forKey key: Key) throws { try encodeIfPresent(value as Int128?, key) }
+    mutating func encodeIfPresent(_ value: Int128?, forKey key: Key) throws {
+        try encodeIfPresent(value as Int128?, key)
+    }
     @available(macOS 15, *)
-    mutating func encodeIfPresent(_ value: UInt128?, forKey key: Key) throws { try encodeIfPresent(value as UInt128?, key) }
+    mutating func encodeIfPresent(_ value: UInt128?, forKey key: Key) throws {
+        try encodeIfPresent(value as UInt128?, key)
+    }
 
     /// The generic ``encodeIfPresent(_:forKey:)`` for the primitive overloads.
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, _ key: Key) throws {
         if let value { try encode(value, forKey: key) } else if isTopLevel { try encodeNil(forKey: key) }
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
+        -> KeyedEncodingContainer<NestedKey>
+    {
         let child = NodeRef(.object([:]))
         set(child, for: key)
-        return KeyedEncodingContainer(NodeKeyedEncodingContainer<NestedKey>(encoder: encoder, ref: child, codingPath: codingPath + [key]))
+        return KeyedEncodingContainer(
+            NodeKeyedEncodingContainer<NestedKey>(encoder: encoder, ref: child, codingPath: codingPath + [key]))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {

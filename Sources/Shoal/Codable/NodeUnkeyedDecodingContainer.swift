@@ -20,8 +20,9 @@ struct NodeUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     mutating func next(_ type: Any.Type) throws(RecordCodingError) -> (CodableNode, [any CodingKey]) {
         let path = codingPath + [IndexKey(currentIndex)]
         guard currentIndex < items.count else {
-            throw RecordCodingError(.valueNotFound, path: RecordCodingError.format(path), swiftType: "\(type)",
-                                    "the list has \(items.count) elements; \(type) was asked for another")
+            throw RecordCodingError(
+                .valueNotFound, path: RecordCodingError.format(path), swiftType: "\(type)",
+                "the list has \(items.count) elements; \(type) was asked for another")
         }
         let n = items[currentIndex]
         currentIndex += 1
@@ -39,7 +40,9 @@ struct NodeUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         return try decoder.unbox(n, as: T.self, at: path)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<
+        NestedKey
+    > {
         let (n, path) = try next(KeyedDecodingContainer<NestedKey>.self)
         return try NodeDecoder(node: n, codingPath: path, userInfo: decoder.userInfo).container(keyedBy: type)
     }

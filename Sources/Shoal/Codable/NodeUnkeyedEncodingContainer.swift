@@ -24,11 +24,14 @@ struct NodeUnkeyedEncodingContainer: UnkeyedEncodingContainer {
         append(try encoder.box(value, at: codingPath + [IndexKey(count)]))
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+        NestedKey
+    > {
         let path = codingPath + [IndexKey(count)]
         let child = NodeRef(.object([:]))
         append(child)
-        return KeyedEncodingContainer(NodeKeyedEncodingContainer<NestedKey>(encoder: encoder, ref: child, codingPath: path))
+        return KeyedEncodingContainer(
+            NodeKeyedEncodingContainer<NestedKey>(encoder: encoder, ref: child, codingPath: path))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {

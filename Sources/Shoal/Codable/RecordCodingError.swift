@@ -87,13 +87,17 @@ extension RecordCodingError {
     }
 
     static func typeMismatch(_ path: [any CodingKey], _ type: Any.Type, found node: CodableNode) -> RecordCodingError {
-        RecordCodingError(.typeMismatch, path: format(path), swiftType: "\(type)", fieldType: node.typeName,
-                          "expected a value for \(type), found \(node.typeName)")
+        RecordCodingError(
+            .typeMismatch, path: format(path), swiftType: "\(type)", fieldType: node.typeName,
+            "expected a value for \(type), found \(node.typeName)")
     }
 
-    static func outOfRange(_ path: [any CodingKey], _ type: Any.Type, found: String, _ value: String) -> RecordCodingError {
-        RecordCodingError(.valueOutOfRange, path: format(path), swiftType: "\(type)", fieldType: found,
-                          "\(value) does not fit \(type)")
+    static func outOfRange(_ path: [any CodingKey], _ type: Any.Type, found: String, _ value: String)
+        -> RecordCodingError
+    {
+        RecordCodingError(
+            .valueOutOfRange, path: format(path), swiftType: "\(type)", fieldType: found,
+            "\(value) does not fit \(type)")
     }
 
     /// The same problem as a `DecodingError` thrown by a type's own `init(from:)`.
@@ -104,7 +108,9 @@ extension RecordCodingError {
         case .valueNotFound(let type, let c):
             self.init(.valueNotFound, path: Self.format(c.codingPath), swiftType: "\(type)", c.debugDescription)
         case .keyNotFound(let key, let c):
-            self.init(.keyNotFound, path: Self.format(c.codingPath + [key]), "no value for \(key.stringValue): \(c.debugDescription)")
+            self.init(
+                .keyNotFound, path: Self.format(c.codingPath + [key]),
+                "no value for \(key.stringValue): \(c.debugDescription)")
         case .dataCorrupted(let c):
             self.init(.dataCorrupted, path: Self.format(c.codingPath), c.debugDescription)
         @unknown default:
@@ -116,7 +122,8 @@ extension RecordCodingError {
     init(_ error: EncodingError) {
         switch error {
         case .invalidValue(let value, let c):
-            self.init(.unsupportedValue, path: Self.format(c.codingPath), swiftType: "\(type(of: value))", c.debugDescription)
+            self.init(
+                .unsupportedValue, path: Self.format(c.codingPath), swiftType: "\(type(of: value))", c.debugDescription)
         @unknown default:
             self.init(.unsupportedValue, path: "", "\(error)")
         }

@@ -84,15 +84,19 @@ public struct RecordEncoder: Sendable {
             throw RecordCodingError(error)
         }
         guard case .object(let entries) = encoder.ref.node else {
-            throw RecordCodingError(.unsupportedValue, path: "", swiftType: "\(T.self)", fieldType: encoder.ref.node.typeName,
-                                    "a record is encoded from a value with properties (a keyed container), not from \(encoder.ref.node.typeName)")
+            throw RecordCodingError(
+                .unsupportedValue, path: "", swiftType: "\(T.self)", fieldType: encoder.ref.node.typeName,
+                "a record is encoded from a value with properties (a keyed container), not from \(encoder.ref.node.typeName)"
+            )
         }
         var updated = record
         for name in entries.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             guard let node = entries[name] else { continue }
             guard Identifier.isValid(name), name.utf8.count <= limits.maxFieldNameBytes else {
-                throw RecordCodingError(.invalidFieldName, path: name, swiftType: "\(T.self)",
-                                        "\(name.debugDescription) is not a field name: it must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxFieldNameBytes) bytes; rename the property or give it a CodingKey")
+                throw RecordCodingError(
+                    .invalidFieldName, path: name, swiftType: "\(T.self)",
+                    "\(name.debugDescription) is not a field name: it must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxFieldNameBytes) bytes; rename the property or give it a CodingKey"
+                )
             }
             let field = try fieldValue(of: node, name: name)
             if updated[name] != field { updated[name] = field }
@@ -100,7 +104,9 @@ public struct RecordEncoder: Sendable {
         do throws(WireError) {
             try updated.validate(limits: limits)
         } catch {
-            throw RecordCodingError(error.code == .limitExceeded ? .limitExceeded : .invalidRecord, path: "", swiftType: "\(T.self)", error.detail)
+            throw RecordCodingError(
+                error.code == .limitExceeded ? .limitExceeded : .invalidRecord, path: "", swiftType: "\(T.self)",
+                error.detail)
         }
         record = updated
     }
@@ -131,8 +137,9 @@ public struct RecordEncoder: Sendable {
 
     func checkCount(_ count: Int, name: String) throws(RecordCodingError) {
         guard count <= limits.maxListCount else {
-            throw RecordCodingError(.limitExceeded, path: name, fieldType: "list",
-                                    "\(count) elements, over the limit of \(limits.maxListCount) (WireLimits.maxListCount)")
+            throw RecordCodingError(
+                .limitExceeded, path: name, fieldType: "list",
+                "\(count) elements, over the limit of \(limits.maxListCount) (WireLimits.maxListCount)")
         }
     }
 }

@@ -18,11 +18,13 @@ extension ContentHash {
 
     init(_ digest: SHA256.Digest) {
         self = digest.withUnsafeBytes { raw in
-            ContentHash(words: (
-                UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-                UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
-                UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
-                UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))))
+            ContentHash(
+                words: (
+                    UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                    UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+                    UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
+                    UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+                ))
         }
     }
 }

@@ -28,8 +28,13 @@ public struct ChunkingParameters: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: ``AssetError`` `invalidArguments` unless `average` is a power of two of at least
     ///   256 bytes and `1 <= minimum <= average <= maximum <= 64 MiB`.
     public init(minimum: Int, average: Int, maximum: Int) throws(AssetError) {
-        guard average >= 256, average & (average - 1) == 0, minimum >= 1, minimum <= average, average <= maximum, maximum <= 64 << 20 else {
-            throw AssetError(.invalidArguments, "chunk sizes \(minimum)/\(average)/\(maximum) are not usable: the average must be a power of two of at least 256 bytes, and 1 ≤ minimum ≤ average ≤ maximum ≤ 64 MiB")
+        guard average >= 256, average & (average - 1) == 0, minimum >= 1, minimum <= average, average <= maximum,
+            maximum <= 64 << 20
+        else {
+            throw AssetError(
+                .invalidArguments,
+                "chunk sizes \(minimum)/\(average)/\(maximum) are not usable: the average must be a power of two of at least 256 bytes, and 1 ≤ minimum ≤ average ≤ maximum ≤ 64 MiB"
+            )
         }
         self.init(checkedMinimum: minimum, average: average, maximum: maximum)
     }
@@ -72,16 +77,22 @@ public struct ChunkingParameters: Hashable, Sendable, CustomStringConvertible {
             // No cut at a byte before the last, with the small mask up to the normalization point
             // and the large one after it.
             if Self.anyCut(bytes, gear, origin: minimumBytes, from: minimumBytes, to: min(end, normal), mask: smallMask)
-                || Self.anyCut(bytes, gear, origin: minimumBytes, from: max(minimumBytes, normal), to: end, mask: largeMask) {
+                || Self.anyCut(
+                    bytes, gear, origin: minimumBytes, from: max(minimumBytes, normal), to: end, mask: largeMask)
+            {
                 return false
             }
-            let atEnd = Self.hash(bytes, gear, from: max(minimumBytes, end &- 63), through: end) & (end < normal ? smallMask : largeMask) == 0
+            let atEnd =
+                Self.hash(bytes, gear, from: max(minimumBytes, end &- 63), through: end)
+                & (end < normal ? smallMask : largeMask) == 0
             return atEnd || last || count == maximumBytes
         }
     }
 
     /// The gear hash after byte `through`, started (at zero) at byte `from`.
-    private static func hash(_ bytes: UnsafePointer<UInt8>, _ gear: UnsafeBufferPointer<UInt64>, from: Int, through: Int) -> UInt64 {
+    private static func hash(
+        _ bytes: UnsafePointer<UInt8>, _ gear: UnsafeBufferPointer<UInt64>, from: Int, through: Int
+    ) -> UInt64 {
         var fp: UInt64 = 0
         var i = from
         while i <= through {
@@ -93,7 +104,10 @@ public struct ChunkingParameters: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether the hash after any byte in `from..<to` has the bits of `mask` all zero, the hash
     /// starting at zero at byte `origin` (`origin <= from`). Four stretches are hashed in one loop.
-    private static func anyCut(_ bytes: UnsafePointer<UInt8>, _ gear: UnsafeBufferPointer<UInt64>, origin: Int, from: Int, to: Int, mask: UInt64) -> Bool {
+    private static func anyCut(
+        _ bytes: UnsafePointer<UInt8>, _ gear: UnsafeBufferPointer<UInt64>, origin: Int, from: Int, to: Int,
+        mask: UInt64
+    ) -> Bool {
         guard from < to else { return false }
         let stretch = (to &- from) / 4
         guard stretch >= 256 else {
@@ -108,7 +122,9 @@ public struct ChunkingParameters: Hashable, Sendable, CustomStringConvertible {
         }
         let s1 = from &+ stretch, s2 = s1 &+ stretch, s3 = s2 &+ stretch
         // Each stretch's hash as it stands before its first byte: the 64 bytes before it decide it.
-        func warm(_ start: Int) -> UInt64 { start > origin ? hash(bytes, gear, from: max(origin, start &- 64), through: start &- 1) : 0 }
+        func warm(_ start: Int) -> UInt64 {
+            start > origin ? hash(bytes, gear, from: max(origin, start &- 64), through: start &- 1) : 0
+        }
         var f0 = warm(from), f1 = warm(s1), f2 = warm(s2), f3 = warm(s3)
         var k = 0
         while k < stretch {

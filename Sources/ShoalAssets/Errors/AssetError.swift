@@ -2,11 +2,11 @@
 
 public import ShoalWire
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The error an ``AssetStore`` operation throws.
@@ -84,61 +84,89 @@ public struct AssetError: Error, Sendable, CustomStringConvertible {
     /// `AssetError.<code>: <message>`.
     public var description: String { "AssetError.\(code.name): \(message)" }
 
-    package init(_ code: Code, _ message: String, hash: ContentHash? = nil, path: String? = nil, errno: Int32? = nil,
-                 file: String = #fileID, line: Int = #line) {
+    package init(
+        _ code: Code, _ message: String, hash: ContentHash? = nil, path: String? = nil, errno: Int32? = nil,
+        file: String = #fileID, line: Int = #line
+    ) {
         backing = Backing(code: code, message: message, hash: hash, path: path, errno: errno, file: file, line: line)
     }
 }
 
 extension AssetError {
     /// The file to import is missing.
-    package static func assetFileNotFound(_ path: String, _ why: String = "does not exist",
-                                          file: String = #fileID, line: Int = #line) -> AssetError {
-        AssetError(.assetFileNotFound, "cannot import \(path): it \(why); check the path (relative paths are resolved against the current directory)",
-                   path: path, file: file, line: line)
+    package static func assetFileNotFound(
+        _ path: String, _ why: String = "does not exist",
+        file: String = #fileID, line: Int = #line
+    ) -> AssetError {
+        AssetError(
+            .assetFileNotFound,
+            "cannot import \(path): it \(why); check the path (relative paths are resolved against the current directory)",
+            path: path, file: file, line: line)
     }
 
     /// The store has no manifest for the asset.
     package static func noManifest(_ hash: ContentHash, file: String = #fileID, line: Int = #line) -> AssetError {
-        AssetError(.assetNotAvailable, "asset \(hash) is not in this store (no manifest); fetch its manifest and chunks from a peer, or import the file again",
-                   hash: hash, file: file, line: line)
+        AssetError(
+            .assetNotAvailable,
+            "asset \(hash) is not in this store (no manifest); fetch its manifest and chunks from a peer, or import the file again",
+            hash: hash, file: file, line: line)
     }
 
     /// A chunk the asset needs is not stored.
-    package static func missingChunk(_ chunk: ContentHash, of asset: ContentHash?, file: String = #fileID, line: Int = #line) -> AssetError {
+    package static func missingChunk(
+        _ chunk: ContentHash, of asset: ContentHash?, file: String = #fileID, line: Int = #line
+    ) -> AssetError {
         let of = asset.map { " of asset \($0)" } ?? ""
-        return AssetError(.assetNotAvailable, "chunk \(chunk)\(of) is not in this store; fetch the chunks missingChunks(of:) lists from a peer, or import the asset again",
-                          hash: chunk, file: file, line: line)
+        return AssetError(
+            .assetNotAvailable,
+            "chunk \(chunk)\(of) is not in this store; fetch the chunks missingChunks(of:) lists from a peer, or import the asset again",
+            hash: chunk, file: file, line: line)
     }
 
     /// Bytes on disk or from a peer do not hash to what they claim.
-    package static func modified(_ what: String, hash: ContentHash?, path: String? = nil,
-                                 file: String = #fileID, line: Int = #line) -> AssetError {
+    package static func modified(
+        _ what: String, hash: ContentHash?, path: String? = nil,
+        file: String = #fileID, line: Int = #line
+    ) -> AssetError {
         AssetError(.assetFileModified, what, hash: hash, path: path, file: file, line: line)
     }
 
     /// The asset is larger than the store accepts.
-    package static func tooLarge(_ size: Int64, limit: Int64, path: String?, file: String = #fileID, line: Int = #line) -> AssetError {
+    package static func tooLarge(_ size: Int64, limit: Int64, path: String?, file: String = #fileID, line: Int = #line)
+        -> AssetError
+    {
         let what = path.map { "file \($0)" } ?? "the asset"
-        return AssetError(.limitExceeded, "\(what) is \(size) bytes or more, over the asset size limit of \(limit) bytes (AssetStore.Configuration.maxAssetBytes); raise that setting to store larger assets",
-                          path: path, file: file, line: line)
+        return AssetError(
+            .limitExceeded,
+            "\(what) is \(size) bytes or more, over the asset size limit of \(limit) bytes (AssetStore.Configuration.maxAssetBytes); raise that setting to store larger assets",
+            path: path, file: file, line: line)
     }
 
     /// A manifest is malformed.
-    package static func invalidManifest(_ hash: ContentHash?, _ why: String, file: String = #fileID, line: Int = #line) -> AssetError {
+    package static func invalidManifest(_ hash: ContentHash?, _ why: String, file: String = #fileID, line: Int = #line)
+        -> AssetError
+    {
         let name = hash.map { "manifest of asset \($0)" } ?? "manifest"
-        return AssetError(.invalidArguments, "\(name) is malformed: \(why); ask the peer for it again, or import the asset from its file",
-                          hash: hash, file: file, line: line)
+        return AssetError(
+            .invalidArguments,
+            "\(name) is malformed: \(why); ask the peer for it again, or import the asset from its file",
+            hash: hash, file: file, line: line)
     }
 
     /// A system call failed on `path`. A full disk (`ENOSPC`, `EDQUOT`) says so: the façade
     /// maps it to `quotaExceeded`.
-    package static func io(_ operation: String, _ path: String, errno code: Int32, file: String = #fileID, line: Int = #line) -> AssetError {
+    package static func io(
+        _ operation: String, _ path: String, errno code: Int32, file: String = #fileID, line: Int = #line
+    ) -> AssetError {
         if code == ENOSPC || code == EDQUOT {
-            return AssetError(.io, "\(operation) \(path) failed: the disk holding it is full (\(SystemError.describe(code)), errno \(code)); nothing of the interrupted import or fetch is kept: free space on that disk, then retry",
-                              path: path, errno: code, file: file, line: line)
+            return AssetError(
+                .io,
+                "\(operation) \(path) failed: the disk holding it is full (\(SystemError.describe(code)), errno \(code)); nothing of the interrupted import or fetch is kept: free space on that disk, then retry",
+                path: path, errno: code, file: file, line: line)
         }
-        return AssetError(.io, "\(operation) \(path) failed: \(SystemError.describe(code)) (errno \(code)); check that the directory exists, is writable and the disk is not full",
-                          path: path, errno: code, file: file, line: line)
+        return AssetError(
+            .io,
+            "\(operation) \(path) failed: \(SystemError.describe(code)) (errno \(code)); check that the directory exists, is writable and the disk is not full",
+            path: path, errno: code, file: file, line: line)
     }
 }

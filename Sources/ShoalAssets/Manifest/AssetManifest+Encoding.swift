@@ -41,27 +41,41 @@ extension AssetManifest {
             self = try withBytes(of: bytes) { (raw) throws(WireError) -> AssetManifest in
                 var r = WireReader(raw, limits: .default)
                 let magic = try r.readRaw(4, "manifest magic")
-                guard magic.elementsEqual(Self.magic) else { throw r.error(.invalidValue, "not a Shoal asset manifest (magic is not \"SHAM\")") }
+                guard magic.elementsEqual(Self.magic) else {
+                    throw r.error(.invalidValue, "not a Shoal asset manifest (magic is not \"SHAM\")")
+                }
                 let version = try r.readByte("manifest version")
-                guard version == Self.version else { throw r.error(.invalidValue, "manifest version \(version) is not supported (this build reads version \(Self.version))") }
+                guard version == Self.version else {
+                    throw r.error(
+                        .invalidValue,
+                        "manifest version \(version) is not supported (this build reads version \(Self.version))")
+                }
                 let hash = try r.readContentHash("asset hash")
                 let size = try r.readVarint("asset size")
-                guard size <= UInt64(Int64.max) else { throw r.error(.invalidValue, "asset size \(size) is above 2^63 − 1") }
+                guard size <= UInt64(Int64.max) else {
+                    throw r.error(.invalidValue, "asset size \(size) is above 2^63 − 1")
+                }
                 let count = try r.readVarint("chunk count")
-                guard count <= UInt64(r.available / 33) else { throw r.error(.truncated, "\(count) chunks cannot fit in the \(r.available) bytes left") }
+                guard count <= UInt64(r.available / 33) else {
+                    throw r.error(.truncated, "\(count) chunks cannot fit in the \(r.available) bytes left")
+                }
                 var chunks: [Chunk] = []
                 chunks.reserveCapacity(Int(count))
                 for i in 0..<Int(count) {
                     let h = try r.readContentHash("hash of chunk \(i)")
                     let length = try r.readVarint("length of chunk \(i)")
-                    guard length <= UInt64(Int32.max) else { throw r.error(.invalidValue, "chunk \(i) length \(length) is implausible") }
+                    guard length <= UInt64(Int32.max) else {
+                        throw r.error(.invalidValue, "chunk \(i) length \(length) is implausible")
+                    }
                     chunks.append(Chunk(hash: h, length: Int(length)))
                 }
                 let end = r.position
                 let stored = try r.readFixed32("manifest checksum")
                 try r.expectEnd("manifest")
                 let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<end]))
-                guard stored == computed else { throw r.error(.invalidValue, "manifest checksum does not match its bytes (damaged)") }
+                guard stored == computed else {
+                    throw r.error(.invalidValue, "manifest checksum does not match its bytes (damaged)")
+                }
                 return AssetManifest(asset: Asset(hash: hash, size: Int64(size)), chunks: chunks)
             }
         } catch {

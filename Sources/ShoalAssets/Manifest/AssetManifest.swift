@@ -48,15 +48,20 @@ public struct AssetManifest: Hashable, Sendable {
         var total: Int64 = 0
         for (i, c) in chunks.enumerated() {
             guard c.length >= 1 && c.length <= parameters.maximumBytes else {
-                throw .invalidManifest(asset.hash, "chunk \(i) has \(c.length) bytes, outside 1…\(parameters.maximumBytes)")
+                throw .invalidManifest(
+                    asset.hash, "chunk \(i) has \(c.length) bytes, outside 1…\(parameters.maximumBytes)")
             }
             guard c.length >= parameters.minimumBytes || i == chunks.count - 1 else {
-                throw .invalidManifest(asset.hash, "chunk \(i) has \(c.length) bytes, under the minimum of \(parameters.minimumBytes) for a chunk that is not the last")
+                throw .invalidManifest(
+                    asset.hash,
+                    "chunk \(i) has \(c.length) bytes, under the minimum of \(parameters.minimumBytes) for a chunk that is not the last"
+                )
             }
             total += Int64(c.length)
         }
         guard total == asset.size else {
-            throw .invalidManifest(asset.hash, "its \(chunks.count) chunks hold \(total) bytes but the asset has \(asset.size)")
+            throw .invalidManifest(
+                asset.hash, "its \(chunks.count) chunks hold \(total) bytes but the asset has \(asset.size)")
         }
     }
 }

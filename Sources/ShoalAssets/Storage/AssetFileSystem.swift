@@ -3,11 +3,11 @@
 
 import CShoalThread
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The system calls the asset store makes on its own files, in the C library's shape: a call
@@ -61,7 +61,9 @@ package struct POSIXFileSystem: AssetFileSystem {
     package func open(_ path: String, _ flags: Int32, _ mode: UInt32) -> Int32 { systemOpen(path, flags, mode) }
     package func openDirectWrite(_ path: String) -> Int32 { shoal_open_direct_write(path) }
     package func close(_ fd: Int32) -> Int32 { systemClose(fd) }
-    package func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { systemRead(fd, buffer, count) }
+    package func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+        systemRead(fd, buffer, count)
+    }
     package func write(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int { systemWrite(fd, bytes, count) }
     package func pread(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ offset: Int64) -> Int {
         systemPread(fd, buffer, count, offset)
@@ -71,7 +73,9 @@ package struct POSIXFileSystem: AssetFileSystem {
     }
     package func fsync(_ fd: Int32) -> Int32 { systemFsync(fd) }
     package func fdatasync(_ fd: Int32) -> Int32 { systemFdatasync(fd) }
-    package func startWriteback(_ fd: Int32, _ offset: Int64, _ count: Int64) { _ = Writeback.syncFileRange?(fd, offset, count, 2) }
+    package func startWriteback(_ fd: Int32, _ offset: Int64, _ count: Int64) {
+        _ = Writeback.syncFileRange?(fd, offset, count, 2)
+    }
     package func status(of fd: Int32) -> POSIXFile.Status? {
         var st = stat()
         return fstat(fd, &st) == 0 ? POSIXFile.Status(st) : nil
@@ -103,8 +107,12 @@ private func systemOpen(_ path: String, _ flags: Int32, _ mode: UInt32) -> Int32
 private func systemClose(_ fd: Int32) -> Int32 { close(fd) }
 private func systemRead(_ fd: Int32, _ p: UnsafeMutableRawPointer, _ n: Int) -> Int { read(fd, p, n) }
 private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { write(fd, p, n) }
-private func systemPread(_ fd: Int32, _ p: UnsafeMutableRawPointer, _ n: Int, _ o: Int64) -> Int { pread(fd, p, n, off_t(o)) }
-private func systemPwrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int, _ o: Int64) -> Int { pwrite(fd, p, n, off_t(o)) }
+private func systemPread(_ fd: Int32, _ p: UnsafeMutableRawPointer, _ n: Int, _ o: Int64) -> Int {
+    pread(fd, p, n, off_t(o))
+}
+private func systemPwrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int, _ o: Int64) -> Int {
+    pwrite(fd, p, n, off_t(o))
+}
 private func systemFsync(_ fd: Int32) -> Int32 { fsync(fd) }
 private func systemFdatasync(_ fd: Int32) -> Int32 { fdatasync(fd) }
 private func systemRename(_ a: String, _ b: String) -> Int32 { rename(a, b) }

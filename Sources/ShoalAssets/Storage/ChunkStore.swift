@@ -52,10 +52,14 @@ struct ChunkStore: Sendable {
         var scratch: [UInt8] = []
         let readable: Bool
         do { readable = try segments.read(hash, at: location, into: &scratch) } catch { return nil }
-        let intact = readable && withBytes(of: scratch) { raw in
-            decoded(tag: location.tag, UnsafeRawBufferPointer(rebasing: raw[SegmentStore.headerBytes...]), hash: hash,
-                    length: location.length, decompressor: ZstdDecompressor()) { _ in true } ?? false
-        }
+        let intact =
+            readable
+            && withBytes(of: scratch) { raw in
+                decoded(
+                    tag: location.tag, UnsafeRawBufferPointer(rebasing: raw[SegmentStore.headerBytes...]), hash: hash,
+                    length: location.length, decompressor: ZstdDecompressor()
+                ) { _ in true } ?? false
+            }
         if intact { segments.markVerified(hash, at: location) } else { segments.remove(hash, at: location) }
         return intact
     }
@@ -63,22 +67,32 @@ struct ChunkStore: Sendable {
     /// Appends a chunk whose hash the caller computed (compressed if that pays) to a segment;
     /// ``SegmentStore/commit(_:)`` makes it durable and stored. `startWriteback`: see
     /// ``SegmentStore/append(_:tag:stored:length:startWriteback:)``.
-    func stage(_ hash: ContentHash, _ bytes: UnsafeRawBufferPointer, compressor: ZstdCompressor?, startWriteback: Bool = true) throws(AssetError) -> SegmentStore.Pending {
+    func stage(
+        _ hash: ContentHash, _ bytes: UnsafeRawBufferPointer, compressor: ZstdCompressor?, startWriteback: Bool = true
+    ) throws(AssetError) -> SegmentStore.Pending {
         if case .zstd(let level) = compression, let compressor, bytes.count >= 64,
-           let packed = compressor.compress(bytes, level: level, dictionary: nil, notBelow: bytes.count &- bytes.count / 32) {
+            let packed = compressor.compress(
+                bytes, level: level, dictionary: nil, notBelow: bytes.count &- bytes.count / 32)
+        {
             return try withBytes(of: packed) { (p) throws(AssetError) -> SegmentStore.Pending in
-                try segments.append(hash, tag: Self.zstdTag, stored: p, length: bytes.count, startWriteback: startWriteback)
+                try segments.append(
+                    hash, tag: Self.zstdTag, stored: p, length: bytes.count, startWriteback: startWriteback)
             }
         }
-        return try segments.append(hash, tag: Self.rawTag, stored: bytes, length: bytes.count, startWriteback: startWriteback)
+        return try segments.append(
+            hash, tag: Self.rawTag, stored: bytes, length: bytes.count, startWriteback: startWriteback)
     }
 
     /// Lays out a chunk whose hash the caller computed (compressed if that pays, as
     /// ``stage(_:_:compressor:startWriteback:)`` would) as a record of `batch`; false, with the
     /// batch unchanged, when it does not fit.
-    func layOut(_ hash: ContentHash, _ bytes: UnsafeRawBufferPointer, compressor: ZstdCompressor?, into batch: RecordBatch) -> Bool {
+    func layOut(
+        _ hash: ContentHash, _ bytes: UnsafeRawBufferPointer, compressor: ZstdCompressor?, into batch: RecordBatch
+    ) -> Bool {
         if case .zstd(let level) = compression, let compressor, bytes.count >= 64,
-           let packed = compressor.compress(bytes, level: level, dictionary: nil, notBelow: bytes.count &- bytes.count / 32) {
+            let packed = compressor.compress(
+                bytes, level: level, dictionary: nil, notBelow: bytes.count &- bytes.count / 32)
+        {
             return packed.withUnsafeBytes { batch.append(hash, tag: Self.zstdTag, stored: $0, length: bytes.count) }
         }
         return batch.append(hash, tag: Self.rawTag, stored: bytes, length: bytes.count)
@@ -103,53 +117,83 @@ struct ChunkStore: Sendable {
     ///     itself); the length and the record's format are still checked.
     /// - Throws: ``AssetError`` `assetNotAvailable` (no such chunk), `assetFileModified` (the
     ///   record or file does not decode or does not match its hash; it has been dropped), or `io`.
-    func read(_ hash: ContentHash, length: Int?, of asset: ContentHash?, at pending: SegmentStore.Location? = nil, scratch: inout [UInt8],
-              decompressor: ZstdDecompressor, verify: Bool = true) throws(AssetError) -> [UInt8] {
-        try withChunk(hash, length: length, of: asset, at: pending, scratch: &scratch, decompressor: decompressor, verify: verify) { Array($0) }
+    func read(
+        _ hash: ContentHash, length: Int?, of asset: ContentHash?, at pending: SegmentStore.Location? = nil,
+        scratch: inout [UInt8],
+        decompressor: ZstdDecompressor, verify: Bool = true
+    ) throws(AssetError) -> [UInt8] {
+        try withChunk(
+            hash, length: length, of: asset, at: pending, scratch: &scratch, decompressor: decompressor, verify: verify
+        ) { Array($0) }
     }
 
     /// Reads a chunk as ``read(_:length:of:at:scratch:decompressor:verify:)`` does and passes its
     /// bytes to `body` where they lie — in `scratch` for a raw record — without copying them out
     /// (the asset lane lays a served chunk straight into its frame's payload). Throws as `read` does.
-    func withChunk<R>(_ hash: ContentHash, length: Int?, of asset: ContentHash?, at pending: SegmentStore.Location? = nil, scratch: inout [UInt8],
-                      decompressor: ZstdDecompressor, verify: Bool = true, _ body: (UnsafeRawBufferPointer) -> R) throws(AssetError) -> R {
+    func withChunk<R>(
+        _ hash: ContentHash, length: Int?, of asset: ContentHash?, at pending: SegmentStore.Location? = nil,
+        scratch: inout [UInt8],
+        decompressor: ZstdDecompressor, verify: Bool = true, _ body: (UnsafeRawBufferPointer) -> R
+    ) throws(AssetError) -> R {
         let of = asset.map { " (part of asset \($0))" } ?? ""
         if let location = pending ?? segments.location(of: hash) {
-            let result: R? = if try segments.read(hash, at: location, into: &scratch) {
-                withBytes(of: scratch) { decoded(tag: location.tag, UnsafeRawBufferPointer(rebasing: $0[SegmentStore.headerBytes...]), hash: hash, length: length, decompressor: decompressor, verify: verify, body) }
-            } else { nil }
+            let result: R? =
+                if try segments.read(hash, at: location, into: &scratch) {
+                    withBytes(of: scratch) {
+                        decoded(
+                            tag: location.tag, UnsafeRawBufferPointer(rebasing: $0[SegmentStore.headerBytes...]),
+                            hash: hash, length: length, decompressor: decompressor, verify: verify, body)
+                    }
+                } else { nil }
             guard let result else {
                 if pending == nil { segments.remove(hash, at: location) }
                 let path = location.segment.path
-                throw .modified("the record of chunk \(hash)\(of) at offset \(location.offset) of segment \(path) does not hold that chunk — it was changed or damaged on disk; it has been dropped from the store: fetch the asset's missing chunks from a peer or import it again", hash: hash, path: path)
+                throw .modified(
+                    "the record of chunk \(hash)\(of) at offset \(location.offset) of segment \(path) does not hold that chunk — it was changed or damaged on disk; it has been dropped from the store: fetch the asset's missing chunks from a peer or import it again",
+                    hash: hash, path: path)
             }
             return result
         }
         guard let legacy else { throw .missingChunk(hash, of: asset) }
         let path = legacy.path(of: hash)
-        guard try legacy.read(hash, into: &scratch, maxBytes: maximumBytes &+ 1) else { throw .missingChunk(hash, of: asset) }
+        guard try legacy.read(hash, into: &scratch, maxBytes: maximumBytes &+ 1) else {
+            throw .missingChunk(hash, of: asset)
+        }
         let result: R? = withBytes(of: scratch) { file in
-            file.isEmpty ? nil : decoded(tag: file[0], UnsafeRawBufferPointer(rebasing: file[1...]), hash: hash, length: length, decompressor: decompressor, verify: verify, body)
+            file.isEmpty
+                ? nil
+                : decoded(
+                    tag: file[0], UnsafeRawBufferPointer(rebasing: file[1...]), hash: hash, length: length,
+                    decompressor: decompressor, verify: verify, body)
         }
         guard let result else {
             _ = try? legacy.remove(hash)
-            throw .modified("chunk file \(path)\(of) does not hold the chunk its name says — it was changed or damaged on disk; it has been removed: fetch the asset's missing chunks from a peer or import it again", hash: hash, path: path)
+            throw .modified(
+                "chunk file \(path)\(of) does not hold the chunk its name says — it was changed or damaged on disk; it has been removed: fetch the asset's missing chunks from a peer or import it again",
+                hash: hash, path: path)
         }
         return result
     }
 
     /// The chunk's bytes from a stored form, or nil when they are not the chunk `hash` (unknown
     /// tag, a frame that does not decode, a wrong length, or — when `verify` — a different SHA-256).
-    func decode(tag: UInt8, _ stored: UnsafeRawBufferPointer, hash: ContentHash, length: Int?, decompressor: ZstdDecompressor, verify: Bool = true) -> [UInt8]? {
+    func decode(
+        tag: UInt8, _ stored: UnsafeRawBufferPointer, hash: ContentHash, length: Int?, decompressor: ZstdDecompressor,
+        verify: Bool = true
+    ) -> [UInt8]? {
         decoded(tag: tag, stored, hash: hash, length: length, decompressor: decompressor, verify: verify) { Array($0) }
     }
 
     /// `body` of the chunk's bytes from a stored form (`stored` itself for a raw record), or nil
     /// when they are not the chunk `hash`, as ``decode(tag:_:hash:length:decompressor:verify:)``.
-    func decoded<R>(tag: UInt8, _ stored: UnsafeRawBufferPointer, hash: ContentHash, length: Int?, decompressor: ZstdDecompressor,
-                    verify: Bool = true, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+    func decoded<R>(
+        tag: UInt8, _ stored: UnsafeRawBufferPointer, hash: ContentHash, length: Int?, decompressor: ZstdDecompressor,
+        verify: Bool = true, _ body: (UnsafeRawBufferPointer) -> R
+    ) -> R? {
         func checked(_ bytes: UnsafeRawBufferPointer) -> R? {
-            guard length == nil || bytes.count == length, !verify || ContentHash.sha256(bytes) == hash else { return nil }
+            guard length == nil || bytes.count == length, !verify || ContentHash.sha256(bytes) == hash else {
+                return nil
+            }
             return body(bytes)
         }
         switch tag {

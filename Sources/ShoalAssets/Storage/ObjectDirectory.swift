@@ -22,7 +22,10 @@ struct ObjectDirectory: Sendable {
 
     /// Creates the root and the temporary folder when missing, and the 256 shard folders when
     /// `createShards` (false for a directory that is only read: older stores' chunk files).
-    init(root: String, temporary: String, sync: Bool, createShards: Bool = true, fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) {
+    init(
+        root: String, temporary: String, sync: Bool, createShards: Bool = true,
+        fs: any AssetFileSystem = POSIXFileSystem()
+    ) throws(AssetError) {
         self.root = root
         self.temporary = temporary
         self.sync = sync
@@ -41,7 +44,9 @@ struct ObjectDirectory: Sendable {
     }
 
     /// The shard folder of `hash`.
-    func shard(of hash: ContentHash) -> String { root + "/" + Self.shardName(UInt8(truncatingIfNeeded: hash.words.0 >> 56)) }
+    func shard(of hash: ContentHash) -> String {
+        root + "/" + Self.shardName(UInt8(truncatingIfNeeded: hash.words.0 >> 56))
+    }
 
     /// Where the file named `hash` lives.
     func path(of hash: ContentHash) -> String { shard(of: hash) + "/" + hash.hex }
@@ -118,11 +123,15 @@ struct ObjectDirectory: Sendable {
     /// refusing files over `maxBytes`. Returns false when there is no such file.
     func read(at p: String, hash: ContentHash, into buffer: inout [UInt8], maxBytes: Int) throws(AssetError) -> Bool {
         let file: POSIXFile
-        do { file = try POSIXFile.openForReading(p, in: fs) } catch where error.code == .assetFileNotFound { return false }
+        do { file = try POSIXFile.openForReading(p, in: fs) } catch  where error.code == .assetFileNotFound {
+            return false
+        }
         defer { file.close() }
         let size = try file.status().size
         guard size <= Int64(maxBytes) else {
-            throw .modified("\(p) has \(size) bytes, more than any valid file of its kind (\(maxBytes)); it was changed on disk — remove it and fetch or import the asset again", hash: hash, path: p)
+            throw .modified(
+                "\(p) has \(size) bytes, more than any valid file of its kind (\(maxBytes)); it was changed on disk — remove it and fetch or import the asset again",
+                hash: hash, path: p)
         }
         let n = Int(size)
         buffer.removeAll(keepingCapacity: true)
@@ -148,7 +157,8 @@ struct ObjectDirectory: Sendable {
         var out: [ContentHash] = []
         for i in 0..<256 {
             // Missing shards (a read-only legacy directory) list as empty.
-            for name in try FileSystem.contents(of: root + "/" + Self.shardName(UInt8(i)), in: fs) where name.utf8.count == 64 {
+            for name in try FileSystem.contents(of: root + "/" + Self.shardName(UInt8(i)), in: fs)
+            where name.utf8.count == 64 {
                 if let h = ContentHash(hex: name), h.hex == name { out.append(h) }
             }
         }

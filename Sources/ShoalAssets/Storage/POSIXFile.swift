@@ -2,11 +2,11 @@
 // readdir) through an AssetFileSystem, each failure turned into an AssetError naming the path.
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Names for system error numbers.
@@ -47,7 +47,9 @@ package struct POSIXFile {
 
     /// Opens an existing file for reading. O_NONBLOCK keeps a FIFO at `path` from blocking the
     /// open (the caller then refuses it as not a regular file); regular files ignore the flag.
-    static func openForReading(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) -> POSIXFile {
+    static func openForReading(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError)
+        -> POSIXFile
+    {
         let fd = fs.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0)
         guard fd >= 0 else {
             let e = errno
@@ -115,11 +117,11 @@ extension POSIXFile.Status {
         size = Int64(st.st_size)
         isRegular = (st.st_mode & S_IFMT) == S_IFREG
         #if canImport(Darwin)
-        modifiedSeconds = Int(st.st_mtimespec.tv_sec)
-        modifiedNanoseconds = Int(st.st_mtimespec.tv_nsec)
+            modifiedSeconds = Int(st.st_mtimespec.tv_sec)
+            modifiedNanoseconds = Int(st.st_mtimespec.tv_nsec)
         #else
-        modifiedSeconds = Int(st.st_mtim.tv_sec)
-        modifiedNanoseconds = Int(st.st_mtim.tv_nsec)
+            modifiedSeconds = Int(st.st_mtim.tv_sec)
+            modifiedNanoseconds = Int(st.st_mtim.tv_nsec)
         #endif
     }
 }
@@ -127,7 +129,9 @@ extension POSIXFile.Status {
 /// Path-level operations, on the real file system unless given the store's (``AssetFileSystem``).
 enum FileSystem {
     /// `stat` of `path`, or nil when it does not exist.
-    static func status(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) -> POSIXFile.Status? {
+    static func status(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) -> POSIXFile
+        .Status?
+    {
         guard let status = fs.status(path) else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw .io("stat", path, errno: errno)
@@ -155,7 +159,9 @@ enum FileSystem {
 
     /// Removes an empty directory; true if it existed.
     @discardableResult
-    static func removeDirectory(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) -> Bool {
+    static func removeDirectory(_ path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError)
+        -> Bool
+    {
         if fs.rmdir(path) == 0 { return true }
         if errno == ENOENT { return false }
         throw .io("rmdir", path, errno: errno)
@@ -164,7 +170,9 @@ enum FileSystem {
     /// Creates `path` and its missing parents. With `sync`, the folder holding each directory it
     /// creates is fsynced afterwards, so the new directories survive a power cut (a segment or
     /// manifest made durable inside a directory whose own entry was lost would be lost with it).
-    static func createDirectories(_ path: String, sync: Bool = false, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) {
+    static func createDirectories(_ path: String, sync: Bool = false, in fs: any AssetFileSystem = POSIXFileSystem())
+        throws(AssetError)
+    {
         var created: [String] = []
         try createDirectories(path, fs, &created)
         guard sync else { return }
@@ -174,7 +182,9 @@ enum FileSystem {
         }
     }
 
-    private static func createDirectories(_ path: String, _ fs: any AssetFileSystem, _ created: inout [String]) throws(AssetError) {
+    private static func createDirectories(_ path: String, _ fs: any AssetFileSystem, _ created: inout [String])
+        throws(AssetError)
+    {
         if fs.mkdir(path, 0o755) == 0 { created.append(path); return }
         if errno == EEXIST { return }
         guard errno == ENOENT, let slash = path.lastIndex(of: "/"), slash != path.startIndex else {
@@ -194,7 +204,8 @@ enum FileSystem {
     }
 
     /// The names in a directory (not `.` or `..`); empty if it does not exist.
-    static func contents(of path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) -> [String] {
+    static func contents(of path: String, in fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) -> [String]
+    {
         guard let names = fs.names(in: path) else {
             if errno == ENOENT { return [] }
             throw .io("opendir", path, errno: errno)
@@ -218,10 +229,10 @@ enum Writeback {
     typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
     static let syncFileRange: SyncFileRange? = {
         #if os(Linux)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
-        return unsafeBitCast(symbol, to: SyncFileRange.self)
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
+            return unsafeBitCast(symbol, to: SyncFileRange.self)
         #else
-        return nil
+            return nil
         #endif
     }()
 }

@@ -64,8 +64,9 @@ final class RecordBatch: @unchecked Sendable {
     func append(_ hash: ContentHash, tag: UInt8, stored: UnsafeRawBufferPointer, length: Int) -> Bool {
         guard fits(stored: stored.count), let base = buffer.baseAddress else { return false }
         let entry = Entry(hash: hash, tag: tag, offset: count, stored: stored.count, length: length)
-        SegmentStore.encodeHeader(tag: tag, stored: stored.count, length: length, hash: hash,
-                                  into: UnsafeMutableRawBufferPointer(start: base + count, count: SegmentStore.headerBytes))
+        SegmentStore.encodeHeader(
+            tag: tag, stored: stored.count, length: length, hash: hash,
+            into: UnsafeMutableRawBufferPointer(start: base + count, count: SegmentStore.headerBytes))
         let body = base + count + SegmentStore.headerBytes
         if let source = stored.baseAddress { body.copyMemory(from: source, byteCount: stored.count) }
         (body + stored.count).initializeMemory(as: UInt8.self, repeating: 0, count: SegmentStore.padding(stored.count))
@@ -80,7 +81,9 @@ final class RecordBatch: @unchecked Sendable {
 
     /// The stored bytes of a record of this batch.
     func stored(_ entry: Entry) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: buffer[(entry.offset + SegmentStore.headerBytes)..<(entry.offset + SegmentStore.headerBytes + entry.stored)])
+        UnsafeRawBufferPointer(
+            rebasing: buffer[
+                (entry.offset + SegmentStore.headerBytes)..<(entry.offset + SegmentStore.headerBytes + entry.stored)])
     }
 
     /// Takes back the last record laid out (its chunk failed a check).

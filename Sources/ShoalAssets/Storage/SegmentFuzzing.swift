@@ -39,8 +39,9 @@ import ShoalWire
             return "could not write the input as a segment file (not the code under test): \(error)"
         }
         do throws(AssetError) {
-            chunks = ChunkStore(segments: try SegmentStore(folder: folder, sync: false, maximumChunkBytes: maximum),
-                                legacy: nil, maximumBytes: maximum, compression: .none)
+            chunks = ChunkStore(
+                segments: try SegmentStore(folder: folder, sync: false, maximumChunkBytes: maximum),
+                legacy: nil, maximumBytes: maximum, compression: .none)
         } catch {
             return "opening a store whose only segment holds the input failed: \(error)"
         }
@@ -55,12 +56,17 @@ import ShoalWire
             var refusals = 0
             reading: while chunks.contains(hash) {
                 do throws(AssetError) {
-                    let chunk = try chunks.read(hash, length: nil, of: nil, scratch: &scratch, decompressor: decompressor)
-                    guard ContentHash.sha256(chunk) == hash else { return "chunk \(hash) was served as \(chunk.count) bytes that hash to something else" }
+                    let chunk = try chunks.read(
+                        hash, length: nil, of: nil, scratch: &scratch, decompressor: decompressor)
+                    guard ContentHash.sha256(chunk) == hash else {
+                        return "chunk \(hash) was served as \(chunk.count) bytes that hash to something else"
+                    }
                     break reading
-                } catch where error.code == .assetFileModified {
+                } catch  where error.code == .assetFileModified {
                     refusals += 1
-                    if refusals > records { return "chunk \(hash) was refused as damaged \(refusals) times and is still indexed" }
+                    if refusals > records {
+                        return "chunk \(hash) was refused as damaged \(refusals) times and is still indexed"
+                    }
                 } catch {
                     return "reading indexed chunk \(hash) failed with \(error)"
                 }
@@ -75,14 +81,19 @@ import ShoalWire
         var out: [UInt8] = []
         func append(_ tag: UInt8, _ stored: [UInt8], _ raw: [UInt8]) {
             var header = [UInt8](repeating: 0, count: SegmentStore.headerBytes)
-            header.withUnsafeMutableBytes { SegmentStore.encodeHeader(tag: tag, stored: stored.count, length: raw.count, hash: .sha256(raw), into: $0) }
+            header.withUnsafeMutableBytes {
+                SegmentStore.encodeHeader(
+                    tag: tag, stored: stored.count, length: raw.count, hash: .sha256(raw), into: $0)
+            }
             out += header + stored + [UInt8](repeating: 0, count: SegmentStore.padding(stored.count))
         }
         for c in chunks { append(ChunkStore.rawTag, c, c) }
         if let zstdLevel {
             let compressor = ZstdCompressor()
             for c in chunks {
-                let packed = c.withUnsafeBytes { compressor.compress($0, level: zstdLevel, dictionary: nil, notBelow: c.count) }
+                let packed = c.withUnsafeBytes {
+                    compressor.compress($0, level: zstdLevel, dictionary: nil, notBelow: c.count)
+                }
                 if let packed { append(ChunkStore.zstdTag, packed, c) }
             }
         }

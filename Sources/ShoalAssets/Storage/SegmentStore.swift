@@ -5,11 +5,11 @@ import CShoalThread
 import ShoalWire
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Append-only segment files holding chunk records, and the index from chunk hash to record.
@@ -122,8 +122,10 @@ final class SegmentStore: Sendable {
     private let state: Mutex<State>
 
     /// Opens the segments in `folder` (creating it), makes each durable, and indexes its records.
-    init(folder: String, sync: Bool, maximumChunkBytes: Int, segmentBytes: Int64 = 256 << 20, directWrites: Bool = true,
-         fs: any AssetFileSystem = POSIXFileSystem()) throws(AssetError) {
+    init(
+        folder: String, sync: Bool, maximumChunkBytes: Int, segmentBytes: Int64 = 256 << 20, directWrites: Bool = true,
+        fs: any AssetFileSystem = POSIXFileSystem()
+    ) throws(AssetError) {
         self.folder = folder
         self.sync = sync
         self.directWrites = directWrites
@@ -136,7 +138,8 @@ final class SegmentStore: Sendable {
         // a number would open the same path twice, or a path that is not there.
         let names = try FileSystem.contents(of: folder, in: fs).compactMap { name -> UInt64? in
             guard name.utf8.count == 20, name.hasSuffix(".seg"), let id = UInt64(name.prefix(16), radix: 16),
-                  Self.path(folder, id) == folder + "/" + name else { return nil }
+                Self.path(folder, id) == folder + "/" + name
+            else { return nil }
             return id
         }.sorted()
         for id in names {
@@ -191,7 +194,9 @@ final class SegmentStore: Sendable {
     /// The bytes of the records the index points to (`live`), and of everything appended to the
     /// segments (`appended`: live records and the dead ones ``compact()`` has not reclaimed yet).
     func byteCounts() -> (live: Int64, appended: Int64) {
-        state.withLock { s in s.segments.values.reduce((live: Int64(0), appended: Int64(0))) { ($0.live + $1.live, $0.appended + $1.end) } }
+        state.withLock { s in
+            s.segments.values.reduce((live: Int64(0), appended: Int64(0))) { ($0.live + $1.live, $0.appended + $1.end) }
+        }
     }
 
     /// Drops chunks from the index (their records become dead space until ``compact()``);
@@ -241,7 +246,9 @@ final class SegmentStore: Sendable {
     /// its writeback (`sync_file_range`) so that the commit waits less; a writer that commits
     /// every few hundred kilobytes anyway passes false and saves a write submission per record.
     /// The record is neither durable nor indexed until ``commit(_:)``.
-    func append(_ hash: ContentHash, tag: UInt8, stored: UnsafeRawBufferPointer, length: Int, startWriteback: Bool = true) throws(AssetError) -> Pending {
+    func append(
+        _ hash: ContentHash, tag: UInt8, stored: UnsafeRawBufferPointer, length: Int, startWriteback: Bool = true
+    ) throws(AssetError) -> Pending {
         let location = try reserve(tag: tag, stored: stored.count, length: length)
         do throws(AssetError) {
             try Self.writeRecord(location, hash: hash, stored: stored)
@@ -274,11 +281,15 @@ final class SegmentStore: Sendable {
         let id = s.nextID
         let path = Self.path(folder, id)
         guard id < .max else {
-            throw AssetError(.invalidArguments, "\(folder) holds a segment numbered ffffffffffffffff, so no number is left for a new segment; move the segment files aside and import or fetch the assets again")
+            throw AssetError(
+                .invalidArguments,
+                "\(folder) holds a segment numbered ffffffffffffffff, so no number is left for a new segment; move the segment files aside and import or fetch the assets again"
+            )
         }
         let fd = fs.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .io("create", path, errno: errno) }
-        let segment = Segment(id: id, fd: fd, path: path, directFD: directWrites ? fs.openDirectWrite(path) : -1, fs: fs)
+        let segment = Segment(
+            id: id, fd: fd, path: path, directFD: directWrites ? fs.openDirectWrite(path) : -1, fs: fs)
         if sync { try FileSystem.syncDirectory(folder, in: fs) }
         s.nextID = id + 1
         s.segments[id] = SegmentState(segment: segment, end: 0)
@@ -313,7 +324,11 @@ final class SegmentStore: Sendable {
             s.segments[segment.id]?.end = offset + length
             s.segments[segment.id]?.outstanding += batch.entries.count
             let records = batch.entries.map {
-                Pending(hash: $0.hash, location: Location(segment: segment, offset: offset + Int64($0.offset), tag: $0.tag, stored: $0.stored, length: $0.length))
+                Pending(
+                    hash: $0.hash,
+                    location: Location(
+                        segment: segment, offset: offset + Int64($0.offset), tag: $0.tag, stored: $0.stored,
+                        length: $0.length))
             }
             return Placement(segment: segment, offset: offset, records: records)
         }
@@ -391,7 +406,9 @@ final class SegmentStore: Sendable {
         var seen = Set<UInt64>()
         for r in records where seen.insert(r.location.segment.id).inserted {
             _ = shoal_wait_for_record_commits(Self.recordCommitWaitMicroseconds)
-            guard fs.fdatasync(r.location.segment.fd) == 0 else { throw .io("fdatasync", r.location.segment.path, errno: errno) }
+            guard fs.fdatasync(r.location.segment.fd) == 0 else {
+                throw .io("fdatasync", r.location.segment.path, errno: errno)
+            }
         }
     }
 
@@ -423,8 +440,13 @@ final class SegmentStore: Sendable {
             try Self.readFully(location.segment, raw, at: location.offset)
         }
         guard got == total else { return false }
-        let header = buffer.withUnsafeBytes { Self.parseHeader(UnsafeRawBufferPointer(rebasing: $0[..<Self.headerBytes]), maximumChunkBytes: maximumChunkBytes) }
-        guard let header, header.hash == hash, header.tag == location.tag, header.stored == location.stored, header.length == location.length else { return false }
+        let header = buffer.withUnsafeBytes {
+            Self.parseHeader(
+                UnsafeRawBufferPointer(rebasing: $0[..<Self.headerBytes]), maximumChunkBytes: maximumChunkBytes)
+        }
+        guard let header, header.hash == hash, header.tag == location.tag, header.stored == location.stored,
+            header.length == location.length
+        else { return false }
         return true
     }
 
@@ -462,7 +484,9 @@ final class SegmentStore: Sendable {
                 // A damaged record is not carried over; the next read of the chunk finds it missing.
                 guard try read(hash, at: old, into: &buffer) else { continue }
                 let p = try withBytes(of: buffer) { (raw) throws(AssetError) -> Pending in
-                    try append(hash, tag: old.tag, stored: UnsafeRawBufferPointer(rebasing: raw[Self.headerBytes...]), length: old.length)
+                    try append(
+                        hash, tag: old.tag, stored: UnsafeRawBufferPointer(rebasing: raw[Self.headerBytes...]),
+                        length: old.length)
                 }
                 moved.append((old, p))
             }
@@ -508,7 +532,9 @@ final class SegmentStore: Sendable {
     }
 
     /// Writes a record header (``headerBytes`` bytes) into `out`.
-    static func encodeHeader(tag: UInt8, stored: Int, length: Int, hash: ContentHash, into out: UnsafeMutableRawBufferPointer) {
+    static func encodeHeader(
+        tag: UInt8, stored: Int, length: Int, hash: ContentHash, into out: UnsafeMutableRawBufferPointer
+    ) {
         out.initializeMemory(as: UInt8.self, repeating: 0)
         out[0] = magic.0; out[1] = magic.1; out[2] = magic.2; out[3] = magic.3
         out[4] = tag
@@ -523,31 +549,41 @@ final class SegmentStore: Sendable {
 
     /// The header in `raw` (56 bytes), or nil when it is not a valid header.
     private static func parseHeader(_ raw: UnsafeRawBufferPointer, maximumChunkBytes: Int) -> Header? {
-        guard raw.count >= headerBytes, raw[0] == magic.0, raw[1] == magic.1, raw[2] == magic.2, raw[3] == magic.3 else { return nil }
+        guard raw.count >= headerBytes, raw[0] == magic.0, raw[1] == magic.1, raw[2] == magic.2, raw[3] == magic.3
+        else { return nil }
         let crc = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 48, as: UInt32.self))
         guard crc == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[..<48])), raw[4] <= 1 else { return nil }
         let stored = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
         let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
         guard stored <= maximumChunkBytes, length <= maximumChunkBytes else { return nil }
         let words = (0..<4).map { UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 16 + 8 * $0, as: UInt64.self)) }
-        return Header(tag: raw[4], stored: stored, length: length, hash: ContentHash(words: (words[0], words[1], words[2], words[3])))
+        return Header(
+            tag: raw[4], stored: stored, length: length,
+            hash: ContentHash(words: (words[0], words[1], words[2], words[3])))
     }
 
-    private static func writeRecord(_ location: Location, hash: ContentHash, stored: UnsafeRawBufferPointer) throws(AssetError) {
+    private static func writeRecord(_ location: Location, hash: ContentHash, stored: UnsafeRawBufferPointer)
+        throws(AssetError)
+    {
         var failure: AssetError?
         withUnsafeTemporaryAllocation(byteCount: headerBytes + 8, alignment: 8) { header in
-            encodeHeader(tag: location.tag, stored: location.stored, length: location.length, hash: hash,
-                         into: UnsafeMutableRawBufferPointer(rebasing: header[..<headerBytes]))
+            encodeHeader(
+                tag: location.tag, stored: location.stored, length: location.length, hash: hash,
+                into: UnsafeMutableRawBufferPointer(rebasing: header[..<headerBytes]))
             let pad = padding(location.stored)
             let zeros = UnsafeMutableRawBufferPointer(rebasing: header[headerBytes...])
             zeros.initializeMemory(as: UInt8.self, repeating: 0)
-            let parts = [UnsafeRawBufferPointer(rebasing: header[..<headerBytes]), stored, UnsafeRawBufferPointer(rebasing: zeros[..<pad])]
+            let parts = [
+                UnsafeRawBufferPointer(rebasing: header[..<headerBytes]), stored,
+                UnsafeRawBufferPointer(rebasing: zeros[..<pad])
+            ]
             var offset = location.offset
             for p in parts where p.count > 0 {
                 guard let base = p.baseAddress else { continue }
                 var done = 0
                 while done < p.count {
-                    let n = location.segment.fs.pwrite(location.segment.fd, base + done, p.count - done, offset + Int64(done))
+                    let n = location.segment.fs.pwrite(
+                        location.segment.fd, base + done, p.count - done, offset + Int64(done))
                     if n > 0 { done += n; continue }
                     if n < 0 && errno == EINTR { continue }
                     failure = .io("write", location.segment.path, errno: n < 0 ? errno : EIO)
@@ -559,7 +595,9 @@ final class SegmentStore: Sendable {
         if let failure { throw failure }
     }
 
-    private static func readFully(_ segment: Segment, _ raw: UnsafeMutableRawBufferPointer, at offset: Int64) throws(AssetError) -> Int {
+    private static func readFully(_ segment: Segment, _ raw: UnsafeMutableRawBufferPointer, at offset: Int64)
+        throws(AssetError) -> Int
+    {
         guard let base = raw.baseAddress else { return 0 }
         var done = 0
         while done < raw.count {
@@ -575,15 +613,22 @@ final class SegmentStore: Sendable {
     /// The valid records of a segment, in file order. After a header that is not valid (a torn
     /// write at a crash, a discarded record, damage), the scan looks for the next valid header at
     /// the following 8-byte boundaries, so one bad record never hides the ones after it.
-    private static func scan(_ segment: Segment, size: Int64, maximumChunkBytes: Int) throws(AssetError) -> [(hash: ContentHash, location: Location)] {
+    private static func scan(_ segment: Segment, size: Int64, maximumChunkBytes: Int) throws(AssetError) -> [(
+        hash: ContentHash, location: Location
+    )] {
         var out: [(hash: ContentHash, location: Location)] = []
         var header = [UInt8](repeating: 0, count: headerBytes)
         var block = [UInt8](repeating: 0, count: 1 << 20)
         var position: Int64 = 0
         while position + Int64(headerBytes) <= size {
-            let got = try withMutableBytes(of: &header) { (raw) throws(AssetError) -> Int in try readFully(segment, raw, at: position) }
-            if got == headerBytes, let h = header.withUnsafeBytes({ parseHeader($0, maximumChunkBytes: maximumChunkBytes) }) {
-                let location = Location(segment: segment, offset: position, tag: h.tag, stored: h.stored, length: h.length, verified: false)
+            let got = try withMutableBytes(of: &header) { (raw) throws(AssetError) -> Int in
+                try readFully(segment, raw, at: position)
+            }
+            if got == headerBytes,
+                let h = header.withUnsafeBytes({ parseHeader($0, maximumChunkBytes: maximumChunkBytes) })
+            {
+                let location = Location(
+                    segment: segment, offset: position, tag: h.tag, stored: h.stored, length: h.length, verified: false)
                 if position + Int64(headerBytes + h.stored) <= size {
                     out.append((h.hash, location))
                     position += location.recordBytes
@@ -594,11 +639,15 @@ final class SegmentStore: Sendable {
             var next: Int64?
             var from = position + 8
             while next == nil, from + Int64(headerBytes) <= size {
-                let n = try withMutableBytes(of: &block) { (raw) throws(AssetError) -> Int in try readFully(segment, raw, at: from) }
+                let n = try withMutableBytes(of: &block) { (raw) throws(AssetError) -> Int in
+                    try readFully(segment, raw, at: from)
+                }
                 guard n >= 4 else { break }
                 var i = 0
                 while i + 4 <= n {
-                    if block[i] == magic.0, block[i + 1] == magic.1, block[i + 2] == magic.2, block[i + 3] == magic.3 { next = from + Int64(i); break }
+                    if block[i] == magic.0, block[i + 1] == magic.1, block[i + 2] == magic.2, block[i + 3] == magic.3 {
+                        next = from + Int64(i); break
+                    }
                     i += 8
                 }
                 from += Int64(n - n % 8)

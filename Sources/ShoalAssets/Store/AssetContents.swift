@@ -42,7 +42,9 @@ public struct AssetContents: AsyncSequence, Sendable {
             guard index < manifest.chunks.count else { return nil }
             let chunk = manifest.chunks[index]
             index += 1
-            return try chunks.read(chunk.hash, length: chunk.length, of: manifest.asset.hash, scratch: &scratch, decompressor: decompressor)
+            return try chunks.read(
+                chunk.hash, length: chunk.length, of: manifest.asset.hash, scratch: &scratch, decompressor: decompressor
+            )
         }
     }
 
@@ -77,7 +79,9 @@ extension AssetStore {
             throw AssetError(.io, "cannot write asset \(asset.hash) to \(path): not a path to a file", hash: asset.hash)
         }
         let folder = slash == target.startIndex ? "/" : String(target[..<slash])
-        let temp = folder + "/." + target[target.index(after: slash)...] + "." + String(UInt64.random(in: 0 ... .max), radix: 36) + ".shoal-tmp"
+        let temp =
+            folder + "/." + target[target.index(after: slash)...] + "."
+            + String(UInt64.random(in: 0 ... .max), radix: 36) + ".shoal-tmp"
         let file = try POSIXFile.create(temp)
         do {
             var done: Int64 = 0

@@ -56,7 +56,11 @@ final class AssetIngest {
         self.path = path
         self.totalBytes = totalBytes
         self.progress = progress
-        if case .zstd = c.compression { compressors = [ZstdCompressor(), ZstdCompressor()] } else { compressors = [nil, nil] }
+        if case .zstd = c.compression {
+            compressors = [ZstdCompressor(), ZstdCompressor()]
+        } else {
+            compressors = [nil, nil]
+        }
         buffer = .allocate(byteCount: c.readBufferBytes, alignment: 16)
         statistics.bufferBytes = c.readBufferBytes
     }
@@ -96,7 +100,9 @@ final class AssetIngest {
             let space = freeSpace()
             let n = min(space.count, bytes.count - offset)
             bytes.withUnsafeBytes { src in
-                if let dst = space.baseAddress, let s = src.baseAddress { dst.copyMemory(from: s + offset, byteCount: n) }
+                if let dst = space.baseAddress, let s = src.baseAddress {
+                    dst.copyMemory(from: s + offset, byteCount: n)
+                }
             }
             offset += n
             try await didFill(n)
@@ -112,7 +118,9 @@ final class AssetIngest {
         try write(batch)
         manifestChunks.append(contentsOf: batch.map(\.chunk))
         statistics.chunks = manifestChunks.count
-        progress?(AssetProgress(completedBytes: size - Int64(tail - head), totalBytes: totalBytes, chunks: manifestChunks.count))
+        progress?(
+            AssetProgress(
+                completedBytes: size - Int64(tail - head), totalBytes: totalBytes, chunks: manifestChunks.count))
     }
 
     /// Cuts and hashes the chunks the buffer holds completely (all of them when `final`),
@@ -141,9 +149,12 @@ final class AssetIngest {
         let stage: @Sendable (Int, Int) -> Result<SegmentStore.Pending, AssetError> = { i, lane in
             let (offset, chunk) = work[i]
             let bytes = UnsafeRawBufferPointer(rebasing: shared.slots.0[offset..<offset + chunk.length])
-            return Result { () throws(AssetError) in try chunkStore.stage(chunk.hash, bytes, compressor: shared.slots.1[lane]) }
+            return Result { () throws(AssetError) in
+                try chunkStore.stage(chunk.hash, bytes, compressor: shared.slots.1[lane])
+            }
         }
-        let results = store.configuration.importsInOneLane ? work.indices.map { stage($0, 0) } : inTwoLanes(work.count, stage)
+        let results =
+            store.configuration.importsInOneLane ? work.indices.map { stage($0, 0) } : inTwoLanes(work.count, stage)
         var failure: AssetError?
         for (result, item) in zip(results, fresh) {
             switch result {

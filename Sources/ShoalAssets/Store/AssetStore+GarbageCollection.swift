@@ -2,11 +2,11 @@
 
 public import ShoalWire
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What ``AssetStore/collectGarbage(keeping:)`` removed and kept.
@@ -77,7 +77,9 @@ extension AssetStore {
     /// ``beginCollection()`` before it starts: what is pinned from then on is kept even if its pin
     /// is released before this runs (a save that committed, and unpinned, after its zone was read).
     @discardableResult
-    public func collectGarbage(keeping keep: Set<ContentHash>, dryRun: Bool = false) throws(AssetError) -> GarbageCollectionReport {
+    public func collectGarbage(keeping keep: Set<ContentHash>, dryRun: Bool = false) throws(AssetError)
+        -> GarbageCollectionReport
+    {
         let held = pinnedSinceCollectionBegan ?? []
         pinnedSinceCollectionBegan = nil
         let keep = held.isEmpty ? keep : keep.union(held)
@@ -96,7 +98,9 @@ extension AssetStore {
             }
             var bytes: [UInt8] = []
             let limit = 64 + Int(configuration.maxAssetBytes / Int64(configuration.chunking.minimumBytes) + 1) * 37
-            guard try manifests.read(asset, into: &bytes, maxBytes: limit), let manifest = try? AssetManifest(decoding: bytes) else {
+            guard try manifests.read(asset, into: &bytes, maxBytes: limit),
+                let manifest = try? AssetManifest(decoding: bytes)
+            else {
                 report.bytesRemoved += try removedBytes(manifests.path(of: asset))
                 report.damagedManifestsRemoved += 1
                 continue
@@ -106,7 +110,11 @@ extension AssetStore {
         }
         var dead: [ContentHash] = []
         for chunk in chunks.segments.hashes() {
-            if live.contains(chunk) || pinnedChunks[chunk] != nil || held.contains(chunk) { report.chunksKept += 1 } else { dead.append(chunk) }
+            if live.contains(chunk) || pinnedChunks[chunk] != nil || held.contains(chunk) {
+                report.chunksKept += 1
+            } else {
+                dead.append(chunk)
+            }
         }
         if dryRun {
             for chunk in dead {
@@ -137,7 +145,9 @@ extension AssetStore {
         let now = Int(time(nil))
         for name in try FileSystem.contents(of: temporary, in: configuration.fileSystem) {
             let path = temporary + "/" + name
-            if let st = try FileSystem.status(path, in: configuration.fileSystem), now - st.modifiedSeconds > Self.temporaryFileLifetime {
+            if let st = try FileSystem.status(path, in: configuration.fileSystem),
+                now - st.modifiedSeconds > Self.temporaryFileLifetime
+            {
                 _ = try removedBytes(path)
                 report.temporaryFilesRemoved += 1
             }

@@ -16,12 +16,16 @@ extension AssetStore {
     ///   file changed while it was read), `io`; `CancellationError` when the calling task is
     ///   cancelled (checked before each buffer is read: no manifest is written, and the chunks
     ///   stored so far are garbage once `pin` is released).
-    public nonisolated func importFile(at path: String, pin: AssetPin? = nil, progress: AssetProgressHandler? = nil) async throws -> Asset {
+    public nonisolated func importFile(at path: String, pin: AssetPin? = nil, progress: AssetProgressHandler? = nil)
+        async throws -> Asset
+    {
         try await importFileWithStatistics(at: path, pin: pin, progress: progress).asset
     }
 
     /// ``importFile(at:pin:progress:)``, also returning what the import did.
-    package nonisolated func importFileWithStatistics(at path: String, pin: AssetPin? = nil, progress: AssetProgressHandler? = nil) async throws -> (asset: Asset, statistics: IngestStatistics) {
+    package nonisolated func importFileWithStatistics(
+        at path: String, pin: AssetPin? = nil, progress: AssetProgressHandler? = nil
+    ) async throws -> (asset: Asset, statistics: IngestStatistics) {
         let file = try POSIXFile.openForReading(path)
         defer { file.close() }
         let before = try file.status()
@@ -41,7 +45,9 @@ extension AssetStore {
                 try await ingest.didFill(n)
             }
             guard read == before.size, try file.status() == before else {
-                throw AssetError.modified("\(path) changed while it was being imported (size or modification time differs from when the import began); import it again once it is no longer being written", hash: nil, path: path)
+                throw AssetError.modified(
+                    "\(path) changed while it was being imported (size or modification time differs from when the import began); import it again once it is no longer being written",
+                    hash: nil, path: path)
             }
             return (try await ingest.finish(), ingest.statistics)
         }
@@ -50,12 +56,15 @@ extension AssetStore {
     /// Imports `bytes` as an asset.
     ///
     /// - Throws: ``AssetError`` `limitExceeded` (larger than ``Configuration/maxAssetBytes``), `io`.
-    public nonisolated func importBytes(_ bytes: [UInt8], pin: AssetPin? = nil, progress: AssetProgressHandler? = nil) async throws -> Asset {
+    public nonisolated func importBytes(_ bytes: [UInt8], pin: AssetPin? = nil, progress: AssetProgressHandler? = nil)
+        async throws -> Asset
+    {
         guard Int64(bytes.count) <= configuration.maxAssetBytes else {
             throw AssetError.tooLarge(Int64(bytes.count), limit: configuration.maxAssetBytes, path: nil)
         }
         return try await withPin(pin) { pin in
-            let ingest = AssetIngest(store: self, pin: pin, path: nil, totalBytes: Int64(bytes.count), progress: progress)
+            let ingest = AssetIngest(
+                store: self, pin: pin, path: nil, totalBytes: Int64(bytes.count), progress: progress)
             try await ingest.append(bytes)
             return try await ingest.finish()
         }
@@ -66,7 +75,9 @@ extension AssetStore {
     ///
     /// - Throws: ``AssetError`` `limitExceeded` (more than ``Configuration/maxAssetBytes`` bytes;
     ///   the import stops there), `io`, or whatever `source` throws.
-    public nonisolated func importStream<Source: AsyncSequence>(_ source: Source, pin: AssetPin? = nil, progress: AssetProgressHandler? = nil) async throws -> Asset
+    public nonisolated func importStream<Source: AsyncSequence>(
+        _ source: Source, pin: AssetPin? = nil, progress: AssetProgressHandler? = nil
+    ) async throws -> Asset
     where Source.Element == [UInt8] {
         try await withPin(pin) { pin in
             let ingest = AssetIngest(store: self, pin: pin, path: nil, totalBytes: nil, progress: progress)

@@ -15,13 +15,22 @@ extension AssetStore {
         guard try manifests.read(asset.hash, into: &bytes, maxBytes: limit) else { throw .noManifest(asset.hash) }
         let manifest: AssetManifest
         do { manifest = try AssetManifest(decoding: bytes) } catch {
-            throw .invalidManifest(asset.hash, "the file \(manifests.path(of: asset.hash)) was damaged on disk (\(error.message)); remove it and fetch the manifest from a peer again")
+            throw .invalidManifest(
+                asset.hash,
+                "the file \(manifests.path(of: asset.hash)) was damaged on disk (\(error.message)); remove it and fetch the manifest from a peer again"
+            )
         }
         guard manifest.asset.hash == asset.hash else {
-            throw .invalidManifest(asset.hash, "the file \(manifests.path(of: asset.hash)) holds the manifest of \(manifest.asset.hash); remove it and fetch the manifest again")
+            throw .invalidManifest(
+                asset.hash,
+                "the file \(manifests.path(of: asset.hash)) holds the manifest of \(manifest.asset.hash); remove it and fetch the manifest again"
+            )
         }
         guard manifest.asset.size == asset.size else {
-            throw AssetError(.assetNotAvailable, "asset \(asset.hash) is stored with \(manifest.asset.size) bytes, not the \(asset.size) this reference says; the reference is wrong", hash: asset.hash)
+            throw AssetError(
+                .assetNotAvailable,
+                "asset \(asset.hash) is stored with \(manifest.asset.size) bytes, not the \(asset.size) this reference says; the reference is wrong",
+                hash: asset.hash)
         }
         return manifest
     }
@@ -49,7 +58,7 @@ extension AssetStore {
     public nonisolated func isComplete(_ asset: Asset) throws(AssetError) -> Bool {
         do {
             return missingChunks(of: try manifest(of: asset)).isEmpty
-        } catch where error.code == .assetNotAvailable {
+        } catch  where error.code == .assetNotAvailable {
             return false
         }
     }
@@ -78,16 +87,22 @@ extension AssetStore {
     public nonisolated func insertChunk(_ bytes: [UInt8], hash: ContentHash, pin: AssetPin? = nil) async throws {
         let maximum = configuration.chunking.maximumBytes
         guard bytes.count <= maximum else {
-            throw AssetError(.limitExceeded, "chunk \(hash) from a peer has \(bytes.count) bytes, over the maximum chunk size of \(maximum) (Spec/assets.md §2); the peer chunks differently — it cannot be used", hash: hash)
+            throw AssetError(
+                .limitExceeded,
+                "chunk \(hash) from a peer has \(bytes.count) bytes, over the maximum chunk size of \(maximum) (Spec/assets.md §2); the peer chunks differently — it cannot be used",
+                hash: hash)
         }
         let actual = ContentHash.sha256(bytes)
         guard actual == hash else {
-            throw AssetError.modified("bytes received as chunk \(hash) hash to \(actual): they are not that chunk (corrupted or wrong); request the chunk again, or from another peer", hash: hash)
+            throw AssetError.modified(
+                "bytes received as chunk \(hash) hash to \(actual): they are not that chunk (corrupted or wrong); request the chunk again, or from another peer",
+                hash: hash)
         }
         try await withPin(pin) { pin in
             await hold(chunks: [hash], in: pin)
             guard !chunks.contains(hash) else { return }
-            let compressor: ZstdCompressor? = if case .zstd = configuration.compression { ZstdCompressor() } else { nil }
+            let compressor: ZstdCompressor? =
+                if case .zstd = configuration.compression { ZstdCompressor() } else { nil }
             try withBytes(of: bytes) { (raw) throws(AssetError) in try chunks.write(hash, raw, compressor: compressor) }
         }
     }
@@ -111,23 +126,32 @@ extension AssetStore {
             if manifests.contains(asset.hash) { return }
             let missing = missingChunks(of: manifest)
             if let first = missing.first {
-                throw AssetError(.assetNotAvailable, "\(missing.count) of the \(manifest.chunks.count) chunks of asset \(asset.hash) are not in this store (first: \(first.hash)); insert the chunks missingChunks(of:) lists before the manifest", hash: asset.hash)
+                throw AssetError(
+                    .assetNotAvailable,
+                    "\(missing.count) of the \(manifest.chunks.count) chunks of asset \(asset.hash) are not in this store (first: \(first.hash)); insert the chunks missingChunks(of:) lists before the manifest",
+                    hash: asset.hash)
             }
             var whole = ContentHasher()
             var scratch: [UInt8] = []
             let decompressor = ZstdDecompressor()
             for (i, c) in manifest.chunks.enumerated() {
-                let bytes = try chunks.read(c.hash, length: c.length, of: asset.hash, scratch: &scratch, decompressor: decompressor)
+                let bytes = try chunks.read(
+                    c.hash, length: c.length, of: asset.hash, scratch: &scratch, decompressor: decompressor)
                 try withBytes(of: bytes) { (raw) throws(AssetError) in
                     guard parameters.isCanonical(raw, last: i == manifest.chunks.count - 1) else {
-                        throw .invalidManifest(asset.hash, "chunk \(i) (\(c.hash)) does not end where content-defined chunking cuts (Spec/assets.md §2); the peer chunks differently")
+                        throw .invalidManifest(
+                            asset.hash,
+                            "chunk \(i) (\(c.hash)) does not end where content-defined chunking cuts (Spec/assets.md §2); the peer chunks differently"
+                        )
                     }
                     whole.update(raw)
                 }
             }
             let actual = whole.finalize()
             guard actual == asset.hash else {
-                throw AssetError.modified("the chunks of the manifest for asset \(asset.hash) hash to \(actual) together: the manifest is wrong; fetch it again or from another peer", hash: asset.hash)
+                throw AssetError.modified(
+                    "the chunks of the manifest for asset \(asset.hash) hash to \(actual) together: the manifest is wrong; fetch it again or from another peer",
+                    hash: asset.hash)
             }
             try await storeManifest(manifest, pin: pin)
         }
@@ -142,7 +166,9 @@ extension AssetStore {
     public nonisolated func chunkBytes(_ index: Int, of asset: Asset) throws(AssetError) -> [UInt8] {
         let manifest = try manifest(of: asset)
         guard index >= 0, index < manifest.chunks.count else {
-            throw AssetError(.invalidArguments, "asset \(asset.hash) has \(manifest.chunks.count) chunks; there is no chunk \(index)", hash: asset.hash)
+            throw AssetError(
+                .invalidArguments,
+                "asset \(asset.hash) has \(manifest.chunks.count) chunks; there is no chunk \(index)", hash: asset.hash)
         }
         return try chunkBytes(manifest.chunks[index], of: asset)
     }
@@ -153,17 +179,25 @@ extension AssetStore {
     ///   them on arrival (the asset lane does); the length is still checked.
     /// - Throws: ``AssetError`` `assetNotAvailable` (the chunk is missing), `assetFileModified`
     ///   (damaged; removed), `io`.
-    public nonisolated func chunkBytes(_ chunk: AssetManifest.Chunk, of asset: Asset, verify: Bool = true) throws(AssetError) -> [UInt8] {
+    public nonisolated func chunkBytes(_ chunk: AssetManifest.Chunk, of asset: Asset, verify: Bool = true)
+        throws(AssetError) -> [UInt8]
+    {
         var scratch: [UInt8] = []
-        return try chunks.read(chunk.hash, length: chunk.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor(), verify: verify)
+        return try chunks.read(
+            chunk.hash, length: chunk.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor(),
+            verify: verify)
     }
 
     /// Reads one chunk of a manifest the caller holds, like ``chunkBytes(_:of:verify:)``, and
     /// passes its bytes to `body` where they were read (no copy for a chunk stored raw); `scratch`
     /// is reused between calls. Serving a run of chunks, the asset lane lays each one out in its
     /// frame's payload this way. Throws as ``chunkBytes(_:of:verify:)``.
-    package nonisolated func withChunkBytes<R>(_ chunk: AssetManifest.Chunk, of asset: Asset, verify: Bool = true, scratch: inout [UInt8],
-                                               _ body: (UnsafeRawBufferPointer) -> R) throws(AssetError) -> R {
-        try chunks.withChunk(chunk.hash, length: chunk.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor(), verify: verify, body)
+    package nonisolated func withChunkBytes<R>(
+        _ chunk: AssetManifest.Chunk, of asset: Asset, verify: Bool = true, scratch: inout [UInt8],
+        _ body: (UnsafeRawBufferPointer) -> R
+    ) throws(AssetError) -> R {
+        try chunks.withChunk(
+            chunk.hash, length: chunk.length, of: asset.hash, scratch: &scratch, decompressor: ZstdDecompressor(),
+            verify: verify, body)
     }
 }

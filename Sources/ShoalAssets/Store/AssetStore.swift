@@ -93,19 +93,28 @@ public actor AssetStore {
     /// - Throws: ``AssetError`` `io` when the folders cannot be created, `invalidArguments` when
     ///   the configuration is inconsistent (a read buffer under twice the maximum chunk size, a
     ///   receive batch under 1 byte).
-    public static func open(directory: String, configuration: Configuration = Configuration()) throws(AssetError) -> AssetStore {
+    public static func open(directory: String, configuration: Configuration = Configuration()) throws(AssetError)
+        -> AssetStore
+    {
         try AssetStore(directory: directory, configuration: configuration)
     }
 
     init(directory: String, configuration: Configuration) throws(AssetError) {
         guard configuration.readBufferBytes >= 2 * configuration.chunking.maximumBytes else {
-            throw AssetError(.invalidArguments, "readBufferBytes is \(configuration.readBufferBytes), under twice the maximum chunk size (\(2 * configuration.chunking.maximumBytes)); raise it")
+            throw AssetError(
+                .invalidArguments,
+                "readBufferBytes is \(configuration.readBufferBytes), under twice the maximum chunk size (\(2 * configuration.chunking.maximumBytes)); raise it"
+            )
         }
         guard configuration.receiveBatchBytes >= 1 else {
-            throw AssetError(.invalidArguments, "receiveBatchBytes is \(configuration.receiveBatchBytes); it must be at least 1 (default 256 KiB)")
+            throw AssetError(
+                .invalidArguments,
+                "receiveBatchBytes is \(configuration.receiveBatchBytes); it must be at least 1 (default 256 KiB)")
         }
         guard configuration.segmentBytes >= 1 else {
-            throw AssetError(.invalidArguments, "segmentBytes is \(configuration.segmentBytes); it must be at least 1 (default 256 MiB)")
+            throw AssetError(
+                .invalidArguments,
+                "segmentBytes is \(configuration.segmentBytes); it must be at least 1 (default 256 MiB)")
         }
         let dir = FileSystem.absolute(directory)
         self.directory = dir
@@ -114,12 +123,18 @@ public actor AssetStore {
         let chunkRoot = dir + "/chunks"
         // A store written before segments has the 256 shard folders of one file per chunk.
         let fs = configuration.fileSystem
-        let legacy = FileSystem.exists(chunkRoot + "/00", in: fs)
-            ? try ObjectDirectory(root: chunkRoot, temporary: temporary, sync: configuration.fsync, createShards: false, fs: fs) : nil
-        let segments = try SegmentStore(folder: chunkRoot + "/segments", sync: configuration.fsync,
-                                        maximumChunkBytes: configuration.chunking.maximumBytes, segmentBytes: configuration.segmentBytes, fs: fs)
-        chunks = ChunkStore(segments: segments, legacy: legacy, maximumBytes: configuration.chunking.maximumBytes, compression: configuration.compression)
-        manifests = try ObjectDirectory(root: dir + "/manifests", temporary: temporary, sync: configuration.fsync, fs: fs)
+        let legacy =
+            FileSystem.exists(chunkRoot + "/00", in: fs)
+            ? try ObjectDirectory(
+                root: chunkRoot, temporary: temporary, sync: configuration.fsync, createShards: false, fs: fs) : nil
+        let segments = try SegmentStore(
+            folder: chunkRoot + "/segments", sync: configuration.fsync,
+            maximumChunkBytes: configuration.chunking.maximumBytes, segmentBytes: configuration.segmentBytes, fs: fs)
+        chunks = ChunkStore(
+            segments: segments, legacy: legacy, maximumBytes: configuration.chunking.maximumBytes,
+            compression: configuration.compression)
+        manifests = try ObjectDirectory(
+            root: dir + "/manifests", temporary: temporary, sync: configuration.fsync, fs: fs)
     }
 }
 

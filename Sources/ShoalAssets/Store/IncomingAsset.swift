@@ -103,8 +103,9 @@ public final class IncomingAsset: Sendable {
             }
         }
         let bytes = missingBytes.load(ordering: .relaxed), chunks = missingChunks.load(ordering: .relaxed)
-        return AssetProgress(completedBytes: manifest.asset.size &- Int64(bytes), totalBytes: manifest.asset.size,
-                             chunks: manifest.chunks.count &- chunks)
+        return AssetProgress(
+            completedBytes: manifest.asset.size &- Int64(bytes), totalBytes: manifest.asset.size,
+            chunks: manifest.chunks.count &- chunks)
     }
 
     /// `hash` is in: no longer wanted.
@@ -125,7 +126,9 @@ public final class IncomingAsset: Sendable {
     public var missingIndexes: [Int] {
         state.withLock { s in
             var seen = Set<ContentHash>()
-            return manifest.chunks.indices.filter { s.wanted.contains(manifest.chunks[$0].hash) && seen.insert(manifest.chunks[$0].hash).inserted }
+            return manifest.chunks.indices.filter {
+                s.wanted.contains(manifest.chunks[$0].hash) && seen.insert(manifest.chunks[$0].hash).inserted
+            }
         }
     }
 
@@ -137,11 +140,14 @@ public final class IncomingAsset: Sendable {
     public func receive(_ bytes: [UInt8], index: Int) throws(AssetError) {
         let chunks = manifest.chunks, asset = manifest.asset.hash
         guard index >= 0, index < chunks.count else {
-            throw AssetError(.invalidArguments, "asset \(asset) has \(chunks.count) chunks; there is no chunk \(index)", hash: asset)
+            throw AssetError(
+                .invalidArguments, "asset \(asset) has \(chunks.count) chunks; there is no chunk \(index)", hash: asset)
         }
         let c = chunks[index]
         guard bytes.count == c.length else {
-            throw .modified("chunk \(index) of asset \(asset) arrived with \(bytes.count) bytes, not the manifest's \(c.length); request it again, or from another peer", hash: c.hash)
+            throw .modified(
+                "chunk \(index) of asset \(asset) arrived with \(bytes.count) bytes, not the manifest's \(c.length); request it again, or from another peer",
+                hash: c.hash)
         }
         let chunkStore = store.chunks, parameters = store.configuration.chunking
         let compress: Bool = if case .zstd = store.configuration.compression { true } else { false }
@@ -164,18 +170,34 @@ public final class IncomingAsset: Sendable {
                     bytes.withUnsafeBytes { raw in
                         if lane == 1 {
                             if feedNow && !parameters.isCanonical(raw, last: last) {
-                                return .written(nil, .invalidManifest(asset, "chunk \(index) (\(c.hash)) does not end where content-defined chunking cuts (Spec/assets.md §2); the peer chunks differently"))
+                                return .written(
+                                    nil,
+                                    .invalidManifest(
+                                        asset,
+                                        "chunk \(index) (\(c.hash)) does not end where content-defined chunking cuts (Spec/assets.md §2); the peer chunks differently"
+                                    ))
                             }
                             guard write else { return .written(nil, nil) }
                             if let batch {
                                 // roomyBatch made room for the largest record this chunk can be.
-                                guard chunkStore.layOut(c.hash, raw, compressor: compress ? ZstdCompressor() : nil, into: batch) else {
-                                    return .written(nil, AssetError(.io, "chunk \(index) (\(c.hash)) of asset \(asset) did not fit in the receive batch", hash: c.hash))
+                                guard
+                                    chunkStore.layOut(
+                                        c.hash, raw, compressor: compress ? ZstdCompressor() : nil, into: batch)
+                                else {
+                                    return .written(
+                                        nil,
+                                        AssetError(
+                                            .io,
+                                            "chunk \(index) (\(c.hash)) of asset \(asset) did not fit in the receive batch",
+                                            hash: c.hash))
                                 }
                                 return .written(.laidOut, nil)
                             }
                             do throws(AssetError) {
-                                return .written(.record(try chunkStore.stage(c.hash, raw, compressor: compress ? ZstdCompressor() : nil)), nil)
+                                return .written(
+                                    .record(
+                                        try chunkStore.stage(c.hash, raw, compressor: compress ? ZstdCompressor() : nil)
+                                    ), nil)
                             } catch {
                                 return .written(nil, error)
                             }
@@ -183,7 +205,10 @@ public final class IncomingAsset: Sendable {
                         // In order, the chunk's hash and the whole's in one pass (ContentHasher).
                         let actual = feedNow ? shared.slots.pointee.updateHashing(raw) : ContentHash.sha256(raw)
                         guard actual == c.hash else {
-                            return .checked(.modified("bytes received as chunk \(index) (\(c.hash)) of asset \(asset) hash to \(actual): they are not that chunk; request it again, or from another peer", hash: c.hash))
+                            return .checked(
+                                .modified(
+                                    "bytes received as chunk \(index) (\(c.hash)) of asset \(asset) hash to \(actual): they are not that chunk; request it again, or from another peer",
+                                    hash: c.hash))
                         }
                         return .checked(nil)
                     }
@@ -227,8 +252,10 @@ public final class IncomingAsset: Sendable {
             }
             try advance(&s)
             let pendingBytes = s.filling?.count ?? 0
-            if pendingBytes >= store.configuration.receiveBatchBytes || (s.pendingSince.map { ContinuousClock.now - $0 > .seconds(Self.batchSeconds) } ?? false),
-               s.syncing?.isDone != false {
+            if pendingBytes >= store.configuration.receiveBatchBytes
+                || (s.pendingSince.map { ContinuousClock.now - $0 > .seconds(Self.batchSeconds) } ?? false),
+                s.syncing?.isDone != false
+            {
                 // The next batch starts once the one in flight is done (group commit); a batch
                 // buffer that fills up meanwhile waits for it (roomyBatch).
                 flush(&s, wait: false)
@@ -248,11 +275,16 @@ public final class IncomingAsset: Sendable {
             if b.fits(stored: length) { return b }
         }
         let wanted = manifest.chunks.reduce(0) { s.wanted.contains($1.hash) ? $0 + $1.length : $0 }
-        let b = RecordBatch(capacity: Self.batchCapacity(batch: store.configuration.receiveBatchBytes, wantedBytes: wanted,
-                                                         maximumChunk: store.configuration.chunking.maximumBytes))
+        let b = RecordBatch(
+            capacity: Self.batchCapacity(
+                batch: store.configuration.receiveBatchBytes, wantedBytes: wanted,
+                maximumChunk: store.configuration.chunking.maximumBytes))
         s.filling = b
         guard b.fits(stored: length) else {
-            throw AssetError(.invalidArguments, "chunk of \(length) bytes of asset \(manifest.asset.hash) is over the maximum chunk size \(store.configuration.chunking.maximumBytes)", hash: manifest.asset.hash)
+            throw AssetError(
+                .invalidArguments,
+                "chunk of \(length) bytes of asset \(manifest.asset.hash) is over the maximum chunk size \(store.configuration.chunking.maximumBytes)",
+                hash: manifest.asset.hash)
         }
         return b
     }
@@ -289,15 +321,23 @@ public final class IncomingAsset: Sendable {
         try state.withLock { (s) throws(AssetError) in
             try advance(&s)
             if !s.wanted.isEmpty || s.next < manifest.chunks.count {
-                throw AssetError(.assetNotAvailable, "\(s.wanted.count) chunks of asset \(asset.hash) are missing (never received, or damaged on disk and removed); fetch the chunks missingIndexes lists and commit again", hash: asset.hash)
+                throw AssetError(
+                    .assetNotAvailable,
+                    "\(s.wanted.count) chunks of asset \(asset.hash) are missing (never received, or damaged on disk and removed); fetch the chunks missingIndexes lists and commit again",
+                    hash: asset.hash)
             }
             let actual = s.whole.finalize()
             guard actual == asset.hash else {
-                throw AssetError.modified("the chunks of the manifest for asset \(asset.hash) hash to \(actual) together: the manifest is wrong; fetch it again or from another peer", hash: asset.hash)
+                throw AssetError.modified(
+                    "the chunks of the manifest for asset \(asset.hash) hash to \(actual) together: the manifest is wrong; fetch it again or from another peer",
+                    hash: asset.hash)
             }
             flush(&s, wait: true)
             if !s.wanted.isEmpty {
-                throw AssetError(.assetNotAvailable, "\(s.wanted.count) chunks of asset \(asset.hash) could not be made durable; fetch them again (missingIndexes) and commit again", hash: asset.hash)
+                throw AssetError(
+                    .assetNotAvailable,
+                    "\(s.wanted.count) chunks of asset \(asset.hash) could not be made durable; fetch them again (missingIndexes) and commit again",
+                    hash: asset.hash)
             }
         }
         // flush made the chunks durable and stored them already.
@@ -326,8 +366,9 @@ public final class IncomingAsset: Sendable {
         s.filling = s.spare
         s.spare = nil
         do throws(AssetError) {
-            s.syncing = BatchSync(batch, at: try store.chunks.segments.reserve(batch), in: store.chunks.segments,
-                                  syncEvery: store.configuration.receiveBatchBytes)
+            s.syncing = BatchSync(
+                batch, at: try store.chunks.segments.reserve(batch), in: store.chunks.segments,
+                syncEvery: store.configuration.receiveBatchBytes)
         } catch {
             // No room could be made (a segment could not be created): received again later.
             for e in batch.entries { want(e.hash, &s) }
@@ -367,7 +408,10 @@ public final class IncomingAsset: Sendable {
             decompressor = d
             if let batch = s.filling, let e = batch.entry(c.hash) {
                 // Checked against its hash as it arrived; this memory is ours.
-                guard let bytes = store.chunks.decode(tag: e.tag, batch.stored(e), hash: c.hash, length: c.length, decompressor: d, verify: false) else {
+                guard
+                    let bytes = store.chunks.decode(
+                        tag: e.tag, batch.stored(e), hash: c.hash, length: c.length, decompressor: d, verify: false)
+                else {
                     forget([c.hash], &s)
                     return
                 }
@@ -386,10 +430,13 @@ public final class IncomingAsset: Sendable {
 
     /// A received or stored chunk's bytes, verified; nil (after dropping it) when it is missing
     /// or damaged.
-    private func readBack(_ c: AssetManifest.Chunk, _ s: inout State, decompressor: ZstdDecompressor) throws(AssetError) -> [UInt8]? {
+    private func readBack(_ c: AssetManifest.Chunk, _ s: inout State, decompressor: ZstdDecompressor) throws(AssetError)
+        -> [UInt8]?
+    {
         do throws(AssetError) {
-            return try store.chunks.read(c.hash, length: c.length, of: manifest.asset.hash, scratch: &s.scratch, decompressor: decompressor)
-        } catch where error.code == .assetNotAvailable || error.code == .assetFileModified {
+            return try store.chunks.read(
+                c.hash, length: c.length, of: manifest.asset.hash, scratch: &s.scratch, decompressor: decompressor)
+        } catch  where error.code == .assetNotAvailable || error.code == .assetFileModified {
             return nil
         }
     }
@@ -413,7 +460,10 @@ public final class IncomingAsset: Sendable {
     private func feed(_ raw: UnsafeRawBufferPointer, index: Int, into s: inout State) throws(AssetError) {
         let last = index == manifest.chunks.count - 1
         guard store.configuration.chunking.isCanonical(raw, last: last) else {
-            throw .invalidManifest(manifest.asset.hash, "chunk \(index) (\(manifest.chunks[index].hash)) does not end where content-defined chunking cuts (Spec/assets.md §2); the peer chunks differently")
+            throw .invalidManifest(
+                manifest.asset.hash,
+                "chunk \(index) (\(manifest.chunks[index].hash)) does not end where content-defined chunking cuts (Spec/assets.md §2); the peer chunks differently"
+            )
         }
         s.whole.update(raw)
         s.next = index + 1

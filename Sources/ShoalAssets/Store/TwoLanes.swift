@@ -5,11 +5,11 @@ import CShoalThread
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Threads for a transfer's asset work — hashing, chunk reads and writes, fsyncs — apart from the
@@ -92,24 +92,26 @@ private final class ThreadBody: Sendable {
     func start() -> Bool {
         let context = Unmanaged.passRetained(self).toOpaque()
         #if canImport(Darwin)
-        var thread: pthread_t?
+            var thread: pthread_t?
         #else
-        var thread = pthread_t()
+            var thread = pthread_t()
         #endif
-        let status = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            let body = Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue()
-            body.run()
-            return nil
-        }, context)
+        let status = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                let body = Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue()
+                body.run()
+                return nil
+            }, context)
         guard status == 0 else {
             Unmanaged<ThreadBody>.fromOpaque(context).release()
             return false
         }
         #if canImport(Darwin)
-        if let thread { pthread_detach(thread) }
+            if let thread { pthread_detach(thread) }
         #else
-        pthread_detach(thread)
+            pthread_detach(thread)
         #endif
         return true
     }
@@ -159,7 +161,11 @@ private final class LaneJob: Sendable {
 
     /// Takes the body out (so nothing holds it afterwards) and runs it; false if it was gone.
     private func take() -> Bool {
-        guard let b = body.withLock({ b -> (@Sendable () -> Void)? in defer { b = nil }; return b }) else { return false }
+        guard
+            let b = body.withLock({ b -> (@Sendable () -> Void)? in
+                defer { b = nil }; return b
+            })
+        else { return false }
         b()
         return true
     }

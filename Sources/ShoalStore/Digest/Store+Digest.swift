@@ -30,7 +30,10 @@ extension Store {
         while try s.step() {
             let bytes = s.blob(0)
             let len = UInt32(truncatingIfNeeded: bytes.count)
-            h.update(data: [UInt8(len >> 24), UInt8(truncatingIfNeeded: len >> 16), UInt8(truncatingIfNeeded: len >> 8), UInt8(truncatingIfNeeded: len)])
+            h.update(data: [
+                UInt8(len >> 24), UInt8(truncatingIfNeeded: len >> 16), UInt8(truncatingIfNeeded: len >> 8),
+                UInt8(truncatingIfNeeded: len)
+            ])
             h.update(data: bytes)
             n += 1
         }

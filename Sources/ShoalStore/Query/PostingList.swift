@@ -36,7 +36,9 @@ enum PostingList {
             var shift = 0
             while true {
                 guard i < raw.count, shift < 28 else {
-                    throw .internalError("a run of index \(index)'s entries is damaged (a name length is cut off or too long); run `declareIndex` on a fresh store, or resync it from a peer")
+                    throw .internalError(
+                        "a run of index \(index)'s entries is damaged (a name length is cut off or too long); run `declareIndex` on a fresh store, or resync it from a peer"
+                    )
                 }
                 let byte = raw[i]
                 i += 1
@@ -45,7 +47,9 @@ enum PostingList {
                 if byte & 0x80 == 0 { break }
             }
             guard n <= raw.count - i else {
-                throw .internalError("a run of index \(index)'s entries is damaged (a name of \(n) bytes runs past the run's \(raw.count)); resync the store from a peer")
+                throw .internalError(
+                    "a run of index \(index)'s entries is damaged (a name of \(n) bytes runs past the run's \(raw.count)); resync the store from a peer"
+                )
             }
             body(String(decoding: UnsafeRawBufferPointer(rebasing: raw[i..<(i + n)]), as: UTF8.self))
             i += n

@@ -33,15 +33,21 @@ public indirect enum Predicate: Sendable, Hashable {
     /// `field == value`.
     public static func equal(_ field: String, _ value: FieldValue) -> Predicate { .compare(field, .equal, value) }
     /// `field != value` (also true when the field is missing).
-    public static func notEqual(_ field: String, _ value: FieldValue) -> Predicate { .not(.compare(field, .equal, value)) }
+    public static func notEqual(_ field: String, _ value: FieldValue) -> Predicate {
+        .not(.compare(field, .equal, value))
+    }
     /// `field < value`.
     public static func less(_ field: String, _ value: FieldValue) -> Predicate { .compare(field, .less, value) }
     /// `field <= value`.
-    public static func lessOrEqual(_ field: String, _ value: FieldValue) -> Predicate { .compare(field, .lessOrEqual, value) }
+    public static func lessOrEqual(_ field: String, _ value: FieldValue) -> Predicate {
+        .compare(field, .lessOrEqual, value)
+    }
     /// `field > value`.
     public static func greater(_ field: String, _ value: FieldValue) -> Predicate { .compare(field, .greater, value) }
     /// `field >= value`.
-    public static func greaterOrEqual(_ field: String, _ value: FieldValue) -> Predicate { .compare(field, .greaterOrEqual, value) }
+    public static func greaterOrEqual(_ field: String, _ value: FieldValue) -> Predicate {
+        .compare(field, .greaterOrEqual, value)
+    }
 
     /// Both predicates.
     public static func && (a: Predicate, b: Predicate) -> Predicate { .and([a, b]) }
@@ -63,7 +69,9 @@ public indirect enum Predicate: Sendable, Hashable {
             case .greaterOrEqual: return c >= 0
             }
         case let .between(f, lo, hi):
-            guard let x = record[f], let a = ValueOrder.compareSameKind(x, lo), let b = ValueOrder.compareSameKind(x, hi) else { return false }
+            guard let x = record[f], let a = ValueOrder.compareSameKind(x, lo),
+                let b = ValueOrder.compareSameKind(x, hi)
+            else { return false }
             return a >= 0 && b <= 0
         case let .isIn(f, vs):
             guard let x = record[f] else { return false }
@@ -97,10 +105,12 @@ enum ValueOrder {
         switch (a, b) {
         case let (.string(x), .string(y)): return UTF8Order.compare(x, y)
         case let (.int64(x), .int64(y)): return x == y ? 0 : (x < y ? -1 : 1)
-        case let (.double(x), .double(y)): return x == y ? 0 : (x < y ? -1 : (x > y ? 1 : (x.isNaN ? (y.isNaN ? 0 : -1) : 1)))
+        case let (.double(x), .double(y)):
+            return x == y ? 0 : (x < y ? -1 : (x > y ? 1 : (x.isNaN ? (y.isNaN ? 0 : -1) : 1)))
         case let (.bool(x), .bool(y)): return x == y ? 0 : (x ? 1 : -1)
         case let (.date(x), .date(y)): return x == y ? 0 : (x < y ? -1 : 1)
-        case let (.reference(x), .reference(y)): return x.recordID == y.recordID ? 0 : (x.recordID < y.recordID ? -1 : 1)
+        case let (.reference(x), .reference(y)):
+            return x.recordID == y.recordID ? 0 : (x.recordID < y.recordID ? -1 : 1)
         case let (.bytes(x), .bytes(y)): return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
         default: return a == b ? 0 : nil
         }

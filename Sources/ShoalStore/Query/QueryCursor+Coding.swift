@@ -41,19 +41,29 @@ extension QueryCursor {
     ///   not a cursor's (damaged, cut short, or of another kind), naming what is wrong.
     public init(decoding bytes: [UInt8]) throws(ShoalError) {
         guard bytes.count <= Self.maxEncodedBytes else {
-            throw .invalidArguments("a query cursor of \(bytes.count) bytes is over the limit of \(Self.maxEncodedBytes); pass the cursor a query returned")
+            throw .invalidArguments(
+                "a query cursor of \(bytes.count) bytes is over the limit of \(Self.maxEncodedBytes); pass the cursor a query returned"
+            )
         }
         let r: Record
         do { r = try Record(decoding: bytes) } catch {
-            throw .invalidArguments("the query cursor does not decode (\(error)); pass the cursor a query returned, whole")
+            throw .invalidArguments(
+                "the query cursor does not decode (\(error)); pass the cursor a query returned, whole")
         }
-        func bad(_ what: String) -> ShoalError { .invalidArguments("the query cursor has \(what); pass the cursor a query returned, whole") }
+        func bad(_ what: String) -> ShoalError {
+            .invalidArguments("the query cursor has \(what); pass the cursor a query returned, whole")
+        }
         guard r.recordType == "QueryCursor" else { throw bad("the type \(r.recordType), not QueryCursor") }
-        guard case .string(let zoneName)? = r["zoneName"], case .string(let zoneOwner)? = r["zoneOwner"] else { throw bad("no zone") }
+        guard case .string(let zoneName)? = r["zoneName"], case .string(let zoneOwner)? = r["zoneOwner"] else {
+            throw bad("no zone")
+        }
         guard case .string(let recordType)? = r["recordType"] else { throw bad("no record type") }
         guard case .bytes(let predicateBytes)? = r["predicate"],
-              let predicate = try? SubscriptionCoding.decodePredicate(predicateBytes, depth: 0) else { throw bad("a damaged predicate") }
-        guard case .int64(let count)? = r["sortCount"], (0...64).contains(count) else { throw bad("no valid sort count") }
+            let predicate = try? SubscriptionCoding.decodePredicate(predicateBytes, depth: 0)
+        else { throw bad("a damaged predicate") }
+        guard case .int64(let count)? = r["sortCount"], (0...64).contains(count) else {
+            throw bad("no valid sort count")
+        }
         guard case .string(let lastName)? = r["lastName"] else { throw bad("no position") }
         var sort = [Query.SortDescriptor]()
         var last = [FieldValue?]()
@@ -66,11 +76,14 @@ extension QueryCursor {
             case .int64(3)?: key = .recordName
             default: throw bad("no valid sort key \(i)")
             }
-            guard case .bool(let ascending)? = r["sortAscending\(i)"] else { throw bad("no direction for sort key \(i)") }
+            guard case .bool(let ascending)? = r["sortAscending\(i)"] else {
+                throw bad("no direction for sort key \(i)")
+            }
             sort.append(Query.SortDescriptor(key, ascending: ascending))
             last.append(r["last\(i)"])
         }
-        self.init(query: Query(recordType: recordType, predicate: predicate, sortDescriptors: sort),
-                  zone: RecordZone.ID(name: zoneName, owner: zoneOwner), lastSortValues: last, lastName: lastName)
+        self.init(
+            query: Query(recordType: recordType, predicate: predicate, sortDescriptors: sort),
+            zone: RecordZone.ID(name: zoneName, owner: zoneOwner), lastSortValues: last, lastName: lastName)
     }
 }

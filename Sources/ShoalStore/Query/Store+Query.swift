@@ -16,21 +16,31 @@ extension Store {
     ///   - desiredKeys: when given, only these fields are returned.
     ///   - resultsLimit: records per page, 1…``maxResultsLimit``.
     /// - Throws: `zoneNotFound`; `invalidArguments` for a bad limit or record type.
-    public func records(matching query: Query, in zone: RecordZone.ID, desiredKeys: [String]? = nil,
-                        resultsLimit: Int = 100) throws(ShoalError) -> QueryResult {
+    public func records(
+        matching query: Query, in zone: RecordZone.ID, desiredKeys: [String]? = nil,
+        resultsLimit: Int = 100
+    ) throws(ShoalError) -> QueryResult {
         try runQuery(query, zone: zone, after: nil, desiredKeys: desiredKeys, limit: resultsLimit)
     }
 
     /// The next page of a query.
     /// - Throws: as ``records(matching:in:desiredKeys:resultsLimit:)``.
-    public func records(continuing cursor: QueryCursor, desiredKeys: [String]? = nil, resultsLimit: Int = 100) throws(ShoalError) -> QueryResult {
-        try runQuery(cursor.query, zone: cursor.zone, after: (cursor.lastSortValues, cursor.lastName), desiredKeys: desiredKeys, limit: resultsLimit)
+    public func records(continuing cursor: QueryCursor, desiredKeys: [String]? = nil, resultsLimit: Int = 100)
+        throws(ShoalError) -> QueryResult
+    {
+        try runQuery(
+            cursor.query, zone: cursor.zone, after: (cursor.lastSortValues, cursor.lastName), desiredKeys: desiredKeys,
+            limit: resultsLimit)
     }
 
-    func runQuery(_ q: Query, zone: RecordZone.ID, after: ([FieldValue?], String)?, desiredKeys: [String]?, limit: Int) throws(ShoalError) -> QueryResult {
+    func runQuery(_ q: Query, zone: RecordZone.ID, after: ([FieldValue?], String)?, desiredKeys: [String]?, limit: Int)
+        throws(ShoalError) -> QueryResult
+    {
         let z = try liveZone(zone)
         guard (1...Self.maxResultsLimit).contains(limit) else {
-            throw .invalidArguments("resultsLimit \(limit) for a query on \(q.recordType) must be 1…\(Self.maxResultsLimit); page with the returned cursor")
+            throw .invalidArguments(
+                "resultsLimit \(limit) for a query on \(q.recordType) must be 1…\(Self.maxResultsLimit); page with the returned cursor"
+            )
         }
         guard Self.isIdentifier(q.recordType) else {
             throw .invalidArguments("query record type \(q.recordType.debugDescription) is not a valid record type")
@@ -51,22 +61,29 @@ extension Store {
                 get.reset()
                 get.bind(1, z.row).bind(2, name)
                 guard try get.step() else { continue }
-                consider(try get.withBlob(0) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: zone, name: name) })
+                consider(
+                    try get.withBlob(0) { (raw) throws(ShoalError) -> Record in
+                        try decodeRow(raw, zone: zone, name: name)
+                    })
             }
         } else {
             let s = try db.statement("SELECT name, bytes FROM records WHERE zone = ? AND type = ? AND deleted = 0")
             s.bind(1, z.row).bind(2, q.recordType)
             while try s.step() {
                 let name = s.text(0)
-                consider(try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: zone, name: name) })
+                consider(
+                    try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: zone, name: name)
+                    })
             }
         }
         lastQueryDecodeCount = decoded
         matches.sort { q.compare(($0.key, $0.record.id.name), ($1.key, $1.record.id.name)) < 0 }
         let page = matches.prefix(limit)
-        let cursor = matches.count > limit ? page.last.map {
-            QueryCursor(query: q, zone: zone, lastSortValues: $0.key, lastName: $0.record.id.name)
-        } : nil
+        let cursor =
+            matches.count > limit
+            ? page.last.map {
+                QueryCursor(query: q, zone: zone, lastSortValues: $0.key, lastName: $0.record.id.name)
+            } : nil
         return QueryResult(records: page.map { Self.project($0.record, desiredKeys) }, cursor: cursor)
     }
 
@@ -105,12 +122,15 @@ extension Store {
             case let .beginsWith(f, p) where fields[f] != nil:
                 let index = fields[f] ?? 0
                 var out = Set<String>()
-                let s = try db.statement("SELECT names, value FROM field_postings WHERE idx = ? AND kind = ? AND value >= ? ORDER BY value")
+                let s = try db.statement(
+                    "SELECT names, value FROM field_postings WHERE idx = ? AND kind = ? AND value >= ? ORDER BY value")
                 defer { s.reset() }
                 s.bind(1, index).bind(2, Int(FieldValue.Kind.string.rawValue)).bind(3, p)
                 while try s.step() {
                     guard s.text(1).utf8.starts(with: p.utf8) else { break }
-                    try s.withBlob(0) { (raw) throws(ShoalError) in try PostingList.forEach(raw, index: index) { out.insert($0) } }
+                    try s.withBlob(0) { (raw) throws(ShoalError) in
+                        try PostingList.forEach(raw, index: index) { out.insert($0) }
+                    }
                 }
                 return out
             default:
@@ -121,14 +141,18 @@ extension Store {
     }
 
     /// Names of records whose entry in index `index` (of values of `kind`) meets `condition`.
-    func indexNames(_ index: Int64, kind: FieldValue.Kind, condition: String, _ values: [IndexValue]) throws(ShoalError) -> Set<String> {
+    func indexNames(_ index: Int64, kind: FieldValue.Kind, condition: String, _ values: [IndexValue]) throws(ShoalError)
+        -> Set<String>
+    {
         let s = try db.statement("SELECT names FROM field_postings WHERE idx = ? AND kind = ? AND \(condition)")
         defer { s.reset() }
         s.bind(1, index).bind(2, Int(kind.rawValue))
         for (i, v) in values.enumerated() { v.bind(s, Int32(3 + i)) }
         var out = Set<String>()
         while try s.step() {
-            try s.withBlob(0) { (raw) throws(ShoalError) in try PostingList.forEach(raw, index: index) { out.insert($0) } }
+            try s.withBlob(0) { (raw) throws(ShoalError) in
+                try PostingList.forEach(raw, index: index) { out.insert($0) }
+            }
         }
         return out
     }

@@ -60,7 +60,7 @@ package struct WhereParser {
     private var depth = 0
 
     static let comparisons: [String: Predicate.Comparison] = [
-        "==": .equal, "!=": .notEqual, "<": .less, "<=": .lessOrEqual, ">": .greater, ">=": .greaterOrEqual,
+        "==": .equal, "!=": .notEqual, "<": .less, "<=": .lessOrEqual, ">": .greater, ">=": .greaterOrEqual
     ]
 
     /// Parses `text` whole; values such as `>name` refer to records of `zone`.
@@ -68,13 +68,19 @@ package struct WhereParser {
     package static func parse(_ text: String, zone: RecordZone.ID, label: String) throws(Failure) -> Predicate {
         var p = WhereParser(text: text, zone: zone, label: label)
         guard text.count <= maxLength else {
-            throw Failure(condition: String(text.prefix(80)) + "…", column: maxLength + 1,
-                          reason: "the condition has \(text.count) characters, more than the limit of \(maxLength); split the query or narrow it by type", label: label)
+            throw Failure(
+                condition: String(text.prefix(80)) + "…", column: maxLength + 1,
+                reason:
+                    "the condition has \(text.count) characters, more than the limit of \(maxLength); split the query or narrow it by type",
+                label: label)
         }
         p.tokens = try p.tokenize()
         guard !p.tokens.isEmpty else { throw p.failure("an empty condition", column: 1) }
         let result = try p.expression()
-        if let extra = p.peek { throw p.failure("\(extra.text.debugDescription) where AND, OR or the end was expected", column: extra.column) }
+        if let extra = p.peek {
+            throw p.failure(
+                "\(extra.text.debugDescription) where AND, OR or the end was expected", column: extra.column)
+        }
         return result
     }
 
@@ -115,7 +121,9 @@ package struct WhereParser {
         guard let t = take() else { throw failure("a condition where the text ends", column: text.count + 1) }
         if isKeyword(t, "NOT") || t.kind == .open {
             guard depth < Self.maxNesting else {
-                throw failure("NOT and parentheses nest more than \(Self.maxNesting) deep here, the limit; write the condition flatter", column: t.column)
+                throw failure(
+                    "NOT and parentheses nest more than \(Self.maxNesting) deep here, the limit; write the condition flatter",
+                    column: t.column)
             }
             depth += 1
         }
@@ -124,7 +132,9 @@ package struct WhereParser {
         if t.kind == .open {
             let inner = try expression()
             guard let close = take(), close.kind == .close else {
-                throw failure("no ) for the ( at column \(t.column)", column: tokens.last.map { $0.column + $0.text.count } ?? t.column)
+                throw failure(
+                    "no ) for the ( at column \(t.column)",
+                    column: tokens.last.map { $0.column + $0.text.count } ?? t.column)
             }
             return inner
         }
@@ -134,8 +144,9 @@ package struct WhereParser {
         let field = t.text
         guard let op = take(), op.kind == .op || isKeyword(op, "BEGINSWITH") || isKeyword(op, "CONTAINS") else {
             let where_ = tokens.indices.contains(next - 1) ? tokens[next - 1].column : text.count + 1
-            throw failure("no operator after field \(field) (one of == != < <= > >= BEGINSWITH CONTAINS; quote a text value that holds one: title == 'a AND b')",
-                          column: where_)
+            throw failure(
+                "no operator after field \(field) (one of == != < <= > >= BEGINSWITH CONTAINS; quote a text value that holds one: title == 'a AND b')",
+                column: where_)
         }
         let (raw, quoted, column) = try value(after: op)
         let typed: FieldValue
@@ -146,11 +157,15 @@ package struct WhereParser {
         }
         switch op.text {
         case "BEGINSWITH":
-            guard quoted || typed == .string(raw) else { throw failure("BEGINSWITH takes text; quote it: \(field) BEGINSWITH '\(raw)'", column: column) }
+            guard quoted || typed == .string(raw) else {
+                throw failure("BEGINSWITH takes text; quote it: \(field) BEGINSWITH '\(raw)'", column: column)
+            }
             return .beginsWith(field, raw)
         case "CONTAINS": return .contains(field, typed)
         default:
-            guard let cmp = Self.comparisons[op.text] else { throw failure("unknown operator \(op.text)", column: op.column) }
+            guard let cmp = Self.comparisons[op.text] else {
+                throw failure("unknown operator \(op.text)", column: op.column)
+            }
             return .compare(field, cmp, typed)
         }
     }
@@ -169,7 +184,11 @@ package struct WhereParser {
         while let t = peek, t.kind == .word || t.kind == .op, !isKeyword(t, "AND"), !isKeyword(t, "OR") {
             _ = take()
             // `>name` (no space between): a reference; otherwise words join with one space.
-            if let last = words.last, last == ">", !t.spaced { words[words.count - 1] = ">" + t.text } else { words.append(t.text) }
+            if let last = words.last, last == ">", !t.spaced {
+                words[words.count - 1] = ">" + t.text
+            } else {
+                words.append(t.text)
+            }
         }
         return (words.joined(separator: " "), false, first.column)
     }
@@ -204,7 +223,9 @@ package struct WhereParser {
             } else if "=!<>".contains(c) {
                 let two = i + 1 < chars.count ? String(chars[i...i + 1]) : ""
                 let op = ["==", "!=", "<=", ">="].contains(two) ? two : String(c)
-                guard Self.comparisons[op] != nil else { throw failure("\(op.debugDescription) is not an operator (== != < <= > >=)", column: i + 1) }
+                guard Self.comparisons[op] != nil else {
+                    throw failure("\(op.debugDescription) is not an operator (== != < <= > >=)", column: i + 1)
+                }
                 out.append(Token(kind: .op, text: op, column: i + 1, spaced: spaced))
                 i += op.count
             } else {

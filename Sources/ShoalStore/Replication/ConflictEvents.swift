@@ -110,7 +110,8 @@ final class ConflictCenter: Sendable {
     }
 
     func events() -> AsyncStream<ConflictEvent> {
-        let (stream, continuation) = AsyncStream<ConflictEvent>.makeStream(bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
+        let (stream, continuation) = AsyncStream<ConflictEvent>.makeStream(
+            bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
         let id = state.withLock { s in
             let id = s.nextListener
             s.nextListener += 1

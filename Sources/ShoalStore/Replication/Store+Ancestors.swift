@@ -28,8 +28,10 @@ extension Store {
     /// the zone has no resolver here or `old` is a tombstone, else whether a known peer of the
     /// zone acknowledged `old`. `acks`: the zone's acknowledgements, read once per zone by the
     /// caller and passed again.
-    func baseUpdate(forSaveOver old: Record, in z: ZoneState,
-                    acks: inout [(peer: NodeID, vector: VersionVector)]?) throws(ShoalError) -> BaseUpdate {
+    func baseUpdate(
+        forSaveOver old: Record, in z: ZoneState,
+        acks: inout [(peer: NodeID, vector: VersionVector)]?
+    ) throws(ShoalError) -> BaseUpdate {
         guard !old.isDeleted, conflicts.resolver(for: z.id) != nil else { return .unchanged }
         if acks == nil { acks = try peerAcknowledgements(of: z) }
         return .storedIfShared(acks?.contains { old.versionVector.isDominated(by: $0.vector) } ?? false)
@@ -38,7 +40,9 @@ extension Store {
     /// The base update when a peer's `incoming` version meets the `stored` one and `next` is
     /// written: ``BaseUpdate/unchanged`` without a resolver; ``BaseUpdate/cleared`` when `next`
     /// is `incoming`; else `incoming` itself (`encoded`: its bytes, when known), if live.
-    func baseUpdate(writing next: Record, for incoming: Record, encoded: ArraySlice<UInt8>?, in z: ZoneState) -> BaseUpdate {
+    func baseUpdate(writing next: Record, for incoming: Record, encoded: ArraySlice<UInt8>?, in z: ZoneState)
+        -> BaseUpdate
+    {
         guard conflicts.resolver(for: z.id) != nil else { return .unchanged }
         if next.versionVector == incoming.versionVector { return .cleared }
         return incoming.isDeleted ? .unchanged : .set(encoded ?? incoming.encoded()[...])
@@ -58,7 +62,8 @@ extension Store {
         let (previous, base) = try loadKept(z, a.id.name)
         func qualifies(_ r: Record?) -> Record? {
             guard let r, !r.isDeleted, r.versionVector.isDominated(by: a.versionVector),
-                  r.versionVector.isDominated(by: b.versionVector) else { return nil }
+                r.versionVector.isDominated(by: b.versionVector)
+            else { return nil }
             return r
         }
         return qualifies(base) ?? qualifies(previous)

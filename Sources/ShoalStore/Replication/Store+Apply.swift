@@ -39,7 +39,9 @@ extension Store {
     /// - Parameter syncState: replication values (``syncValue(_:)``) to store in the same
     ///   transaction, such as the position the batch brings the node to.
     @discardableResult
-    public func apply(remoteChanges records: [Record], syncState: [SyncStateKey: [UInt8]] = [:]) throws(ShoalError) -> ApplyResult {
+    public func apply(remoteChanges records: [Record], syncState: [SyncStateKey: [UInt8]] = [:]) throws(ShoalError)
+        -> ApplyResult
+    {
         try apply(remoteChanges: records, encodings: [], syncState: syncState)
     }
 
@@ -52,17 +54,21 @@ extension Store {
     /// store's, the records are valid by construction (decoding checks everything
     /// `Record.validate(limits:)` does) and only the saved-version checks run again.
     @discardableResult
-    package func apply(remoteChanges records: [Record], encodings: [ArraySlice<UInt8>], decodedUnder: WireLimits? = nil,
-                       syncState: [SyncStateKey: [UInt8]] = [:]) throws(ShoalError) -> ApplyResult {
+    package func apply(
+        remoteChanges records: [Record], encodings: [ArraySlice<UInt8>], decodedUnder: WireLimits? = nil,
+        syncState: [SyncStateKey: [UInt8]] = [:]
+    ) throws(ShoalError) -> ApplyResult {
         guard encodings.count <= records.count else {
-            throw .invalidArguments("apply(remoteChanges:encodings:): \(encodings.count) encodings for \(records.count) records")
+            throw .invalidArguments(
+                "apply(remoteChanges:encodings:): \(encodings.count) encodings for \(records.count) records")
         }
         let decodedValid = decodedUnder == configuration.limits ? encodings.count : 0
         for (i, r) in records.enumerated() { try checkRemote(r, alreadyValid: i < decodedValid) }
         if !syncState.isEmpty { try ensureSyncTable() }
         return try writeTransaction(replication: true) { () throws(ShoalError) -> ApplyResult in
             for (key, value) in syncState.sorted(by: { $0.key < $1.key }) {
-                try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key.rawValue).bind(2, value).run()
+                try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key.rawValue)
+                    .bind(2, value).run()
             }
             // Versions of records this store does not hold (the bulk of an initial sync) are
             // inserted in batches, without lookups; if one turns out to exist, that attempt is
@@ -81,7 +87,8 @@ extension Store {
     /// batch of rows, and its first record is not stored.
     func shouldAssumeNew(_ records: [Record]) throws(ShoalError) -> Bool {
         guard records.count >= WriteStatements.batchRows, let first = records.first,
-              let z = zones[first.id.zone], !z.deleted else { return false }
+            let z = zones[first.id.zone], !z.deleted
+        else { return false }
         let s = try db.cached("SELECT 1 FROM records WHERE zone = ? AND name = ?")
         defer { s.reset() }
         s.bind(1, z.row).bind(2, first.id.name)
@@ -98,7 +105,9 @@ extension Store {
     /// does not hold are inserted in batches (``insertVersion(_:encoded:in:queued:indexEntries:refs:)``), and the
     /// result is nil as soon as one is found to exist or a version needs a lookup (the caller
     /// undoes the attempt).
-    func applyRecords(_ records: [Record], encodings: [ArraySlice<UInt8>], queued: Bool) throws(ShoalError) -> ApplyResult? {
+    func applyRecords(_ records: [Record], encodings: [ArraySlice<UInt8>], queued: Bool) throws(ShoalError)
+        -> ApplyResult?
+    {
         var result = ApplyResult()
         var newlyDeleted = [Record.ID]()
         var live = [Record]()
@@ -152,15 +161,19 @@ extension Store {
             let stored = try loadStored(z, incoming.id.name)?.record
             let next: Record
             var nextEncoded: ArraySlice<UInt8>? = nil
-            if ownBelowHorizon, Self.carriesOwnWrites(incoming, of: nodeID, after: stored?.versionVector[nodeID] ?? .zero, upTo: z.horizon[nodeID]),
-               stored != nil || !incoming.versionVector.isDominated(by: z.horizon) {
+            if ownBelowHorizon,
+                Self.carriesOwnWrites(
+                    incoming, of: nodeID, after: stored?.versionVector[nodeID] ?? .zero, upTo: z.horizon[nodeID]),
+                stored != nil || !incoming.versionVector.isDominated(by: z.horizon)
+            {
                 // The version holds a write of this node (a head, a stamp) that the stored
                 // version does not reflect. This node's own writes to a record are always in its
                 // stored version, unless a deletion superseded them and was purged here: that
                 // write, at or below the horizon, is deleted. Delete it again, with a write of this node that
                 // supersedes the incoming version everywhere (Spec/replication.md §3.5.3 rule 8).
-                next = try deletingOwnPurgedWrites(stored.map { s throws(ShoalError) in try Self.merged(s, incoming) } ?? incoming,
-                                                   reflected: stored?.versionVector[nodeID] ?? .zero)
+                next = try deletingOwnPurgedWrites(
+                    stored.map { s throws(ShoalError) in try Self.merged(s, incoming) } ?? incoming,
+                    reflected: stored?.versionVector[nodeID] ?? .zero)
                 result.merged += 1
             } else if let stored {
                 switch incoming.versionVector.compare(stored.versionVector) {
@@ -182,7 +195,8 @@ extension Store {
                     }
                     result.replaced += 1
                 case .concurrent:
-                    next = try decideConflicts(stored, incoming, next: Self.merged(stored, incoming), concurrent: true, in: z)
+                    next = try decideConflicts(
+                        stored, incoming, next: Self.merged(stored, incoming), concurrent: true, in: z)
                     result.merged += 1
                 }
             } else {
@@ -195,7 +209,8 @@ extension Store {
                 nextEncoded = encoded
                 result.inserted += 1
             }
-            let base = stored == nil ? BaseUpdate.unchanged : baseUpdate(writing: next, for: incoming, encoded: encoded, in: z)
+            let base =
+                stored == nil ? BaseUpdate.unchanged : baseUpdate(writing: next, for: incoming, encoded: encoded, in: z)
             try writeVersion(next, encoded: nextEncoded, over: stored, in: &z, base: base)
             current = z
             if next.isDeleted {
@@ -216,7 +231,8 @@ extension Store {
             guard !targets.isEmpty, let z = zones[r.id.zone] else { continue }
             for t in targets.sorted() {
                 if let target = try loadStored(z, t)?.record, target.isDeleted,
-                   let cur = try loadStored(z, r.id.name)?.record, !cur.isDeleted {
+                    let cur = try loadStored(z, r.id.name)?.record, !cur.isDeleted
+                {
                     var zz = z
                     try writeVersion(tombstone(of: cur), over: cur, in: &zz)
                     try zz.save(db)
@@ -234,7 +250,9 @@ extension Store {
     /// Whether `version` holds a write of `node` — its head, or a slot it stamped — after
     /// `reflected` and at or below `horizon`. An entry alone is no such write: a record created
     /// again over a purge horizon names other nodes' writes to other records (rule 2).
-    nonisolated static func carriesOwnWrites(_ version: Record, of node: NodeID, after reflected: HLC, upTo horizon: HLC) -> Bool {
+    nonisolated static func carriesOwnWrites(
+        _ version: Record, of node: NodeID, after reflected: HLC, upTo horizon: HLC
+    ) -> Bool {
         let entry = version.versionVector[node]
         if entry > reflected, entry <= horizon, version.heads.contains(where: { $0.node == node }) { return true }
         return version.fields.contains { f in
@@ -258,8 +276,9 @@ extension Store {
             guard let s = f.stamp else { return true }
             return s.node != dot.node || s.hlc <= reflected
         }
-        return Record(recordType: version.recordType, id: version.id, parent: version.parent, creation: version.creation,
-                      versionVector: vv, heads: heads, fields: fields, extensions: version.extensions)
+        return Record(
+            recordType: version.recordType, id: version.id, parent: version.parent, creation: version.creation,
+            versionVector: vv, heads: heads, fields: fields, extensions: version.extensions)
     }
 
     /// The dot-driven merge of two versions of one record (ShoalDiff's `merge`).
@@ -277,15 +296,20 @@ extension Store {
             do throws(WireError) {
                 try r.validate(limits: configuration.limits)
             } catch {
-                throw error.code == .limitExceeded ? .limitExceeded("record \(r.id) from a peer: \(error.detail)")
+                throw error.code == .limitExceeded
+                    ? .limitExceeded("record \(r.id) from a peer: \(error.detail)")
                     : .invalidArguments("record \(r.id) from a peer is not valid: \(error.detail)")
             }
         }
         guard !r.versionVector.isEmpty, !r.heads.isEmpty, r.creation != nil else {
-            throw .invalidArguments("record \(r.id) from a peer was never saved (no version vector or heads); peers send saved versions only")
+            throw .invalidArguments(
+                "record \(r.id) from a peer was never saved (no version vector or heads); peers send saved versions only"
+            )
         }
         if let f = r.fields.first(where: { $0.stamp == nil }) {
-            throw .invalidArguments("record \(r.id) from a peer has an unsaved edit of field \(f.name) (no stamp); peers send saved versions only")
+            throw .invalidArguments(
+                "record \(r.id) from a peer has an unsaved edit of field \(f.name) (no stamp); peers send saved versions only"
+            )
         }
     }
 }

@@ -75,13 +75,17 @@ extension Store {
     ///   the zone, or older than its purge horizon (tombstones it never saw were purged) — fetch
     ///   again from nil and use ``allRecordIDs(in:)`` to find deletions; `invalidArguments` for
     ///   bytes that are not a zone token or a bad limit.
-    public func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000, maxBytes: Int = .max) throws(ShoalError) -> ZoneChanges {
+    public func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000, maxBytes: Int = .max)
+        throws(ShoalError) -> ZoneChanges
+    {
         try changes(in: zone, since: token, limit: limit, maxBytes: maxBytes, compactToken: false)
     }
 
     /// ``changes(in:since:limit:maxBytes:)``; with `compactToken`, the token returned at the end
     /// of the feed is a replication token (``feedToken(_:start:more:lastSeq:compact:)``).
-    package func changes(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int, maxBytes: Int, compactToken: Bool) throws(ShoalError) -> ZoneChanges {
+    package func changes(
+        in zone: RecordZone.ID, since token: ChangeToken?, limit: Int, maxBytes: Int, compactToken: Bool
+    ) throws(ShoalError) -> ZoneChanges {
         let start = try feedStart(zone, since: token, limit: limit)
         let z = start.zone
         var records: [Record]
@@ -93,11 +97,15 @@ extension Store {
             (records, more, lastSeq) = try readAndDecodeFeed(z, after: afterSeq, limit: limit, maxBytes: maxBytes)
         } else {
             let rows: [(seq: UInt64, record: Record)]
-            (rows, more) = try changedSince(vector: start.vector ?? VersionVector(), in: z, limit: limit, maxBytes: maxBytes)
+            (rows, more) = try changedSince(
+                vector: start.vector ?? VersionVector(), in: z, limit: limit, maxBytes: maxBytes)
             lastSeq = rows.last?.seq ?? 0
             records = rows.map(\.record)
         }
-        return ZoneChanges(records: records, token: feedToken(z, start: start.vector, more: more, lastSeq: lastSeq, compact: compactToken), moreComing: more)
+        return ZoneChanges(
+            records: records,
+            token: feedToken(z, start: start.vector, more: more, lastSeq: lastSeq, compact: compactToken),
+            moreComing: more)
     }
 
     /// A page of the change feed as the records' stored canonical encodings, back to back, for
@@ -105,14 +113,17 @@ extension Store {
     /// resume by this store's change sequence (then use ``changes(in:since:limit:maxBytes:)``).
     /// Pages, tokens, the byte bound and errors are those of ``changes(in:since:limit:maxBytes:)``.
     /// With `compactToken`, as ``changes(in:since:limit:maxBytes:compactToken:)``.
-    package func encodedChanges(in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000, maxBytes: Int = .max,
-                                compactToken: Bool = false) throws(ShoalError) -> EncodedZoneChanges? {
+    package func encodedChanges(
+        in zone: RecordZone.ID, since token: ChangeToken?, limit: Int = 1_000, maxBytes: Int = .max,
+        compactToken: Bool = false
+    ) throws(ShoalError) -> EncodedZoneChanges? {
         let start = try feedStart(zone, since: token, limit: limit)
         guard let afterSeq = start.afterSeq else { return nil }
         let (batch, more, lastSeq) = try readFeed(start.zone, after: afterSeq, limit: limit, maxBytes: maxBytes)
-        return EncodedZoneChanges(count: batch.count, bytes: batch.packedBytes, ends: batch.rowEnds,
-                                  token: feedToken(start.zone, start: start.vector, more: more, lastSeq: lastSeq, compact: compactToken),
-                                  moreComing: more)
+        return EncodedZoneChanges(
+            count: batch.count, bytes: batch.packedBytes, ends: batch.rowEnds,
+            token: feedToken(start.zone, start: start.vector, more: more, lastSeq: lastSeq, compact: compactToken),
+            moreComing: more)
     }
 
     /// Whether `zone` holds a live merge of concurrent writes (two or more heads), which a server
@@ -128,14 +139,18 @@ extension Store {
     /// The end of `zone`'s feed: the zone's version vector (which dominates every stored version's,
     /// tombstones included) and the token a fetch reaching the end returns now.
     /// - Throws: `zoneNotFound` for a zone not held (or deleted).
-    package func feedEnd(of zone: RecordZone.ID, compact: Bool = false) throws(ShoalError) -> (vector: VersionVector, token: ChangeToken) {
+    package func feedEnd(of zone: RecordZone.ID, compact: Bool = false) throws(ShoalError) -> (
+        vector: VersionVector, token: ChangeToken
+    ) {
         let z = try liveZone(zone)
         return (z.vector, feedToken(z, start: nil, more: false, lastSeq: z.seq, compact: compact))
     }
 
     /// Checks a feed request; where it starts: after a change sequence of this store, or (nil)
     /// from a vector, for tokens this store did not issue.
-    func feedStart(_ zone: RecordZone.ID, since token: ChangeToken?, limit: Int) throws(ShoalError) -> (zone: ZoneState, vector: VersionVector?, afterSeq: UInt64?) {
+    func feedStart(_ zone: RecordZone.ID, since token: ChangeToken?, limit: Int) throws(ShoalError) -> (
+        zone: ZoneState, vector: VersionVector?, afterSeq: UInt64?
+    ) {
         let z = try liveZone(zone)
         guard (1...Self.maxChangesPerFetch).contains(limit) else {
             throw .invalidArguments("changes(in: \(zone), limit: \(limit)): limit must be 1…\(Self.maxChangesPerFetch)")
@@ -143,10 +158,14 @@ extension Store {
         guard let token else { return (z, nil, 0) }
         let c = try decode(token, kind: .zone, what: "zone \(zone)")
         guard c.incarnation == z.incarnation else {
-            throw .changeTokenExpired("the token is for incarnation \(c.incarnation.short) of zone \(zone), which was deleted; the zone is now incarnation \(z.incarnation.short)")
+            throw .changeTokenExpired(
+                "the token is for incarnation \(c.incarnation.short) of zone \(zone), which was deleted; the zone is now incarnation \(z.incarnation.short)"
+            )
         }
         guard z.horizon.isDominated(by: c.vector) else {
-            throw .changeTokenExpired("the token for zone \(zone) predates tombstones purged from this store (its vector \(c.vector) does not cover the purge horizon \(z.horizon))")
+            throw .changeTokenExpired(
+                "the token for zone \(zone) predates tombstones purged from this store (its vector \(c.vector) does not cover the purge horizon \(z.horizon))"
+            )
         }
         if let cur = c.cursor, cur.source == incarnation, cur.sequence <= z.seq {
             return (z, c.vector, cur.sequence)
@@ -157,22 +176,30 @@ extension Store {
     /// Up to `limit` rows of `z` after change sequence `afterSeq`, in change order, copied out of
     /// SQLite, stopping before the row that would take the bytes past `maxBytes` (the first row is
     /// always taken); whether more follow, and the last row's sequence.
-    func readFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int, maxBytes: Int = .max) throws(ShoalError) -> (RowBatch, more: Bool, lastSeq: UInt64) {
+    func readFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int, maxBytes: Int = .max) throws(ShoalError) -> (
+        RowBatch, more: Bool, lastSeq: UInt64
+    ) {
         var batch = RowBatch(capacity: min(limit, 1024))
-        let (more, lastSeq) = try scanFeed(z, after: afterSeq, limit: limit, maxBytes: maxBytes, into: &batch, run: limit) { _ in }
+        let (more, lastSeq) = try scanFeed(
+            z, after: afterSeq, limit: limit, maxBytes: maxBytes, into: &batch, run: limit
+        ) { _ in }
         return (batch, more, lastSeq)
     }
 
     /// ``readFeed(_:after:limit:maxBytes:)`` decoded: every ``feedRun`` rows read go to another
     /// thread to decode while the statement reads the next (on a machine with one core, decoding waits).
-    func readAndDecodeFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int, maxBytes: Int = .max) throws(ShoalError) -> ([Record], more: Bool, lastSeq: UInt64) {
+    func readAndDecodeFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int, maxBytes: Int = .max) throws(ShoalError)
+        -> ([Record], more: Bool, lastSeq: UInt64)
+    {
         guard System.coreCount > 1, limit > Self.feedRun else {
             let (batch, more, lastSeq) = try readFeed(z, after: afterSeq, limit: limit, maxBytes: maxBytes)
             return (try batch.decode(zone: z.id, limits: configuration.limits), more, lastSeq)
         }
         let pipeline = PipelinedDecode(zone: z.id, limits: configuration.limits)
         var batch = RowBatch(capacity: Self.feedRun)
-        let (more, lastSeq) = try scanFeed(z, after: afterSeq, limit: limit, maxBytes: maxBytes, into: &batch, run: Self.feedRun) { full in
+        let (more, lastSeq) = try scanFeed(
+            z, after: afterSeq, limit: limit, maxBytes: maxBytes, into: &batch, run: Self.feedRun
+        ) { full in
             pipeline.add(full)
         }
         return (try pipeline.finish(decodingHere: batch), more, lastSeq)
@@ -182,8 +209,10 @@ extension Store {
     /// bytes read past `maxBytes` (but always the first); each time it holds `run` rows it goes to
     /// `emit` and a new batch starts. Returns whether more rows follow and the last row's
     /// sequence; `batch` keeps the rows not emitted.
-    private func scanFeed(_ z: ZoneState, after afterSeq: UInt64, limit: Int, maxBytes: Int, into batch: inout RowBatch, run: Int,
-                          _ emit: (RowBatch) -> Void) throws(ShoalError) -> (more: Bool, lastSeq: UInt64) {
+    private func scanFeed(
+        _ z: ZoneState, after afterSeq: UInt64, limit: Int, maxBytes: Int, into batch: inout RowBatch, run: Int,
+        _ emit: (RowBatch) -> Void
+    ) throws(ShoalError) -> (more: Bool, lastSeq: UInt64) {
         let s = try db.cached("SELECT seq, name, bytes FROM records WHERE zone = ? AND seq > ? ORDER BY seq LIMIT ?")
         defer { s.reset() }  // a statement left on a row would pin this connection's read snapshot
         s.bind(1, z.row).bind(2, Int64(bitPattern: afterSeq)).bind(3, limit + 1)
@@ -221,17 +250,25 @@ extension Store {
     /// is nothing for the vector to be checked against, and a live batch then carries one vector
     /// (its knowledge), not two: with 16 writers, about 400 bytes less. A zone with a horizon
     /// keeps full tokens: which tokens a purge expires stays as it was.
-    func feedToken(_ z: ZoneState, start: VersionVector?, more: Bool, lastSeq: UInt64, compact: Bool = false) -> ChangeToken {
+    func feedToken(_ z: ZoneState, start: VersionVector?, more: Bool, lastSeq: UInt64, compact: Bool = false)
+        -> ChangeToken
+    {
         if compact && !more && z.horizon.isEmpty {
-            return ChangeToken(.init(kind: .zone, incarnation: z.incarnation, vector: VersionVector(),
-                                     cursor: .init(source: incarnation, sequence: z.seq)))
+            return ChangeToken(
+                .init(
+                    kind: .zone, incarnation: z.incarnation, vector: VersionVector(),
+                    cursor: .init(source: incarnation, sequence: z.seq)))
         }
         if more {
-            return ChangeToken(.init(kind: .zone, incarnation: z.incarnation, vector: start ?? z.horizon,
-                                     cursor: .init(source: incarnation, sequence: lastSeq)))
+            return ChangeToken(
+                .init(
+                    kind: .zone, incarnation: z.incarnation, vector: start ?? z.horizon,
+                    cursor: .init(source: incarnation, sequence: lastSeq)))
         }
-        return ChangeToken(.init(kind: .zone, incarnation: z.incarnation, vector: z.vector,
-                                 cursor: .init(source: incarnation, sequence: z.seq)))
+        return ChangeToken(
+            .init(
+                kind: .zone, incarnation: z.incarnation, vector: z.vector,
+                cursor: .init(source: incarnation, sequence: z.seq)))
     }
 
     /// The first `limit` records of `z` whose vectors `v` does not dominate or that are live
@@ -239,7 +276,9 @@ extension Store {
     /// within `maxBytes` as ``scanFeed`` bounds a page (per origin of the zone, the clock rows
     /// with `hlc > v[origin]`), and whether more follow. Only the page's records are read and
     /// decoded; for the rest, their names and sequences.
-    func changedSince(vector v: VersionVector, in z: ZoneState, limit: Int, maxBytes: Int = .max) throws(ShoalError) -> ([(seq: UInt64, record: Record)], more: Bool) {
+    func changedSince(vector v: VersionVector, in z: ZoneState, limit: Int, maxBytes: Int = .max) throws(ShoalError)
+        -> ([(seq: UInt64, record: Record)], more: Bool)
+    {
         var names = Set<String>()
         let s = try db.statement("SELECT name FROM record_clock WHERE zone = ? AND origin = ? AND hlc > ?")
         for e in z.vector.entries where e.hlc > v[e.node] {
@@ -274,18 +313,28 @@ extension Store {
             let size = get.blobSize(0)
             if !rows.isEmpty, size > maxBytes &- bytes { return (rows, true) }
             bytes &+= size
-            rows.append((seq, try get.withBlob(0) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }))
+            rows.append(
+                (
+                    seq,
+                    try get.withBlob(0) { (raw) throws(ShoalError) -> Record in
+                        try decodeRow(raw, zone: z.id, name: name)
+                    }
+                ))
         }
         return (rows, false)
     }
 
     /// Decodes a token and checks its kind.
-    func decode(_ token: ChangeToken, kind: ChangeToken.Contents.Kind, what: String) throws(ShoalError) -> ChangeToken.Contents {
+    func decode(_ token: ChangeToken, kind: ChangeToken.Contents.Kind, what: String) throws(ShoalError)
+        -> ChangeToken.Contents
+    {
         let c: ChangeToken.Contents
         do throws(WireError) {
             c = try token.contents(limits: configuration.limits)
         } catch {
-            throw .invalidArguments("the change token for \(what) does not decode (\(error)); pass back a token this API returned, or nil to start over")
+            throw .invalidArguments(
+                "the change token for \(what) does not decode (\(error)); pass back a token this API returned, or nil to start over"
+            )
         }
         guard c.kind == kind else {
             throw .invalidArguments("a \(c.kind) change token was passed for \(what), which needs a \(kind) token")
@@ -296,7 +345,9 @@ extension Store {
     /// The zones created, changed or deleted since `token` (all when nil), in `scope` (all when nil).
     /// - Throws: `changeTokenExpired` for a token of another database, or one older than a purged
     ///   zone deletion (Spec/store.md §6); `invalidArguments` for bad bytes.
-    public func databaseChanges(since token: ChangeToken?, scope: DatabaseScope? = nil) throws(ShoalError) -> DatabaseChanges {
+    public func databaseChanges(since token: ChangeToken?, scope: DatabaseScope? = nil) throws(ShoalError)
+        -> DatabaseChanges
+    {
         var after: UInt64 = 0
         if let token {
             let c = try decode(token, kind: .database, what: "the database")
@@ -306,7 +357,9 @@ extension Store {
             if let cur = c.cursor, cur.source == incarnation, cur.sequence <= databaseSequence { after = cur.sequence }
             // A zone deletion after the token whose tombstone is gone would never be reported.
             guard after >= zonePurgeSequence else {
-                throw .changeTokenExpired("zone deletions made since this database token were purged, so it cannot list them; the zones you hold that databaseChanges(since: nil) does not list were deleted")
+                throw .changeTokenExpired(
+                    "zone deletions made since this database token were purged, so it cannot list them; the zones you hold that databaseChanges(since: nil) does not list were deleted"
+                )
             }
         }
         var changed = [RecordZone.ID](), deleted = [RecordZone.ID]()
@@ -317,8 +370,10 @@ extension Store {
                 changed.append(z.id)
             }
         }
-        let t = ChangeToken(.init(kind: .database, incarnation: databaseIncarnation, vector: VersionVector(),
-                                  cursor: .init(source: incarnation, sequence: databaseSequence)))
+        let t = ChangeToken(
+            .init(
+                kind: .database, incarnation: databaseIncarnation, vector: VersionVector(),
+                cursor: .init(source: incarnation, sequence: databaseSequence)))
         return DatabaseChanges(changedZones: changed.sorted(), deletedZones: deleted.sorted(), token: t)
     }
 }

@@ -74,13 +74,16 @@ extension Store {
     /// conflict found is noted for ``conflictEvents()``.
     /// `concurrent`: whether the two vectors are concurrent (else `incoming` dominates), as the
     /// caller found when it compared them.
-    func decideConflicts(_ stored: Record, _ incoming: Record, next: Record, concurrent: Bool, in z: ZoneState) throws(ShoalError) -> Record {
+    func decideConflicts(_ stored: Record, _ incoming: Record, next: Record, concurrent: Bool, in z: ZoneState)
+        throws(ShoalError) -> Record
+    {
         guard !stored.isDeleted, !next.isDeleted, next.heads.count >= 2, conflicts.wanted(in: z.id) else { return next }
         let names = concurrent ? conflictingFields(stored, incoming) : Self.lostFields(stored, next)
         guard !names.isEmpty, let decider = Self.resolvingNode(of: next) else { return next }
         let ancestor = try commonAncestor(z, of: stored, incoming)
-        let conflict = RecordConflict(origin: .replication, fieldNames: names, ancestor: ancestor,
-                                      local: stored, remote: incoming, merged: next)
+        let conflict = RecordConflict(
+            origin: .replication, fieldNames: names, ancestor: ancestor,
+            local: stored, remote: incoming, merged: next)
         guard decider == nodeID else {
             conflicts.note(ConflictEvent(conflict: conflict, outcome: .decidedBy(decider)))
             return next
@@ -102,22 +105,30 @@ extension Store {
     /// The version a resolver's record makes of `merged`: `merged` itself when the resolver kept
     /// every field's value, else a new version by this node whose changed fields are stamped with
     /// its dot and whose other slots are `merged`'s.
-    func resolution(of conflict: RecordConflict, by resolve: ConflictResolver, over merged: Record) -> Result<Record, ShoalError> {
+    func resolution(of conflict: RecordConflict, by resolve: ConflictResolver, over merged: Record) -> Result<
+        Record, ShoalError
+    > {
         let chosen = resolve(conflict)
         guard chosen.id == merged.id else {
-            return .failure(.invalidArguments("the conflict resolver of zone \(merged.id.zone) returned record \(chosen.id) for a conflict of \(merged.id); return a record with the conflict's ID"))
+            return .failure(
+                .invalidArguments(
+                    "the conflict resolver of zone \(merged.id.zone) returned record \(chosen.id) for a conflict of \(merged.id); return a record with the conflict's ID"
+                ))
         }
         // The new version keeps one slot per field: a field's value is the first of its slots.
-        guard let fields = Self.resolvedFields(merged.withoutConcurrentSlots.fields, chosen.withoutConcurrentSlots.fields) else {
+        guard
+            let fields = Self.resolvedFields(merged.withoutConcurrentSlots.fields, chosen.withoutConcurrentSlots.fields)
+        else {
             return .success(merged)
         }
         let dot = tick()
         var vv = merged.versionVector
         vv.advance(dot.node, to: dot.hlc)
-        let r = Record(recordType: merged.recordType, id: merged.id, parent: merged.parent, creation: merged.creation,
-                       versionVector: vv, heads: [Record.Head(node: dot.node, isDeletion: false)],
-                       fields: fields.map { $0.stamp == nil ? Record.Field(name: $0.name, value: $0.value, stamp: dot) : $0 },
-                       extensions: merged.extensions)
+        let r = Record(
+            recordType: merged.recordType, id: merged.id, parent: merged.parent, creation: merged.creation,
+            versionVector: vv, heads: [Record.Head(node: dot.node, isDeletion: false)],
+            fields: fields.map { $0.stamp == nil ? Record.Field(name: $0.name, value: $0.value, stamp: dot) : $0 },
+            extensions: merged.extensions)
         do throws(ShoalError) {
             return .success(try Self.checkedEncoding(r, limits: configuration.limits).0)
         } catch {
@@ -137,7 +148,9 @@ extension Store {
             let c = i == base.count ? 1 : j == chosen.count ? -1 : UTF8Order.compare(base[i].name, chosen[j].name)
             if c < 0 {
                 let s = base[i]
-                if s.value == nil { out.append(s) } else {
+                if s.value == nil {
+                    out.append(s)
+                } else {
                     changed = true
                     out.append(Record.Field(name: s.name, value: nil))
                 }
@@ -151,7 +164,9 @@ extension Store {
                 j += 1
             } else {
                 let s = base[i], f = chosen[j]
-                if s.value == f.value { out.append(s) } else {
+                if s.value == f.value {
+                    out.append(s)
+                } else {
                     changed = true
                     out.append(Record.Field(name: f.name, value: f.value))
                 }
@@ -168,8 +183,10 @@ extension Store {
     /// none differs from the server's value), else the resolver's record, its fields resolved
     /// against the server's. Nil when the zone has no resolver.
     /// - Throws: `invalidArguments` when the resolver returns a record with another ID.
-    func resolveStaleSave(_ client: Record, server: Record, ancestor: Record?,
-                          zone: RecordZone.ID) throws(ShoalError) -> (Record, RecordConflict?)? {
+    func resolveStaleSave(
+        _ client: Record, server: Record, ancestor: Record?,
+        zone: RecordZone.ID
+    ) throws(ShoalError) -> (Record, RecordConflict?)? {
         guard let resolve = conflicts.resolver(for: zone) else { return nil }
         var merged = server
         var names = [String]()
@@ -181,14 +198,19 @@ extension Store {
             names.append(key)
         }
         guard !names.isEmpty else { return (merged, nil) }
-        let conflict = RecordConflict(origin: .localSave, fieldNames: names, ancestor: ancestor,
-                                      local: client, remote: server, merged: merged)
+        let conflict = RecordConflict(
+            origin: .localSave, fieldNames: names, ancestor: ancestor,
+            local: client, remote: server, merged: merged)
         let chosen = resolve(conflict)
         guard chosen.id == client.id else {
-            throw .invalidArguments("the conflict resolver of zone \(zone) returned record \(chosen.id) for a conflict of \(client.id); return a record with the conflict's ID")
+            throw .invalidArguments(
+                "the conflict resolver of zone \(zone) returned record \(chosen.id) for a conflict of \(client.id); return a record with the conflict's ID"
+            )
         }
         var out = server
-        out.fields = Self.resolvedFields(server.withoutConcurrentSlots.fields, chosen.withoutConcurrentSlots.fields) ?? server.fields
+        out.fields =
+            Self.resolvedFields(server.withoutConcurrentSlots.fields, chosen.withoutConcurrentSlots.fields)
+            ?? server.fields
         return (out, conflict)
     }
 }

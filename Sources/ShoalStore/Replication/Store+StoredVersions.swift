@@ -53,25 +53,32 @@ extension Store {
 
     /// ``remainingChanges(in:after:)`` when at most `quickLimit` changes can remain (the zone's
     /// change sequence minus the token's bounds them), so the count is quick; `.long` otherwise.
-    package func remainingChanges(in zone: RecordZone.ID, after token: ChangeToken?, quickLimit: UInt64) throws(ShoalError) -> RemainingCount {
+    package func remainingChanges(in zone: RecordZone.ID, after token: ChangeToken?, quickLimit: UInt64)
+        throws(ShoalError) -> RemainingCount
+    {
         guard let (z, after) = try feedPosition(zone, after: token) else { return .counted(nil) }
         return z.seq &- after <= quickLimit ? .counted(try remainingChanges(in: zone, after: token)) : .long
     }
 
     /// ``remainingChanges(in:after:)`` counted on the store's background reader (its own
     /// connection and thread), so the store serves other calls meanwhile.
-    package func remainingChangesInBackground(in zone: RecordZone.ID, after token: ChangeToken?) async throws(ShoalError) -> Int? {
+    package func remainingChangesInBackground(in zone: RecordZone.ID, after token: ChangeToken?)
+        async throws(ShoalError) -> Int?
+    {
         guard let (z, after) = try feedPosition(zone, after: token) else { return nil }
         return await db.reader.countChanges(zone: z.row, after: after)
     }
 
     /// The zone and the change sequence `token` resumes after (0 for nil); nil when the token is
     /// not a position in this store's change log.
-    private func feedPosition(_ zone: RecordZone.ID, after token: ChangeToken?) throws(ShoalError) -> (ZoneState, UInt64)? {
+    private func feedPosition(_ zone: RecordZone.ID, after token: ChangeToken?) throws(ShoalError) -> (
+        ZoneState, UInt64
+    )? {
         let z = try liveZone(zone)
         guard let token else { return (z, 0) }
         guard let c = try? token.contents(limits: configuration.limits), c.incarnation == z.incarnation,
-              let cur = c.cursor, cur.source == incarnation, cur.sequence <= z.seq else { return nil }
+            let cur = c.cursor, cur.source == incarnation, cur.sequence <= z.seq
+        else { return nil }
         return (z, cur.sequence)
     }
 }

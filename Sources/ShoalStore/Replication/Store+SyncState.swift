@@ -32,7 +32,9 @@ extension Store {
         try ensureSyncTable()
         try useSynchronous(replication: !durably)
         if let value {
-            try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key.rawValue).bind(2, value).run()
+            try db.statement("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key.rawValue).bind(
+                2, value
+            ).run()
         } else {
             try db.statement("DELETE FROM sync_state WHERE key = ?").bind(1, key.rawValue).run()
         }
@@ -83,8 +85,10 @@ extension Store {
     /// leaves the zone as it was or following the share, never held without the share that says
     /// who may write it (Spec/store.md §2.3). Returns how the zone changed.
     /// - Throws: `invalidArguments` for an invalid zone ID; `internalError` if SQLite fails.
-    package func followShare(zone id: RecordZone.ID, scope: DatabaseScope, readOnly: Bool, incarnation: NodeID,
-                             key: SyncStateKey, share: [UInt8]) throws(ShoalError) -> FollowedShare {
+    package func followShare(
+        zone id: RecordZone.ID, scope: DatabaseScope, readOnly: Bool, incarnation: NodeID,
+        key: SyncStateKey, share: [UInt8]
+    ) throws(ShoalError) -> FollowedShare {
         try checkZoneID(id)
         try ensureSyncTable()
         return try writeTransaction { () throws(ShoalError) -> FollowedShare in
@@ -102,7 +106,9 @@ extension Store {
                 change = zones[id] == nil ? .created : .revived
                 _ = try insertZone(id, scope: scope, readOnly: readOnly, incarnation: incarnation)
             }
-            try db.cached("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key.rawValue).bind(2, share).runAndRewind()
+            try db.cached("INSERT OR REPLACE INTO sync_state(key, value) VALUES(?, ?)").bind(1, key.rawValue).bind(
+                2, share
+            ).runAndRewind()
             return change
         }
     }

@@ -15,7 +15,9 @@ extension Store {
             let s = try db.statement("SELECT vector FROM peer_acks WHERE zone = ? AND peer = ?")
             defer { s.reset() }
             s.bind(1, z.row).bind(2, Bytes.nodeID(peer))
-            if try s.step() { v.formUnion(try Bytes.vector(s.blob(0), "the acknowledgement of \(peer.short) for \(zone)")) }
+            if try s.step() {
+                v.formUnion(try Bytes.vector(s.blob(0), "the acknowledgement of \(peer.short) for \(zone)"))
+            }
             try db.statement("INSERT OR REPLACE INTO peer_acks(zone, peer, vector) VALUES(?, ?, ?)")
                 .bind(1, z.row).bind(2, Bytes.nodeID(peer)).bind(3, Bytes.vector(v)).run()
         }
@@ -28,7 +30,10 @@ extension Store {
     public func removePeer(_ peer: NodeID, from zone: RecordZone.ID) throws(ShoalError) {
         guard let z = zones[zone] else { throw .zoneNotFound(zone) }
         try writeTransaction { () throws(ShoalError) in
-            for sql in ["DELETE FROM peer_acks WHERE zone = ? AND peer = ?", "DELETE FROM zone_peers WHERE zone = ? AND peer = ?"] {
+            for sql in [
+                "DELETE FROM peer_acks WHERE zone = ? AND peer = ?",
+                "DELETE FROM zone_peers WHERE zone = ? AND peer = ?"
+            ] {
                 try db.statement(sql).bind(1, z.row).bind(2, Bytes.nodeID(peer)).run()
             }
         }
@@ -63,8 +68,10 @@ extension Store {
     ///     purge nothing there and only the retention does.
     /// - Returns: the number of tombstones purged.
     @discardableResult
-    public func purgeTombstones(retention: Duration?, knowledge: [RecordZone.ID: VersionVector]?,
-                                peersExpected: [RecordZone.ID: Int] = [:]) throws(ShoalError) -> Int {
+    public func purgeTombstones(
+        retention: Duration?, knowledge: [RecordZone.ID: VersionVector]?,
+        peersExpected: [RecordZone.ID: Int] = [:]
+    ) throws(ShoalError) -> Int {
         let cutoff = retentionCutoff(retention)
         return try writeTransaction { () throws(ShoalError) -> Int in
             var purged = 0
@@ -83,9 +90,13 @@ extension Store {
                 s.bind(1, z.row)
                 while try s.step() {
                     let name = s.text(0)
-                    let r = try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }
+                    let r = try s.withBlob(1) { (raw) throws(ShoalError) -> Record in
+                        try decodeRow(raw, zone: z.id, name: name)
+                    }
                     if let covered, !r.versionVector.isDominated(by: covered) { continue }
-                    if enoughPeers && acks.allSatisfy({ r.versionVector.isDominated(by: $0) }) || cutoff.map({ Self.deletionTime(of: r) <= $0 }) == true {
+                    if enoughPeers && acks.allSatisfy({ r.versionVector.isDominated(by: $0) })
+                        || cutoff.map({ Self.deletionTime(of: r) <= $0 }) == true
+                    {
                         dead.append(r)
                     }
                 }
@@ -107,7 +118,10 @@ extension Store {
         retention.map { r in
             let (seconds, attoseconds) = r.components
             let (ms, overflow) = UInt64(clamping: seconds).multipliedReportingOverflow(by: 1000)
-            let span = overflow ? UInt64.max : ms.addingReportingOverflow(UInt64(clamping: attoseconds / 1_000_000_000_000_000)).partialValue
+            let span =
+                overflow
+                ? UInt64.max
+                : ms.addingReportingOverflow(UInt64(clamping: attoseconds / 1_000_000_000_000_000)).partialValue
             let now = configuration.wallClock()
             return now > span ? now - span : 0
         }
@@ -158,12 +172,14 @@ extension Store {
         s.bind(1, z.row)
         while try s.step() {
             let name = s.text(0)
-            let r = try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name) }
+            let r = try s.withBlob(1) { (raw) throws(ShoalError) -> Record in try decodeRow(raw, zone: z.id, name: name)
+            }
             tombstones += 1
             for (peer, v) in acks where !r.versionVector.isDominated(by: v) { heldBack[peer, default: 0] += 1 }
         }
-        return TombstoneState(liveRecords: liveCount, tombstones: tombstones, horizon: z.horizon,
-                              knownPeers: acks.map(\.0).sorted(), heldBackBy: heldBack)
+        return TombstoneState(
+            liveRecords: liveCount, tombstones: tombstones, horizon: z.horizon,
+            knownPeers: acks.map(\.0).sorted(), heldBackBy: heldBack)
     }
 
     /// What each known peer of `z` has acknowledged (`acknowledge(peer:zone:vector:)`).

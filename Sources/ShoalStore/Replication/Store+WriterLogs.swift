@@ -13,14 +13,18 @@ extension Store {
         let hlc = new.versionVector[nodeID]
         guard hlc > z.log.hlc, new.heads.contains(where: { $0.node == nodeID }) else { return }
         let sequence = z.log.sequence &+ 1
-        let bytes = tail.map { WriterLog.encodedEntry(sequence: sequence, tail: $0) }
+        let bytes =
+            tail.map { WriterLog.encodedEntry(sequence: sequence, tail: $0) }
             ?? WriterLog.encodedEntry(of: new, dot: Dot(node: nodeID, hlc: hlc), sequence: sequence)
-        try appendEntry(WriterLog.EncodedEntry(sequence: sequence, hlc: hlc, bytes: bytes), of: nodeID, to: &z.log, zone: z)
+        try appendEntry(
+            WriterLog.EncodedEntry(sequence: sequence, hlc: hlc, bytes: bytes), of: nodeID, to: &z.log, zone: z)
     }
 
     /// Appends `entry`, the next of `writer`'s log for zone `z` whose head is `head`, and moves
     /// the head past it.
-    func appendEntry(_ entry: WriterLog.EncodedEntry, of writer: NodeID, to head: inout WriterLogHead, zone z: ZoneState) throws(ShoalError) {
+    func appendEntry(
+        _ entry: WriterLog.EncodedEntry, of writer: NodeID, to head: inout WriterLogHead, zone z: ZoneState
+    ) throws(ShoalError) {
         let previous = head.chain.isEmpty ? WriterLog.chainStart(zone: z.id, writer: writer) : head.chain
         try insertEntry(entry, chain: WriterLog.chain(previous, entry.bytes), of: writer, to: &head, zone: z)
     }
@@ -31,21 +35,29 @@ extension Store {
     /// (``insertPendingRows()``); other writers' entries are kept in pages without chain values
     /// (``appendVerified(_:of:checkpoint:in:)``): their logs are relayed up to the checkpoints
     /// their writers signed.
-    func insertEntry(_ entry: WriterLog.EncodedEntry, chain: [UInt8], of writer: NodeID, to head: inout WriterLogHead,
-                     zone z: ZoneState) throws(ShoalError) {
-        pending.ownEntries.append(.init(zone: z.row, sequence: entry.sequence, hlc: entry.hlc, bytes: entry.bytes, chain: chain))
+    func insertEntry(
+        _ entry: WriterLog.EncodedEntry, chain: [UInt8], of writer: NodeID, to head: inout WriterLogHead,
+        zone z: ZoneState
+    ) throws(ShoalError) {
+        pending.ownEntries.append(
+            .init(zone: z.row, sequence: entry.sequence, hlc: entry.hlc, bytes: entry.bytes, chain: chain))
         head = WriterLogHead(sequence: entry.sequence, hlc: entry.hlc, chain: chain)
     }
 
     /// Keeps `run`, consecutive entries of `writer`'s log for zone row `zone` ending at sequence
     /// `lastSequence`, as one row: the entry itself (its chain value in the row's) when it is
     /// one, otherwise a page (``WriterLogPage``).
-    func insertRun(_ run: ArraySlice<WriterLogPage.Entry>, of writer: NodeID, zoneRow zone: Int64, lastSequence: UInt64) throws(ShoalError) {
+    func insertRun(_ run: ArraySlice<WriterLogPage.Entry>, of writer: NodeID, zoneRow zone: Int64, lastSequence: UInt64)
+        throws(ShoalError)
+    {
         guard let last = run.last else { return }
         let single = run.count == 1
-        let s = try db.cached("INSERT INTO writer_entries(zone, writer, seq, hlc, bytes, chain, count) VALUES(?, ?, ?, ?, ?, ?, ?)")
+        let s = try db.cached(
+            "INSERT INTO writer_entries(zone, writer, seq, hlc, bytes, chain, count) VALUES(?, ?, ?, ?, ?, ?, ?)")
         try s.bind(1, zone).bind(2, writer).bind(3, Int64(bitPattern: lastSequence)).bind(4, Bytes.hlcKey(last.hlc))
-            .bind(5, single ? last.bytes : WriterLogPage.encode(run)).bind(6, single ? last.chain : []).bind(7, Int64(run.count))
+            .bind(5, single ? last.bytes : WriterLogPage.encode(run)).bind(6, single ? last.chain : []).bind(
+                7, Int64(run.count)
+            )
             .runAndRewind()
     }
 
@@ -62,8 +74,11 @@ extension Store {
     /// The entries of `writer`'s log for `zone` after sequence `after`, at most `limit`, in
     /// order.
     /// - Throws: `zoneNotFound`; `internalError` for an entry the store cannot read (damaged).
-    package func entries(of writer: NodeID, in zone: RecordZone.ID, after: UInt64, limit: Int) throws(ShoalError) -> [WriteEntry] {
-        try entries(of: writer, in: zone, after: after, limit: limit) { _ in true }.map { (_, entry) throws(ShoalError) -> WriteEntry in
+    package func entries(of writer: NodeID, in zone: RecordZone.ID, after: UInt64, limit: Int) throws(ShoalError)
+        -> [WriteEntry]
+    {
+        try entries(of: writer, in: zone, after: after, limit: limit) { _ in true }.map {
+            (_, entry) throws(ShoalError) -> WriteEntry in
             guard let entry else { throw .internalError("an entry of \(writer)'s log for zone \(zone) was not read") }
             return entry
         }
@@ -73,19 +88,26 @@ extension Store {
     /// `decoding` asks for (nil for the others): a sender skips the writes a batch's versions
     /// show whole.
     /// - Throws: `zoneNotFound`; `internalError` for an entry the store cannot read (damaged).
-    package func entries(of writer: NodeID, in zone: RecordZone.ID, after: UInt64, limit: Int,
-                         decoding: (HLC) -> Bool) throws(ShoalError) -> [(hlc: HLC, entry: WriteEntry?)] {
+    package func entries(
+        of writer: NodeID, in zone: RecordZone.ID, after: UInt64, limit: Int,
+        decoding: (HLC) -> Bool
+    ) throws(ShoalError) -> [(hlc: HLC, entry: WriteEntry?)] {
         let z = try liveZone(zone)
         // Rows hold runs of entries keyed by their last: the first row past `after` may begin
         // before it.
-        let s = try db.cached("SELECT seq, hlc, bytes, count FROM writer_entries WHERE zone = ? AND writer = ? AND seq > ? ORDER BY seq")
+        let s = try db.cached(
+            "SELECT seq, hlc, bytes, count FROM writer_entries WHERE zone = ? AND writer = ? AND seq > ? ORDER BY seq")
         defer { s.reset() }
         s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: after))
         var out = [(hlc: HLC, entry: WriteEntry?)]()
         while out.count < limit, try s.step() {
             let bytes = s.blob(2)
             for item in try Self.items(of: bytes, row: s, writer: writer, zone: zone) where item.sequence > after {
-                out.append((item.hlc, decoding(item.hlc) ? try Self.decodeEntry(Array(bytes[item.bytes]), of: writer, in: zone) : nil))
+                out.append(
+                    (
+                        item.hlc,
+                        decoding(item.hlc) ? try Self.decodeEntry(Array(bytes[item.bytes]), of: writer, in: zone) : nil
+                    ))
                 if out.count == limit { break }
             }
         }
@@ -95,10 +117,16 @@ extension Store {
     /// The entries of the current row of `s` (`seq, hlc, bytes, count` of `writer_entries`),
     /// whose bytes are `bytes`.
     /// - Throws: `internalError` for a row that does not read (a damaged store).
-    static func items(of bytes: [UInt8], row s: SQLiteStatement, writer: NodeID, zone: RecordZone.ID) throws(ShoalError) -> [WriterLogPage.Item] {
-        let last = (sequence: UInt64(bitPattern: s.int64(0)), hlc: HLC(rawValue: UInt64(bitPattern: s.int64(1)) ^ (1 << 63)))
+    static func items(of bytes: [UInt8], row s: SQLiteStatement, writer: NodeID, zone: RecordZone.ID) throws(ShoalError)
+        -> [WriterLogPage.Item]
+    {
+        let last = (
+            sequence: UInt64(bitPattern: s.int64(0)), hlc: HLC(rawValue: UInt64(bitPattern: s.int64(1)) ^ (1 << 63))
+        )
         guard let items = WriterLogPage.items(of: bytes, count: s.int64(3), last: last) else {
-            throw .internalError("a row of \(writer)'s log for zone \(zone) ending at #\(last.sequence) is damaged; the store is damaged")
+            throw .internalError(
+                "a row of \(writer)'s log for zone \(zone) ending at #\(last.sequence) is damaged; the store is damaged"
+            )
         }
         return items
     }
@@ -108,12 +136,18 @@ extension Store {
     package func entry(of dot: Dot, in zone: RecordZone.ID) throws(ShoalError) -> WriteEntry? {
         let z = try liveZone(zone)
         // The row holding the dot, if any, is the first whose last entry is not older.
-        let s = try db.cached("SELECT seq, hlc, bytes, count FROM writer_entries WHERE zone = ? AND writer = ? AND hlc >= ? ORDER BY hlc LIMIT 1")
+        let s = try db.cached(
+            "SELECT seq, hlc, bytes, count FROM writer_entries WHERE zone = ? AND writer = ? AND hlc >= ? ORDER BY hlc LIMIT 1"
+        )
         defer { s.reset() }
         s.bind(1, z.row).bind(2, dot.node).bind(3, Bytes.hlcKey(dot.hlc))
         guard try s.step() else { return nil }
         let bytes = s.blob(2)
-        guard let item = try Self.items(of: bytes, row: s, writer: dot.node, zone: zone).first(where: { $0.hlc == dot.hlc }) else { return nil }
+        guard
+            let item = try Self.items(of: bytes, row: s, writer: dot.node, zone: zone).first(where: {
+                $0.hlc == dot.hlc
+            })
+        else { return nil }
         return try Self.decodeEntry(Array(bytes[item.bytes]), of: dot.node, in: zone)
     }
 
@@ -138,7 +172,9 @@ extension Store {
         defer { s.reset() }
         s.bind(1, z.row).bind(2, writer)
         guard try s.step() else { return WriterLogHead(chain: WriterLog.chainStart(zone: zone, writer: writer)) }
-        return WriterLogHead(sequence: UInt64(bitPattern: s.int64(0)), hlc: HLC(rawValue: UInt64(bitPattern: s.int64(1))), chain: s.blob(2))
+        return WriterLogHead(
+            sequence: UInt64(bitPattern: s.int64(0)), hlc: HLC(rawValue: UInt64(bitPattern: s.int64(1))),
+            chain: s.blob(2))
     }
 
     /// Stores `entries` of `writer`'s log for `zone`, which follow the head held here without a
@@ -149,23 +185,31 @@ extension Store {
     /// holds no keys.
     /// - Throws: `zoneNotFound` for a zone that is not live; `invalidArguments` for this node's
     ///   own log, which only its own writes extend.
-    package func appendVerified(_ entries: [WriteEntry], of writer: NodeID, checkpoint: WriterCheckpoint,
-                                in zone: RecordZone.ID) throws(ShoalError) -> Bool {
+    package func appendVerified(
+        _ entries: [WriteEntry], of writer: NodeID, checkpoint: WriterCheckpoint,
+        in zone: RecordZone.ID
+    ) throws(ShoalError) -> Bool {
         try appendVerified(entries.map(WriterLog.EncodedEntry.init), of: writer, checkpoint: checkpoint, in: zone)
     }
 
     /// As ``appendVerified(_:of:checkpoint:in:)`` for entries as their canonical bytes.
-    package func appendVerified(_ entries: [WriterLog.EncodedEntry], of writer: NodeID, checkpoint: WriterCheckpoint,
-                                in zone: RecordZone.ID) throws(ShoalError) -> Bool {
+    package func appendVerified(
+        _ entries: [WriterLog.EncodedEntry], of writer: NodeID, checkpoint: WriterCheckpoint,
+        in zone: RecordZone.ID
+    ) throws(ShoalError) -> Bool {
         guard writer != nodeID else {
-            throw .invalidArguments("entries of this node's own log (\(writer)) come only from its own writes, never from a peer")
+            throw .invalidArguments(
+                "entries of this node's own log (\(writer)) come only from its own writes, never from a peer")
         }
         let z = try liveZone(zone)
-        guard checkpoint.zone == zone, checkpoint.writer == writer, checkpoint.incarnation == z.incarnation else { return false }
+        guard checkpoint.zone == zone, checkpoint.writer == writer, checkpoint.incarnation == z.incarnation else {
+            return false
+        }
         let head = try logHead(of: writer, in: zone)
         guard let last = entries.last, checkpoint.sequence == last.sequence,
-              let chains = WriterLog.pageChains(from: head.chain, after: (head.sequence, head.hlc), entries),
-              chains.last == checkpoint.chain else { return false }
+            let chains = WriterLog.pageChains(from: head.chain, after: (head.sequence, head.hlc), entries),
+            chains.last == checkpoint.chain
+        else { return false }
         try writeTransaction(replication: true) { () throws(ShoalError) in
             var moved = head
             // Kept in pages: a row per run of entries, not per entry (WriterLogPage).
@@ -179,12 +223,15 @@ extension Store {
                 start = end
             }
             // An upsert: replacing the row would reset how far the log is reflected.
-            let s = try db.cached("""
+            let s = try db.cached(
+                """
                 INSERT INTO writer_logs(zone, writer, seq, hlc, chain) VALUES(?, ?, ?, ?, ?)
                 ON CONFLICT(zone, writer) DO UPDATE SET seq = excluded.seq, hlc = excluded.hlc, chain = excluded.chain
                 """)
-            try s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: moved.sequence)).bind(4, Int64(bitPattern: moved.hlc.rawValue))
-                .bind(5, moved.chain).runAndRewind()
+            try s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: moved.sequence)).bind(
+                4, Int64(bitPattern: moved.hlc.rawValue)
+            )
+            .bind(5, moved.chain).runAndRewind()
             try keep(checkpoint, zone: z)
         }
         return true
@@ -196,11 +243,15 @@ extension Store {
     package func keepCheckpoint(_ checkpoint: WriterCheckpoint) throws(ShoalError) {
         let z = try liveZone(checkpoint.zone)
         guard checkpoint.incarnation == z.incarnation else {
-            throw .invalidArguments("the checkpoint of \(checkpoint.writer) is for incarnation \(checkpoint.incarnation) of zone \(checkpoint.zone), which is at \(z.incarnation) here")
+            throw .invalidArguments(
+                "the checkpoint of \(checkpoint.writer) is for incarnation \(checkpoint.incarnation) of zone \(checkpoint.zone), which is at \(z.incarnation) here"
+            )
         }
         let head = try logHead(of: checkpoint.writer, in: checkpoint.zone)
         guard checkpoint.sequence <= head.sequence else {
-            throw .invalidArguments("the checkpoint of \(checkpoint.writer) covers \(checkpoint.sequence) entries; the log holds \(head.sequence)")
+            throw .invalidArguments(
+                "the checkpoint of \(checkpoint.writer) covers \(checkpoint.sequence) entries; the log holds \(head.sequence)"
+            )
         }
         try writeTransaction { () throws(ShoalError) in try keep(checkpoint, zone: z) }
     }
@@ -210,22 +261,28 @@ extension Store {
             throw .invalidArguments("the checkpoint of \(checkpoint.writer) is not signed; sign it before keeping it")
         }
         let s = try db.cached("INSERT OR REPLACE INTO writer_checkpoints(zone, writer, seq, bytes) VALUES(?, ?, ?, ?)")
-        try s.bind(1, z.row).bind(2, checkpoint.writer).bind(3, Int64(bitPattern: checkpoint.sequence)).bind(4, checkpoint.encoded()).runAndRewind()
+        try s.bind(1, z.row).bind(2, checkpoint.writer).bind(3, Int64(bitPattern: checkpoint.sequence)).bind(
+            4, checkpoint.encoded()
+        ).runAndRewind()
     }
 
     /// The newest checkpoint of `writer`'s log for `zone` held here at or below sequence
     /// `atMost`, if any: where a range sent to a peer may end.
     /// - Throws: `zoneNotFound`; `internalError` for a checkpoint the store cannot read.
-    package func checkpoint(of writer: NodeID, in zone: RecordZone.ID, atMost: UInt64 = .max) throws(ShoalError) -> WriterCheckpoint? {
+    package func checkpoint(of writer: NodeID, in zone: RecordZone.ID, atMost: UInt64 = .max) throws(ShoalError)
+        -> WriterCheckpoint?
+    {
         let z = try liveZone(zone)
-        let s = try db.cached("SELECT bytes FROM writer_checkpoints WHERE zone = ? AND writer = ? AND seq <= ? ORDER BY seq DESC LIMIT 1")
+        let s = try db.cached(
+            "SELECT bytes FROM writer_checkpoints WHERE zone = ? AND writer = ? AND seq <= ? ORDER BY seq DESC LIMIT 1")
         defer { s.reset() }
         s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: min(atMost, UInt64(Int64.max))))
         guard try s.step() else { return nil }
         do {
             return try WriterCheckpoint(decoding: s.blob(0))
         } catch {
-            throw .internalError("a checkpoint of \(writer)'s log for zone \(zone) is damaged (\(error)); the store is damaged")
+            throw .internalError(
+                "a checkpoint of \(writer)'s log for zone \(zone) is damaged (\(error)); the store is damaged")
         }
     }
 
@@ -251,18 +308,26 @@ extension Store {
     /// chain's start for 0); nil when the log does not reach it, or for another writer, whose
     /// chain values are kept at its head and checkpoints only.
     /// - Throws: `zoneNotFound` for a zone that is not live.
-    package func chainValue(of writer: NodeID, in zone: RecordZone.ID, at sequence: UInt64) throws(ShoalError) -> [UInt8]? {
+    package func chainValue(of writer: NodeID, in zone: RecordZone.ID, at sequence: UInt64) throws(ShoalError)
+        -> [UInt8]?
+    {
         if sequence == 0 { return WriterLog.chainStart(zone: zone, writer: writer) }
         guard writer == nodeID else { return nil }
         let z = try liveZone(zone)
-        let s = try db.cached("SELECT seq, hlc, bytes, count, chain FROM writer_entries WHERE zone = ? AND writer = ? AND seq >= ? ORDER BY seq LIMIT 1")
+        let s = try db.cached(
+            "SELECT seq, hlc, bytes, count, chain FROM writer_entries WHERE zone = ? AND writer = ? AND seq >= ? ORDER BY seq LIMIT 1"
+        )
         defer { s.reset() }
         s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: sequence))
         guard try s.step() else { return nil }
         if s.int64(3) == 1 { return UInt64(bitPattern: s.int64(0)) == sequence ? s.blob(4) : nil }
         let bytes = s.blob(2)
-        guard let item = try Self.items(of: bytes, row: s, writer: writer, zone: zone).first(where: { $0.sequence == sequence }),
-              !item.chain.isEmpty else { return nil }
+        guard
+            let item = try Self.items(of: bytes, row: s, writer: writer, zone: zone).first(where: {
+                $0.sequence == sequence
+            }),
+            !item.chain.isEmpty
+        else { return nil }
         return Array(bytes[item.chain])
     }
 
@@ -275,11 +340,14 @@ extension Store {
         let z = try liveZone(zone)
         // Every entry of a row whose last entry is at most `hlc` is; the next row may begin with
         // some that are too.
-        let before = try db.cached("SELECT seq FROM writer_entries WHERE zone = ? AND writer = ? AND hlc <= ? ORDER BY hlc DESC LIMIT 1")
+        let before = try db.cached(
+            "SELECT seq FROM writer_entries WHERE zone = ? AND writer = ? AND hlc <= ? ORDER BY hlc DESC LIMIT 1")
         before.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
         var found: UInt64 = try before.step() ? UInt64(bitPattern: before.int64(0)) : 0
         before.reset()
-        let next = try db.cached("SELECT seq, hlc, bytes, count FROM writer_entries WHERE zone = ? AND writer = ? AND hlc > ? ORDER BY hlc LIMIT 1")
+        let next = try db.cached(
+            "SELECT seq, hlc, bytes, count FROM writer_entries WHERE zone = ? AND writer = ? AND hlc > ? ORDER BY hlc LIMIT 1"
+        )
         defer { next.reset() }
         next.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
         if try next.step(), next.int64(3) > 1 {
@@ -293,16 +361,20 @@ extension Store {
     /// The oldest checkpoint of `writer`'s log for `zone` held here at or past sequence
     /// `atLeast`, if any: where a range that must reach that entry can end.
     /// - Throws: `zoneNotFound`; `internalError` for a checkpoint the store cannot read.
-    package func checkpoint(of writer: NodeID, in zone: RecordZone.ID, atLeast: UInt64) throws(ShoalError) -> WriterCheckpoint? {
+    package func checkpoint(of writer: NodeID, in zone: RecordZone.ID, atLeast: UInt64) throws(ShoalError)
+        -> WriterCheckpoint?
+    {
         let z = try liveZone(zone)
-        let s = try db.cached("SELECT bytes FROM writer_checkpoints WHERE zone = ? AND writer = ? AND seq >= ? ORDER BY seq LIMIT 1")
+        let s = try db.cached(
+            "SELECT bytes FROM writer_checkpoints WHERE zone = ? AND writer = ? AND seq >= ? ORDER BY seq LIMIT 1")
         defer { s.reset() }
         s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: min(atLeast, UInt64(Int64.max))))
         guard try s.step() else { return nil }
         do {
             return try WriterCheckpoint(decoding: s.blob(0))
         } catch {
-            throw .internalError("a checkpoint of \(writer)'s log for zone \(zone) is damaged (\(error)); the store is damaged")
+            throw .internalError(
+                "a checkpoint of \(writer)'s log for zone \(zone) is damaged (\(error)); the store is damaged")
         }
     }
 
@@ -333,13 +405,15 @@ extension Store {
     /// prefix only grows; it is kept, and read on from where it stopped. This node's own log is
     /// reflected whole (its writes are its own).
     /// - Throws: `zoneNotFound`; `internalError` for a row the store cannot read.
-    package func reflected(of writer: NodeID, in zone: RecordZone.ID) throws(ShoalError) -> (sequence: UInt64, hlc: HLC) {
+    package func reflected(of writer: NodeID, in zone: RecordZone.ID) throws(ShoalError) -> (sequence: UInt64, hlc: HLC)
+    {
         if writer == nodeID {
             let head = try ownLogHead(of: zone)
             return (head.sequence, head.hlc)
         }
         let z = try liveZone(zone)
-        let row = try db.cached("SELECT seq, reflected_seq, reflected_hlc FROM writer_logs WHERE zone = ? AND writer = ?")
+        let row = try db.cached(
+            "SELECT seq, reflected_seq, reflected_hlc FROM writer_logs WHERE zone = ? AND writer = ?")
         row.bind(1, z.row).bind(2, writer)
         guard try row.step() else {
             row.reset()
@@ -360,7 +434,9 @@ extension Store {
                 if !shown {
                     versions.bind(1, z.row).bind(2, e.record)
                     if try versions.step() {
-                        let vector = versions.withBlob(0) { raw in try? Record.versionVector(ofEncoded: raw, limits: configuration.limits) }
+                        let vector = versions.withBlob(0) { raw in
+                            try? Record.versionVector(ofEncoded: raw, limits: configuration.limits)
+                        }
                         shown = (vector?[writer] ?? .zero) >= e.hlc
                     }
                     versions.reset()
@@ -372,8 +448,10 @@ extension Store {
         }
         if moved {
             try writeTransaction(replication: true) { () throws(ShoalError) in
-                let s = try db.cached("UPDATE writer_logs SET reflected_seq = ?, reflected_hlc = ? WHERE zone = ? AND writer = ?")
-                try s.bind(1, Int64(bitPattern: through.sequence)).bind(2, Int64(bitPattern: through.hlc.rawValue)).bind(3, z.row)
+                let s = try db.cached(
+                    "UPDATE writer_logs SET reflected_seq = ?, reflected_hlc = ? WHERE zone = ? AND writer = ?")
+                try s.bind(1, Int64(bitPattern: through.sequence)).bind(2, Int64(bitPattern: through.hlc.rawValue))
+                    .bind(3, z.row)
                     .bind(4, writer).runAndRewind()
             }
         }
@@ -385,10 +463,13 @@ extension Store {
     /// stored version covers its write — as far as they continue the reflected prefix without a
     /// gap. What they leave out is found by reading the zone later, as before.
     /// - Throws: `zoneNotFound`; `internalError` if SQLite fails.
-    package func noteReflected(of writer: NodeID, in zone: RecordZone.ID, shown: [(sequence: UInt64, hlc: HLC)]) throws(ShoalError) {
+    package func noteReflected(of writer: NodeID, in zone: RecordZone.ID, shown: [(sequence: UInt64, hlc: HLC)])
+        throws(ShoalError)
+    {
         guard writer != nodeID, !shown.isEmpty else { return }
         let z = try liveZone(zone)
-        let row = try db.cached("SELECT seq, reflected_seq, reflected_hlc FROM writer_logs WHERE zone = ? AND writer = ?")
+        let row = try db.cached(
+            "SELECT seq, reflected_seq, reflected_hlc FROM writer_logs WHERE zone = ? AND writer = ?")
         row.bind(1, z.row).bind(2, writer)
         guard try row.step() else {
             row.reset()
@@ -406,17 +487,24 @@ extension Store {
         }
         guard let through else { return }
         try writeTransaction(replication: true) { () throws(ShoalError) in
-            let s = try db.cached("UPDATE writer_logs SET reflected_seq = ?, reflected_hlc = ? WHERE zone = ? AND writer = ? AND reflected_seq = ?")
-            try s.bind(1, Int64(bitPattern: through.sequence)).bind(2, Int64(bitPattern: through.hlc.rawValue)).bind(3, z.row)
-                .bind(4, writer).bind(5, Int64(bitPattern: from)).runAndRewind()
+            let s = try db.cached(
+                "UPDATE writer_logs SET reflected_seq = ?, reflected_hlc = ? WHERE zone = ? AND writer = ? AND reflected_seq = ?"
+            )
+            try s.bind(1, Int64(bitPattern: through.sequence)).bind(2, Int64(bitPattern: through.hlc.rawValue)).bind(
+                3, z.row
+            )
+            .bind(4, writer).bind(5, Int64(bitPattern: from)).runAndRewind()
         }
     }
 
-    static func decodeEntry(_ bytes: [UInt8], of writer: NodeID, in zone: RecordZone.ID) throws(ShoalError) -> WriteEntry {
+    static func decodeEntry(_ bytes: [UInt8], of writer: NodeID, in zone: RecordZone.ID) throws(ShoalError)
+        -> WriteEntry
+    {
         do {
             return try WriteEntry(decoding: bytes)
         } catch {
-            throw .internalError("an entry of \(writer)'s log for zone \(zone) is damaged (\(error)); the store is damaged")
+            throw .internalError(
+                "an entry of \(writer)'s log for zone \(zone) is damaged (\(error)); the store is damaged")
         }
     }
 }
@@ -435,10 +523,13 @@ extension Schema {
         meta.reset()
         let zones = try db.statement("SELECT id, name, owner FROM zones")
         var rows = [(Int64, RecordZone.ID)]()
-        while try zones.step() { rows.append((zones.int64(0), RecordZone.ID(name: zones.text(1), owner: zones.text(2)))) }
+        while try zones.step() {
+            rows.append((zones.int64(0), RecordZone.ID(name: zones.text(1), owner: zones.text(2))))
+        }
         zones.reset()
         let read = try db.statement("SELECT name, bytes FROM records WHERE zone = ?")
-        let insert = try db.statement("INSERT INTO writer_entries(zone, writer, seq, hlc, bytes, chain) VALUES(?, ?, ?, ?, ?, ?)")
+        let insert = try db.statement(
+            "INSERT INTO writer_entries(zone, writer, seq, hlc, bytes, chain) VALUES(?, ?, ?, ?, ?, ?)")
         let head = try db.statement("UPDATE zones SET log_seq = ?, log_hlc = ?, log_chain = ? WHERE id = ?")
         for (row, zone) in rows {
             // Every write of this node its records show, by timestamp: one record per write.
@@ -450,7 +541,9 @@ extension Schema {
                     do {
                         return try Record(decoding: raw, limits: limits)
                     } catch {
-                        throw .internalError("record \(name) of zone \(zone) could not be read while starting its writer log (\(error)); the store is damaged")
+                        throw .internalError(
+                            "record \(name) of zone \(zone) could not be read while starting its writer log (\(error)); the store is damaged"
+                        )
                     }
                 }
                 var dots = Set<HLC>()
@@ -466,12 +559,16 @@ extension Schema {
                 let entry = WriterLog.entry(of: w.version, dot: dot, sequence: log.sequence &+ 1)
                 let bytes = entry.encoded()
                 let chain = WriterLog.chain(log.chain, bytes)
-                try insert.bind(1, row).bind(2, node).bind(3, Int64(bitPattern: entry.sequence)).bind(4, Bytes.hlcKey(entry.hlc))
-                    .bind(5, bytes).bind(6, chain).runAndRewind()
+                try insert.bind(1, row).bind(2, node).bind(3, Int64(bitPattern: entry.sequence)).bind(
+                    4, Bytes.hlcKey(entry.hlc)
+                )
+                .bind(5, bytes).bind(6, chain).runAndRewind()
                 log = WriterLogHead(sequence: entry.sequence, hlc: entry.hlc, chain: chain)
             }
-            try head.bind(1, Int64(bitPattern: log.sequence)).bind(2, Int64(bitPattern: log.hlc.rawValue)).bind(3, log.sequence == 0 ? [] : log.chain)
-                .bind(4, row).runAndRewind()
+            try head.bind(1, Int64(bitPattern: log.sequence)).bind(2, Int64(bitPattern: log.hlc.rawValue)).bind(
+                3, log.sequence == 0 ? [] : log.chain
+            )
+            .bind(4, row).runAndRewind()
         }
     }
 }

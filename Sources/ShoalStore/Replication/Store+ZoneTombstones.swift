@@ -16,13 +16,15 @@ extension Store {
         for a in announced {
             guard let z = zones[a.zone] else { continue }
             read.bind(1, z.row).bind(2, p)
-            let same = try read.step() && Bytes.nodeID(read.blob(0)) == a.incarnation && (read.int(1) != 0) == a.isDeleted
+            let same =
+                try read.step() && Bytes.nodeID(read.blob(0)) == a.incarnation && (read.int(1) != 0) == a.isDeleted
             read.reset()
             if !same { changed.append((z.row, a)) }
         }
         guard !changed.isEmpty else { return }
         try writeTransaction(replication: true) { () throws(ShoalError) in
-            let w = try db.statement("INSERT OR REPLACE INTO zone_peers(zone, peer, incarnation, deleted) VALUES(?, ?, ?, ?)")
+            let w = try db.statement(
+                "INSERT OR REPLACE INTO zone_peers(zone, peer, incarnation, deleted) VALUES(?, ?, ?, ?)")
             for (row, a) in changed {
                 w.bind(1, row).bind(2, p).bind(3, Bytes.nodeID(a.incarnation)).bind(4, a.isDeleted ? 1 : 0)
                 try w.runAndRewind()
@@ -46,8 +48,10 @@ extension Store {
     /// - Returns: the number of zone tombstones purged.
     /// - Throws: `internalError` for a damaged row or when SQLite fails.
     @discardableResult
-    public func purgeZoneTombstones(retention: Duration?, peersExpected: [RecordZone.ID: Int] = [:],
-                                    forgetPurgedAfter: Duration? = nil) throws(ShoalError) -> Int {
+    public func purgeZoneTombstones(
+        retention: Duration?, peersExpected: [RecordZone.ID: Int] = [:],
+        forgetPurgedAfter: Duration? = nil
+    ) throws(ShoalError) -> Int {
         let cutoff = retentionCutoff(retention)
         let forget = retentionCutoff(forgetPurgedAfter)
         let deleted = zones.values.filter(\.deleted).sorted { $0.id < $1.id }
@@ -65,22 +69,26 @@ extension Store {
                 var purged = 0
                 for z in deleted {
                     let peers = try zonePeers(of: z)
-                    let announced = peers.count >= (peersExpected[z.id] ?? 0)
+                    let announced =
+                        peers.count >= (peersExpected[z.id] ?? 0)
                         && peers.allSatisfy { $0.incarnation == z.incarnation && $0.deleted }
                     let deletedAt = try deletionTime(of: z)
                     guard announced || cutoff.map({ deletedAt <= $0 }) == true else { continue }
                     try db.statement("DELETE FROM zone_peers WHERE zone = ?").bind(1, z.row).run()
                     try db.statement("DELETE FROM zones WHERE id = ?").bind(1, z.row).run()
-                    try db.statement("INSERT OR REPLACE INTO purged_zones(name, owner, incarnation, deleted_at) VALUES(?, ?, ?, ?)")
-                        .bind(1, z.id.name).bind(2, z.id.owner).bind(3, Bytes.nodeID(z.incarnation))
-                        .bind(4, Int64(clamping: deletedAt)).run()
+                    try db.statement(
+                        "INSERT OR REPLACE INTO purged_zones(name, owner, incarnation, deleted_at) VALUES(?, ?, ?, ?)"
+                    )
+                    .bind(1, z.id.name).bind(2, z.id.owner).bind(3, Bytes.nodeID(z.incarnation))
+                    .bind(4, Int64(clamping: deletedAt)).run()
                     zonePurgeSequence = max(zonePurgeSequence, z.databaseSequence)
                     zones[z.id] = nil
                     purged += 1
                 }
                 if purged > 0 { try Schema.setMeta(db, "zone_purge_seq", Int64(bitPattern: zonePurgeSequence)) }
                 if let forget {
-                    try db.statement("DELETE FROM purged_zones WHERE deleted_at <= ?").bind(1, Int64(clamping: forget)).run()
+                    try db.statement("DELETE FROM purged_zones WHERE deleted_at <= ?").bind(1, Int64(clamping: forget))
+                        .run()
                 }
                 return purged
             }
@@ -118,10 +126,12 @@ extension Store {
             let peers = try zonePeers(of: z)
             let waiting = peers.filter { $0.incarnation != z.incarnation || !$0.deleted }.map(\.peer)
             let ms = try deletionTime(of: z)
-            out.append(ZoneTombstone(zone: z.id, incarnation: z.incarnation,
-                                     deletedAt: Timestamp(millisecondsSince1970: Int64(clamping: ms)),
-                                     knownPeers: peers.map(\.peer).sorted(), waitingFor: waiting.sorted(),
-                                     peersMissing: max(0, (peersExpected[z.id] ?? 0) - peers.count)))
+            out.append(
+                ZoneTombstone(
+                    zone: z.id, incarnation: z.incarnation,
+                    deletedAt: Timestamp(millisecondsSince1970: Int64(clamping: ms)),
+                    knownPeers: peers.map(\.peer).sorted(), waitingFor: waiting.sorted(),
+                    peersMissing: max(0, (peersExpected[z.id] ?? 0) - peers.count)))
         }
         return out
     }
@@ -143,7 +153,8 @@ extension Store {
             // A damaged row fails the purge rather than being skipped: skipping it would purge a
             // deletion that peer may not know of.
             guard let peer = Bytes.nodeID(s.blob(0)), let inc = Bytes.nodeID(s.blob(1)) else {
-                throw .internalError("a peer's announcement of zone \(z.id) names no node ID or incarnation; the store is damaged")
+                throw .internalError(
+                    "a peer's announcement of zone \(z.id) names no node ID or incarnation; the store is damaged")
             }
             out.append((peer, inc, s.int(2) != 0))
         }

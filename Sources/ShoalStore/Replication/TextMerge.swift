@@ -53,9 +53,10 @@ public struct TextMerge: Sendable, Hashable {
         let type = conflict.merged.recordType
         for name in conflict.fieldNames where fields.contains(type + "." + name) {
             guard case .string(let base)? = ancestor[name], case .string(let local)? = conflict.local[name],
-                  case .string(let remote)? = conflict.remote[name],
-                  let localSlot = conflict.local.slots(for: name).first,
-                  let remoteSlot = conflict.remote.slots(for: name).first else { continue }
+                case .string(let remote)? = conflict.remote[name],
+                let localSlot = conflict.local.slots(for: name).first,
+                let remoteSlot = conflict.remote.slots(for: name).first
+            else { continue }
             let localWins = LastWriterWins.ranks(localSlot, above: remoteSlot, zone: conflict.recordID.zone)
             if let text = TextMerger.merge(ancestor: base, local, remote, firstWins: localWins) {
                 out[name] = .string(text)

@@ -15,7 +15,9 @@ package enum WriterLog {
     /// ``WriteEntry/inlineSlotBytes`` long, otherwise the first ``WriteEntry/digestBytes`` bytes
     /// of SHA-256 over ``WriteEntry/slotDigestContext``, the name as a `name`, and those bytes.
     package static func slotDigest(name: String, value: FieldValue?, zone: RecordZone.ID) -> [UInt8] {
-        digest(name: name, valueSize: fieldValueSize(value, zone: zone)) { w in writeFieldValue(into: &w, value, zone: zone) }
+        digest(name: name, valueSize: fieldValueSize(value, zone: zone)) { w in
+            writeFieldValue(into: &w, value, zone: zone)
+        }
     }
 
     /// The digest of the slot with the empty name, which stands for the record's type and parent:
@@ -51,7 +53,8 @@ package enum WriterLog {
         return size
     }
 
-    static func writeSystemValue(into w: inout WireWriter, recordType: String, parent: Reference?, zone: RecordZone.ID) {
+    static func writeSystemValue(into w: inout WireWriter, recordType: String, parent: Reference?, zone: RecordZone.ID)
+    {
         w.writeByte(1)
         w.writeString(recordType)
         if let parent {
@@ -82,17 +85,22 @@ package enum WriterLog {
         if !deletion {
             slots.reserveCapacity((among?.count ?? version.fields.count) &+ 1)
             if head != nil {
-                slots.append(WriteEntry.Slot(name: "", digest: systemDigest(recordType: version.recordType, parent: version.parent, zone: zone)))
+                slots.append(
+                    WriteEntry.Slot(
+                        name: "",
+                        digest: systemDigest(recordType: version.recordType, parent: version.parent, zone: zone)))
             }
             let fields = version.fields
             for k in 0..<(among?.count ?? fields.count) {
                 let f = fields[among?[k] ?? k]
                 guard f.stamp == dot else { continue }
-                slots.append(WriteEntry.Slot(name: f.name, digest: slotDigest(name: f.name, value: f.value, zone: zone)))
+                slots.append(
+                    WriteEntry.Slot(name: f.name, digest: slotDigest(name: f.name, value: f.value, zone: zone)))
             }
         }
-        return WriteEntry(sequence: sequence, hlc: dot.hlc, isDeletion: deletion, isCreation: version.creation == dot,
-                          record: version.id.name, slots: slots)
+        return WriteEntry(
+            sequence: sequence, hlc: dot.hlc, isDeletion: deletion, isCreation: version.creation == dot,
+            record: version.id.name, slots: slots)
     }
 
     /// The canonical bytes of ``entry(of:dot:sequence:)``, written straight from `version` into
@@ -175,7 +183,9 @@ package enum WriterLog {
     /// The chain value after `entries`, which follow `start` without a gap; nil when they do
     /// not (a sequence missing, repeated or out of order), or when their timestamps do not
     /// strictly increase.
-    package static func chain(from start: [UInt8], after previous: (sequence: UInt64, hlc: HLC), _ entries: [WriteEntry]) -> [UInt8]? {
+    package static func chain(
+        from start: [UInt8], after previous: (sequence: UInt64, hlc: HLC), _ entries: [WriteEntry]
+    ) -> [UInt8]? {
         guard let chains = pageChains(from: start, after: previous, entries.map(EncodedEntry.init)) else { return nil }
         return chains.last ?? start
     }
@@ -183,13 +193,16 @@ package enum WriterLog {
     /// The chain value after each run of ``WriterLogPage/maxEntries`` of `entries` (the last
     /// run may be shorter), hashed on from `start`; nil under the conditions of
     /// ``chain(from:after:_:)``.
-    package static func pageChains(from start: [UInt8], after previous: (sequence: UInt64, hlc: HLC),
-                                   _ entries: [EncodedEntry]) -> [[UInt8]]? {
+    package static func pageChains(
+        from start: [UInt8], after previous: (sequence: UInt64, hlc: HLC),
+        _ entries: [EncodedEntry]
+    ) -> [[UInt8]]? {
         var out = [[UInt8]]()
         var value = start
         var last = previous
         for (i, e) in entries.enumerated() {
-            guard last.sequence < UInt64.max, e.sequence == last.sequence &+ 1, e.hlc > last.hlc || last.sequence == 0 else { return nil }
+            guard last.sequence < UInt64.max, e.sequence == last.sequence &+ 1, e.hlc > last.hlc || last.sequence == 0
+            else { return nil }
             value = chain(value, e.bytes)
             if (i &+ 1) % WriterLogPage.maxEntries == 0 || i == entries.count &- 1 { out.append(value) }
             last = (e.sequence, e.hlc)
@@ -207,7 +220,8 @@ package enum WriterLog {
 
     /// Writes a slot digest as an entry holds it, its length byte then its bytes, as
     /// ``digest(name:valueSize:_:)`` computes it.
-    static func writeDigest(into w: inout WireWriter, name: String, valueSize: Int, _ body: (inout WireWriter) -> Void) {
+    static func writeDigest(into w: inout WireWriter, name: String, valueSize: Int, _ body: (inout WireWriter) -> Void)
+    {
         if valueSize <= WriteEntry.inlineSlotBytes {
             w.writeByte(UInt8(truncatingIfNeeded: valueSize))
             body(&w)
@@ -220,17 +234,23 @@ package enum WriterLog {
     /// `use` of the first ``WriteEntry/digestBytes`` bytes of SHA-256 over
     /// ``WriteEntry/slotDigestContext``, the name and the value bytes `body` writes, hashed
     /// from scratch space.
-    static func hashed<R>(name: String, valueSize: Int, _ body: (inout WireWriter) -> Void, _ use: (UnsafeRawBufferPointer) -> R) -> R {
+    static func hashed<R>(
+        name: String, valueSize: Int, _ body: (inout WireWriter) -> Void, _ use: (UnsafeRawBufferPointer) -> R
+    ) -> R {
         let size = WireSize.string(name) &+ valueSize
         return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { scratch in
             // A hashed value is at least 16 bytes, so there is always a base address.
-            guard let base = scratch.baseAddress else { preconditionFailure("a temporary allocation of \(size) bytes has no address") }
+            guard let base = scratch.baseAddress else {
+                preconditionFailure("a temporary allocation of \(size) bytes has no address")
+            }
             var w = WireWriter(start: base, count: size)
             w.writeString(name)
             body(&w)
             precondition(w.remaining == 0, "ShoalWire size pass and write pass disagree")
             return WriteEntry.slotDigestContext.withUnsafeBytes { context in
-                sha256(context, UnsafeRawBufferPointer(start: base, count: size)) { use(UnsafeRawBufferPointer(rebasing: $0.prefix(WriteEntry.digestBytes))) }
+                sha256(context, UnsafeRawBufferPointer(start: base, count: size)) {
+                    use(UnsafeRawBufferPointer(rebasing: $0.prefix(WriteEntry.digestBytes)))
+                }
             }
         }
     }
@@ -244,7 +264,9 @@ package enum WriterLog {
     /// short inputs per write (its slots, its chain link), so the hash must not allocate: where
     /// the processor has SHA instructions it is ShoalWire's ``SHA256Stream``, elsewhere
     /// swift-crypto's, whose every hash allocates a context and copies it to finalize.
-    static func sha256<R>(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ use: (UnsafeRawBufferPointer) -> R) -> R {
+    static func sha256<R>(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, _ use: (UnsafeRawBufferPointer) -> R
+    ) -> R {
         if SHA256Stream.isAvailable {
             var s = SHA256Stream()
             s.update(first)
@@ -268,10 +290,14 @@ extension WriterLog {
     /// The form each of `entries` (consecutive entries of `writer`'s log) travels in beside the
     /// batch's `versions`: implied by a version that shows the write whole, partial when the
     /// version shows only some of its slots, whole when no version of the batch shows it.
-    package static func items(for entries: [WriteEntry], of writer: NodeID, versions: [Record]) -> [WriterLogSection.Item] {
+    package static func items(for entries: [WriteEntry], of writer: NodeID, versions: [Record]) -> [WriterLogSection
+        .Item]
+    {
         let made = madeBy(writer, versions: versions)
         let index = names(versions)
-        return entries.map { e in item(for: e, hlc: e.hlc, of: writer, versions: versions, made: made, index: index) ?? .whole(e) }
+        return entries.map { e in
+            item(for: e, hlc: e.hlc, of: writer, versions: versions, made: made, index: index) ?? .whole(e)
+        }
     }
 
     /// The timestamps of `writer`'s writes that `versions` show whole because each is the
@@ -294,13 +320,17 @@ extension WriterLog {
 
     /// As ``items(for:of:versions:)`` for entries given with their timestamps, read only where
     /// `made` (``madeBy(_:versions:)``) names no version; nil when one of the others is unread.
-    package static func items(for entries: [(hlc: HLC, entry: WriteEntry?)], of writer: NodeID, versions: [Record],
-                              made: [HLC: Int]) -> [WriterLogSection.Item]? {
+    package static func items(
+        for entries: [(hlc: HLC, entry: WriteEntry?)], of writer: NodeID, versions: [Record],
+        made: [HLC: Int]
+    ) -> [WriterLogSection.Item]? {
         let index = names(versions)
         var out = [WriterLogSection.Item]()
         out.reserveCapacity(entries.count)
         for (hlc, read) in entries {
-            guard let item = item(for: read, hlc: hlc, of: writer, versions: versions, made: made, index: index) else { return nil }
+            guard let item = item(for: read, hlc: hlc, of: writer, versions: versions, made: made, index: index) else {
+                return nil
+            }
             out.append(item)
         }
         return out
@@ -314,17 +344,23 @@ extension WriterLog {
 
     /// The form of the entry at `hlc` (`read`, nil when unread): nil only for an unread entry
     /// `made` does not name.
-    static func item(for read: WriteEntry?, hlc: HLC, of writer: NodeID, versions: [Record], made: [HLC: Int],
-                     index: [String: Int]) -> WriterLogSection.Item? {
+    static func item(
+        for read: WriteEntry?, hlc: HLC, of writer: NodeID, versions: [Record], made: [HLC: Int],
+        index: [String: Int]
+    ) -> WriterLogSection.Item? {
         if let i = made[hlc] { return .implied(record: i) }
         guard let e = read else { return nil }
         guard let i = index[e.record] else { return .whole(e) }
         let v = versions[i]
         let shown = entry(of: v, dot: Dot(node: writer, hlc: e.hlc), sequence: e.sequence)
-        if shown == e { return v.versionVector[writer] == e.hlc ? .implied(record: i) : .impliedAt(record: i, hlc: e.hlc) }
+        if shown == e {
+            return v.versionVector[writer] == e.hlc ? .implied(record: i) : .impliedAt(record: i, hlc: e.hlc)
+        }
         // The version may show less of the write (replaced slots), never more or other.
         let held = Set(shown.slots)
-        guard shown.isDeletion == e.isDeletion, shown.isCreation == e.isCreation, held.isSubset(of: Set(e.slots)) else { return .whole(e) }
+        guard shown.isDeletion == e.isDeletion, shown.isCreation == e.isCreation, held.isSubset(of: Set(e.slots)) else {
+            return .whole(e)
+        }
         let missing = e.slots.filter { !held.contains($0) }
         return .partial(record: i, hlc: e.hlc, missing: missing)
     }
@@ -332,23 +368,31 @@ extension WriterLog {
     /// The entries of `range` rebuilt against the batch's `versions` (whole, then sparse as
     /// rebuilt, in the batch's order), or the mismatch: an implied entry whose version has no
     /// write of the writer there, or a partial one whose missing slots the version shows.
-    package static func entries(of range: WriterLogSection.Range, versions: [Record]) -> Result<[WriteEntry], Mismatch> {
+    package static func entries(of range: WriterLogSection.Range, versions: [Record]) -> Result<[WriteEntry], Mismatch>
+    {
         entries(of: range, versions: versions.map(Optional.some))
     }
 
     /// As ``entries(of:versions:)`` where some versions could not be rebuilt (nil): an entry
     /// implied by one of those is a mismatch.
-    package static func entries(of range: WriterLogSection.Range, versions: [Record?]) -> Result<[WriteEntry], Mismatch> {
-        resolve(range, versions: versions, whole: { $0 }, implied: { v, dot, sequence, among in entry(of: v, dot: dot, sequence: sequence, among: among) })
+    package static func entries(of range: WriterLogSection.Range, versions: [Record?]) -> Result<[WriteEntry], Mismatch>
+    {
+        resolve(
+            range, versions: versions, whole: { $0 },
+            implied: { v, dot, sequence, among in entry(of: v, dot: dot, sequence: sequence, among: among) })
     }
 
     /// Each item of `range` as `whole` makes it of its entry, or, for an entry a version implies
     /// whole (no slot missing), as `implied` makes it of the version, the dot, the sequence and
     /// the slots to look at (``SlotLookup``).
-    static func resolve<T>(_ range: WriterLogSection.Range, versions: [Record?], whole: (WriteEntry) -> T,
-                           implied: (Record, Dot, UInt64, [Int]?) -> T) -> Result<[T], Mismatch> {
+    static func resolve<T>(
+        _ range: WriterLogSection.Range, versions: [Record?], whole: (WriteEntry) -> T,
+        implied: (Record, Dot, UInt64, [Int]?) -> T
+    ) -> Result<[T], Mismatch> {
         if let m = orderMismatch(of: range, versions: versions) { return .failure(m) }
-        return resolve(range.items[...], firstSequence: range.firstSequence, writer: range.writer, versions: versions, whole: whole, implied: implied)
+        return resolve(
+            range.items[...], firstSequence: range.firstSequence, writer: range.writer, versions: versions,
+            whole: whole, implied: implied)
     }
 
     /// The first item of `range` whose write is not later than the item before it, checked
@@ -369,7 +413,10 @@ extension WriterLog {
             }
             if let previous, hlc <= previous {
                 let sequence = range.firstSequence &+ UInt64(offset)
-                return Mismatch(description: "entry #\(sequence) of \(range.writer) is not later than the entry before it (\(hlc) after \(previous)): a log's timestamps strictly increase")
+                return Mismatch(
+                    description:
+                        "entry #\(sequence) of \(range.writer) is not later than the entry before it (\(hlc) after \(previous)): a log's timestamps strictly increase"
+                )
             }
             previous = hlc
         }
@@ -378,8 +425,10 @@ extension WriterLog {
 
     /// As ``resolve(_:versions:whole:implied:)`` for `items`, a run of a range's items whose
     /// first is entry `firstSequence` of `writer`'s log.
-    static func resolve<T>(_ items: ArraySlice<WriterLogSection.Item>, firstSequence: UInt64, writer: NodeID, versions: [Record?],
-                           whole: (WriteEntry) -> T, implied: (Record, Dot, UInt64, [Int]?) -> T) -> Result<[T], Mismatch> {
+    static func resolve<T>(
+        _ items: ArraySlice<WriterLogSection.Item>, firstSequence: UInt64, writer: NodeID, versions: [Record?],
+        whole: (WriteEntry) -> T, implied: (Record, Dot, UInt64, [Int]?) -> T
+    ) -> Result<[T], Mismatch> {
         var out = [T]()
         out.reserveCapacity(items.count)
         var lookup = SlotLookup(versions: versions.count)
@@ -393,7 +442,9 @@ extension WriterLog {
                 out.append(implied(v, dot, sequence, lookup.slots(of: v, at: i, for: dot)))
             case .success(.version(let v, let i, let hlc, let missing)):
                 let dot = Dot(node: writer, hlc: hlc)
-                switch entry(of: v, dot: dot, sequence: sequence, missing: missing, among: lookup.slots(of: v, at: i, for: dot)) {
+                switch entry(
+                    of: v, dot: dot, sequence: sequence, missing: missing, among: lookup.slots(of: v, at: i, for: dot))
+                {
                 case .success(let e): out.append(whole(e))
                 case .failure(let m): return .failure(m)
                 }
@@ -430,24 +481,30 @@ extension WriterLog {
     /// once: the entries are independent of each other (the chain over them is hashed later,
     /// in order), and the receiver does nothing else meanwhile. The result, and the first
     /// mismatch, are those of one pass in order.
-    package static func encodedEntries(of range: WriterLogSection.Range, versions: [Record?]) -> Result<[EncodedEntry], Mismatch> {
+    package static func encodedEntries(of range: WriterLogSection.Range, versions: [Record?]) -> Result<
+        [EncodedEntry], Mismatch
+    > {
         if let m = orderMismatch(of: range, versions: versions) { return .failure(m) }
         let n = range.items.count
         guard n >= parallelEntries, System.coreCount > 1 else {
-            return encodedEntries(range.items[...], firstSequence: range.firstSequence, writer: range.writer, versions: versions)
+            return encodedEntries(
+                range.items[...], firstSequence: range.firstSequence, writer: range.writer, versions: versions)
         }
         let done = Mutex<[Result<[EncodedEntry], Mismatch>?]>([nil, nil])
         DispatchQueue.concurrentPerform(iterations: 2) { half in
             let lower = half == 0 ? 0 : n / 2, upper = half == 0 ? n / 2 : n
-            let result = encodedEntries(range.items[lower..<upper], firstSequence: range.firstSequence &+ UInt64(lower),
-                                        writer: range.writer, versions: versions)
+            let result = encodedEntries(
+                range.items[lower..<upper], firstSequence: range.firstSequence &+ UInt64(lower),
+                writer: range.writer, versions: versions)
             done.withLock { $0[half] = result }
         }
         let halves = done.withLock { $0 }
         switch (halves[0], halves[1]) {
         case (.success(let first)?, .success(let second)?): return .success(first + second)
         case (.failure(let m)?, _), (_, .failure(let m)?): return .failure(m)
-        default: return .failure(Mismatch(description: "the entries of \(range.writer) from #\(range.firstSequence) were not rebuilt"))
+        default:
+            return .failure(
+                Mismatch(description: "the entries of \(range.writer) from #\(range.firstSequence) were not rebuilt"))
         }
     }
 
@@ -455,16 +512,23 @@ extension WriterLog {
     /// below it, handing half to another thread costs more than it saves.
     static let parallelEntries = 512
 
-    static func encodedEntries(_ items: ArraySlice<WriterLogSection.Item>, firstSequence: UInt64, writer: NodeID,
-                               versions: [Record?]) -> Result<[EncodedEntry], Mismatch> {
-        resolve(items, firstSequence: firstSequence, writer: writer, versions: versions, whole: EncodedEntry.init) { v, dot, sequence, among in
-            EncodedEntry(sequence: sequence, hlc: dot.hlc, bytes: encodedEntry(of: v, dot: dot, sequence: sequence, among: among))
+    static func encodedEntries(
+        _ items: ArraySlice<WriterLogSection.Item>, firstSequence: UInt64, writer: NodeID,
+        versions: [Record?]
+    ) -> Result<[EncodedEntry], Mismatch> {
+        resolve(items, firstSequence: firstSequence, writer: writer, versions: versions, whole: EncodedEntry.init) {
+            v, dot, sequence, among in
+            EncodedEntry(
+                sequence: sequence, hlc: dot.hlc, bytes: encodedEntry(of: v, dot: dot, sequence: sequence, among: among)
+            )
         }
     }
 
     /// The entry `item` of a range stands for, `sequence` in `writer`'s log, rebuilt against
     /// the batch's `versions`; nil when the item does not hold up (see ``entries(of:versions:)``).
-    package static func entry(for item: WriterLogSection.Item, sequence: UInt64, writer: NodeID, versions: [Record?]) -> WriteEntry? {
+    package static func entry(for item: WriterLogSection.Item, sequence: UInt64, writer: NodeID, versions: [Record?])
+        -> WriteEntry?
+    {
         switch source(of: item, sequence: sequence, writer: writer, versions: versions) {
         case .failure: return nil
         case .success(.whole(let e)): return e
@@ -505,15 +569,24 @@ extension WriterLog {
         }
     }
 
-    static func source(of item: WriterLogSection.Item, sequence: UInt64, writer: NodeID, versions: [Record?]) -> Result<Source, Mismatch> {
+    static func source(of item: WriterLogSection.Item, sequence: UInt64, writer: NodeID, versions: [Record?]) -> Result<
+        Source, Mismatch
+    > {
         let i: Int
         switch item {
         case .whole(let e): return .success(.whole(e))
         case .implied(let index), .impliedAt(let index, _), .partial(let index, _, _): i = index
         }
-        guard i < versions.count else { return .failure(Mismatch(description: "entry #\(sequence) of \(writer) names version \(i) of a batch of \(versions.count)")) }
+        guard i < versions.count else {
+            return .failure(
+                Mismatch(
+                    description: "entry #\(sequence) of \(writer) names version \(i) of a batch of \(versions.count)"))
+        }
         guard let v = versions[i] else {
-            return .failure(Mismatch(description: "entry #\(sequence) of \(writer) is implied by version \(i), which could not be rebuilt here"))
+            return .failure(
+                Mismatch(
+                    description:
+                        "entry #\(sequence) of \(writer) is implied by version \(i), which could not be rebuilt here"))
         }
         let hlc: HLC
         var missing: [WriteEntry.Slot]? = nil
@@ -525,23 +598,33 @@ extension WriterLog {
         default: hlc = v.versionVector[writer]
         }
         guard hlc != .zero else {
-            return .failure(Mismatch(description: "entry #\(sequence) of \(writer) is implied by \(v.id), which shows no write of it"))
+            return .failure(
+                Mismatch(
+                    description: "entry #\(sequence) of \(writer) is implied by \(v.id), which shows no write of it"))
         }
         return .success(.version(v, index: i, hlc: hlc, missing: missing))
     }
 
     /// The entry of `dot` rebuilt from `version` with the slots it lacks (`missing`, nil: none
     /// listed); a mismatch when a missing slot is one the version shows.
-    static func entry(of v: Record, dot: Dot, sequence: UInt64, missing: [WriteEntry.Slot]?,
-                      among: [Int]? = nil) -> Result<WriteEntry, Mismatch> {
+    static func entry(
+        of v: Record, dot: Dot, sequence: UInt64, missing: [WriteEntry.Slot]?,
+        among: [Int]? = nil
+    ) -> Result<WriteEntry, Mismatch> {
         let e = entry(of: v, dot: dot, sequence: sequence, among: among)
         guard let missing else { return .success(e) }
         let shown = Set(e.slots.map(\.name))
         if let twice = missing.first(where: { shown.contains($0.name) }) {
-            return .failure(Mismatch(description: "entry #\(sequence) of \(dot.node) lists slot \(twice.name.debugDescription) as missing from \(v.id), which shows it"))
+            return .failure(
+                Mismatch(
+                    description:
+                        "entry #\(sequence) of \(dot.node) lists slot \(twice.name.debugDescription) as missing from \(v.id), which shows it"
+                ))
         }
-        return .success(WriteEntry(sequence: sequence, hlc: dot.hlc, isDeletion: e.isDeletion, isCreation: e.isCreation, record: e.record,
-                                   slots: e.slots + missing))
+        return .success(
+            WriteEntry(
+                sequence: sequence, hlc: dot.hlc, isDeletion: e.isDeletion, isCreation: e.isCreation, record: e.record,
+                slots: e.slots + missing))
     }
 
     /// Whether `version` shows only writes of `writer` that `entry(at:)` holds: each slot stamped
@@ -551,13 +634,17 @@ extension WriterLog {
     /// the type and parent are checked against the heads' entries together, not here). Returns
     /// the mismatch, or nil. `rebuilt`: the dots of entries rebuilt from this very version
     /// (implied by it in a batch), which show it as it is by construction.
-    package static func check(_ version: Record, writer: NodeID, rebuilt: [Dot] = [], entry at: (HLC) -> WriteEntry?) -> Mismatch? {
+    package static func check(_ version: Record, writer: NodeID, rebuilt: [Dot] = [], entry at: (HLC) -> WriteEntry?)
+        -> Mismatch?
+    {
         check(version, writer: writer, isRebuilt: { rebuilt.contains($0) }, entry: at)
     }
 
     /// As ``check(_:writer:rebuilt:entry:)``, asking `isRebuilt` whether an entry was rebuilt
     /// from this version.
-    package static func check(_ version: Record, writer: NodeID, isRebuilt: (Dot) -> Bool, entry at: (HLC) -> WriteEntry?) -> Mismatch? {
+    package static func check(
+        _ version: Record, writer: NodeID, isRebuilt: (Dot) -> Bool, entry at: (HLC) -> WriteEntry?
+    ) -> Mismatch? {
         let zone = version.id.zone
         var entries = [HLC: WriteEntry]()
         func find(_ hlc: HLC) -> WriteEntry? {
@@ -574,11 +661,17 @@ extension WriterLog {
                 guard let stamp = fields[i].stamp, stamp.node == writer, !isRebuilt(stamp) else { continue }
                 let name = fields[i].name
                 guard let e = find(stamp.hlc) else {
-                    return Mismatch(description: "\(version.id) holds \(name.debugDescription) stamped \(stamp), a write no entry of \(writer) holds")
+                    return Mismatch(
+                        description:
+                            "\(version.id) holds \(name.debugDescription) stamped \(stamp), a write no entry of \(writer) holds"
+                    )
                 }
                 let digest = slotDigest(name: name, value: fields[i].value, zone: zone)
                 guard e.slots.contains(WriteEntry.Slot(name: name, digest: digest)) else {
-                    return Mismatch(description: "\(version.id) holds \(name.debugDescription) stamped \(stamp) with a value its writer did not write")
+                    return Mismatch(
+                        description:
+                            "\(version.id) holds \(name.debugDescription) stamped \(stamp) with a value its writer did not write"
+                    )
                 }
             }
             return nil
@@ -586,18 +679,24 @@ extension WriterLog {
         if let slotMismatch { return slotMismatch }
         // An entry rebuilt from this version says what it says of its heads and creation.
         if let head = version.heads.first(where: { $0.node == writer }),
-           !isRebuilt(Dot(node: writer, hlc: version.versionVector[writer])) {
+            !isRebuilt(Dot(node: writer, hlc: version.versionVector[writer]))
+        {
             let hlc = version.versionVector[writer]
             guard let e = find(hlc) else {
-                return Mismatch(description: "\(version.id) has \(writer) at \(hlc) as a head, a write no entry of it holds")
+                return Mismatch(
+                    description: "\(version.id) has \(writer) at \(hlc) as a head, a write no entry of it holds")
             }
             guard e.isDeletion == head.isDeletion else {
-                return Mismatch(description: "\(version.id) says \(writer)'s write at \(hlc) \(head.isDeletion ? "deleted" : "saved") it; its entry says otherwise")
+                return Mismatch(
+                    description:
+                        "\(version.id) says \(writer)'s write at \(hlc) \(head.isDeletion ? "deleted" : "saved") it; its entry says otherwise"
+                )
             }
         }
         if let creation = version.creation, creation.node == writer, !isRebuilt(creation) {
             guard let e = find(creation.hlc), e.isCreation else {
-                return Mismatch(description: "\(version.id) names \(creation) as its creation, which no entry of \(writer) says")
+                return Mismatch(
+                    description: "\(version.id) names \(creation) as its creation, which no entry of \(writer) says")
             }
         }
         return nil

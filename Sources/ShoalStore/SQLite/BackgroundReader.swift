@@ -35,7 +35,8 @@ final class BackgroundReader: @unchecked Sendable {
         if handle == nil {
             var h: OpaquePointer? = nil
             guard sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, vfs) == SQLITE_OK, let h,
-                  sqlite3_exec(h, "PRAGMA query_only=1", nil, nil, nil) == SQLITE_OK else {
+                sqlite3_exec(h, "PRAGMA query_only=1", nil, nil, nil) == SQLITE_OK
+            else {
                 sqlite3_close_v2(h)
                 return nil
             }
@@ -43,8 +44,11 @@ final class BackgroundReader: @unchecked Sendable {
             handle = h
         }
         var stmt: OpaquePointer? = nil
-        guard sqlite3_prepare_v2(handle, "SELECT COUNT(*) FROM records WHERE zone = ? AND seq > ?", -1, &stmt, nil) == SQLITE_OK,
-              let stmt else { return nil }
+        guard
+            sqlite3_prepare_v2(handle, "SELECT COUNT(*) FROM records WHERE zone = ? AND seq > ?", -1, &stmt, nil)
+                == SQLITE_OK,
+            let stmt
+        else { return nil }
         defer { sqlite3_finalize(stmt) }
         sqlite3_bind_int64(stmt, 1, zone)
         sqlite3_bind_int64(stmt, 2, Int64(bitPattern: after))

@@ -3,9 +3,9 @@
 import Dispatch
 import ShoalWire
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Rows read from one statement — names and canonical bytes, packed in one buffer — so the
@@ -43,7 +43,8 @@ struct RowBatch {
     func decode(zone: RecordZone.ID, limits: WireLimits, parallel: Bool = true) throws(ShoalError) -> [Record] {
         let n = count
         if n == 0 { return [] }
-        let parts = !parallel || n < Self.parallelThreshold ? 1 : min(System.coreCount * 2, n / (Self.parallelThreshold / 2))
+        let parts =
+            !parallel || n < Self.parallelThreshold ? 1 : min(System.coreCount * 2, n / (Self.parallelThreshold / 2))
         // Each part decodes rows lo..<hi straight into the result's storage, stopping at its first
         // damaged row; `reached[p]` is how far part p initialised, `failures[p]` its error.
         var reached = [Int](repeating: 0, count: parts)
@@ -64,7 +65,8 @@ struct RowBatch {
                                 let start = i == 0 ? 0 : ends[i - 1]
                                 let raw = UnsafeRawBufferPointer(rebasing: all[start..<ends[i]])
                                 do throws(ShoalError) {
-                                    (base + i).initialize(to: try Store.decodeRow(raw, zone: zone, name: names[i], limits: limits))
+                                    (base + i).initialize(
+                                        to: try Store.decodeRow(raw, zone: zone, name: names[i], limits: limits))
                                 } catch {
                                     failureOut[part] = error
                                     break
@@ -73,7 +75,11 @@ struct RowBatch {
                             }
                             reachedOut[part] = i
                         }
-                        if parts == 1 { decodePart(0) } else { DispatchQueue.concurrentPerform(iterations: parts, execute: decodePart) }
+                        if parts == 1 {
+                            decodePart(0)
+                        } else {
+                            DispatchQueue.concurrentPerform(iterations: parts, execute: decodePart)
+                        }
                     }
                 }
             }

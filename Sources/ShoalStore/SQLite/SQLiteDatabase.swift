@@ -34,7 +34,9 @@ final class SQLiteDatabase {
         guard rc == SQLITE_OK, let h else {
             let msg = h.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(h)
-            throw .internalError("cannot open the store database at \(path): \(msg) (SQLite code \(rc)); check the directory exists and is writable")
+            throw .internalError(
+                "cannot open the store database at \(path): \(msg) (SQLite code \(rc)); check the directory exists and is writable"
+            )
         }
         handle = h
         sqlite3_busy_timeout(h, busyTimeoutMilliseconds)
@@ -90,8 +92,9 @@ final class SQLiteDatabase {
             return s
         }
         var stmt: OpaquePointer? = nil
-        let rc = sqlite3_prepare_v3(handle, UnsafeRawPointer(sql.utf8Start).assumingMemoryBound(to: CChar.self), Int32(sql.utf8CodeUnitCount),
-                                    UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        let rc = sqlite3_prepare_v3(
+            handle, UnsafeRawPointer(sql.utf8Start).assumingMemoryBound(to: CChar.self), Int32(sql.utf8CodeUnitCount),
+            UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
         guard rc == SQLITE_OK, let stmt else { throw error(rc, "preparing \(sql)") }
         let s = SQLiteStatement(stmt, database: self)
         literalCache[key] = s
@@ -158,11 +161,15 @@ final class SQLiteDatabase {
         let msg = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "no connection"
         let primary = rc & 0xFF
         if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
-            return .requestRateLimited(retryAfter: .milliseconds(100), "the store database \(path) is locked by another connection (\(msg)) while \(doing)")
+            return .requestRateLimited(
+                retryAfter: .milliseconds(100),
+                "the store database \(path) is locked by another connection (\(msg)) while \(doing)")
         }
         if primary == SQLITE_FULL {
             // Nothing of the statement's transaction is kept (the caller rolls it back).
-            return .quotaExceeded("the disk holding the store database \(path) is full (\(msg)) while \(doing); free space on it, then retry")
+            return .quotaExceeded(
+                "the disk holding the store database \(path) is full (\(msg)) while \(doing); free space on it, then retry"
+            )
         }
         return .internalError("SQLite error \(rc) (\(msg)) while \(doing) in \(path)")
     }

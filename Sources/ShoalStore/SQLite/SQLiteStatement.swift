@@ -37,7 +37,9 @@ final class SQLiteStatement {
         // The UTF-8 bytes in place, with their length: no C-string copy, no strlen.
         v.withUTF8 { u in
             if let base = u.baseAddress, u.count > 0 {
-                _ = sqlite3_bind_text(stmt, i, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(u.count), sqliteTransient)
+                _ = sqlite3_bind_text(
+                    stmt, i, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(u.count), sqliteTransient
+                )
             } else {
                 _ = sqlite3_bind_text(stmt, i, "", 0, sqliteTransient)  // empty text, not NULL
             }
@@ -48,7 +50,8 @@ final class SQLiteStatement {
     @discardableResult func bind(_ i: Int32, _ v: ArraySlice<UInt8>) -> SQLiteStatement {
         v.withUnsafeBytes { raw in
             // A zero-length blob still needs a non-null pointer to bind as a blob, not NULL.
-            _ = sqlite3_bind_blob(stmt, i, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), sqliteTransient)
+            _ = sqlite3_bind_blob(
+                stmt, i, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), sqliteTransient)
         }
         return self
     }
@@ -64,8 +67,11 @@ final class SQLiteStatement {
     /// them (`SQLITE_STATIC`): the bytes must stay where they are, unchanged, until the statement
     /// has run and ``clearBindings()`` dropped them. An empty range binds empty text or an empty
     /// blob, never NULL.
-    @discardableResult func bindBorrowed(_ i: Int32, _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, text: Bool) -> SQLiteStatement {
-        precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count, "a borrowed binding lies inside its buffer")
+    @discardableResult func bindBorrowed(_ i: Int32, _ buffer: UnsafeRawBufferPointer, _ range: Range<Int>, text: Bool)
+        -> SQLiteStatement
+    {
+        precondition(
+            range.lowerBound >= 0 && range.upperBound <= buffer.count, "a borrowed binding lies inside its buffer")
         // A zero-length value still needs a non-null pointer to bind as text or a blob, not NULL.
         let p = buffer.baseAddress.map { $0 + range.lowerBound } ?? UnsafeRawPointer(bitPattern: 1)
         if text {

@@ -66,40 +66,43 @@ import ShoalWire
 enum Schema {
     static let version: Int64 = 10
 
-    static func create(_ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int,
-                       limits: WireLimits) throws(ShoalError) {
+    static func create(
+        _ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int,
+        limits: WireLimits
+    ) throws(ShoalError) {
         try db.execute("PRAGMA journal_mode=WAL")
         try db.execute("PRAGMA synchronous=\(synchronous.rawValue)")
         try db.execute("PRAGMA foreign_keys=OFF")
         try db.execute("PRAGMA cache_size=-\(max(cacheKibibytes, 64))")
         try db.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value ANY NOT NULL) WITHOUT ROWID")
         try migrate(db, limits: limits)
-        try db.execute("""
-        CREATE TABLE IF NOT EXISTS zones(
-            id INTEGER PRIMARY KEY, name TEXT NOT NULL, owner TEXT NOT NULL,
-            scope INTEGER NOT NULL, read_only INTEGER NOT NULL, incarnation BLOB NOT NULL,
-            seq INTEGER NOT NULL, vector BLOB NOT NULL, horizon BLOB NOT NULL,
-            deleted INTEGER NOT NULL, deletion BLOB, db_seq INTEGER NOT NULL,
-            log_seq INTEGER NOT NULL DEFAULT 0, log_hlc INTEGER NOT NULL DEFAULT 0, log_chain BLOB,
-            UNIQUE(name, owner));
-        \(recordsTable("records"));
-        CREATE UNIQUE INDEX IF NOT EXISTS records_by_name ON records(zone, name);
-        CREATE TABLE IF NOT EXISTS record_clock(
-            zone INTEGER NOT NULL, origin BLOB NOT NULL, hlc INTEGER NOT NULL, name TEXT NOT NULL,
-            PRIMARY KEY(zone, origin, hlc, name)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS refs(
-            zone INTEGER NOT NULL, target TEXT NOT NULL, source TEXT NOT NULL,
-            PRIMARY KEY(zone, target, source)) WITHOUT ROWID;
-        \(mergedHeadsTable);
-        \(assetRefsTable);
-        \(indexTables);
-        CREATE TABLE IF NOT EXISTS peer_acks(
-            zone INTEGER NOT NULL, peer BLOB NOT NULL, vector BLOB NOT NULL,
-            PRIMARY KEY(zone, peer)) WITHOUT ROWID;
-        \(zoneTombstoneTables);
-        CREATE TABLE IF NOT EXISTS subscriptions(id TEXT PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
-        \(writerEntriesTable);
-        """)
+        try db.execute(
+            """
+            CREATE TABLE IF NOT EXISTS zones(
+                id INTEGER PRIMARY KEY, name TEXT NOT NULL, owner TEXT NOT NULL,
+                scope INTEGER NOT NULL, read_only INTEGER NOT NULL, incarnation BLOB NOT NULL,
+                seq INTEGER NOT NULL, vector BLOB NOT NULL, horizon BLOB NOT NULL,
+                deleted INTEGER NOT NULL, deletion BLOB, db_seq INTEGER NOT NULL,
+                log_seq INTEGER NOT NULL DEFAULT 0, log_hlc INTEGER NOT NULL DEFAULT 0, log_chain BLOB,
+                UNIQUE(name, owner));
+            \(recordsTable("records"));
+            CREATE UNIQUE INDEX IF NOT EXISTS records_by_name ON records(zone, name);
+            CREATE TABLE IF NOT EXISTS record_clock(
+                zone INTEGER NOT NULL, origin BLOB NOT NULL, hlc INTEGER NOT NULL, name TEXT NOT NULL,
+                PRIMARY KEY(zone, origin, hlc, name)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS refs(
+                zone INTEGER NOT NULL, target TEXT NOT NULL, source TEXT NOT NULL,
+                PRIMARY KEY(zone, target, source)) WITHOUT ROWID;
+            \(mergedHeadsTable);
+            \(assetRefsTable);
+            \(indexTables);
+            CREATE TABLE IF NOT EXISTS peer_acks(
+                zone INTEGER NOT NULL, peer BLOB NOT NULL, vector BLOB NOT NULL,
+                PRIMARY KEY(zone, peer)) WITHOUT ROWID;
+            \(zoneTombstoneTables);
+            CREATE TABLE IF NOT EXISTS subscriptions(id TEXT PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID;
+            \(writerEntriesTable);
+            """)
     }
 
     /// Writers' logs (version 9): their entries, the heads of other writers' logs verified here,
@@ -210,51 +213,57 @@ enum Schema {
         s.reset()
         guard var stored = found, stored < version else { return }
         guard stored >= 1 else {
-            throw .internalError("the store at \(db.path) has schema version \(stored); this Shoal reads versions 1 to \(version)")
+            throw .internalError(
+                "the store at \(db.path) has schema version \(stored); this Shoal reads versions 1 to \(version)")
         }
         if stored == 1 {
             try db.transaction { () throws(ShoalError) in
-                try db.execute("""
-                \(recordsTableV2);
-                INSERT INTO records_v2(zone, seq, name, type, deleted, bytes, previous)
-                    SELECT zone, seq, name, type, deleted, bytes, previous FROM records;
-                DROP TABLE records;
-                ALTER TABLE records_v2 RENAME TO records;
-                UPDATE meta SET value = 2 WHERE key = 'schema';
-                """)
+                try db.execute(
+                    """
+                    \(recordsTableV2);
+                    INSERT INTO records_v2(zone, seq, name, type, deleted, bytes, previous)
+                        SELECT zone, seq, name, type, deleted, bytes, previous FROM records;
+                    DROP TABLE records;
+                    ALTER TABLE records_v2 RENAME TO records;
+                    UPDATE meta SET value = 2 WHERE key = 'schema';
+                    """)
             }
             stored = 2
         }
         if stored == 2 {
             try db.transaction { () throws(ShoalError) in
-                try db.execute("""
-                ALTER TABLE index_decls RENAME TO index_decls_v2;
-                ALTER TABLE field_index RENAME TO field_index_v2;
-                ALTER TABLE field_index_log RENAME TO field_index_log_v2;
-                \(indexTablesV3);
-                INSERT INTO index_decls(zone, type, field) SELECT zone, type, field FROM index_decls_v2 ORDER BY zone, type, field;
-                INSERT INTO field_index(idx, kind, value, name)
-                    SELECT d.id, f.kind, f.value, f.name FROM field_index_v2 f
-                    JOIN index_decls d ON d.zone = f.zone AND d.type = f.type AND d.field = f.field;
-                INSERT INTO field_index_log(id, idx, kind, value, name, present)
-                    SELECT l.id, d.id, l.kind, l.value, l.name, l.present FROM field_index_log_v2 l
-                    JOIN index_decls d ON d.zone = l.zone AND d.type = l.type AND d.field = l.field;
-                DROP TABLE index_decls_v2;
-                DROP TABLE field_index_v2;
-                DROP TABLE field_index_log_v2;
-                UPDATE meta SET value = 3 WHERE key = 'schema';
-                """)
+                try db.execute(
+                    """
+                    ALTER TABLE index_decls RENAME TO index_decls_v2;
+                    ALTER TABLE field_index RENAME TO field_index_v2;
+                    ALTER TABLE field_index_log RENAME TO field_index_log_v2;
+                    \(indexTablesV3);
+                    INSERT INTO index_decls(zone, type, field) SELECT zone, type, field FROM index_decls_v2 ORDER BY zone, type, field;
+                    INSERT INTO field_index(idx, kind, value, name)
+                        SELECT d.id, f.kind, f.value, f.name FROM field_index_v2 f
+                        JOIN index_decls d ON d.zone = f.zone AND d.type = f.type AND d.field = f.field;
+                    INSERT INTO field_index_log(id, idx, kind, value, name, present)
+                        SELECT l.id, d.id, l.kind, l.value, l.name, l.present FROM field_index_log_v2 l
+                        JOIN index_decls d ON d.zone = l.zone AND d.type = l.type AND d.field = l.field;
+                    DROP TABLE index_decls_v2;
+                    DROP TABLE field_index_v2;
+                    DROP TABLE field_index_log_v2;
+                    UPDATE meta SET value = 3 WHERE key = 'schema';
+                    """)
             }
             stored = 3
         }
         if stored == 3 {
             try db.transaction { () throws(ShoalError) in
-                try db.execute("""
-                \(indexTables);
-                INSERT OR REPLACE INTO index_progress(zone, seq) SELECT id, seq FROM zones;
-                """)
-                let read = try db.statement("SELECT idx, kind, value, name FROM field_index ORDER BY idx, kind, value, name")
-                let write = try db.statement("INSERT INTO field_postings(idx, kind, value, run, names) VALUES(?, ?, ?, 1, ?)")
+                try db.execute(
+                    """
+                    \(indexTables);
+                    INSERT OR REPLACE INTO index_progress(zone, seq) SELECT id, seq FROM zones;
+                    """)
+                let read = try db.statement(
+                    "SELECT idx, kind, value, name FROM field_index ORDER BY idx, kind, value, name")
+                let write = try db.statement(
+                    "INSERT INTO field_postings(idx, kind, value, run, names) VALUES(?, ?, ?, 1, ?)")
                 var names = [String]()
                 var current: (Int64, Int, IndexValue)? = nil
                 func emit() throws(ShoalError) {
@@ -267,7 +276,9 @@ enum Schema {
                 }
                 while try read.step() {
                     let key = (read.int64(0), read.int(1), IndexValue(column: 2, of: read))
-                    if let c = current, c.0 != key.0 || c.1 != key.1 || IndexValue.compare(c.2, key.2) != 0 { try emit() }
+                    if let c = current, c.0 != key.0 || c.1 != key.1 || IndexValue.compare(c.2, key.2) != 0 {
+                        try emit()
+                    }
                     current = key
                     names.append(read.text(3))
                 }
@@ -279,12 +290,13 @@ enum Schema {
         }
         if stored == 4 {
             try db.transaction { () throws(ShoalError) in
-                try db.execute("""
-                \(zoneTombstoneTables);
-                INSERT OR IGNORE INTO zone_peers(zone, peer, incarnation, deleted)
-                    SELECT a.zone, a.peer, z.incarnation, 0 FROM peer_acks a JOIN zones z ON z.id = a.zone WHERE z.deleted = 0;
-                UPDATE meta SET value = 5 WHERE key = 'schema';
-                """)
+                try db.execute(
+                    """
+                    \(zoneTombstoneTables);
+                    INSERT OR IGNORE INTO zone_peers(zone, peer, incarnation, deleted)
+                        SELECT a.zone, a.peer, z.incarnation, 0 FROM peer_acks a JOIN zones z ON z.id = a.zone WHERE z.deleted = 0;
+                    UPDATE meta SET value = 5 WHERE key = 'schema';
+                    """)
             }
             stored = 5
         }
@@ -314,18 +326,20 @@ enum Schema {
         }
         if stored == 7 {
             try db.transaction { () throws(ShoalError) in
-                try db.execute("ALTER TABLE records ADD COLUMN base BLOB; UPDATE meta SET value = 8 WHERE key = 'schema'")
+                try db.execute(
+                    "ALTER TABLE records ADD COLUMN base BLOB; UPDATE meta SET value = 8 WHERE key = 'schema'")
             }
             stored = 8
         }
         if stored == 8 {
             try db.transaction { () throws(ShoalError) in
-                try db.execute("""
-                ALTER TABLE zones ADD COLUMN log_seq INTEGER NOT NULL DEFAULT 0;
-                ALTER TABLE zones ADD COLUMN log_hlc INTEGER NOT NULL DEFAULT 0;
-                ALTER TABLE zones ADD COLUMN log_chain BLOB;
-                \(writerEntriesTable);
-                """)
+                try db.execute(
+                    """
+                    ALTER TABLE zones ADD COLUMN log_seq INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE zones ADD COLUMN log_hlc INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE zones ADD COLUMN log_chain BLOB;
+                    \(writerEntriesTable);
+                    """)
                 try startOwnLogs(db, limits: limits)
                 try db.execute("UPDATE meta SET value = 9 WHERE key = 'schema'")
             }
@@ -334,7 +348,8 @@ enum Schema {
         if stored == 9 {
             try db.transaction { () throws(ShoalError) in
                 // A store made at version 9 lacks the column; one migrated from 8 just now has it.
-                let has = try db.statement("SELECT count(*) FROM pragma_table_info('writer_entries') WHERE name = 'count'")
+                let has = try db.statement(
+                    "SELECT count(*) FROM pragma_table_info('writer_entries') WHERE name = 'count'")
                 let present = try has.step() && has.int64(0) > 0
                 has.reset()
                 if !present { try db.execute("ALTER TABLE writer_entries ADD COLUMN count INTEGER NOT NULL DEFAULT 1") }
@@ -353,13 +368,17 @@ enum Schema {
         var zonePurgeSequence: UInt64 = 0
     }
 
-    static func loadOrCreateMeta(_ db: SQLiteDatabase, newIdentifier: () -> NodeID = { NodeID.random() }) throws(ShoalError) -> Meta {
+    static func loadOrCreateMeta(_ db: SQLiteDatabase, newIdentifier: () -> NodeID = { NodeID.random() })
+        throws(ShoalError) -> Meta
+    {
         try db.transaction { () throws(ShoalError) -> Meta in
             var values: [String: (Int64, [UInt8])] = [:]
             let s = try db.statement("SELECT key, value FROM meta")
             while try s.step() { values[s.text(0)] = (s.int64(1), s.blob(1)) }
             if values.isEmpty {
-                let m = Meta(nodeID: newIdentifier(), incarnation: newIdentifier(), databaseIncarnation: newIdentifier(), clock: .zero, databaseSequence: 0)
+                let m = Meta(
+                    nodeID: newIdentifier(), incarnation: newIdentifier(), databaseIncarnation: newIdentifier(),
+                    clock: .zero, databaseSequence: 0)
                 try setMeta(db, "schema", version)
                 try setMeta(db, "node", Bytes.nodeID(m.nodeID))
                 try setMeta(db, "incarnation", Bytes.nodeID(m.incarnation))
@@ -369,18 +388,23 @@ enum Schema {
                 return m
             }
             guard let schema = values["schema"]?.0, schema == version else {
-                throw .internalError("the store at \(db.path) has schema version \(values["schema"]?.0 ?? 0); this Shoal reads version \(version)")
+                throw .internalError(
+                    "the store at \(db.path) has schema version \(values["schema"]?.0 ?? 0); this Shoal reads version \(version)"
+                )
             }
             func id(_ key: String) throws(ShoalError) -> NodeID {
                 guard let b = values[key]?.1, let n = Bytes.nodeID(b) else {
-                    throw .internalError("the store's meta row \(key) is missing or not 16 bytes in \(db.path); the store is damaged")
+                    throw .internalError(
+                        "the store's meta row \(key) is missing or not 16 bytes in \(db.path); the store is damaged")
                 }
                 return n
             }
-            return Meta(nodeID: try id("node"), incarnation: try id("incarnation"), databaseIncarnation: try id("db_incarnation"),
-                        clock: HLC(rawValue: UInt64(bitPattern: values["clock"]?.0 ?? 0)),
-                        databaseSequence: UInt64(bitPattern: values["db_seq"]?.0 ?? 0),
-                        zonePurgeSequence: UInt64(bitPattern: values["zone_purge_seq"]?.0 ?? 0))
+            return Meta(
+                nodeID: try id("node"), incarnation: try id("incarnation"),
+                databaseIncarnation: try id("db_incarnation"),
+                clock: HLC(rawValue: UInt64(bitPattern: values["clock"]?.0 ?? 0)),
+                databaseSequence: UInt64(bitPattern: values["db_seq"]?.0 ?? 0),
+                zonePurgeSequence: UInt64(bitPattern: values["zone_purge_seq"]?.0 ?? 0))
         }
     }
 
@@ -423,7 +447,9 @@ enum Bytes {
         out.reserveCapacity(24 * v.count)
         for e in v.entries {
             out += nodeID(e.node)
-            for s in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: e.hlc.rawValue >> UInt64(s))) }
+            for s in stride(from: 56, through: 0, by: -8) {
+                out.append(UInt8(truncatingIfNeeded: e.hlc.rawValue >> UInt64(s)))
+            }
         }
         return out
     }

@@ -44,17 +44,19 @@ final class WALCheckpointer: @unchecked Sendable {
 
     /// Installs the hook on `connection`, replacing SQLite's automatic checkpoints.
     func install(on connection: OpaquePointer) {
-        sqlite3_wal_hook(connection, { context, db, name, pages in
-            guard let context else { return SQLITE_OK }
-            let me = Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue()
-            if pages >= me.hardLimit {
-                // Falling behind: checkpoint here, as SQLite's automatic checkpoint would.
-                _ = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            } else if pages >= me.threshold {
-                me.schedule()
-            }
-            return SQLITE_OK
-        }, Unmanaged.passUnretained(self).toOpaque())
+        sqlite3_wal_hook(
+            connection,
+            { context, db, name, pages in
+                guard let context else { return SQLITE_OK }
+                let me = Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue()
+                if pages >= me.hardLimit {
+                    // Falling behind: checkpoint here, as SQLite's automatic checkpoint would.
+                    _ = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                } else if pages >= me.threshold {
+                    me.schedule()
+                }
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// Removes the hook from `connection` and waits for a running checkpoint to finish.
@@ -85,7 +87,8 @@ final class WALCheckpointer: @unchecked Sendable {
             // until then a checkpoint through it is a successful no-op (SQLite reports a log of
             // -1 frames). The pragma reads the header and opens the log.
             guard sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, vfs) == SQLITE_OK, let h,
-                  sqlite3_exec(h, "PRAGMA journal_mode=WAL", nil, nil, nil) == SQLITE_OK else {
+                sqlite3_exec(h, "PRAGMA journal_mode=WAL", nil, nil, nil) == SQLITE_OK
+            else {
                 sqlite3_close_v2(h)
                 return  // the committing connection's hard limit still bounds the log
             }
@@ -93,7 +96,8 @@ final class WALCheckpointer: @unchecked Sendable {
         }
         var logFrames: Int32 = 0, copiedFrames: Int32 = 0
         if sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copiedFrames) == SQLITE_OK,
-           copiedFrames > 0 {
+            copiedFrames > 0
+        {
             state.withLock { $0.completed += 1 }
         }
     }

@@ -29,17 +29,21 @@ final class WriteStatements {
         let record = "INSERT INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES"
         let row = " (?, ?, ?, ?, ?, ?, NULL)"
         insertRecord = try db.prepare(record + row + " ON CONFLICT(zone, name) DO NOTHING")
-        insertRecordRows = try db.prepare(record + Array(repeating: row, count: Self.batchRows).joined(separator: ",")
-                                          + " ON CONFLICT(zone, name) DO NOTHING")
+        insertRecordRows = try db.prepare(
+            record + Array(repeating: row, count: Self.batchRows).joined(separator: ",")
+                + " ON CONFLICT(zone, name) DO NOTHING")
         // One statement whether or not the row exists; on update the old bytes move to `previous`
         // inside SQLite (no re-encoding of the old version) and unchanged index keys stay put.
-        upsertRecord = try db.prepare("""
+        upsertRecord = try db.prepare(
+            """
             INSERT INTO records(zone, name, type, seq, deleted, bytes, previous) VALUES(?, ?, ?, ?, ?, ?, NULL)
             ON CONFLICT(zone, name) DO UPDATE SET type = excluded.type, seq = excluded.seq,
             deleted = excluded.deleted, previous = records.bytes, bytes = excluded.bytes
             """)
-        keepStoredAsBase = try db.prepare("UPDATE records SET base = bytes WHERE zone = ? AND name = ? AND (base IS NULL OR ?)")
-        setBase = try db.prepare("UPDATE records SET base = ?3 WHERE zone = ?1 AND name = ?2 AND (base IS NOT NULL OR ?3 IS NOT NULL)")
+        keepStoredAsBase = try db.prepare(
+            "UPDATE records SET base = bytes WHERE zone = ? AND name = ? AND (base IS NULL OR ?)")
+        setBase = try db.prepare(
+            "UPDATE records SET base = ?3 WHERE zone = ?1 AND name = ?2 AND (base IS NOT NULL OR ?3 IS NOT NULL)")
         let clock = "INSERT OR IGNORE INTO record_clock(zone, origin, hlc, name) VALUES"
         insertClock = try db.prepare(clock + Self.values(4, rows: 1))
         insertClockRows = try db.prepare(clock + Self.values(4, rows: Self.batchRows))

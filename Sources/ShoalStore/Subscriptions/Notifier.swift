@@ -69,8 +69,10 @@ final class Notifier: Sendable {
 
     /// Delivers the committed transaction: `before` holds the zones' states before it, from which
     /// each notification's "since" tokens are made.
-    func commit(subscriptions: [Subscription], before: [RecordZone.ID: ZoneState], after: [RecordZone.ID: ZoneState],
-                storeIncarnation: NodeID, databaseIncarnation: NodeID, databaseSequenceBefore: UInt64) {
+    func commit(
+        subscriptions: [Subscription], before: [RecordZone.ID: ZoneState], after: [RecordZone.ID: ZoneState],
+        storeIncarnation: NodeID, databaseIncarnation: NodeID, databaseSequenceBefore: UInt64
+    ) {
         state.withLock { s in
             let tx = s.tx
             s.tx = Transaction()
@@ -86,7 +88,8 @@ final class Notifier: Sendable {
                             hit = sub.fires(zone: zone, scope: z.scope, old: nil, new: nil)
                             n.isTruncated = true
                         }
-                        for c in tx.records where c.zone == zone && sub.fires(zone: zone, scope: z.scope, old: c.old, new: c.new) {
+                        for c in tx.records
+                        where c.zone == zone && sub.fires(zone: zone, scope: z.scope, old: c.old, new: c.new) {
                             hit = true
                             n.add(c.new.id)
                         }
@@ -100,14 +103,18 @@ final class Notifier: Sendable {
                     guard hit else { continue }
                     n.zones.insert(zone)
                     if let b = before[zone], !b.deleted {
-                        n.since[zone] = ChangeToken(.init(kind: .zone, incarnation: b.incarnation, vector: b.vector,
-                                                          cursor: .init(source: storeIncarnation, sequence: b.seq)))
+                        n.since[zone] = ChangeToken(
+                            .init(
+                                kind: .zone, incarnation: b.incarnation, vector: b.vector,
+                                cursor: .init(source: storeIncarnation, sequence: b.seq)))
                     }
                 }
                 if !n.zones.isEmpty {
                     if case .database = sub.kind {
-                        n.databaseSince = ChangeToken(.init(kind: .database, incarnation: databaseIncarnation, vector: VersionVector(),
-                                                            cursor: .init(source: storeIncarnation, sequence: databaseSequenceBefore)))
+                        n.databaseSince = ChangeToken(
+                            .init(
+                                kind: .database, incarnation: databaseIncarnation, vector: VersionVector(),
+                                cursor: .init(source: storeIncarnation, sequence: databaseSequenceBefore)))
                     }
                     fired[sub.id] = n
                 }

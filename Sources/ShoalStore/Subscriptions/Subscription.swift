@@ -52,7 +52,9 @@ extension Store {
             throw .invalidArguments("subscription ID \(s.id.debugDescription) must be 1–255 UTF-8 bytes")
         }
         if case let .query(q, _) = s.kind, !Self.isIdentifier(q.recordType) {
-            throw .invalidArguments("subscription \(s.id) queries record type \(q.recordType.debugDescription), which is not a valid record type")
+            throw .invalidArguments(
+                "subscription \(s.id) queries record type \(q.recordType.debugDescription), which is not a valid record type"
+            )
         }
         try writeTransaction { () throws(ShoalError) in
             try db.statement("INSERT OR REPLACE INTO subscriptions(id, bytes) VALUES(?, ?)")

@@ -30,7 +30,8 @@ enum SubscriptionCoding {
         func children(_ ps: [Predicate]) { r["c"] = .list(.bytes(ps.map(encode))) }
         switch p {
         case .all: r["op"] = .int64(0)
-        case let .compare(f, op, v): r["op"] = .int64(1); r["f"] = .string(f); r["cmp"] = .int64(Int64(op.rawValue)); r["v0"] = v
+        case let .compare(f, op, v):
+            r["op"] = .int64(1); r["f"] = .string(f); r["cmp"] = .int64(Int64(op.rawValue)); r["v0"] = v
         case let .between(f, lo, hi): r["op"] = .int64(2); r["f"] = .string(f); r["v0"] = lo; r["v1"] = hi
         case let .isIn(f, vs):
             r["op"] = .int64(3); r["f"] = .string(f); r["n"] = .int64(Int64(vs.count))
@@ -47,7 +48,8 @@ enum SubscriptionCoding {
 
     static func decode(_ bytes: [UInt8]) throws(ShoalError) -> Subscription {
         guard let r = try? Record(decoding: bytes), case .int64(let kind)? = r["kind"] else {
-            throw .internalError("a stored subscription does not decode; the store is damaged — delete and save the subscription again")
+            throw .internalError(
+                "a stored subscription does not decode; the store is damaged — delete and save the subscription again")
         }
         func zoneID() throws(ShoalError) -> RecordZone.ID {
             guard case .string(let n)? = r["zoneName"], case .string(let o)? = r["zoneOwner"] else {
@@ -58,7 +60,8 @@ enum SubscriptionCoding {
         switch kind {
         case 0:
             guard case .string(let t)? = r["recordType"], case .bytes(let pb)? = r["predicate"],
-                  let p = try? decodePredicate(pb, depth: 0) else {
+                let p = try? decodePredicate(pb, depth: 0)
+            else {
                 throw .internalError("stored subscription \(r.id.name) has a damaged query; delete and save it again")
             }
             return Subscription(id: r.id.name, kind: .query(Query(recordType: t, predicate: p), zone: try zoneID()))
@@ -69,7 +72,8 @@ enum SubscriptionCoding {
             if case .int64(let s)? = r["scope"] { scope = DatabaseScope(rawValue: UInt8(truncatingIfNeeded: s)) }
             return Subscription(id: r.id.name, kind: .database(scope))
         default:
-            throw .internalError("stored subscription \(r.id.name) has unknown kind \(kind); it was written by a newer Shoal")
+            throw .internalError(
+                "stored subscription \(r.id.name) has unknown kind \(kind); it was written by a newer Shoal")
         }
     }
 
@@ -92,7 +96,8 @@ enum SubscriptionCoding {
         switch op {
         case 0: return .all
         case 1:
-            guard case .int64(let c)? = r["cmp"], let cmp = Predicate.Comparison(rawValue: UInt8(truncatingIfNeeded: c)) else { throw Damaged() }
+            guard case .int64(let c)? = r["cmp"], let cmp = Predicate.Comparison(rawValue: UInt8(truncatingIfNeeded: c))
+            else { throw Damaged() }
             return .compare(try field(), cmp, try value(0))
         case 2: return .between(try field(), try value(0), try value(1))
         case 3:

@@ -19,7 +19,8 @@ extension Asset: Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let size = try c.decode(Int64.self, forKey: .size)
         guard size >= 0 else {
-            throw DecodingError.dataCorruptedError(forKey: .size, in: c, debugDescription: "an asset's size is 0…2^63-1, not \(size)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .size, in: c, debugDescription: "an asset's size is 0…2^63-1, not \(size)")
         }
         self.init(hash: try c.decode(ContentHash.self, forKey: .hash), size: size)
     }

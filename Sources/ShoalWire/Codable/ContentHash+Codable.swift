@@ -14,7 +14,8 @@ extension ContentHash: Codable {
         let c = try decoder.singleValueContainer()
         let text = try c.decode(String.self)
         guard let h = ContentHash(hex: text) else {
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "a content hash is 64 hexadecimal digits, not \(text.debugDescription)")
+            throw DecodingError.dataCorruptedError(
+                in: c, debugDescription: "a content hash is 64 hexadecimal digits, not \(text.debugDescription)")
         }
         self = h
     }

@@ -23,13 +23,14 @@ extension Location: Codable {
     /// - Throws: `DecodingError` when latitude or longitude is missing, or a part has the wrong type.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(latitude: try c.decode(Double.self, forKey: .latitude),
-                  longitude: try c.decode(Double.self, forKey: .longitude),
-                  altitude: try c.decodeIfPresent(Double.self, forKey: .altitude),
-                  horizontalAccuracy: try c.decodeIfPresent(Double.self, forKey: .horizontalAccuracy),
-                  verticalAccuracy: try c.decodeIfPresent(Double.self, forKey: .verticalAccuracy),
-                  course: try c.decodeIfPresent(Double.self, forKey: .course),
-                  speed: try c.decodeIfPresent(Double.self, forKey: .speed),
-                  timestamp: try c.decodeIfPresent(Timestamp.self, forKey: .timestamp))
+        self.init(
+            latitude: try c.decode(Double.self, forKey: .latitude),
+            longitude: try c.decode(Double.self, forKey: .longitude),
+            altitude: try c.decodeIfPresent(Double.self, forKey: .altitude),
+            horizontalAccuracy: try c.decodeIfPresent(Double.self, forKey: .horizontalAccuracy),
+            verticalAccuracy: try c.decodeIfPresent(Double.self, forKey: .verticalAccuracy),
+            course: try c.decodeIfPresent(Double.self, forKey: .course),
+            speed: try c.decodeIfPresent(Double.self, forKey: .speed),
+            timestamp: try c.decodeIfPresent(Timestamp.self, forKey: .timestamp))
     }
 }

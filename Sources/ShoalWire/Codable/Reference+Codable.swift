@@ -19,6 +19,8 @@ extension Reference: Codable {
     /// - Throws: `DecodingError` when a key is missing, of the wrong type, or an unknown action.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(recordID: try c.decode(Record.ID.self, forKey: .recordID), action: try c.decode(Action.self, forKey: .action))
+        self.init(
+            recordID: try c.decode(Record.ID.self, forKey: .recordID),
+            action: try c.decode(Action.self, forKey: .action))
     }
 }

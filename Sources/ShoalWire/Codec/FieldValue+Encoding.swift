@@ -53,9 +53,13 @@ extension FieldValue {
 
     /// Reads a payload of the value with type tag `tag`, which was read at offset `tagOffset`
     /// (an undefined tag is reported there, not after a stamp that may follow it).
-    @usableFromInline package static func decodePayload(tag: UInt8, at tagOffset: Int, from r: inout WireReader, zone: RecordZone.ID) throws(WireError) -> FieldValue {
+    @usableFromInline package static func decodePayload(
+        tag: UInt8, at tagOffset: Int, from r: inout WireReader, zone: RecordZone.ID
+    ) throws(WireError) -> FieldValue {
         if tag & ValueTag.listBit != 0 {
-            guard tag & 0x80 == 0, let kind = Kind(rawValue: tag & ValueTag.kindMask) else { throw undefinedTag(tag, at: tagOffset) }
+            guard tag & 0x80 == 0, let kind = Kind(rawValue: tag & ValueTag.kindMask) else {
+                throw undefinedTag(tag, at: tagOffset)
+            }
             return .list(try ListValue.decodePayload(kind: kind, from: &r, zone: zone))
         }
         guard let kind = Kind(rawValue: tag) else { throw undefinedTag(tag, at: tagOffset) }
@@ -65,15 +69,21 @@ extension FieldValue {
     /// The error for a value type tag that is not defined, read at `tagOffset`.
     static func undefinedTag(_ tag: UInt8, at tagOffset: Int) -> WireError {
         if tag & ValueTag.listBit != 0 {
-            return WireError(.unknownRequiredTag, at: tagOffset, "value type tag 0x\(String(tag, radix: 16)) is not defined (lists are 0x41–0x49)")
+            return WireError(
+                .unknownRequiredTag, at: tagOffset,
+                "value type tag 0x\(String(tag, radix: 16)) is not defined (lists are 0x41–0x49)")
         }
-        return WireError(.unknownRequiredTag, at: tagOffset, "value type tag 0x\(String(tag, radix: 16)) is not defined (scalars are 0x01–0x09)")
+        return WireError(
+            .unknownRequiredTag, at: tagOffset,
+            "value type tag 0x\(String(tag, radix: 16)) is not defined (scalars are 0x01–0x09)")
     }
 
     @inline(__always)
-    static func decodeScalar(kind: Kind, from r: inout WireReader, zone: RecordZone.ID) throws(WireError) -> FieldValue {
+    static func decodeScalar(kind: Kind, from r: inout WireReader, zone: RecordZone.ID) throws(WireError) -> FieldValue
+    {
         switch kind {
-        case .string: return .string(try r.readString(max: r.limits.maxRecordBytes, "string value", limitName: "maxRecordBytes"))
+        case .string:
+            return .string(try r.readString(max: r.limits.maxRecordBytes, "string value", limitName: "maxRecordBytes"))
         case .int64: return .int64(try r.readZigzag("int64 value"))
         case .double: return .double(try r.readCanonicalDouble("double value"))
         case .bool: return .bool(try r.readBool("bool value"))
@@ -90,12 +100,16 @@ extension FieldValue {
 
 extension WireReader {
     /// Reads a fixed 64-bit double whose NaN, if any, is the canonical one.
-    @inlinable package mutating func readCanonicalDouble(_ what: @autoclosure () -> String) throws(WireError) -> Double {
+    @inlinable package mutating func readCanonicalDouble(_ what: @autoclosure () -> String) throws(WireError) -> Double
+    {
         let at = offset
         let bits = try readFixed64(what())
         let d = Double(bitPattern: bits)
         if d.isNaN && bits != CanonicalDouble.nanBits {
-            throw WireError(.invalidValue, at: at, "\(what()) is a NaN with payload 0x\(String(bits, radix: 16)); the only NaN allowed is 0x7ff8000000000000")
+            throw WireError(
+                .invalidValue, at: at,
+                "\(what()) is a NaN with payload 0x\(String(bits, radix: 16)); the only NaN allowed is 0x7ff8000000000000"
+            )
         }
         return d
     }
@@ -128,19 +142,27 @@ extension Reference {
         }
     }
 
-    @usableFromInline package static func decodePayload(from r: inout WireReader, zone: RecordZone.ID) throws(WireError) -> Reference {
+    @usableFromInline package static func decodePayload(from r: inout WireReader, zone: RecordZone.ID) throws(WireError)
+        -> Reference
+    {
         let name = try r.readName("referenced record name")
         let at = r.offset
         let flags = try r.readByte("reference flags")
         guard flags & ~3 == 0 else {
-            throw WireError(.unknownRequiredTag, at: at, "reference flags 0x\(String(flags, radix: 16)) set reserved bits (only 0x01 deleteSelf and 0x02 zone-follows are defined)")
+            throw WireError(
+                .unknownRequiredTag, at: at,
+                "reference flags 0x\(String(flags, radix: 16)) set reserved bits (only 0x01 deleteSelf and 0x02 zone-follows are defined)"
+            )
         }
         var z = zone
         if flags & 2 != 0 {
             let zAt = r.offset
-            z = RecordZone.ID(name: try r.readName("referenced zone name"), owner: try r.readName("referenced zone owner"))
+            z = RecordZone.ID(
+                name: try r.readName("referenced zone name"), owner: try r.readName("referenced zone owner"))
             if z == zone {
-                throw WireError(.invalidValue, at: zAt, "reference repeats its record's own zone; canonical form omits it (clear flag 0x02)")
+                throw WireError(
+                    .invalidValue, at: zAt,
+                    "reference repeats its record's own zone; canonical form omits it (clear flag 0x02)")
             }
         }
         return Reference(recordID: Record.ID(name: name, zone: z), action: flags & 1 == 0 ? .none : .deleteSelf)
@@ -193,11 +215,13 @@ extension Location {
     }
 
     @usableFromInline package static func decodePayload(from r: inout WireReader) throws(WireError) -> Location {
-        var l = Location(latitude: try r.readCanonicalDouble("latitude"), longitude: try r.readCanonicalDouble("longitude"))
+        var l = Location(
+            latitude: try r.readCanonicalDouble("latitude"), longitude: try r.readCanonicalDouble("longitude"))
         let at = r.offset
         let p = try r.readByte("location presence byte")
         guard p & 0xC0 == 0 else {
-            throw WireError(.unknownRequiredTag, at: at, "location presence byte 0x\(String(p, radix: 16)) sets reserved bits 6–7")
+            throw WireError(
+                .unknownRequiredTag, at: at, "location presence byte 0x\(String(p, radix: 16)) sets reserved bits 6–7")
         }
         if p & 1 != 0 { l.altitude = try r.readCanonicalDouble("altitude") }
         if p & 2 != 0 { l.horizontalAccuracy = try r.readCanonicalDouble("horizontal accuracy") }
@@ -241,7 +265,9 @@ extension ListValue {
         }
     }
 
-    @usableFromInline package static func decodePayload(kind: FieldValue.Kind, from r: inout WireReader, zone: RecordZone.ID) throws(WireError) -> ListValue {
+    @usableFromInline package static func decodePayload(
+        kind: FieldValue.Kind, from r: inout WireReader, zone: RecordZone.ID
+    ) throws(WireError) -> ListValue {
         // Every element takes at least one byte, so a count above the bytes left is malformed.
         let n = try r.readCount(max: r.limits.maxListCount, "list element count", limitName: "maxListCount")
         try r.require(n, "\(n) list elements")
@@ -253,25 +279,40 @@ extension ListValue {
         }
         switch kind {
         case .string:
-            return .string(try many { (r: inout WireReader) throws(WireError) in try r.readString(max: r.limits.maxRecordBytes, "list string", limitName: "maxRecordBytes") })
-        case .int64: return .int64(try many { (r: inout WireReader) throws(WireError) in try r.readZigzag("list int64") })
+            return .string(
+                try many { (r: inout WireReader) throws(WireError) in
+                    try r.readString(max: r.limits.maxRecordBytes, "list string", limitName: "maxRecordBytes")
+                })
+        case .int64:
+            return .int64(try many { (r: inout WireReader) throws(WireError) in try r.readZigzag("list int64") })
         case .double:
             try r.require(n, each: 8, "\(n) list doubles")
-            return .double(try many { (r: inout WireReader) throws(WireError) in try r.readCanonicalDouble("list double") })
+            return .double(
+                try many { (r: inout WireReader) throws(WireError) in try r.readCanonicalDouble("list double") })
         case .bool: return .bool(try many { (r: inout WireReader) throws(WireError) in try r.readBool("list bool") })
         case .bytes:
-            return .bytes(try many { (r: inout WireReader) throws(WireError) in
-                let len = try r.readLength(max: r.limits.maxRecordBytes, "list bytes length", limitName: "maxRecordBytes")
-                return try r.readBytes(len, "list bytes")
-            })
-        case .date: return .date(try many { (r: inout WireReader) throws(WireError) in Timestamp(millisecondsSince1970: try r.readZigzag("list date")) })
-        case .reference: return .reference(try many { (r: inout WireReader) throws(WireError) in try Reference.decodePayload(from: &r, zone: zone) })
+            return .bytes(
+                try many { (r: inout WireReader) throws(WireError) in
+                    let len = try r.readLength(
+                        max: r.limits.maxRecordBytes, "list bytes length", limitName: "maxRecordBytes")
+                    return try r.readBytes(len, "list bytes")
+                })
+        case .date:
+            return .date(
+                try many { (r: inout WireReader) throws(WireError) in
+                    Timestamp(millisecondsSince1970: try r.readZigzag("list date"))
+                })
+        case .reference:
+            return .reference(
+                try many { (r: inout WireReader) throws(WireError) in try Reference.decodePayload(from: &r, zone: zone)
+                })
         case .asset:
             try r.require(n, each: 33, "\(n) list assets")
             return .asset(try many { (r: inout WireReader) throws(WireError) in try Asset.decodePayload(from: &r) })
         case .location:
             try r.require(n, each: 17, "\(n) list locations")
-            return .location(try many { (r: inout WireReader) throws(WireError) in try Location.decodePayload(from: &r) })
+            return .location(
+                try many { (r: inout WireReader) throws(WireError) in try Location.decodePayload(from: &r) })
         }
     }
 }
@@ -281,7 +322,9 @@ extension WireReader {
     @inlinable package mutating func readName(_ what: @autoclosure () -> String) throws(WireError) -> String {
         let at = offset
         let s = try readString(max: limits.maxNameBytes, what(), limitName: "maxNameBytes")
-        if s.isEmpty { throw WireError(.invalidName, at: at, "\(what()) is empty; names are 1–\(limits.maxNameBytes) bytes") }
+        if s.isEmpty {
+            throw WireError(.invalidName, at: at, "\(what()) is empty; names are 1–\(limits.maxNameBytes) bytes")
+        }
         return s
     }
 }

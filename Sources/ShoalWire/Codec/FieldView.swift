@@ -55,7 +55,9 @@ public struct FieldView {
         var r = WireReader(UnsafeRawBufferPointer(rebasing: record.bytes[0..<end]), limits: .default)
         r.position = tagOffset &+ 1
         guard let (index, back) = try? r.readStamp(in: record.vector, "stamp") else { return nil }
-        return Dot(node: record.vector.node(at: index, in: record.bytes), hlc: HLC(rawValue: record.vector.hlc(at: index, in: record.bytes) &- back))
+        return Dot(
+            node: record.vector.node(at: index, in: record.bytes),
+            hlc: HLC(rawValue: record.vector.hlc(at: index, in: record.bytes) &- back))
     }
 
     /// The value of an `int64` slot.
@@ -107,7 +109,9 @@ public struct FieldView {
     /// directly when the name length, stamp and value length are one byte each.
     @inline(__always)
     func lengthPrefixed(_ kind: FieldValue.Kind) -> UnsafeRawBufferPointer? {
-        guard let p = record.bytes.baseAddress, start < end, end <= record.bytes.count else { return lengthPrefixedSlow(kind) }
+        guard let p = record.bytes.baseAddress, start < end, end <= record.bytes.count else {
+            return lengthPrefixedSlow(kind)
+        }
         let nameLength = Int(p.load(fromByteOffset: start, as: UInt8.self))
         var i = start &+ 1 &+ nameLength
         guard nameLength < 0x80, i < end else { return lengthPrefixedSlow(kind) }
@@ -116,7 +120,9 @@ public struct FieldView {
         let stamped = tag & Record.stampedBit != 0
         i &+= stamped ? 3 : 1  // the tag, then a stamp's node index and offset
         guard i < end else { return lengthPrefixedSlow(kind) }
-        if stamped && (p.load(fromByteOffset: i &- 2, as: UInt8.self) | p.load(fromByteOffset: i &- 1, as: UInt8.self)) >= 0x80 {
+        if stamped
+            && (p.load(fromByteOffset: i &- 2, as: UInt8.self) | p.load(fromByteOffset: i &- 1, as: UInt8.self)) >= 0x80
+        {
             return lengthPrefixedSlow(kind)
         }
         let n = Int(p.load(fromByteOffset: i, as: UInt8.self))
@@ -128,7 +134,9 @@ public struct FieldView {
     func lengthPrefixedSlow(_ kind: FieldValue.Kind) -> UnsafeRawBufferPointer? {
         guard tag & ~Record.stampedBit == kind.rawValue else { return nil }
         var r = payloadReader()
-        guard let n = try? r.readLength(max: r.limits.maxRecordBytes, "length", limitName: "maxRecordBytes") else { return nil }
+        guard let n = try? r.readLength(max: r.limits.maxRecordBytes, "length", limitName: "maxRecordBytes") else {
+            return nil
+        }
         return try? r.readRaw(n, "value")
     }
 

@@ -24,7 +24,8 @@ package enum HeadedVector {
 
     package static func read(from r: inout WireReader) throws(WireError) -> (VersionVector, [Record.Head]) {
         let vectorAt = r.offset
-        let vvCount = try r.readCount(max: r.limits.maxVectorEntries, "version vector entry count", limitName: "maxVectorEntries")
+        let vvCount = try r.readCount(
+            max: r.limits.maxVectorEntries, "version vector entry count", limitName: "maxVectorEntries")
         try r.require(vvCount, each: 25, "\(vvCount) version vector entries")
         var entries = [VersionVector.Entry]()
         var heads = [Record.Head]()
@@ -36,23 +37,31 @@ package enum HeadedVector {
             let node = try r.readNodeID("version vector node")
             if let p = previous {
                 if node == p { throw WireError(.duplicate, at: at, "node \(node) appears twice in the version vector") }
-                if node < p { throw WireError(.unsorted, at: at, "version vector nodes must increase; \(node) follows \(p)") }
+                if node < p {
+                    throw WireError(.unsorted, at: at, "version vector nodes must increase; \(node) follows \(p)")
+                }
             }
             previous = node
             let hAt = r.offset
             let hlc = try r.readFixed64("version vector timestamp")
-            if hlc == 0 { throw WireError(.invalidValue, at: hAt, "version vector entry for \(node) is zero; zero entries are omitted") }
+            if hlc == 0 {
+                throw WireError(
+                    .invalidValue, at: hAt, "version vector entry for \(node) is zero; zero entries are omitted")
+            }
             let sAt = r.offset
             switch try r.readByte("head state") {
             case 0: break
             case 1: heads.append(Record.Head(node: node, isDeletion: false))
             case 2: heads.append(Record.Head(node: node, isDeletion: true))
-            case let s: throw WireError(.invalidValue, at: sAt, "head state \(s) is not 0 (none), 1 (save) or 2 (delete)")
+            case let s:
+                throw WireError(.invalidValue, at: sAt, "head state \(s) is not 0 (none), 1 (save) or 2 (delete)")
             }
             entries.append(VersionVector.Entry(node: node, hlc: HLC(rawValue: hlc)))
         }
         if heads.isEmpty {
-            throw WireError(.invalidValue, at: vectorAt, "a saved record needs at least one head (state 1 or 2) in its version vector")
+            throw WireError(
+                .invalidValue, at: vectorAt,
+                "a saved record needs at least one head (state 1 or 2) in its version vector")
         }
         return (VersionVector(sortedEntries: entries), heads)
     }

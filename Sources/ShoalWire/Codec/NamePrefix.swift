@@ -33,7 +33,9 @@ struct NamePrefix {
 
     /// The order of `a` (prefix `pa`) against `b` (prefix `pb`), as `UTF8Order.compare(a, b)`.
     @inline(__always)
-    static func compare(_ a: UnsafeRawBufferPointer, _ pa: NamePrefix, _ b: UnsafeRawBufferPointer, _ pb: NamePrefix) -> Int {
+    static func compare(_ a: UnsafeRawBufferPointer, _ pa: NamePrefix, _ b: UnsafeRawBufferPointer, _ pb: NamePrefix)
+        -> Int
+    {
         if pa.word != pb.word { return pa.word < pb.word ? -1 : 1 }
         if pa.count <= 8 && pb.count <= 8 { return pa.count == pb.count ? 0 : (pa.count < pb.count ? -1 : 1) }
         return UTF8Order.compare(a, b)

@@ -20,7 +20,9 @@ extension Record {
     /// - Throws: ``WireError`` for malformed, non-canonical or over-limit input.
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
         let result: Result<Record, WireError> = bytes.withUnsafeBytes { raw in
-            do throws(WireError) { return .success(try Record(decoding: raw, limits: limits)) } catch { return .failure(error) }
+            do throws(WireError) { return .success(try Record(decoding: raw, limits: limits)) } catch {
+                return .failure(error)
+            }
         }
         // Consumed, not copied: `get()` would retain every part of the record once more.
         switch consume result {
@@ -33,7 +35,10 @@ extension Record {
     /// - Throws: ``WireError`` for malformed, non-canonical or over-limit input.
     public init(decoding buffer: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) {
         guard buffer.count <= limits.maxRecordBytes else {
-            throw WireError(.limitExceeded, at: 0, "record is \(buffer.count) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes)")
+            throw WireError(
+                .limitExceeded, at: 0,
+                "record is \(buffer.count) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes)"
+            )
         }
         var r = WireReader(buffer, limits: limits)
         let record = try Record(reading: &r)
@@ -122,7 +127,9 @@ extension Record {
         let flagsAt = r.offset
         let flags = try r.readByte("record flags")
         guard flags & ~Flags.known == 0 else {
-            throw WireError(.unknownRequiredTag, at: flagsAt, "record flags 0x\(String(flags, radix: 16)) set reserved bits; this record needs a newer Shoal")
+            throw WireError(
+                .unknownRequiredTag, at: flagsAt,
+                "record flags 0x\(String(flags, radix: 16)) set reserved bits; this record needs a newer Shoal")
         }
         let recordType = try r.readIdentifier("record type", max: r.limits.maxNameBytes, limitName: "maxNameBytes")
         let name = try r.readName("record name")
@@ -133,15 +140,21 @@ extension Record {
         let fields = try Record.readSlots(from: &r, versionVector: vv, zone: zone)
         let extensions: [Extension] = flags & Flags.extensions != 0 ? try r.readExtensions("record") : []
         if r.position &- start > r.limits.maxRecordBytes {
-            throw WireError(.limitExceeded, at: r.base &+ start, "record is \(r.position &- start) bytes, over the limit of \(r.limits.maxRecordBytes) (WireLimits.maxRecordBytes)")
+            throw WireError(
+                .limitExceeded, at: r.base &+ start,
+                "record is \(r.position &- start) bytes, over the limit of \(r.limits.maxRecordBytes) (WireLimits.maxRecordBytes)"
+            )
         }
-        self.init(recordType: recordType, id: ID(name: name, zone: zone), parent: parent, creation: creation,
-                  versionVector: vv, heads: heads, fields: fields, extensions: extensions)
+        self.init(
+            recordType: recordType, id: ID(name: name, zone: zone), parent: parent, creation: creation,
+            versionVector: vv, heads: heads, fields: fields, extensions: extensions)
     }
 
     /// Reads the field slots: a count, then slots increasing by name; a repeated name is a
     /// concurrent slot (stamped, earlier).
-    static func readSlots(from r: inout WireReader, versionVector vv: VersionVector, zone: RecordZone.ID) throws(WireError) -> [Field] {
+    static func readSlots(from r: inout WireReader, versionVector vv: VersionVector, zone: RecordZone.ID)
+        throws(WireError) -> [Field]
+    {
         let vvCount = vv.count
         let fieldCount = try r.readCount(max: r.limits.maxFieldCount, "field count", limitName: "maxFieldCount")
         try r.require(fieldCount, each: 3, "\(fieldCount) fields")
@@ -150,15 +163,24 @@ extension Record {
         var previousName = UnsafeRawBufferPointer(start: nil, count: 0)
         for i in 0..<fieldCount {
             let at = r.offset
-            let n = try r.readLength(max: r.limits.maxFieldNameBytes, "field name length", limitName: "maxFieldNameBytes")
+            let n = try r.readLength(
+                max: r.limits.maxFieldNameBytes, "field name length", limitName: "maxFieldNameBytes")
             let raw = try r.readRaw(n, "field name")
             guard Identifier.isValid(raw, loadable: n &+ r.available) else {
-                throw WireError(.invalidName, at: at, "field name \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
+                throw WireError(
+                    .invalidName, at: at,
+                    "field name \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _"
+                )
             }
             var repeated = false
             if i > 0 {
                 let c = UTF8Order.compare(previousName, raw)
-                if c > 0 { throw WireError(.unsorted, at: at, "fields must be sorted by name; \(String(decoding: raw, as: UTF8.self)) follows \(String(decoding: previousName, as: UTF8.self))") }
+                if c > 0 {
+                    throw WireError(
+                        .unsorted, at: at,
+                        "fields must be sorted by name; \(String(decoding: raw, as: UTF8.self)) follows \(String(decoding: previousName, as: UTF8.self))"
+                    )
+                }
                 repeated = c == 0
             }
             previousName = raw
@@ -167,19 +189,24 @@ extension Record {
             var stamp: Dot? = nil
             if tag & Record.stampedBit != 0 {
                 guard vvCount > 0 else {
-                    throw WireError(.invalidValue, at: tagAt, "field \(String(decoding: raw, as: UTF8.self)) has a stamp but the record has no version vector")
+                    throw WireError(
+                        .invalidValue, at: tagAt,
+                        "field \(String(decoding: raw, as: UTF8.self)) has a stamp but the record has no version vector"
+                    )
                 }
                 stamp = try r.readStamp(vv, "stamp of field \(String(decoding: raw, as: UTF8.self))")
             }
             let fieldName: String
             if repeated {
                 fieldName = fields[fields.count &- 1].name
-                try Record.checkConcurrentSlot(fieldName, previous: fields[fields.count &- 1].stamp, stamp: stamp, at: at)
+                try Record.checkConcurrentSlot(
+                    fieldName, previous: fields[fields.count &- 1].stamp, stamp: stamp, at: at)
             } else {
                 fieldName = String(decoding: raw, as: UTF8.self)
             }
             let valueTag = tag & ~Record.stampedBit
-            let value: FieldValue? = valueTag == 0 ? nil : try FieldValue.decodePayload(tag: valueTag, at: tagAt, from: &r, zone: zone)
+            let value: FieldValue? =
+                valueTag == 0 ? nil : try FieldValue.decodePayload(tag: valueTag, at: tagAt, from: &r, zone: zone)
             fields.append(Field(name: consume fieldName, value: consume value, stamp: stamp))
         }
         return fields
@@ -188,7 +215,9 @@ extension Record {
 
 extension WireReader {
     /// Reads a stamp (node index, distance below that node's entry) against `vv`.
-    @inlinable package mutating func readStamp(_ vv: VersionVector, _ what: @autoclosure () -> String) throws(WireError) -> Dot {
+    @inlinable package mutating func readStamp(_ vv: VersionVector, _ what: @autoclosure () -> String) throws(WireError)
+        -> Dot
+    {
         // Fast path: index and offset one byte each, the index inside the vector, the offset 0
         // (below every entry: entries are never zero) — a field set by its node's newest write.
         if position &+ 2 <= count, let start {
@@ -203,28 +232,39 @@ extension WireReader {
     }
 
     /// ``readStamp(_:_:)`` past its fast path.
-    @usableFromInline package mutating func readStampSlow(_ vv: VersionVector, _ what: @autoclosure () -> String) throws(WireError) -> Dot {
+    @usableFromInline package mutating func readStampSlow(_ vv: VersionVector, _ what: @autoclosure () -> String)
+        throws(WireError) -> Dot
+    {
         let at = offset
         let i = try readVarint("\(what()) node index")
         guard i < UInt64(vv.entries.count) else {
-            throw WireError(.invalidValue, at: at, "\(what()) names node index \(i) but the version vector has \(vv.entries.count) entries")
+            throw WireError(
+                .invalidValue, at: at,
+                "\(what()) names node index \(i) but the version vector has \(vv.entries.count) entries")
         }
         let e = vv.entries[Int(i)]
         let backAt = offset
         let back = try readVarint("\(what()) timestamp offset")
         guard back < e.hlc.rawValue else {
-            throw WireError(.invalidValue, at: backAt, "\(what()) lies \(back) below an entry of \(e.hlc.rawValue); a stamp's timestamp must be positive")
+            throw WireError(
+                .invalidValue, at: backAt,
+                "\(what()) lies \(back) below an entry of \(e.hlc.rawValue); a stamp's timestamp must be positive")
         }
         return Dot(node: e.node, hlc: HLC(rawValue: e.hlc.rawValue &- back))
     }
 
     /// Reads a record type or field name: an ASCII letter, then letters, digits or `_`.
-    @inlinable package mutating func readIdentifier(_ what: @autoclosure () -> String, max limit: Int, limitName: @autoclosure () -> String) throws(WireError) -> String {
+    @inlinable package mutating func readIdentifier(
+        _ what: @autoclosure () -> String, max limit: Int, limitName: @autoclosure () -> String
+    ) throws(WireError) -> String {
         let at = offset
         let n = try readLength(max: limit, "\(what()) length", limitName: limitName())
         let raw = try readRaw(n, what())
         guard Identifier.isValid(raw, loadable: n &+ available) else {
-            throw WireError(.invalidName, at: at, "\(what()) \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
+            throw WireError(
+                .invalidName, at: at,
+                "\(what()) \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _"
+            )
         }
         return String(decoding: raw, as: UTF8.self)
     }
@@ -235,7 +275,9 @@ extension WireReader {
         let countAt = offset
         let count = try readCount(max: limits.maxFieldCount, "\(container) extension count", limitName: "maxFieldCount")
         guard count > 0 else {
-            throw WireError(.invalidValue, at: countAt, "\(container) extension flag is set but the list is empty; canonical form clears the flag")
+            throw WireError(
+                .invalidValue, at: countAt,
+                "\(container) extension flag is set but the list is empty; canonical form clears the flag")
         }
         try require(count, each: 2, "\(count) extensions")
         var out = [Record.Extension]()
@@ -245,11 +287,15 @@ extension WireReader {
             let at = offset
             let tag = try readVarint("extension tag")
             if let p = previous, tag <= p {
-                throw WireError(tag == p ? .duplicate : .unsorted, at: at, "extension tags must strictly increase; \(tag) follows \(p)")
+                throw WireError(
+                    tag == p ? .duplicate : .unsorted, at: at,
+                    "extension tags must strictly increase; \(tag) follows \(p)")
             }
             previous = tag
             if tag & 1 == 0 {
-                throw WireError(.unknownRequiredTag, at: at, "\(container) extension tag \(tag) is required (even) and unknown to this version of Shoal")
+                throw WireError(
+                    .unknownRequiredTag, at: at,
+                    "\(container) extension tag \(tag) is required (even) and unknown to this version of Shoal")
             }
             let n = try readLength(max: limits.maxBlobBytes, "extension length", limitName: "maxBlobBytes")
             out.append(Record.Extension(tag: tag, bytes: try readBytes(n, "extension bytes")))
@@ -263,17 +309,23 @@ extension Record {
     /// decoding the rest (names are skipped, not checked; fields are not read). Replication uses
     /// it to skip stored versions a peer already holds without decoding them.
     /// - Throws: ``WireError`` when the bytes up to the vector are malformed or over `limits`.
-    public static func versionVector(ofEncoded bytes: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) -> VersionVector {
+    public static func versionVector(ofEncoded bytes: UnsafeRawBufferPointer, limits: WireLimits = .default)
+        throws(WireError) -> VersionVector
+    {
         try headedVector(ofEncoded: bytes, limits: limits).vector
     }
 
     /// The version vector and heads of a record's canonical encoding, read without decoding the
     /// rest of the record.
-    package static func headedVector(ofEncoded bytes: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) -> (vector: VersionVector, heads: [Head]) {
+    package static func headedVector(ofEncoded bytes: UnsafeRawBufferPointer, limits: WireLimits = .default)
+        throws(WireError) -> (vector: VersionVector, heads: [Head])
+    {
         var r = WireReader(bytes, limits: limits)
         let flags = try r.readByte("record flags")
         guard flags & ~Flags.known == 0 else {
-            throw WireError(.unknownRequiredTag, at: 0, "record flags 0x\(String(flags, radix: 16)) set reserved bits; this record needs a newer Shoal")
+            throw WireError(
+                .unknownRequiredTag, at: 0,
+                "record flags 0x\(String(flags, radix: 16)) set reserved bits; this record needs a newer Shoal")
         }
         for what in ["record type", "record name", "zone name", "zone owner"] {
             let n = try r.readLength(max: r.limits.maxNameBytes, what, limitName: "maxNameBytes")

@@ -10,7 +10,9 @@ extension Record {
     ///
     /// The slots are read here rather than through ``fields`` in another module: there, every
     /// call out to size or write a value copies the slot (retains and releases its storage).
-    package func entrySlotsSize(stampedBy dot: Dot, among: [Int]? = nil, digestLength: (Int) -> Int) -> (size: Int, count: Int)? {
+    package func entrySlotsSize(stampedBy dot: Dot, among: [Int]? = nil, digestLength: (Int) -> Int) -> (
+        size: Int, count: Int
+    )? {
         var size = 0
         var count = 0
         var previous = -1
@@ -30,15 +32,19 @@ extension Record {
     /// Writes the slots ``entrySlotsSize(stampedBy:among:digestLength:)`` measures, in order:
     /// each slot's name, then `digest` writes its digest, given the name, the length of the value
     /// bytes and what writes them.
-    package func writeEntrySlots(stampedBy dot: Dot, among: [Int]? = nil, into w: inout WireWriter,
-                                 digest: (inout WireWriter, String, Int, (inout WireWriter) -> Void) -> Void) {
+    package func writeEntrySlots(
+        stampedBy dot: Dot, among: [Int]? = nil, into w: inout WireWriter,
+        digest: (inout WireWriter, String, Int, (inout WireWriter) -> Void) -> Void
+    ) {
         let s = slots
         let zone = id.zone
         for k in 0..<(among?.count ?? s.count) {
             let i = among?[k] ?? k
             guard s[i].stamp == dot else { continue }
             w.writeString(s[i].name)
-            digest(&w, s[i].name, Self.slotValueSize(s[i], zone: zone)) { Self.writeSlotValue(s[i], zone: zone, into: &$0) }
+            digest(&w, s[i].name, Self.slotValueSize(s[i], zone: zone)) {
+                Self.writeSlotValue(s[i], zone: zone, into: &$0)
+            }
         }
     }
 

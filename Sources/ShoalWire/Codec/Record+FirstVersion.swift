@@ -9,7 +9,9 @@ extension Record {
     /// Also returns the size of the version's encoding, worked out from `size` — the size of
     /// this record's own encoding, as ``validatedSize(limits:)`` gives it — and the bytes each
     /// slot's stamp changes, without summing the field values again.
-    package func firstVersion(at dot: Dot, vector: VersionVector, heads: [Head], size: Int) -> (record: Record, size: Int) {
+    package func firstVersion(at dot: Dot, vector: VersionVector, heads: [Head], size: Int) -> (
+        record: Record, size: Int
+    ) {
         var fields = [Field]()
         fields.reserveCapacity(slots.count)
         var delta = 0
@@ -29,8 +31,9 @@ extension Record {
                 delta &-= WireSize.string(slots[i].name) &+ 1 &+ old
             }
         }
-        let version = Record(recordType: recordType, id: id, parent: parent, creation: dot, versionVector: vector,
-                             heads: heads, fields: fields, extensions: extensions)
+        let version = Record(
+            recordType: recordType, id: id, parent: parent, creation: dot, versionVector: vector,
+            heads: heads, fields: fields, extensions: extensions)
         let stamped = StampCoding.size(dot, in: vector) &* fields.count
         let n = size &- systemFieldsSize &+ version.systemFieldsSize &+ delta &+ stamped
         assert(n == version.encodedSize, "the size of a first version is worked out as its encoding's")

@@ -11,8 +11,10 @@ extension Record {
     /// with `SavePolicy.ifServerRecordUnchanged` succeeds exactly when nobody changed the record
     /// since, and the fields set on it are the ones saved.
     public func encodedSystemFields() -> [UInt8] {
-        Record(recordType: recordType, id: id, parent: parent, creation: creation, versionVector: versionVector,
-               heads: heads, fields: [], extensions: extensions).encoded()
+        Record(
+            recordType: recordType, id: id, parent: parent, creation: creation, versionVector: versionVector,
+            heads: heads, fields: [], extensions: extensions
+        ).encoded()
     }
 
     /// Rebuilds a record with no fields from ``encodedSystemFields()``.
@@ -24,7 +26,10 @@ extension Record {
     public init(systemFields bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
         let record = try Record(decoding: bytes, limits: limits)
         guard record.fields.isEmpty else {
-            throw WireError(.invalidValue, at: 0, "system fields hold no fields, but these bytes hold a record with \(record.fields.count); encode them with Record.encodedSystemFields()")
+            throw WireError(
+                .invalidValue, at: 0,
+                "system fields hold no fields, but these bytes hold a record with \(record.fields.count); encode them with Record.encodedSystemFields()"
+            )
         }
         try record.validate(limits: limits)
         self = record

@@ -19,28 +19,42 @@ extension Record {
     /// - Throws: ``WireError`` naming the first problem, as ``validate(limits:)``.
     package func validatedSize(limits: WireLimits) throws(WireError) -> Int {
         guard Identifier.isValid(recordType), recordType.utf8.count <= limits.maxNameBytes else {
-            throw WireError(.invalidName, at: 0, "record type \(recordType.debugDescription) must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxNameBytes) bytes")
+            throw WireError(
+                .invalidName, at: 0,
+                "record type \(recordType.debugDescription) must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxNameBytes) bytes"
+            )
         }
         try Self.validateNames(id, "record", limits: limits)
         try validateSystemFields()
         guard fields.count <= limits.maxFieldCount else {
-            throw WireError(.limitExceeded, at: 0, "record has \(fields.count) fields, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)")
+            throw WireError(
+                .limitExceeded, at: 0,
+                "record has \(fields.count) fields, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)"
+            )
         }
         var size = systemFieldsSize
         for i in slots.indices {
             let name = slots[i].name
             guard Identifier.isValid(name), name.utf8.count <= limits.maxFieldNameBytes else {
-                throw WireError(.invalidName, at: 0, "field name \(name.debugDescription) must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxFieldNameBytes) bytes")
+                throw WireError(
+                    .invalidName, at: 0,
+                    "field name \(name.debugDescription) must start with an ASCII letter, contain only letters, digits and _, and be at most \(limits.maxFieldNameBytes) bytes"
+                )
             }
             if i > 0 {
                 let c = UTF8Order.compare(slots[i - 1].name, name)
                 if c > 0 {
-                    throw WireError(.unsorted, at: 0, "fields must be sorted by name; \(name) follows \(slots[i - 1].name)")
+                    throw WireError(
+                        .unsorted, at: 0, "fields must be sorted by name; \(name) follows \(slots[i - 1].name)")
                 }
-                if c == 0 { try Self.checkConcurrentSlot(name, previous: slots[i - 1].stamp, stamp: slots[i].stamp, at: 0) }
+                if c == 0 {
+                    try Self.checkConcurrentSlot(name, previous: slots[i - 1].stamp, stamp: slots[i].stamp, at: 0)
+                }
             }
             if let s = slots[i].stamp, !isFaithful(s) {
-                throw WireError(.invalidValue, at: 0, "field \(name) has stamp \(s) not covered by the version vector (or at timestamp zero)")
+                throw WireError(
+                    .invalidValue, at: 0,
+                    "field \(name) has stamp \(s) not covered by the version vector (or at timestamp zero)")
             }
             if let v = slots[i].value { try Self.validate(v, in: "field \(name)", limits: limits) }
             size &+= slotSize(slots[i])
@@ -49,7 +63,10 @@ extension Record {
         try validateExtensions(limits: limits)
         size &+= extensionsSize
         guard size <= limits.maxRecordBytes else {
-            throw WireError(.limitExceeded, at: 0, "record \(id) encodes to \(size) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets")
+            throw WireError(
+                .limitExceeded, at: 0,
+                "record \(id) encodes to \(size) bytes, over the limit of \(limits.maxRecordBytes) (WireLimits.maxRecordBytes); move large values into assets"
+            )
         }
         return size
     }
@@ -60,25 +77,34 @@ extension Record {
     ///   for a later one, at `at`.
     package static func checkConcurrentSlot(_ name: String, previous: Dot?, stamp: Dot?, at: Int) throws(WireError) {
         guard let previous, let stamp else {
-            throw WireError(.duplicate, at: at, "field \(name) appears twice; only concurrent slots of a merge, each stamped, may repeat a name")
+            throw WireError(
+                .duplicate, at: at,
+                "field \(name) appears twice; only concurrent slots of a merge, each stamped, may repeat a name")
         }
         if previous == stamp {
-            throw WireError(.duplicate, at: at, "field \(name) has two slots stamped \(stamp); concurrent slots have different stamps")
+            throw WireError(
+                .duplicate, at: at,
+                "field \(name) has two slots stamped \(stamp); concurrent slots have different stamps")
         }
         if previous < stamp {
-            throw WireError(.unsorted, at: at, "concurrent slots of field \(name) must be ordered by stamp, the later first; \(stamp) follows \(previous)")
+            throw WireError(
+                .unsorted, at: at,
+                "concurrent slots of field \(name) must be ordered by stamp, the later first; \(stamp) follows \(previous)"
+            )
         }
     }
 
     /// Whether `dot` can be written as a stamp against the record's vector and read back unchanged.
     func isFaithful(_ dot: Dot) -> Bool {
-        !versionVector.isEmpty && dot.hlc != .zero && versionVector.index(of: dot.node) != nil && versionVector.covers(dot)
+        !versionVector.isEmpty && dot.hlc != .zero && versionVector.index(of: dot.node) != nil
+            && versionVector.covers(dot)
     }
 
     func validateSystemFields() throws(WireError) {
         if versionVector.isEmpty {
             guard creation == nil, heads.isEmpty else {
-                throw WireError(.invalidValue, at: 0, "an unsaved record (empty version vector) has no creation stamp and no heads")
+                throw WireError(
+                    .invalidValue, at: 0, "an unsaved record (empty version vector) has no creation stamp and no heads")
             }
             return
         }
@@ -86,14 +112,17 @@ extension Record {
             throw WireError(.invalidValue, at: 0, "a saved record (non-empty version vector) needs a creation stamp")
         }
         guard isFaithful(c) else {
-            throw WireError(.invalidValue, at: 0, "creation stamp \(c) is not covered by the version vector (or at timestamp zero)")
+            throw WireError(
+                .invalidValue, at: 0, "creation stamp \(c) is not covered by the version vector (or at timestamp zero)")
         }
         guard !heads.isEmpty else {
             throw WireError(.invalidValue, at: 0, "a saved record needs at least one head")
         }
         for (i, h) in heads.enumerated() {
             if i > 0 && !(heads[i - 1].node < h.node) {
-                throw WireError(heads[i - 1].node == h.node ? .duplicate : .unsorted, at: 0, "heads must be sorted by node, one per node")
+                throw WireError(
+                    heads[i - 1].node == h.node ? .duplicate : .unsorted, at: 0,
+                    "heads must be sorted by node, one per node")
             }
             guard versionVector.index(of: h.node) != nil else {
                 throw WireError(.invalidValue, at: 0, "head \(h.node) has no entry in the version vector")
@@ -103,17 +132,27 @@ extension Record {
 
     func validateExtensions(limits: WireLimits) throws(WireError) {
         guard extensions.count <= limits.maxFieldCount else {
-            throw WireError(.limitExceeded, at: 0, "record has \(extensions.count) extensions, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)")
+            throw WireError(
+                .limitExceeded, at: 0,
+                "record has \(extensions.count) extensions, over the limit of \(limits.maxFieldCount) (WireLimits.maxFieldCount)"
+            )
         }
         for (i, e) in extensions.enumerated() {
             if i > 0 && extensions[i - 1].tag >= e.tag {
-                throw WireError(extensions[i - 1].tag == e.tag ? .duplicate : .unsorted, at: 0, "extension tags must strictly increase; \(e.tag) follows \(extensions[i - 1].tag)")
+                throw WireError(
+                    extensions[i - 1].tag == e.tag ? .duplicate : .unsorted, at: 0,
+                    "extension tags must strictly increase; \(e.tag) follows \(extensions[i - 1].tag)")
             }
             guard e.tag & 1 == 1 else {
-                throw WireError(.unknownRequiredTag, at: 0, "extension tag \(e.tag) is even (required) and no required extension is defined")
+                throw WireError(
+                    .unknownRequiredTag, at: 0,
+                    "extension tag \(e.tag) is even (required) and no required extension is defined")
             }
             guard e.bytes.count <= limits.maxBlobBytes else {
-                throw WireError(.limitExceeded, at: 0, "extension \(e.tag) has \(e.bytes.count) bytes, over the limit of \(limits.maxBlobBytes) (WireLimits.maxBlobBytes)")
+                throw WireError(
+                    .limitExceeded, at: 0,
+                    "extension \(e.tag) has \(e.bytes.count) bytes, over the limit of \(limits.maxBlobBytes) (WireLimits.maxBlobBytes)"
+                )
             }
         }
     }
@@ -127,24 +166,32 @@ extension Record {
     }
 
     /// `n`, the `part` of an ID in `what`, is 1 to `maxNameBytes` bytes.
-    static func validateName(_ n: String, _ what: @autoclosure () -> String, _ part: String, limits: WireLimits) throws(WireError) {
+    static func validateName(_ n: String, _ what: @autoclosure () -> String, _ part: String, limits: WireLimits)
+        throws(WireError)
+    {
         guard !n.isEmpty, n.utf8.count <= limits.maxNameBytes else {
-            throw WireError(.invalidName, at: 0, "\(what()) \(part) \(n.debugDescription) must be 1–\(limits.maxNameBytes) bytes")
+            throw WireError(
+                .invalidName, at: 0, "\(what()) \(part) \(n.debugDescription) must be 1–\(limits.maxNameBytes) bytes")
         }
     }
 
     /// `value`'s references, assets and list length are valid. `what` (where the value is, for
     /// the error) is built only when something is not: validating a record builds no strings.
-    static func validate(_ value: FieldValue, in what: @autoclosure () -> String, limits: WireLimits) throws(WireError) {
+    static func validate(_ value: FieldValue, in what: @autoclosure () -> String, limits: WireLimits) throws(WireError)
+    {
         switch value {
         case .reference(let r): try validateNames(r.recordID, "\(what()) reference", limits: limits)
         case .asset(let a): try validate(a, in: what())
         case .list(let l):
             guard l.count <= limits.maxListCount else {
-                throw WireError(.limitExceeded, at: 0, "\(what()) has \(l.count) elements, over the limit of \(limits.maxListCount) (WireLimits.maxListCount)")
+                throw WireError(
+                    .limitExceeded, at: 0,
+                    "\(what()) has \(l.count) elements, over the limit of \(limits.maxListCount) (WireLimits.maxListCount)"
+                )
             }
             switch l {
-            case .reference(let rs): for r in rs { try validateNames(r.recordID, "\(what()) reference", limits: limits) }
+            case .reference(let rs):
+                for r in rs { try validateNames(r.recordID, "\(what()) reference", limits: limits) }
             case .asset(let assets): for a in assets { try validate(a, in: what()) }
             default: break
             }

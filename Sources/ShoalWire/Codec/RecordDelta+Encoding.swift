@@ -115,7 +115,9 @@ extension RecordDelta {
         let flagsAt = r.offset
         let flags = try r.readByte("delta flags")
         guard flags & ~1 == 0 else {
-            throw WireError(.unknownRequiredTag, at: flagsAt, "delta flags 0x\(String(flags, radix: 16)) set reserved bits; this delta needs a newer Shoal")
+            throw WireError(
+                .unknownRequiredTag, at: flagsAt,
+                "delta flags 0x\(String(flags, radix: 16)) set reserved bits; this delta needs a newer Shoal")
         }
         let baseTag = try r.readFixed32("delta base tag")
         var system: SystemFields? = nil
@@ -137,23 +139,27 @@ extension RecordDelta {
             case 1: extensions = try r.readExtensions("delta")
             case let b: throw WireError(.invalidValue, at: eAt, "extensions flag is \(b); it is 0 or 1")
             }
-            system = SystemFields(recordType: recordType, parent: parent, creation: creation, versionVector: vv,
-                                  heads: heads, extensions: extensions)
+            system = SystemFields(
+                recordType: recordType, parent: parent, creation: creation, versionVector: vv,
+                heads: heads, extensions: extensions)
         }
         let vv = system?.versionVector ?? VersionVector()
-        let count = try r.readCount(max: r.limits.maxDeltaOperations, "delta operation count", limitName: "maxDeltaOperations")
+        let count = try r.readCount(
+            max: r.limits.maxDeltaOperations, "delta operation count", limitName: "maxDeltaOperations")
         try r.require(count, each: 3, "\(count) delta operations")
         var ops = [Operation]()
         ops.reserveCapacity(count)
         var previous = ""
         for i in 0..<count {
             let at = r.offset
-            let name = try r.readIdentifier("field name", max: r.limits.maxFieldNameBytes, limitName: "maxFieldNameBytes")
+            let name = try r.readIdentifier(
+                "field name", max: r.limits.maxFieldNameBytes, limitName: "maxFieldNameBytes")
             var repeated = false
             if i > 0 {
                 let c = UTF8Order.compare(previous, name)
                 if c > 0 {
-                    throw WireError(.unsorted, at: at, "delta operations must be sorted by field name; \(name) follows \(previous)")
+                    throw WireError(
+                        .unsorted, at: at, "delta operations must be sorted by field name; \(name) follows \(previous)")
                 }
                 repeated = c == 0
             }
@@ -165,14 +171,19 @@ extension RecordDelta {
             var stamp: Dot? = nil
             if stamped {
                 guard !vv.isEmpty, low != OpTag.drop else {
-                    throw WireError(.invalidValue, at: tagAt, "operation on \(name) is stamped but the delta carries no version vector (or is a drop)")
+                    throw WireError(
+                        .invalidValue, at: tagAt,
+                        "operation on \(name) is stamped but the delta carries no version vector (or is a drop)")
                 }
                 stamp = try r.readStamp(vv, "stamp of \(name)")
             }
             if repeated {
                 // Only sets of concurrent slots repeat a name: stamped, the later first.
                 guard case .set(let last)? = ops.last, low != OpTag.drop, low != OpTag.splice, low != OpTag.patch else {
-                    throw WireError(.duplicate, at: at, "two operations on field \(name); only sets of concurrent slots, each stamped, may repeat a name")
+                    throw WireError(
+                        .duplicate, at: at,
+                        "two operations on field \(name); only sets of concurrent slots, each stamped, may repeat a name"
+                    )
                 }
                 try Record.checkConcurrentSlot(name, previous: last.stamp, stamp: stamp, at: at)
             }
@@ -184,7 +195,8 @@ extension RecordDelta {
             case OpTag.patch:
                 ops.append(.patch(name: name, stamp: stamp, edits: try decodePatches(from: &r)))
             default:
-                let value: FieldValue? = low == 0 ? nil : try FieldValue.decodePayload(tag: low, at: tagAt, from: &r, zone: zone)
+                let value: FieldValue? =
+                    low == 0 ? nil : try FieldValue.decodePayload(tag: low, at: tagAt, from: &r, zone: zone)
                 ops.append(.set(Record.Field(name: name, value: value, stamp: stamp)))
             }
         }
@@ -195,7 +207,9 @@ extension RecordDelta {
     static func spliceBodySize(_ edits: [ListSplice], zone: RecordZone.ID) -> Int {
         var n = 1 &+ WireSize.varint(UInt64(edits.count))
         for e in edits {
-            n &+= WireSize.varint(UInt64(e.offset)) &+ WireSize.varint(UInt64(e.deleteCount)) &+ e.insert.payloadSize(zone: zone)
+            n &+=
+                WireSize.varint(UInt64(e.offset)) &+ WireSize.varint(UInt64(e.deleteCount))
+                &+ e.insert.payloadSize(zone: zone)
         }
         return n
     }
@@ -204,13 +218,17 @@ extension RecordDelta {
     static func patchBodySize(_ edits: [BytePatch]) -> Int {
         var n = 1 &+ WireSize.varint(UInt64(edits.count))
         for e in edits {
-            n &+= WireSize.varint(UInt64(e.offset)) &+ WireSize.varint(UInt64(e.deleteCount)) &+ WireSize.lengthPrefixed(e.insert.count)
+            n &+=
+                WireSize.varint(UInt64(e.offset)) &+ WireSize.varint(UInt64(e.deleteCount))
+                &+ WireSize.lengthPrefixed(e.insert.count)
         }
         return n
     }
 
     /// Writes a splice body of a list of `kind` (wire-format §7.4).
-    static func writeSpliceBody(_ edits: [ListSplice], kind: FieldValue.Kind, zone: RecordZone.ID, into w: inout WireWriter) {
+    static func writeSpliceBody(
+        _ edits: [ListSplice], kind: FieldValue.Kind, zone: RecordZone.ID, into w: inout WireWriter
+    ) {
         w.writeByte(kind.rawValue)
         w.writeVarint(UInt64(edits.count))
         for e in edits {
@@ -233,12 +251,17 @@ extension RecordDelta {
 
     /// Edits of one field must be non-empty, in increasing order, and not touch each other
     /// (touching edits are one edit), so each edit list has one encoding.
-    static func checkEditOrder(_ offset: Int, _ deleteCount: Int, _ insertCount: Int, previousEnd: Int?, at: Int, r: WireReader) throws(WireError) {
+    static func checkEditOrder(
+        _ offset: Int, _ deleteCount: Int, _ insertCount: Int, previousEnd: Int?, at: Int, r: WireReader
+    ) throws(WireError) {
         if deleteCount == 0 && insertCount == 0 {
-            throw WireError(.invalidValue, at: at, "an edit that deletes and inserts nothing is omitted in canonical form")
+            throw WireError(
+                .invalidValue, at: at, "an edit that deletes and inserts nothing is omitted in canonical form")
         }
         if let end = previousEnd, offset <= end {
-            throw WireError(.unsorted, at: at, "edits must be in increasing order with a gap; edit at \(offset) follows one ending at \(end)")
+            throw WireError(
+                .unsorted, at: at,
+                "edits must be in increasing order with a gap; edit at \(offset) follows one ending at \(end)")
         }
     }
 
@@ -271,7 +294,8 @@ extension RecordDelta {
         let kAt = r.offset
         let k = try r.readByte("patch target kind")
         guard k == FieldValue.Kind.bytes.rawValue else {
-            throw WireError(.unknownRequiredTag, at: kAt, "patch target kind \(k) is not 5 (bytes of a string or bytes value)")
+            throw WireError(
+                .unknownRequiredTag, at: kAt, "patch target kind \(k) is not 5 (bytes of a string or bytes value)")
         }
         let cAt = r.offset
         let n = try r.readCount(max: r.limits.maxDeltaOperations, "patch count", limitName: "maxDeltaOperations")

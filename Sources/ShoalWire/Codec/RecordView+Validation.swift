@@ -17,12 +17,16 @@
     /// vector, creation stamp, parent and the field count.
     @usableFromInline static func header(_ r: inout WireReader) throws(WireError) -> Header {
         guard r.count <= r.limits.maxRecordBytes else {
-            throw WireError(.limitExceeded, at: 0, "record is \(r.count) bytes, over the limit of \(r.limits.maxRecordBytes) (WireLimits.maxRecordBytes)")
+            throw WireError(
+                .limitExceeded, at: 0,
+                "record is \(r.count) bytes, over the limit of \(r.limits.maxRecordBytes) (WireLimits.maxRecordBytes)")
         }
         let flagsAt = r.offset
         let flags = try r.readByte("record flags")
         guard flags & ~Record.Flags.known == 0 else {
-            throw WireError(.unknownRequiredTag, at: flagsAt, "record flags 0x\(String(flags, radix: 16)) set reserved bits; this record needs a newer Shoal")
+            throw WireError(
+                .unknownRequiredTag, at: flagsAt,
+                "record flags 0x\(String(flags, radix: 16)) set reserved bits; this record needs a newer Shoal")
         }
         let recordType = try identifier(&r, "record type", max: r.limits.maxNameBytes, limitName: "maxNameBytes")
         _ = try name(&r, "record name")
@@ -35,12 +39,16 @@
         }
         let fieldCount = try r.readCount(max: r.limits.maxFieldCount, "field count", limitName: "maxFieldCount")
         try r.require(fieldCount, each: 3, "\(fieldCount) fields")
-        return Header(flags: flags, recordType: recordType, zoneName: zoneName, zoneOwner: zoneOwner, vector: vv, fieldCount: fieldCount)
+        return Header(
+            flags: flags, recordType: recordType, zoneName: zoneName, zoneOwner: zoneOwner, vector: vv,
+            fieldCount: fieldCount)
     }
 
     /// Checks every field slot, noting where each starts in `table` (and where the fields end
     /// after the last), then the extensions and the end of the input.
-    static func fields(_ r: inout WireReader, header: Header, into table: UnsafeMutableBufferPointer<Int>) throws(WireError) {
+    static func fields(_ r: inout WireReader, header: Header, into table: UnsafeMutableBufferPointer<Int>)
+        throws(WireError)
+    {
         let vv = header.vector
         var previousName = UnsafeRawBufferPointer(start: nil, count: 0)
         var previousPrefix = NamePrefix(previousName, loadable: 0)
@@ -51,17 +59,26 @@
         for i in 0..<header.fieldCount {
             table[i] = r.position
             let at = r.offset
-            let n = try r.readLength(max: r.limits.maxFieldNameBytes, "field name length", limitName: "maxFieldNameBytes")
+            let n = try r.readLength(
+                max: r.limits.maxFieldNameBytes, "field name length", limitName: "maxFieldNameBytes")
             let raw = try r.readRaw(n, "field name")
             let loadable = n &+ r.available
             guard Identifier.isValid(raw, loadable: loadable) else {
-                throw WireError(.invalidName, at: at, "field name \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
+                throw WireError(
+                    .invalidName, at: at,
+                    "field name \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _"
+                )
             }
             var repeated = false
             let prefix = NamePrefix(raw, loadable: loadable)
             if i > 0 {
                 let c = NamePrefix.compare(previousName, previousPrefix, raw, prefix)
-                if c > 0 { throw WireError(.unsorted, at: at, "fields must be sorted by name; \(String(decoding: raw, as: UTF8.self)) follows \(String(decoding: previousName, as: UTF8.self))") }
+                if c > 0 {
+                    throw WireError(
+                        .unsorted, at: at,
+                        "fields must be sorted by name; \(String(decoding: raw, as: UTF8.self)) follows \(String(decoding: previousName, as: UTF8.self))"
+                    )
+                }
                 repeated = c == 0
             }
             previousName = raw
@@ -71,15 +88,23 @@
             var stamp: (index: Int, back: UInt64)? = nil
             if tag & Record.stampedBit != 0 {
                 guard vv.count > 0 else {
-                    throw WireError(.invalidValue, at: tagAt, "field \(String(decoding: raw, as: UTF8.self)) has a stamp but the record has no version vector")
+                    throw WireError(
+                        .invalidValue, at: tagAt,
+                        "field \(String(decoding: raw, as: UTF8.self)) has a stamp but the record has no version vector"
+                    )
                 }
                 stamp = try r.readStamp(in: vv, "stamp of field \(String(decoding: raw, as: UTF8.self))")
             }
             if repeated {
                 func dot(_ s: (index: Int, back: UInt64)?) -> Dot? {
-                    s.map { Dot(node: vv.node(at: $0.index, in: all), hlc: HLC(rawValue: vv.hlc(at: $0.index, in: all) &- $0.back)) }
+                    s.map {
+                        Dot(
+                            node: vv.node(at: $0.index, in: all),
+                            hlc: HLC(rawValue: vv.hlc(at: $0.index, in: all) &- $0.back))
+                    }
                 }
-                try Record.checkConcurrentSlot(String(decoding: raw, as: UTF8.self), previous: dot(previousStamp), stamp: dot(stamp), at: at)
+                try Record.checkConcurrentSlot(
+                    String(decoding: raw, as: UTF8.self), previous: dot(previousStamp), stamp: dot(stamp), at: at)
             }
             previousStamp = stamp
             let valueTag = tag & ~Record.stampedBit
@@ -105,7 +130,9 @@
     /// offsets — in place: nothing is built, so nothing is allocated.
     static func value(_ r: inout WireReader, tag: UInt8, at tagAt: Int, header: Header) throws(WireError) {
         if tag & ValueTag.listBit != 0 {
-            guard let kind = FieldValue.Kind(rawValue: tag & ValueTag.kindMask) else { throw FieldValue.undefinedTag(tag, at: tagAt) }
+            guard let kind = FieldValue.Kind(rawValue: tag & ValueTag.kindMask) else {
+                throw FieldValue.undefinedTag(tag, at: tagAt)
+            }
             return try list(&r, kind: kind, header: header)
         }
         switch tag {
@@ -117,7 +144,8 @@
             let n = try r.readLength(max: r.limits.maxRecordBytes, "bytes value length", limitName: "maxRecordBytes")
             _ = try r.readRaw(n, "bytes value")
         case FieldValue.Kind.date.rawValue: _ = try r.readZigzag("date value")
-        case FieldValue.Kind.reference.rawValue: try reference(&r, zoneName: header.zoneName, zoneOwner: header.zoneOwner)
+        case FieldValue.Kind.reference.rawValue:
+            try reference(&r, zoneName: header.zoneName, zoneOwner: header.zoneOwner)
         case FieldValue.Kind.asset.rawValue: _ = try Asset.decodePayload(from: &r)
         case FieldValue.Kind.location.rawValue: _ = try Location.decodePayload(from: &r)
         default: throw FieldValue.undefinedTag(tag, at: tagAt)
@@ -141,16 +169,25 @@
         let at = r.offset
         let flags = try r.readByte("reference flags")
         guard flags & ~3 == 0 else {
-            throw WireError(.unknownRequiredTag, at: at, "reference flags 0x\(String(flags, radix: 16)) set reserved bits (only 0x01 deleteSelf and 0x02 zone-follows are defined)")
+            throw WireError(
+                .unknownRequiredTag, at: at,
+                "reference flags 0x\(String(flags, radix: 16)) set reserved bits (only 0x01 deleteSelf and 0x02 zone-follows are defined)"
+            )
         }
         guard flags & 2 != 0 else { return }
         let zAt = r.offset
         let otherName = try name(&r, "referenced zone name")
         let otherOwner = try name(&r, "referenced zone owner")
         let all = UnsafeRawBufferPointer(start: r.start, count: r.count)
-        if UTF8Order.compare(UnsafeRawBufferPointer(rebasing: all[otherName]), UnsafeRawBufferPointer(rebasing: all[zoneName])) == 0
-            && UTF8Order.compare(UnsafeRawBufferPointer(rebasing: all[otherOwner]), UnsafeRawBufferPointer(rebasing: all[zoneOwner])) == 0 {
-            throw WireError(.invalidValue, at: zAt, "reference repeats its record's own zone; canonical form omits it (clear flag 0x02)")
+        if UTF8Order.compare(
+            UnsafeRawBufferPointer(rebasing: all[otherName]), UnsafeRawBufferPointer(rebasing: all[zoneName])) == 0
+            && UTF8Order.compare(
+                UnsafeRawBufferPointer(rebasing: all[otherOwner]), UnsafeRawBufferPointer(rebasing: all[zoneOwner]))
+                == 0
+        {
+            throw WireError(
+                .invalidValue, at: zAt,
+                "reference repeats its record's own zone; canonical form omits it (clear flag 0x02)")
         }
     }
 
@@ -167,7 +204,8 @@
         case .bool: for _ in 0..<n { _ = try r.readBool("list bool") }
         case .bytes:
             for _ in 0..<n {
-                let length = try r.readLength(max: r.limits.maxRecordBytes, "list bytes length", limitName: "maxRecordBytes")
+                let length = try r.readLength(
+                    max: r.limits.maxRecordBytes, "list bytes length", limitName: "maxRecordBytes")
                 _ = try r.readRaw(length, "list bytes")
             }
         case .date: for _ in 0..<n { _ = try r.readZigzag("list date") }
@@ -183,13 +221,18 @@
     }
 
     /// A record type: an identifier, as `WireReader.readIdentifier` checks it.
-    static func identifier(_ r: inout WireReader, _ what: String, max limit: Int, limitName: String) throws(WireError) -> Range<Int> {
+    static func identifier(_ r: inout WireReader, _ what: String, max limit: Int, limitName: String) throws(WireError)
+        -> Range<Int>
+    {
         let at = r.offset
         let n = try r.readLength(max: limit, "\(what) length", limitName: limitName)
         let start = r.position
         let raw = try r.readRaw(n, what)
         guard Identifier.isValid(raw, loadable: n &+ r.available) else {
-            throw WireError(.invalidName, at: at, "\(what) \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
+            throw WireError(
+                .invalidName, at: at,
+                "\(what) \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _"
+            )
         }
         return start..<r.position
     }
@@ -201,7 +244,9 @@
         let start = r.position
         let raw = try r.readRaw(n, what)
         guard UTF8Validation.isValid(raw) else { throw WireError(.invalidUTF8, at: at, "\(what) is not valid UTF-8") }
-        if n == 0 { throw WireError(.invalidName, at: at, "\(what) is empty; names are 1–\(r.limits.maxNameBytes) bytes") }
+        if n == 0 {
+            throw WireError(.invalidName, at: at, "\(what) is empty; names are 1–\(r.limits.maxNameBytes) bytes")
+        }
         return start..<r.position
     }
 }

@@ -34,8 +34,9 @@ public struct RecordView {
 
     /// The record's zone (built from the bytes: allocates for names over 15 bytes).
     public var zone: RecordZone.ID {
-        RecordZone.ID(name: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[zoneName]), as: UTF8.self),
-                      owner: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[zoneOwner]), as: UTF8.self))
+        RecordZone.ID(
+            name: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[zoneName]), as: UTF8.self),
+            owner: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[zoneOwner]), as: UTF8.self))
     }
 
     /// The slot at `index` (0 ..< ``slotCount``), in wire order.
@@ -89,8 +90,10 @@ public struct RecordView {
     /// - Throws: ``WireError`` as `Record(decoding:)` would for the same bytes, or
     ///   what `body` throws.
     @inlinable
-    public static func withView<R>(of bytes: UnsafeRawBufferPointer, limits: WireLimits = .default,
-                                   _ body: (RecordView) throws -> R) throws -> R {
+    public static func withView<R>(
+        of bytes: UnsafeRawBufferPointer, limits: WireLimits = .default,
+        _ body: (RecordView) throws -> R
+    ) throws -> R {
         var r = WireReader(bytes, limits: limits)
         let header = try RecordViewValidation.header(&r)
         return try withUnsafeTemporaryAllocation(of: Int.self, capacity: header.fieldCount &+ 1) { table in
@@ -101,14 +104,18 @@ public struct RecordView {
     /// Validates `bytes` as a record and runs `body` with a view of them (see the buffer form).
     /// - Throws: ``WireError`` for bytes that are not a record, or what `body` throws.
     @inlinable
-    public static func withView<R>(of bytes: [UInt8], limits: WireLimits = .default, _ body: (RecordView) throws -> R) throws -> R {
+    public static func withView<R>(of bytes: [UInt8], limits: WireLimits = .default, _ body: (RecordView) throws -> R)
+        throws -> R
+    {
         try bytes.withUnsafeBytes { try withView(of: $0, limits: limits, body) }
     }
 
     /// Checks the fields after `header` (read from `r`), noting where each starts in `table`,
     /// and makes the view.
     @usableFromInline
-    init(validating r: inout WireReader, header: RecordViewValidation.Header, into table: UnsafeMutableBufferPointer<Int>) throws(WireError) {
+    init(
+        validating r: inout WireReader, header: RecordViewValidation.Header, into table: UnsafeMutableBufferPointer<Int>
+    ) throws(WireError) {
         try RecordViewValidation.fields(&r, header: header, into: table)
         self.bytes = UnsafeRawBufferPointer(start: r.start, count: r.count)
         self.slots = UnsafeBufferPointer(rebasing: table[0..<(header.fieldCount &+ 1)])

@@ -82,7 +82,8 @@ package enum SparseSection {
     }
 
     static func defaultHeads(_ s: SparseRecord) -> Bool {
-        s.entries.count == 1 && s.heads.count == 1 && s.heads[0].node == s.entries.entries[0].node && !s.heads[0].isDeletion
+        s.entries.count == 1 && s.heads.count == 1 && s.heads[0].node == s.entries.entries[0].node
+            && !s.heads[0].isDeletion
     }
 
     static func defaultStamps(_ s: SparseRecord) -> Bool {
@@ -130,7 +131,8 @@ package enum SparseSection {
     }
 
     /// The size of a delta slot after its stamp: base stamp, base digest, body.
-    package static func deltaBodySize(_ d: SparseRecord.FieldDelta, entries: VersionVector, zone: RecordZone.ID) -> Int {
+    package static func deltaBodySize(_ d: SparseRecord.FieldDelta, entries: VersionVector, zone: RecordZone.ID) -> Int
+    {
         let (i, back) = stampParts(d.baseStamp, in: entries)
         let n = WireSize.varint(UInt64(i)) &+ WireSize.varint(back) &+ 4
         switch d.edit {
@@ -139,7 +141,9 @@ package enum SparseSection {
         }
     }
 
-    static func writeDeltaBody(_ d: SparseRecord.FieldDelta, entries: VersionVector, zone: RecordZone.ID, into w: inout WireWriter) {
+    static func writeDeltaBody(
+        _ d: SparseRecord.FieldDelta, entries: VersionVector, zone: RecordZone.ID, into w: inout WireWriter
+    ) {
         let (i, back) = stampParts(d.baseStamp, in: entries)
         w.writeVarint(UInt64(i))
         w.writeVarint(back)
@@ -179,7 +183,9 @@ package enum SparseSection {
     }
 
     /// The section's size in bytes; the base is written against `reference` when there is one.
-    package static func size(_ items: [SparseRecord], base: VersionVector, reference: VersionVector? = nil, zone: RecordZone.ID) -> Int {
+    package static func size(
+        _ items: [SparseRecord], base: VersionVector, reference: VersionVector? = nil, zone: RecordZone.ID
+    ) -> Int {
         let t = Tables(items)
         var n = baseSize(base, reference: reference) &+ WireSize.varint(UInt64(t.nodes.count)) &+ 16 &* t.nodes.count
         n &+= WireSize.varint(UInt64(t.types.count)) &+ WireSize.varint(UInt64(t.names.count))
@@ -230,7 +236,10 @@ package enum SparseSection {
     }
 
     /// Writes the section; the base is written against `reference` when there is one.
-    package static func write(_ items: [SparseRecord], base: VersionVector, reference: VersionVector? = nil, zone: RecordZone.ID, into w: inout WireWriter) {
+    package static func write(
+        _ items: [SparseRecord], base: VersionVector, reference: VersionVector? = nil, zone: RecordZone.ID,
+        into w: inout WireWriter
+    ) {
         let t = Tables(items)
         if let reference {
             VectorChange.write(VectorChange.changes(from: reference, to: base), against: reference, into: &w)
@@ -301,16 +310,24 @@ package enum SparseSection {
 
     /// Reads a section, checking order, table use, canonical flags and maximal name prefixes; the
     /// base is read as changes to `reference` when there is one.
-    package static func read(from r: inout WireReader, reference: VersionVector? = nil, zone: RecordZone.ID) throws(WireError) -> (VersionVector, [SparseRecord]) {
+    package static func read(from r: inout WireReader, reference: VersionVector? = nil, zone: RecordZone.ID)
+        throws(WireError) -> (VersionVector, [SparseRecord])
+    {
         let base: VersionVector
         if let reference {
-            base = VectorChange.applying(try VectorChange.read(&r, against: reference, meaning: .changes, "sparse base"), to: reference)
+            base = VectorChange.applying(
+                try VectorChange.read(&r, against: reference, meaning: .changes, "sparse base"), to: reference)
         } else {
             base = try r.readPlainVector("sparse base vector")
         }
         let nodesAt = r.offset
-        let nodeCount = try r.readCount(max: r.limits.maxVectorEntries, "sparse node table count", limitName: "maxVectorEntries")
-        guard nodeCount > 0 else { throw WireError(.invalidValue, at: nodesAt, "the sparse node table is empty; every sparse record has at least one vector entry") }
+        let nodeCount = try r.readCount(
+            max: r.limits.maxVectorEntries, "sparse node table count", limitName: "maxVectorEntries")
+        guard nodeCount > 0 else {
+            throw WireError(
+                .invalidValue, at: nodesAt,
+                "the sparse node table is empty; every sparse record has at least one vector entry")
+        }
         try r.require(nodeCount, each: 16, "\(nodeCount) sparse node table entries")
         var nodes = [NodeID]()
         nodes.reserveCapacity(nodeCount)
@@ -318,18 +335,27 @@ package enum SparseSection {
             let at = r.offset
             let node = try r.readNodeID("sparse node table entry")
             if let p = nodes.last, node <= p {
-                throw WireError(node == p ? .duplicate : .unsorted, at: at, "sparse node table entries must strictly increase; \(node) follows \(p)")
+                throw WireError(
+                    node == p ? .duplicate : .unsorted, at: at,
+                    "sparse node table entries must strictly increase; \(node) follows \(p)")
             }
             nodes.append(node)
         }
         let typesAt = r.offset
         let types = try readTable(&r, "sparse record type table", max: r.limits.maxNameBytes, limitName: "maxNameBytes")
-        guard !types.isEmpty else { throw WireError(.invalidValue, at: typesAt, "the sparse record type table is empty; every sparse record has a type") }
+        guard !types.isEmpty else {
+            throw WireError(
+                .invalidValue, at: typesAt, "the sparse record type table is empty; every sparse record has a type")
+        }
         let namesAt = r.offset
-        let names = try readTable(&r, "sparse field name table", max: r.limits.maxFieldNameBytes, limitName: "maxFieldNameBytes")
+        let names = try readTable(
+            &r, "sparse field name table", max: r.limits.maxFieldNameBytes, limitName: "maxFieldNameBytes")
         let countAt = r.offset
         let count = try r.readCount(max: r.limits.maxMessageItems, "sparse record count", limitName: "maxMessageItems")
-        guard count > 0 else { throw WireError(.invalidValue, at: countAt, "the sparse section has no records; canonical form leaves the section out") }
+        guard count > 0 else {
+            throw WireError(
+                .invalidValue, at: countAt, "the sparse section has no records; canonical form leaves the section out")
+        }
         try r.require(count, each: 6, "\(count) sparse records")
         var usedNodes = [Bool](repeating: false, count: nodes.count)
         var usedTypes = [Bool](repeating: false, count: types.count)
@@ -341,26 +367,36 @@ package enum SparseSection {
             let flagsAt = r.offset
             let flags = try r.readByte("sparse record flags")
             guard flags & ~Flags.known == 0 else {
-                throw WireError(.unknownRequiredTag, at: flagsAt, "sparse record flags 0x\(String(flags, radix: 16)) set reserved bits; this batch needs a newer Shoal")
+                throw WireError(
+                    .unknownRequiredTag, at: flagsAt,
+                    "sparse record flags 0x\(String(flags, radix: 16)) set reserved bits; this batch needs a newer Shoal"
+                )
             }
             // The name: a prefix shared with the previous item's name, then the rest.
             let sharedAt = r.offset
             let shared = try r.readVarint("shared name prefix")
             guard shared <= UInt64(previous.count) else {
-                throw WireError(.invalidValue, at: sharedAt, "the name shares \(shared) bytes with a previous name of \(previous.count) bytes")
+                throw WireError(
+                    .invalidValue, at: sharedAt,
+                    "the name shares \(shared) bytes with a previous name of \(previous.count) bytes")
             }
             let suffixAt = r.offset
-            let suffixCount = try r.readLength(max: r.limits.maxNameBytes, "record name suffix length", limitName: "maxNameBytes")
+            let suffixCount = try r.readLength(
+                max: r.limits.maxNameBytes, "record name suffix length", limitName: "maxNameBytes")
             let suffix = try r.readRaw(suffixCount, "record name suffix")
             let keep = Int(shared)
             if keep < previous.count, let first = suffix.first, first == previous[keep] {
-                throw WireError(.invalidValue, at: suffixAt, "the name's shared prefix is not maximal; canonical form shares every common leading byte")
+                throw WireError(
+                    .invalidValue, at: suffixAt,
+                    "the name's shared prefix is not maximal; canonical form shares every common leading byte")
             }
             var nameBytes = [UInt8](previous.prefix(keep))
             nameBytes.append(contentsOf: suffix)
             guard !nameBytes.isEmpty, nameBytes.count <= r.limits.maxNameBytes else {
-                throw WireError(nameBytes.isEmpty ? .invalidName : .limitExceeded, at: sharedAt,
-                                "a record name is 1–\(r.limits.maxNameBytes) bytes (WireLimits.maxNameBytes); this one is \(nameBytes.count)")
+                throw WireError(
+                    nameBytes.isEmpty ? .invalidName : .limitExceeded, at: sharedAt,
+                    "a record name is 1–\(r.limits.maxNameBytes) bytes (WireLimits.maxNameBytes); this one is \(nameBytes.count)"
+                )
             }
             guard let name = nameBytes.withUnsafeBytes({ UTF8Text.string($0) }) else {
                 throw WireError(.invalidUTF8, at: sharedAt, "the record name is not valid UTF-8")
@@ -371,14 +407,18 @@ package enum SparseSection {
             let typeAt = r.offset
             let typeIndex = try r.readVarint("record type index")
             guard typeIndex < UInt64(types.count) else {
-                throw WireError(.invalidValue, at: typeAt, "record type index \(typeIndex) is outside the table of \(types.count)")
+                throw WireError(
+                    .invalidValue, at: typeAt, "record type index \(typeIndex) is outside the table of \(types.count)")
             }
             usedTypes[Int(typeIndex)] = true
             let parent: Reference? = flags & Flags.parent != 0 ? try Reference.decodePayload(from: &r, zone: zone) : nil
 
             let entriesAt = r.offset
-            let entryCount = try r.readCount(max: r.limits.maxVectorEntries, "sparse entry count", limitName: "maxVectorEntries")
-            guard entryCount > 0 else { throw WireError(.invalidValue, at: entriesAt, "a sparse record has at least one vector entry") }
+            let entryCount = try r.readCount(
+                max: r.limits.maxVectorEntries, "sparse entry count", limitName: "maxVectorEntries")
+            guard entryCount > 0 else {
+                throw WireError(.invalidValue, at: entriesAt, "a sparse record has at least one vector entry")
+            }
             try r.require(entryCount, each: 2, "\(entryCount) sparse entries")
             var entries = [VersionVector.Entry]()
             entries.reserveCapacity(entryCount)
@@ -404,8 +444,11 @@ package enum SparseSection {
                 // Bounded by the entry count, a property of the item rather than a limit.
                 let heads64 = try r.readVarint("head count")
                 guard heads64 > 0, heads64 <= UInt64(entryCount) else {
-                    throw WireError(.invalidValue, at: hAt, heads64 == 0 ? "the heads flag is set but there are no heads"
-                                    : "\(heads64) heads but \(entryCount) entries; every head has its own entry")
+                    throw WireError(
+                        .invalidValue, at: hAt,
+                        heads64 == 0
+                            ? "the heads flag is set but there are no heads"
+                            : "\(heads64) heads but \(entryCount) entries; every head has its own entry")
                 }
                 let n = Int(heads64)
                 var last = -1
@@ -413,7 +456,9 @@ package enum SparseSection {
                     let at = r.offset
                     let i = try r.readVarint("head entry index")
                     guard i < UInt64(entryCount), Int(i) > last else {
-                        throw WireError(.invalidValue, at: at, "head entry index \(i) is outside the \(entryCount) entries or not increasing")
+                        throw WireError(
+                            .invalidValue, at: at,
+                            "head entry index \(i) is outside the \(entryCount) entries or not increasing")
                     }
                     last = Int(i)
                     let sAt = r.offset
@@ -425,17 +470,22 @@ package enum SparseSection {
                 }
             } else {
                 guard entryCount == 1 else {
-                    throw WireError(.invalidValue, at: flagsAt, "a sparse record with \(entryCount) entries must list its heads (flag bit 1)")
+                    throw WireError(
+                        .invalidValue, at: flagsAt,
+                        "a sparse record with \(entryCount) entries must list its heads (flag bit 1)")
                 }
                 heads = [Record.Head(node: entries[0].node, isDeletion: false)]
             }
             let digest = try r.readFixed64("digest of the omitted parts")
 
             if flags & Flags.stamps == 0 && entryCount != 1 {
-                throw WireError(.invalidValue, at: flagsAt, "a sparse record with \(entryCount) entries must stamp its fields (flag bit 2)")
+                throw WireError(
+                    .invalidValue, at: flagsAt,
+                    "a sparse record with \(entryCount) entries must stamp its fields (flag bit 2)")
             }
             let fieldsAt = r.offset
-            let fieldCount = try r.readCount(max: r.limits.maxFieldCount, "sparse field count", limitName: "maxFieldCount")
+            let fieldCount = try r.readCount(
+                max: r.limits.maxFieldCount, "sparse field count", limitName: "maxFieldCount")
             try r.require(fieldCount, each: 2, "\(fieldCount) sparse fields")
             var fields = [Record.Field]()
             fields.reserveCapacity(fieldCount)
@@ -446,21 +496,27 @@ package enum SparseSection {
             for _ in 0..<fieldCount {
                 let nameAt = r.offset
                 let repeatedName = lastName
-                let ni = try readIndex(&r, after: &lastName, table: names.count, "field name index", allowingRepeat: true)
+                let ni = try readIndex(
+                    &r, after: &lastName, table: names.count, "field name index", allowingRepeat: true)
                 usedNames[ni] = true
                 let tagAt = r.offset
                 let tag = try r.readByte("field type tag")
                 let stamp: Dot
                 if flags & Flags.stamps != 0 {
                     stamp = try r.readStamp(vv, "stamp of field \(names[ni])")
-                    if entryCount != 1 || stamp != Dot(node: entries[0].node, hlc: entries[0].hlc) { allDefault = false }
+                    if entryCount != 1 || stamp != Dot(node: entries[0].node, hlc: entries[0].hlc) {
+                        allDefault = false
+                    }
                 } else {
                     stamp = Dot(node: entries[0].node, hlc: entries[0].hlc)
                 }
                 let isDelta = tag == DeltaTag.patch || tag == DeltaTag.splice
                 if ni == repeatedName {
                     if isDelta || lastWasDelta {
-                        throw WireError(.duplicate, at: nameAt, "field \(names[ni]) has a delta slot and another slot; a delta slot is its field's only slot")
+                        throw WireError(
+                            .duplicate, at: nameAt,
+                            "field \(names[ni]) has a delta slot and another slot; a delta slot is its field's only slot"
+                        )
                     }
                     if let previous = fields.last {
                         try Record.checkConcurrentSlot(names[ni], previous: previous.stamp, stamp: stamp, at: nameAt)
@@ -468,42 +524,63 @@ package enum SparseSection {
                 }
                 lastWasDelta = isDelta
                 if isDelta {
-                    deltas.append(try readDeltaBody(&r, name: names[ni], stamp: stamp, patch: tag == DeltaTag.patch, entries: vv, base: base, zone: zone))
+                    deltas.append(
+                        try readDeltaBody(
+                            &r, name: names[ni], stamp: stamp, patch: tag == DeltaTag.patch, entries: vv, base: base,
+                            zone: zone))
                     continue
                 }
-                let value: FieldValue? = tag == 0 ? nil : try FieldValue.decodePayload(tag: tag, at: tagAt, from: &r, zone: zone)
+                let value: FieldValue? =
+                    tag == 0 ? nil : try FieldValue.decodePayload(tag: tag, at: tagAt, from: &r, zone: zone)
                 fields.append(Record.Field(name: names[ni], value: value, stamp: stamp))
             }
             if flags & Flags.heads != 0 && entryCount == 1 && heads.count == 1 && !heads[0].isDeletion {
-                throw WireError(.invalidValue, at: flagsAt, "the heads flag is set but the heads are the default; canonical form clears it")
+                throw WireError(
+                    .invalidValue, at: flagsAt,
+                    "the heads flag is set but the heads are the default; canonical form clears it")
             }
             if flags & Flags.stamps != 0 && allDefault && entryCount == 1 {
-                throw WireError(.invalidValue, at: fieldsAt, "the stamps flag is set but every stamp is the default; canonical form clears it")
+                throw WireError(
+                    .invalidValue, at: fieldsAt,
+                    "the stamps flag is set but every stamp is the default; canonical form clears it")
             }
             let extensions = flags & Flags.extensions != 0 ? try r.readExtensions("sparse record") : []
-            items.append(SparseRecord(id: id, recordType: types[Int(typeIndex)], parent: parent, entries: vv, heads: heads,
-                                      fields: fields, extensions: extensions, digest: digest, deltas: deltas))
+            items.append(
+                SparseRecord(
+                    id: id, recordType: types[Int(typeIndex)], parent: parent, entries: vv, heads: heads,
+                    fields: fields, extensions: extensions, digest: digest, deltas: deltas))
         }
         if let i = usedNodes.firstIndex(of: false) {
-            throw WireError(.invalidValue, at: nodesAt, "sparse node table entry \(i) (\(nodes[i])) is not used; canonical tables list only what the items use")
+            throw WireError(
+                .invalidValue, at: nodesAt,
+                "sparse node table entry \(i) (\(nodes[i])) is not used; canonical tables list only what the items use")
         }
         if let i = usedTypes.firstIndex(of: false) {
-            throw WireError(.invalidValue, at: typesAt, "record type table entry \(i) (\(types[i])) is not used; canonical tables list only what the items use")
+            throw WireError(
+                .invalidValue, at: typesAt,
+                "record type table entry \(i) (\(types[i])) is not used; canonical tables list only what the items use")
         }
         if let i = usedNames.firstIndex(of: false) {
-            throw WireError(.invalidValue, at: namesAt, "field name table entry \(i) (\(names[i])) is not used; canonical tables list only what the items use")
+            throw WireError(
+                .invalidValue, at: namesAt,
+                "field name table entry \(i) (\(names[i])) is not used; canonical tables list only what the items use")
         }
         return (base, items)
     }
 
     /// Reads a delta slot after its stamp: the base stamp (which `base` must cover: the receiver
     /// holds that slot), the base value's digest, and a patch or splice body (wire-format §7.4).
-    static func readDeltaBody(_ r: inout WireReader, name: String, stamp: Dot, patch: Bool, entries: VersionVector,
-                              base: VersionVector, zone: RecordZone.ID) throws(WireError) -> SparseRecord.FieldDelta {
+    static func readDeltaBody(
+        _ r: inout WireReader, name: String, stamp: Dot, patch: Bool, entries: VersionVector,
+        base: VersionVector, zone: RecordZone.ID
+    ) throws(WireError) -> SparseRecord.FieldDelta {
         let baseAt = r.offset
         let baseStamp = try r.readStamp(entries, "base stamp of field \(name)")
         guard base.covers(baseStamp) else {
-            throw WireError(.invalidValue, at: baseAt, "the delta slot of field \(name) edits a slot written at \(baseStamp), which the batch's base does not cover; the receiver need not hold it")
+            throw WireError(
+                .invalidValue, at: baseAt,
+                "the delta slot of field \(name) edits a slot written at \(baseStamp), which the batch's base does not cover; the receiver need not hold it"
+            )
         }
         let digest = try r.readFixed32("base digest of field \(name)")
         let edit: SparseRecord.FieldDelta.Edit
@@ -518,21 +595,27 @@ package enum SparseSection {
 
     /// Reads a table index that must lie in the table and exceed `last` (or, with
     /// `allowingRepeat`, equal it: the caller checks the repeat), then becomes `last`.
-    static func readIndex(_ r: inout WireReader, after last: inout Int, table count: Int, _ what: String,
-                          allowingRepeat: Bool = false) throws(WireError) -> Int {
+    static func readIndex(
+        _ r: inout WireReader, after last: inout Int, table count: Int, _ what: String,
+        allowingRepeat: Bool = false
+    ) throws(WireError) -> Int {
         let at = r.offset
         let i = try r.readVarint(what)
         guard i < UInt64(count) else {
             throw WireError(.invalidValue, at: at, "\(what) \(i) is outside the table of \(count)")
         }
         guard Int(i) > last || allowingRepeat && Int(i) == last else {
-            throw WireError(Int(i) == last ? .duplicate : .unsorted, at: at, "\(what)es must strictly increase; \(i) follows \(last)")
+            throw WireError(
+                Int(i) == last ? .duplicate : .unsorted, at: at,
+                "\(what)es must strictly increase; \(i) follows \(last)")
         }
         last = Int(i)
         return Int(i)
     }
 
-    static func readTable(_ r: inout WireReader, _ what: String, max limit: Int, limitName: String) throws(WireError) -> [String] {
+    static func readTable(_ r: inout WireReader, _ what: String, max limit: Int, limitName: String) throws(WireError)
+        -> [String]
+    {
         let n = try r.readCount(max: r.limits.maxMessageItems, "\(what) count", limitName: "maxMessageItems")
         try r.require(n, each: 2, "\(n) \(what) entries")
         var out = [String]()
@@ -543,12 +626,18 @@ package enum SparseSection {
             let len = try r.readLength(max: limit, "\(what) entry length", limitName: limitName)
             let raw = try r.readRaw(len, "\(what) entry")
             guard Identifier.isValid(raw) else {
-                throw WireError(.invalidName, at: at, "\(what) entry \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _")
+                throw WireError(
+                    .invalidName, at: at,
+                    "\(what) entry \(String(decoding: raw, as: UTF8.self).debugDescription) must start with an ASCII letter and contain only letters, digits and _"
+                )
             }
             if i > 0 {
                 let c = UTF8Order.compare(previous, raw)
                 if c >= 0 {
-                    throw WireError(c == 0 ? .duplicate : .unsorted, at: at, "\(what) entries must strictly increase; \(String(decoding: raw, as: UTF8.self)) follows \(String(decoding: previous, as: UTF8.self))")
+                    throw WireError(
+                        c == 0 ? .duplicate : .unsorted, at: at,
+                        "\(what) entries must strictly increase; \(String(decoding: raw, as: UTF8.self)) follows \(String(decoding: previous, as: UTF8.self))"
+                    )
                 }
             }
             previous = raw

@@ -4,8 +4,10 @@ extension Tombstone {
     /// The tombstone's canonical bytes: record type, record name, zone name, zone owner, the
     /// plain version vector, then the deleting write as a stamp against that vector.
     public func encoded() -> [UInt8] {
-        let size = WireSize.string(recordType) + WireSize.string(id.name) + WireSize.string(id.zone.name)
-            + WireSize.string(id.zone.owner) + WireSize.plainVector(versionVector) + StampCoding.size(deletion, in: versionVector)
+        let size =
+            WireSize.string(recordType) + WireSize.string(id.name) + WireSize.string(id.zone.name)
+            + WireSize.string(id.zone.owner) + WireSize.plainVector(versionVector)
+            + StampCoding.size(deletion, in: versionVector)
         return WireWriter.encode(size: size) { w in
             w.writeString(recordType)
             w.writeString(id.name)
@@ -27,10 +29,14 @@ extension Tombstone {
                 let zone = RecordZone.ID(name: try r.readName("zone name"), owner: try r.readName("zone owner"))
                 let vvAt = r.offset
                 let vv = try r.readPlainVector("tombstone vector")
-                guard !vv.isEmpty else { throw WireError(.invalidValue, at: vvAt, "a tombstone's vector has at least the deleting write") }
+                guard !vv.isEmpty else {
+                    throw WireError(.invalidValue, at: vvAt, "a tombstone's vector has at least the deleting write")
+                }
                 let deletion = try r.readStamp(vv, "deletion stamp")
                 try r.expectEnd("the tombstone")
-                return .success(Tombstone(id: Record.ID(name: name, zone: zone), recordType: type, versionVector: vv, deletion: deletion))
+                return .success(
+                    Tombstone(
+                        id: Record.ID(name: name, zone: zone), recordType: type, versionVector: vv, deletion: deletion))
             } catch { return .failure(error) }
         }
         self = try result.get()

@@ -88,7 +88,9 @@ package enum VectorChange {
         var n = WireSize.varint(UInt64(entries.count))
         for e in entries {
             let k = key(e.node, in: reference)
-            n &+= WireSize.varint(UInt64(k)) &+ (k == reference.count ? 16 : 0) &+ WireSize.varint(difference(e, reference))
+            n &+=
+                WireSize.varint(UInt64(k)) &+ (k == reference.count ? 16 : 0)
+                &+ WireSize.varint(difference(e, reference))
         }
         return n
     }
@@ -109,8 +111,10 @@ package enum VectorChange {
     /// - Throws: ``WireError``: `limit_exceeded` (count), `truncated`, `invalid_value` (a key
     ///   beyond `reference.count`, a node of `reference` written out, a zero entry, a change
     ///   equal to the reference's entry), `duplicate` or `unsorted` (node order, at the key).
-    package static func read(_ r: inout WireReader, against reference: VersionVector, meaning: Meaning,
-                             _ what: @autoclosure () -> String) throws(WireError) -> [Entry] {
+    package static func read(
+        _ r: inout WireReader, against reference: VersionVector, meaning: Meaning,
+        _ what: @autoclosure () -> String
+    ) throws(WireError) -> [Entry] {
         let n = try r.readCount(max: r.limits.maxVectorEntries, "\(what()) entry count", limitName: "maxVectorEntries")
         try r.require(n, each: 2, "\(n) \(what()) entries")
         var out = [Entry]()
@@ -119,7 +123,10 @@ package enum VectorChange {
             let kAt = r.offset
             let k = try r.readVarint("\(what()) key")
             guard k <= UInt64(reference.count) else {
-                throw WireError(.invalidValue, at: kAt, "\(what()) key \(k) names no node: the stated knowledge it is written against has \(reference.count) entries")
+                throw WireError(
+                    .invalidValue, at: kAt,
+                    "\(what()) key \(k) names no node: the stated knowledge it is written against has \(reference.count) entries"
+                )
             }
             let node: NodeID
             if k < UInt64(reference.count) {
@@ -128,11 +135,16 @@ package enum VectorChange {
                 let nAt = r.offset
                 node = try r.readNodeID("\(what()) node")
                 if let i = reference.index(of: node) {
-                    throw WireError(.invalidValue, at: nAt, "\(what()) writes out node \(node), which the stated knowledge holds as key \(i); it is named by its key")
+                    throw WireError(
+                        .invalidValue, at: nAt,
+                        "\(what()) writes out node \(node), which the stated knowledge holds as key \(i); it is named by its key"
+                    )
                 }
             }
             if let p = out.last?.node, node <= p {
-                throw WireError(node == p ? .duplicate : .unsorted, at: kAt, "\(what()) nodes must strictly increase; \(node) follows \(p)")
+                throw WireError(
+                    node == p ? .duplicate : .unsorted, at: kAt,
+                    "\(what()) nodes must strictly increase; \(node) follows \(p)")
             }
             let dAt = r.offset
             let d = try r.readZigzag("\(what()) difference")
@@ -141,7 +153,10 @@ package enum VectorChange {
             case .entries where value == 0:
                 throw WireError(.invalidValue, at: dAt, "\(what()) entry for \(node) is zero; zero entries are omitted")
             case .changes where d == 0:
-                throw WireError(.invalidValue, at: dAt, "\(what()) restates the entry of \(node) that it is written against; unchanged entries are left out")
+                throw WireError(
+                    .invalidValue, at: dAt,
+                    "\(what()) restates the entry of \(node) that it is written against; unchanged entries are left out"
+                )
             default:
                 break
             }

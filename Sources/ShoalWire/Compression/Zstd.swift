@@ -16,7 +16,9 @@ package final class ZstdCompressor {
 
     /// Compresses `source` into one standard zstd frame that declares its content size, or returns
     /// nil when zstd fails or the result would be at least `notBelow` bytes (not worth sending).
-    package func compress(_ source: UnsafeRawBufferPointer, level: Int32, dictionary: ZstdDictionary?, notBelow limit: Int) -> [UInt8]? {
+    package func compress(
+        _ source: UnsafeRawBufferPointer, level: Int32, dictionary: ZstdDictionary?, notBelow limit: Int
+    ) -> [UInt8]? {
         guard let context, let src = source.baseAddress, source.count > 0, limit > 0 else { return nil }
         let capacity = min(ZSTD_compressBound(source.count), limit)
         var failed = false
@@ -71,37 +73,57 @@ package final class ZstdDecompressor {
     ///   declared size, a window larger than the content, corrupt data), `limitExceeded` (declared
     ///   size over `maxBytes`) or `unknownDictionary` (the zstd frame names another dictionary).
     ///   Spec/wire-format.md §14 gives the order of the checks.
-    package func decompress(_ source: UnsafeRawBufferPointer, base: Int, maxBytes: Int, dictionary: ZstdDictionary?) throws(WireError) -> [UInt8] {
+    package func decompress(_ source: UnsafeRawBufferPointer, base: Int, maxBytes: Int, dictionary: ZstdDictionary?)
+        throws(WireError) -> [UInt8]
+    {
         guard let src = source.baseAddress, source.count > 0 else {
-            throw WireError(.decompressionFailed, at: base, "compressed payload is empty; a zstd frame is at least 9 bytes")
+            throw WireError(
+                .decompressionFailed, at: base, "compressed payload is empty; a zstd frame is at least 9 bytes")
         }
         // libzstd also reads skippable frames (no content) and, if built so, pre-RFC formats.
         guard Zstd.hasFrameMagic(source) else {
-            throw WireError(.decompressionFailed, at: base, "compressed payload does not start with the zstd frame magic 28 b5 2f fd; skippable and legacy frames are not payloads")
+            throw WireError(
+                .decompressionFailed, at: base,
+                "compressed payload does not start with the zstd frame magic 28 b5 2f fd; skippable and legacy frames are not payloads"
+            )
         }
         let frameSize = ZSTD_findFrameCompressedSize(src, source.count)
         guard ZSTD_isError(frameSize) == 0 else {
-            throw WireError(.decompressionFailed, at: base, "compressed payload is not a zstd frame (\(Zstd.errorName(frameSize)))")
+            throw WireError(
+                .decompressionFailed, at: base, "compressed payload is not a zstd frame (\(Zstd.errorName(frameSize)))")
         }
         guard frameSize == source.count else {
-            throw WireError(.decompressionFailed, at: base &+ frameSize, "compressed payload holds \(source.count &- frameSize) byte(s) after its zstd frame; a payload is exactly one frame")
+            throw WireError(
+                .decompressionFailed, at: base &+ frameSize,
+                "compressed payload holds \(source.count &- frameSize) byte(s) after its zstd frame; a payload is exactly one frame"
+            )
         }
         let declared = ZSTD_getFrameContentSize(src, source.count)
         // ZSTD_CONTENTSIZE_UNKNOWN and ZSTD_CONTENTSIZE_ERROR are the two largest UInt64 values.
         guard declared < UInt64.max &- 1 else {
-            throw WireError(.decompressionFailed, at: base, "zstd frame does not declare its content size; Shoal requires it so that memory stays bounded")
+            throw WireError(
+                .decompressionFailed, at: base,
+                "zstd frame does not declare its content size; Shoal requires it so that memory stays bounded")
         }
         guard declared <= UInt64(maxBytes) else {
-            throw WireError(.limitExceeded, at: base, "compressed payload declares \(declared) bytes, over the limit of \(maxBytes) (WireLimits.maxFramePayloadBytes)")
+            throw WireError(
+                .limitExceeded, at: base,
+                "compressed payload declares \(declared) bytes, over the limit of \(maxBytes) (WireLimits.maxFramePayloadBytes)"
+            )
         }
         if let window = Zstd.declaredWindow(source), window > max(declared, Zstd.minimumWindow) {
-            throw WireError(.decompressionFailed, at: base, "zstd frame declares a \(window)-byte window for \(declared) bytes of content; a payload's window is at most its content size, or 1 KiB")
+            throw WireError(
+                .decompressionFailed, at: base,
+                "zstd frame declares a \(window)-byte window for \(declared) bytes of content; a payload's window is at most its content size, or 1 KiB"
+            )
         }
         // 0: the field is absent or holds 0, which names no dictionary (the frame header's is used).
         let frameDictionary = ZSTD_getDictID_fromFrame(src, source.count)
         let expected = dictionary?.id ?? 0
         guard frameDictionary == expected || frameDictionary == 0 else {
-            throw WireError(.unknownDictionary, at: base, "zstd frame was compressed with dictionary \(frameDictionary), but the frame header names \(expected)")
+            throw WireError(
+                .unknownDictionary, at: base,
+                "zstd frame was compressed with dictionary \(frameDictionary), but the frame header names \(expected)")
         }
         guard context != nil else {
             throw WireError(.decompressionFailed, at: base, "libzstd could not allocate a decompression context")
@@ -109,7 +131,9 @@ package final class ZstdDecompressor {
         let size = Int(declared)
         if size == 0 {
             var scratch: UInt8 = 0
-            let got = withUnsafeMutableBytes(of: &scratch) { decode(into: $0.baseAddress, capacity: 0, src: src, count: source.count, dictionary: dictionary) }
+            let got = withUnsafeMutableBytes(of: &scratch) {
+                decode(into: $0.baseAddress, capacity: 0, src: src, count: source.count, dictionary: dictionary)
+            }
             guard ZSTD_isError(got) == 0, got == 0 else {
                 throw WireError(.decompressionFailed, at: base, "zstd frame is corrupt (\(Zstd.errorName(got)))")
             }
@@ -118,18 +142,24 @@ package final class ZstdDecompressor {
         var failure = 0
         let out = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
             initialized = 0
-            let got = decode(into: buffer.baseAddress.map(UnsafeMutableRawPointer.init), capacity: size, src: src, count: source.count, dictionary: dictionary)
+            let got = decode(
+                into: buffer.baseAddress.map(UnsafeMutableRawPointer.init), capacity: size, src: src,
+                count: source.count, dictionary: dictionary)
             if ZSTD_isError(got) != 0 || got != size { failure = got; return }
             initialized = size
         }
         guard out.count == size else {
-            let why = ZSTD_isError(failure) != 0 ? Zstd.errorName(failure) : "produced \(failure) of \(size) declared bytes"
+            let why =
+                ZSTD_isError(failure) != 0 ? Zstd.errorName(failure) : "produced \(failure) of \(size) declared bytes"
             throw WireError(.decompressionFailed, at: base, "zstd frame is corrupt (\(why))")
         }
         return out
     }
 
-    private func decode(into dst: UnsafeMutableRawPointer?, capacity: Int, src: UnsafeRawPointer, count: Int, dictionary: ZstdDictionary?) -> Int {
+    private func decode(
+        into dst: UnsafeMutableRawPointer?, capacity: Int, src: UnsafeRawPointer, count: Int,
+        dictionary: ZstdDictionary?
+    ) -> Int {
         guard let context, let dst else { return 0 }
         if let ddict = dictionary?.decompressionDictionary {
             return ZSTD_decompress_usingDDict(context, dst, capacity, src, count, ddict)

@@ -27,7 +27,9 @@ public final class ZstdDictionary: @unchecked Sendable, Hashable, CustomStringCo
     public init(bytes: [UInt8]) throws(WireError) {
         let id = bytes.withUnsafeBytes { ZDICT_getDictID($0.baseAddress, $0.count) }
         guard id != 0 else {
-            throw WireError(.invalidValue, at: 0, "not a zstd dictionary with an ID (train one with `zstd --train` or ZstdDictionary.train)")
+            throw WireError(
+                .invalidValue, at: 0,
+                "not a zstd dictionary with an ID (train one with `zstd --train` or ZstdDictionary.train)")
         }
         self.id = id
         self.bytes = bytes
@@ -67,7 +69,8 @@ public final class ZstdDictionary: @unchecked Sendable, Hashable, CustomStringCo
     /// - Throws: ``WireError`` `invalidValue` when zstd cannot train from these samples.
     public static func train(id: UInt32, capacity: Int, samples: [[UInt8]]) throws(WireError) -> ZstdDictionary {
         guard id >= 32_768, id < 1 << 31 else {
-            throw WireError(.invalidValue, at: 0, "dictionary ID \(id) is reserved by zstd; use 32768 through 2147483647")
+            throw WireError(
+                .invalidValue, at: 0, "dictionary ID \(id) is reserved by zstd; use 32768 through 2147483647")
         }
         let flat = samples.flatMap { $0 }
         let sizes = samples.map(\.count)
@@ -75,13 +78,15 @@ public final class ZstdDictionary: @unchecked Sendable, Hashable, CustomStringCo
         let n = dict.withUnsafeMutableBytes { d in
             flat.withUnsafeBytes { s in
                 sizes.withUnsafeBufferPointer { z in
-                    ZDICT_trainFromBuffer(d.baseAddress, d.count, s.baseAddress, z.baseAddress, UInt32(clamping: z.count))
+                    ZDICT_trainFromBuffer(
+                        d.baseAddress, d.count, s.baseAddress, z.baseAddress, UInt32(clamping: z.count))
                 }
             }
         }
         guard ZDICT_isError(n) == 0, n >= 8 else {
             let why = ZDICT_isError(n) != 0 ? String(cString: ZDICT_getErrorName(n)) : "dictionary too small"
-            throw WireError(.invalidValue, at: 0, "zstd could not train a dictionary from \(samples.count) samples: \(why)")
+            throw WireError(
+                .invalidValue, at: 0, "zstd could not train a dictionary from \(samples.count) samples: \(why)")
         }
         dict.removeSubrange(n...)
         // The header is the magic (4 bytes) then the dictionary ID, little-endian.

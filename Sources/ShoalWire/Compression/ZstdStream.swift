@@ -137,9 +137,13 @@ package final class ZstdStreamDecompressor {
     ///   a zstd frame header as §14.3 requires; corrupt data; a payload that does not end on a
     ///   flush, or ends the zstd frame), `limitExceeded` (more than `maxBytes` of output) or
     ///   `unknownDictionary` (the header names a dictionary not in `dictionaries`).
-    package func decompress(_ source: UnsafeRawBufferPointer, base: Int, maxBytes: Int, dictionaries: ZstdDictionarySet) throws(WireError) -> [UInt8] {
+    package func decompress(_ source: UnsafeRawBufferPointer, base: Int, maxBytes: Int, dictionaries: ZstdDictionarySet)
+        throws(WireError) -> [UInt8]
+    {
         guard source.count > 0 else {
-            throw WireError(.decompressionFailed, at: base, "compression-3 payload is empty; a flushed zstd stream payload holds at least one block")
+            throw WireError(
+                .decompressionFailed, at: base,
+                "compression-3 payload is empty; a flushed zstd stream payload holds at least one block")
         }
         if !started {
             started = true
@@ -148,7 +152,9 @@ package final class ZstdStreamDecompressor {
         guard let context else {
             throw WireError(.decompressionFailed, at: base, "libzstd could not allocate a stream decompression context")
         }
-        if scratch == nil { scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.scratchSize, alignment: 16) }
+        if scratch == nil {
+            scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.scratchSize, alignment: 16)
+        }
         guard let scratch, let dst = scratch.baseAddress else {
             throw WireError(.decompressionFailed, at: base, "no output buffer")
         }
@@ -164,12 +170,17 @@ package final class ZstdStreamDecompressor {
             }
             if output.pos > 0 {
                 guard output.pos <= maxBytes &- out.count else {
-                    throw WireError(.limitExceeded, at: base, "compression-3 payload decodes to more than \(maxBytes) bytes (WireLimits.maxFramePayloadBytes)")
+                    throw WireError(
+                        .limitExceeded, at: base,
+                        "compression-3 payload decodes to more than \(maxBytes) bytes (WireLimits.maxFramePayloadBytes)"
+                    )
                 }
                 out.append(contentsOf: UnsafeRawBufferPointer(start: dst, count: output.pos))
             }
             if r == 0 {
-                throw WireError(.decompressionFailed, at: base, "compression-3 payload ends the zstd frame; a stream's frame never ends")
+                throw WireError(
+                    .decompressionFailed, at: base,
+                    "compression-3 payload ends the zstd frame; a stream's frame never ends")
             }
             // Done when the input is used up and the output did not fill: nothing more is pending.
             if input.pos == input.size, output.pos < output.size { hint = r; break }
@@ -179,7 +190,10 @@ package final class ZstdStreamDecompressor {
         }
         // Every byte taken and nothing held: the decoder waits for a block header, and holds none of it.
         guard hint == ZstdStream.blockHeaderSize else {
-            throw WireError(.decompressionFailed, at: base, "compression-3 payload does not end on a flush: it ends inside a zstd block, which would need the next payload")
+            throw WireError(
+                .decompressionFailed, at: base,
+                "compression-3 payload does not end on a flush: it ends inside a zstd block, which would need the next payload"
+            )
         }
         return out
     }
@@ -187,34 +201,52 @@ package final class ZstdStreamDecompressor {
     /// Checks the first payload's zstd frame header (§14.3) and prepares the context for it.
     private func start(_ source: UnsafeRawBufferPointer, base: Int, dictionaries: ZstdDictionarySet) throws(WireError) {
         guard Zstd.hasFrameMagic(source) else {
-            throw WireError(.decompressionFailed, at: base, "the first compression-3 payload does not start with the zstd frame magic 28 b5 2f fd")
+            throw WireError(
+                .decompressionFailed, at: base,
+                "the first compression-3 payload does not start with the zstd frame magic 28 b5 2f fd")
         }
         guard source.count >= 6 else {
-            throw WireError(.decompressionFailed, at: base, "the first compression-3 payload does not hold the whole zstd frame header")
+            throw WireError(
+                .decompressionFailed, at: base,
+                "the first compression-3 payload does not hold the whole zstd frame header")
         }
         let descriptor = source[4]
         guard descriptor & 0x08 == 0 else {
             throw WireError(.decompressionFailed, at: base, "zstd frame header descriptor sets its reserved bit")
         }
         guard descriptor & 0x20 == 0, descriptor >> 6 == 0 else {
-            throw WireError(.decompressionFailed, at: base, "zstd stream declares a content size (or is single-segment); a stream's size is unknown and its window declared")
+            throw WireError(
+                .decompressionFailed, at: base,
+                "zstd stream declares a content size (or is single-segment); a stream's size is unknown and its window declared"
+            )
         }
         guard descriptor & 0x04 == 0 else {
-            throw WireError(.decompressionFailed, at: base, "zstd stream sets the content checksum flag; a stream never ends, so it has none (frames carry CRC-32C)")
+            throw WireError(
+                .decompressionFailed, at: base,
+                "zstd stream sets the content checksum flag; a stream never ends, so it has none (frames carry CRC-32C)"
+            )
         }
         if let window = Zstd.declaredWindow(source), window > UInt64(1) << UInt64(ZstdStream.maxWindowLog) {
-            throw WireError(.decompressionFailed, at: base, "zstd stream declares a \(window)-byte window; a stream's window is at most \(1 << ZstdStream.maxWindowLog) bytes")
+            throw WireError(
+                .decompressionFailed, at: base,
+                "zstd stream declares a \(window)-byte window; a stream's window is at most \(1 << ZstdStream.maxWindowLog) bytes"
+            )
         }
         let idSize = [0, 1, 2, 4][Int(descriptor & 0x03)]
         guard source.count >= 6 &+ idSize else {
-            throw WireError(.decompressionFailed, at: base, "the first compression-3 payload does not hold the whole zstd frame header")
+            throw WireError(
+                .decompressionFailed, at: base,
+                "the first compression-3 payload does not hold the whole zstd frame header")
         }
         var id: UInt32 = 0
         for k in 0..<idSize { id |= UInt32(source[6 &+ k]) << (8 * UInt32(k)) }
         var dictionary: ZstdDictionary? = nil
         if id != 0 {
             guard let d = dictionaries[id] else {
-                throw WireError(.unknownDictionary, at: base, "zstd stream starts from dictionary \(id), which this node does not hold (it holds \(dictionaries.byID.keys.sorted()))")
+                throw WireError(
+                    .unknownDictionary, at: base,
+                    "zstd stream starts from dictionary \(id), which this node does not hold (it holds \(dictionaries.byID.keys.sorted()))"
+                )
             }
             dictionary = d
         }

@@ -16,7 +16,9 @@ extension WireReader {
         return try readVarintSlow(start, what())
     }
 
-    @usableFromInline package mutating func readVarintSlow(_ start: UnsafeRawPointer, _ what: @autoclosure () -> String) throws(WireError) -> UInt64 {
+    @usableFromInline package mutating func readVarintSlow(_ start: UnsafeRawPointer, _ what: @autoclosure () -> String)
+        throws(WireError) -> UInt64
+    {
         let begin = position
         // Eight bytes at once when they are there: a varint of 2–8 bytes ends at the first byte
         // whose high bit is clear, and its 7-bit groups are gathered without a loop.
@@ -26,7 +28,9 @@ extension WireReader {
             if ends != 0 {
                 let length = (ends.trailingZeroBitCount &>> 3) &+ 1
                 if length > 1 && word &>> UInt64(truncatingIfNeeded: (length &- 1) &* 8) & 0xFF == 0 {
-                    throw WireError(.overlongVarint, at: base &+ begin, "varint (\(what())) has a redundant trailing zero byte; canonical form uses the fewest bytes")
+                    throw WireError(
+                        .overlongVarint, at: base &+ begin,
+                        "varint (\(what())) has a redundant trailing zero byte; canonical form uses the fewest bytes")
                 }
                 position &+= length
                 return Self.gatherVarint(word, length: length)
@@ -47,7 +51,9 @@ extension WireReader {
             result |= UInt64(byte & 0x7F) << shift
             if byte < 0x80 {
                 if byte == 0 && i &- begin > 1 {
-                    throw WireError(.overlongVarint, at: base &+ begin, "varint (\(what())) has a redundant trailing zero byte; canonical form uses the fewest bytes")
+                    throw WireError(
+                        .overlongVarint, at: base &+ begin,
+                        "varint (\(what())) has a redundant trailing zero byte; canonical form uses the fewest bytes")
                 }
                 position = i
                 return result
@@ -76,8 +82,10 @@ extension WireReader {
     /// Reads a varint that must fit in `Int` and be at most `limit`; `limitName` names the setting,
     /// a member of `owner` (`WireLimits` unless a type states a fixed limit of its own).
     /// A negative `limit` allows nothing (it never traps).
-    @inlinable package mutating func readCount(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
-                                               owner: @autoclosure () -> String = "WireLimits") throws(WireError) -> Int {
+    @inlinable package mutating func readCount(
+        max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
+        owner: @autoclosure () -> String = "WireLimits"
+    ) throws(WireError) -> Int {
         // One-byte fast path, inlined where the rest is not: a count below 128 within the limit.
         if position < count, let start {
             let first = start.load(fromByteOffset: position, as: UInt8.self)
@@ -90,20 +98,25 @@ extension WireReader {
     }
 
     /// ``readCount(max:_:limitName:owner:)`` past its fast path.
-    @usableFromInline package mutating func readCountSlow(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
-                                                          owner: @autoclosure () -> String) throws(WireError) -> Int {
+    @usableFromInline package mutating func readCountSlow(
+        max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
+        owner: @autoclosure () -> String
+    ) throws(WireError) -> Int {
         let at = offset
         let v = try readVarint(what())
         guard v <= UInt64(clamping: limit) else {
-            throw WireError(.limitExceeded, at: at, "\(what()) is \(v), over the limit of \(limit) (\(owner()).\(limitName()))")
+            throw WireError(
+                .limitExceeded, at: at, "\(what()) is \(v), over the limit of \(limit) (\(owner()).\(limitName()))")
         }
         return Int(truncatingIfNeeded: v)
     }
 
     /// Reads a varint length prefix and checks the bytes are present (never allocates on a bare claim).
     @inlinable @inline(__always)
-    package mutating func readLength(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
-                                     owner: @autoclosure () -> String = "WireLimits") throws(WireError) -> Int {
+    package mutating func readLength(
+        max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
+        owner: @autoclosure () -> String = "WireLimits"
+    ) throws(WireError) -> Int {
         // One-byte fast path, inlined where the rest is not: a length below 128 within the limit
         // whose bytes follow.
         if position < count, let start {
@@ -117,15 +130,19 @@ extension WireReader {
     }
 
     /// ``readLength(max:_:limitName:owner:)`` past its fast path.
-    @usableFromInline package mutating func readLengthSlow(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
-                                                           owner: @autoclosure () -> String) throws(WireError) -> Int {
+    @usableFromInline package mutating func readLengthSlow(
+        max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String,
+        owner: @autoclosure () -> String
+    ) throws(WireError) -> Int {
         let n = try readCount(max: limit, what(), limitName: limitName(), owner: owner())
         try require(n, what())
         return n
     }
 
     /// Reads a length-prefixed, valid UTF-8 string of at most `limit` bytes.
-    @inlinable package mutating func readString(max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String) throws(WireError) -> String {
+    @inlinable package mutating func readString(
+        max limit: Int, _ what: @autoclosure () -> String, limitName: @autoclosure () -> String
+    ) throws(WireError) -> String {
         let at = offset
         let n = try readLength(max: limit, what(), limitName: limitName())
         let raw = try readRaw(n, what())
@@ -144,7 +161,8 @@ extension WireReader {
     /// measured at a fifth of decode time; ASCII is checked eight bytes at a time and needs no
     /// further validation, and everything else still goes through the standard library.
     @inlinable package static func string(_ raw: UnsafeRawBufferPointer) -> String? {
-        let bytes = UnsafeBufferPointer<UInt8>(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count)
+        let bytes = UnsafeBufferPointer<UInt8>(
+            start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count)
         if isASCII(raw) { return String(decoding: bytes, as: UTF8.self) }
         return String(validating: bytes, as: UTF8.self)
     }
@@ -158,8 +176,11 @@ extension WireReader {
             // bytes already checked): `i + k <= n` bounds each load.
             var i = 0
             while i &+ 32 <= n {
-                bits |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self) | p.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self)
-                    | p.loadUnaligned(fromByteOffset: i &+ 16, as: UInt64.self) | p.loadUnaligned(fromByteOffset: i &+ 24, as: UInt64.self)
+                bits |=
+                    p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    | p.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self)
+                    | p.loadUnaligned(fromByteOffset: i &+ 16, as: UInt64.self)
+                    | p.loadUnaligned(fromByteOffset: i &+ 24, as: UInt64.self)
                 i &+= 32
             }
             while i &+ 8 <= n {
@@ -169,7 +190,9 @@ extension WireReader {
             bits |= p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
         } else if n >= 4 {
             // Two 4-byte loads that overlap cover 4–7 bytes.
-            bits = UInt64(p.loadUnaligned(fromByteOffset: 0, as: UInt32.self) | p.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self))
+            bits = UInt64(
+                p.loadUnaligned(fromByteOffset: 0, as: UInt32.self)
+                    | p.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self))
         } else {
             var i = 0
             while i < n {

@@ -89,7 +89,9 @@
     }
 
     /// Returns a view of the next `n` bytes and advances past them.
-    @inlinable package mutating func readRaw(_ n: Int, _ what: @autoclosure () -> String) throws(WireError) -> UnsafeRawBufferPointer {
+    @inlinable package mutating func readRaw(_ n: Int, _ what: @autoclosure () -> String) throws(WireError)
+        -> UnsafeRawBufferPointer
+    {
         try require(n, what())
         let p = start.map { $0 + position }
         position &+= n
@@ -97,7 +99,8 @@
     }
 
     /// Copies the next `n` bytes into a new array.
-    @inlinable package mutating func readBytes(_ n: Int, _ what: @autoclosure () -> String) throws(WireError) -> [UInt8] {
+    @inlinable package mutating func readBytes(_ n: Int, _ what: @autoclosure () -> String) throws(WireError) -> [UInt8]
+    {
         let raw = try readRaw(n, what())
         return [UInt8](raw)
     }
@@ -106,7 +109,9 @@
 /// Borrowing an array's bytes under typed throws (`withUnsafeBytes` only rethrows `any Error`).
 package enum Borrowed {
     /// Calls `body` with the bytes of `array` and passes its `WireError` through unchanged.
-    @inlinable package static func bytes<T>(of array: [UInt8], _ body: (UnsafeRawBufferPointer) throws(WireError) -> T) throws(WireError) -> T {
+    @inlinable package static func bytes<T>(of array: [UInt8], _ body: (UnsafeRawBufferPointer) throws(WireError) -> T)
+        throws(WireError) -> T
+    {
         let result: Result<T, WireError> = array.withUnsafeBytes { raw in
             do throws(WireError) { return .success(try body(raw)) } catch { return .failure(error) }
         }

@@ -32,7 +32,8 @@ public enum CRC32C {
             while n >= 8 {
                 let word = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self)) ^ UInt64(crc)
                 let lo = UInt32(truncatingIfNeeded: word), hi = UInt32(truncatingIfNeeded: word >> 32)
-                crc = t[0x700 | Int(lo & 0xFF)] ^ t[0x600 | Int(lo >> 8 & 0xFF)]
+                crc =
+                    t[0x700 | Int(lo & 0xFF)] ^ t[0x600 | Int(lo >> 8 & 0xFF)]
                     ^ t[0x500 | Int(lo >> 16 & 0xFF)] ^ t[0x400 | Int(lo >> 24)]
                     ^ t[0x300 | Int(hi & 0xFF)] ^ t[0x200 | Int(hi >> 8 & 0xFF)]
                     ^ t[0x100 | Int(hi >> 16 & 0xFF)] ^ t[Int(hi >> 24)]

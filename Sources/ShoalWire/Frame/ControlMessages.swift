@@ -35,7 +35,8 @@ public struct ErrorMessage: Hashable, Sendable, CustomStringConvertible {
     /// Decodes an error payload.
     /// - Throws: ``WireError`` for malformed or non-canonical input.
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the error message") { (r) throws(WireError) -> ErrorMessage in
+        self = try ControlPayload.decode(bytes, limits: limits, "the error message") {
+            (r) throws(WireError) -> ErrorMessage in
             let code = try r.readIdentifier("error code", max: r.limits.maxNameBytes, limitName: "maxNameBytes")
             let fAt = r.offset
             let flags = try r.readByte("error flags")
@@ -91,15 +92,19 @@ public struct GoodbyeMessage: Hashable, Sendable {
     /// Decodes a goodbye payload.
     /// - Throws: ``WireError`` for malformed or non-canonical input.
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the goodbye") { (r) throws(WireError) -> GoodbyeMessage in
-            GoodbyeMessage(reason: try r.readString(max: r.limits.maxBlobBytes, "goodbye reason", limitName: "maxBlobBytes"))
+        self = try ControlPayload.decode(bytes, limits: limits, "the goodbye") {
+            (r) throws(WireError) -> GoodbyeMessage in
+            GoodbyeMessage(
+                reason: try r.readString(max: r.limits.maxBlobBytes, "goodbye reason", limitName: "maxBlobBytes"))
         }
     }
 }
 
 /// Runs a payload decoder over a whole byte array and insists it consumes every byte.
 package enum ControlPayload {
-    package static func decode<T>(_ bytes: [UInt8], limits: WireLimits, _ what: String, _ body: (inout WireReader) throws(WireError) -> T) throws(WireError) -> T {
+    package static func decode<T>(
+        _ bytes: [UInt8], limits: WireLimits, _ what: String, _ body: (inout WireReader) throws(WireError) -> T
+    ) throws(WireError) -> T {
         try Borrowed.bytes(of: bytes) { (raw) throws(WireError) -> T in
             var r = WireReader(raw, limits: limits)
             let value = try body(&r)

@@ -102,7 +102,9 @@ public struct FrameEncoder {
 
     /// Encodes a frame from borrowed payload bytes; `mayCompress: false` skips compression.
     /// - Throws: ``WireError`` `limitExceeded` for an oversized payload.
-    public func encode(_ type: FrameType, payload: UnsafeRawBufferPointer, mayCompress: Bool = true) throws(WireError) -> [UInt8] {
+    public func encode(_ type: FrameType, payload: UnsafeRawBufferPointer, mayCompress: Bool = true) throws(WireError)
+        -> [UInt8]
+    {
         try encode(type, payload: payload, mayCompress: mayCompress) { size, write in
             [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
                 write(UnsafeMutableRawBufferPointer(buffer))
@@ -116,38 +118,52 @@ public struct FrameEncoder {
     /// writes the whole frame into the first that many bytes of a buffer (a smaller one traps);
     /// it calls that function once and returns what holds the bytes. (`encode(_ frame:)` is this with an array for storage.)
     /// - Throws: ``WireError`` `limitExceeded` for an oversized payload (`output` is not called).
-    public func encode<Output>(_ frame: Frame, output: (_ size: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) -> Output) throws(WireError) -> Output {
+    public func encode<Output>(
+        _ frame: Frame, output: (_ size: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) -> Output
+    ) throws(WireError) -> Output {
         try Borrowed.bytes(of: frame.payload) { (raw) throws(WireError) -> Output in
             try encode(frame.type, payload: raw, mayCompress: frame.mayCompress, output: output)
         }
     }
 
-    private func encode<Output>(_ type: FrameType, payload: UnsafeRawBufferPointer, mayCompress: Bool,
-                                output: (Int, (UnsafeMutableRawBufferPointer) -> Void) -> Output) throws(WireError) -> Output {
+    private func encode<Output>(
+        _ type: FrameType, payload: UnsafeRawBufferPointer, mayCompress: Bool,
+        output: (Int, (UnsafeMutableRawBufferPointer) -> Void) -> Output
+    ) throws(WireError) -> Output {
         let limit = options.limits.maxFramePayloadBytes
         guard payload.count <= limit else {
-            throw WireError(.limitExceeded, at: 0, "frame payload is \(payload.count) bytes, over the limit of \(limit) (WireLimits.maxFramePayloadBytes); send it in smaller pieces")
+            throw WireError(
+                .limitExceeded, at: 0,
+                "frame payload is \(payload.count) bytes, over the limit of \(limit) (WireLimits.maxFramePayloadBytes); send it in smaller pieces"
+            )
         }
         guard type.rawValue != 0 else {
             throw WireError(.invalidValue, at: 0, "frame type 0 is reserved")
         }
-        if mayCompress, let stream, stream.isUsable, payload.count >= max(options.streamThreshold, 1), payload.count <= options.streamMaximum {
+        if mayCompress, let stream, stream.isUsable, payload.count >= max(options.streamThreshold, 1),
+            payload.count <= options.streamMaximum
+        {
             // A piece must fit the frame limit whatever zstd makes of it; larger payloads (near
             // the limit, so compressed well on their own) skip the stream.
             if ZstdStreamCompressor.bound(payload.count) <= limit, let piece = stream.flush(payload) {
                 return piece.withUnsafeBytes { body in
                     output(Self.size(compression: .stream, body: body.count)) {
-                        stream.checksum = assemble(type, compression: .stream, body: body, continuing: stream.checksum, into: $0)
+                        stream.checksum = assemble(
+                            type, compression: .stream, body: body, continuing: stream.checksum, into: $0)
                     }
                 }
             }
         }
         if mayCompress, let (compressed, compression) = compress(payload) {
             return compressed.withUnsafeBytes { body in
-                output(Self.size(compression: compression, body: body.count)) { assemble(type, compression: compression, body: body, into: $0) }
+                output(Self.size(compression: compression, body: body.count)) {
+                    assemble(type, compression: compression, body: body, into: $0)
+                }
             }
         }
-        return output(Self.size(compression: .none, body: payload.count)) { assemble(type, compression: .none, body: payload, into: $0) }
+        return output(Self.size(compression: .none, body: payload.count)) {
+            assemble(type, compression: .none, body: payload, into: $0)
+        }
     }
 
     private func compress(_ payload: UnsafeRawBufferPointer) -> ([UInt8], Frame.Compression)? {
@@ -161,7 +177,9 @@ public struct FrameEncoder {
         // Worth it only if the output plus any dictionary ID is at most (100 - p)% of the input.
         let extra = dictionary == nil ? 0 : FrameLayout.dictionaryIDSize
         let budget = payload.count &* (100 &- options.minimumSavingsPercent) / 100 &- extra
-        guard budget > 0, let out = compressor.compress(payload, level: options.level, dictionary: dictionary, notBelow: budget &+ 1) else {
+        guard budget > 0,
+            let out = compressor.compress(payload, level: options.level, dictionary: dictionary, notBelow: budget &+ 1)
+        else {
             return nil
         }
         return (out, dictionary.map { .dictionary(id: $0.id) } ?? .zstd)
@@ -178,8 +196,11 @@ public struct FrameEncoder {
     /// and returns the checksum: CRC-32C of the bytes written, continuing `previous` (a
     /// compression-3 frame continues the previous one's, Spec/wire-format.md §13.1).
     @discardableResult
-    private func assemble(_ type: FrameType, compression: Frame.Compression, body: UnsafeRawBufferPointer, continuing previous: UInt32 = 0,
-                          into out: UnsafeMutableRawBufferPointer) -> UInt32 {
+    private func assemble(
+        _ type: FrameType, compression: Frame.Compression, body: UnsafeRawBufferPointer,
+        continuing previous: UInt32 = 0,
+        into out: UnsafeMutableRawBufferPointer
+    ) -> UInt32 {
         let size = Self.size(compression: compression, body: body.count)
         precondition(out.count >= size, "FrameEncoder: the output buffer is smaller than the frame")
         guard let start = out.baseAddress else { return previous }

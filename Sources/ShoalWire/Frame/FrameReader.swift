@@ -39,7 +39,10 @@ public struct FrameReader {
     public var acceptsStreamCompression = false
 
     /// Creates a reader; `acceptsStreamCompression` allows compression 3 from the start.
-    public init(limits: WireLimits = .default, dictionaries: ZstdDictionarySet = .builtIn, acceptsStreamCompression: Bool = false) {
+    public init(
+        limits: WireLimits = .default, dictionaries: ZstdDictionarySet = .builtIn,
+        acceptsStreamCompression: Bool = false
+    ) {
         self.limits = limits
         self.dictionaries = dictionaries
         self.acceptsStreamCompression = acceptsStreamCompression
@@ -91,15 +94,21 @@ public struct FrameReader {
     /// Decodes `bytes` as exactly one frame.
     /// - Throws: ``WireError`` for a malformed frame, `truncated` when it is incomplete and
     ///   `trailingBytes` when bytes follow it.
-    public static func decodeOne(_ bytes: [UInt8], limits: WireLimits = .default, dictionaries: ZstdDictionarySet = .builtIn) throws(WireError) -> Frame {
+    public static func decodeOne(
+        _ bytes: [UInt8], limits: WireLimits = .default, dictionaries: ZstdDictionarySet = .builtIn
+    ) throws(WireError) -> Frame {
         var reader = FrameReader(limits: limits, dictionaries: dictionaries)
         return try Borrowed.bytes(of: bytes) { (raw) throws(WireError) -> Frame in
             var input = raw
             guard let frame = try reader.next(from: &input) else {
-                throw WireError(.truncated, at: bytes.count, "frame is incomplete: \(bytes.count) byte(s) given, \(reader.frameSize.map { "\($0) needed" } ?? "at least \(FrameLayout.headerSize) needed")")
+                throw WireError(
+                    .truncated, at: bytes.count,
+                    "frame is incomplete: \(bytes.count) byte(s) given, \(reader.frameSize.map { "\($0) needed" } ?? "at least \(FrameLayout.headerSize) needed")"
+                )
             }
             guard input.isEmpty else {
-                throw WireError(.trailingBytes, at: reader.streamOffset, "\(input.count) byte(s) after the end of the frame")
+                throw WireError(
+                    .trailingBytes, at: reader.streamOffset, "\(input.count) byte(s) after the end of the frame")
             }
             return frame
         }
@@ -146,11 +155,16 @@ public struct FrameReader {
         var r = WireReader(h, limits: limits, base: streamOffset)
         let m0 = try r.readByte("frame magic"), m1 = try r.readByte("frame magic")
         guard m0 == FrameLayout.magic.0, m1 == FrameLayout.magic.1 else {
-            throw WireError(.badMagic, at: streamOffset, "a frame starts with \"SH\" (0x53 0x48), found 0x\(Hex.string([m0])) 0x\(Hex.string([m1])); is the peer speaking Shoal?")
+            throw WireError(
+                .badMagic, at: streamOffset,
+                "a frame starts with \"SH\" (0x53 0x48), found 0x\(Hex.string([m0])) 0x\(Hex.string([m1])); is the peer speaking Shoal?"
+            )
         }
         let version = try r.readByte("frame version")
         guard version == FrameLayout.version else {
-            throw WireError(.unsupportedVersion, at: streamOffset &+ 2, "frame protocol version \(version); this Shoal speaks version \(FrameLayout.version)")
+            throw WireError(
+                .unsupportedVersion, at: streamOffset &+ 2,
+                "frame protocol version \(version); this Shoal speaks version \(FrameLayout.version)")
         }
         let type = try r.readByte("frame type")
         guard type != 0 else {
@@ -158,14 +172,22 @@ public struct FrameReader {
         }
         let flags = try r.readByte("frame flags")
         guard flags & ~FrameLayout.compressionMask == 0 else {
-            throw WireError(.unknownRequiredTag, at: streamOffset &+ 4, "frame flags 0x\(Hex.string([flags])) use reserved bits; this frame needs a newer Shoal")
+            throw WireError(
+                .unknownRequiredTag, at: streamOffset &+ 4,
+                "frame flags 0x\(Hex.string([flags])) use reserved bits; this frame needs a newer Shoal")
         }
         guard flags & FrameLayout.compressionMask != 3 || acceptsStreamCompression else {
-            throw WireError(.unknownRequiredTag, at: streamOffset &+ 4, "frame flags 0x\(Hex.string([flags])) use compression 3 (a zstd stream), which this reader did not announce in its hello (capability bit 3)")
+            throw WireError(
+                .unknownRequiredTag, at: streamOffset &+ 4,
+                "frame flags 0x\(Hex.string([flags])) use compression 3 (a zstd stream), which this reader did not announce in its hello (capability bit 3)"
+            )
         }
         let length = try r.readFixed32("frame payload length")
         guard length <= UInt32(clamping: limits.maxFramePayloadBytes) else {
-            throw WireError(.limitExceeded, at: streamOffset &+ 5, "frame payload is \(length) bytes, over the limit of \(limits.maxFramePayloadBytes) (WireLimits.maxFramePayloadBytes)")
+            throw WireError(
+                .limitExceeded, at: streamOffset &+ 5,
+                "frame payload is \(length) bytes, over the limit of \(limits.maxFramePayloadBytes) (WireLimits.maxFramePayloadBytes)"
+            )
         }
         let dictionaryBytes = flags & FrameLayout.compressionMask == 2 ? FrameLayout.dictionaryIDSize : 0
         return FrameLayout.headerSize &+ dictionaryBytes &+ Int(length) &+ FrameLayout.trailerSize
@@ -188,7 +210,10 @@ public struct FrameReader {
             let at = r.offset
             let id = try r.readFixed32("dictionary ID")
             guard let d = dictionaries[id] else {
-                throw WireError(.unknownDictionary, at: at, "frame is compressed with dictionary \(id), which this node does not hold (it holds \(dictionaries.byID.keys.sorted()))")
+                throw WireError(
+                    .unknownDictionary, at: at,
+                    "frame is compressed with dictionary \(id), which this node does not hold (it holds \(dictionaries.byID.keys.sorted()))"
+                )
             }
             dictionary = d
             compression = .dictionary(id: id)
@@ -200,19 +225,28 @@ public struct FrameReader {
         // A compression-3 frame's checksum continues the previous one's (§13.1): a stream frame
         // lost, repeated or reordered fails here, before its payload reaches the decompressor.
         let chained = compression == .stream
-        let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<bodyEnd]), continuing: chained ? stream.checksum : 0)
+        let computed = CRC32C.checksum(
+            UnsafeRawBufferPointer(rebasing: bytes[0..<bodyEnd]), continuing: chained ? stream.checksum : 0)
         guard stored == computed else {
-            let why = chained ? "the frame was corrupted in transit, or a compression-3 frame before it was lost or reordered" : "the frame was corrupted in transit"
-            throw WireError(.checksumMismatch, at: crcAt, "frame checksum is 0x\(Hex.string(UInt64(stored)).suffix(8)) but its bytes give 0x\(Hex.string(UInt64(computed)).suffix(8)); \(why)")
+            let why =
+                chained
+                ? "the frame was corrupted in transit, or a compression-3 frame before it was lost or reordered"
+                : "the frame was corrupted in transit"
+            throw WireError(
+                .checksumMismatch, at: crcAt,
+                "frame checksum is 0x\(Hex.string(UInt64(stored)).suffix(8)) but its bytes give 0x\(Hex.string(UInt64(computed)).suffix(8)); \(why)"
+            )
         }
         let payload: [UInt8]
         if compression == .none {
             payload = [UInt8](body)
         } else if chained {
             stream.checksum = stored
-            payload = try stream.decompress(body, base: crcAt &- length, maxBytes: limits.maxFramePayloadBytes, dictionaries: dictionaries)
+            payload = try stream.decompress(
+                body, base: crcAt &- length, maxBytes: limits.maxFramePayloadBytes, dictionaries: dictionaries)
         } else {
-            payload = try decompressor.decompress(body, base: crcAt &- length, maxBytes: limits.maxFramePayloadBytes, dictionary: dictionary)
+            payload = try decompressor.decompress(
+                body, base: crcAt &- length, maxBytes: limits.maxFramePayloadBytes, dictionary: dictionary)
         }
         return Frame(type: type, payload: payload, compression: compression)
     }

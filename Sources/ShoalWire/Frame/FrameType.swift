@@ -47,8 +47,11 @@ public struct FrameType: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let wantWhole = FrameType(rawValue: 0x0E)
 
     /// The types this version of Shoal defines.
-    public static let known: [FrameType] = [.hello, .changes, .acknowledgement, .assetChunk, .error, .ping, .pong, .goodbye, .subscribe, .zones, .assetRequest, .upstreams,
-                                            .liveChanges, .wantWhole]
+    public static let known: [FrameType] = [
+        .hello, .changes, .acknowledgement, .assetChunk, .error, .ping, .pong, .goodbye, .subscribe, .zones,
+        .assetRequest, .upstreams,
+        .liveChanges, .wantWhole
+    ]
 
     /// Whether this version of Shoal defines the type.
     public var isKnown: Bool { rawValue >= 0x01 && rawValue <= 0x0E }

@@ -70,7 +70,9 @@ package struct SHA256Stream: Sendable {
     private mutating func topUp(_ base: UnsafeRawPointer, _ count: Int) -> Int {
         guard pending > 0 else { return 0 }
         let n = min(64 &- pending, count)
-        withUnsafeMutableBytes(of: &buffer) { $0.baseAddress.map { ($0 + pending).copyMemory(from: base, byteCount: n) } }
+        withUnsafeMutableBytes(of: &buffer) {
+            $0.baseAddress.map { ($0 + pending).copyMemory(from: base, byteCount: n) }
+        }
         pending &+= n
         if pending == 64 { compressBuffer() }
         return n
@@ -79,7 +81,9 @@ package struct SHA256Stream: Sendable {
     /// Keeps the last `count` (< 64) bytes of an update, at `base`, as the pending block.
     private mutating func keep(_ base: UnsafeRawPointer, _ count: Int) {
         guard count > 0 else { return }
-        withUnsafeMutableBytes(of: &buffer) { $0.baseAddress.map { ($0 + pending).copyMemory(from: base, byteCount: count) } }
+        withUnsafeMutableBytes(of: &buffer) {
+            $0.baseAddress.map { ($0 + pending).copyMemory(from: base, byteCount: count) }
+        }
         pending &+= count
     }
 

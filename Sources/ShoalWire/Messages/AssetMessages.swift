@@ -51,7 +51,8 @@ public struct AssetRequestMessage: Hashable, Sendable {
     /// - Throws: ``WireError`` for malformed or non-canonical input, or a chunk count of 0 or above
     ///   ``maxChunks`` (`invalid_value`).
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the asset request") { (r) throws(WireError) -> AssetRequestMessage in
+        self = try ControlPayload.decode(bytes, limits: limits, "the asset request") {
+            (r) throws(WireError) -> AssetRequestMessage in
             let asset = try Asset.decodePayload(from: &r)
             let at = r.offset
             switch try r.readByte("asset part") {
@@ -62,7 +63,8 @@ public struct AssetRequestMessage: Hashable, Sendable {
                 let cAt = r.offset
                 let count = try r.readVarint("chunk count")
                 guard count >= 1, count <= Self.maxChunks else {
-                    throw WireError(.invalidValue, at: cAt, "a request asks for 1–\(Self.maxChunks) chunks, not \(count)")
+                    throw WireError(
+                        .invalidValue, at: cAt, "a request asks for 1–\(Self.maxChunks) chunks, not \(count)")
                 }
                 guard first <= UInt64.max &- count else {
                     throw WireError(.invalidValue, at: cAt, "chunks \(first) + \(count) run past 2^64")
@@ -131,7 +133,9 @@ public struct AssetChunkMessage: Hashable, Sendable {
     /// gives — written from borrowed bytes, so a server copies each chunk it sends once, from
     /// where it read it into the payload.
     public static func chunkPayload(asset: Asset, index: UInt64, bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        let size = 32 &+ WireSize.varint(UInt64(bitPattern: asset.size)) &+ 1 &+ WireSize.varint(index) &+ WireSize.lengthPrefixed(bytes.count)
+        let size =
+            32 &+ WireSize.varint(UInt64(bitPattern: asset.size)) &+ 1 &+ WireSize.varint(index)
+            &+ WireSize.lengthPrefixed(bytes.count)
         return WireWriter.encode(size: size) { w in
             w.writeContentHash(asset.hash)
             w.writeVarint(UInt64(bitPattern: asset.size))
@@ -145,21 +149,25 @@ public struct AssetChunkMessage: Hashable, Sendable {
     /// - Throws: ``WireError`` for malformed or non-canonical input, or bytes over
     ///   `maxFramePayloadBytes`.
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the asset chunk") { (r) throws(WireError) -> AssetChunkMessage in
+        self = try ControlPayload.decode(bytes, limits: limits, "the asset chunk") {
+            (r) throws(WireError) -> AssetChunkMessage in
             let asset = try Asset.decodePayload(from: &r)
             let at = r.offset
             switch try r.readByte("asset part") {
             case 1:
-                let n = try r.readLength(max: r.limits.maxFramePayloadBytes, "manifest length", limitName: "maxFramePayloadBytes")
+                let n = try r.readLength(
+                    max: r.limits.maxFramePayloadBytes, "manifest length", limitName: "maxFramePayloadBytes")
                 return AssetChunkMessage(asset: asset, part: .manifest(try r.readBytes(n, "manifest")))
             case 2:
                 let index = try r.readVarint("chunk index")
-                let n = try r.readLength(max: r.limits.maxFramePayloadBytes, "chunk length", limitName: "maxFramePayloadBytes")
+                let n = try r.readLength(
+                    max: r.limits.maxFramePayloadBytes, "chunk length", limitName: "maxFramePayloadBytes")
                 return AssetChunkMessage(asset: asset, part: .chunk(index: index, bytes: try r.readBytes(n, "chunk")))
             case 3:
                 return AssetChunkMessage(asset: asset, part: .unavailable)
             case let p:
-                throw WireError(.unknownRequiredTag, at: at, "asset part \(p) is not 1 (manifest), 2 (chunk) or 3 (unavailable)")
+                throw WireError(
+                    .unknownRequiredTag, at: at, "asset part \(p) is not 1 (manifest), 2 (chunk) or 3 (unavailable)")
             }
         }
     }

@@ -57,10 +57,13 @@ public struct ChangesMessage: Hashable, Sendable {
     public var writerLog: WriterLogSection?
 
     /// Creates a batch.
-    public init(zone: RecordZone.ID, incarnation: NodeID, batch: UInt64, isCaughtUp: Bool, isReset: Bool = false, token: ChangeToken,
-                knowledge: VersionVector? = nil, remaining: UInt64? = nil, horizon: VersionVector? = nil, records: [Record],
-                sparseRecords: [SparseRecord] = [], base: VersionVector? = nil, subscription: UInt64? = nil,
-                writerLog: WriterLogSection? = nil) {
+    public init(
+        zone: RecordZone.ID, incarnation: NodeID, batch: UInt64, isCaughtUp: Bool, isReset: Bool = false,
+        token: ChangeToken,
+        knowledge: VersionVector? = nil, remaining: UInt64? = nil, horizon: VersionVector? = nil, records: [Record],
+        sparseRecords: [SparseRecord] = [], base: VersionVector? = nil, subscription: UInt64? = nil,
+        writerLog: WriterLogSection? = nil
+    ) {
         self.zone = zone
         self.incarnation = incarnation
         self.batch = batch
@@ -91,7 +94,9 @@ public struct ChangesMessage: Hashable, Sendable {
 
     /// The canonical payload bytes. Every record must be in `zone` and pass `Record.validate()`.
     public func encoded() -> [UInt8] {
-        let size = headerSize &+ BatchBody.size(records: records, sparse: sparseRecords, base: base, zone: zone) &+ (writerLog?.encodedSize ?? 0)
+        let size =
+            headerSize &+ BatchBody.size(records: records, sparse: sparseRecords, base: base, zone: zone)
+            &+ (writerLog?.encodedSize ?? 0)
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
             BatchBody.write(records: records, sparse: sparseRecords, base: base, zone: zone, into: &w)
@@ -104,18 +109,22 @@ public struct ChangesMessage: Hashable, Sendable {
     /// batch read from the store travels without decoding and re-encoding every record. ``records``
     /// must be empty (the bytes take their place); ``sparseRecords`` follow as usual.
     package func encoded(count: Int, recordBytes: [UInt8]) -> [UInt8] {
-        let size = headerSize &+ BatchBody.size(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, zone: zone)
+        let size =
+            headerSize
+            &+ BatchBody.size(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, zone: zone)
             &+ (writerLog?.encodedSize ?? 0)
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
-            BatchBody.write(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, zone: zone, into: &w)
+            BatchBody.write(
+                count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, zone: zone, into: &w)
             writerLog?.encode(into: &w)
         }
     }
 
     /// Bytes of everything before the record count.
     var headerSize: Int {
-        var size = WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(batch) &+ 1 &+ WireSize.lengthPrefixed(token.bytes.count)
+        var size =
+            WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(batch) &+ 1 &+ WireSize.lengthPrefixed(token.bytes.count)
         if let k = knowledge { size &+= WireSize.plainVector(k) }
         if let n = remaining { size &+= WireSize.varint(n) }
         if let h = horizon { size &+= WireSize.plainVector(h) }
@@ -127,9 +136,12 @@ public struct ChangesMessage: Hashable, Sendable {
         w.writeZoneID(zone)
         w.writeNodeID(incarnation)
         w.writeVarint(batch)
-        w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse) | (isReset ? Flags.reset : 0)
-                     | (remaining != nil ? Flags.remaining : 0) | (horizon != nil ? Flags.horizon : 0) | (subscription != nil ? Flags.subscription : 0)
-                     | (writerLog != nil ? Flags.writerLog : 0))
+        w.writeByte(
+            (isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0)
+                | (sparseRecords.isEmpty ? 0 : Flags.sparse) | (isReset ? Flags.reset : 0)
+                | (remaining != nil ? Flags.remaining : 0) | (horizon != nil ? Flags.horizon : 0)
+                | (subscription != nil ? Flags.subscription : 0)
+                | (writerLog != nil ? Flags.writerLog : 0))
         w.writeBytes(token.bytes)
         if let k = knowledge { w.writePlainVector(k) }
         if let n = remaining { w.writeVarint(n) }
@@ -148,15 +160,20 @@ public struct ChangesMessage: Hashable, Sendable {
     /// Decodes a changes payload, also returning where each of ``records`` lies in `bytes`: its
     /// canonical encoding (decoding accepts canonical encodings only), which the store can keep
     /// without encoding the record again.
-    package static func decodeKeepingRecordBytes(_ bytes: [UInt8], limits: WireLimits = .default) throws(WireError) -> (ChangesMessage, [Range<Int>]) {
+    package static func decodeKeepingRecordBytes(_ bytes: [UInt8], limits: WireLimits = .default) throws(WireError) -> (
+        ChangesMessage, [Range<Int>]
+    ) {
         var ranges: [Range<Int>]? = []
         let m = try decode(bytes, limits: limits, recordRanges: &ranges)
         return (m, ranges ?? [])
     }
 
     /// The decoder; appends each record's byte range to `recordRanges` unless it is nil.
-    static func decode(_ bytes: [UInt8], limits: WireLimits, recordRanges: inout [Range<Int>]?) throws(WireError) -> ChangesMessage {
-        try ControlPayload.decode(bytes, limits: limits, "the changes message") { (r) throws(WireError) -> ChangesMessage in
+    static func decode(_ bytes: [UInt8], limits: WireLimits, recordRanges: inout [Range<Int>]?) throws(WireError)
+        -> ChangesMessage
+    {
+        try ControlPayload.decode(bytes, limits: limits, "the changes message") {
+            (r) throws(WireError) -> ChangesMessage in
             let zone = try r.readZoneID()
             let incarnation = try r.readNodeID("zone incarnation")
             let bAt = r.offset
@@ -165,20 +182,27 @@ public struct ChangesMessage: Hashable, Sendable {
             let fAt = r.offset
             let flags = try r.readByte("changes flags")
             guard flags & ~Flags.known == 0 else {
-                throw WireError(.unknownRequiredTag, at: fAt, "changes flags 0x\(Hex.string([flags])) set reserved bits")
+                throw WireError(
+                    .unknownRequiredTag, at: fAt, "changes flags 0x\(Hex.string([flags])) set reserved bits")
             }
             let n = try r.readLength(max: r.limits.maxBlobBytes, "token length", limitName: "maxBlobBytes")
             let token = ChangeToken(bytes: try r.readBytes(n, "token"))
             let knowledge: VersionVector? = flags & Flags.knowledge != 0 ? try r.readPlainVector("knowledge") : nil
             let remaining: UInt64? = flags & Flags.remaining != 0 ? try r.readVarint("remaining changes") : nil
             let horizon: VersionVector? = flags & Flags.horizon != 0 ? try r.readPlainVector("purge horizon") : nil
-            let subscription: UInt64? = flags & Flags.subscription != 0 ? try LiveChangesMessage.readSubscription(&r) : nil
-            let (records, sparse, base) = try BatchBody.read(from: &r, zone: zone, sparse: flags & Flags.sparse != 0, what: "this batch",
-                                                             recordRanges: &recordRanges)
-            let writerLog = flags & Flags.writerLog != 0 ? try WriterLogSection.decodeInBatch(from: &r, records: records.count &+ sparse.count) : nil
-            return ChangesMessage(zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
-                                  isReset: flags & Flags.reset != 0, token: token, knowledge: knowledge, remaining: remaining, horizon: horizon, records: records,
-                                  sparseRecords: sparse, base: base, subscription: subscription, writerLog: writerLog)
+            let subscription: UInt64? =
+                flags & Flags.subscription != 0 ? try LiveChangesMessage.readSubscription(&r) : nil
+            let (records, sparse, base) = try BatchBody.read(
+                from: &r, zone: zone, sparse: flags & Flags.sparse != 0, what: "this batch",
+                recordRanges: &recordRanges)
+            let writerLog =
+                flags & Flags.writerLog != 0
+                ? try WriterLogSection.decodeInBatch(from: &r, records: records.count &+ sparse.count) : nil
+            return ChangesMessage(
+                zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
+                isReset: flags & Flags.reset != 0, token: token, knowledge: knowledge, remaining: remaining,
+                horizon: horizon, records: records,
+                sparseRecords: sparse, base: base, subscription: subscription, writerLog: writerLog)
         }
     }
 }

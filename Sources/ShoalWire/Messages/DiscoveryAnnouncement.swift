@@ -69,7 +69,9 @@ public struct DiscoveryAnnouncement: Hashable, Sendable {
 
         /// Endpoints order by kind, then address, then port: the canonical order on the wire.
         public static func < (a: Endpoint, b: Endpoint) -> Bool {
-            (a.host.kind, a.host.sortKey.0, a.host.sortKey.1, a.port) < (b.host.kind, b.host.sortKey.0, b.host.sortKey.1, b.port)
+            (a.host.kind, a.host.sortKey.0, a.host.sortKey.1, a.port) < (
+                b.host.kind, b.host.sortKey.0, b.host.sortKey.1, b.port
+            )
         }
 
         /// `source:7400`, `10.0.0.1:7400` or `[fe80::1]:7400`.
@@ -98,10 +100,15 @@ public struct DiscoveryAnnouncement: Hashable, Sendable {
                 w.writeByte(e.host.kind)
                 switch e.host {
                 case .source: break
-                case .ipv4(let a): for shift in stride(from: 24, through: 0, by: -8) { w.writeByte(UInt8(truncatingIfNeeded: a >> UInt32(shift))) }
+                case .ipv4(let a):
+                    for shift in stride(from: 24, through: 0, by: -8) {
+                        w.writeByte(UInt8(truncatingIfNeeded: a >> UInt32(shift)))
+                    }
                 case let .ipv6(high, low):
                     for half in [high, low] {
-                        for shift in stride(from: 56, through: 0, by: -8) { w.writeByte(UInt8(truncatingIfNeeded: half >> UInt64(shift))) }
+                        for shift in stride(from: 56, through: 0, by: -8) {
+                            w.writeByte(UInt8(truncatingIfNeeded: half >> UInt64(shift)))
+                        }
                     }
                 }
                 w.writeVarint(UInt64(e.port))
@@ -117,10 +124,13 @@ public struct DiscoveryAnnouncement: Hashable, Sendable {
     public init(decoding bytes: [UInt8]) throws(WireError) {
         // Checked first, so a big datagram costs no parsing at all.
         guard bytes.count <= Self.maxBytes else {
-            throw WireError(.limitExceeded, at: Self.maxBytes,
-                            "an announcement is at most \(Self.maxBytes) bytes, this one is \(bytes.count) (DiscoveryAnnouncement.maxBytes)")
+            throw WireError(
+                .limitExceeded, at: Self.maxBytes,
+                "an announcement is at most \(Self.maxBytes) bytes, this one is \(bytes.count) (DiscoveryAnnouncement.maxBytes)"
+            )
         }
-        self = try ControlPayload.decode(bytes, limits: .default, "the announcement") { (r) throws(WireError) -> DiscoveryAnnouncement in
+        self = try ControlPayload.decode(bytes, limits: .default, "the announcement") {
+            (r) throws(WireError) -> DiscoveryAnnouncement in
             let magic = try r.readRaw(4, "the magic \"shda\"")
             guard magic.elementsEqual(Self.magic) else {
                 throw WireError(.badMagic, at: 0, "an announcement starts with 73 68 64 61 (\"shda\")")
@@ -128,16 +138,22 @@ public struct DiscoveryAnnouncement: Hashable, Sendable {
             let vAt = r.offset
             let version = try r.readByte("the version")
             guard version == Self.version else {
-                throw WireError(.unsupportedVersion, at: vAt, "announcement version \(version); this decoder reads version \(Self.version)")
+                throw WireError(
+                    .unsupportedVersion, at: vAt,
+                    "announcement version \(version); this decoder reads version \(Self.version)")
             }
             let idBytes = try r.readRaw(DeviceID.byteCount, "the device ID")
             guard let device = DeviceID(bytes: idBytes) else { throw r.error(.truncated, "expected the device ID") }
             let instance = try r.readFixed64("the instance")
             let cAt = r.offset
             let count = try r.readVarint("the endpoint count")
-            guard count >= 1 else { throw WireError(.invalidValue, at: cAt, "an announcement lists at least one endpoint") }
+            guard count >= 1 else {
+                throw WireError(.invalidValue, at: cAt, "an announcement lists at least one endpoint")
+            }
             guard count <= UInt64(Self.maxEndpoints) else {
-                throw WireError(.limitExceeded, at: cAt, "\(count) endpoints; at most \(Self.maxEndpoints) (DiscoveryAnnouncement.maxEndpoints)")
+                throw WireError(
+                    .limitExceeded, at: cAt,
+                    "\(count) endpoints; at most \(Self.maxEndpoints) (DiscoveryAnnouncement.maxEndpoints)")
             }
             var endpoints = [Endpoint]()
             endpoints.reserveCapacity(Int(count))
@@ -145,7 +161,8 @@ public struct DiscoveryAnnouncement: Hashable, Sendable {
                 let at = r.offset
                 let e = try Self.readEndpoint(&r)
                 if let p = endpoints.last, !(p < e) {
-                    throw WireError(p == e ? .duplicate : .unsorted, at: at, "endpoints must strictly increase; \(e) follows \(p)")
+                    throw WireError(
+                        p == e ? .duplicate : .unsorted, at: at, "endpoints must strictly increase; \(e) follows \(p)")
                 }
                 endpoints.append(e)
             }
@@ -164,16 +181,23 @@ public struct DiscoveryAnnouncement: Hashable, Sendable {
             let raw = try r.readRaw(4, "an IPv4 address")
             let a = raw.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             // 0.0.0.0 says "wherever I am": that is kind 0, the one canonical way to say it.
-            guard a != 0 else { throw WireError(.invalidValue, at: kAt &+ 1, "the unspecified address 0.0.0.0; use kind 0 (the source address)") }
+            guard a != 0 else {
+                throw WireError(
+                    .invalidValue, at: kAt &+ 1, "the unspecified address 0.0.0.0; use kind 0 (the source address)")
+            }
             host = .ipv4(a)
         case 6:
             let raw = try r.readRaw(16, "an IPv6 address")
             let high = raw.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             let low = raw.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            guard high != 0 || low != 0 else { throw WireError(.invalidValue, at: kAt &+ 1, "the unspecified address ::; use kind 0 (the source address)") }
+            guard high != 0 || low != 0 else {
+                throw WireError(
+                    .invalidValue, at: kAt &+ 1, "the unspecified address ::; use kind 0 (the source address)")
+            }
             host = .ipv6(high: high, low: low)
         default:
-            throw WireError(.invalidValue, at: kAt, "endpoint kind \(kind); known kinds are 0 (source), 4 (IPv4) and 6 (IPv6)")
+            throw WireError(
+                .invalidValue, at: kAt, "endpoint kind \(kind); known kinds are 0 (source), 4 (IPv4) and 6 (IPv6)")
         }
         let pAt = r.offset
         let port = try r.readVarint("a port")
@@ -225,7 +249,8 @@ extension DiscoveryAnnouncement.Endpoint.Host {
             }
             let hex = groups.map { String($0, radix: 16) }
             guard best.length >= 2 else { return hex.joined(separator: ":") }
-            let head = hex[..<best.start].joined(separator: ":"), tail = hex[(best.start + best.length)...].joined(separator: ":")
+            let head = hex[..<best.start].joined(separator: ":"),
+                tail = hex[(best.start + best.length)...].joined(separator: ":")
             return head + "::" + tail
         }
     }

@@ -30,9 +30,11 @@ public struct HelloMessage: Hashable, Sendable {
     public static let streamCompressionCapability: UInt64 = 1 << 3
 
     /// Creates a hello.
-    public init(minimumVersion: UInt64 = 1, maximumVersion: UInt64 = 1, node: NodeID, name: String = "",
-                capabilities: UInt64 = 0, dictionaries: [UInt32] = [BuiltInDictionaries.recordsID],
-                maxFramePayloadBytes: UInt64 = UInt64(WireLimits.default.maxFramePayloadBytes), zones: [ZoneAnnouncement]) {
+    public init(
+        minimumVersion: UInt64 = 1, maximumVersion: UInt64 = 1, node: NodeID, name: String = "",
+        capabilities: UInt64 = 0, dictionaries: [UInt32] = [BuiltInDictionaries.recordsID],
+        maxFramePayloadBytes: UInt64 = UInt64(WireLimits.default.maxFramePayloadBytes), zones: [ZoneAnnouncement]
+    ) {
         self.minimumVersion = minimumVersion
         self.maximumVersion = maximumVersion
         self.node = node
@@ -45,7 +47,8 @@ public struct HelloMessage: Hashable, Sendable {
 
     /// The canonical payload bytes. `dictionaries` and `zones` must be sorted and unique.
     public func encoded() -> [UInt8] {
-        let size = WireSize.varint(minimumVersion) &+ WireSize.varint(maximumVersion) &+ 16 &+ WireSize.string(name)
+        let size =
+            WireSize.varint(minimumVersion) &+ WireSize.varint(maximumVersion) &+ 16 &+ WireSize.string(name)
             &+ WireSize.varint(capabilities) &+ WireSize.varint(UInt64(dictionaries.count)) &+ 4 &* dictionaries.count
             &+ WireSize.varint(maxFramePayloadBytes) &+ ZoneAnnouncement.size(of: zones)
         return WireWriter.encode(size: size) { w in
@@ -69,7 +72,8 @@ public struct HelloMessage: Hashable, Sendable {
             let vAt = r.offset
             let maximum = try r.readVarint("maximum version")
             guard minimum >= 1, minimum <= maximum else {
-                throw WireError(.invalidValue, at: vAt, "version range \(minimum)–\(maximum) is empty or starts below 1")
+                throw WireError(
+                    .invalidValue, at: vAt, "version range \(minimum)–\(maximum) is empty or starts below 1")
             }
             let node = try r.readNodeID("node ID")
             let name = try r.readString(max: r.limits.maxNameBytes, "node name", limitName: "maxNameBytes")
@@ -82,14 +86,17 @@ public struct HelloMessage: Hashable, Sendable {
                 let at = r.offset
                 let d = try r.readFixed32("dictionary ID")
                 if let p = dictionaries.last, d <= p {
-                    throw WireError(d == p ? .duplicate : .unsorted, at: at, "dictionary IDs must strictly increase; \(d) follows \(p)")
+                    throw WireError(
+                        d == p ? .duplicate : .unsorted, at: at,
+                        "dictionary IDs must strictly increase; \(d) follows \(p)")
                 }
                 dictionaries.append(d)
             }
             let maxPayload = try r.readVarint("maximum frame payload")
             let zones = try ZoneAnnouncement.readList(from: &r)
-            return HelloMessage(minimumVersion: minimum, maximumVersion: maximum, node: node, name: name, capabilities: capabilities,
-                                dictionaries: dictionaries, maxFramePayloadBytes: maxPayload, zones: zones)
+            return HelloMessage(
+                minimumVersion: minimum, maximumVersion: maximum, node: node, name: name, capabilities: capabilities,
+                dictionaries: dictionaries, maxFramePayloadBytes: maxPayload, zones: zones)
         }
     }
 }
@@ -110,7 +117,8 @@ public struct ZonesMessage: Hashable, Sendable {
     /// Decodes a zones payload.
     /// - Throws: ``WireError`` for malformed, non-canonical or over-limit input.
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the zones message") { (r) throws(WireError) -> ZonesMessage in
+        self = try ControlPayload.decode(bytes, limits: limits, "the zones message") {
+            (r) throws(WireError) -> ZonesMessage in
             ZonesMessage(zones: try ZoneAnnouncement.readList(from: &r))
         }
     }

@@ -50,9 +50,12 @@ public struct LiveChangesMessage: Hashable, Sendable {
 
     /// Creates a batch whose token keeps `tokenKept` bytes of the previous one and adds `tokenTail`,
     /// its vectors written against `reference` when one is given.
-    public init(subscription: UInt64, zone: RecordZone.ID, batch: UInt64, isCaughtUp: Bool, tokenKept: Int, tokenTail: [UInt8],
-                knowledge: VersionVector? = nil, records: [Record], sparseRecords: [SparseRecord] = [], base: VersionVector? = nil,
-                reference: VersionVector? = nil, writerLog: WriterLogSection? = nil) {
+    public init(
+        subscription: UInt64, zone: RecordZone.ID, batch: UInt64, isCaughtUp: Bool, tokenKept: Int, tokenTail: [UInt8],
+        knowledge: VersionVector? = nil, records: [Record], sparseRecords: [SparseRecord] = [],
+        base: VersionVector? = nil,
+        reference: VersionVector? = nil, writerLog: WriterLogSection? = nil
+    ) {
         self.subscription = subscription
         self.zone = zone
         self.batch = batch
@@ -72,15 +75,23 @@ public struct LiveChangesMessage: Hashable, Sendable {
     /// `changes` needs the full form (a reset, a remaining count, a purge horizon or a
     /// subscription number to establish). Its vectors are written against `reference` when one is
     /// given: the knowledge the subscription's earlier batches stated (``reference``).
-    public init?(_ changes: ChangesMessage, subscription: UInt64, previousToken previous: [UInt8], reference: VersionVector? = nil) {
-        guard !changes.isReset, changes.remaining == nil, changes.horizon == nil, changes.subscription == nil, subscription >= 1 else { return nil }
+    public init?(
+        _ changes: ChangesMessage, subscription: UInt64, previousToken previous: [UInt8],
+        reference: VersionVector? = nil
+    ) {
+        guard !changes.isReset, changes.remaining == nil, changes.horizon == nil, changes.subscription == nil,
+            subscription >= 1
+        else { return nil }
         let token = changes.token.bytes
         var kept = 0
         let n = min(token.count, previous.count)
         while kept < n && token[kept] == previous[kept] { kept &+= 1 }
-        self.init(subscription: subscription, zone: changes.zone, batch: changes.batch, isCaughtUp: changes.isCaughtUp, tokenKept: kept,
-                  tokenTail: Array(token[kept...]), knowledge: changes.knowledge, records: changes.records,
-                  sparseRecords: changes.sparseRecords, base: changes.base, reference: reference, writerLog: changes.writerLog)
+        self.init(
+            subscription: subscription, zone: changes.zone, batch: changes.batch, isCaughtUp: changes.isCaughtUp,
+            tokenKept: kept,
+            tokenTail: Array(token[kept...]), knowledge: changes.knowledge, records: changes.records,
+            sparseRecords: changes.sparseRecords, base: changes.base, reference: reference, writerLog: changes.writerLog
+        )
     }
 
     enum Flags {
@@ -103,11 +114,14 @@ public struct LiveChangesMessage: Hashable, Sendable {
 
     /// The canonical payload bytes. Every record must be in ``zone`` and pass `Record.validate()`.
     public func encoded() -> [UInt8] {
-        let size = headerSize &+ BatchBody.size(records: records, sparse: sparseRecords, base: base, reference: reference, zone: zone)
+        let size =
+            headerSize
+            &+ BatchBody.size(records: records, sparse: sparseRecords, base: base, reference: reference, zone: zone)
             &+ (writerLog?.encodedSize ?? 0)
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
-            BatchBody.write(records: records, sparse: sparseRecords, base: base, reference: reference, zone: zone, into: &w)
+            BatchBody.write(
+                records: records, sparse: sparseRecords, base: base, reference: reference, zone: zone, into: &w)
             writerLog?.encode(into: &w)
         }
     }
@@ -115,20 +129,31 @@ public struct LiveChangesMessage: Hashable, Sendable {
     /// The payload with `count` whole records given already encoded (as the store keeps them),
     /// as ``ChangesMessage/encoded(count:recordBytes:)`` does; ``records`` must be empty.
     package func encoded(count: Int, recordBytes: [UInt8]) -> [UInt8] {
-        let size = headerSize &+ BatchBody.size(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, reference: reference, zone: zone)
+        let size =
+            headerSize
+            &+ BatchBody.size(
+                count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, reference: reference,
+                zone: zone)
             &+ (writerLog?.encodedSize ?? 0)
         return WireWriter.encode(size: size) { w in
             writeHeader(into: &w)
-            BatchBody.write(count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, reference: reference, zone: zone, into: &w)
+            BatchBody.write(
+                count: count, recordBytes: recordBytes, sparse: sparseRecords, base: base, reference: reference,
+                zone: zone, into: &w)
             writerLog?.encode(into: &w)
         }
     }
 
     var headerSize: Int {
-        var size = WireSize.varint(subscription) &+ WireSize.varint(batch) &+ 1 &+ WireSize.varint(UInt64(tokenKept))
+        var size =
+            WireSize.varint(subscription) &+ WireSize.varint(batch) &+ 1 &+ WireSize.varint(UInt64(tokenKept))
             &+ WireSize.lengthPrefixed(tokenTail.count)
         if let k = knowledge {
-            if let reference { size &+= VectorChange.size(VectorChange.entries(of: k), against: reference) } else { size &+= WireSize.plainVector(k) }
+            if let reference {
+                size &+= VectorChange.size(VectorChange.entries(of: k), against: reference)
+            } else {
+                size &+= WireSize.plainVector(k)
+            }
         }
         return size
     }
@@ -136,12 +161,18 @@ public struct LiveChangesMessage: Hashable, Sendable {
     func writeHeader(into w: inout WireWriter) {
         w.writeVarint(subscription)
         w.writeVarint(batch)
-        w.writeByte((isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0) | (sparseRecords.isEmpty ? 0 : Flags.sparse)
-                    | (reference != nil ? Flags.againstStated : 0) | (writerLog != nil ? Flags.writerLog : 0))
+        w.writeByte(
+            (isCaughtUp ? Flags.caughtUp : 0) | (knowledge != nil ? Flags.knowledge : 0)
+                | (sparseRecords.isEmpty ? 0 : Flags.sparse)
+                | (reference != nil ? Flags.againstStated : 0) | (writerLog != nil ? Flags.writerLog : 0))
         w.writeVarint(UInt64(tokenKept))
         w.writeBytes(tokenTail)
         if let k = knowledge {
-            if let reference { VectorChange.write(VectorChange.entries(of: k), against: reference, into: &w) } else { w.writePlainVector(k) }
+            if let reference {
+                VectorChange.write(VectorChange.entries(of: k), against: reference, into: &w)
+            } else {
+                w.writePlainVector(k)
+            }
         }
     }
 
@@ -167,22 +198,30 @@ public struct LiveChangesMessage: Hashable, Sendable {
     /// against (see ``reference``).
     /// - Throws: ``WireError`` for malformed, non-canonical or over-limit input, including a
     ///   record that belongs to another zone (`invalid_value`).
-    public init(decoding bytes: [UInt8], zone: RecordZone.ID, reference: VersionVector = VersionVector(), limits: WireLimits = .default) throws(WireError) {
+    public init(
+        decoding bytes: [UInt8], zone: RecordZone.ID, reference: VersionVector = VersionVector(),
+        limits: WireLimits = .default
+    ) throws(WireError) {
         var ranges: [Range<Int>]? = nil
         self = try Self.decode(bytes, zone: zone, reference: reference, limits: limits, recordRanges: &ranges)
     }
 
     /// Decodes a live changes payload, also returning where each of ``records`` lies in `bytes`.
-    package static func decodeKeepingRecordBytes(_ bytes: [UInt8], zone: RecordZone.ID, reference: VersionVector = VersionVector(),
-                                                 limits: WireLimits = .default) throws(WireError) -> (LiveChangesMessage, [Range<Int>]) {
+    package static func decodeKeepingRecordBytes(
+        _ bytes: [UInt8], zone: RecordZone.ID, reference: VersionVector = VersionVector(),
+        limits: WireLimits = .default
+    ) throws(WireError) -> (LiveChangesMessage, [Range<Int>]) {
         var ranges: [Range<Int>]? = []
         let m = try decode(bytes, zone: zone, reference: reference, limits: limits, recordRanges: &ranges)
         return (m, ranges ?? [])
     }
 
-    static func decode(_ bytes: [UInt8], zone: RecordZone.ID, reference: VersionVector, limits: WireLimits,
-                       recordRanges: inout [Range<Int>]?) throws(WireError) -> LiveChangesMessage {
-        try ControlPayload.decode(bytes, limits: limits, "the live changes message") { (r) throws(WireError) -> LiveChangesMessage in
+    static func decode(
+        _ bytes: [UInt8], zone: RecordZone.ID, reference: VersionVector, limits: WireLimits,
+        recordRanges: inout [Range<Int>]?
+    ) throws(WireError) -> LiveChangesMessage {
+        try ControlPayload.decode(bytes, limits: limits, "the live changes message") {
+            (r) throws(WireError) -> LiveChangesMessage in
             let subscription = try readSubscription(&r)
             let bAt = r.offset
             let batch = try r.readVarint("batch number")
@@ -190,40 +229,57 @@ public struct LiveChangesMessage: Hashable, Sendable {
             let fAt = r.offset
             let flags = try r.readByte("live changes flags")
             guard flags & ~Flags.known == 0 else {
-                throw WireError(.unknownRequiredTag, at: fAt, "live changes flags 0x\(Hex.string([flags])) set reserved bits")
+                throw WireError(
+                    .unknownRequiredTag, at: fAt, "live changes flags 0x\(Hex.string([flags])) set reserved bits")
             }
             let against = flags & Flags.againstStated != 0
             guard !against || flags & (Flags.knowledge | Flags.sparse) != 0 else {
-                throw WireError(.invalidValue, at: fAt, "live changes flags 0x\(Hex.string([flags])) write vectors against the stated knowledge, but the batch has neither knowledge nor a sparse section")
+                throw WireError(
+                    .invalidValue, at: fAt,
+                    "live changes flags 0x\(Hex.string([flags])) write vectors against the stated knowledge, but the batch has neither knowledge nor a sparse section"
+                )
             }
             let kAt = r.offset
             let kept = try r.readVarint("token bytes kept")
             guard kept <= UInt64(r.limits.maxBlobBytes) else {
-                throw WireError(.limitExceeded, at: kAt, "the token keeps \(kept) bytes; tokens are at most \(r.limits.maxBlobBytes) (maxBlobBytes)")
+                throw WireError(
+                    .limitExceeded, at: kAt,
+                    "the token keeps \(kept) bytes; tokens are at most \(r.limits.maxBlobBytes) (maxBlobBytes)")
             }
             let tAt = r.offset
             let n = try r.readLength(max: r.limits.maxBlobBytes, "token tail length", limitName: "maxBlobBytes")
             guard Int(kept) &+ n <= r.limits.maxBlobBytes else {
-                throw WireError(.limitExceeded, at: tAt, "the token would be \(Int(kept) &+ n) bytes; tokens are at most \(r.limits.maxBlobBytes) (maxBlobBytes)")
+                throw WireError(
+                    .limitExceeded, at: tAt,
+                    "the token would be \(Int(kept) &+ n) bytes; tokens are at most \(r.limits.maxBlobBytes) (maxBlobBytes)"
+                )
             }
             let tail = try r.readBytes(n, "token tail")
             var knowledge: VersionVector? = nil
             if flags & Flags.knowledge != 0 {
-                knowledge = against ? VectorChange.vector(try VectorChange.read(&r, against: reference, meaning: .entries, "knowledge"))
+                knowledge =
+                    against
+                    ? VectorChange.vector(try VectorChange.read(&r, against: reference, meaning: .entries, "knowledge"))
                     : try r.readPlainVector("knowledge")
             }
-            let (records, sparse, base) = try BatchBody.read(from: &r, zone: zone, sparse: flags & Flags.sparse != 0, reference: against ? reference : nil,
-                                                             what: "this subscription", recordRanges: &recordRanges)
-            let writerLog = flags & Flags.writerLog != 0 ? try WriterLogSection.decodeInBatch(from: &r, records: records.count &+ sparse.count) : nil
-            return LiveChangesMessage(subscription: subscription, zone: zone, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
-                                      tokenKept: Int(kept), tokenTail: tail, knowledge: knowledge, records: records,
-                                      sparseRecords: sparse, base: base, reference: against ? reference : nil, writerLog: writerLog)
+            let (records, sparse, base) = try BatchBody.read(
+                from: &r, zone: zone, sparse: flags & Flags.sparse != 0, reference: against ? reference : nil,
+                what: "this subscription", recordRanges: &recordRanges)
+            let writerLog =
+                flags & Flags.writerLog != 0
+                ? try WriterLogSection.decodeInBatch(from: &r, records: records.count &+ sparse.count) : nil
+            return LiveChangesMessage(
+                subscription: subscription, zone: zone, batch: batch, isCaughtUp: flags & Flags.caughtUp != 0,
+                tokenKept: Int(kept), tokenTail: tail, knowledge: knowledge, records: records,
+                sparseRecords: sparse, base: base, reference: against ? reference : nil, writerLog: writerLog)
         }
     }
 
     /// The batch as a ``ChangesMessage`` of `incarnation` with `token` (``token(after:limits:)``).
     public func changes(incarnation: NodeID, token: ChangeToken) -> ChangesMessage {
-        ChangesMessage(zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: isCaughtUp, token: token, knowledge: knowledge,
-                       records: records, sparseRecords: sparseRecords, base: base, writerLog: writerLog)
+        ChangesMessage(
+            zone: zone, incarnation: incarnation, batch: batch, isCaughtUp: isCaughtUp, token: token,
+            knowledge: knowledge,
+            records: records, sparseRecords: sparseRecords, base: base, writerLog: writerLog)
     }
 }

@@ -32,8 +32,11 @@ public struct SubscribeMessage: Hashable, Sendable {
     public var writerLogHeads: [NodeID: UInt64]?
 
     /// Creates a subscription request.
-    public init(zone: RecordZone.ID, incarnation: NodeID, token: ChangeToken?, knowledge: VersionVector = VersionVector(), window: UInt64 = 4,
-                number: UInt64? = nil, writerLogHeads: [NodeID: UInt64]? = nil) {
+    public init(
+        zone: RecordZone.ID, incarnation: NodeID, token: ChangeToken?, knowledge: VersionVector = VersionVector(),
+        window: UInt64 = 4,
+        number: UInt64? = nil, writerLogHeads: [NodeID: UInt64]? = nil
+    ) {
         self.zone = zone
         self.incarnation = incarnation
         self.token = token
@@ -47,7 +50,9 @@ public struct SubscribeMessage: Hashable, Sendable {
     public func encoded() -> [UInt8] {
         let t = token?.bytes ?? []
         let heads = (writerLogHeads ?? [:]).sorted { $0.key < $1.key }
-        var size = WireSize.zoneID(zone) &+ 16 &+ WireSize.lengthPrefixed(t.count) &+ WireSize.plainVector(knowledge) &+ WireSize.varint(window)
+        var size =
+            WireSize.zoneID(zone) &+ 16 &+ WireSize.lengthPrefixed(t.count) &+ WireSize.plainVector(knowledge)
+            &+ WireSize.varint(window)
             &+ (number.map { WireSize.varint($0) } ?? 0)
         if writerLogHeads != nil {
             size &+= WireSize.varint(UInt64(heads.count))
@@ -73,7 +78,8 @@ public struct SubscribeMessage: Hashable, Sendable {
     /// Decodes a subscribe payload.
     /// - Throws: ``WireError`` for malformed, non-canonical or over-limit input.
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the subscribe message") { (r) throws(WireError) -> SubscribeMessage in
+        self = try ControlPayload.decode(bytes, limits: limits, "the subscribe message") {
+            (r) throws(WireError) -> SubscribeMessage in
             let zone = try r.readZoneID()
             let incarnation = try r.readNodeID("zone incarnation")
             let n = try r.readLength(max: r.limits.maxBlobBytes, "token length", limitName: "maxBlobBytes")
@@ -81,7 +87,9 @@ public struct SubscribeMessage: Hashable, Sendable {
             let knowledge = try r.readPlainVector("knowledge")
             let at = r.offset
             let window = try r.readVarint("window")
-            guard window >= 1 else { throw WireError(.invalidValue, at: at, "window is 0; a subscriber accepts at least one batch") }
+            guard window >= 1 else {
+                throw WireError(.invalidValue, at: at, "window is 0; a subscriber accepts at least one batch")
+            }
             var number: UInt64? = nil
             if !r.isAtEnd {
                 let nAt = r.offset
@@ -90,7 +98,8 @@ public struct SubscribeMessage: Hashable, Sendable {
             }
             var heads: [NodeID: UInt64]? = nil
             if !r.isAtEnd {
-                let n = try r.readCount(max: r.limits.maxVectorEntries, "writer log head count", limitName: "maxVectorEntries")
+                let n = try r.readCount(
+                    max: r.limits.maxVectorEntries, "writer log head count", limitName: "maxVectorEntries")
                 try r.require(n, each: 17, "\(n) writer log heads")
                 var list = [NodeID: UInt64](minimumCapacity: n)
                 var last: NodeID? = nil
@@ -98,18 +107,26 @@ public struct SubscribeMessage: Hashable, Sendable {
                     let at = r.offset
                     let node = try r.readNodeID("writer log head node")
                     if let last, !(last < node) {
-                        throw WireError(last == node ? .duplicate : .unsorted, at: at, "writer log heads must be listed once each in increasing order of node")
+                        throw WireError(
+                            last == node ? .duplicate : .unsorted, at: at,
+                            "writer log heads must be listed once each in increasing order of node")
                     }
                     last = node
                     let sAt = r.offset
                     let seq = try r.readVarint("writer log head sequence")
-                    guard seq >= 1 else { throw WireError(.invalidValue, at: sAt, "a writer log head is at least 1; leave out writers of which no entry is held") }
+                    guard seq >= 1 else {
+                        throw WireError(
+                            .invalidValue, at: sAt,
+                            "a writer log head is at least 1; leave out writers of which no entry is held")
+                    }
                     list[node] = seq
                 }
                 heads = list
             }
-            return SubscribeMessage(zone: zone, incarnation: incarnation, token: token, knowledge: knowledge, window: window, number: number,
-                                    writerLogHeads: heads)
+            return SubscribeMessage(
+                zone: zone, incarnation: incarnation, token: token, knowledge: knowledge, window: window,
+                number: number,
+                writerLogHeads: heads)
         }
     }
 }
@@ -138,7 +155,9 @@ public struct AcknowledgementMessage: Hashable, Sendable {
 
     /// The canonical payload bytes.
     public func encoded() -> [UInt8] {
-        WireWriter.encode(size: WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(batch) &+ WireSize.plainVector(knowledge)) { w in
+        WireWriter.encode(
+            size: WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(batch) &+ WireSize.plainVector(knowledge)
+        ) { w in
             w.writeZoneID(zone)
             w.writeNodeID(incarnation)
             w.writeVarint(batch)
@@ -149,9 +168,11 @@ public struct AcknowledgementMessage: Hashable, Sendable {
     /// Decodes an acknowledgement payload.
     /// - Throws: ``WireError`` for malformed, non-canonical or over-limit input.
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the acknowledgement") { (r) throws(WireError) -> AcknowledgementMessage in
-            AcknowledgementMessage(zone: try r.readZoneID(), incarnation: try r.readNodeID("zone incarnation"),
-                                   batch: try r.readVarint("batch number"), knowledge: try r.readPlainVector("knowledge"))
+        self = try ControlPayload.decode(bytes, limits: limits, "the acknowledgement") {
+            (r) throws(WireError) -> AcknowledgementMessage in
+            AcknowledgementMessage(
+                zone: try r.readZoneID(), incarnation: try r.readNodeID("zone incarnation"),
+                batch: try r.readVarint("batch number"), knowledge: try r.readPlainVector("knowledge"))
         }
     }
 }

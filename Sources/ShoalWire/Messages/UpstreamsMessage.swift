@@ -38,10 +38,12 @@ public struct UpstreamsMessage: Hashable, Sendable {
     /// - Throws: ``WireError`` for malformed, non-canonical (unsorted or repeated node IDs) or
     ///   over-limit input.
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the upstreams message") { (r) throws(WireError) -> UpstreamsMessage in
+        self = try ControlPayload.decode(bytes, limits: limits, "the upstreams message") {
+            (r) throws(WireError) -> UpstreamsMessage in
             let zone = try r.readZoneID()
             let incarnation = try r.readNodeID("zone incarnation")
-            let n = try r.readCount(max: Self.maxNodes, "upstream count", limitName: "maxNodes", owner: "UpstreamsMessage")
+            let n = try r.readCount(
+                max: Self.maxNodes, "upstream count", limitName: "maxNodes", owner: "UpstreamsMessage")
             try r.require(n, each: 16, "upstream node IDs")
             var nodes = [NodeID]()
             nodes.reserveCapacity(n)
@@ -49,8 +51,9 @@ public struct UpstreamsMessage: Hashable, Sendable {
                 let at = r.offset
                 let node = try r.readNodeID("upstream node")
                 if let last = nodes.last, !(last < node) {
-                    throw WireError(last == node ? .duplicate : .unsorted, at: at,
-                                    "upstream node IDs must be strictly increasing; \(node.short) follows \(last.short)")
+                    throw WireError(
+                        last == node ? .duplicate : .unsorted, at: at,
+                        "upstream node IDs must be strictly increasing; \(node.short) follows \(last.short)")
                 }
                 nodes.append(node)
             }

@@ -24,7 +24,9 @@ public struct WantWholeMessage: Hashable, Sendable {
 
     /// The canonical payload bytes.
     public func encoded() -> [UInt8] {
-        let size = WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(UInt64(names.count)) &+ names.reduce(0) { $0 &+ WireSize.string($1) }
+        let size =
+            WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(UInt64(names.count))
+            &+ names.reduce(0) { $0 &+ WireSize.string($1) }
         return WireWriter.encode(size: size) { w in
             w.writeZoneID(zone)
             w.writeNodeID(incarnation)
@@ -38,12 +40,15 @@ public struct WantWholeMessage: Hashable, Sendable {
     ///   `maxMessageItems`, `unsorted`/`duplicate` for names out of order, and the name errors of
     ///   wire-format §3.4.
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the want-whole message") { (r) throws(WireError) -> WantWholeMessage in
+        self = try ControlPayload.decode(bytes, limits: limits, "the want-whole message") {
+            (r) throws(WireError) -> WantWholeMessage in
             let zone = try r.readZoneID()
             let incarnation = try r.readNodeID("zone incarnation")
             let countAt = r.offset
             let n = try r.readCount(max: r.limits.maxMessageItems, "wanted record count", limitName: "maxMessageItems")
-            guard n > 0 else { throw WireError(.invalidValue, at: countAt, "a want-whole message names at least one record") }
+            guard n > 0 else {
+                throw WireError(.invalidValue, at: countAt, "a want-whole message names at least one record")
+            }
             try r.require(n, each: 2, "\(n) wanted record names")
             var names = [String]()
             names.reserveCapacity(n)
@@ -53,7 +58,10 @@ public struct WantWholeMessage: Hashable, Sendable {
                 if let last = names.last {
                     let c = UTF8Order.compare(last, name)
                     if c >= 0 {
-                        throw WireError(c == 0 ? .duplicate : .unsorted, at: at, "wanted record names must strictly increase by UTF-8 bytes; \(name.debugDescription) follows \(last.debugDescription)")
+                        throw WireError(
+                            c == 0 ? .duplicate : .unsorted, at: at,
+                            "wanted record names must strictly increase by UTF-8 bytes; \(name.debugDescription) follows \(last.debugDescription)"
+                        )
                     }
                 }
                 names.append(name)

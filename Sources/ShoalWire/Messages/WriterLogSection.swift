@@ -51,7 +51,8 @@ public struct WriterLogSection: Hashable, Sendable {
         public var seal: Seal?
 
         /// Creates a range.
-        public init(writer: NodeID, publicKey: [UInt8]? = nil, firstSequence: UInt64, items: [Item], seal: Seal? = nil) {
+        public init(writer: NodeID, publicKey: [UInt8]? = nil, firstSequence: UInt64, items: [Item], seal: Seal? = nil)
+        {
             self.writer = writer
             self.publicKey = publicKey
             self.firstSequence = firstSequence
@@ -159,26 +160,35 @@ public struct WriterLogSection: Hashable, Sendable {
             var at = r.offset
             let writer = try r.readNodeID("range writer")
             if let p = ranges.last?.writer, !(p < writer) {
-                throw WireError(p == writer ? .duplicate : .unsorted, at: at, "writer ranges must be listed once each in increasing order of writer")
+                throw WireError(
+                    p == writer ? .duplicate : .unsorted, at: at,
+                    "writer ranges must be listed once each in increasing order of writer")
             }
             at = r.offset
             let flags = try r.readByte("range flags")
-            guard flags & ~3 == 0 else { throw WireError(.unknownRequiredTag, at: at, "range flags 0x\(Hex.string([flags])) set reserved bits") }
+            guard flags & ~3 == 0 else {
+                throw WireError(.unknownRequiredTag, at: at, "range flags 0x\(Hex.string([flags])) set reserved bits")
+            }
             var key: [UInt8]? = nil
             if flags & 1 != 0 {
                 at = r.offset
-                let length = try r.readLength(max: maxKeyBytes, "writer public key", limitName: "maxKeyBytes", owner: "WriterLogSection")
+                let length = try r.readLength(
+                    max: maxKeyBytes, "writer public key", limitName: "maxKeyBytes", owner: "WriterLogSection")
                 guard length > 0 else { throw WireError(.invalidValue, at: at, "writer public key is empty") }
                 key = try r.readBytes(length, "writer public key")
             }
             at = r.offset
             let first = try r.readVarint("range first sequence")
-            guard first >= 1 else { throw WireError(.invalidValue, at: at, "range first sequence is 0; a log starts at 1") }
+            guard first >= 1 else {
+                throw WireError(.invalidValue, at: at, "range first sequence is 0; a log starts at 1")
+            }
             at = r.offset
-            let count = try r.readCount(max: r.limits.maxMessageItems, "range entry count", limitName: "maxMessageItems")
+            let count = try r.readCount(
+                max: r.limits.maxMessageItems, "range entry count", limitName: "maxMessageItems")
             guard count >= 1 else { throw WireError(.invalidValue, at: at, "a writer range holds at least one entry") }
             guard first <= UInt64.max &- UInt64(count) else {
-                throw WireError(.invalidValue, at: at, "a range of \(count) entries from \(first) runs past the largest sequence")
+                throw WireError(
+                    .invalidValue, at: at, "a range of \(count) entries from \(first) runs past the largest sequence")
             }
             try r.require(count, each: 2, "\(count) range entries")
             var items = [Item]()
@@ -189,7 +199,9 @@ public struct WriterLogSection: Hashable, Sendable {
             var seal: Seal? = nil
             if flags & 2 != 0 {
                 let chain = try r.readBytes(WriterCheckpoint.chainBytes, "range checkpoint chain")
-                seal = Seal(chain: chain, signature: try r.readBytes(WriterCheckpoint.signatureBytes, "range checkpoint signature"))
+                seal = Seal(
+                    chain: chain,
+                    signature: try r.readBytes(WriterCheckpoint.signatureBytes, "range checkpoint signature"))
             }
             ranges.append(Range(writer: writer, publicKey: key, firstSequence: first, items: items, seal: seal))
         }
@@ -204,7 +216,9 @@ public struct WriterLogSection: Hashable, Sendable {
         let at = r.offset
         let section = try decode(from: &r, records: records)
         guard !section.ranges.isEmpty else {
-            throw WireError(.invalidValue, at: at, "the batch flags a writer log section, which holds no range; leave the flag clear instead")
+            throw WireError(
+                .invalidValue, at: at,
+                "the batch flags a writer log section, which holds no range; leave the flag clear instead")
         }
         return section
     }
@@ -216,7 +230,8 @@ public struct WriterLogSection: Hashable, Sendable {
             let at = r.offset
             let i = try r.readVarint("entry record index")
             guard i < UInt64(max(records, 0)) else {
-                throw WireError(.invalidValue, at: at, "entry record index \(i) is not below the batch's \(records) version(s)")
+                throw WireError(
+                    .invalidValue, at: at, "entry record index \(i) is not below the batch's \(records) version(s)")
             }
             return Int(truncatingIfNeeded: i)
         }
@@ -229,7 +244,8 @@ public struct WriterLogSection: Hashable, Sendable {
         case 2:
             let i = try index()
             let hlc = HLC(rawValue: try r.readFixed64("entry HLC"))
-            let n = try r.readCount(max: r.limits.maxFieldCount &+ 1, "missing slot count", limitName: "maxFieldCount + 1")
+            let n = try r.readCount(
+                max: r.limits.maxFieldCount &+ 1, "missing slot count", limitName: "maxFieldCount + 1")
             let missing = try WriteEntry.Slot.decodeList(n, from: &r, "missing slot")
             return .partial(record: i, hlc: hlc, missing: missing)
         case 3:
@@ -240,11 +256,14 @@ public struct WriterLogSection: Hashable, Sendable {
             let entry = try WriteEntry.decode(from: &inner)
             try inner.expectEnd("the whole entry")
             guard entry.sequence == sequence else {
-                throw WireError(.invalidValue, at: at, "whole entry #\(entry.sequence) stands at sequence \(sequence) of its range")
+                throw WireError(
+                    .invalidValue, at: at, "whole entry #\(entry.sequence) stands at sequence \(sequence) of its range")
             }
             return .whole(entry)
         default:
-            throw WireError(.unknownRequiredTag, at: at, "entry kind \(kind) is not 0 (implied), 1 (implied at a dot), 2 (partial) or 3 (whole)")
+            throw WireError(
+                .unknownRequiredTag, at: at,
+                "entry kind \(kind) is not 0 (implied), 1 (implied at a dot), 2 (partial) or 3 (whole)")
         }
     }
 }

@@ -31,9 +31,13 @@ public struct ZoneAnnouncement: Hashable, Sendable, CustomStringConvertible {
         self.init(zone: share.zone, incarnation: share.incarnation, isDeleted: share.isDeleted, share: share)
     }
 
-    public var description: String { "\(zone) (\(incarnation.short))\(isDeleted ? " deleted" : "")\(share.map { " shared #\($0.serial)" } ?? "")" }
+    public var description: String {
+        "\(zone) (\(incarnation.short))\(isDeleted ? " deleted" : "")\(share.map { " shared #\($0.serial)" } ?? "")"
+    }
 
-    var encodedSize: Int { WireSize.string(zone.name) &+ WireSize.string(zone.owner) &+ 17 &+ (share?.encodedSize ?? 0) }
+    var encodedSize: Int {
+        WireSize.string(zone.name) &+ WireSize.string(zone.owner) &+ 17 &+ (share?.encodedSize ?? 0)
+    }
 
     func encode(into w: inout WireWriter) {
         w.writeString(zone.name)
@@ -56,7 +60,10 @@ public struct ZoneAnnouncement: Hashable, Sendable, CustomStringConvertible {
             let shareAt = r.offset
             let s = try ZoneShare.decode(from: &r)
             guard s.zone == zone, s.incarnation == incarnation, s.isDeleted == (flags & 1 != 0) else {
-                throw WireError(.invalidValue, at: shareAt, "the share of zone \(zone) (incarnation \(incarnation.hex)\(flags & 1 != 0 ? ", deleted" : "")) is for \(s.zone) (incarnation \(s.incarnation.hex)\(s.isDeleted ? ", deleted" : "")), not for the zone as announced")
+                throw WireError(
+                    .invalidValue, at: shareAt,
+                    "the share of zone \(zone) (incarnation \(incarnation.hex)\(flags & 1 != 0 ? ", deleted" : "")) is for \(s.zone) (incarnation \(s.incarnation.hex)\(s.isDeleted ? ", deleted" : "")), not for the zone as announced"
+                )
             }
             share = s
         }
@@ -82,7 +89,9 @@ public struct ZoneAnnouncement: Hashable, Sendable, CustomStringConvertible {
             let at = r.offset
             let z = try decode(from: &r)
             if let p = out.last?.zone, !(p < z.zone) {
-                throw WireError(p == z.zone ? .duplicate : .unsorted, at: at, "zones must be listed once each in increasing order; \(z.zone) follows \(p)")
+                throw WireError(
+                    p == z.zone ? .duplicate : .unsorted, at: at,
+                    "zones must be listed once each in increasing order; \(z.zone) follows \(p)")
             }
             out.append(z)
         }

@@ -65,8 +65,10 @@ public struct ZoneShare: Hashable, Sendable, CustomStringConvertible {
     public var signature: [UInt8]
 
     /// Creates a share; members are sorted by device ID.
-    public init(zone: RecordZone.ID, incarnation: NodeID, serial: UInt64, isDeleted: Bool = false, ownerKey: [UInt8],
-                members: [Member], signature: [UInt8] = []) {
+    public init(
+        zone: RecordZone.ID, incarnation: NodeID, serial: UInt64, isDeleted: Bool = false, ownerKey: [UInt8],
+        members: [Member], signature: [UInt8] = []
+    ) {
         self.zone = zone
         self.incarnation = incarnation
         self.serial = serial
@@ -105,11 +107,14 @@ public struct ZoneShare: Hashable, Sendable, CustomStringConvertible {
     ///   unknown role or flag, or a limit exceeded. (A share that lists its owner as a member
     ///   decodes; the receiving node refuses it with the signature check.)
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the zone share") { (r) throws(WireError) in try Self.decode(from: &r) }
+        self = try ControlPayload.decode(bytes, limits: limits, "the zone share") { (r) throws(WireError) in
+            try Self.decode(from: &r)
+        }
     }
 
     var unsignedSize: Int {
-        WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(serial) &+ 1 &+ WireSize.varint(UInt64(ownerKey.count)) &+ ownerKey.count
+        WireSize.zoneID(zone) &+ 16 &+ WireSize.varint(serial) &+ 1 &+ WireSize.varint(UInt64(ownerKey.count))
+            &+ ownerKey.count
             &+ WireSize.varint(UInt64(members.count)) &+ members.count &* (DeviceID.byteCount &+ 1)
     }
 
@@ -143,7 +148,8 @@ public struct ZoneShare: Hashable, Sendable, CustomStringConvertible {
             throw WireError(.unknownRequiredTag, at: at, "share flags 0x\(Hex.string([flags])) set reserved bits")
         }
         at = r.offset
-        let keyLength = try r.readLength(max: maxOwnerKeyBytes, "share owner key", limitName: "maxOwnerKeyBytes", owner: "ZoneShare")
+        let keyLength = try r.readLength(
+            max: maxOwnerKeyBytes, "share owner key", limitName: "maxOwnerKeyBytes", owner: "ZoneShare")
         guard keyLength > 0 else { throw WireError(.invalidValue, at: at, "share owner key is empty") }
         let ownerKey = try r.readBytes(keyLength, "share owner key")
         let n = try r.readCount(max: maxMembers, "share member count", limitName: "maxMembers", owner: "ZoneShare")
@@ -161,17 +167,23 @@ public struct ZoneShare: Hashable, Sendable, CustomStringConvertible {
                 throw WireError(.invalidValue, at: roleAt, "member role \(raw) is not 1 (read-only) or 2 (read-write)")
             }
             if let p = members.last?.device, !(p < device) {
-                throw WireError(p == device ? .duplicate : .unsorted, at: at, "share members must be listed once each in increasing order of device ID")
+                throw WireError(
+                    p == device ? .duplicate : .unsorted, at: at,
+                    "share members must be listed once each in increasing order of device ID")
             }
             members.append(Member(device: device, role: role))
         }
         at = r.offset
-        let sigLength = try r.readLength(max: signatureBytes, "share signature", limitName: "signatureBytes", owner: "ZoneShare")
+        let sigLength = try r.readLength(
+            max: signatureBytes, "share signature", limitName: "signatureBytes", owner: "ZoneShare")
         guard sigLength == signatureBytes else {
-            throw WireError(.invalidValue, at: at, "share signature is \(sigLength) bytes; it must be \(signatureBytes)")
+            throw WireError(
+                .invalidValue, at: at, "share signature is \(sigLength) bytes; it must be \(signatureBytes)")
         }
         let signature = try r.readBytes(sigLength, "share signature")
-        var share = ZoneShare(zone: zone, incarnation: incarnation, serial: serial, isDeleted: flags & 1 != 0, ownerKey: ownerKey, members: [], signature: signature)
+        var share = ZoneShare(
+            zone: zone, incarnation: incarnation, serial: serial, isDeleted: flags & 1 != 0, ownerKey: ownerKey,
+            members: [], signature: signature)
         share.members = members
         return share
     }

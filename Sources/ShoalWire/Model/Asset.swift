@@ -72,13 +72,16 @@ extension WireWriter {
 }
 
 extension WireReader {
-    @inlinable package mutating func readContentHash(_ what: @autoclosure () -> String) throws(WireError) -> ContentHash {
+    @inlinable package mutating func readContentHash(_ what: @autoclosure () -> String) throws(WireError) -> ContentHash
+    {
         let raw = try readRaw(32, what())
         guard let p = raw.baseAddress else { throw error(.truncated, "expected \(what())") }
-        return ContentHash(words: (
-            UInt64(bigEndian: p.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-            UInt64(bigEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
-            UInt64(bigEndian: p.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
-            UInt64(bigEndian: p.loadUnaligned(fromByteOffset: 24, as: UInt64.self))))
+        return ContentHash(
+            words: (
+                UInt64(bigEndian: p.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(bigEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+                UInt64(bigEndian: p.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
+                UInt64(bigEndian: p.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            ))
     }
 }

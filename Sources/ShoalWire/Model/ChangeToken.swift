@@ -132,7 +132,8 @@ extension ChangeToken.Contents {
         case 1:
             let source = try r.readNodeID("cursor source")
             let seq = try r.readVarint("cursor sequence")
-            return .init(kind: kind, incarnation: incarnation, vector: vector, cursor: Cursor(source: source, sequence: seq))
+            return .init(
+                kind: kind, incarnation: incarnation, vector: vector, cursor: Cursor(source: source, sequence: seq))
         case let f:
             throw WireError(.invalidValue, at: cAt, "token cursor flag is \(f); it is 0 or 1")
         }
@@ -166,11 +167,15 @@ extension WireReader {
             let at = offset
             let node = try readNodeID("\(what()) node")
             if let p = entries.last?.node, node <= p {
-                throw WireError(node == p ? .duplicate : .unsorted, at: at, "\(what()) nodes must strictly increase; \(node) follows \(p)")
+                throw WireError(
+                    node == p ? .duplicate : .unsorted, at: at,
+                    "\(what()) nodes must strictly increase; \(node) follows \(p)")
             }
             let hAt = offset
             let h = try readFixed64("\(what()) timestamp")
-            if h == 0 { throw WireError(.invalidValue, at: hAt, "\(what()) entry for \(node) is zero; zero entries are omitted") }
+            if h == 0 {
+                throw WireError(.invalidValue, at: hAt, "\(what()) entry for \(node) is zero; zero entries are omitted")
+            }
             entries.append(.init(node: node, hlc: HLC(rawValue: h)))
         }
         return VersionVector(sortedEntries: entries)

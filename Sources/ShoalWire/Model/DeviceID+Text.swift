@@ -9,7 +9,7 @@ extension DeviceID {
         var chars = [UInt8]()
         chars.reserveCapacity(DeviceIDText.characterCount)
         for run in 0..<DeviceIDText.runs {
-            let values = data[run * DeviceIDText.runLength ..< (run + 1) * DeviceIDText.runLength]
+            let values = data[run * DeviceIDText.runLength..<(run + 1) * DeviceIDText.runLength]
             for v in values { chars.append(DeviceIDText.alphabet[Int(v)]) }
             chars.append(DeviceIDText.alphabet[Int(DeviceIDText.check(values))])
         }
@@ -46,28 +46,35 @@ extension DeviceID {
             count += 1
         }
         guard count == DeviceIDText.characterCount else {
-            var detail = "a device ID has \(DeviceIDText.characterCount) characters (8 groups of 7; dashes and spaces are ignored), not \(count)"
+            var detail =
+                "a device ID has \(DeviceIDText.characterCount) characters (8 groups of 7; dashes and spaces are ignored), not \(count)"
             if count == DeviceIDText.runs * DeviceIDText.runLength {
                 detail += "; 52 is the form without check characters, which is not accepted"
             }
-            throw WireError(.invalidValue, at: count > DeviceIDText.characterCount ? offsets[DeviceIDText.characterCount] : offset, detail)
+            throw WireError(
+                .invalidValue, at: count > DeviceIDText.characterCount ? offsets[DeviceIDText.characterCount] : offset,
+                detail)
         }
         var data = [UInt8]()
         data.reserveCapacity(DeviceIDText.runs * DeviceIDText.runLength)
         for run in 0..<DeviceIDText.runs {
             let start = run * (DeviceIDText.runLength + 1)
-            let run13 = values[start ..< start + DeviceIDText.runLength]
+            let run13 = values[start..<start + DeviceIDText.runLength]
             let checkIndex = start + DeviceIDText.runLength
             guard values[checkIndex] == DeviceIDText.check(run13) else {
-                throw WireError(.invalidValue, at: offsets[checkIndex],
-                                "the check character of groups \(2 * run + 1)–\(2 * run + 2) (characters \(start + 1)–\(checkIndex + 1)) does not match them: one of those characters is mistyped")
+                throw WireError(
+                    .invalidValue, at: offsets[checkIndex],
+                    "the check character of groups \(2 * run + 1)–\(2 * run + 2) (characters \(start + 1)–\(checkIndex + 1)) does not match them: one of those characters is mistyped"
+                )
             }
             data.append(contentsOf: run13)
         }
         guard let bytes = DeviceIDText.bytes(fromBase32: data) else {
             let last = DeviceIDText.characterCount - 2
-            throw WireError(.invalidValue, at: offsets[last],
-                            "the last data character '\(Character(Unicode.Scalar(DeviceIDText.alphabet[Int(values[last])])))' sets bits beyond the 256 of a device ID: it must be A or Q")
+            throw WireError(
+                .invalidValue, at: offsets[last],
+                "the last data character '\(Character(Unicode.Scalar(DeviceIDText.alphabet[Int(values[last])])))' sets bits beyond the 256 of a device ID: it must be A or Q"
+            )
         }
         self.bytes = bytes
     }
@@ -150,7 +157,8 @@ package enum DeviceIDText {
     static func badCharacter(in text: some StringProtocol, at offset: Int) -> WireError {
         let scalar = String(decoding: text.utf8.dropFirst(offset).prefix(4), as: UTF8.self).unicodeScalars.first
         let shown = scalar.map { $0.escaped(asASCII: true) } ?? "?"
-        var detail = "'\(shown)' is not a device ID character: they are A–Z and 2–7 (either case; dashes and spaces are ignored)"
+        var detail =
+            "'\(shown)' is not a device ID character: they are A–Z and 2–7 (either case; dashes and spaces are ignored)"
         if let s = scalar, "0189".unicodeScalars.contains(s) { detail += "; the digits 0, 1, 8 and 9 never appear" }
         return WireError(.invalidValue, at: offset, detail)
     }

@@ -172,15 +172,26 @@ public enum ListValue: Hashable, Sendable {
             return out
         }
         switch k {
-        case .string: guard let a = all({ if case .string(let x) = $0 { x } else { nil } }) else { return nil }; self = .string(a)
-        case .int64: guard let a = all({ if case .int64(let x) = $0 { x } else { nil } }) else { return nil }; self = .int64(a)
-        case .double: guard let a = all({ if case .double(let x) = $0 { x } else { nil } }) else { return nil }; self = .double(a)
-        case .bool: guard let a = all({ if case .bool(let x) = $0 { x } else { nil } }) else { return nil }; self = .bool(a)
-        case .bytes: guard let a = all({ if case .bytes(let x) = $0 { x } else { nil } }) else { return nil }; self = .bytes(a)
-        case .date: guard let a = all({ if case .date(let x) = $0 { x } else { nil } }) else { return nil }; self = .date(a)
-        case .reference: guard let a = all({ if case .reference(let x) = $0 { x } else { nil } }) else { return nil }; self = .reference(a)
-        case .asset: guard let a = all({ if case .asset(let x) = $0 { x } else { nil } }) else { return nil }; self = .asset(a)
-        case .location: guard let a = all({ if case .location(let x) = $0 { x } else { nil } }) else { return nil }; self = .location(a)
+        case .string:
+            guard let a = all({ if case .string(let x) = $0 { x } else { nil } }) else { return nil }; self = .string(a)
+        case .int64:
+            guard let a = all({ if case .int64(let x) = $0 { x } else { nil } }) else { return nil }; self = .int64(a)
+        case .double:
+            guard let a = all({ if case .double(let x) = $0 { x } else { nil } }) else { return nil }; self = .double(a)
+        case .bool:
+            guard let a = all({ if case .bool(let x) = $0 { x } else { nil } }) else { return nil }; self = .bool(a)
+        case .bytes:
+            guard let a = all({ if case .bytes(let x) = $0 { x } else { nil } }) else { return nil }; self = .bytes(a)
+        case .date:
+            guard let a = all({ if case .date(let x) = $0 { x } else { nil } }) else { return nil }; self = .date(a)
+        case .reference:
+            guard let a = all({ if case .reference(let x) = $0 { x } else { nil } }) else { return nil };
+            self = .reference(a)
+        case .asset:
+            guard let a = all({ if case .asset(let x) = $0 { x } else { nil } }) else { return nil }; self = .asset(a)
+        case .location:
+            guard let a = all({ if case .location(let x) = $0 { x } else { nil } }) else { return nil };
+            self = .location(a)
         }
     }
 

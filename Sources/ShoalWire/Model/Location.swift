@@ -20,9 +20,11 @@ public struct Location: Hashable, Sendable, CustomStringConvertible {
     public var timestamp: Timestamp?
 
     /// Creates a location.
-    public init(latitude: Double, longitude: Double, altitude: Double? = nil,
-                horizontalAccuracy: Double? = nil, verticalAccuracy: Double? = nil,
-                course: Double? = nil, speed: Double? = nil, timestamp: Timestamp? = nil) {
+    public init(
+        latitude: Double, longitude: Double, altitude: Double? = nil,
+        horizontalAccuracy: Double? = nil, verticalAccuracy: Double? = nil,
+        course: Double? = nil, speed: Double? = nil, timestamp: Timestamp? = nil
+    ) {
         self.latitude = latitude
         self.longitude = longitude
         self.altitude = altitude
@@ -47,7 +49,9 @@ public struct Location: Hashable, Sendable, CustomStringConvertible {
 
     public func hash(into h: inout Hasher) {
         for d in [latitude, longitude] { h.combine(CanonicalDouble.bits(d)) }
-        for d in [altitude, horizontalAccuracy, verticalAccuracy, course, speed] { h.combine(d.map(CanonicalDouble.bits)) }
+        for d in [altitude, horizontalAccuracy, verticalAccuracy, course, speed] {
+            h.combine(d.map(CanonicalDouble.bits))
+        }
         h.combine(timestamp)
     }
 }

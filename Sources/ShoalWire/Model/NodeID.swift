@@ -69,8 +69,9 @@ extension WireReader {
     @inlinable package mutating func readNodeID(_ what: @autoclosure () -> String) throws(WireError) -> NodeID {
         let raw = try readRaw(16, what())
         guard let p = raw.baseAddress else { throw error(.truncated, "expected \(what())") }
-        return NodeID(high: UInt64(bigEndian: p.loadUnaligned(as: UInt64.self)),
-                      low: UInt64(bigEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        return NodeID(
+            high: UInt64(bigEndian: p.loadUnaligned(as: UInt64.self)),
+            low: UInt64(bigEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
     }
 }
 

@@ -203,8 +203,10 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
     /// the later stamp first — and `heads` by node;
     /// ``encoded()`` writes what it is given, so a record built from inconsistent parts fails
     /// ``validate(limits:)`` (Spec/wire-format.md §3.5).
-    public init(recordType: String, id: ID, parent: Reference?, creation: Dot?, versionVector: VersionVector,
-                 heads: [Head], fields: [Field], extensions: [Extension]) {
+    public init(
+        recordType: String, id: ID, parent: Reference?, creation: Dot?, versionVector: VersionVector,
+        heads: [Head], fields: [Field], extensions: [Extension]
+    ) {
         self.recordType = recordType
         self.id = id
         self.parentStorage = parent ?? Record.noParent
@@ -293,7 +295,8 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
         }
         guard hasRuns else { return self }
         var r = self
-        r.fields = slots.enumerated().filter { i, f in i == 0 || !UTF8Order.equal(slots[i - 1].name, f.name) }.map(\.element)
+        r.fields = slots.enumerated().filter { i, f in i == 0 || !UTF8Order.equal(slots[i - 1].name, f.name) }.map(
+            \.element)
         return r
     }
 
@@ -363,7 +366,8 @@ public struct Record: Hashable, Sendable, CustomStringConvertible {
     public var isDeleted: Bool { !heads.isEmpty && heads.allSatisfy(\.isDeletion) }
 
     public var description: String {
-        "\(recordType) \(id) {" + allKeys.compactMap { k in self[k].map { "\(k): \($0)" } }.joined(separator: ", ") + "}"
+        "\(recordType) \(id) {" + allKeys.compactMap { k in self[k].map { "\(k): \($0)" } }.joined(separator: ", ")
+            + "}"
     }
 }
 

@@ -39,7 +39,9 @@ public struct RecordDelta: Hashable, Sendable {
     @usableFromInline final class SystemFieldsBox: Hashable, Sendable {
         @usableFromInline let fields: SystemFields
         @usableFromInline init(_ fields: SystemFields) { self.fields = fields }
-        @usableFromInline static func == (a: SystemFieldsBox, b: SystemFieldsBox) -> Bool { a === b || a.fields == b.fields }
+        @usableFromInline static func == (a: SystemFieldsBox, b: SystemFieldsBox) -> Bool {
+            a === b || a.fields == b.fields
+        }
         @usableFromInline func hash(into h: inout Hasher) { h.combine(fields) }
     }
 
@@ -62,8 +64,10 @@ public struct RecordDelta: Hashable, Sendable {
         public var extensions: [Record.Extension]
 
         /// Creates system fields.
-        public init(recordType: String, parent: Reference?, creation: Dot?, versionVector: VersionVector,
-                    heads: [Record.Head], extensions: [Record.Extension]) {
+        public init(
+            recordType: String, parent: Reference?, creation: Dot?, versionVector: VersionVector,
+            heads: [Record.Head], extensions: [Record.Extension]
+        ) {
             self.recordType = recordType
             self.parent = parent
             self.creation = creation
@@ -74,8 +78,9 @@ public struct RecordDelta: Hashable, Sendable {
 
         /// The system fields of `record`.
         public init(of record: Record) {
-            self.init(recordType: record.recordType, parent: record.parent, creation: record.creation,
-                      versionVector: record.versionVector, heads: record.heads, extensions: record.extensions)
+            self.init(
+                recordType: record.recordType, parent: record.parent, creation: record.creation,
+                versionVector: record.versionVector, heads: record.heads, extensions: record.extensions)
         }
     }
 
@@ -153,7 +158,8 @@ extension VersionVector {
         entries.withUnsafeBufferPointer { entries in
             var h = UInt64(truncatingIfNeeded: entries.count)
             for e in entries {
-                let mixed = (e.node.high &* 0x9E37_79B9_7F4A_7C15) ^ (e.node.low &* 0xC2B2_AE3D_27D4_EB4F)
+                let mixed =
+                    (e.node.high &* 0x9E37_79B9_7F4A_7C15) ^ (e.node.low &* 0xC2B2_AE3D_27D4_EB4F)
                     ^ (e.hlc.rawValue &* 0x1656_67B1_9E37_79F9)
                 h = ((h << 23) | (h >> 41)) ^ mixed
             }

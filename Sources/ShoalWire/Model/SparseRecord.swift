@@ -39,8 +39,10 @@ public struct SparseRecord: Hashable, Sendable {
     public var deltas: [FieldDelta]
 
     /// Creates a sparse record.
-    public init(id: Record.ID, recordType: String, parent: Reference? = nil, entries: VersionVector, heads: [Record.Head],
-                fields: [Record.Field], extensions: [Record.Extension] = [], digest: UInt64 = 0, deltas: [FieldDelta] = []) {
+    public init(
+        id: Record.ID, recordType: String, parent: Reference? = nil, entries: VersionVector, heads: [Record.Head],
+        fields: [Record.Field], extensions: [Record.Extension] = [], digest: UInt64 = 0, deltas: [FieldDelta] = []
+    ) {
         self.id = id
         self.recordType = recordType
         self.parent = parent
@@ -108,10 +110,11 @@ public struct SparseRecord: Hashable, Sendable {
                 }
                 return b.withUnsafeBytes { CRC32C.checksum($0, continuing: CRC32C.checksum(head)) }
             default:
-                return CRC32C.checksum(WireWriter.encode(size: 1 &+ value.payloadSize(zone: zone)) { w in
-                    w.writeByte(value.tag)
-                    value.encodePayload(into: &w, zone: zone)
-                })
+                return CRC32C.checksum(
+                    WireWriter.encode(size: 1 &+ value.payloadSize(zone: zone)) { w in
+                        w.writeByte(value.tag)
+                        value.encodePayload(into: &w, zone: zone)
+                    })
             }
         }
     }

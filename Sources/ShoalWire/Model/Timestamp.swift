@@ -1,9 +1,9 @@
 // Timestamp: a point in time at millisecond precision, the `date` field type's exact value.
 
 #if canImport(FoundationEssentials)
-public import FoundationEssentials
+    public import FoundationEssentials
 #else
-public import Foundation
+    public import Foundation
 #endif
 
 /// A point in time with millisecond precision: the value of a `date` field.
@@ -128,11 +128,13 @@ package enum ISO8601 {
             return true
         }
         guard let y = digits(4), expect(45), let mo = digits(2), expect(45), let d = digits(2),
-              (1...12).contains(mo), (1...31).contains(d) else { return nil }
+            (1...12).contains(mo), (1...31).contains(d)
+        else { return nil }
         var ms = daysFromCivil(y, mo, d) * 86_400_000
         if i == c.count { return ms }
         guard expect(84) || expect(116) || expect(32),
-              let h = digits(2), expect(58), let mi = digits(2), h < 24, mi < 60 else { return nil }
+            let h = digits(2), expect(58), let mi = digits(2), h < 24, mi < 60
+        else { return nil }
         ms += h * 3_600_000 + mi * 60_000
         if expect(58) {
             guard let s = digits(2), s < 61 else { return nil }

@@ -51,7 +51,9 @@ public struct WriteEntry: Hashable, Sendable, CustomStringConvertible {
     public var slots: [Slot]
 
     /// Creates an entry; slots are sorted by the UTF-8 bytes of their names.
-    public init(sequence: UInt64, hlc: HLC, isDeletion: Bool = false, isCreation: Bool = false, record: String, slots: [Slot]) {
+    public init(
+        sequence: UInt64, hlc: HLC, isDeletion: Bool = false, isCreation: Bool = false, record: String, slots: [Slot]
+    ) {
         self.sequence = sequence
         self.hlc = hlc
         self.isDeletion = isDeletion
@@ -76,7 +78,9 @@ public struct WriteEntry: Hashable, Sendable, CustomStringConvertible {
     ///   a deletion with slots, an invalid record name, slots out of order or repeated, a digest
     ///   of 0 or more than 16 bytes, more slots than `maxFieldCount` + 1.
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the write entry") { (r) throws(WireError) in try Self.decode(from: &r) }
+        self = try ControlPayload.decode(bytes, limits: limits, "the write entry") { (r) throws(WireError) in
+            try Self.decode(from: &r)
+        }
     }
 
     var encodedSize: Int {
@@ -97,7 +101,9 @@ public struct WriteEntry: Hashable, Sendable, CustomStringConvertible {
     static func decode(from r: inout WireReader) throws(WireError) -> WriteEntry {
         var at = r.offset
         let sequence = try r.readVarint("entry sequence")
-        guard sequence >= 1 else { throw WireError(.invalidValue, at: at, "entry sequence is 0; a writer's log starts at 1") }
+        guard sequence >= 1 else {
+            throw WireError(.invalidValue, at: at, "entry sequence is 0; a writer's log starts at 1")
+        }
         let hlc = HLC(rawValue: try r.readFixed64("entry HLC"))
         at = r.offset
         let flags = try r.readByte("entry flags")
@@ -108,9 +114,13 @@ public struct WriteEntry: Hashable, Sendable, CustomStringConvertible {
         at = r.offset
         let limit = r.limits.maxFieldCount &+ 1
         let n = try r.readCount(max: limit, "entry slot count", limitName: "maxFieldCount + 1", owner: "WriteEntry")
-        if flags & 1 != 0, n > 0 { throw WireError(.invalidValue, at: at, "a deletion's entry stamps no slot; this one lists \(n)") }
+        if flags & 1 != 0, n > 0 {
+            throw WireError(.invalidValue, at: at, "a deletion's entry stamps no slot; this one lists \(n)")
+        }
         let slots = try Slot.decodeList(n, from: &r, "entry slot")
-        var entry = WriteEntry(sequence: sequence, hlc: hlc, isDeletion: flags & 1 != 0, isCreation: flags & 2 != 0, record: record, slots: [])
+        var entry = WriteEntry(
+            sequence: sequence, hlc: hlc, isDeletion: flags & 1 != 0, isCreation: flags & 2 != 0, record: record,
+            slots: [])
         entry.slots = slots
         return entry
     }
@@ -139,13 +149,18 @@ extension WriteEntry.Slot {
             if let previous = slots.last {
                 let order = UTF8Order.compare(previous.name, name)
                 if order >= 0 {
-                    throw WireError(order == 0 ? .duplicate : .unsorted, at: at, "\(what)s must be listed once each in increasing order of name bytes")
+                    throw WireError(
+                        order == 0 ? .duplicate : .unsorted, at: at,
+                        "\(what)s must be listed once each in increasing order of name bytes")
                 }
             }
             at = r.offset
             let length = Int(try r.readByte("\(what) digest length"))
             guard (1...WriteEntry.digestBytes).contains(length) else {
-                throw WireError(.invalidValue, at: at, "\(what) \(name.debugDescription) has a digest of \(length) bytes; a digest is 1 to \(WriteEntry.digestBytes) bytes")
+                throw WireError(
+                    .invalidValue, at: at,
+                    "\(what) \(name.debugDescription) has a digest of \(length) bytes; a digest is 1 to \(WriteEntry.digestBytes) bytes"
+                )
             }
             slots.append(WriteEntry.Slot(name: name, digest: try r.readBytes(length, "\(what) digest")))
         }

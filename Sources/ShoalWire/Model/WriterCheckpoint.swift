@@ -32,7 +32,10 @@ public struct WriterCheckpoint: Hashable, Sendable, CustomStringConvertible {
     public var signature: [UInt8]
 
     /// Creates a checkpoint.
-    public init(zone: RecordZone.ID, incarnation: NodeID, writer: NodeID, sequence: UInt64, chain: [UInt8], signature: [UInt8] = []) {
+    public init(
+        zone: RecordZone.ID, incarnation: NodeID, writer: NodeID, sequence: UInt64, chain: [UInt8],
+        signature: [UInt8] = []
+    ) {
         self.zone = zone
         self.incarnation = incarnation
         self.writer = writer
@@ -59,7 +62,9 @@ public struct WriterCheckpoint: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: `WireError` for truncated or malformed input: a zero sequence, a chain or a
     ///   signature of the wrong length.
     public init(decoding bytes: [UInt8], limits: WireLimits = .default) throws(WireError) {
-        self = try ControlPayload.decode(bytes, limits: limits, "the writer checkpoint") { (r) throws(WireError) in try Self.decode(from: &r) }
+        self = try ControlPayload.decode(bytes, limits: limits, "the writer checkpoint") { (r) throws(WireError) in
+            try Self.decode(from: &r)
+        }
     }
 
     var unsignedSize: Int {
@@ -87,9 +92,13 @@ public struct WriterCheckpoint: Hashable, Sendable, CustomStringConvertible {
         let writer = try r.readNodeID("checkpoint writer")
         let at = r.offset
         let sequence = try r.readVarint("checkpoint sequence")
-        guard sequence >= 1 else { throw WireError(.invalidValue, at: at, "checkpoint sequence is 0; a checkpoint covers at least one entry") }
+        guard sequence >= 1 else {
+            throw WireError(.invalidValue, at: at, "checkpoint sequence is 0; a checkpoint covers at least one entry")
+        }
         let chain = try r.readBytes(chainBytes, "checkpoint chain")
         let signature = try r.readBytes(signatureBytes, "checkpoint signature")
-        return WriterCheckpoint(zone: zone, incarnation: incarnation, writer: writer, sequence: sequence, chain: chain, signature: signature)
+        return WriterCheckpoint(
+            zone: zone, incarnation: incarnation, writer: writer, sequence: sequence, chain: chain, signature: signature
+        )
     }
 }

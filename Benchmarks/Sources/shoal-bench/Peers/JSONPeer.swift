@@ -1,9 +1,9 @@
 // JSONPeer: Foundation's JSONEncoder and JSONDecoder on a Codable mirror of the record.
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import ShoalWire
 

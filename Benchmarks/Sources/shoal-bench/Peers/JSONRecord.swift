@@ -1,9 +1,9 @@
 // JSONRecord: a Codable mirror of a ShoalWire record, shaped like protobuf's JSON mapping of notes.proto.
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import ShoalWire
 
@@ -75,7 +75,8 @@ struct JSONRecord: Codable, Equatable {
 
         enum CodingKeys: String, CodingKey {
             case string, int64, double, bool, bytes, dateMs, reference, asset, location
-            case stringList, int64List, doubleList, boolList, bytesList, dateMsList, referenceList, assetList, locationList
+            case stringList, int64List, doubleList, boolList, bytesList, dateMsList, referenceList, assetList,
+                locationList
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -105,7 +106,8 @@ struct JSONRecord: Codable, Equatable {
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             guard c.allKeys.count == 1, let key = c.allKeys.first else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a value has exactly one key"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: decoder.codingPath, debugDescription: "a value has exactly one key"))
             }
             switch key {
             case .string: self = .string(try c.decode(String.self, forKey: key))
@@ -165,15 +167,17 @@ extension JSONRecord {
         self.zone = Zone(zone)
         versionVector = vv.entries.map { e in
             let h = record.heads.first(where: { $0.node == e.node })
-            return VectorEntry(nodeHigh: e.node.high, nodeLow: e.node.low, hlc: e.hlc.rawValue,
-                               head: h.map { $0.isDeletion ? .delete : .save })
+            return VectorEntry(
+                nodeHigh: e.node.high, nodeLow: e.node.low, hlc: e.hlc.rawValue,
+                head: h.map { $0.isDeletion ? .delete : .save })
         }
         creation = record.creation.map(stamp)
         parent = record.parent.map { Reference($0, in: zone) }
         fields = record.fields.map { f in
             Field(name: f.name, stamp: f.stamp.map(stamp), value: f.value.map { Value($0, in: zone) })
         }
-        extensions = record.extensions.isEmpty ? nil : record.extensions.map { Extension(tag: $0.tag, bytes: Data($0.bytes)) }
+        extensions =
+            record.extensions.isEmpty ? nil : record.extensions.map { Extension(tag: $0.tag, bytes: Data($0.bytes)) }
     }
 }
 
@@ -183,8 +187,9 @@ extension JSONRecord.Zone {
 
 extension JSONRecord.Reference {
     init(_ r: ShoalWire.Reference, in zone: RecordZone.ID) {
-        self.init(recordName: r.recordID.name, zone: r.recordID.zone == zone ? nil : JSONRecord.Zone(r.recordID.zone),
-                  deleteSelf: r.action == .deleteSelf ? true : nil)
+        self.init(
+            recordName: r.recordID.name, zone: r.recordID.zone == zone ? nil : JSONRecord.Zone(r.recordID.zone),
+            deleteSelf: r.action == .deleteSelf ? true : nil)
     }
 }
 
@@ -194,8 +199,11 @@ extension JSONRecord.Asset {
 
 extension JSONRecord.Location {
     init(_ l: ShoalWire.Location) {
-        self.init(latitude: l.latitude, longitude: l.longitude, altitude: l.altitude, horizontalAccuracy: l.horizontalAccuracy,
-                  verticalAccuracy: l.verticalAccuracy, course: l.course, speed: l.speed, timestampMs: l.timestamp?.millisecondsSince1970)
+        self.init(
+            latitude: l.latitude, longitude: l.longitude, altitude: l.altitude,
+            horizontalAccuracy: l.horizontalAccuracy,
+            verticalAccuracy: l.verticalAccuracy, course: l.course, speed: l.speed,
+            timestampMs: l.timestamp?.millisecondsSince1970)
     }
 }
 

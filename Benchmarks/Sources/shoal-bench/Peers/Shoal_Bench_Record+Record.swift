@@ -1,9 +1,9 @@
 // Shoal_Bench_Record+Record: converts a ShoalWire record to the protobuf model of Proto/notes.proto.
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 import ShoalWire
 
@@ -112,10 +112,15 @@ extension Shoal_Bench_Field.OneOf_Value {
             case .double(let v): var m = Shoal_Bench_DoubleList(); m.values = v; self = .doubleList(m)
             case .bool(let v): var m = Shoal_Bench_BoolList(); m.values = v; self = .boolList(m)
             case .bytes(let v): var m = Shoal_Bench_BytesList(); m.values = v.map { Data($0) }; self = .bytesList(m)
-            case .date(let v): var m = Shoal_Bench_DateList(); m.valuesMs = v.map(\.millisecondsSince1970); self = .dateList(m)
-            case .reference(let v): var m = Shoal_Bench_ReferenceList(); m.values = v.map { Shoal_Bench_Reference($0, in: zone) }; self = .referenceList(m)
-            case .asset(let v): var m = Shoal_Bench_AssetList(); m.values = v.map(Shoal_Bench_Asset.init); self = .assetList(m)
-            case .location(let v): var m = Shoal_Bench_LocationList(); m.values = v.map(Shoal_Bench_Location.init); self = .locationList(m)
+            case .date(let v):
+                var m = Shoal_Bench_DateList(); m.valuesMs = v.map(\.millisecondsSince1970); self = .dateList(m)
+            case .reference(let v):
+                var m = Shoal_Bench_ReferenceList(); m.values = v.map { Shoal_Bench_Reference($0, in: zone) };
+                self = .referenceList(m)
+            case .asset(let v):
+                var m = Shoal_Bench_AssetList(); m.values = v.map(Shoal_Bench_Asset.init); self = .assetList(m)
+            case .location(let v):
+                var m = Shoal_Bench_LocationList(); m.values = v.map(Shoal_Bench_Location.init); self = .locationList(m)
             }
         }
     }
