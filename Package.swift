@@ -113,7 +113,9 @@ let package = Package(
         // Starting the programs the tests run (shoal, ip, zstd, openssl) with posix_spawn: Foundation's
         // Process.run() on Linux can crash the test process while it lists its descriptors.
         .target(name: "CShoalSpawn", path: "Tests/CShoalSpawn"),
-        .target(name: "ShoalTestSupport", dependencies: ["CShoalSpawn"], path: "Tests/ShoalTestSupport", swiftSettings: strict),
+        .target(
+            name: "ShoalTestSupport", dependencies: ["CShoalSpawn", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/ShoalTestSupport", swiftSettings: strict),
         // The writer that the kill -9 crash-safety test starts and kills (built next to the test bundle).
         .executableTarget(name: "shoal-crash-writer", dependencies: ["ShoalStore", "ShoalWire"], path: "Tests/ShoalCrashWriter", swiftSettings: strict),
         // Answers discovery announcements with forged ones, for DiscoverySpoofingTests.
@@ -126,14 +128,13 @@ let package = Package(
         .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalCLITests", dependencies: ["shoal", "shoal-spoofer", "ShoalWire", "ShoalHTTP", "ShoalTestSupport"], swiftSettings: strict),
         .testTarget(name: "ShoalNetTests", dependencies: [
-            "ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples", "ShoalTrust",
+            "ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples", "ShoalTrust", "ShoalTestSupport",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "NIOTLS", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: strict),
         .testTarget(name: "ShoalSyncTests", dependencies: [
-            "ShoalSync", "ShoalStore", "ShoalWire", "ShoalTrust", "ShoalSamples", "ShoalSyncSamples",
-            .product(name: "Logging", package: "swift-log"),
+            "ShoalSync", "ShoalStore", "ShoalWire", "ShoalTrust", "ShoalSamples", "ShoalSyncSamples", "ShoalTestSupport",
         ], swiftSettings: strict),
         .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples", "CShoalThread"], swiftSettings: strict),
         .testTarget(name: "ShoalTrustTests", dependencies: [

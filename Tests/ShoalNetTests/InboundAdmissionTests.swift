@@ -4,34 +4,13 @@ import Foundation
 import Logging
 import NIOCore
 import NIOEmbedded
-import Synchronization
 import Testing
+import ShoalTestSupport
 import ShoalWire
 @testable import ShoalNet
 
 @Suite struct InboundAdmissionTests {
-    /// Log lines kept for a test: level and message.
-    final class Lines: Sendable {
-        let lines = Mutex<[(Logger.Level, String)]>([])
-        var all: [(Logger.Level, String)] { lines.withLock { $0 } }
-
-        var logger: Logger {
-            Logger(label: "test") { _ in Handler(lines: self) }
-        }
-
-        struct Handler: LogHandler {
-            let lines: Lines
-            var metadata: Logger.Metadata = [:]
-            var logLevel: Logger.Level = .trace
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-            func log(event: LogEvent) {
-                lines.lines.withLock { $0.append((event.level, "\(event.message)")) }
-            }
-        }
-    }
+    typealias Lines = LogLines
 
     static let trusted = DeviceID(bytes: [UInt8](repeating: 7, count: 32))!
     static let stranger = DeviceID(bytes: [UInt8](repeating: 9, count: 32))!

@@ -1,37 +1,13 @@
 // PurgeScheduleTests: a node's purge rounds run on their schedule, purge what the store's rules allow, and log what they did.
 
-import Logging
-import Synchronization
 import Testing
 import ShoalSamples
 import ShoalStore
+import ShoalTestSupport
 import ShoalWire
 @testable import ShoalSync
 
 @Suite struct PurgeScheduleTests {
-    /// Log messages as a handler receives them.
-    final class Captured: Sendable {
-        let lines = Mutex<[String]>([])
-        var all: [String] { lines.withLock { $0 } }
-    }
-
-    struct CapturingHandler: LogHandler {
-        let captured: Captured
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(
-            level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-            function: String, line: UInt
-        ) {
-            let count = metadata?["count"].map { " count=\($0)" } ?? ""
-            captured.lines.withLock { $0.append("\(level) \(message)\(count)") }
-        }
-    }
-
     /// A node deletes a record a known peer has not acknowledged. A round inside the retention keeps its
     /// tombstone and logs nothing; once the retention has passed, the schedule's next round
     /// purges it and logs the count.
@@ -46,14 +22,14 @@ import ShoalWire
         try await store.acknowledge(
             peer: NodeID(high: 0x9ee7, low: 1), zone: zone, vector: try await store.zone(zone).versionVector)
         try await store.delete(r.id)
-        let captured = Captured()
+        let log = LogLines()
         let schedule = PurgeSchedule(
             interval: .milliseconds(20), retention: .seconds(10),
-            logger: Logger(label: "purge") { _ in CapturingHandler(captured: captured) })
+            logger: log.logger)
 
         await schedule.round(on: sync)
         #expect(try await store.tombstoneState(of: zone).tombstones == 1)
-        #expect(captured.all.isEmpty)
+        #expect(log.all.isEmpty)
 
         sim.clock.advance(11_000)
         let running = Task { await schedule.run(on: sync) }
@@ -63,6 +39,6 @@ import ShoalWire
         }
         #expect(await sync.statistics.tombstonesPurged == 1)
         #expect(try await store.tombstoneState(of: zone).tombstones == 0)
-        #expect(captured.all.contains("info purged tombstones count=1"), "\(captured.all)")
+        #expect(log.rendered.contains("info purged tombstones count=1"), "\(log.rendered)")
     }
 }
