@@ -61,8 +61,6 @@ public actor NetworkNode {
         let inbound: InboundBudget
         /// When its last frame arrived.
         let received: ReceiveClock
-        /// When it was admitted.
-        var opened = ContinuousClock.now
     }
 
     var connections: [ConnectionID: Connection] = [:]
@@ -135,6 +133,9 @@ public actor NetworkNode {
     /// The connections whose peer's hello was accepted; ``serve(_:dialed:)`` takes its own out
     /// when it ends.
     var established: Set<ConnectionID> = []
+    /// Devices with both a dialled and an accepted connection whose accepted one was quiet when
+    /// the second was established: the next frame it reads decides (``duplicatesClosing``).
+    var awaitingProof: Set<DeviceID> = []
     /// Local discovery's socket, while it runs (`NetworkNode+Discovery.swift`).
     var discovery: LocalDiscovery?
     /// The devices local discovery heard, and the addresses it dials (nobody else asked for them).
@@ -415,44 +416,52 @@ public actor NetworkNode {
                 "peer reported an error",
                 metadata: ["connection": "\(id)", "code": "\(e.code)", "error": "\(e.message)"])
         }
+        // A frame on the quiet accepted connection shows it alive: the dialled ones go.
+        if awaitingProof.contains(device), connections[id]?.dialed == nil,
+            let closing = duplicatesClosing(device: device, peer: nil, out: out)
+        {
+            return await send(closing)
+        }
         await send(out)
     }
 
-    /// The frames that close the duplicates of a connection to `device` (node `peer`) just
-    /// established, with `out`, what the engine answered, or nil when there are none.
-    ///
-    /// Both dialled each other: the connections the larger device ID dialled go (only that end
-    /// acts), and its dialler waits while the other lasts (dialLoop). Two connections would
-    /// carry every change twice. Checked whichever of the two is established last, and only
-    /// against an accepted connection opened moments ago: an older one may be dead (the device
-    /// moved) and the dialled one its replacement.
-    func duplicatesClosing(device: DeviceID, peer: NodeID, out: [ConnectionID: [SyncOutput]]) -> [ConnectionID:
+    /// The frames that close the duplicates of the connections to `device` (node `peer`), with
+    /// `out`, what the engine answered, or nil when there are none (``DuplicateConnections``).
+    /// Asked when a connection to `device` is established, and again at each frame an accepted
+    /// connection reads while the decision waits for one (`awaitingProof`).
+    func duplicatesClosing(device: DeviceID, peer: NodeID?, out: [ConnectionID: [SyncOutput]]) -> [ConnectionID:
         [SyncOutput]]?
     {
-        guard tls.deviceID > device,
-            connections.contains(where: {
-                $0.value.device == device && $0.value.dialed == nil && established.contains($0.key)
-                    && ContinuousClock.now - $0.value.opened < .seconds(10)
-            })
-        else { return nil }
-        let duplicates = connections.filter { c in
-            c.value.device == device && established.contains(c.key)
-                && c.value.dialed.map { !isDiscoveryDial($0) } == true
-        }.keys
-        guard !duplicates.isEmpty else { return nil }
-        var closing = out
-        for d in duplicates {
-            configuration.logger.debug(
-                "closing a duplicate connection", metadata: ["peer": "\(peer.short)", "connection": "\(d)"])
-            closing[d, default: []] += [
-                .send(
-                    Frame(
-                        type: .goodbye,
-                        payload: GoodbyeMessage(reason: "a connection between these devices is open already").encoded())
-                ), .close(nil)
-            ]
+        let now = Date()
+        let facts = connections.filter { $0.value.device == device }.map { id, c in
+            DuplicateConnections.Connection(
+                id: id, dialed: c.dialed != nil, discovery: c.dialed.map(isDiscoveryDial) ?? false,
+                established: established.contains(id), lastFrame: c.received.last)
         }
-        return closing
+        switch DuplicateConnections.decide(own: tls.deviceID, device: device, connections: facts, now: now) {
+        case .keep:
+            awaitingProof.remove(device)
+            return nil
+        case .awaitAcceptedFrame:
+            awaitingProof.insert(device)
+            return nil
+        case .close(let duplicates):
+            awaitingProof.remove(device)
+            var closing = out
+            for d in duplicates {
+                configuration.logger.debug(
+                    "closing a duplicate connection",
+                    metadata: ["peer": "\(peer?.short ?? device.short)", "connection": "\(d)"])
+                closing[d, default: []] += [
+                    .send(
+                        Frame(
+                            type: .goodbye,
+                            payload: GoodbyeMessage(reason: "a connection between these devices is open already")
+                                .encoded())), .close(nil)
+                ]
+            }
+            return closing
+        }
     }
 
     /// Forgets connection `id`, which closed: its peer's state, its serving lane, and what the
@@ -469,7 +478,13 @@ public actor NetworkNode {
             lastFrames[c.device] = last
         }
         connections[id]?.requests.finish()
+        let device = connections[id]?.device
         connections[id] = nil
+        if let device, awaitingProof.contains(device),
+            !connections.contains(where: { $0.value.device == device && $0.value.dialed == nil })
+        {
+            awaitingProof.remove(device)
+        }
         servingLanes[id] = nil
         await send(await sync.closed(id))
         await send(await sync.resumeAssetTransfers())
