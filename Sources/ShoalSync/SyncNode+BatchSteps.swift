@@ -66,7 +66,7 @@ extension SyncNode {
         sub.skipped = [:]
         statistics.upstreamRewinds &+= 1
         sub.token = ChangeToken(.init(kind: .zone, incarnation: sub.incarnation, vector: sub.peerKnowledge))
-        trace?(
+        logger.trace(
             "\(nodeID.short) rewinding \(zone) for conn \(id) to its knowledge \(sub.peerKnowledge): an upstream was lost"
         )
     }
@@ -113,7 +113,7 @@ extension SyncNode {
         let statable = Self.capped(k, below: cur.skipped, known: cur.knowledgeSent.union(cur.peerKnowledge))
         let recordCount = selection.count
         let caughtUp = !page.moreComing
-        trace?(
+        logger.trace(
             "\(nodeID.short) serving \(zone) to conn \(id): page of \(page.rows) sent \(recordCount) (\(selection.sparse.count) sparse) peerK=\(cur.peerKnowledge) caughtUp=\(caughtUp) K=\(k)"
         )
         if Self.nothingNew(in: page, records: recordCount, for: cur, statable: statable) {
@@ -232,11 +232,11 @@ extension SyncNode {
         if !sub.resetNext, sub.token != fromKnowledge, let horizon = try? await store.purgeHorizon(of: zone),
             horizon.isDominated(by: sub.peerKnowledge)
         {
-            trace?("\(nodeID.short) token of conn \(id) for \(zone) expired; its knowledge covers the horizon")
+            logger.trace("\(nodeID.short) token of conn \(id) for \(zone) expired; its knowledge covers the horizon")
             sessions[id]?.outbound[zone]?.token = fromKnowledge
             return
         }
-        trace?("\(nodeID.short) token of conn \(id) for \(zone) expired: resetting")
+        logger.trace("\(nodeID.short) token of conn \(id) for \(zone) expired: resetting")
         sessions[id]?.outbound[zone]?.beginResetPass()
     }
 

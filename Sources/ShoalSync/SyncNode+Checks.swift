@@ -23,7 +23,7 @@ extension SyncNode {
     /// A refusal: counted, traced, and thrown to close the connection with an error frame.
     func refusal(_ message: String, knowledgeOnly: Bool, code: ShoalError.Code = .invalidArguments) -> SyncFailure {
         if knowledgeOnly { statistics.refusedKnowledge &+= 1 } else { statistics.refusedBatches &+= 1 }
-        trace?("\(nodeID.short) refused: \(message)")
+        logger.trace("\(nodeID.short) refused: \(message)")
         return SyncFailure(code, message)
     }
 

@@ -64,11 +64,11 @@ extension SyncNode {
                 "want-whole for zone \(m.zone), but this node did not announce that it answers it (capability bit 5)")
         }
         guard let sub = sessions[id]?.outbound[m.zone], sub.incarnation == m.incarnation else {
-            trace?(
+            logger.trace(
                 "\(nodeID.short) ignores want-whole for \(m.zone) on conn \(id): no subscription of that incarnation")
             return []
         }
-        trace?(
+        logger.trace(
             "\(nodeID.short) conn \(id) wants \(m.names.count) records of \(m.zone) whole (idle \(sub.idle), busy \(sub.busy), window \(sub.unacknowledged)/\(sub.window))"
         )
         guard sub.sentAny else {
@@ -134,7 +134,7 @@ extension SyncNode {
         cur.wantedSent = true
         cur.caughtUpSent = false
         sessions[id]?.outbound[zone] = cur
-        trace?(
+        logger.trace(
             "\(nodeID.short) sends \(records.count) records of \(zone) whole to conn \(id) as batch \(message.batch): \(records.map { "\($0.id.name)\($0.versionVector)" })"
         )
         statistics.recordsSentWhole &+= records.count

@@ -34,7 +34,7 @@ extension SyncNode {
             // The horizon is part of what a zone shows (§3.8): knowledge is read again.
             knowledgeCache.removeAll()
             statistics.tombstonesPurged &+= n
-            trace?("\(nodeID.short) purged \(n) tombstones")
+            logger.trace("\(nodeID.short) purged \(n) tombstones")
         }
         let zones = try await store.purgeZoneTombstones(
             retention: retention, peersExpected: peersExpected,
@@ -42,7 +42,7 @@ extension SyncNode {
         if zones > 0 {
             zonesPerOwner = nil
             statistics.zoneTombstonesPurged &+= zones
-            trace?("\(nodeID.short) purged \(zones) zone tombstones")
+            logger.trace("\(nodeID.short) purged \(zones) zone tombstones")
         }
         return n
     }

@@ -81,7 +81,7 @@ extension SyncNode {
         try await commit(
             m, records: records, ranges: ranges, frame: frame, from: peer, holdingBackPosition: !wanted.isEmpty, on: id)
         await noteReflected(writes, zone: m.zone)
-        trace?(
+        logger.trace(
             "\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(stated.map { "\($0)" } ?? "-")"
         )
         // The batch that ends a full resync: everything the sender holds has arrived here.
@@ -129,7 +129,7 @@ extension SyncNode {
         for (i, r) in ranges.enumerated() where !left.contains(m.records[i].id.name) { kept.append(r) }
         ranges = kept
         records.removeAll { left.contains($0.id.name) }
-        trace?(
+        logger.trace(
             "\(nodeID.short) leaves out \(left.count) records of batch \(m.batch) of \(m.zone): writes of a device that may not write it"
         )
     }
@@ -160,7 +160,8 @@ extension SyncNode {
     func wantWhole(_ unrebuilt: [String], of m: ChangesMessage, from peer: NodeID) -> [SyncOutput] {
         guard !unrebuilt.isEmpty else { return [] }
         statistics.recordsWantedWhole &+= unrebuilt.count
-        trace?("\(nodeID.short) asks \(peer.short) for \(unrebuilt.count) records of \(m.zone) whole: \(unrebuilt)")
+        logger.trace(
+            "\(nodeID.short) asks \(peer.short) for \(unrebuilt.count) records of \(m.zone) whole: \(unrebuilt)")
         let message = WantWholeMessage(zone: m.zone, incarnation: m.incarnation, names: unrebuilt)
         return [.send(Frame(type: .wantWhole, payload: message.encoded()))]
     }
@@ -285,7 +286,7 @@ extension SyncNode {
         let shown = zoneShows.map { k.meet($0.shown) } ?? VersionVector()
         if shown != k {
             statistics.unshownKnowledgeDropped &+= 1
-            trace?(
+            logger.trace(
                 "\(nodeID.short) batch \(m.batch) of \(m.zone) from \(peer.short) claims knowledge \(k); adopting what the zone shows, \(shown)"
             )
         }
@@ -296,21 +297,21 @@ extension SyncNode {
         // the sender has resynced (§3.5.3). The end of a full resync is adopted: this node
         // now holds everything the sender held (§3.5.3 names the case this leaves open).
         if wanted > 0 {
-            trace?(
+            logger.trace(
                 "\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): \(wanted) records asked for whole have not arrived"
             )
         } else if endsResync || horizon.isDominated(by: k) {
             // Only over each writer's reflected prefix: no withheld write is skipped for good.
             let reflected = await reflectedKnowledge(shown, zone: m.zone, on: id)
             if reflected != shown {
-                trace?(
+                logger.trace(
                     "\(nodeID.short) adopts knowledge \(reflected) of \(m.zone) from \(peer.short), the reflected part of \(shown)"
                 )
             }
             await addKnowledge(reflected, to: m.zone)
         } else {
             statistics.knowledgeHeldBackForHorizon &+= 1
-            trace?(
+            logger.trace(
                 "\(nodeID.short) holds back knowledge \(k) of \(m.zone) from \(peer.short): it does not cover the purge horizon \(horizon)"
             )
         }
@@ -393,12 +394,12 @@ extension SyncNode {
             resyncs[PeerZone(peer: peer, zone: zone)] = nil
             statistics.resyncsCompleted &+= 1
             statistics.resyncDeletions &+= gone.count
-            trace?(
+            logger.trace(
                 "\(nodeID.short) resync of \(zone) from \(peer.short) done: \(received.count) received, \(gone.count) deleted, horizon \(horizon.map { "\($0)" } ?? "-")"
             )
         } catch {
             // The marker stays: the next connection resyncs again.
-            trace?("\(nodeID.short) resync of \(zone) from \(peer.short) could not finish: \(error)")
+            logger.trace("\(nodeID.short) resync of \(zone) from \(peer.short) could not finish: \(error)")
         }
     }
 

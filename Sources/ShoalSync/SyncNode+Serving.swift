@@ -22,7 +22,7 @@ extension SyncNode {
         guard configuration.zones.allows(m.zone), let info = try? await store.zone(m.zone) else { return notFound }
         guard await access(id, m.zone) >= .read else {
             statistics.refusedForPermission &+= 1
-            trace?(
+            logger.trace(
                 "\(nodeID.short) refused a subscribe to \(m.zone) from device \(sessions[id]?.device?.short ?? "?"): not a member"
             )
             return notFound
@@ -80,7 +80,8 @@ extension SyncNode {
         if let horizon = try? await store.purgeHorizon(of: m.zone), !horizon.isEmpty,
             !horizon.isDominated(by: m.knowledge)
         {
-            trace?("\(nodeID.short) subscriber on conn \(id) does not know the purge horizon of \(m.zone): resetting")
+            logger.trace(
+                "\(nodeID.short) subscriber on conn \(id) does not know the purge horizon of \(m.zone): resetting")
             sessions[id]?.outbound[m.zone]?.beginResetPass()
         }
         return try await pump(m.zone, on: id)

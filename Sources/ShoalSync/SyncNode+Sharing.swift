@@ -224,7 +224,7 @@ extension SyncNode {
         let from = sessions[id]?.device.map { "device \($0.short)" } ?? "connection \(id)"
         func ignore(_ why: String) -> Set<DeviceID> {
             statistics.sharesIgnored &+= 1
-            trace?("\(nodeID.short) ignored the share of \(a.zone) from \(from): \(why)")
+            logger.trace("\(nodeID.short) ignored the share of \(a.zone) from \(from): \(why)")
             return []
         }
         // What a share could change is checked before its signature, which costs a verification:
@@ -289,7 +289,7 @@ extension SyncNode {
         } catch {
             throw SyncFailure(.internalError, "could not apply the share of zone \(a.zone) from \(from): \(error)")
         }
-        trace?("\(nodeID.short) adopted \(share) from \(from)")
+        logger.trace("\(nodeID.short) adopted \(share) from \(from)")
         // Devices whose role changed, the owner's unchanged.
         var changed = Set<DeviceID>()
         let before = Dictionary(uniqueKeysWithValues: (held?.share.members ?? []).map { ($0.device, $0.role) })
@@ -386,7 +386,7 @@ extension SyncNode {
                 )
             }
             statistics.zonesRefusedForOwnerLimit &+= zones.count
-            trace?(
+            logger.trace(
                 "\(nodeID.short) left out \(zones.count) zone(s) of device \(owner.short) announced on \(id): past SyncConfiguration.maxZonesPerOwner"
             )
             leftOut.formUnion(zones)

@@ -27,7 +27,7 @@ extension SyncNode {
         do {
             try await store.keepCheckpoint(checkpoint)
         } catch {
-            trace?("could not keep the checkpoint of this node's log for \(zone) at #\(head.sequence): \(error)")
+            logger.trace("could not keep the checkpoint of this node's log for \(zone) at #\(head.sequence): \(error)")
         }
         return checkpoint
     }
@@ -184,7 +184,7 @@ extension SyncNode {
                         seal: .init(chain: checkpoint.chain, signature: checkpoint.signature)))
                 plan.sent[writer] = checkpoint.sequence
             } catch {
-                trace?("\(nodeID.short) cannot prove \(writer.short)'s writes in \(zone) to conn \(id): \(error)")
+                logger.trace("\(nodeID.short) cannot prove \(writer.short)'s writes in \(zone) to conn \(id): \(error)")
             }
         }
         if !ranges.isEmpty { plan.section = WriterLogSection(ranges: ranges) }
@@ -281,7 +281,7 @@ extension SyncNode {
                 try await store.noteReflected(of: writer, in: zone, shown: shown)
             } catch {
                 // Not lost: the reflected prefix is then found by reading the zone.
-                trace?(
+                logger.trace(
                     "\(nodeID.short) could not note \(shown.count) reflected entries of \(writer.short) in \(zone): \(error)"
                 )
             }
@@ -436,7 +436,7 @@ extension SyncNode {
         }
         if shared, await access(device, zone) < .write {
             statistics.refusedForPermission &+= 1
-            trace?(
+            logger.trace(
                 "\(nodeID.short) \(what): its writer's device \(device) may not write zone \(zone); its writes are left out (Spec/security.md §6.2)"
             )
             return nil

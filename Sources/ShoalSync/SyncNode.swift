@@ -5,6 +5,7 @@ public import ShoalStore
 public import ShoalTrust
 import Dispatch
 import Synchronization
+public import Logging
 
 /// Replicates a ``Store``'s zones with peers, over any transport.
 ///
@@ -61,11 +62,29 @@ public actor SyncNode {
     /// Full resyncs in progress: the names received so far. Persisted as a marker
     /// (``SyncStateKey/resync(peer:zone:)``) so a resync cut short restarts whole.
     var resyncs: [PeerZone: Set<String>] = [:]
-    /// Receives a line for every knowledge adoption and batch (tests use it to explain a failure).
-    package var trace: (@Sendable (String) -> Void)? = nil
-    package func setTrace(_ t: (@Sendable (String) -> Void)?) {
-        trace = t
+    /// Where the engine logs. At `trace` level it writes a line for every batch, knowledge
+    /// adoption and refusal (tests print them to explain a failure); at `debug` and above only
+    /// what an operator needs.
+    package var logger: Logger
+    /// Sends every trace line of the engine to `lines` (the simulator and the tests print them),
+    /// or stops tracing (nil).
+    package func setTrace(_ lines: (@Sendable (String) -> Void)?) {
+        guard let lines else {
+            logger = Self.quietLogger
+            return
+        }
+        var traced = Logger(label: "shoal.sync") { _ in LineLogHandler(lines) }
+        traced.logLevel = .trace
+        logger = traced
     }
+
+    /// Logs to `logger` from now on.
+    package func setLogger(_ logger: Logger) {
+        self.logger = logger
+    }
+
+    /// A logger that drops every line: the engine's when it is given none.
+    static let quietLogger = Logger(label: "shoal.sync") { _ in SwiftLogNoOpLogHandler() }
 
     /// Counters since the node was created, for status displays and progress.
     public struct Statistics: Sendable, Hashable {
@@ -262,10 +281,13 @@ public actor SyncNode {
 
     /// Creates a node replicating `store`, serving and fetching assets through `assets` if given,
     /// signing the shares of the zones it owns with `signer`.
+    /// - Parameter logger: where the engine logs (nothing is logged when nil); a daemon passes
+    ///   its own, so `trace` level shows each batch the engine sends and applies.
     public init(
         store: Store, configuration: SyncConfiguration = SyncConfiguration(), assets: (any AssetProvider)? = nil,
-        signer: ShareSigner? = nil
+        signer: ShareSigner? = nil, logger: Logger? = nil
     ) {
+        self.logger = logger ?? Self.quietLogger
         self.store = store
         self.configuration = configuration
         self.nodeID = store.nodeID
@@ -667,7 +689,7 @@ public actor SyncNode {
         if await heldShare(a.zone) != nil {
             if let m = mine, m.isDeleted != a.isDeleted || m.incarnation != a.incarnation {
                 statistics.unsignedZoneChangesIgnored &+= 1
-                trace?("\(nodeID.short) ignored an unsigned announcement of shared zone \(a.zone) on \(id): \(a)")
+                logger.trace("\(nodeID.short) ignored an unsigned announcement of shared zone \(a.zone) on \(id): \(a)")
             }
             return
         }
