@@ -386,4 +386,40 @@ extension SyncSession.Outbound {
             inResetPass = false
         }
     }
+
+    /// What a commit to the subscription's zone makes of it (Spec/replication.md §4).
+    enum CommitEffect: Equatable {
+        /// Nothing to do now: a batch being read reads again before going idle, news waiting
+        /// keeps waiting, or the subscription is already due to be read.
+        case wait
+        /// Read the zone now and send what is new, within the window.
+        case read
+    }
+
+    /// Notes a commit to the subscription's zone, at `now` when live batching is on (nil: off),
+    /// with `batchRecords`, the records a batch holds at most.
+    ///
+    /// While a batch is being read, the commit makes it read again (`dirty`). News already
+    /// waiting takes the commit in and goes once it holds a batch's worth of commits (each holds
+    /// at least one change). A caught-up subscription reads at once, unless a batch with records
+    /// is unacknowledged: then the commit is part of a burst, and its news waits the delay so
+    /// that the commits made meanwhile travel together.
+    mutating func noteCommit(at now: ContinuousClock.Instant?, batchRecords: Int) -> CommitEffect {
+        if busy {
+            dirty = true
+            return .wait
+        }
+        if let waiting = heldNews {
+            let commits = waiting.commits &+ 1
+            heldNews = commits >= batchRecords ? nil : (waiting.since, commits)
+            return heldNews == nil ? .read : .wait
+        }
+        guard idle else { return .wait }
+        idle = false
+        if let now, lastRecordsBatch > acknowledged, batchRecords > 1 {
+            heldNews = (now, 1)
+            return .wait
+        }
+        return .read
+    }
 }

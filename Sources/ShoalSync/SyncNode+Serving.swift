@@ -196,26 +196,9 @@ extension SyncNode {
         var result = [ConnectionID: [SyncOutput]]()
         for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard var sub = sessions[id]?.outbound[zone] else { continue }
-            if sub.busy { sub.dirty = true; sessions[id]?.outbound[zone] = sub; continue }
-            if let waiting = sub.heldNews {
-                // News waiting already: one more commit joins it, and a batch's worth goes now
-                // (each commit holds at least one change).
-                let commits = waiting.commits &+ 1
-                sub.heldNews = commits >= configuration.batchRecords ? nil : (waiting.since, commits)
-                sessions[id]?.outbound[zone] = sub
-                if sub.heldNews != nil { continue }
-            } else {
-                guard sub.idle else { continue }
-                sub.idle = false
-                if let now, sub.lastRecordsBatch > sub.acknowledged, configuration.batchRecords > 1 {
-                    // A batch is in flight: this commit is part of a burst. It waits the delay, so
-                    // that the commits made meanwhile travel together (Spec/replication.md §4).
-                    sub.heldNews = (now, 1)
-                    sessions[id]?.outbound[zone] = sub
-                    continue
-                }
-                sessions[id]?.outbound[zone] = sub
-            }
+            let effect = sub.noteCommit(at: now, batchRecords: configuration.batchRecords)
+            sessions[id]?.outbound[zone] = sub
+            guard effect == .read else { continue }
             if held.contains(id) { continue }
             do throws(SyncFailure) {
                 let out = try await pump(zone, on: id)

@@ -59,6 +59,46 @@ import ShoalWire
             "a reset batch starts the reference again from what it states")
     }
 
+    /// Live batching (Spec/replication.md §4): how a commit to the zone moves the subscription,
+    /// in each state it can find it in.
+    @Test func aCommitReadsAtOnceJoinsWaitingNewsOrMarksTheBatchBeingRead() {
+        let now = ContinuousClock.now
+        var sub = SyncSession.Outbound(incarnation: Self.incarnation, peerKnowledge: VersionVector(), window: 4)
+        // Not caught up yet: the pump is due anyway, a commit adds nothing.
+        #expect(sub.noteCommit(at: now, batchRecords: 100) == .wait)
+        #expect(sub.heldNews == nil && !sub.dirty)
+
+        // Caught up, nothing unacknowledged: read at once.
+        sub.idle = true
+        #expect(sub.noteCommit(at: now, batchRecords: 100) == .read)
+        #expect(!sub.idle && sub.heldNews == nil)
+
+        // Caught up while a batch with records is unacknowledged: a burst, the news waits.
+        sub.idle = true
+        sub.nextBatch = 3
+        sub.lastRecordsBatch = 2
+        sub.acknowledged = 1
+        #expect(sub.noteCommit(at: now, batchRecords: 3) == .wait)
+        #expect(sub.heldNews?.since == now && sub.heldNews?.commits == 1 && !sub.idle)
+        // Later commits join it, and a batch's worth of commits goes at once.
+        #expect(sub.noteCommit(at: now + .milliseconds(5), batchRecords: 3) == .wait)
+        #expect(sub.heldNews?.since == now && sub.heldNews?.commits == 2)
+        #expect(sub.noteCommit(at: now + .milliseconds(9), batchRecords: 3) == .read)
+        #expect(sub.heldNews == nil)
+
+        // Batching off (no clock) or batches of one record: no burst is held.
+        sub.idle = true
+        #expect(sub.noteCommit(at: nil, batchRecords: 3) == .read)
+        sub.idle = true
+        #expect(sub.noteCommit(at: now, batchRecords: 1) == .read)
+
+        // A batch being read: it reads again before going idle, whatever else holds.
+        sub.idle = true
+        sub.busy = true
+        #expect(sub.noteCommit(at: now, batchRecords: 3) == .wait)
+        #expect(sub.dirty && sub.idle && sub.heldNews == nil)
+    }
+
     /// The writes left out for the upstreams widen, per node, to the lowest and highest of them.
     @Test func skippedWritesWidenPerNode() {
         var sub = SyncSession.Outbound(incarnation: Self.incarnation, peerKnowledge: VersionVector(), window: 4)
