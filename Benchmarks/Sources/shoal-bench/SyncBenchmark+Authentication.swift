@@ -13,13 +13,15 @@ extension SyncBenchmark {
     static func runAuthenticationCost() async throws {
         let n = recordCount
         let pairs = max(1, Int(ProcessInfo.processInfo.environment["SHOAL_BENCH_AUTH_PAIRS"] ?? "") ?? 3)
+        // One setting only (`on` or `off`), to profile it alone; the ratios are then meaningless.
+        let only = ProcessInfo.processInfo.environment["SHOAL_BENCH_AUTH_ONLY"].map { $0 == "on" }
         var rates: [Bool: [Double]] = [true: [], false: []]
         var cpuRates: [Bool: [Double]] = [true: [], false: []]
         var wire: [Bool: Int] = [:]
         for pair in 0..<pairs {
             // Each setting goes first in every other pair: whichever runs second meets the
             // machine as the first left it (caches, files freed, background checkpoints).
-            for on in pair % 2 == 0 ? [true, false] : [false, true] {
+            for on in pair % 2 == 0 ? [true, false] : [false, true] where only.map({ $0 == on }) ?? true {
                 var c = syncConfiguration
                 c.authenticatesWrites = on
                 let (seconds, cpu, bytes, verified) = try await timedInitialSync(records: n, sync: c)
@@ -31,7 +33,7 @@ extension SyncBenchmark {
                 )
             }
         }
-        func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
+        func median(_ v: [Double]) -> Double { v.isEmpty ? 0 : v.sorted()[v.count / 2] }
         let on = median(rates[true] ?? [1]), off = median(rates[false] ?? [1])
         let cpuOn = median(cpuRates[true] ?? [1]), cpuOff = median(cpuRates[false] ?? [1])
         let onWire = wire[true] ?? 0, offWire = wire[false] ?? 0
