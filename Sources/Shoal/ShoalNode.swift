@@ -104,7 +104,7 @@ public actor ShoalNode {
         let lane = AssetStoreProvider(store: assets)
         let sync = SyncNode(
             store: store, configuration: syncConfiguration, assets: lane,
-            signer: ShareSigner(privateKey: identity.privateKey), logger: networkConfiguration.logger)
+            signer: ShareSigner(privateKey: identity.privateKey))
         return ShoalNode(
             store: store, identity: identity, tls: tls, devices: devices, sync: sync, assets: assets, lane: lane,
             network: networkConfiguration)

@@ -123,9 +123,7 @@ public struct NetworkConfiguration: Sendable {
     /// there (``DiscoveryConfiguration``). Default: off.
     public var discovery = DiscoveryConfiguration()
     /// Where connection events go (swift-log): connections opened and identified, closed with
-    /// the error that closed them, failed dials with the next retry delay. `ShoalNode` gives it
-    /// to its replication engine too, which logs each batch sent and applied at `trace` level.
-    /// Default: discarded.
+    /// the error that closed them, failed dials with the next retry delay. Default: discarded.
     public var logger = Logger(label: "shoal.net", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// The defaults.

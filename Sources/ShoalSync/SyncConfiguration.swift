@@ -22,9 +22,10 @@ public struct SyncConfiguration: Sendable {
 
     /// A name for this node in peers' logs. Default empty.
     public var nodeName = ""
-    /// Where replication reports what it could not keep without ending a connection (swift-log):
-    /// a knowledge, position or acknowledgement write the store refused. Each costs work, never
-    /// data: the next subscription asks again from what the store holds. Default: discarded.
+    /// Where replication logs (swift-log). At `warning`: what it could not keep without ending a
+    /// connection, a knowledge, position or acknowledgement write the store refused (each costs
+    /// work, never data: the next subscription asks again from what the store holds). At
+    /// `trace`: a line for every batch sent, applied or refused. Default: discarded.
     public var logger = Logger(label: "shoal.sync", factory: { _ in SwiftLogNoOpLogHandler() })
     /// Which zones replicate. Default all.
     public var zones: ZoneFilter = .all

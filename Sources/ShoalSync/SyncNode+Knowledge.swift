@@ -36,7 +36,7 @@ extension SyncNode {
             try await store.setSyncValue(.knowledge(zone: zone), Self.encodeVector(merged))
         } catch {
             // The peer resends what this knowledge covers when the next subscription states less.
-            configuration.logger.warning("knowledge of \(zone) not stored: \(error)")
+            logger.warning("knowledge of \(zone) not stored: \(error)")
         }
         knowledgeCache[zone] = nil
     }
@@ -56,7 +56,7 @@ extension SyncNode {
             try await store.setSyncValue(.position(peer: peer, zone: zone), token.bytes)
         } catch {
             // The next subscription resumes from the position stored before: it reads again.
-            configuration.logger.warning("position in \(peer.short)'s feed of \(zone) not stored: \(error)")
+            logger.warning("position in \(peer.short)'s feed of \(zone) not stored: \(error)")
         }
     }
 

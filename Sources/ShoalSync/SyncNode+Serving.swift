@@ -115,7 +115,7 @@ extension SyncNode {
             // The whole of what the peer stated is written, not this acknowledgement's part.
             if configuration.writesAcknowledgementsInline {
                 await Self.storeAcknowledgement(
-                    peer: peer, zone: m.zone, knowledge: sub.peerKnowledge, in: store, logger: configuration.logger)
+                    peer: peer, zone: m.zone, knowledge: sub.peerKnowledge, in: store, logger: logger)
             } else {
                 recordAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge)
             }
@@ -144,7 +144,7 @@ extension SyncNode {
             return
         }
         acknowledgementWrites[key] = now
-        let (store, logger) = (self.store, configuration.logger)
+        let (store, logger) = (self.store, self.logger)
         Task {
             await Self.storeAcknowledgement(peer: peer, zone: zone, knowledge: knowledge, in: store, logger: logger)
         }
@@ -154,7 +154,7 @@ extension SyncNode {
     func flushAcknowledgement(_ key: PeerZone) {
         guard let pending = pendingAcknowledgements.removeValue(forKey: key) else { return }
         acknowledgementWrites[key] = ContinuousClock.now
-        let (store, logger) = (self.store, configuration.logger)
+        let (store, logger) = (self.store, self.logger)
         Task {
             await Self.storeAcknowledgement(
                 peer: key.peer, zone: key.zone, knowledge: pending, in: store, logger: logger)

@@ -62,29 +62,22 @@ public actor SyncNode {
     /// Full resyncs in progress: the names received so far. Persisted as a marker
     /// (``SyncStateKey/resync(peer:zone:)``) so a resync cut short restarts whole.
     var resyncs: [PeerZone: Set<String>] = [:]
-    /// Where the engine logs. At `trace` level it writes a line for every batch, knowledge
-    /// adoption and refusal (tests print them to explain a failure); at `debug` and above only
-    /// what an operator needs.
+    /// Where the engine logs: ``SyncConfiguration/logger``, unless a test traces the engine
+    /// (``setTrace(_:)``). At `trace` level it writes a line for every batch, knowledge adoption
+    /// and refusal (tests print them to explain a failure); at `info` and above only what an
+    /// operator needs.
     package var logger: Logger
     /// Sends every trace line of the engine to `lines` (the simulator and the tests print them),
     /// or stops tracing (nil).
     package func setTrace(_ lines: (@Sendable (String) -> Void)?) {
         guard let lines else {
-            logger = Self.quietLogger
+            logger = configuration.logger
             return
         }
         var traced = Logger(label: "shoal.sync") { _ in LineLogHandler(lines) }
         traced.logLevel = .trace
         logger = traced
     }
-
-    /// Logs to `logger` from now on.
-    package func setLogger(_ logger: Logger) {
-        self.logger = logger
-    }
-
-    /// A logger that drops every line: the engine's when it is given none.
-    static let quietLogger = Logger(label: "shoal.sync") { _ in SwiftLogNoOpLogHandler() }
 
     /// Counters since the node was created, for status displays and progress.
     public struct Statistics: Sendable, Hashable {
@@ -281,13 +274,11 @@ public actor SyncNode {
 
     /// Creates a node replicating `store`, serving and fetching assets through `assets` if given,
     /// signing the shares of the zones it owns with `signer`.
-    /// - Parameter logger: where the engine logs (nothing is logged when nil); a daemon passes
-    ///   its own, so `trace` level shows each batch the engine sends and applies.
     public init(
         store: Store, configuration: SyncConfiguration = SyncConfiguration(), assets: (any AssetProvider)? = nil,
-        signer: ShareSigner? = nil, logger: Logger? = nil
+        signer: ShareSigner? = nil
     ) {
-        self.logger = logger ?? Self.quietLogger
+        self.logger = configuration.logger
         self.store = store
         self.configuration = configuration
         self.nodeID = store.nodeID

@@ -2,6 +2,7 @@
 
 import Foundation
 import Testing
+import Logging
 import ShoalTestSupport
 import ShoalSamples
 import ShoalStore
@@ -44,22 +45,26 @@ import ShoalWire
         #expect(s0 == s1)
     }
 
-    /// The engine logs through swift-log: at `trace` level a line for each batch it applies,
-    /// naming the zone and the sender; at `info` none of those.
+    /// The engine logs through ``SyncConfiguration/logger``: at `trace` level a line for each
+    /// batch it applies, naming the zone and the sender; at `info` none of those.
     @Test func theEngineLogsEachBatchAtTraceLevel() async throws {
-        let sim = try await Simulation(seed: 2, nodes: 2)
-        let traced = LogLines(), quiet = LogLines()
-        await sim.nodes[1].sync.setLogger(traced.logger)
-        var info = quiet.logger
-        info.logLevel = .info
-        await sim.nodes[0].sync.setLogger(info)
-        try await sim.nodes[0].store.createZone(Self.notes)
-        for i in 0..<3 { _ = try await sim.nodes[0].store.save(note("n\(i)", ["i": .int64(Int64(i))])) }
-        try await sim.connect(0, 1)
-        #expect(try await sim.runUntilQuiet())
-        let applied = traced.all.filter { $0.1.contains("applied batch") && $0.1.contains("of notes from") }
-        #expect(!applied.isEmpty && applied.allSatisfy { $0.0 == .trace }, "\(traced.rendered)")
-        #expect(quiet.all.allSatisfy { $0.0 >= .info }, "\(quiet.rendered)")
+        for level in [Logger.Level.trace, .info] {
+            let lines = LogLines()
+            var configuration = SyncConfiguration()
+            configuration.logger = lines.logger
+            configuration.logger.logLevel = level
+            let sim = try await Simulation(seed: 2, nodes: 2, configuration: configuration)
+            try await sim.nodes[0].store.createZone(Self.notes)
+            for i in 0..<3 { _ = try await sim.nodes[0].store.save(note("n\(i)", ["i": .int64(Int64(i))])) }
+            try await sim.connect(0, 1)
+            #expect(try await sim.runUntilQuiet())
+            let applied = lines.all.filter { $0.1.contains("applied batch") && $0.1.contains("of notes from") }
+            if level == .trace {
+                #expect(!applied.isEmpty && applied.allSatisfy { $0.0 == .trace }, "\(lines.rendered)")
+            } else {
+                #expect(lines.all.allSatisfy { $0.0 >= .info }, "\(lines.rendered)")
+            }
+        }
     }
 }
 
