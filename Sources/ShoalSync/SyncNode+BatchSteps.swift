@@ -387,6 +387,19 @@ extension SyncSession.Outbound {
         }
     }
 
+    /// Whether the subscriber may acknowledge batch `batch`: one sent and not acknowledged yet,
+    /// or the last one acknowledged again.
+    func mayAcknowledge(_ batch: UInt64) -> Bool {
+        batch <= nextBatch &- 1 && batch >= acknowledged
+    }
+
+    /// Notes the subscriber's acknowledgement of batch `batch` with the knowledge it stated:
+    /// the window moves on, and versions that knowledge covers are not sent to it.
+    mutating func noteAcknowledged(_ batch: UInt64, knowledge: VersionVector) {
+        acknowledged = batch
+        peerKnowledge = peerKnowledge.union(knowledge)
+    }
+
     /// What a commit to the subscription's zone makes of it (Spec/replication.md §4).
     enum CommitEffect: Equatable {
         /// Nothing to do now: a batch being read reads again before going idle, news waiting

@@ -139,20 +139,9 @@ extension SyncNode {
     /// longer counts, and the resync of `key` begins); a batch states only what the peer had not
     /// stated on this subscription yet, so it claims the union (§3.5).
     func noteStated(by m: ChangesMessage, key: PeerZone, on id: ConnectionID) -> VersionVector? {
-        if m.isReset {
-            resyncs[key] = []
-            sessions[id]?.inbound[m.zone]?.serverKnowledge = VersionVector()
-            sessions[id]?.inbound[m.zone]?.statedKnowledge = VersionVector()
-        }
-        if let r = sessions[id]?.inbound[m.zone]?.vectorReference {
-            sessions[id]?.inbound[m.zone]?.vectorReference = SyncSession.vectorReference(
-                after: r, reset: m.isReset, stated: m.knowledge)
-        }
-        let stated: VersionVector? = m.knowledge.map {
-            (sessions[id]?.inbound[m.zone]?.serverKnowledge ?? VersionVector()).union($0)
-        }
-        if let stated { sessions[id]?.inbound[m.zone]?.serverKnowledge = stated }
-        return stated
+        if m.isReset { resyncs[key] = [] }
+        // A subscription gone meanwhile claims what the batch states.
+        return sessions[id]?.inbound[m.zone]?.noteStated(by: m) ?? m.knowledge.map { VersionVector().union($0) }
     }
 
     /// The `want-whole` asking `peer` for the records of batch `m` this node could not rebuild
@@ -454,5 +443,23 @@ extension SyncNode {
             statistics.fieldDeltasApplied &+= s.deltas.count
         }
         return (out.compactMap { $0 }, unrebuilt)
+    }
+}
+
+extension SyncSession.Inbound {
+    /// Notes what batch `m` of this subscription starts and states, and returns the knowledge
+    /// it claims: a reset batch starts a pass over (what either side stated before it no longer
+    /// counts), and a batch states only what the peer had not stated on this subscription yet,
+    /// so it claims the union (Spec/replication.md §3.5). The reference `live-changes` vectors
+    /// are read against moves the same way on both sides (§3.5.4).
+    mutating func noteStated(by m: ChangesMessage) -> VersionVector? {
+        if m.isReset {
+            serverKnowledge = VersionVector()
+            statedKnowledge = VersionVector()
+        }
+        vectorReference = SyncSession.vectorReference(after: vectorReference, reset: m.isReset, stated: m.knowledge)
+        let stated = m.knowledge.map { serverKnowledge.union($0) }
+        if let stated { serverKnowledge = stated }
+        return stated
     }
 }

@@ -90,7 +90,7 @@ extension SyncNode {
     func handleAcknowledgement(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         let m = try decode { (l) throws(WireError) in try AcknowledgementMessage(decoding: frame.payload, limits: l) }
         guard let first = sessions[id]?.outbound[m.zone], first.incarnation == m.incarnation else { return [] }
-        guard m.batch <= first.nextBatch &- 1, m.batch >= first.acknowledged else {
+        guard first.mayAcknowledge(m.batch) else {
             throw SyncFailure(
                 .protocolViolation,
                 "acknowledgement of batch \(m.batch) of zone \(m.zone), but batches \(first.acknowledged)…\(first.nextBatch &- 1) are in flight"
@@ -101,10 +101,9 @@ extension SyncNode {
             m.knowledge, zone: m.zone, what: "acknowledgement of batch \(m.batch) of zone \(m.zone)",
             knowledgeOnly: true)
         // Read again: the check may have suspended, and a pump may have moved the subscription on.
-        guard var sub = sessions[id]?.outbound[m.zone], sub.incarnation == m.incarnation else { return [] }
-        sub.acknowledged = m.batch
-        sub.peerKnowledge = sub.peerKnowledge.union(m.knowledge)
-        sessions[id]?.outbound[m.zone] = sub
+        guard sessions[id]?.outbound[m.zone]?.incarnation == m.incarnation else { return [] }
+        sessions[id]?.outbound[m.zone]?.noteAcknowledged(m.batch, knowledge: m.knowledge)
+        guard let sub = sessions[id]?.outbound[m.zone] else { return [] }
         if let peer = sessions[id]?.peer?.node {
             // What the peer now holds, for tombstone purges (ShoalStore keeps the horizon). Written
             // at most once a second per peer and zone; one that arrives sooner is written when the

@@ -99,6 +99,44 @@ import ShoalWire
         #expect(sub.dirty && sub.idle && sub.heldNews == nil)
     }
 
+    /// An acknowledgement names a batch in flight, or the last acknowledged again; it moves the
+    /// window and adds what the subscriber stated to what it is known to hold.
+    @Test func anAcknowledgementMovesTheWindowAndWhatThePeerHolds() {
+        var sub = SyncSession.Outbound(incarnation: Self.incarnation, peerKnowledge: VersionVector(), window: 4)
+        #expect(!sub.mayAcknowledge(1), "nothing sent yet")
+        sub.nextBatch = 4
+        #expect(sub.mayAcknowledge(0) && sub.mayAcknowledge(3) && !sub.mayAcknowledge(4))
+        #expect(sub.unacknowledged == 3)
+        sub.noteAcknowledged(2, knowledge: Self.vector([(Self.a, 10)]))
+        sub.noteAcknowledged(2, knowledge: Self.vector([(Self.b, 4)]))
+        #expect(sub.acknowledged == 2 && sub.unacknowledged == 1)
+        #expect(sub.peerKnowledge == Self.vector([(Self.a, 10), (Self.b, 4)]))
+        #expect(!sub.mayAcknowledge(1), "an acknowledgement never goes back")
+    }
+
+    /// What a batch received claims (the subscriber side): the union of what the subscription's
+    /// batches stated, started over by a reset batch, with the `live-changes` reference moving
+    /// the same way.
+    @Test func aReceivedBatchClaimsTheUnionOfWhatItsSubscriptionStated() {
+        var sub = SyncSession.Inbound(incarnation: Self.incarnation)
+        sub.statedKnowledge = Self.vector([(Self.b, 1)])
+        let first = Self.vector([(Self.a, 10)]), second = Self.vector([(Self.b, 5)])
+        var m = Self.batch(1, caughtUp: false, at: first)
+        m.knowledge = first
+        #expect(sub.noteStated(by: m) == first)
+        m = Self.batch(2, caughtUp: true, at: first)
+        m.knowledge = second
+        #expect(sub.noteStated(by: m) == Self.vector([(Self.a, 10), (Self.b, 5)]))
+        #expect(sub.vectorReference == Self.vector([(Self.a, 10), (Self.b, 5)]))
+        m = Self.batch(3, caughtUp: false, at: first)
+        m.knowledge = nil
+        #expect(sub.noteStated(by: m) == nil, "a batch stating nothing claims nothing")
+        m = Self.batch(4, caughtUp: false, reset: true, at: first)
+        m.knowledge = second
+        #expect(sub.noteStated(by: m) == second, "a reset pass starts over")
+        #expect(sub.statedKnowledge.isEmpty && sub.vectorReference == second)
+    }
+
     /// The writes left out for the upstreams widen, per node, to the lowest and highest of them.
     @Test func skippedWritesWidenPerNode() {
         var sub = SyncSession.Outbound(incarnation: Self.incarnation, peerKnowledge: VersionVector(), window: 4)
