@@ -50,7 +50,7 @@ import ShoalTrust
         await a.net.discoveryReceived(
             Self.announcement(b.device, port: b.port), from: source, at: Date().addingTimeInterval(1))
         #expect(await a.net.peers().map(\.address) == ["127.0.0.1:\(b.port)"], "the discovered address is dialled")
-        #expect(await Self.eventually { await a.net.peers().first?.isConnected == true }, "the dial reached b")
+        #expect(await eventually { await a.net.peers().first?.isConnected == true }, "the dial reached b")
         #expect(await a.net.discoveredAddresses(of: b.device) == ["127.0.0.1:\(b.port)"])
 
         // b now listens on another port too and announces only that one. Its connection answers
@@ -59,7 +59,7 @@ import ShoalTrust
         let moved = try #require(try await b.net.listen(host: "127.0.0.1", port: 0).port)
         await a.net.discoveryReceived(Self.announcement(b.device, port: moved), from: source)
         #expect(
-            await Self.eventually { await a.net.probesAnswered == 1 }, "the open connection was probed and answered")
+            await eventually { await a.net.probesAnswered == 1 }, "the open connection was probed and answered")
         #expect(
             await a.net.peers().map(\.address) == ["127.0.0.1:\(b.port)"],
             "the verified address is still dialled, the new one not")
@@ -88,17 +88,17 @@ import ShoalTrust
         // Port 1 on loopback: nothing listens there (as a spoofer's address where TLS fails).
         await small.net.discoveryReceived(Self.announcement(large.device, port: 1), from: source)
         #expect(await small.net.peers().map(\.address) == ["127.0.0.1:1"], "a candidate is tried")
-        #expect(await Self.eventually { await small.net.peers().isEmpty }, "its failed dial drops it")
+        #expect(await eventually { await small.net.peers().isEmpty }, "its failed dial drops it")
         await small.net.discoveryReceived(
             Self.announcement(large.device, port: 1), from: source, at: Date().addingTimeInterval(1))
         #expect(await small.net.peers().isEmpty, "heard again within its retry time: not dialled")
 
         await small.net.discoveryReceived(Self.announcement(large.device, port: large.port), from: source)
         #expect(
-            await Self.eventually { await small.net.peers().first?.isConnected == true },
+            await eventually { await small.net.peers().first?.isConnected == true },
             "the real address is dialled and verified")
         for _ in 0..<3 { await small.net.discoveryReceived(Self.announcement(large.device, port: 1), from: source) }
-        #expect(await Self.eventually { await small.net.probesAnswered == 1 })
+        #expect(await eventually { await small.net.probesAnswered == 1 })
         try await Task.sleep(for: .milliseconds(200))
         #expect(await small.net.peers().map(\.address) == ["127.0.0.1:\(large.port)"])
         #expect(await small.net.peers().first?.isConnected == true)
@@ -120,8 +120,8 @@ import ShoalTrust
         await small.net.discoveryReceived(Self.announcement(large.device, port: large.port), from: source)
         #expect(await large.net.peers().isEmpty, "the larger device waits")
         #expect(await small.net.peers().map(\.address) == ["127.0.0.1:\(large.port)"])
-        #expect(await Self.eventually { await large.net.connectionCount == 1 })
-        #expect(await Self.eventually { await small.net.connectionCount == 1 })
+        #expect(await eventually { await large.net.connectionCount == 1 })
+        #expect(await eventually { await small.net.connectionCount == 1 })
         // The next announcement finds them connected: still one connection.
         await large.net.discoveryReceived(Self.announcement(small.device, port: small.port), from: source)
         await small.net.discoveryReceived(Self.announcement(large.device, port: large.port), from: source)
@@ -145,7 +145,7 @@ import ShoalTrust
         await large.net.discoveryReceived(
             Self.announcement(small.device, port: small.port), from: source, at: Date().addingTimeInterval(1))
         #expect(await large.net.peers().map(\.address) == ["127.0.0.1:\(small.port)"])
-        #expect(await Self.eventually { await large.net.connectionCount == 1 })
+        #expect(await eventually { await large.net.connectionCount == 1 })
     }
 
     @Test func aConfiguredAddressIsNeverStoppedByDiscovery() async throws {
@@ -185,7 +185,7 @@ import ShoalTrust
         // Trusting it dials it at once, without waiting for its next announcement.
         await a.net.trust(b.device)
         #expect(await a.net.peers().map(\.address) == ["127.0.0.1:\(b.port)"])
-        #expect(await Self.eventually { await a.net.peers().first?.isConnected == true })
+        #expect(await eventually { await a.net.peers().first?.isConnected == true })
         // No longer trusted: no longer dialled.
         await a.net.distrust(b.device)
         #expect(await a.net.peers().isEmpty)
@@ -258,7 +258,7 @@ import ShoalTrust
             await small.net.discoveredAddresses(of: large.device) == [
                 "127.0.0.1:\(large.port)", "[fe80::7%lo]:\(large.port)"
             ])
-        #expect(await Self.eventually { await small.net.peers().first?.isConnected == true })
+        #expect(await eventually { await small.net.peers().first?.isConnected == true })
     }
 
     /// The copies of one announcement (over IPv4, IPv6 and broadcast) arrive together: the
@@ -280,7 +280,7 @@ import ShoalTrust
             Self.announcement(small.device, port: small.port), from: source, at: now.addingTimeInterval(1))
         #expect(
             await large.net.peers().map(\.address) == ["127.0.0.1:\(small.port)"], "the next announcement: it dials")
-        #expect(await Self.eventually { await large.net.connectionCount == 1 })
+        #expect(await eventually { await large.net.connectionCount == 1 })
     }
 
     @Test func interfacesAreSortedByWhatTheySupport() throws {
@@ -365,14 +365,5 @@ import ShoalTrust
             table.record(d, instance: 6, addresses: [v4b], ipv6: false, pinned: false, at: now)
                 == .init(isNew: true, restarted: true, added: [v4b], removed: [v4]))
         #expect(table.entries[d]?.addresses == [v4b, v6])
-    }
-
-    static func eventually(_ body: () async -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if await body() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return await body()
     }
 }
