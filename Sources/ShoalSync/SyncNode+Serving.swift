@@ -194,11 +194,8 @@ extension SyncNode {
         let now = batching ? configuration.now() : nil
         var result = [ConnectionID: [SyncOutput]]()
         for id in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            guard var sub = sessions[id]?.outbound[zone] else { continue }
-            let effect = sub.noteCommit(at: now, batchRecords: configuration.batchRecords)
-            sessions[id]?.outbound[zone] = sub
-            guard effect == .read else { continue }
-            if held.contains(id) { continue }
+            let effect = sessions[id]?.outbound[zone]?.noteCommit(at: now, batchRecords: configuration.batchRecords)
+            guard effect == .read, !held.contains(id) else { continue }
             do throws(SyncFailure) {
                 let out = try await pump(zone, on: id)
                 if !out.isEmpty { result[id] = out }
