@@ -120,7 +120,7 @@ extension SyncNode {
             // The position moves in memory only (a resumption from the peer's older stored
             // token skips the same versions again).
             cur.token = page.token
-            cur.idle = !cur.dirty
+            cur.noteCaughtUp()
             sessions[id]?.outbound[zone] = cur
             return .readAgain
         }
@@ -369,22 +369,49 @@ extension SyncSession.Outbound {
 
     /// Notes that a batch went to the subscriber: `message`, the batch itself, with `records`
     /// versions, and the knowledge it stated (`stated`). The subscription's position moves to
-    /// the batch's token; a caught-up batch ends a reset pass and makes the subscription idle,
-    /// unless a commit arrived while the batch was read (`dirty`).
+    /// the batch's token; a caught-up batch ends a reset pass and ends the reading (``Reading``),
+    /// unless a commit arrived while the batch was read.
     mutating func noteSent(_ message: ChangesMessage, records: Int, stated: VersionVector?) {
         tokenSent = message.token.bytes
         vectorReference = SyncSession.vectorReference(after: vectorReference, reset: message.isReset, stated: stated)
         if records > 0 { lastRecordsBatch = nextBatch }
         nextBatch &+= 1
         token = message.token
-        sentAny = true
-        resetNext = false
-        caughtUpSent = message.isCaughtUp
+        lastSent = message.isCaughtUp ? .caughtUp : .batch
         wantedSent = false
         if message.isCaughtUp {
-            idle = !dirty
-            inResetPass = false
+            noteCaughtUp()
+            resetPass = .none
+        } else if resetPass == .starting {
+            resetPass = .running
         }
+    }
+
+    /// The subscriber has all there is: reading ends, unless a commit arrived while the store was
+    /// read (then the pump reads again).
+    mutating func noteCaughtUp() {
+        if reading != .reading(again: true) { reading = .caughtUp }
+    }
+
+    /// Something besides a commit gives the subscriber more to receive (records it asked for
+    /// whole, a lost upstream): a caught-up subscription is read again; one being read already
+    /// is left as it is.
+    mutating func markDue() {
+        if reading == .caughtUp { reading = .due }
+    }
+
+    /// A pump starts reading the store for the subscription: false, and nothing changes, when
+    /// there is nothing to read (caught up, or being read already) or no room in the window.
+    mutating func beginReading() -> Bool {
+        guard reading == .due, unacknowledged < window else { return false }
+        reading = .reading(again: false)
+        return true
+    }
+
+    /// The pump stops reading (window full, superseded, or caught up): a subscription still
+    /// marked as being read is due again.
+    mutating func endReading() {
+        if case .reading = reading { reading = .due }
     }
 
     /// Whether the subscriber may acknowledge batch `batch`: one sent and not acknowledged yet,
@@ -412,14 +439,14 @@ extension SyncSession.Outbound {
     /// Notes a commit to the subscription's zone, at `now` when live batching is on (nil: off),
     /// with `batchRecords`, the records a batch holds at most.
     ///
-    /// While a batch is being read, the commit makes it read again (`dirty`). News already
+    /// While a batch is being read, the commit makes it read again. News already
     /// waiting takes the commit in and goes once it holds a batch's worth of commits (each holds
     /// at least one change). A caught-up subscription reads at once, unless a batch with records
     /// is unacknowledged: then the commit is part of a burst, and its news waits the delay so
     /// that the commits made meanwhile travel together.
     mutating func noteCommit(at now: ContinuousClock.Instant?, batchRecords: Int) -> CommitEffect {
-        if busy {
-            dirty = true
+        if case .reading = reading {
+            reading = .reading(again: true)
             return .wait
         }
         if let waiting = heldNews {
@@ -427,8 +454,8 @@ extension SyncSession.Outbound {
             heldNews = commits >= batchRecords ? nil : (waiting.since, commits)
             return heldNews == nil ? .read : .wait
         }
-        guard idle else { return .wait }
-        idle = false
+        guard reading == .caughtUp else { return .wait }
+        reading = .due
         if let now, lastRecordsBatch > acknowledged, batchRecords > 1 {
             heldNews = (now, 1)
             return .wait

@@ -69,7 +69,7 @@ extension SyncNode {
             return []
         }
         logger.trace(
-            "\(nodeID.short) conn \(id) wants \(m.names.count) records of \(m.zone) whole (idle \(sub.idle), busy \(sub.busy), window \(sub.unacknowledged)/\(sub.window))"
+            "\(nodeID.short) conn \(id) wants \(m.names.count) records of \(m.zone) whole (reading \(sub.reading), window \(sub.unacknowledged)/\(sub.window))"
         )
         guard sub.sentAny else {
             throw SyncFailure(
@@ -83,7 +83,7 @@ extension SyncNode {
             )
         }
         sessions[id]?.outbound[m.zone]?.wanted = wanted
-        sessions[id]?.outbound[m.zone]?.idle = false
+        sessions[id]?.outbound[m.zone]?.markDue()
         return try await pump(m.zone, on: id)
     }
 
@@ -132,7 +132,7 @@ extension SyncNode {
         cur.lastRecordsBatch = cur.nextBatch
         cur.nextBatch &+= 1
         cur.wantedSent = true
-        cur.caughtUpSent = false
+        cur.lastSent = .batch
         sessions[id]?.outbound[zone] = cur
         logger.trace(
             "\(nodeID.short) sends \(records.count) records of \(zone) whole to conn \(id) as batch \(message.batch): \(records.map { "\($0.id.name)\($0.versionVector)" })"

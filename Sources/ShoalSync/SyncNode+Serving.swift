@@ -258,7 +258,7 @@ extension SyncNode {
     package func resumeServing(_ id: ConnectionID) async -> (outputs: [ConnectionID: [SyncOutput]], more: Bool) {
         guard let zones = sessions[id]?.outbound.keys.sorted() else { return ([:], false) }
         let waiting = zones.filter { z in
-            sessions[id]?.outbound[z].map { !$0.idle && !$0.busy && $0.unacknowledged < $0.window } ?? false
+            sessions[id]?.outbound[z].map { $0.reading == .due && $0.unacknowledged < $0.window } ?? false
         }
         guard let zone = waiting.first else { return ([:], false) }
         do throws(SyncFailure) {
@@ -275,8 +275,8 @@ extension SyncNode {
     /// one, so an acknowledgement or a commit handled meanwhile is never overwritten.
     func pump(_ zone: RecordZone.ID, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         guard let first = sessions[id]?.outbound[zone], let session = sessions[id] else { return [] }
-        guard !first.busy else {
-            sessions[id]?.outbound[zone]?.dirty = true
+        if case .reading = first.reading {
+            sessions[id]?.outbound[zone]?.reading = .reading(again: true)
             return []
         }
         // Held news waits out its delay (an acknowledgement does not end it: the commits of a
@@ -291,10 +291,11 @@ extension SyncNode {
         var out = [SyncOutput]()
         // Whatever news waited goes with what this reads (the log holds it).
         sessions[id]?.outbound[zone]?.heldNews = nil
-        sessions[id]?.outbound[zone]?.busy = true
-        defer { sessions[id]?.outbound[zone]?.busy = false }
-        pumping: while var sub = sessions[id]?.outbound[zone], sub.unacknowledged < sub.window, !sub.idle {
-            sessions[id]?.outbound[zone]?.dirty = false
+        guard sessions[id]?.outbound[zone]?.beginReading() == true else { return [] }
+        defer { sessions[id]?.outbound[zone]?.endReading() }
+        pumping: while var sub = sessions[id]?.outbound[zone], sub.unacknowledged < sub.window, sub.reading != .caughtUp
+        {
+            sessions[id]?.outbound[zone]?.reading = .reading(again: false)
             // Records the subscriber asked for whole go first, at the position it has (§3.10).
             if !sub.wanted.isEmpty {
                 if let f = try await wantedBatch(zone, on: id, budget: budget) { out.append(.send(f)) }

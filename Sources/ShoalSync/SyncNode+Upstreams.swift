@@ -44,7 +44,7 @@ extension SyncNode {
         if !lost.isEmpty && sub.skipped.keys.contains(where: lost.contains) {
             sub.rewindPending = true
         }
-        if sub.rewindPending || !sub.busy { sub.idle = false }
+        sub.markDue()
         sessions[id]?.outbound[m.zone] = sub
         return try await pump(m.zone, on: id)
     }

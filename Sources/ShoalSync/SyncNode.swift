@@ -228,7 +228,7 @@ public actor SyncNode {
                     ZoneReplication(
                         peer: peer, zone: zone, receiving: i != nil, receivedCaughtUp: i?.caughtUp ?? false,
                         recordsReceived: i?.records ?? 0, recordsExpected: i?.expected, sending: o != nil,
-                        unacknowledgedBatches: Int(o?.unacknowledged ?? 0), sentCaughtUp: o?.idle ?? false))
+                        unacknowledgedBatches: Int(o?.unacknowledged ?? 0), sentCaughtUp: o?.reading == .caughtUp))
             }
         }
         return out.sorted { ($0.peer, $0.zone) < ($1.peer, $1.zone) }

@@ -75,18 +75,50 @@ struct SyncSession {
         var window: UInt64
         var nextBatch: UInt64 = 1
         var acknowledged: UInt64 = 0
-        /// Caught up and waiting for the next commit to the zone.
-        var idle = false
-        /// A pump is reading the store for it right now.
-        var busy = false
-        /// A commit arrived while busy: read again before going idle.
-        var dirty = false
-        /// Whether at least one batch went out (the first is sent even when empty).
-        var sentAny = false
-        /// The token expired: the next batch restarts from the beginning and says so.
-        var resetNext = false
-        /// Whether the last batch sent said the peer was caught up.
-        var caughtUpSent = false
+        /// Whether the store is to be read for the subscriber (Spec/replication.md §4).
+        enum Reading: Equatable {
+            /// The store may hold what the subscriber lacks: the next pump reads it.
+            case due
+            /// A pump is reading the store for it now; `again`: a commit arrived meanwhile, so a
+            /// caught-up batch does not end the reading.
+            case reading(again: Bool)
+            /// The subscriber was sent all there is: nothing to read until the next commit.
+            case caughtUp
+        }
+
+        /// Where the subscription's reset pass stands (Spec/replication.md §3.5.2).
+        enum ResetPass: Equatable {
+            /// No pass: batches go on from the subscription's position.
+            case none
+            /// The next batch starts a pass and says so (`reset`): from the beginning of the log.
+            case starting
+            /// A pass is running, from its first batch to its caught-up one.
+            case running
+        }
+
+        /// What the subscription has sent so far.
+        enum LastSent: Equatable {
+            /// No batch yet (the first is sent even when empty).
+            case nothing
+            /// The last batch sent did not say the subscriber is caught up.
+            case batch
+            /// The last batch sent said the subscriber is caught up.
+            case caughtUp
+        }
+
+        var reading = Reading.due
+        var resetPass = ResetPass.none
+        var lastSent = LastSent.nothing
+
+        /// Whether the next batch starts a reset pass.
+        var resetNext: Bool { resetPass == .starting }
+        /// Whether a reset pass is running: nothing is skipped for upstreams, since the subscriber
+        /// learns deletions from what the pass leaves out.
+        var inResetPass: Bool { resetPass != .none }
+        /// Whether at least one batch went out.
+        var sentAny: Bool { lastSent != .nothing }
+        /// Whether the last batch sent said the subscriber was caught up.
+        var caughtUpSent: Bool { lastSent == .caughtUp }
         /// A count of the changes remaining after batch 1 of a long catch-up, running in the
         /// background, and the feed rows read since that batch; the first batch after the count
         /// finishes carries the difference.
@@ -99,9 +131,6 @@ struct SyncSession {
         /// that the peer's knowledge does not cover yet: the knowledge stated to it is capped
         /// below them, and losing an upstream rewinds to the peer's knowledge.
         var skipped: [NodeID: (low: HLC, high: HLC)] = [:]
-        /// A reset pass is running (from its first batch to its caught-up one): nothing is
-        /// skipped for upstreams, since the subscriber learns deletions from what the pass leaves out.
-        var inResetPass = false
         /// An upstream with skipped writes was lost: the next read starts over from the peer's
         /// knowledge.
         var rewindPending = false
@@ -144,8 +173,7 @@ struct SyncSession {
             token = nil
             peerKnowledge = VersionVector()
             knowledgeSent = VersionVector()
-            resetNext = true
-            inResetPass = true
+            resetPass = .starting
             skipped = [:]
         }
     }

@@ -27,7 +27,7 @@ import ShoalWire
     }
 
     /// A batch in the middle of a catch-up moves the position and the batch number and keeps
-    /// the subscription busy; the caught-up batch ends the reset pass and makes it idle, unless
+    /// the pass going; the caught-up batch ends the reset pass and the reading, unless
     /// a commit arrived while it was read.
     @Test func aBatchMovesThePositionAndTheCaughtUpOneEndsThePass() {
         var sub = SyncSession.Outbound(incarnation: Self.incarnation, peerKnowledge: VersionVector(), window: 4)
@@ -38,22 +38,22 @@ import ShoalWire
         #expect(sub.token == first.token && sub.tokenSent == first.token.bytes)
         #expect(sub.nextBatch == 2 && sub.lastRecordsBatch == 1 && sub.sentAny)
         #expect(
-            !sub.resetNext && sub.inResetPass && !sub.idle && !sub.caughtUpSent,
+            sub.resetPass == .running && sub.reading == .due && sub.lastSent == .batch,
             "the pass goes on until a caught-up batch")
 
         let end = Self.vector([(Self.a, 20), (Self.b, 5)])
         let stated = Self.vector([(Self.b, 5)])
-        sub.dirty = true
+        sub.reading = .reading(again: true)
         sub.noteSent(Self.batch(2, caughtUp: true, at: end), records: 0, stated: stated)
         #expect(sub.nextBatch == 3 && sub.lastRecordsBatch == 1, "a batch without records starts no burst")
-        #expect(sub.caughtUpSent && !sub.inResetPass)
-        #expect(!sub.idle, "a commit arrived while the batch was read: read again")
+        #expect(sub.lastSent == .caughtUp && sub.resetPass == .none)
+        #expect(sub.reading == .reading(again: true), "a commit arrived while the batch was read: read again")
         #expect(sub.vectorReference == stated, "live vectors are written against what the subscription stated")
 
-        sub.dirty = false
+        sub.reading = .reading(again: false)
         sub.noteSent(
             Self.batch(3, caughtUp: true, reset: true, at: end), records: 1, stated: Self.vector([(Self.a, 20)]))
-        #expect(sub.idle)
+        #expect(sub.reading == .caughtUp)
         #expect(
             sub.vectorReference == Self.vector([(Self.a, 20)]),
             "a reset batch starts the reference again from what it states")
@@ -66,20 +66,20 @@ import ShoalWire
         var sub = SyncSession.Outbound(incarnation: Self.incarnation, peerKnowledge: VersionVector(), window: 4)
         // Not caught up yet: the pump is due anyway, a commit adds nothing.
         #expect(sub.noteCommit(at: now, batchRecords: 100) == .wait)
-        #expect(sub.heldNews == nil && !sub.dirty)
+        #expect(sub.heldNews == nil && sub.reading == .due)
 
         // Caught up, nothing unacknowledged: read at once.
-        sub.idle = true
+        sub.reading = .caughtUp
         #expect(sub.noteCommit(at: now, batchRecords: 100) == .read)
-        #expect(!sub.idle && sub.heldNews == nil)
+        #expect(sub.reading == .due && sub.heldNews == nil)
 
         // Caught up while a batch with records is unacknowledged: a burst, the news waits.
-        sub.idle = true
+        sub.reading = .caughtUp
         sub.nextBatch = 3
         sub.lastRecordsBatch = 2
         sub.acknowledged = 1
         #expect(sub.noteCommit(at: now, batchRecords: 3) == .wait)
-        #expect(sub.heldNews?.since == now && sub.heldNews?.commits == 1 && !sub.idle)
+        #expect(sub.heldNews?.since == now && sub.heldNews?.commits == 1 && sub.reading == .due)
         // Later commits join it, and a batch's worth of commits goes at once.
         #expect(sub.noteCommit(at: now + .milliseconds(5), batchRecords: 3) == .wait)
         #expect(sub.heldNews?.since == now && sub.heldNews?.commits == 2)
@@ -87,16 +87,49 @@ import ShoalWire
         #expect(sub.heldNews == nil)
 
         // Batching off (no clock) or batches of one record: no burst is held.
-        sub.idle = true
+        sub.reading = .caughtUp
         #expect(sub.noteCommit(at: nil, batchRecords: 3) == .read)
-        sub.idle = true
+        sub.reading = .caughtUp
         #expect(sub.noteCommit(at: now, batchRecords: 1) == .read)
 
         // A batch being read: it reads again before going idle, whatever else holds.
-        sub.idle = true
-        sub.busy = true
+        sub.reading = .reading(again: false)
         #expect(sub.noteCommit(at: now, batchRecords: 3) == .wait)
-        #expect(sub.dirty && sub.idle && sub.heldNews == nil)
+        #expect(sub.reading == .reading(again: true) && sub.heldNews == nil)
+    }
+
+    /// A pump's reading (Spec/replication.md §4): it starts only on a subscription that is due
+    /// and has room in its window, a caught-up batch ends it unless a commit came meanwhile, and
+    /// a pump that stops for another reason leaves the subscription due.
+    @Test func aPumpReadsOnlyADueSubscriptionWithRoomAndLeavesItDueOrCaughtUp() {
+        var sub = SyncSession.Outbound(incarnation: Self.incarnation, peerKnowledge: VersionVector(), window: 1)
+        var began = sub.beginReading()
+        #expect(began && sub.reading == .reading(again: false))
+        began = sub.beginReading()
+        #expect(!began, "one pump at a time")
+        sub.noteSent(Self.batch(1, caughtUp: false, at: Self.vector([(Self.a, 1)])), records: 1, stated: nil)
+        sub.endReading()
+        #expect(sub.reading == .due, "the window is full: due once it opens")
+        began = sub.beginReading()
+        #expect(!began, "no room in the window")
+        #expect(sub.reading == .due)
+
+        sub.noteAcknowledged(1, knowledge: VersionVector())
+        began = sub.beginReading()
+        #expect(began)
+        sub.noteSent(Self.batch(2, caughtUp: true, at: Self.vector([(Self.a, 2)])), records: 0, stated: nil)
+        sub.endReading()
+        began = sub.beginReading()
+        #expect(sub.reading == .caughtUp && !began, "caught up: nothing to read")
+        sub.markDue()
+        #expect(sub.reading == .due, "records asked for whole or a lost upstream read it again")
+        sub.noteAcknowledged(2, knowledge: VersionVector())
+        began = sub.beginReading()
+        #expect(began)
+        sub.markDue()
+        #expect(sub.reading == .reading(again: false), "a reading under way is left as it is")
+        sub.noteCaughtUp()
+        #expect(sub.reading == .caughtUp)
     }
 
     /// An acknowledgement names a batch in flight, or the last acknowledged again; it moves the
