@@ -13,26 +13,6 @@ struct AssetGrant {
     var removals: UInt64
 }
 
-/// One asset being fetched.
-struct AssetTransfer {
-    var asset: Asset
-    /// The connection asked now; nil while parked (no peer to ask yet).
-    var connection: ConnectionID? = nil
-    /// Peers that said they lack it or sent bytes that did not verify.
-    var refused: Set<NodeID> = []
-    /// Chunk indexes not requested yet, in order (a slice: requesting drops from the front
-    /// without moving the rest).
-    var pending: ArraySlice<Int> = []
-    /// Chunk indexes requested and not answered.
-    var inFlight: Set<Int> = []
-    /// Whether the manifest request is out.
-    var awaitingManifest = false
-    /// Times the final check found chunks missing (damaged on disk) and asked for them again.
-    var repairs = 0
-    /// Tasks waiting for the outcome, by a number that lets one of them cancel alone.
-    var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
-}
-
 extension SyncNode {
     // MARK: Fetching
 
@@ -51,31 +31,28 @@ extension SyncNode {
             complete(asset)
             return [:]
         }
-        if transfers[asset] == nil { transfers[asset] = AssetTransfer(asset: asset) }
-        guard transfers[asset]?.connection == nil else { return [:] }  // already under way
+        guard fetches.want(asset) else { return [:] }  // already under way
         return await askNextPeer(asset)
     }
 
     /// Waits until `asset` is held here (fetched and verified, or already present).
     /// - Throws: ``AssetFetchError`` `assetNotAvailable` when no connected peer could serve it.
     public func waitForAsset(_ asset: Asset) async throws {
-        if let e = recentAssetFailures.removeValue(forKey: asset) { throw e }
+        if let e = fetches.takeFailure(of: asset) { throw e }
         if let assets, await assets.manifest(of: asset) != nil { return }
         // The fetch may have finished while that check was suspended (it runs on the asset lane,
         // which a transfer keeps busy): nobody would ever resume a waiter registered after it.
         // So the failure is looked up and the waiter registered with no suspension between, and
         // the asset is checked again once the waiter is in place.
-        if let e = recentAssetFailures.removeValue(forKey: asset) { throw e }
-        nextWaiter &+= 1
-        let ticket = nextWaiter
+        if let e = fetches.takeFailure(of: asset) { throw e }
+        let ticket = fetches.nextTicket()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
                 if Task.isCancelled {
                     c.resume(throwing: CancellationError())
                     return
                 }
-                if transfers[asset] == nil { transfers[asset] = AssetTransfer(asset: asset) }
-                transfers[asset]?.waiters[ticket] = c
+                fetches.wait(for: asset, ticket: ticket, c)
                 Task { await self.completeIfHeld(asset) }
             }
         } onCancel: {
@@ -86,7 +63,7 @@ extension SyncNode {
     /// Resumes the waiters for `asset` when it is held already: it was fetched while a waiter was
     /// still on its way in (``waitForAsset(_:)``).
     func completeIfHeld(_ asset: Asset) async {
-        guard transfers[asset]?.waiters.isEmpty == false, let assets, await assets.manifest(of: asset) != nil else {
+        guard fetches.isAwaited(asset), let assets, await assets.manifest(of: asset) != nil else {
             return
         }
         complete(asset)
@@ -94,12 +71,12 @@ extension SyncNode {
 
     /// A waiting task was cancelled: it stops waiting (the fetch goes on for any other waiter).
     func cancelWait(_ asset: Asset, _ ticket: UInt64) {
-        transfers[asset]?.waiters.removeValue(forKey: ticket)?.resume(throwing: CancellationError())
+        fetches.cancelWait(for: asset, ticket: ticket)
     }
 
     /// Assets being fetched and the chunks each still lacks (for status and tests).
     public func assetTransfers() -> [Asset: Int] {
-        transfers.mapValues { $0.pending.count + $0.inFlight.count }
+        fetches.chunksLacking
     }
 
     /// Asks the next connected peer that has not refused `asset`: for the chunks still missing
@@ -112,10 +89,10 @@ extension SyncNode {
     /// and undid a close of the connection (``closed(_:)``), leaving the fetch on a connection
     /// that no longer existed.
     func askNextPeer(_ asset: Asset) async -> [ConnectionID: [SyncOutput]] {
-        guard let assets, let t = transfers[asset] else { return [:] }
+        guard let assets, let refused = fetches.refusers(of: asset) else { return [:] }
         let candidates = sessions.filter {
             $0.value.phase == .established
-                && $0.value.peer.map { $0.capabilities & Capability.assets != 0 && !t.refused.contains($0.node) }
+                && $0.value.peer.map { $0.capabilities & Capability.assets != 0 && !refused.contains($0.node) }
                     ?? false
         }
         .keys.sorted { $0.rawValue < $1.rawValue }
@@ -123,34 +100,31 @@ extension SyncNode {
             let connected = sessions.values.contains {
                 $0.phase == .established && ($0.peer?.capabilities ?? 0) & Capability.assets != 0
             }
-            if connected || t.refused.isEmpty == false {
+            if connected || refused.isEmpty == false {
                 fail(
                     asset,
                     AssetFetchError(
                         code: .assetNotAvailable, asset: asset,
                         message:
-                            "no connected peer can serve \(asset) (\(t.refused.count) refused or sent bytes that did not verify); try again when another peer that holds it is connected"
+                            "no connected peer can serve \(asset) (\(refused.count) refused or sent bytes that did not verify); try again when another peer that holds it is connected"
                     ))
             } else {
                 // Nobody to ask: park until a peer connects.
-                transfers[asset]?.connection = nil
+                fetches.park(asset)
             }
             return [:]
         }
-        transfers[asset]?.connection = id
-        transfers[asset]?.pending = []
-        transfers[asset]?.inFlight = []
-        transfers[asset]?.awaitingManifest = false
+        fetches.claim(asset, for: id)
         let missing = await assets.missingChunks(of: asset)
         // Meanwhile the transfer may have ended (fetched or failed) or left `id` (its connection
         // closed): whoever moved it asks for it now, or it is parked until a peer connects.
-        guard transfers[asset]?.connection == id else { return [:] }
+        guard fetches.isAsking(asset, on: id) else { return [:] }
         if let missing {
-            transfers[asset]?.pending = missing[...]
+            fetches.noteMissing(missing, of: asset)
             if missing.isEmpty { return await finishTransfer(asset) }
             return [id: requestChunks(asset)]
         }
-        transfers[asset]?.awaitingManifest = true
+        fetches.noteManifestRequested(asset)
         return [
             id: [
                 .send(Frame(type: .assetRequest, payload: AssetRequestMessage(asset: asset, part: .manifest).encoded()))
@@ -160,45 +134,21 @@ extension SyncNode {
 
     /// Requests pending chunks while the window allows, in runs of consecutive indexes.
     func requestChunks(_ asset: Asset) -> [SyncOutput] {
-        // Taken out of the dictionary while it changes, so its arrays are not copied.
-        guard var t = transfers.removeValue(forKey: asset) else { return [] }
-        var out = [SyncOutput]()
-        while t.inFlight.count < configuration.assetWindow, let first = t.pending.first {
-            var count = 1
-            while count < t.pending.count, count < configuration.assetWindow - t.inFlight.count,
-                t.pending[t.pending.startIndex + count] == first &+ count, UInt64(count) < AssetRequestMessage.maxChunks
-            {
-                count &+= 1
-            }
-            for i in t.pending.prefix(count) { t.inFlight.insert(i) }
-            t.pending.removeFirst(count)
-            out.append(
-                .send(
-                    Frame(
-                        type: .assetRequest,
-                        payload: AssetRequestMessage(
-                            asset: asset, part: .chunks(first: UInt64(first), count: UInt64(count))
-                        ).encoded())))
+        fetches.nextRequests(asset, window: configuration.assetWindow).map {
+            .send(Frame(type: .assetRequest, payload: $0.encoded()))
         }
-        transfers[asset] = t
-        return out
     }
 
     /// The peer on `id` failed `asset` (refused it, or sent bytes that did not verify): ask another.
     /// Nothing is done when the transfer has left `id` since (its connection closed while the
     /// answer was checked): another call has it.
     func refuse(_ asset: Asset, on id: ConnectionID) async -> [ConnectionID: [SyncOutput]] {
-        guard var t = transfers[asset], t.connection == id else { return [:] }
-        if let peer = sessions[id]?.peer?.node { t.refused.insert(peer) }
-        t.pending = []
-        t.inFlight = []
-        t.connection = nil
-        transfers[asset] = t
+        guard fetches.refuse(asset, on: id, peer: sessions[id]?.peer?.node) else { return [:] }
         return await askNextPeer(asset)
     }
 
     func finishTransfer(_ asset: Asset) async -> [ConnectionID: [SyncOutput]] {
-        guard let assets, let id = transfers[asset]?.connection else { return [:] }
+        guard let assets, let id = fetches.transfers[asset]?.connection else { return [:] }
         if await assets.finish(asset) {
             statistics.assetsFetched &+= 1
             complete(asset)
@@ -207,12 +157,8 @@ extension SyncNode {
         // Chunks this node held turned out missing or damaged (the manifest is kept and lists
         // them): fetch them again from the same peer, a bounded number of times.
         if let missing = await assets.missingChunks(of: asset), !missing.isEmpty,
-            var t = transfers[asset], t.connection == id, t.repairs < 2
+            fetches.repair(asset, on: id, missing: missing)
         {
-            t.repairs += 1
-            t.pending = missing[...]
-            t.inFlight = []
-            transfers[asset] = t
             return [id: requestChunks(asset)]
         }
         // Every chunk matched the manifest but the content does not match the asset: the
@@ -226,29 +172,23 @@ extension SyncNode {
     }
 
     func complete(_ asset: Asset) {
-        guard let t = transfers.removeValue(forKey: asset) else { return }
-        for w in t.waiters.values { w.resume() }
+        fetches.complete(asset)
     }
 
+    /// The fetch of `asset` failed: the asset store drops what it kept of it, and the waiters
+    /// throw `error` (nobody waits yet when the fetch ran first: the next wait reports it).
     func fail(_ asset: Asset, _ error: AssetFetchError) {
-        let t = transfers.removeValue(forKey: asset)
         if let assets { Task { await assets.abandon(asset) } }
         statistics.assetFetchesFailed &+= 1
-        guard let t, !t.waiters.isEmpty else {
-            // Nobody waits yet (the fetch ran first): the next wait for it reports this.
-            if recentAssetFailures.count >= 64 { recentAssetFailures.removeAll() }
-            recentAssetFailures[asset] = error
-            return
-        }
-        for w in t.waiters.values { w.resume(throwing: error) }
+        fetches.fail(asset, error)
     }
 
     /// Transfers that were on `id` (now closed), or parked, go to another peer; the chunks
     /// already stored stay, so each resumes from the first missing one.
     func moveTransfers(from id: ConnectionID?) async -> [ConnectionID: [SyncOutput]] {
         var out = [ConnectionID: [SyncOutput]]()
-        for asset in transfers.keys.sorted(by: { $0.hash < $1.hash }) where transfers[asset]?.connection == id {
-            transfers[asset]?.connection = nil
+        for asset in fetches.assets(on: id) where fetches.isAsking(asset, on: id) {
+            fetches.park(asset)
             for (c, o) in await askNextPeer(asset) { out[c, default: []] += o }
         }
         return out
@@ -268,22 +208,10 @@ extension SyncNode {
             }
         }
         var out = [Asset]()
-        for a in wanted.sorted(by: { $0.hash < $1.hash }) where transfers[a] == nil {
+        for a in wanted.sorted(by: { $0.hash < $1.hash }) where fetches.transfers[a] == nil {
             if await assets.manifest(of: a) == nil { out.append(a) }
         }
         return out
-    }
-
-    /// Whether `asset` compresses, from a zstd trial on `sample` the first time (remembered for
-    /// up to 256 assets).
-    func compressibility(of asset: Asset, sample: [UInt8]) -> Bool {
-        if let known = assetCompressible[asset] { return known }
-        let saves = sample.withUnsafeBytes { raw in
-            ZstdCompressor().compress(raw, level: 1, dictionary: nil, notBelow: max(1, raw.count * 97 / 100)) != nil
-        }
-        if assetCompressible.count >= 256 { assetCompressible.removeAll() }
-        assetCompressible[asset] = saves
-        return saves
     }
 
     // MARK: Serving
@@ -362,7 +290,7 @@ extension SyncNode {
                 // Whether the asset compresses is tried once, on the first chunk served (its
                 // payload: the chunk behind a few dozen bytes of header); chunks of one that does
                 // not (most media) go out without a compression attempt.
-                let compressible = compressibility(of: m.asset, sample: payload)
+                let compressible = fetches.compressibility(of: m.asset, sample: payload)
                 out.append(.send(Frame(type: .assetChunk, payload: payload, mayCompress: compressible)))
                 statistics.assetChunksSent &+= 1
             }
@@ -442,20 +370,19 @@ extension SyncNode {
     {
         guard let m = run.first else { return [:] }
         // An answer for a transfer no longer on this connection (moved, finished) is dropped.
-        guard let assets, let t = transfers[m.asset], t.connection == id else { return [:] }
+        guard let assets, let t = fetches.transfers[m.asset], t.connection == id else { return [:] }
         switch m.part {
         case .unavailable:
             return await refuse(m.asset, on: id)
         case .manifest(let bytes):
-            guard t.awaitingManifest, await assets.receiveManifest(bytes, for: m.asset) != nil,
+            guard fetches.awaitsManifest(m.asset), await assets.receiveManifest(bytes, for: m.asset) != nil,
                 let missing = await assets.missingChunks(of: m.asset)
             else {
                 return await refuse(m.asset, on: id)
             }
             // The transfer may have moved (connection closed) while the manifest was stored.
-            guard transfers[m.asset]?.connection == id else { return [:] }
-            transfers[m.asset]?.awaitingManifest = false
-            transfers[m.asset]?.pending = missing[...]
+            guard fetches.isAsking(m.asset, on: id) else { return [:] }
+            fetches.noteMissing(missing, of: m.asset)
             if missing.isEmpty { return await finishTransfer(m.asset) }
             return [id: requestChunks(m.asset)]
         case .chunk:
@@ -473,11 +400,10 @@ extension SyncNode {
             let stored = await assets.receiveChunks(chunks, of: m.asset)
             statistics.assetChunksReceived &+= stored
             // The transfer may have moved (connection closed) while the chunks were stored.
-            guard transfers[m.asset]?.connection == id else { return [:] }
-            for c in chunks.prefix(stored) { transfers[m.asset]?.inFlight.remove(c.index) }
+            guard fetches.isAsking(m.asset, on: id) else { return [:] }
+            fetches.noteStored(chunks.prefix(stored).map(\.index), of: m.asset)
             guard stored == chunks.count else { return await refuse(m.asset, on: id) }
-            guard let now = transfers[m.asset] else { return [:] }
-            if now.pending.isEmpty && now.inFlight.isEmpty { return await finishTransfer(m.asset) }
+            if fetches.hasAllChunks(m.asset) { return await finishTransfer(m.asset) }
             return [id: requestChunks(m.asset)]
         }
     }

@@ -5,7 +5,7 @@ public import ShoalStore
 public import ShoalTrust
 import Dispatch
 import Synchronization
-public import Logging
+package import Logging
 
 /// Replicates a ``Store``'s zones with peers, over any transport.
 ///
@@ -32,14 +32,8 @@ public actor SyncNode {
     /// How many zones held here each device owns (by their shares), counted on first use and
     /// kept in step as shares create zones; nil until then, and after zone tombstones are purged.
     var zonesPerOwner: [DeviceID: Int]? = nil
-    /// Assets being fetched.
-    var transfers: [Asset: AssetTransfer] = [:]
-    /// Whether assets served compress (a trial on their first chunk).
-    var assetCompressible: [Asset: Bool] = [:]
-    /// Numbers waiting tasks (``waitForAsset(_:)``).
-    var nextWaiter: UInt64 = 0
-    /// Fetches that failed before anyone waited for them (at most 64).
-    var recentAssetFailures: [Asset: AssetFetchError] = [:]
+    /// The assets being fetched and the tasks waiting for them.
+    var fetches = AssetFetches()
     /// Frames for other connections produced while handling one connection's frame.
     var extraOutputs: [ConnectionID: [SyncOutput]] = [:]
 
@@ -317,11 +311,7 @@ public actor SyncNode {
     public func closed(_ id: ConnectionID) -> [ConnectionID: [SyncOutput]] {
         let lost = sessions[id]?.inbound.filter { $0.value.isUpstream }.map(\.key) ?? []
         sessions[id] = nil
-        for (asset, t) in transfers where t.connection == id {
-            transfers[asset]?.connection = nil
-            transfers[asset]?.pending = []
-            transfers[asset]?.inFlight = []
-        }
+        fetches.parkAll(on: id)
         var out = [ConnectionID: [SyncOutput]]()
         for zone in lost.sorted() {
             for (c, more) in announceUpstreams(of: zone) { out[c, default: []] += more }
