@@ -40,7 +40,7 @@ extension SyncNode {
             retention: retention, peersExpected: peersExpected,
             forgetPurgedAfter: retention.map { $0 * Self.purgedZoneMemory })
         if zones > 0 {
-            zonesPerOwner = nil
+            shares.forgetCounts()
             statistics.zoneTombstonesPurged &+= zones
             logger.trace("\(nodeID.short) purged \(zones) zone tombstones")
         }

@@ -4,30 +4,10 @@ public import ShoalWire
 public import ShoalStore
 import ShoalTrust
 
-/// What a connection's device may do with a zone, from the zone's share (Spec/security.md §6.2).
-enum ZoneAccess: Int, Comparable {
-    /// Not a member: it learns nothing of the zone.
-    case none
-    /// A read-only member: it is served the zone; its changes are refused.
-    case read
-    /// A read-write member, or any trusted device for a zone without a share.
-    case write
-    /// The owner, or a connection that is not authenticated (an in-memory transport).
-    case owner
-
-    static func < (a: ZoneAccess, b: ZoneAccess) -> Bool { a.rawValue < b.rawValue }
-}
-
-/// A zone's share as this node holds it, with its owner.
-struct HeldShare {
-    var share: ZoneShare
-    var owner: DeviceID
-}
-
 extension SyncNode {
     /// The share this node holds for `zone`, if any (read from the store once).
     func heldShare(_ zone: RecordZone.ID) async -> HeldShare? {
-        if let cached = shareCache[zone] { return cached }
+        if let cached = shares.cached(zone) { return cached }
         var held: HeldShare? = nil
         if let bytes = try? await store.syncValue(.share(zone: zone)),
             let share = try? ZoneShare(decoding: bytes, limits: configuration.limits),
@@ -35,7 +15,7 @@ extension SyncNode {
         {
             held = HeldShare(share: share, owner: owner)
         }
-        shareCache[zone] = .some(held)
+        shares.note(held, for: zone)
         return held
     }
 
@@ -46,7 +26,7 @@ extension SyncNode {
     /// commits so too, and without its share the zone would be open to every trusted device.
     func keep(_ share: ZoneShare, owner: DeviceID) async throws(ShoalError) {
         try await store.setSyncValue(.share(zone: share.zone), share.encoded(), durably: true)
-        shareCache[share.zone] = .some(HeldShare(share: share, owner: owner))
+        shares.note(HeldShare(share: share, owner: owner), for: share.zone)
     }
 
     /// What the device of connection `id` may do with `zone`.
@@ -59,12 +39,7 @@ extension SyncNode {
     /// What `device` may do with `zone`.
     func access(_ device: DeviceID, _ zone: RecordZone.ID) async -> ZoneAccess {
         guard let held = await heldShare(zone) else { return .write }
-        if device == held.owner { return .owner }
-        switch held.share.role(of: device) {
-        case .readWrite?: return .write
-        case .readOnly?: return .read
-        case nil: return .none
-        }
+        return held.access(of: device)
     }
 
     /// The zones announced on connection `id`: those of `all` (this node's announced zones, read
@@ -274,7 +249,7 @@ extension SyncNode {
                 return ignore("it names owner \(owner.short); this node holds the zone as owned by \(h.owner.short)")
             }
             held = nil
-            zonesPerOwner = nil
+            shares.forgetCounts()
         }
         if held == nil, let m = mine, live, m.incarnation != share.incarnation {
             // A zone held here without a share, in another incarnation, is another zone under the
@@ -324,7 +299,7 @@ extension SyncNode {
                 key: .share(zone: share.zone), share: share.encoded())
             {
             case .created:
-                zonesPerOwner?[owner, default: 0] &+= 1
+                shares.noteZoneCreated(ownedBy: owner)
                 announcePending = true
             case .revived:
                 restartPending = true
@@ -336,7 +311,7 @@ extension SyncNode {
             case .kept:
                 break
             }
-            shareCache[share.zone] = .some(HeldShare(share: share, owner: owner))
+            shares.note(HeldShare(share: share, owner: owner), for: share.zone)
         }
     }
 }
@@ -403,12 +378,12 @@ extension SyncNode {
 
     /// How many zones held here (live or deleted) `owner` owns, by their shares.
     func zonesOwned(by owner: DeviceID) async -> Int {
-        if let counts = zonesPerOwner { return counts[owner, default: 0] }
+        if let n = shares.zonesOwned(by: owner) { return n }
         var counts = [DeviceID: Int]()
         for z in await store.zoneAnnouncements() {
             if let held = await heldShare(z.zone) { counts[held.owner, default: 0] &+= 1 }
         }
-        zonesPerOwner = counts
+        shares.noteCounts(counts)
         return counts[owner, default: 0]
     }
 }

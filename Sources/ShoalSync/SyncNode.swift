@@ -27,11 +27,8 @@ public actor SyncNode {
     /// The device key this node signs its zones' shares with; nil: it owns no shares and every
     /// zone it creates is open to every trusted device (Spec/security.md §6).
     public let signer: ShareSigner?
-    /// The shares held, per zone (nil inside: none), read from the store on first use.
-    var shareCache: [RecordZone.ID: HeldShare?] = [:]
-    /// How many zones held here each device owns (by their shares), counted on first use and
-    /// kept in step as shares create zones; nil until then, and after zone tombstones are purged.
-    var zonesPerOwner: [DeviceID: Int]? = nil
+    /// The zones' shares held, read from the store on first use.
+    var shares = HeldShares()
     /// The assets being fetched and the tasks waiting for them.
     var fetches = AssetFetches()
     /// Frames for other connections produced while handling one connection's frame.
