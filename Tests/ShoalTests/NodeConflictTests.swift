@@ -28,13 +28,13 @@ import Shoal
         r["title"] = .string("draft")
         r["body"] = .string("text")
         try await a.save(r)
-        let port = try await b.listen(host: "127.0.0.1", port: 0)
+        let port = try await Self.listenBelowEphemeralPorts(b)
         // b trusts a before a dials it: a dial b refuses would back off, and the record would
         // wait for the next attempt.
         try await b.trustDevice(a.deviceID, name: "a")
         try await a.trustDevice(b.deviceID, name: "b", address: "127.0.0.1:\(port)")
         try await a.shareZone(Self.notes, with: b.deviceID, role: .readWrite)
-        try await a.listen(host: "127.0.0.1", port: 0)
+        _ = try await Self.listenBelowEphemeralPorts(a)
         defer {
             Task {
                 await a.shutdown(); await b.shutdown()
@@ -97,6 +97,28 @@ import Shoal
             guard case .decidedBy(let decider) = seenB.outcome else { Issue.record("b: \(seenB.outcome)"); return }
             #expect(decider == held.versionVector.latest?.node)
         }
+    }
+
+    /// Listens on a loopback port below the kernel's ephemeral range, and returns it.
+    ///
+    /// `goOnline()` binds the port the node listened on before `goOffline()`. A port from the
+    /// ephemeral range (what port 0 picks) may meanwhile become the source port of another
+    /// test's connection or another listener's port, and the bind fails ("address already in
+    /// use"); the kernel never hands out a port below the range by itself.
+    static func listenBelowEphemeralPorts(_ node: ShoalNode) async throws -> Int {
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        let low = range.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32768
+        var rng = SystemRandomNumberGenerator()
+        var failure: (any Error)? = nil
+        for _ in 0..<64 {
+            do {
+                return try await node.listen(
+                    host: "127.0.0.1", port: Int.random(in: max(1024, low / 2)..<max(1025, low), using: &rng))
+            } catch {
+                failure = error
+            }
+        }
+        throw failure ?? CancellationError()
     }
 
     /// The first event of `events` within `limit`, or nil.
