@@ -31,7 +31,12 @@ import ShoalWire
             _ = try await a.store.save(r)
         }
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
-        #expect(try await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 10 })
+        // The first sync waits up to 3 minutes: under the whole suite's load on two cores it once
+        // took longer than the default 90 s, and arrived (the expectations after it held).
+        #expect(
+            try await eventually(timeout: .seconds(180)) {
+                (try? await b.store.allRecordIDs(in: Self.notes).count) == 10
+            })
         for i in 0..<3 { try await a.store.delete(Record.ID(name: "n\(i)", zone: Self.notes)) }
         #expect(
             try await eventually {
