@@ -91,9 +91,9 @@ struct AssetFetches {
         transfers[asset]?.refused
     }
 
-    /// Whether `asset` is being asked of the peer on `id` (nil: whether it is parked).
+    /// Whether `asset` is being fetched and asked of the peer on `id` (nil: whether it is parked).
     func isAsking(_ asset: Asset, on id: ConnectionID?) -> Bool {
-        transfers[asset]?.connection == id
+        transfers[asset].map { $0.connection == id } ?? false
     }
 
     /// The transfer of `asset` turns to the peer on `id`, from nothing requested.

@@ -28,7 +28,7 @@ extension SyncNode {
             return [:]
         }
         if await assets.manifest(of: asset) != nil {
-            complete(asset)
+            fetches.complete(asset)
             return [:]
         }
         guard fetches.want(asset) else { return [:] }  // already under way
@@ -66,7 +66,7 @@ extension SyncNode {
         guard fetches.isAwaited(asset), let assets, await assets.manifest(of: asset) != nil else {
             return
         }
-        complete(asset)
+        fetches.complete(asset)
     }
 
     /// A waiting task was cancelled: it stops waiting (the fetch goes on for any other waiter).
@@ -151,7 +151,7 @@ extension SyncNode {
         guard let assets, let id = fetches.transfers[asset]?.connection else { return [:] }
         if await assets.finish(asset) {
             statistics.assetsFetched &+= 1
-            complete(asset)
+            fetches.complete(asset)
             return [:]
         }
         // Chunks this node held turned out missing or damaged (the manifest is kept and lists
@@ -169,10 +169,6 @@ extension SyncNode {
     /// Transfers parked when their connection closed go to another connected peer.
     public func resumeAssetTransfers() async -> [ConnectionID: [SyncOutput]] {
         await moveTransfers(from: nil)
-    }
-
-    func complete(_ asset: Asset) {
-        fetches.complete(asset)
     }
 
     /// The fetch of `asset` failed: the asset store drops what it kept of it, and the waiters

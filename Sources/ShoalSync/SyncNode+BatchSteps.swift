@@ -400,6 +400,14 @@ extension SyncSession.Outbound {
         if reading == .caughtUp { reading = .due }
     }
 
+    /// A pump is reading the store for the subscription now: it reads again before the reading
+    /// ends (something was committed or asked for meanwhile). False when no pump is reading.
+    mutating func readAgainIfReading() -> Bool {
+        guard case .reading = reading else { return false }
+        reading = .reading(again: true)
+        return true
+    }
+
     /// A pump starts reading the store for the subscription: false, and nothing changes, when
     /// there is nothing to read (caught up, or being read already) or no room in the window.
     mutating func beginReading() -> Bool {
@@ -445,10 +453,7 @@ extension SyncSession.Outbound {
     /// is unacknowledged: then the commit is part of a burst, and its news waits the delay so
     /// that the commits made meanwhile travel together.
     mutating func noteCommit(at now: ContinuousClock.Instant?, batchRecords: Int) -> CommitEffect {
-        if case .reading = reading {
-            reading = .reading(again: true)
-            return .wait
-        }
+        if readAgainIfReading() { return .wait }
         if let waiting = heldNews {
             let commits = waiting.commits &+ 1
             heldNews = commits >= batchRecords ? nil : (waiting.since, commits)

@@ -275,10 +275,7 @@ extension SyncNode {
     /// one, so an acknowledgement or a commit handled meanwhile is never overwritten.
     func pump(_ zone: RecordZone.ID, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
         guard let first = sessions[id]?.outbound[zone], let session = sessions[id] else { return [] }
-        if case .reading = first.reading {
-            sessions[id]?.outbound[zone]?.reading = .reading(again: true)
-            return []
-        }
+        if sessions[id]?.outbound[zone]?.readAgainIfReading() == true { return [] }
         // Held news waits out its delay (an acknowledgement does not end it: the commits of a
         // burst keep joining it); ``sendHeldNews()`` or a full batch ends it.
         // Records asked for whole do not wait: the subscriber holds its knowledge back for them.

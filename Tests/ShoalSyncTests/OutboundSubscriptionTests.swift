@@ -128,8 +128,15 @@ import ShoalWire
         #expect(began)
         sub.markDue()
         #expect(sub.reading == .reading(again: false), "a reading under way is left as it is")
+        var again = sub.readAgainIfReading()
+        #expect(again && sub.reading == .reading(again: true), "a second pump makes the one under way read again")
+        sub.noteCaughtUp()
+        #expect(sub.reading == .reading(again: true), "the reading goes on after a caught-up batch")
+        sub.reading = .reading(again: false)
         sub.noteCaughtUp()
         #expect(sub.reading == .caughtUp)
+        again = sub.readAgainIfReading()
+        #expect(!again && sub.reading == .caughtUp, "nothing being read: nothing to read again")
     }
 
     /// An acknowledgement names a batch in flight, or the last acknowledged again; it moves the
