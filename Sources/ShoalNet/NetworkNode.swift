@@ -862,8 +862,9 @@ public actor NetworkNode {
         return established.remove(admitted) != nil
     }
 
-    /// Passes a connection's frames to the engine, decoding `changes` batches first, so the engine
-    /// applies one batch while the next is decoded. What waits for the engine is bounded by the
+    /// Passes a connection's frames to the engine, decoding `changes` and `live-changes` batches
+    /// first (and rebuilding their writer-log entries, ``SyncNode/decodeAhead(_:on:)``), so the
+    /// engine applies one batch while the next is decoded. What waits for the engine is bounded by the
     /// connection's `budget` (``NetworkConfiguration/inboundBytes``), not by the peer keeping to
     /// its window. Not isolated to the node: a decode here never holds the actor the engine
     /// needs. Asset frames normally never get here (``AssetFrameRouter`` moves them to their
@@ -896,7 +897,7 @@ public actor NetworkNode {
                 // Taken before decoding: while this connection has its bound with the engine,
                 // reading stops here, and TCP slows the peer.
                 await budget.take(frame.heldCost)
-                sink.yield(.frame(id, frame, sync.decodeAhead(frame), budget))
+                sink.yield(.frame(id, frame, sync.decodeAhead(frame, on: id), budget))
             }
         }
     }

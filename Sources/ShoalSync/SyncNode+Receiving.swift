@@ -9,17 +9,21 @@ extension SyncNode {
         -> [SyncOutput]
     {
         // The records' bytes as received are their canonical encodings: the store keeps them.
+        let ahead = decoded?.take()
         let (m, ranges) = try decode { (l) throws(WireError) in
-            if let r = decoded?.take() { return try r.get() }
+            if let r = ahead?.0 { return try r.get() }
             return try ChangesMessage.decodeKeepingRecordBytes(frame.payload, limits: l)
         }
-        return try await applyChanges(m, ranges: ranges, frame: frame, on: id)
+        return try await applyChanges(m, ranges: ranges, frame: frame, rebuiltAhead: ahead?.1, on: id)
     }
 
     /// A `live-changes` batch (Spec/replication.md §3.5.4): the subscription it names must be one
     /// the peer numbered on this connection, and its token a change to that subscription's last
     /// one; it is then applied as the `changes` batch it stands for.
-    func handleLiveChanges(_ frame: Frame, on id: ConnectionID) async throws(SyncFailure) -> [SyncOutput] {
+    func handleLiveChanges(_ frame: Frame, on id: ConnectionID, decoded: DecodedChanges? = nil)
+        async throws(SyncFailure)
+        -> [SyncOutput]
+    {
         let n = try decode { (l) throws(WireError) in try LiveChangesMessage.subscription(of: frame.payload, limits: l)
         }
         guard let zone = sessions[id]?.inboundNumbers[n], let sub = sessions[id]?.inbound[zone] else {
@@ -28,9 +32,13 @@ extension SyncNode {
                 "live changes of subscription \(n), a number the peer has not given a subscription of this connection (Spec/replication.md §3.5.4)"
             )
         }
-        // Vectors written against the stated knowledge are read against this side's copy of it.
+        // Vectors written against the stated knowledge are read against this side's copy of it;
+        // a decode ahead made against the same copy is the same message.
+        let ahead = decoded?.takeLive(subscription: n, zone: zone, reference: sub.vectorReference)
+        if ahead != nil { statistics.batchesDecodedAhead &+= 1 }
         let (live, ranges) = try decode { (l) throws(WireError) in
-            try LiveChangesMessage.decodeKeepingRecordBytes(
+            if let r = ahead?.0 { return try r.get() }
+            return try LiveChangesMessage.decodeKeepingRecordBytes(
                 frame.payload, zone: zone, reference: sub.vectorReference, limits: l)
         }
         guard let token = live.token(after: sub.lastToken, limits: configuration.limits) else {
@@ -40,7 +48,8 @@ extension SyncNode {
             )
         }
         return try await applyChanges(
-            live.changes(incarnation: sub.incarnation, token: token), ranges: ranges, frame: frame, on: id)
+            live.changes(incarnation: sub.incarnation, token: token), ranges: ranges, frame: frame,
+            rebuiltAhead: ahead?.1, on: id)
     }
 
     /// The refusal of a batch from a device that may not write `zone`: counted, and closing.
@@ -55,9 +64,10 @@ extension SyncNode {
     /// Applies a batch received on `id` (whose payload is `frame`'s; `ranges` locate its whole
     /// records' bytes in it) and answers with the acknowledgement (and a `want-whole` for what
     /// could not be rebuilt).
-    func applyChanges(_ m: consuming ChangesMessage, ranges: [Range<Int>], frame: Frame, on id: ConnectionID)
-        async throws(SyncFailure) -> [SyncOutput]
-    {
+    func applyChanges(
+        _ m: consuming ChangesMessage, ranges: [Range<Int>], frame: Frame,
+        rebuiltAhead: DecodedChanges.RebuiltRanges? = nil, on id: ConnectionID
+    ) async throws(SyncFailure) -> [SyncOutput] {
         guard let peer = try await checkSubscription(of: m, on: id) else { return [] }
         let whole = try await wholeVersions(of: m, from: peer, on: id)
         var records = whole.records
@@ -74,7 +84,8 @@ extension SyncNode {
         // Every write must be proven by its writer's device (Spec/authenticated-writes.md §5):
         // the section's entries are checked against the versions in the batch's order.
         let writes = try await checkWrites(
-            of: m, versions: positionalVersions(of: m, records: records), from: peer, on: id)
+            of: m, versions: positionalVersions(of: m, records: records), rebuiltAhead: rebuiltAhead, from: peer,
+            on: id)
         leaveOut(writes.left, of: m, records: &records, ranges: &ranges)
         let key = PeerZone(peer: peer, zone: m.zone)
         let stated = noteStated(by: m, key: key, on: id)
@@ -99,6 +110,7 @@ extension SyncNode {
         }
         sessions[id]?.inbound[m.zone]?.wanted = wanted
         noteProgress(of: m, records: records.count, payloadBytes: frame.payload.count, on: id)
+        publishLiveReference(of: m.zone, on: id)
         let ack = await acknowledgement(of: m, resyncing: resyncs[key] != nil, on: id)
         // Zones fetched eagerly: ask for the new records' assets (the sender likely holds them).
         for asset in await eagerAssets(in: records, zone: m.zone) {

@@ -222,9 +222,10 @@ extension SyncNode {
     /// - Throws: `permissionFailure` for a writer bound to another device; `invalidArguments` for
     ///   a range or version that does not prove out (a forged or unproven write); `resyncNeeded`
     ///   when a range leans on a version that could not be rebuilt here.
-    func checkWrites(of m: ChangesMessage, versions: [Record?], from peer: NodeID, on id: ConnectionID)
-        async throws(SyncFailure) -> WriteCheck
-    {
+    func checkWrites(
+        of m: ChangesMessage, versions: [Record?], rebuiltAhead: DecodedChanges.RebuiltRanges? = nil, from peer: NodeID,
+        on id: ConnectionID
+    ) async throws(SyncFailure) -> WriteCheck {
         let what = "batch \(m.batch) of zone \(m.zone) from \(peer.short)"
         let shared = await heldShare(m.zone) != nil
         guard authenticatesWrites(on: id) else {
@@ -242,8 +243,12 @@ extension SyncNode {
         var rebuilt = RebuiltDots(count: versions.count)
         var outsiders = Set<NodeID>()
         var shownBy = [NodeID: [(index: Int, sequence: UInt64, hlc: HLC)]]()
-        for range in m.writerLog?.ranges ?? [] {
-            guard let entries = try await verify(range, of: m, versions: versions, shared: shared, from: peer, on: id)
+        // Entries rebuilt ahead are those of these versions only in a batch without sparse records.
+        let ahead = m.sparseRecords.isEmpty && rebuiltAhead?.count == m.writerLog?.ranges.count ? rebuiltAhead : nil
+        for (r, range) in (m.writerLog?.ranges ?? []).enumerated() {
+            guard
+                let entries = try await verify(
+                    range, of: m, versions: versions, rebuilt: ahead?[r], shared: shared, from: peer, on: id)
             else {
                 outsiders.insert(range.writer)
                 continue
@@ -297,16 +302,18 @@ extension SyncNode {
     }
 
     /// Verifies one range and keeps its new entries; returns all of its entries, or nil for a
-    /// writer whose device may not write the zone (nothing of it is kept).
+    /// writer whose device may not write the zone (nothing of it is kept). `rebuilt`: the
+    /// range's entries rebuilt from `versions` already (by the read loop, ``decodeAhead(_:on:)``).
     func verify(
-        _ range: WriterLogSection.Range, of m: ChangesMessage, versions: [Record?], shared: Bool, from peer: NodeID,
+        _ range: WriterLogSection.Range, of m: ChangesMessage, versions: [Record?],
+        rebuilt: Result<[WriterLog.EncodedEntry], WriterLog.Mismatch>? = nil, shared: Bool, from peer: NodeID,
         on id: ConnectionID
     ) async throws(SyncFailure) -> [WriterLog.EncodedEntry]? {
         let writer = range.writer, zone = m.zone
         let what =
             "batch \(m.batch) of zone \(zone) from \(peer.short), range of \(writer.short) from #\(range.firstSequence)"
         let entries: [WriterLog.EncodedEntry]
-        switch WriterLog.encodedEntries(of: range, versions: versions) {
+        switch rebuilt ?? WriterLog.encodedEntries(of: range, versions: versions) {
         case .success(let e): entries = e
         case .failure(let mismatch):
             if range.items.contains(where: {

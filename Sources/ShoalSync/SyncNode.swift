@@ -31,6 +31,9 @@ public actor SyncNode {
     var shares = HeldShares()
     /// The assets being fetched and the tasks waiting for them.
     var fetches = AssetFetches()
+    /// Each inbound subscription's vector reference, by connection and number, for the
+    /// transport's read loops to decode `live-changes` ahead (``decodeAhead(_:on:)``).
+    nonisolated let liveReferences = LiveReferences()
     /// Frames for other connections produced while handling one connection's frame.
     var extraOutputs: [ConnectionID: [SyncOutput]] = [:]
 
@@ -87,6 +90,9 @@ public actor SyncNode {
         public var sparseRecordsReceived = 0
         /// Times a sparse record could not be rebuilt and the subscription asked for whole versions.
         public var wholeVersionRequests = 0
+        /// `live-changes` batches the transport decoded ahead, while the batch before them was
+        /// applied, against the vector reference the subscription held when they were applied.
+        public var batchesDecodedAhead = 0
         /// Sparse records rebuilt on the version before the stored one, after this node's own
         /// write since had replaced a slot the sender left out (Spec/replication.md §3.5.1).
         public var sparseRecordsRebuiltOnPrevious = 0
@@ -308,6 +314,7 @@ public actor SyncNode {
     public func closed(_ id: ConnectionID) -> [ConnectionID: [SyncOutput]] {
         let lost = sessions[id]?.inbound.filter { $0.value.isUpstream }.map(\.key) ?? []
         sessions[id] = nil
+        liveReferences.forget(id)
         fetches.parkAll(on: id)
         var out = [ConnectionID: [SyncOutput]]()
         for zone in lost.sorted() {
@@ -343,25 +350,6 @@ public actor SyncNode {
         await receive(frame, on: id, decoded: nil)
     }
 
-    /// A `changes` frame decoded ahead of ``receive(_:on:decoded:)``, off the node's actor. The
-    /// node takes the message out (``take()``), so that once the batch is applied the node holds
-    /// its only copy and can free it off the engine's path (``releaseLater(_:)``).
-    package final class DecodedChanges: Sendable {
-        private let result: Mutex<Result<(ChangesMessage, [Range<Int>]), WireError>?>
-
-        init(result: Result<(ChangesMessage, [Range<Int>]), WireError>) {
-            self.result = Mutex(result)
-        }
-
-        /// The decoded message, once; nil afterwards.
-        func take() -> Result<(ChangesMessage, [Range<Int>]), WireError>? {
-            result.withLock { r in
-                defer { r = nil }
-                return r
-            }
-        }
-    }
-
     /// Frees `value` on a background thread. A batch of 2,000 decoded records is some 20,000
     /// allocations; freeing them where the batch was applied held the engine ~0.7 ms per batch
     /// before it could take the next one (`shoal-bench sync`, initial-sync).
@@ -370,20 +358,7 @@ public actor SyncNode {
         DispatchQueue.global(qos: .utility).async { box.clear() }
     }
 
-    /// Decodes a `changes` frame (nil for other frames) without touching the node's state, so a
-    /// transport can decode the next batch while the node applies this one.
-    package nonisolated func decodeAhead(_ frame: Frame) -> DecodedChanges? {
-        guard frame.type == .changes else { return nil }
-        do throws(WireError) {
-            return DecodedChanges(
-                result: .success(
-                    try ChangesMessage.decodeKeepingRecordBytes(frame.payload, limits: configuration.limits)))
-        } catch {
-            return DecodedChanges(result: .failure(error))
-        }
-    }
-
-    /// ``receive(_:on:)`` with the frame's ``decodeAhead(_:)`` result, when the transport made it.
+    /// ``receive(_:on:)`` with the frame's ``decodeAhead(_:on:)`` result, when the transport made it.
     package func receive(_ frame: Frame, on id: ConnectionID, decoded: DecodedChanges?) async -> [ConnectionID:
         [SyncOutput]]
     {
@@ -434,7 +409,7 @@ public actor SyncNode {
             }
             switch frame.type {
             case .changes: return try await handleChanges(frame, on: id, decoded: decoded)
-            case .liveChanges: return try await handleLiveChanges(frame, on: id)
+            case .liveChanges: return try await handleLiveChanges(frame, on: id, decoded: decoded)
             case .acknowledgement: return try await handleAcknowledgement(frame, on: id)
             case .subscribe: return try await handleSubscribe(frame, on: id)
             case .upstreams: return try await handleUpstreams(frame, on: id)
@@ -643,7 +618,7 @@ public actor SyncNode {
             guard let mine = local[zone], !mine.isDeleted, !theirs.isDeleted, mine.incarnation == theirs.incarnation,
                 await access(id, zone) >= .write
             else {
-                sessions[id]?.inbound[zone] = nil
+                if sessions[id]?.inbound.removeValue(forKey: zone) != nil { liveReferences.forget(zone, on: id) }
                 continue
             }
             if sessions[id]?.inbound[zone]?.incarnation == mine.incarnation { continue }
@@ -706,6 +681,7 @@ public actor SyncNode {
         // A number the peer gave an earlier subscription to the zone names nothing now.
         let numbers = sessions[id]?.inboundNumbers.filter { $0.value != zone } ?? [:]
         sessions[id]?.inboundNumbers = numbers
+        liveReferences.forget(zone, on: id)
         let token = await position(peer: peer, zone: zone, incarnation: incarnation)
         let key = PeerZone(peer: peer, zone: zone)
         // After a sparse record could not be rebuilt, state no knowledge once: the peer then
@@ -730,6 +706,7 @@ public actor SyncNode {
             sessions[id]?.inbound[zone]?.number = n
             sessions[id]?.inboundNumbers[n] = zone
             sessions[id]?.inbound[zone]?.lastToken = from?.bytes ?? []
+            publishLiveReference(of: zone, on: id)
         }
         // Where the logs held here end, so the server's ranges join them (Spec/authenticated-writes.md §4).
         var heads: [NodeID: UInt64]? = nil

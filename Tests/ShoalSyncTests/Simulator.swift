@@ -263,6 +263,9 @@ final class Simulation {
         } while batchAssetFrames && !pipe.inFlight.isEmpty && frames.allSatisfy(isAsset)
         if toB { links[i].toB = pipe } else { links[i].toA = pipe }
         let (receiver, conn) = toB ? (links[i].b, links[i].connB) : (links[i].a, links[i].connA)
+        // Decoded ahead as a transport's read loop does, before the frames before them are
+        // handled: a batch read against a reference that handling then moves is decoded again.
+        let ahead = frames.map { nodes[receiver].sync.decodeAhead($0, on: conn) }
         var k = 0
         while k < frames.count {
             guard links.contains(where: { $0.connA == conn || $0.connB == conn }) else { return }
@@ -273,7 +276,7 @@ final class Simulation {
             let out =
                 end - k > 1 || (batchAssetFrames && isAsset(frames[k]))
                 ? await nodes[receiver].sync.receiveAssetFrames(frames[k..<end].map { (conn, $0) })
-                : await nodes[receiver].sync.receive(frames[k], on: conn)
+                : await nodes[receiver].sync.receive(frames[k], on: conn, decoded: ahead[k])
             try await route(out, from: receiver)
             if frames[k].type == .changes || frames[k].type == .liveChanges { try await notifyChanges(node: receiver) }
             k = end
