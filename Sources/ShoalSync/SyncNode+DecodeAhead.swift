@@ -148,14 +148,25 @@ extension SyncNode {
     }
 
     /// The entries of `m`'s writer-log ranges rebuilt from its whole versions; nil when it has
-    /// sparse records (their versions are rebuilt only by the engine), no section, or when this
-    /// node does not authenticate writes.
+    /// sparse records (their versions are rebuilt only by the engine), no section, more than
+    /// ``maxEntriesAheadPerVersion`` items per whole version, or when this node does not
+    /// authenticate writes.
     nonisolated func rebuiltAhead(_ m: ChangesMessage) -> DecodedChanges.RebuiltRanges? {
         rebuiltAhead(m.sparseRecords.isEmpty ? m.records : nil, m.writerLog)
     }
 
+    /// The most writer-log items per whole version of a batch whose entries the read loop
+    /// rebuilds ahead. Batches wait for the engine up to the connection's inbound budget, so
+    /// what they hold must stay proportional to what they carry: an entry rebuilt from a version
+    /// is at most about the version's size, and a range naming one version many times (its
+    /// writers' earlier writes, or a forged range) is left to the engine, which rebuilds one
+    /// batch at a time.
+    static let maxEntriesAheadPerVersion = 2
+
     nonisolated func rebuiltAhead(_ records: [Record]?, _ section: WriterLogSection?) -> DecodedChanges.RebuiltRanges? {
-        guard configuration.authenticatesWrites, let records, let section, !section.ranges.isEmpty else { return nil }
+        guard configuration.authenticatesWrites, let records, let section, !section.ranges.isEmpty,
+            section.ranges.reduce(0, { $0 &+ $1.items.count }) <= records.count &* Self.maxEntriesAheadPerVersion
+        else { return nil }
         let versions = records.map(Optional.some)
         return section.ranges.map { WriterLog.encodedEntries(of: $0, versions: versions) }
     }

@@ -134,6 +134,28 @@ import ShoalWire
         #expect(try await sim.nodes[1].store.logHead(of: writer, in: Self.notes).sequence == 2)
     }
 
+    /// A batch whose ranges name more writes than its versions (here one version's write twice
+    /// over) is not rebuilt ahead: what waits for the engine stays proportional to what it
+    /// carries. The engine still checks it, and refuses it.
+    @Test func aRangeNamingManyWritesPerVersionIsLeftToTheEngine() async throws {
+        let (sim, frame, conn) = try await nextLiveBatch(seed: 0xDA5, identities: true)
+        let sub = try #require(await sim.nodes[1].sync.sessions[conn]?.inbound[Self.notes])
+        var live = try LiveChangesMessage(decoding: frame.payload, zone: Self.notes, reference: sub.vectorReference)
+        var section = try #require(live.writerLog)
+        #expect(sim.nodes[1].sync.rebuiltAhead(live.records, section) != nil)
+        let hlc = try #require(live.records.first?.versionVector[sim.nodes[0].store.nodeID])
+        let extra = SyncNode.maxEntriesAheadPerVersion * live.records.count
+        section.ranges[0].items = (0...extra).map { k in
+            .impliedAt(record: 0, hlc: HLC(rawValue: hlc.rawValue &+ UInt64(k)))
+        }
+        live.writerLog = section
+        #expect(sim.nodes[1].sync.rebuiltAhead(live.records, section) == nil)
+        let forged = Frame(type: .liveChanges, payload: live.encoded())
+        let out = await sim.nodes[1].sync.receive(
+            forged, on: conn, decoded: sim.nodes[1].sync.decodeAhead(forged, on: conn))
+        #expect(Simulation.closeError(out, conn)?.code == "invalidArguments", "\(out)")
+    }
+
     /// A range whose entries, rebuilt ahead, do not match its versions is refused as the engine
     /// refuses it: rebuilt ahead or not, a forged entry changes nothing.
     @Test func aForgedRangeRebuiltAheadIsRefused() async throws {
