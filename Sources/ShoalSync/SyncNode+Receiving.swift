@@ -89,6 +89,9 @@ extension SyncNode {
         leaveOut(writes.left, of: m, records: &records, ranges: &ranges)
         let key = PeerZone(peer: peer, zone: m.zone)
         let stated = noteStated(by: m, key: key, on: id)
+        // The reference the next batch is read against: published before this one is stored, so
+        // the read loop can decode the next batch meanwhile.
+        publishLiveReference(of: m.zone, on: id)
         try await commit(
             m, records: records, ranges: ranges, frame: frame, from: peer, holdingBackPosition: !wanted.isEmpty, on: id)
         await noteReflected(writes, zone: m.zone)
@@ -110,7 +113,7 @@ extension SyncNode {
         }
         sessions[id]?.inbound[m.zone]?.wanted = wanted
         noteProgress(of: m, records: records.count, payloadBytes: frame.payload.count, on: id)
-        publishLiveReference(of: m.zone, on: id)
+        publishLiveReference(of: m.zone, on: id)  // the batch may have established the number
         let ack = await acknowledgement(of: m, resyncing: resyncs[key] != nil, on: id)
         // Zones fetched eagerly: ask for the new records' assets (the sender likely holds them).
         for asset in await eagerAssets(in: records, zone: m.zone) {

@@ -24,12 +24,12 @@ extension SyncBenchmark {
             for on in pair % 2 == 0 ? [true, false] : [false, true] where only.map({ $0 == on }) ?? true {
                 var c = syncConfiguration
                 c.authenticatesWrites = on
-                let (seconds, cpu, bytes, verified) = try await timedInitialSync(records: n, sync: c)
+                let (seconds, cpu, bytes, b) = try await timedInitialSync(records: n, sync: c)
                 rates[on, default: []].append(Double(n) / seconds)
                 cpuRates[on, default: []].append(Double(n) / max(cpu, 1e-6))
                 wire[on] = bytes
                 print(
-                    "sync case=initial-sync-auth-run auth=\(on ? "on" : "off") records=\(n) records_per_s=\(Int(Double(n) / seconds)) cpu_records_per_s=\(Int(Double(n) / max(cpu, 1e-6))) wire_bytes=\(bytes) entries_verified=\(verified)"
+                    "sync case=initial-sync-auth-run auth=\(on ? "on" : "off") records=\(n) records_per_s=\(Int(Double(n) / seconds)) cpu_records_per_s=\(Int(Double(n) / max(cpu, 1e-6))) wire_bytes=\(bytes) entries_verified=\(b.writerEntriesVerified) batches=\(b.batchesReceived) decoded_ahead=\(b.batchesDecodedAhead)"
                 )
             }
         }
@@ -43,9 +43,11 @@ extension SyncBenchmark {
     }
 
     /// One initial sync of `n` records from a fresh node A to a fresh node B configured `sync`:
-    /// its seconds, the process's CPU seconds meanwhile, the bytes B received, and the writer log
-    /// entries B verified.
-    static func timedInitialSync(records n: Int, sync: SyncConfiguration) async throws -> (Double, Double, Int, Int) {
+    /// its seconds, the process's CPU seconds meanwhile, the bytes B received, and B's engine's
+    /// counters (writer log entries verified, batches received and decoded ahead).
+    static func timedInitialSync(records n: Int, sync: SyncConfiguration) async throws -> (
+        Double, Double, Int, SyncNode.Statistics
+    ) {
         let (a, aDir) = try await temporaryNode("auth-a", sync: sync)
         defer { try? FileManager.default.removeItem(atPath: aDir) }
         let (b, bDir) = try await temporaryNode("auth-b", sync: sync)
@@ -75,9 +77,9 @@ extension SyncBenchmark {
             throw BenchError("digests differ after the initial sync")
         }
         let bytes = await b.traffic().bytesReceived
-        let verified = await b.sync.statistics.writerEntriesVerified
+        let statistics = await b.sync.statistics
         await a.shutdown()
         await b.shutdown()
-        return (seconds, cpu, bytes, verified)
+        return (seconds, cpu, bytes, statistics)
     }
 }
