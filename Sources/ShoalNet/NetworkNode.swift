@@ -90,6 +90,9 @@ public actor NetworkNode {
         case zoneChanged(RecordZone.ID)
         /// News held to travel with later commits is due (``SyncNode/heldNewsDeadline``).
         case heldNews
+        /// Acknowledgements held back are due to be written
+        /// (``SyncNode/heldAcknowledgementsDeadline``).
+        case heldAcknowledgements
         case zonesChanged(restart: Bool)
         case timeout(ConnectionID, String)
         case fetchAsset(Asset)
@@ -113,7 +116,9 @@ public actor NetworkNode {
     let lanes = LaneExecutor()
     var engineStarted = false
     /// The wake-up that sends held news when it is due, and when it fires.
-    var newsTimer: (task: Task<Void, Never>, at: ContinuousClock.Instant)? = nil
+    var newsTimer: Wake? = nil
+    /// The wake-up that writes held acknowledgements when they are due, and when it fires.
+    var acknowledgementsTimer: Wake? = nil
     var servers: [any Channel] = []
     var peerStates: [String: PeerState] = [:]
     var dialers: [String: Task<Void, Never>] = [:]
@@ -292,6 +297,7 @@ public actor NetworkNode {
         case let .frame(id, frame, decoded, budget):
             defer { budget?.give(frame.heldCost) }
             await receive(frame, on: id, decoded: decoded)
+            if frame.type == .acknowledgement { await wakeForHeldAcknowledgements() }
         case let .parked(id, frame):
             await handle(.frame(id, frame, nil, nil))
             connections[id]?.gate.records.handled()
@@ -307,6 +313,10 @@ public actor NetworkNode {
             let held = Set(connections.filter { $0.value.gate.records.isOverLimit }.keys)
             await send(await sync.sendHeldNews(holding: held))
             await wakeForHeldNews()
+        case .heldAcknowledgements:
+            acknowledgementsTimer = nil
+            await sync.writeHeldAcknowledgements()
+            await wakeForHeldAcknowledgements()
         case let .drained(id):
             // Zone by zone, until the connection is over its bound again (its next drain goes
             // on) or nothing is held back.
@@ -493,16 +503,30 @@ public actor NetworkNode {
     /// Makes sure the engine hears `heldNews` when the earliest held news is due (news is held
     /// only when a commit arrives, so this follows `zoneChanged` and `heldNews` events).
     func wakeForHeldNews() async {
-        guard let due = await sync.heldNewsDeadline else { return }
-        if let t = newsTimer, t.at <= due { return }
-        newsTimer?.task.cancel()
+        newsTimer = wake(newsTimer, at: await sync.heldNewsDeadline, with: .heldNews)
+    }
+
+    /// Makes sure the engine writes held acknowledgements when the earliest is due (one is held
+    /// only when an acknowledgement arrives, so this follows those and `heldAcknowledgements`).
+    func wakeForHeldAcknowledgements() async {
+        acknowledgementsTimer = wake(
+            acknowledgementsTimer, at: await sync.heldAcknowledgementsDeadline, with: .heldAcknowledgements)
+    }
+
+    /// A task that yields an event to the engine at a time, and that time.
+    typealias Wake = (task: Task<Void, Never>, at: ContinuousClock.Instant)
+
+    /// `timer`, or, when nothing is due before `due`, a wake-up yielding `event` at `due` in its place.
+    func wake(_ timer: Wake?, at due: ContinuousClock.Instant?, with event: Event) -> Wake? {
+        guard let due else { return timer }
+        if let timer, timer.at <= due { return timer }
+        timer?.task.cancel()
         let sink = eventSink
-        newsTimer = (
-            Task {
-                do { try await Task.sleep(until: due, clock: .continuous) } catch { return }
-                sink.yield(.heldNews)
-            }, due
-        )
+        let task = Task {
+            do { try await Task.sleep(until: due, clock: .continuous) } catch { return }
+            sink.yield(event)
+        }
+        return (task, due)
     }
 
     // MARK: Listening and dialling
@@ -1095,6 +1119,8 @@ public actor NetworkNode {
         probes = [:]
         newsTimer?.task.cancel()
         newsTimer = nil
+        acknowledgementsTimer?.task.cancel()
+        acknowledgementsTimer = nil
         tasks = []
         acceptLoops = []
         dialers = [:]

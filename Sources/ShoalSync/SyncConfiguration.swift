@@ -108,6 +108,11 @@ public struct SyncConfiguration: Sendable {
     /// then come in the order of the calls, from the simulation's one task.
     package var writesAcknowledgementsInline = false
 
+    /// Whether the acknowledgement writes that are due (at most one a second per peer and zone)
+    /// are awaited by the call that makes them, instead of running beside the engine (the
+    /// default). A simulation turns it on so that a seed replays the same store.
+    package var awaitsAcknowledgementWrites = false
+
     /// The defaults.
     public init() {}
 }

@@ -116,7 +116,7 @@ extension SyncNode {
                 await Self.storeAcknowledgement(
                     peer: peer, zone: m.zone, knowledge: sub.peerKnowledge, in: store, logger: logger)
             } else {
-                recordAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge)
+                await recordAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge)
             }
         }
         // A single commit held behind this acknowledgement was no burst (the next one did not
@@ -126,37 +126,41 @@ extension SyncNode {
     }
 
     /// Writes what `peer` acknowledged of `zone` to the store now, or, within a second of the last
-    /// write for them, once that second is up (the latest knowledge then). Acknowledgements merge
-    /// (a union), so their order does not matter.
-    func recordAcknowledgement(peer: NodeID, zone: RecordZone.ID, knowledge: VersionVector) {
+    /// write for them, once that second is up (``AcknowledgementThrottle``): the transport calls
+    /// ``writeHeldAcknowledgements()`` at ``heldAcknowledgementsDeadline``. The write runs beside
+    /// the engine unless ``SyncConfiguration/awaitsAcknowledgementWrites`` is on.
+    func recordAcknowledgement(peer: NodeID, zone: RecordZone.ID, knowledge: VersionVector) async {
         let key = PeerZone(peer: peer, zone: zone)
-        let now = ContinuousClock.now
-        if let last = acknowledgementWrites[key], now - last < .seconds(1) {
-            let wasPending = pendingAcknowledgements[key] != nil
-            pendingAcknowledgements[key] = (pendingAcknowledgements[key] ?? VersionVector()).union(knowledge)
-            guard !wasPending else { return }
-            let wait = last + .seconds(1) - now
-            Task { [weak self] in
-                try? await Task.sleep(for: wait)
-                await self?.flushAcknowledgement(key)
+        guard let write = acknowledgements.note(knowledge, for: key, at: configuration.now()) else { return }
+        await storeAcknowledgements([(key, write)])
+    }
+
+    /// When the earliest acknowledgement held back is due to be written: the transport calls
+    /// ``writeHeldAcknowledgements()`` then. Nil when none is held.
+    public var heldAcknowledgementsDeadline: ContinuousClock.Instant? { acknowledgements.deadline }
+
+    /// Writes the acknowledgements held back whose second is up (see
+    /// ``heldAcknowledgementsDeadline``); those not yet due keep waiting.
+    public func writeHeldAcknowledgements() async {
+        let due = acknowledgements.due(at: configuration.now())
+        if !due.isEmpty { await storeAcknowledgements(due) }
+    }
+
+    /// Writes `writes`: awaited when the configuration says so, else beside the engine.
+    func storeAcknowledgements(_ writes: [(key: PeerZone, knowledge: VersionVector)]) async {
+        let (store, logger) = (self.store, self.logger)
+        if configuration.awaitsAcknowledgementWrites {
+            for w in writes {
+                await Self.storeAcknowledgement(
+                    peer: w.key.peer, zone: w.key.zone, knowledge: w.knowledge, in: store, logger: logger)
             }
             return
         }
-        acknowledgementWrites[key] = now
-        let (store, logger) = (self.store, self.logger)
         Task {
-            await Self.storeAcknowledgement(peer: peer, zone: zone, knowledge: knowledge, in: store, logger: logger)
-        }
-    }
-
-    /// Writes the acknowledgement held back for `key` by ``recordAcknowledgement(peer:zone:knowledge:)``.
-    func flushAcknowledgement(_ key: PeerZone) {
-        guard let pending = pendingAcknowledgements.removeValue(forKey: key) else { return }
-        acknowledgementWrites[key] = ContinuousClock.now
-        let (store, logger) = (self.store, self.logger)
-        Task {
-            await Self.storeAcknowledgement(
-                peer: key.peer, zone: key.zone, knowledge: pending, in: store, logger: logger)
+            for w in writes {
+                await Self.storeAcknowledgement(
+                    peer: w.key.peer, zone: w.key.zone, knowledge: w.knowledge, in: store, logger: logger)
+            }
         }
     }
 

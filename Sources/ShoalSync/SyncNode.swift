@@ -43,11 +43,9 @@ public actor SyncNode {
     var knowledgeCache: [RecordZone.ID: VersionVector] = [:]
     /// A zone's incarnation changed here or a zone was deleted: every connection must restart.
     var restartPending = false
-    /// When each peer's acknowledgement of each zone was last written to the store.
-    var acknowledgementWrites: [PeerZone: ContinuousClock.Instant] = [:]
-    /// Acknowledgements that arrived within a second of the last write for their peer and zone,
-    /// written when the second is up (``recordAcknowledgement(peer:zone:knowledge:)``).
-    var pendingAcknowledgements: [PeerZone: VersionVector] = [:]
+    /// When each peer's acknowledgements reach the store, and those held until their second is
+    /// up (``recordAcknowledgement(peer:zone:knowledge:)``).
+    var acknowledgements = AcknowledgementThrottle()
     /// A zone was created here from a peer's announcement: tell every peer.
     var announcePending = false
     /// Subscriptions whose next subscribe states no knowledge, so the peer sends whole

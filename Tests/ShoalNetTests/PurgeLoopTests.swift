@@ -49,6 +49,36 @@ import ShoalWire
         #expect(try await a.store.tombstoneState(of: Self.notes).liveRecords == 7)
     }
 
+    /// B acknowledges a burst of A's saves, several within a second. A writes the first at once
+    /// and holds the rest; its timer writes the last once the second is up, with nothing more
+    /// from B, so a purge never waits for an acknowledgement already received.
+    @Test func theLastAcknowledgementOfABurstIsWrittenByTheTimer() async throws {
+        let a = try await LoopbackNode.start("a"), b = try await LoopbackNode.start("b")
+        defer {
+            Task {
+                await a.stop(); await b.stop()
+            }
+        }
+        await LoopbackNode.trustEachOther(a, b)
+        try await a.createSharedZone(Self.notes, with: [b])
+        await b.net.addPeer(host: "127.0.0.1", port: a.port)
+        for i in 0..<5 {
+            var r = Record(recordType: "Note", id: Record.ID(name: "n\(i)", zone: Self.notes))
+            r["i"] = .int64(Int64(i))
+            _ = try await a.store.save(r)
+            #expect(
+                try await eventually(timeout: .seconds(180)) {
+                    (try? await b.store.record(for: r.id)) != nil
+                })
+        }
+        let all = try await a.store.zone(Self.notes).versionVector
+        #expect(
+            try await eventually {
+                try await a.store.acknowledgement(of: b.store.nodeID, in: Self.notes) == all
+            }, "A holds B's last acknowledgement")
+        #expect(await a.net.sync.heldAcknowledgementsDeadline == nil)
+    }
+
     /// A deletes the zone it shares with B; both loops purge the zone tombstone once the other
     /// has announced the deletion (Spec/replication.md §4.1), and neither announces it after.
     @Test func aDeletedZoneIsPurgedByBothLoopsOnceBothAnnouncedIt() async throws {

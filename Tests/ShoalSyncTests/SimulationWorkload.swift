@@ -152,6 +152,7 @@ extension Simulation {
             } else {
                 clock.advance(UInt64(int(2000)))
                 try await sendHeldNews()
+                await writeHeldAcknowledgements()
             }
         }
         // Heal: every node up, no partitions, every pair connected, until the network is quiet.

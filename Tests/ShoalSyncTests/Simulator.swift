@@ -111,6 +111,8 @@ final class Simulation {
         let clock = SimClock(), origin = ContinuousClock.now, start = clock.now()
         self.clock = clock
         configuration.now = { origin + .milliseconds(Int64(clock.now() &- start)) }
+        // Acknowledgements are written on that clock and awaited: a seed replays the same store.
+        configuration.awaitsAcknowledgementWrites = true
         root =
             FileManager.default.temporaryDirectory.appendingPathComponent(
                 "shoal-sim-\(seed)-\(UInt32.random(in: 0 ... .max))"
@@ -299,6 +301,19 @@ final class Simulation {
         return any
     }
 
+    /// Writes every node's held acknowledgements that are due on the simulated clock, as a
+    /// transport's timer would (``SyncNode/writeHeldAcknowledgements()``); with `waiting`, first
+    /// lets the clock pass the earliest deadline, so none stays held.
+    func writeHeldAcknowledgements(waiting: Bool = false) async {
+        for n in nodes.indices where nodes[n].up {
+            if waiting, let due = await nodes[n].sync.heldAcknowledgementsDeadline {
+                let now = configuration.now()
+                if due > now { clock.advance(UInt64((due - now) / .milliseconds(1)) + 1) }
+            }
+            await nodes[n].sync.writeHeldAcknowledgements()
+        }
+    }
+
     /// Tells a node's idle subscriptions that its zones changed.
     func notifyChanges(node n: Int) async throws {
         for z in await nodes[n].store.zones() {
@@ -353,6 +368,7 @@ final class Simulation {
             }.filter { $0.3 > 0 }
             if waiting.isEmpty, try await sendHeldNews() { continue }
             if waiting.isEmpty {
+                await writeHeldAcknowledgements(waiting: true)
                 let before = links.count
                 for a in nodes.indices { for b in nodes.indices where a < b { try await connect(a, b) } }
                 if links.count == before { return rounds }
@@ -378,6 +394,7 @@ final class Simulation {
         while true {
             if pending.isEmpty {
                 if try await sendHeldNews() { continue }
+                await writeHeldAcknowledgements(waiting: true)
                 guard reconnect else { return true }
                 let before = links.count
                 for a in nodes.indices { for b in nodes.indices where a < b { try await connect(a, b) } }

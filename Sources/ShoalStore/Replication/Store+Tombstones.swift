@@ -182,6 +182,12 @@ extension Store {
             knownPeers: acks.map(\.0).sorted(), heldBackBy: heldBack)
     }
 
+    /// What `peer` has acknowledged of `zone` as stored (nil: nothing), for status and tests.
+    /// - Throws: `zoneNotFound`; `internalError` for a stored row that does not decode.
+    package func acknowledgement(of peer: NodeID, in zone: RecordZone.ID) throws(ShoalError) -> VersionVector? {
+        try peerAcknowledgements(of: try liveZone(zone)).first { $0.peer == peer }?.vector
+    }
+
     /// What each known peer of `z` has acknowledged (`acknowledge(peer:zone:vector:)`).
     func peerAcknowledgements(of z: ZoneState) throws(ShoalError) -> [(peer: NodeID, vector: VersionVector)] {
         var acks = [(peer: NodeID, vector: VersionVector)]()
