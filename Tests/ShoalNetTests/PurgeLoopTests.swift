@@ -10,6 +10,24 @@ import ShoalWire
 @Suite(.serialized) struct PurgeLoopTests {
     static let notes = RecordZone.ID(name: "notes")
 
+    /// A and B on `network`, trusting each other, A sharing ``notes`` with B, B dialling A.
+    static func sharingPair(network: NetworkConfiguration = NetworkConfiguration()) async throws -> (
+        LoopbackNode, LoopbackNode
+    ) {
+        let a = try await LoopbackNode.start("a", network: network),
+            b = try await LoopbackNode.start("b", network: network)
+        do {
+            await LoopbackNode.trustEachOther(a, b)
+            try await a.createSharedZone(Self.notes, with: [b])
+            await b.net.addPeer(host: "127.0.0.1", port: a.port)
+            return (a, b)
+        } catch {
+            await a.stop()
+            await b.stop()
+            throw error
+        }
+    }
+
     /// B replicates A's zone; A deletes three records. Once B has acknowledged the deletions, A's
     /// purge loop removes the tombstones (its horizon covers them) while B's loop, with no
     /// interval, keeps its own; the live records stay equal on both.
@@ -53,15 +71,12 @@ import ShoalWire
     /// and holds the rest; its timer writes the last once the second is up, with nothing more
     /// from B, so a purge never waits for an acknowledgement already received.
     @Test func theLastAcknowledgementOfABurstIsWrittenByTheTimer() async throws {
-        let a = try await LoopbackNode.start("a"), b = try await LoopbackNode.start("b")
+        let (a, b) = try await Self.sharingPair()
         defer {
             Task {
                 await a.stop(); await b.stop()
             }
         }
-        await LoopbackNode.trustEachOther(a, b)
-        try await a.createSharedZone(Self.notes, with: [b])
-        await b.net.addPeer(host: "127.0.0.1", port: a.port)
         for i in 0..<5 {
             var r = Record(recordType: "Note", id: Record.ID(name: "n\(i)", zone: Self.notes))
             r["i"] = .int64(Int64(i))
@@ -85,16 +100,12 @@ import ShoalWire
         var purging = NetworkConfiguration()
         purging.tombstonePurgeInterval = .milliseconds(200)
         purging.tombstoneRetention = nil
-        let a = try await LoopbackNode.start("a", network: purging),
-            b = try await LoopbackNode.start("b", network: purging)
+        let (a, b) = try await Self.sharingPair(network: purging)
         defer {
             Task {
                 await a.stop(); await b.stop()
             }
         }
-        await LoopbackNode.trustEachOther(a, b)
-        try await a.createSharedZone(Self.notes, with: [b])
-        await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(await eventually { (try? await b.store.zone(Self.notes)) != nil })
         // A follows B's changes once it has read B's announcement of the zone: the deletion then
         // waits for B.
