@@ -11,8 +11,11 @@ import ShoalWire
 /// It reads no clock: the engine passes the time from ``SyncConfiguration/now``, so a simulation
 /// that drives its own clock replays the same writes.
 struct AcknowledgementThrottle {
-    /// The shortest time between two writes for one peer and zone.
-    static let interval: Duration = .seconds(1)
+    /// The shortest time between two writes for one peer and zone: a second, or none (every
+    /// acknowledgement written as it comes).
+    let interval: Duration
+
+    init(interval: Duration = .seconds(1)) { self.interval = interval }
 
     /// When each peer's acknowledgement of each zone was last written.
     private var lastWrite: [PeerZone: ContinuousClock.Instant] = [:]
@@ -24,7 +27,7 @@ struct AcknowledgementThrottle {
     mutating func note(_ knowledge: VersionVector, for key: PeerZone, at now: ContinuousClock.Instant)
         -> VersionVector?
     {
-        if let last = lastWrite[key], now - last < Self.interval {
+        if let last = lastWrite[key], now - last < interval {
             held[key] = (held[key] ?? VersionVector()).union(knowledge)
             return nil
         }
@@ -35,7 +38,7 @@ struct AcknowledgementThrottle {
 
     /// When the earliest held acknowledgement is due; nil when none is held.
     var deadline: ContinuousClock.Instant? {
-        held.keys.compactMap { lastWrite[$0].map { $0 + Self.interval } }.min()
+        held.keys.compactMap { lastWrite[$0].map { $0 + interval } }.min()
     }
 
     /// How many acknowledgements are held.
@@ -44,7 +47,7 @@ struct AcknowledgementThrottle {
     /// Takes the held acknowledgements due at `now`, by peer then zone, each noted as written at
     /// `now`.
     mutating func due(at now: ContinuousClock.Instant) -> [(key: PeerZone, knowledge: VersionVector)] {
-        let keys = held.keys.filter { k in lastWrite[k].map { now - $0 >= Self.interval } ?? true }
+        let keys = held.keys.filter { k in lastWrite[k].map { now - $0 >= interval } ?? true }
         return keys.sorted { ($0.peer, $0.zone) < ($1.peer, $1.zone) }.compactMap { k in
             guard let knowledge = held.removeValue(forKey: k) else { return nil }
             lastWrite[k] = now

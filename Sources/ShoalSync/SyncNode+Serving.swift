@@ -112,12 +112,7 @@ extension SyncNode {
             // connection's frames, not before the next one: waiting for it held every change
             // behind it for the length of a commit once a second — 30–60 ms when the disk is busy.
             // The whole of what the peer stated is written, not this acknowledgement's part.
-            if configuration.writesAcknowledgementsInline {
-                await Self.storeAcknowledgement(
-                    peer: peer, zone: m.zone, knowledge: sub.peerKnowledge, in: store, logger: logger)
-            } else {
-                await recordAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge)
-            }
+            await recordAcknowledgement(peer: peer, zone: m.zone, knowledge: sub.peerKnowledge)
         }
         // A single commit held behind this acknowledgement was no burst (the next one did not
         // come before it): it goes now. Two or more wait out the delay (§4 item 2).
@@ -149,18 +144,16 @@ extension SyncNode {
     /// Writes `writes`: awaited when the configuration says so, else beside the engine.
     func storeAcknowledgements(_ writes: [(key: PeerZone, knowledge: VersionVector)]) async {
         let (store, logger) = (self.store, self.logger)
-        if configuration.awaitsAcknowledgementWrites {
+        let write: @Sendable () async -> Void = {
             for w in writes {
                 await Self.storeAcknowledgement(
                     peer: w.key.peer, zone: w.key.zone, knowledge: w.knowledge, in: store, logger: logger)
             }
-            return
         }
-        Task {
-            for w in writes {
-                await Self.storeAcknowledgement(
-                    peer: w.key.peer, zone: w.key.zone, knowledge: w.knowledge, in: store, logger: logger)
-            }
+        if configuration.awaitsAcknowledgementWrites || configuration.writesAcknowledgementsInline {
+            await write()
+        } else {
+            Task { await write() }
         }
     }
 

@@ -276,6 +276,8 @@ public actor SyncNode {
         self.logger = configuration.logger
         self.store = store
         self.configuration = configuration
+        acknowledgements = AcknowledgementThrottle(
+            interval: configuration.writesAcknowledgementsInline ? .zero : .seconds(1))
         self.nodeID = store.nodeID
         self.assets = assets
         self.signer = signer
