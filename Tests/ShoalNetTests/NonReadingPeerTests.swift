@@ -103,6 +103,12 @@ extension NonReadingPeerTests {
     @Test func aPeerThatReadsNothingIsNotSentEveryChangeOfEveryZone() async throws {
         var network = NetworkConfiguration()
         network.outboxBytes = 1 << 20
+        // The connection stays open however long the suite's load makes the steps below: the
+        // non-reader sends nothing after its subscriptions, which the idle timeout would end
+        // after 45 s, and then takes nothing, which the unwritable one would (the other tests
+        // of this suite cover both).
+        network.idleTimeout = .seconds(600)
+        network.unwritableTimeout = .seconds(600)
         let a = try await LoopbackNode.start("a", network: network)
         defer { Task { await a.stop() } }
         var subscribes = [Frame]()
@@ -138,11 +144,11 @@ extension NonReadingPeerTests {
         let total = Self.zones.count * Self.recordsPerZone * Self.recordBytes
         // Every change has reached the engine once the last zone's news is handled; sample what
         // waits for the peer meanwhile and for a while after: 2 s, and on a loaded machine until
-        // the engine has filled the outbox past its bound (at most 20 s).
+        // the engine has filled the outbox past its bound (at most 60 s).
         var most = 0
         let start = ContinuousClock.now
         while ContinuousClock.now < start + .seconds(2)
-            || (most <= network.outboxBytes && ContinuousClock.now < start + .seconds(20))
+            || (most <= network.outboxBytes && ContinuousClock.now < start + .seconds(60))
         {
             most = max(most, await a.net.outboundBytes(of: mallory.deviceID) ?? 0)
             try await Task.sleep(for: .milliseconds(20))
