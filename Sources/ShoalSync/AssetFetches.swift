@@ -1,7 +1,7 @@
 // AssetFetches: the assets a node is fetching — which peer each is asked of, the chunks requested
 // and still missing, the tasks waiting — and what it remembers of the assets it serves
-// (Spec/replication.md §3.7). It holds no store and sends nothing: ``SyncNode`` asks the asset
-// store and the peers, and tells it what happened.
+// (Spec/replication.md §3.7). It holds no store and sends nothing: ``AssetExchange`` asks the
+// asset store and the peers, and tells it what happened.
 
 import ShoalWire
 

@@ -1,6 +1,6 @@
 // HeldShares: the zones' shares a node holds, as read from its store, what each lets a device do
 // with its zone, and how many zones each owner's shares hold here (Spec/security.md §6). It holds
-// no store: ``SyncNode`` reads and writes the shares and tells it.
+// no store: ``ZoneShares`` reads and writes the shares and tells it.
 
 import ShoalTrust
 import ShoalWire

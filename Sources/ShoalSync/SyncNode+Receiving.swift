@@ -116,7 +116,7 @@ extension SyncNode {
         publishLiveReference(of: m.zone, on: id)  // the batch may have established the number
         let ack = await acknowledgement(of: m, resyncing: resyncs[key] != nil, on: id)
         // Zones fetched eagerly: ask for the new records' assets (the sender likely holds them).
-        for asset in await eagerAssets(in: records, zone: m.zone) {
+        for asset in await exchange.eagerAssets(in: records, zone: m.zone, engine: self) {
             for (c, more) in await fetchAsset(asset) { extraOutputs[c, default: []] += more }
         }
         let replies = wantWhole(unrebuilt, of: m, from: peer)

@@ -7,26 +7,15 @@ import ShoalTrust
 extension SyncNode {
     /// The share this node holds for `zone`, if any (read from the store once).
     func heldShare(_ zone: RecordZone.ID) async -> HeldShare? {
-        if let cached = shares.cached(zone) { return cached }
-        var held: HeldShare? = nil
-        if let bytes = try? await store.syncValue(.share(zone: zone)),
-            let share = try? ZoneShare(decoding: bytes, limits: configuration.limits),
-            let owner = share.verifiedOwner
-        {
-            held = HeldShare(share: share, owner: owner)
-        }
-        shares.note(held, for: zone)
-        return held
+        await shares.share(of: zone)
     }
 
-    /// Keeps `share` as the zone's share, committed as the node's own writes are: durable once
-    /// the call returns (Spec/store.md §2.3). A share this device signed may be on no peer yet, so
-    /// a power cut that undid it would take the zone's members away for good; a share adopted
-    /// from a peer comes with the zone's state it brought (created, deleted, read-only), which
-    /// commits so too, and without its share the zone would be open to every trusted device.
+    /// How many zones' shares were read from the store (for tests).
+    var sharesRead: Int { shares.zonesRead }
+
+    /// Keeps `share` as the zone's share, durably (``ZoneShares/keep(_:owner:)``).
     func keep(_ share: ZoneShare, owner: DeviceID) async throws(ShoalError) {
-        try await store.setSyncValue(.share(zone: share.zone), share.encoded(), durably: true)
-        shares.note(HeldShare(share: share, owner: owner), for: share.zone)
+        try await shares.keep(share, owner: owner)
     }
 
     /// What the device of connection `id` may do with `zone`.
@@ -311,7 +300,7 @@ extension SyncNode {
             case .kept:
                 break
             }
-            shares.note(HeldShare(share: share, owner: owner), for: share.zone)
+            shares.stored(share, owner: owner)
         }
     }
 }
@@ -352,7 +341,7 @@ extension SyncNode {
         let from = sessions[id]?.device
         var leftOut = Set<RecordZone.ID>()
         for (owner, zones) in byOwner.sorted(by: { $0.key < $1.key }) {
-            let held = await zonesOwned(by: owner)
+            let held = await shares.zonesOwned(by: owner)
             guard held &+ zones.count > configuration.maxZonesPerOwner else { continue }
             if owner == from {
                 throw SyncFailure(
@@ -374,16 +363,5 @@ extension SyncNode {
             )
         }
         return leftOut
-    }
-
-    /// How many zones held here (live or deleted) `owner` owns, by their shares.
-    func zonesOwned(by owner: DeviceID) async -> Int {
-        if let n = shares.zonesOwned(by: owner) { return n }
-        var counts = [DeviceID: Int]()
-        for z in await store.zoneAnnouncements() {
-            if let held = await heldShare(z.zone) { counts[held.owner, default: 0] &+= 1 }
-        }
-        shares.noteCounts(counts)
-        return counts[owner, default: 0]
     }
 }

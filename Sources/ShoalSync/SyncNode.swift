@@ -22,15 +22,13 @@ public actor SyncNode {
     public let configuration: SyncConfiguration
     /// This node's ID (the store's).
     public nonisolated let nodeID: NodeID
-    /// Where asset bytes live; nil: this node neither serves nor fetches assets.
-    public let assets: (any AssetProvider)?
     /// The device key this node signs its zones' shares with; nil: it owns no shares and every
     /// zone it creates is open to every trusted device (Spec/security.md §6).
     public let signer: ShareSigner?
     /// The zones' shares held, read from the store on first use.
-    var shares = HeldShares()
-    /// The assets being fetched and the tasks waiting for them.
-    var fetches = AssetFetches()
+    let shares: ZoneShares
+    /// The asset transfers, beside the record engine (``AssetExchange``).
+    let exchange: AssetExchange
     /// Each inbound subscription's vector reference, by connection and number, for the
     /// transport's read loops to decode `live-changes` ahead (``decodeAhead(_:on:)``).
     nonisolated let liveReferences = LiveReferences()
@@ -279,7 +277,8 @@ public actor SyncNode {
         acknowledgements = AcknowledgementThrottle(
             interval: configuration.writesAcknowledgementsInline ? .zero : .seconds(1))
         self.nodeID = store.nodeID
-        self.assets = assets
+        self.exchange = AssetExchange(provider: assets)
+        self.shares = ZoneShares(store: store, limits: configuration.limits)
         self.signer = signer
     }
 
@@ -315,7 +314,7 @@ public actor SyncNode {
         let lost = sessions[id]?.inbound.filter { $0.value.isUpstream }.map(\.key) ?? []
         sessions[id] = nil
         liveReferences.forget(id)
-        fetches.parkAll(on: id)
+        exchange.closed(id)
         var out = [ConnectionID: [SyncOutput]]()
         for zone in lost.sorted() {
             for (c, more) in announceUpstreams(of: zone) { out[c, default: []] += more }
@@ -481,7 +480,7 @@ public actor SyncNode {
             out.insert(.send(Frame(type: .zones, payload: ZonesMessage(zones: current).encoded())), at: 0)
         }
         // Asset fetches parked for want of a peer ask this one.
-        for (c, more) in await moveTransfers(from: nil) {
+        for (c, more) in await exchange.moveTransfers(from: nil, engine: self) {
             if c == id { out += more } else { extraOutputs[c, default: []] += more }
         }
         return out

@@ -215,9 +215,6 @@ struct SyncSession {
     /// numbers in `subscribe` (capability bit 7, Spec/replication.md §3.5.4).
     var nextOwnSubscriptionNumber: UInt64 = 1
     var inboundNumbers: [UInt64: RecordZone.ID] = [:]
-    /// Assets lately found servable to the device here, so the chunk requests after a manifest
-    /// skip the store (``SyncNode/mayServe(_:on:)``); at most ``AssetGrant/perConnection``.
-    var assetGrants: [Asset: AssetGrant] = [:]
     var lastError: String? = nil
     /// Writers whose public key went to the peer on this connection (with their first range).
     var writerKeysSent: Set<NodeID> = []

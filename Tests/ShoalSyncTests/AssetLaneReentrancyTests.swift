@@ -34,14 +34,14 @@ import ShoalWire
         await assets[1].missingChunksCheckHeld()
         let waiter = Task { try await node.waitForAsset(asset) }
         try #require(
-            await Self.until { await node.fetches.transfers[asset]?.waiters.count == 1 },
+            await Self.until { await node.assetTransfer(asset)?.waiters.count == 1 },
             "the waiter registers while the peer is chosen")
         assets[1].releaseMissingChunksCheck()
         let out = await asking.value
 
         // Checked before waiting for it: a waiter dropped here would never return.
         try #require(
-            await node.fetches.transfers[asset]?.waiters.count == 1, "the waiter is still there once the peer is asked")
+            await node.assetTransfer(asset)?.waiters.count == 1, "the waiter is still there once the peer is asked")
         try await sim.route(out, from: 1)
         #expect(try await sim.runUntilQuiet())
         let fetched = assets[1].bytes(of: asset) == bytes
@@ -82,7 +82,7 @@ import ShoalWire
         assets[1].releaseMissingChunksCheck()
         let out = await asking.value
         #expect(out[first] == nil, "nothing goes to the closed connection")
-        #expect(await node.fetches.transfers[asset]?.connection == second)
+        #expect(await node.assetTransfer(asset)?.connection == second)
 
         try await sim.route(out, from: 1)
         #expect(try await sim.runUntilQuiet())

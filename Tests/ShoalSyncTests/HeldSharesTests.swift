@@ -1,7 +1,10 @@
 // HeldSharesTests: what a zone's share lets each device do, and the shares and counts a node keeps, without the actor.
 
+import Foundation
 import Testing
 @testable import ShoalSync
+import ShoalStore
+import ShoalTrust
 import ShoalWire
 
 @Suite struct HeldSharesTests {
@@ -44,5 +47,39 @@ import ShoalWire
         #expect(shares.zonesOwned(by: owner) == 3 && shares.zonesOwned(by: other) == 0)
         shares.forgetCounts()
         #expect(shares.zonesOwned(by: owner) == nil)
+    }
+
+    /// `ZoneShares` over a real store: a kept share is durable (another instance over the store
+    /// reads it back), a stored share whose signature does not verify counts as none, and the
+    /// zones per owner are counted from the shares held.
+    @Test func zoneSharesKeepAndReadSharesFromTheStore() async throws {
+        let path = FileManager.default.temporaryDirectory.path + "/shoal-zone-shares-\(UInt64.random(in: 0 ... .max))"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let store = try Store.open(directory: path)
+        let signer = try #require(ShareSigner.seeded([UInt8](repeating: 5, count: 31) + [1]))
+        let team = try await store.createZone(Self.zone)
+        let other = RecordZone.ID(name: "other")
+        let otherInfo = try await store.createZone(other)
+        let shares = ZoneShares(store: store, limits: WireLimits())
+        #expect(await shares.share(of: Self.zone) == nil, "no share kept yet")
+        #expect(await shares.zonesOwned(by: signer.device) == 0)
+
+        let share = signer.sign(
+            ZoneShare(
+                zone: Self.zone, incarnation: team.incarnation, serial: 1, ownerKey: signer.publicKeyDER, members: []))
+        try await shares.keep(share, owner: signer.device)
+        #expect(await shares.share(of: Self.zone)?.owner == signer.device)
+        let reopened = ZoneShares(store: store, limits: WireLimits())
+        #expect(await reopened.share(of: Self.zone)?.share == share, "kept in the store")
+        #expect(await reopened.zonesOwned(by: signer.device) == 1)
+
+        var forged = signer.sign(
+            ZoneShare(
+                zone: other, incarnation: otherInfo.incarnation, serial: 1, ownerKey: signer.publicKeyDER, members: []))
+        forged.serial = 2  // changed after signing
+        try await store.setSyncValue(.share(zone: other), forged.encoded(), durably: true)
+        #expect(
+            await ZoneShares(store: store, limits: WireLimits()).share(of: other) == nil, "a share that does not verify"
+        )
     }
 }
