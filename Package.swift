@@ -63,8 +63,10 @@ let package = Package(
         .target(name: "ShoalStore", dependencies: [
             "ShoalWire", "ShoalDiff", "CSQLite", "CShoalThread", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
+        // The process's asset-lane threads and the one executor on them (ShoalNet's lanes, ShoalAssets' I/O).
+        .target(name: "ShoalLanes", dependencies: ["CShoalThread"], swiftSettings: strict),
         .target(name: "ShoalAssets", dependencies: [
-            "ShoalWire", "CShoalThread", .product(name: "Crypto", package: "swift-crypto"),
+            "ShoalWire", "CShoalThread", "ShoalLanes", .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
         .target(name: "ShoalSync", dependencies: [
             "ShoalWire", "ShoalDiff", "ShoalStore", "ShoalTrust",
@@ -72,7 +74,7 @@ let package = Package(
         ], swiftSettings: strict),
         // Mutual TLS 1.3 on every peer connection, pinned by device ID (ShoalTrust).
         .target(name: "ShoalNet", dependencies: [
-            "ShoalWire", "ShoalStore", "ShoalSync", "ShoalTrust",
+            "ShoalWire", "ShoalStore", "ShoalSync", "ShoalTrust", "ShoalLanes",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOTLS", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -82,7 +84,7 @@ let package = Package(
             "ShoalWire", .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
         ], swiftSettings: strict),
-        .target(name: "Shoal", dependencies: ["ShoalWire", "ShoalStore", "ShoalSync", "ShoalNet", "ShoalAssets", "ShoalTrust"], swiftSettings: strict),
+        .target(name: "Shoal", dependencies: ["ShoalWire", "ShoalStore", "ShoalSync", "ShoalNet", "ShoalAssets", "ShoalTrust", "ShoalLanes"], swiftSettings: strict),
         // The daemon's HTTP API, metrics and web console (Hummingbird); only the daemon links it.
         .target(name: "ShoalHTTP", dependencies: [
             "Shoal", "ShoalWireJSON", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -128,7 +130,7 @@ let package = Package(
         .testTarget(name: "ShoalDiffTests", dependencies: ["ShoalDiff", "ShoalWire", "ShoalSamples"], swiftSettings: strict),
         .testTarget(name: "ShoalCLITests", dependencies: ["shoal", "shoal-spoofer", "ShoalWire", "ShoalHTTP", "ShoalTestSupport"], swiftSettings: strict),
         .testTarget(name: "ShoalNetTests", dependencies: [
-            "ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples", "ShoalTrust", "ShoalTestSupport",
+            "ShoalNet", "ShoalSync", "ShoalStore", "ShoalWire", "ShoalSamples", "ShoalSyncSamples", "ShoalTrust", "ShoalTestSupport", "ShoalLanes",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "NIOTLS", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
@@ -136,7 +138,7 @@ let package = Package(
         .testTarget(name: "ShoalSyncTests", dependencies: [
             "ShoalSync", "ShoalStore", "ShoalWire", "ShoalTrust", "ShoalSamples", "ShoalSyncSamples", "ShoalTestSupport",
         ], swiftSettings: strict),
-        .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples", "CShoalThread"], swiftSettings: strict),
+        .testTarget(name: "ShoalAssetsTests", dependencies: ["ShoalAssets", "ShoalWire", "ShoalSamples", "CShoalThread", "ShoalLanes"], swiftSettings: strict),
         .testTarget(name: "ShoalTrustTests", dependencies: [
             "ShoalTrust", "ShoalWire", "ShoalTestSupport", .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -1,6 +1,7 @@
 // AssetStoreProvider: ShoalAssets' store as the asset lane's provider (ShoalSync.AssetProvider).
 
 import ShoalAssets
+import ShoalLanes
 import ShoalSync
 import ShoalWire
 import Synchronization
@@ -21,7 +22,7 @@ final class AssetStoreProvider: AssetProvider {
 
     /// Where the lane's hashing and file I/O run: the process's asset threads, so they never
     /// occupy the cooperative pool that applies records.
-    let io = AssetLaneExecutor()
+    let io = LaneExecutor()
 
     init(store: AssetStore) { self.store = store }
 

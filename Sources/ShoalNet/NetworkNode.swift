@@ -4,6 +4,7 @@ public import NIOCore
 import NIOPosix
 import Foundation
 import Logging
+import ShoalLanes
 import ShoalStore
 public import ShoalSync
 public import ShoalWire
@@ -112,7 +113,8 @@ public actor NetworkNode {
     /// storing and verifying them and the final check of a whole asset never delay record batches,
     /// and a wait to keep to ``NetworkConfiguration/assetReceiveRate`` never delays serving.
     let assetChunks: AssetFrameQueue
-    /// Where the asset lanes (fetching and serving) run: a serial queue of this node's own.
+    /// Where the asset lanes (fetching and serving) run: the process's lane threads, which the
+    /// asset store's hashing and I/O use too (ShoalLanes' `LaneExecutor`), off the cooperative pool.
     let lanes = LaneExecutor()
     var engineStarted = false
     /// The wake-up that sends held news when it is due, and when it fires.
@@ -218,8 +220,8 @@ public actor NetworkNode {
                     await self.handle(event)
                 }
             })
-        // On the lanes' own queue (LaneExecutor), not the cooperative pool the engine uses, and
-        // below the engine's priority.
+        // On the lane threads (LaneExecutor), not the cooperative pool the engine uses, and below
+        // the engine's priority.
         let rate = configuration.assetReceiveRate
         tasks.append(
             Task(executorPreference: lanes, priority: .utility) { [weak self, assetChunks] in

@@ -3,6 +3,7 @@
 
 import Testing
 @testable import ShoalAssets
+import ShoalLanes
 import Synchronization
 import Foundation
 #if canImport(Glibc)
@@ -28,7 +29,7 @@ import Foundation
     /// Eight tasks on the lane's executor (two threads) each run two-lane batches: every caller
     /// that finds no free thread runs its other lane itself, so all finish.
     @Test func callersOnTheLaneThreadsDoNotWaitForEachOther() async {
-        let executor = AssetLaneExecutor()
+        let executor = LaneExecutor()
         let sums = await withTaskGroup(of: Int.self, returning: [Int].self) { group in
             for task in 0..<8 {
                 group.addTask(executorPreference: executor) {
@@ -58,7 +59,7 @@ import Foundation
     @Test func laneThreadsGiveWayAfterEveryItem() async {
         let items = 64
         let before = BackgroundThreads.givenWay.load(ordering: .relaxed)
-        let executor = AssetLaneExecutor()
+        let executor = LaneExecutor()
         let out = await withTaskExecutorPreference(executor) { () async -> [Int] in
             inTwoLanes(items) { i, _ in i }
         }
@@ -72,7 +73,7 @@ import Foundation
         /// policy and nice value: a lowered lane starved transfers whenever other programs kept the
         /// cores busy (Spec/assets.md §5.1), so it must not come back unnoticed.
         @Test func laneThreadsAreNamedAndNotLowered() async {
-            let executor = AssetLaneExecutor()
+            let executor = LaneExecutor()
             let (policy, nice, name) = await withTaskExecutorPreference(executor) {
                 () async -> (Int32, Int32, String?) in
                 (

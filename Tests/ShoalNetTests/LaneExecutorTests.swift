@@ -1,8 +1,8 @@
-// LaneExecutorTests: tasks that prefer a node's lane executor, and the default actors they call,
-// run on its queue and not on the cooperative pool.
+// LaneExecutorTests: tasks that prefer the lane executor, and the default actors they call, run on
+// the lane threads and not on the cooperative pool.
 
 import Testing
-@testable import ShoalNet
+import ShoalLanes
 
 @Suite struct LaneExecutorTests {
     /// A default actor: where its methods run depends on the caller's executor preference.
@@ -14,23 +14,23 @@ import Testing
         }
     }
 
-    @Test func laneTasksAndTheActorsTheyCallRunOnTheLaneQueue() async {
-        let lanes = LaneExecutor(label: "test.lanes")
+    @Test func laneTasksAndTheActorsTheyCallRunOnTheLaneThreads() async {
+        let lanes = LaneExecutor()
         let probe = Probe()
         let (inTask, inActor, afterActor) = await Task(executorPreference: lanes) {
             (LaneExecutor.isCurrent, await probe.onLane(), LaneExecutor.isCurrent)
         }.value
-        #expect(inTask, "the task's own code runs on the lane queue")
+        #expect(inTask, "the task's own code runs on the lane threads")
         #expect(inActor, "so does the actor it calls (SE-0417)")
-        #expect(afterActor, "and it comes back to the queue after the call")
+        #expect(afterActor, "and it comes back to the lane threads after the call")
         // Without the preference, neither the task nor the actor runs there.
         let outside = await Task { (LaneExecutor.isCurrent, await probe.onLane()) }.value
         #expect(outside == (false, false))
         #expect(await probe.calls == 2)
     }
 
-    @Test func everyJobOfAManyStepTaskRunsOnTheQueue() async {
-        let lanes = LaneExecutor(label: "test.lanes")
+    @Test func everyJobOfAManyStepTaskRunsOnTheLaneThreads() async {
+        let lanes = LaneExecutor()
         let everyStep = await Task(executorPreference: lanes) { () async -> Bool in
             var all = true
             for _ in 0..<50 {

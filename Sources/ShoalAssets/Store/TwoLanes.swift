@@ -1,7 +1,8 @@
-// TwoLanes: the asset lane's own threads, an executor on them, and running a batch of blocking
-// work on two threads at once.
+// TwoLanes: running a batch of blocking work on two threads at once, the caller's and one of the
+// lane threads (ShoalLanes' ``BackgroundThreads``).
 
 import CShoalThread
+import ShoalLanes
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -11,136 +12,6 @@ import Synchronization
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-/// Threads for a transfer's asset work — hashing, chunk reads and writes, fsyncs — apart from the
-/// cooperative pool that applies record changes, so that blocking work never occupies the threads
-/// records need (a transfer must not delay record changes). They are named
-/// `shoal-assets` and run at normal priority: lowering them (`SCHED_IDLE` and the idle I/O
-/// class) bought about 0.7 ms on the median record change during a transfer, and starved
-/// transfers whenever other programs kept the cores busy (Spec/assets.md §5.1 has the
-/// measurements). Instead they give way (``giveWay()``) after every job and every item of a
-/// two-lane batch, so a thread woken for record work waits behind at most one chunk's hashing or
-/// I/O on them.
-///
-/// The threads are created once per process and live as long as it does, like Dispatch's.
-final class BackgroundThreads: Sendable {
-    /// The process's pool: two threads (the work is two lanes at most per caller; more callers
-    /// queue, and a caller waiting for its own lane takes it back, ``inTwoLanes(_:_:)``).
-    static let shared = BackgroundThreads(count: 2)
-
-    private let queue = Mutex<[@Sendable () -> Void]>([])
-    private let available = DispatchSemaphore(value: 0)
-    /// Threads actually started (creation can fail; with none, work goes to Dispatch).
-    private let started: Int
-
-    init(count: Int) {
-        var n = 0
-        let box = ThreadBody()
-        for _ in 0..<count where box.start() { n += 1 }
-        started = n
-        box.pool.withLock { $0 = self }
-    }
-
-    /// Runs `work` on one of the threads (in submission order, as threads free up).
-    func submit(_ work: @escaping @Sendable () -> Void) {
-        guard started > 0 else {
-            DispatchQueue.global(qos: .utility).async(execute: work)
-            return
-        }
-        queue.withLock { $0.append(work) }
-        available.signal()
-    }
-
-    /// A thread's loop: name and mark the thread, then run work forever.
-    fileprivate func serve() {
-        shoal_thread_set_name("shoal-assets")
-        shoal_thread_mark_lane()
-        while true {
-            available.wait()
-            let work = queue.withLock { q -> (@Sendable () -> Void)? in q.isEmpty ? nil : q.removeFirst() }
-            work?()
-            Self.giveWay()
-        }
-    }
-
-    /// How many times the lane's threads have given way (for tests).
-    static let givenWay = Atomic<Int>(0)
-
-    /// Lets a thread that is waiting for this CPU run now, if one is (`sched_yield`; it returns at
-    /// once when none is). Called by the lane's threads between chunks.
-    ///
-    /// Without it, a thread woken while both cores run lane work — the event loop that reads a
-    /// record frame, the task that applies it — waited for the lane thread's time slice to end.
-    /// Linux's scheduler (EEVDF, with run-to-parity) lets the running thread finish its slice, and
-    /// with a tick every 4 ms (`HZ=250`) that end is seen at the next tick: `perf sched` showed
-    /// the cooperative pool and the event loops waiting 1–4 ms behind the lane threads a hundred
-    /// times and more per transfer. Giving way at every chunk bounds that wait by one chunk's
-    /// work, tens of microseconds, at the same transfer speed and CPU time; it adds context
-    /// switches (about 5 per chunk received instead of 3), which a VM short of host CPU pays for
-    /// in stolen time (Spec/assets.md §5.1).
-    static func giveWay() {
-        sched_yield()
-        givenWay.add(1, ordering: .relaxed)
-    }
-}
-
-/// Starts threads that wait for the pool to exist, then serve it.
-private final class ThreadBody: Sendable {
-    let pool = Mutex<BackgroundThreads?>(nil)
-
-    /// Starts one detached thread; false if the system refused.
-    func start() -> Bool {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        #if canImport(Darwin)
-            var thread: pthread_t?
-        #else
-            var thread = pthread_t()
-        #endif
-        let status = pthread_create(
-            &thread, nil,
-            { raw in
-                guard let raw else { return nil }
-                let body = Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue()
-                body.run()
-                return nil
-            }, context)
-        guard status == 0 else {
-            Unmanaged<ThreadBody>.fromOpaque(context).release()
-            return false
-        }
-        #if canImport(Darwin)
-            if let thread { pthread_detach(thread) }
-        #else
-            pthread_detach(thread)
-        #endif
-        return true
-    }
-
-    private func run() {
-        // The pool is set right after its threads are created.
-        while true {
-            if let pool = pool.withLock({ $0 }) {
-                pool.serve()
-                return
-            }
-            usleep(100)
-        }
-    }
-}
-
-/// The asset lane's executor: tasks that prefer it (`withTaskExecutorPreference`) run their
-/// synchronous stretches — hashing, file I/O — on ``BackgroundThreads``, off the cooperative pool
-/// that applies records.
-package final class AssetLaneExecutor: TaskExecutor {
-    /// An executor on the process's background threads.
-    package init() {}
-
-    package func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        BackgroundThreads.shared.submit { job.runSynchronously(on: executor) }
-    }
-}
 
 /// One half of a two-lane batch: given to a background thread, or taken back by the caller if no
 /// thread has started it by the time the caller is done with its own half — so callers that are
