@@ -43,7 +43,7 @@ public actor SyncNode {
     var restartPending = false
     /// When each peer's acknowledgements reach the store, and those held until their second is
     /// up (``recordAcknowledgement(peer:zone:knowledge:)``).
-    var acknowledgements = AcknowledgementThrottle()
+    var acknowledgements: AcknowledgementThrottle
     /// A zone was created here from a peer's announcement: tell every peer.
     var announcePending = false
     /// Subscriptions whose next subscribe states no knowledge, so the peer sends whole

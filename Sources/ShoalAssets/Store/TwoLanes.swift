@@ -5,13 +5,6 @@ import CShoalThread
 import ShoalLanes
 import Dispatch
 import Synchronization
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// One half of a two-lane batch: given to a background thread, or taken back by the caller if no
 /// thread has started it by the time the caller is done with its own half — so callers that are
