@@ -62,13 +62,18 @@ import ShoalWire
         return (0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
     }()
 
-    /// Fetches the 1 MiB `content` in 16 chunks from a node A to a node B with those network
-    /// settings; returns how long the fetch took and both nodes' traffic counters.
+    /// Fetches the 1 MiB `content` in 4 chunks of 256 KiB from a node A to a node B with those
+    /// network settings; returns how long the fetch took and both nodes' traffic counters.
+    ///
+    /// A chunk is larger than the burst of a 2 MiB/s rate (a tenth of a second's bytes, 204.8
+    /// KiB), so the lane that keeps to that rate waits after its first chunk however slowly the
+    /// chunks come: with chunks below the burst it waits only when they come faster than the
+    /// rate, which a full `swift test` on two cores can prevent.
     func fetch(a aNetwork: NetworkConfiguration, b bNetwork: NetworkConfiguration) async throws -> (
         Duration, TrafficCounter, TrafficCounter
     ) {
         let held = MemoryAssets(), fetched = MemoryAssets()
-        let asset = held.add(Self.content, chunkSize: 64 << 10)
+        let asset = held.add(Self.content, chunkSize: 256 << 10)
         let a = try await LoopbackNode.start("a", assets: held, network: aNetwork)
         let b = try await LoopbackNode.start("b", assets: fetched, network: bNetwork)
         try await a.reference(asset, sharedWith: [b])
@@ -85,10 +90,10 @@ import ShoalWire
     }
 
     /// The shortest a fetch of `content` can take at 2 MiB/s: the lane waits after each chunk,
-    /// so the first 15 chunks' bytes, less the burst (a tenth of a second's bytes), pass at the
-    /// rate before the last is handled: (960 KiB − 204.8 KiB) / 2 MiB ≈ 0.369 s. A lower bound
+    /// so the first 3 chunks' bytes, less the burst (a tenth of a second's bytes), pass at the
+    /// rate before the last is handled: (768 KiB − 204.8 KiB) / 2 MiB ≈ 0.275 s. A lower bound
     /// only: a slow machine takes longer, never less.
-    static let shortest = Duration.milliseconds(365)
+    static let shortest = Duration.milliseconds(270)
 
     @Test func aReceiveRateSlowsTheFetchToIt() async throws {
         var limited = NetworkConfiguration()
@@ -99,14 +104,14 @@ import ShoalWire
         #expect(a.assetPauses == 0, "the serving side has no limit, so it never waits")
     }
 
-    /// B fetches at 256 B/s, so its fetching lane waits about 256 s after the first 64 KiB chunk
-    /// — longer than `eventually` waits (90 s). A change saved on A meanwhile still reaches B: the
+    /// B fetches at 128 B/s, so its fetching lane waits about 512 s after the first 64 KiB chunk
+    /// — longer than `eventually` waits (240 s). A change saved on A meanwhile still reaches B: the
     /// lane's waits hold back asset requests only, never record batches.
     @Test func recordChangesDoNotWaitForThePacedLane() async throws {
         let held = MemoryAssets(), fetched = MemoryAssets()
         let asset = held.add(Self.content, chunkSize: 64 << 10)
         var slow = NetworkConfiguration()
-        slow.assetReceiveRate = 256
+        slow.assetReceiveRate = 128
         let a = try await LoopbackNode.start("a", assets: held)
         let b = try await LoopbackNode.start("b", assets: fetched, network: slow)
         let notes = RecordZone.ID(name: "notes")

@@ -51,7 +51,7 @@ final class IdleClient: Sendable {
     deinit { close() }
 }
 
-@Suite(.timeLimit(.minutes(2))) struct ConnectionLimitTests {
+@Suite(.timeLimit(.minutes(5))) struct ConnectionLimitTests {
     @Test func connectionsBeyondThePerAddressLimitAreClosedAtOnce() async throws {
         var c = NetworkConfiguration()
         c.maxConnectionsPerAddress = 2

@@ -91,7 +91,7 @@ import ShoalWire
     /// was accepted (a slow path: a loaded machine, a congested link). Both connections are then
     /// established, the accepted one long after it opened; once it answers, the dialled one goes,
     /// and a change travels once.
-    @Test(.timeLimit(.minutes(3))) func aDialThatArrivesLateStillLeavesOneConnection() async throws {
+    @Test(.timeLimit(.minutes(5))) func aDialThatArrivesLateStillLeavesOneConnection() async throws {
         let first = try DeviceIdentity.generate(), second = try DeviceIdentity.generate()
         let (larger, smaller) = first.deviceID > second.deviceID ? (first, second) : (second, first)
         var slow = NetworkConfiguration()

@@ -10,7 +10,7 @@ import ShoalSync
 import ShoalTrust
 @testable import ShoalNet
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct IdleConnectionFloodTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct IdleConnectionFloodTests {
     static let notes = RecordZone.ID(name: "notes")
     /// Event loops of the suite's own, as a daemon has: the suites running beside this one share
     /// NIO's, and would make the node slow to accept whatever it does with the flood. Kept for

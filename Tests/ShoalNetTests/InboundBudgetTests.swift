@@ -11,7 +11,7 @@ import ShoalSync
 import ShoalTrust
 @testable import ShoalNet
 
-@Suite(.timeLimit(.minutes(2))) struct InboundBudgetTests {
+@Suite(.timeLimit(.minutes(5))) struct InboundBudgetTests {
     static let notes = RecordZone.ID(name: "notes")
 
     /// A read-write member sends 48 `changes` batches of about 1 MiB at once, without waiting for

@@ -10,7 +10,7 @@ import ShoalTrust
 /// The decisions of `NetworkNode+Discovery.swift`, driven with announcements handed in directly
 /// (no UDP: the sockets are exercised by `DiscoveryNamespaceTests`, in network namespaces, so no
 /// test sends multicast on the machine's own network). Every address dialled here is loopback.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct LocalDiscoveryTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct LocalDiscoveryTests {
     static let loopback = try? SocketAddress(ipAddress: "127.0.0.1", port: 21_047)
 
     static func announcement(_ device: DeviceID, port: Int, instance: UInt64 = 1) -> DiscoveryAnnouncement {

@@ -13,7 +13,7 @@ import ShoalSync
 import ShoalTrust
 @testable import ShoalNet
 
-@Suite(.timeLimit(.minutes(4))) struct NonReadingPeerTests {
+@Suite(.timeLimit(.minutes(5))) struct NonReadingPeerTests {
     /// Ten zones of 1.5 MB each (two `changes` batches of the default 1 MiB apiece).
     static let zones = (0..<10).map { RecordZone.ID(name: "z\($0)") }
     static let recordsPerZone = 15
@@ -174,11 +174,11 @@ extension NonReadingPeerTests {
         await LoopbackNode.trustEachOther(a, b)
         await b.net.addPeer(host: "127.0.0.1", port: a.port)
         #expect(
-            await eventually(timeout: .seconds(30)) {
+            await eventually {
                 Set((try? await b.store.zones().map(\.id)) ?? []) == Set(Self.zones)
             })
         #expect(
-            await eventually(timeout: .seconds(30)) {
+            await eventually {
                 await a.net.sync.replication().filter { $0.sending && $0.sentCaughtUp }.count == Self.zones.count
             })
         // One commit: the news of every zone reaches the engine at once, and all but the first

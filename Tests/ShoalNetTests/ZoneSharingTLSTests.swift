@@ -9,7 +9,7 @@ import ShoalSync
 import ShoalTrust
 @testable import ShoalNet
 
-@Suite(.serialized, .timeLimit(.minutes(3))) struct ZoneSharingTLSTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ZoneSharingTLSTests {
     static let notes = RecordZone.ID(name: "notes")
 
     func note(_ name: String) -> Record {

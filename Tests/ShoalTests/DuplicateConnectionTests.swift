@@ -5,7 +5,7 @@ import Foundation
 import Testing
 import Shoal
 
-@Suite(.timeLimit(.minutes(4))) struct DuplicateConnectionTests {
+@Suite(.timeLimit(.minutes(5))) struct DuplicateConnectionTests {
     @Test func twoNodesThatDialEachOtherKeepOneConnection() async throws {
         let root = NSTemporaryDirectory() + "shoal-duplicate-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }

@@ -6,7 +6,7 @@ import Foundation
 import Testing
 @testable import Shoal
 
-@Suite(.timeLimit(.minutes(2))) struct ShoalNodeErrorTests {
+@Suite(.timeLimit(.minutes(5))) struct ShoalNodeErrorTests {
     static let notes = RecordZone.ID(name: "notes")
 
     static func node() async throws -> (ShoalNode, String) {

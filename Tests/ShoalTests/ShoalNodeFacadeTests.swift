@@ -5,7 +5,7 @@ import Foundation
 import Testing
 import Shoal
 
-@Suite(.timeLimit(.minutes(2))) struct ShoalNodeFacadeTests {
+@Suite(.timeLimit(.minutes(5))) struct ShoalNodeFacadeTests {
     static let notes = RecordZone.ID(name: "notes")
     static let lab = RecordZone.ID(name: "lab")
 

@@ -5,7 +5,7 @@ import Testing
 import Shoal
 import ShoalStore
 
-@Suite(.serialized, .timeLimit(.minutes(2))) struct TrustedDeviceTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct TrustedDeviceTests {
     static func temporaryPath() -> String {
         NSTemporaryDirectory() + "shoal-devices-\(UUID().uuidString)"
     }

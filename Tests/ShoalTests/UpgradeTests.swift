@@ -15,7 +15,7 @@ import Shoal
 /// commit before identities) opened with the current code: each gets a device identity and keeps
 /// its node ID, records, tombstone, asset, knowledge and its positions in the other's feed; the
 /// two then resume replication over mutual TLS without resending what they hold.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct UpgradeTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct UpgradeTests {
     /// What the old binary wrote and reported (the fixture's README).
     enum Old {
         static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
