@@ -1098,7 +1098,8 @@ public actor NetworkNode {
         return DeviceLastSeen(frame: frame, announcement: lastAnnouncements[device])
     }
 
-    /// Says goodbye on every connection, stops listening and dialling.
+    /// Says goodbye on every connection, stops listening and dialling, and writes what peers
+    /// acknowledged that the engine still held back (``SyncNode/writeAllHeldAcknowledgements()``).
     public func shutdown() async {
         stopped = true
         await stopDiscovery()
@@ -1123,6 +1124,8 @@ public actor NetworkNode {
         newsTimer = nil
         acknowledgementsTimer?.task.cancel()
         acknowledgementsTimer = nil
+        // Every connection is closed: no acknowledgement comes after these.
+        await sync.writeAllHeldAcknowledgements()
         tasks = []
         acceptLoops = []
         dialers = [:]

@@ -44,11 +44,26 @@ struct AcknowledgementThrottle {
     /// How many acknowledgements are held.
     var heldCount: Int { held.count }
 
+    /// What is held for `key`, merged; nil when nothing is.
+    func held(for key: PeerZone) -> VersionVector? { held[key] }
+
     /// Takes the held acknowledgements due at `now`, by peer then zone, each noted as written at
     /// `now`.
     mutating func due(at now: ContinuousClock.Instant) -> [(key: PeerZone, knowledge: VersionVector)] {
-        let keys = held.keys.filter { k in lastWrite[k].map { now - $0 >= interval } ?? true }
-        return keys.sorted { ($0.peer, $0.zone) < ($1.peer, $1.zone) }.compactMap { k in
+        take(held.keys.filter { k in lastWrite[k].map { now - $0 >= interval } ?? true }, at: now)
+    }
+
+    /// Takes every held acknowledgement, due or not, by peer then zone, each noted as written at
+    /// `now`: what a node stopping writes before it goes.
+    mutating func all(at now: ContinuousClock.Instant) -> [(key: PeerZone, knowledge: VersionVector)] {
+        take(Array(held.keys), at: now)
+    }
+
+    /// Takes the acknowledgements held for `keys`, by peer then zone, each noted as written at `now`.
+    private mutating func take(_ keys: [PeerZone], at now: ContinuousClock.Instant) -> [(
+        key: PeerZone, knowledge: VersionVector
+    )] {
+        keys.sorted { ($0.peer, $0.zone) < ($1.peer, $1.zone) }.compactMap { k in
             guard let knowledge = held.removeValue(forKey: k) else { return nil }
             lastWrite[k] = now
             return (k, knowledge)

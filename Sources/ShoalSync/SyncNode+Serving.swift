@@ -141,6 +141,19 @@ extension SyncNode {
         if !due.isEmpty { await storeAcknowledgements(due) }
     }
 
+    /// Writes every acknowledgement held back, due or not, and returns once they are stored.
+    /// The transport calls it when it stops (``NetworkNode/shutdown()``), after its connections
+    /// have closed: what peers acknowledged in the last second before it is not lost, so their
+    /// tombstones need not wait for them to acknowledge again after the restart.
+    public func writeAllHeldAcknowledgements() async {
+        let held = acknowledgements.all(at: configuration.now())
+        let (store, logger) = (self.store, self.logger)
+        for w in held {
+            await Self.storeAcknowledgement(
+                peer: w.key.peer, zone: w.key.zone, knowledge: w.knowledge, in: store, logger: logger)
+        }
+    }
+
     /// Writes `writes`: awaited when the configuration says so, else beside the engine.
     func storeAcknowledgements(_ writes: [(key: PeerZone, knowledge: VersionVector)]) async {
         let (store, logger) = (self.store, self.logger)

@@ -86,7 +86,7 @@ final class IdleClient: Sendable {
         var held = [IdleClient]()
         for i in 1...3 {
             held.append(try IdleClient(port: node.port))
-            #expect(await eventually(timeout: .seconds(60)) { await node.net.admission.open[.silent] == i })
+            #expect(await eventually { await node.net.admission.open[.silent] == i })
         }
         defer { held.forEach { $0.close() } }
         #expect(held.allSatisfy { !$0.closedByServer(within: 200) })

@@ -115,11 +115,11 @@ import ShoalWire
         #expect(await eventually { (try? await b.store.allRecordIDs(in: Self.notes).count) == 3 })
         // The late dial is established (its hello names b's node) ...
         #expect(
-            await eventually(timeout: .seconds(60)) {
+            await eventually {
                 await a.net.peers().first { $0.address == viaProxy }?.node == b.store.nodeID
             }, "a's dial through the slow path was never established")
         // ... and then closed: one connection each.
-        let one = await eventually(timeout: .seconds(60)) {
+        let one = await eventually {
             let (ca, cb) = (await a.net.connectionCount, await b.net.connectionCount)
             return ca == 1 && cb == 1
         }

@@ -90,7 +90,7 @@ import ShoalTrust
         let client = try await NonReadingClient.connect(port: a.port, identity: writer, send: bytes)
         defer { client.close() }
         let all = batches * perBatch
-        let applied = await eventually(timeout: .seconds(90)) {
+        let applied = await eventually {
             (try? await a.store.allRecordIDs(in: Self.notes).count) == all
         }
         let peak = await a.net.inboundPeakBytes(of: writer.deviceID)

@@ -188,7 +188,7 @@ extension NonReadingPeerTests {
             saving: Self.zones.flatMap { zone in (0..<Self.recordsPerZone).map { Self.record($0, in: zone, rng: &rng) }
             }, policy: .allKeys)
         var counts = [Int]()
-        let all = await eventually(timeout: .seconds(60)) {
+        let all = await eventually {
             counts = []
             for zone in Self.zones { counts.append((try? await b.store.allRecordIDs(in: zone).count) ?? 0) }
             return counts.allSatisfy { $0 == Self.recordsPerZone }

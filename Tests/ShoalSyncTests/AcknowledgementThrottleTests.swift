@@ -46,6 +46,19 @@ import ShoalWire
         #expect(t.heldCount == 0)
     }
 
+    /// Stopping takes every held acknowledgement, due or not, and leaves none held.
+    @Test func allTakesWhatIsHeldDueOrNot() {
+        var t = AcknowledgementThrottle()
+        let key = PeerZone(peer: peer, zone: zone)
+        #expect(t.note(knowledge(1), for: key, at: start) == knowledge(1))
+        #expect(t.note(knowledge(2), for: key, at: start + .milliseconds(10)) == nil)
+        #expect(t.due(at: start + .milliseconds(20)).isEmpty, "not due for another 980 ms")
+        let all = t.all(at: start + .milliseconds(20))
+        #expect(all.map(\.key) == [key] && all.map(\.knowledge) == [knowledge(2)])
+        #expect(t.heldCount == 0 && t.deadline == nil)
+        #expect(t.all(at: start + .milliseconds(30)).isEmpty)
+    }
+
     @Test func eachPeerAndZoneHasItsOwnSecond() {
         var t = AcknowledgementThrottle()
         let a = PeerZone(peer: peer, zone: zone), b = PeerZone(peer: other, zone: zone)
@@ -84,6 +97,29 @@ import ShoalWire
         await sim.writeHeldAcknowledgements()
         #expect(try await a.store.acknowledgement(of: b, in: zone) == acknowledged, "written early")
         await sim.writeHeldAcknowledgements(waiting: true)
+        #expect(await a.sync.heldAcknowledgementsDeadline == nil)
+        #expect(try await a.store.acknowledgement(of: b, in: zone) == zoneVector)
+    }
+
+    /// A node that stops writes the acknowledgements it holds at once, before their second is up.
+    @Test func stoppingWritesWhatIsHeld() async throws {
+        let sim = try await Simulation(seed: 5202, nodes: 2)
+        let zone = RecordZone.ID(name: "notes")
+        try await sim.nodes[0].sync.createZone(zone)
+        try await sim.connect(0, 1)
+        _ = try await sim.runUntilQuiet()
+        let a = sim.nodes[0], b = sim.nodes[1].store.nodeID
+        for i in 0..<3 {
+            var r = Record(recordType: "Note", id: Record.ID(name: "n\(i)", zone: zone))
+            r["title"] = .string("\(i)")
+            _ = try await a.store.save(r)
+            try await sim.notifyChanges(node: 0)
+            while try await sim.step(link: 0) {}
+        }
+        let zoneVector = try await a.store.zone(zone).versionVector
+        #expect(await a.sync.heldAcknowledgementsDeadline != nil, "the burst's later acknowledgements are held")
+        #expect(try await a.store.acknowledgement(of: b, in: zone) != zoneVector)
+        await a.sync.writeAllHeldAcknowledgements()
         #expect(await a.sync.heldAcknowledgementsDeadline == nil)
         #expect(try await a.store.acknowledgement(of: b, in: zone) == zoneVector)
     }
