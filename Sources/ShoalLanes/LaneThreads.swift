@@ -28,7 +28,7 @@ package final class BackgroundThreads: Sendable {
     /// queue, and a caller waiting for its own lane takes it back, ``inTwoLanes(_:_:)``).
     package static let shared = BackgroundThreads(count: 2)
 
-    private let queue = Mutex<[@Sendable () -> Void]>([])
+    private let queue = Mutex(JobQueue())
     private let available = DispatchSemaphore(value: 0)
     /// Threads actually started (creation can fail; with none, work goes to Dispatch).
     private let started: Int
@@ -47,7 +47,7 @@ package final class BackgroundThreads: Sendable {
             DispatchQueue.global(qos: .utility).async(execute: work)
             return
         }
-        queue.withLock { $0.append(work) }
+        queue.withLock { $0.push(work) }
         available.signal()
     }
 
@@ -57,7 +57,7 @@ package final class BackgroundThreads: Sendable {
         shoal_thread_mark_lane()
         while true {
             available.wait()
-            let work = queue.withLock { q -> (@Sendable () -> Void)? in q.isEmpty ? nil : q.removeFirst() }
+            let work = queue.withLock { $0.pop() }
             work?()
             Self.giveWay()
         }
@@ -81,6 +81,42 @@ package final class BackgroundThreads: Sendable {
     package static func giveWay() {
         sched_yield()
         givenWay.add(1, ordering: .relaxed)
+    }
+}
+
+/// The jobs waiting for a lane thread, first in first out, each taken in constant time: a
+/// transfer queues a job per chunk, and taking the first of an array moves all the others.
+package struct JobQueue {
+    /// A job as the threads run it.
+    package typealias Job = @Sendable () -> Void
+    /// Jobs taken are nil until the taken prefix is dropped, so that what they hold goes at once.
+    private var jobs: [Job?] = []
+    /// The index of the first job not taken.
+    private var head = 0
+
+    package init() {}
+
+    /// How many jobs wait.
+    package var count: Int { jobs.count &- head }
+
+    /// Adds `job` after the others.
+    package mutating func push(_ job: @escaping Job) { jobs.append(job) }
+
+    /// Takes the job that has waited longest; nil when none waits.
+    package mutating func pop() -> Job? {
+        guard head < jobs.count else { return nil }
+        let job = jobs[head]
+        jobs[head] = nil
+        head &+= 1
+        if head == jobs.count {
+            jobs.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64, head &* 2 >= jobs.count {
+            // Drops the taken prefix once it is most of the array: each job moves at most once.
+            jobs.removeFirst(head)
+            head = 0
+        }
+        return job
     }
 }
 

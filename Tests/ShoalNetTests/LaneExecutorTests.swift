@@ -3,6 +3,7 @@
 
 import Testing
 import ShoalLanes
+import ShoalSamples
 
 @Suite struct LaneExecutorTests {
     /// A default actor: where its methods run depends on the caller's executor preference.
@@ -40,5 +41,55 @@ import ShoalLanes
             return all
         }.value
         #expect(everyStep)
+    }
+}
+
+@Suite struct JobQueueTests {
+    /// Jobs come out in the order they went in, however pushes and pops interleave, and each job
+    /// taken is released at once. Seeded: the seed is printed on failure.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func jobsComeOutInOrderAndGoWhenTaken(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        var queue = JobQueue()
+        let ran = Ran()
+        var pushed = 0, popped = 0
+        for _ in 0..<5_000 {
+            if rng.next() % 3 != 0 || queue.count == 0 {
+                let n = pushed
+                queue.push { ran.append(n) }
+                pushed += 1
+            } else {
+                queue.pop()?()
+                popped += 1
+            }
+            #expect(queue.count == pushed - popped, "seed \(seed)")
+        }
+        while let job = queue.pop() { job() }
+        #expect(queue.pop() == nil && queue.count == 0)
+        #expect(ran.values == Array(0..<pushed), "seed \(seed)")
+    }
+
+    /// A job's captures are freed when it is taken, not when the queue next compacts.
+    @Test func aTakenJobIsReleased() {
+        final class Token: Sendable {}
+        var queue = JobQueue()
+        weak var weakToken: Token?
+        do {
+            let token = Token()
+            weakToken = token
+            queue.push { _ = token }
+            queue.push {}
+            queue.push {}
+        }
+        #expect(weakToken != nil)
+        _ = queue.pop()
+        #expect(weakToken == nil, "the first job's capture outlived its taking")
+        #expect(queue.count == 2)
+    }
+
+    /// Records the order jobs ran in.
+    final class Ran: @unchecked Sendable {
+        private(set) var values: [Int] = []
+        func append(_ n: Int) { values.append(n) }
     }
 }
