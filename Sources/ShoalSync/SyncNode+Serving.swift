@@ -142,7 +142,7 @@ extension SyncNode {
     }
 
     /// Writes every acknowledgement held back, due or not, and returns once they are stored.
-    /// The transport calls it when it stops (``NetworkNode/shutdown()``), after its connections
+    /// The transport calls it when it stops (`NetworkNode.shutdown()`), after its connections
     /// have closed: what peers acknowledged in the last second before it is not lost, so their
     /// tombstones need not wait for them to acknowledge again after the restart.
     public func writeAllHeldAcknowledgements() async {
