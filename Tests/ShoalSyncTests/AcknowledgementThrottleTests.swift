@@ -73,22 +73,29 @@ import ShoalWire
         #expect(due.map(\.key) == [a, b].sorted { ($0.peer, $0.zone) < ($1.peer, $1.zone) })
     }
 
-    /// The engine: acknowledgements inside a second are held on the configured clock, none is
-    /// written before its deadline, and the last one reaches the store once it is due.
-    @Test func theEngineWritesTheLastOfABurstOnItsClock() async throws {
-        let sim = try await Simulation(seed: 5201, nodes: 2)
-        let zone = RecordZone.ID(name: "notes")
+    /// Node 0 of a simulation of two creates `zone` and saves three records one after the other,
+    /// node 1 receiving and acknowledging each: the first acknowledgement is written, the later
+    /// ones are held. Returns the simulation and node 1's ID.
+    func burst(seed: UInt64) async throws -> (Simulation, NodeID) {
+        let sim = try await Simulation(seed: seed, nodes: 2)
         try await sim.nodes[0].sync.createZone(zone)
         try await sim.connect(0, 1)
         _ = try await sim.runUntilQuiet()
-        let a = sim.nodes[0], b = sim.nodes[1].store.nodeID
         for i in 0..<3 {
             var r = Record(recordType: "Note", id: Record.ID(name: "n\(i)", zone: zone))
             r["title"] = .string("\(i)")
-            _ = try await a.store.save(r)
+            _ = try await sim.nodes[0].store.save(r)
             try await sim.notifyChanges(node: 0)
             while try await sim.step(link: 0) {}
         }
+        return (sim, sim.nodes[1].store.nodeID)
+    }
+
+    /// The engine: acknowledgements inside a second are held on the configured clock, none is
+    /// written before its deadline, and the last one reaches the store once it is due.
+    @Test func theEngineWritesTheLastOfABurstOnItsClock() async throws {
+        let (sim, b) = try await burst(seed: 5201)
+        let a = sim.nodes[0]
         let held = await a.sync.heldAcknowledgementsDeadline
         let acknowledged = try await a.store.acknowledgement(of: b, in: zone)
         let zoneVector = try await a.store.zone(zone).versionVector
@@ -103,19 +110,8 @@ import ShoalWire
 
     /// A node that stops writes the acknowledgements it holds at once, before their second is up.
     @Test func stoppingWritesWhatIsHeld() async throws {
-        let sim = try await Simulation(seed: 5202, nodes: 2)
-        let zone = RecordZone.ID(name: "notes")
-        try await sim.nodes[0].sync.createZone(zone)
-        try await sim.connect(0, 1)
-        _ = try await sim.runUntilQuiet()
-        let a = sim.nodes[0], b = sim.nodes[1].store.nodeID
-        for i in 0..<3 {
-            var r = Record(recordType: "Note", id: Record.ID(name: "n\(i)", zone: zone))
-            r["title"] = .string("\(i)")
-            _ = try await a.store.save(r)
-            try await sim.notifyChanges(node: 0)
-            while try await sim.step(link: 0) {}
-        }
+        let (sim, b) = try await burst(seed: 5202)
+        let a = sim.nodes[0]
         let zoneVector = try await a.store.zone(zone).versionVector
         #expect(await a.sync.heldAcknowledgementsDeadline != nil, "the burst's later acknowledgements are held")
         #expect(try await a.store.acknowledgement(of: b, in: zone) != zoneVector)
