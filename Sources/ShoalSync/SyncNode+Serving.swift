@@ -137,8 +137,7 @@ extension SyncNode {
     /// Writes the acknowledgements held back whose second is up (see
     /// ``heldAcknowledgementsDeadline``); those not yet due keep waiting.
     public func writeHeldAcknowledgements() async {
-        let due = acknowledgements.due(at: configuration.now())
-        if !due.isEmpty { await storeAcknowledgements(due) }
+        await storeAcknowledgements(acknowledgements.due(at: configuration.now()))
     }
 
     /// Writes every acknowledgement held back, due or not, and returns once they are stored.
@@ -146,16 +145,13 @@ extension SyncNode {
     /// have closed: what peers acknowledged in the last second before it is not lost, so their
     /// tombstones need not wait for them to acknowledge again after the restart.
     public func writeAllHeldAcknowledgements() async {
-        let held = acknowledgements.all(at: configuration.now())
-        let (store, logger) = (self.store, self.logger)
-        for w in held {
-            await Self.storeAcknowledgement(
-                peer: w.key.peer, zone: w.key.zone, knowledge: w.knowledge, in: store, logger: logger)
-        }
+        await storeAcknowledgements(acknowledgements.all(at: configuration.now()), awaited: true)
     }
 
-    /// Writes `writes`: awaited when the configuration says so, else beside the engine.
-    func storeAcknowledgements(_ writes: [(key: PeerZone, knowledge: VersionVector)]) async {
+    /// Writes `writes`: awaited when `awaited` or the configuration says so, else beside the
+    /// engine.
+    func storeAcknowledgements(_ writes: [(key: PeerZone, knowledge: VersionVector)], awaited: Bool = false) async {
+        guard !writes.isEmpty else { return }
         let (store, logger) = (self.store, self.logger)
         let write: @Sendable () async -> Void = {
             for w in writes {
@@ -163,7 +159,7 @@ extension SyncNode {
                     peer: w.key.peer, zone: w.key.zone, knowledge: w.knowledge, in: store, logger: logger)
             }
         }
-        if configuration.awaitsAcknowledgementWrites || configuration.writesAcknowledgementsInline {
+        if awaited || configuration.awaitsAcknowledgementWrites || configuration.writesAcknowledgementsInline {
             await write()
         } else {
             Task { await write() }
