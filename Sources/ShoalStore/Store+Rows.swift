@@ -79,6 +79,7 @@ extension Store {
         base: BaseUpdate = .unchanged
     ) throws(ShoalError) {
         if !pending.records.isEmpty { try insertQueuedVersions() }  // one may be of this record
+        if let old, !z.implied.isEmpty { try materializeImplied(over: old, in: z) }
         z.seq += 1
         let name = new.id.name
         let bytes = encoded ?? new.encoded()[...]
@@ -216,6 +217,7 @@ extension Store {
     /// Removes a record's rows entirely (tombstone purge).
     func removeRows(_ r: Record, in z: ZoneState) throws(ShoalError) {
         try insertPendingRows()  // a clock row to delete may still be queued
+        if !z.implied.isEmpty { try materializeImplied(over: r, in: z) }
         try db.statement("DELETE FROM records WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name).run()
         if Self.hasMergedHeads(r) {
             try db.statement("DELETE FROM merged_heads WHERE zone = ? AND name = ?").bind(1, z.row).bind(2, r.id.name)

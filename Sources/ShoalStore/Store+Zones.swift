@@ -118,7 +118,7 @@ extension Store {
                 "DELETE FROM refs WHERE zone = ?", "DELETE FROM merged_heads WHERE zone = ?",
                 "DELETE FROM index_decls WHERE zone = ?", "DELETE FROM peer_acks WHERE zone = ?",
                 "DELETE FROM writer_entries WHERE zone = ?", "DELETE FROM writer_logs WHERE zone = ?",
-                "DELETE FROM writer_checkpoints WHERE zone = ?",
+                "DELETE FROM writer_checkpoints WHERE zone = ?", "DELETE FROM writer_implied WHERE zone = ?",
                 // Keyed by asset, so this one reads the whole table: zone deletions are rare.
                 "DELETE FROM asset_refs WHERE zone = ?"
             ] {

@@ -137,6 +137,9 @@ public actor Store {
     var txFlushedAdds: [IndexChange] = []
     /// Clock and index-log rows the open transaction has queued but not inserted yet.
     var pending = PendingRows()
+    /// Checkpoints of peers' own entries kept implied that those entries did not hash to,
+    /// dropped when the entries were proven (``proveImplied(of:in:)``), since the store opened.
+    package var impliedCheckpointsDropped = 0
     /// Whether the open transaction reports every changed record to the notifier, or only the
     /// zones it touched (no query or zone subscription has a listener).
     var txRecordsWanted = false

@@ -40,6 +40,9 @@ struct ZoneState: Sendable {
     var databaseSequence: UInt64
     /// The head of this node's own log for the zone (Spec/authenticated-writes.md §2).
     var log = WriterLogHead()
+    /// The writers whose logs for the zone hold entries kept implied, not yet chained
+    /// (``Store/keepImplied(_:batch:names:keepingMade:)``).
+    var implied = Set<NodeID>()
 
     var info: ZoneInfo {
         ZoneInfo(id: id, scope: scope, isReadOnly: readOnly, incarnation: incarnation, versionVector: vector)
@@ -69,6 +72,14 @@ struct ZoneState: Sendable {
                         sequence: UInt64(bitPattern: s.int64(11)), hlc: HLC(rawValue: UInt64(bitPattern: s.int64(12))),
                         chain: s.blob(13))))
         }
+        s.reset()
+        let implied = try db.statement("SELECT DISTINCT zone, writer FROM writer_implied")
+        while try implied.step() {
+            guard let i = out.firstIndex(where: { $0.row == implied.int64(0) }), let w = Bytes.nodeID(implied.blob(1))
+            else { continue }
+            out[i].implied.insert(w)
+        }
+        implied.reset()
         return out
     }
 

@@ -15,7 +15,9 @@ extension SyncNode {
         /// The entries of each range of the batch's writer-log section, in order, rebuilt from
         /// its whole versions (``WriterLog/encodedEntries(of:versions:)``): made only for a batch
         /// without sparse records, whose versions are then exactly its whole records.
-        typealias RebuiltRanges = [Result<[WriterLog.EncodedEntry], WriterLog.Mismatch>]
+        /// Nil for a range of the peer's own writes, which the engine may take on the
+        /// connection's word without rebuilding (``SyncConfiguration/takesOwnWritesOnWord``).
+        typealias RebuiltRanges = [Result<[WriterLog.EncodedEntry], WriterLog.Mismatch>?]
 
         /// A `live-changes` batch's message, with the subscription, zone and vector reference it
         /// was read against.
@@ -76,6 +78,17 @@ extension SyncNode {
     package final class LiveReferences: Sendable {
         private let byConnection = Mutex<[ConnectionID: [UInt64: (zone: RecordZone.ID, reference: VersionVector)]]>(
             [:])
+        private let peers = Mutex<[ConnectionID: NodeID]>([:])
+
+        /// The node connection `id`'s hello named, once established.
+        func peer(on id: ConnectionID) -> NodeID? {
+            peers.withLock { $0[id] }
+        }
+
+        /// Publishes `node` as the peer on `id`.
+        func publishPeer(_ node: NodeID, on id: ConnectionID) {
+            peers.withLock { $0[id] = node }
+        }
 
         init() {}
 
@@ -100,6 +113,7 @@ extension SyncNode {
         /// Forgets connection `id`, closed.
         func forget(_ id: ConnectionID) {
             _ = byConnection.withLock { $0.removeValue(forKey: id) }
+            _ = peers.withLock { $0.removeValue(forKey: id) }
         }
     }
 
@@ -122,7 +136,7 @@ extension SyncNode {
         case .changes:
             do throws(WireError) {
                 let decoded = try ChangesMessage.decodeKeepingRecordBytes(frame.payload, limits: limits)
-                return DecodedChanges(result: .success(decoded), ranges: rebuiltAhead(decoded.0))
+                return DecodedChanges(result: .success(decoded), ranges: rebuiltAhead(decoded.0, on: id))
             } catch {
                 return DecodedChanges(result: .failure(error), ranges: nil)
             }
@@ -136,7 +150,8 @@ extension SyncNode {
                 let decoded = try LiveChangesMessage.decodeKeepingRecordBytes(
                     frame.payload, zone: zone, reference: reference, limits: limits)
                 result = .success(decoded)
-                ranges = rebuiltAhead(decoded.0.sparseRecords.isEmpty ? decoded.0.records : nil, decoded.0.writerLog)
+                ranges = rebuiltAhead(
+                    decoded.0.sparseRecords.isEmpty ? decoded.0.records : nil, decoded.0.writerLog, on: id)
             } catch {
                 result = .failure(error)
             }
@@ -151,8 +166,8 @@ extension SyncNode {
     /// sparse records (their versions are rebuilt only by the engine), no section, more than
     /// ``maxEntriesAheadPerVersion`` items per whole version, or when this node does not
     /// authenticate writes.
-    nonisolated func rebuiltAhead(_ m: ChangesMessage) -> DecodedChanges.RebuiltRanges? {
-        rebuiltAhead(m.sparseRecords.isEmpty ? m.records : nil, m.writerLog)
+    nonisolated func rebuiltAhead(_ m: ChangesMessage, on id: ConnectionID) -> DecodedChanges.RebuiltRanges? {
+        rebuiltAhead(m.sparseRecords.isEmpty ? m.records : nil, m.writerLog, on: id)
     }
 
     /// The most writer-log items per whole version of a batch whose entries the read loop
@@ -163,11 +178,16 @@ extension SyncNode {
     /// batch at a time.
     static let maxEntriesAheadPerVersion = 2
 
-    nonisolated func rebuiltAhead(_ records: [Record]?, _ section: WriterLogSection?) -> DecodedChanges.RebuiltRanges? {
+    nonisolated func rebuiltAhead(_ records: [Record]?, _ section: WriterLogSection?, on id: ConnectionID)
+        -> DecodedChanges.RebuiltRanges?
+    {
         guard configuration.authenticatesWrites, let records, let section, !section.ranges.isEmpty,
             section.ranges.reduce(0, { $0 &+ $1.items.count }) <= records.count &* Self.maxEntriesAheadPerVersion
         else { return nil }
+        // The peer's own writes are likely taken on the connection's word: not rebuilt here.
+        let peer = configuration.takesOwnWritesOnWord ? liveReferences.peer(on: id) : nil
+        guard section.ranges.contains(where: { $0.writer != peer }) else { return section.ranges.map { _ in nil } }
         let versions = records.map(Optional.some)
-        return section.ranges.map { WriterLog.encodedEntries(of: $0, versions: versions) }
+        return section.ranges.map { $0.writer == peer ? nil : WriterLog.encodedEntries(of: $0, versions: versions) }
     }
 }

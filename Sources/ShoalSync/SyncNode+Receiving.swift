@@ -93,7 +93,8 @@ extension SyncNode {
         // the read loop can decode the next batch meanwhile.
         publishLiveReference(of: m.zone, on: id)
         try await commit(
-            m, records: records, ranges: ranges, frame: frame, from: peer, holdingBackPosition: !wanted.isEmpty, on: id)
+            m, records: records, ranges: ranges, frame: frame, implied: writes.runs, from: peer,
+            holdingBackPosition: !wanted.isEmpty, on: id)
         await noteReflected(writes, zone: m.zone)
         logger.trace(
             "\(nodeID.short) applied batch \(m.batch) of \(m.zone) from \(peer.short): \(records.map { "\($0.id.name)\($0.versionVector)" }) (\(m.sparseRecords.count) sparse) caughtUp=\(m.isCaughtUp) K=\(stated.map { "\($0)" } ?? "-")"
@@ -246,9 +247,11 @@ extension SyncNode {
     /// position only in the sender's memory: resuming from the older stored position re-reads,
     /// then skips, the same versions, so nothing is lost by not writing it. With records asked
     /// for whole outstanding (`holdingBackPosition`) the position is not stored (§3.10).
+    /// `implied`: the peer's own runs taken on the connection's word, kept in the same
+    /// transaction (Spec/authenticated-writes.md §5.1).
     func commit(
-        _ m: ChangesMessage, records: [Record], ranges: [Range<Int>], frame: Frame, from peer: NodeID,
-        holdingBackPosition: Bool, on id: ConnectionID
+        _ m: ChangesMessage, records: [Record], ranges: [Range<Int>], frame: Frame, implied: [ImpliedRun] = [],
+        from peer: NodeID, holdingBackPosition: Bool, on id: ConnectionID
     ) async throws(SyncFailure) {
         let key = SyncStateKey.position(peer: peer, zone: m.zone)
         do throws(ShoalError) {
@@ -260,11 +263,11 @@ extension SyncNode {
             let skipsPossible = sessions[id]?.inbound[m.zone]?.upstreamsSent?.isEmpty == false
             var state: [SyncStateKey: [UInt8]] = holdingBackPosition ? [:] : [key: skipsPossible ? [] : m.token.bytes]
             if m.isReset { state[.resync(peer: peer, zone: m.zone)] = [1] }
-            if !records.isEmpty {
+            if !records.isEmpty || !implied.isEmpty {
                 let payload = frame.payload
                 try await store.apply(
                     remoteChanges: records, encodings: ranges.map { payload[$0] }, decodedUnder: configuration.limits,
-                    syncState: state)
+                    syncState: state, implied: implied)
             } else if m.isCaughtUp || m.isReset {
                 try await store.apply(remoteChanges: [], syncState: state)
             }

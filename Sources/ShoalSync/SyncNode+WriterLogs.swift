@@ -213,6 +213,15 @@ extension SyncNode {
         /// Per writer, the verified entries (by ascending sequence) a version of the batch that
         /// is not left out shows: once the batch is stored they are reflected (§6).
         var shown = [NodeID: [(sequence: UInt64, hlc: HLC)]]()
+        /// The peer's own runs taken on the connection's word, kept with the batch (§5.1).
+        var runs = [ImpliedRun]()
+    }
+
+    /// What checking a range found: the sequence and timestamp of each of its entries, and the
+    /// run to keep with the batch when it was taken on the connection's word.
+    struct CheckedRange {
+        var places: [(sequence: UInt64, hlc: HLC)]
+        var run: ImpliedRun? = nil
     }
 
     /// Verifies and keeps the ranges of batch `m`'s writer log section, then, in a zone with a
@@ -245,15 +254,21 @@ extension SyncNode {
         var shownBy = [NodeID: [(index: Int, sequence: UInt64, hlc: HLC)]]()
         // Entries rebuilt ahead are those of these versions only in a batch without sparse records.
         let ahead = m.sparseRecords.isEmpty && rebuiltAhead?.count == m.writerLog?.ranges.count ? rebuiltAhead : nil
+        var check = WriteCheck()
+        var taken = [NodeID: HLC]()
         for (r, range) in (m.writerLog?.ranges ?? []).enumerated() {
             guard
-                let entries = try await verify(
-                    range, of: m, versions: versions, rebuilt: ahead?[r], shared: shared, from: peer, on: id)
+                let checked = try await verify(
+                    range, of: m, versions: versions, rebuilt: ahead?[r] ?? nil, shared: shared, from: peer, on: id)
             else {
                 outsiders.insert(range.writer)
                 continue
             }
-            for (item, e) in zip(range.items, entries) {
+            if let run = checked.run {
+                check.runs.append(run)
+                taken[run.writer] = run.items.last?.hlc
+            }
+            for (item, e) in zip(range.items, checked.places) {
                 let dot = Dot(node: range.writer, hlc: e.hlc)
                 if case .whole(let whole) = item {
                     known[dot] = whole
@@ -264,11 +279,10 @@ extension SyncNode {
                 }
             }
         }
-        guard shared else { return WriteCheck() }
-        var check = WriteCheck()
+        guard shared else { return check }
         check.left = try await checkVersions(
             versions, rebuilt: rebuilt, zone: m.zone, known: known, implied: implied, outsiders: outsiders,
-            horizon: m.horizon, what: what)
+            taken: taken, horizon: m.horizon, what: what)
         for (writer, list) in shownBy {
             check.shown[writer] = list.compactMap { e in
                 guard let v = versions[e.index], !check.left.contains(v.id.name) else { return nil }
@@ -301,40 +315,31 @@ extension SyncNode {
         var sequence: UInt64
     }
 
-    /// Verifies one range and keeps its new entries; returns all of its entries, or nil for a
-    /// writer whose device may not write the zone (nothing of it is kept). `rebuilt`: the
-    /// range's entries rebuilt from `versions` already (by the read loop, ``decodeAhead(_:on:)``).
+    /// Verifies one range and keeps its new entries, or takes it on the connection's word
+    /// (``takenOnWord(_:of:versions:shared:from:on:what:)``, kept with the batch); returns where
+    /// its entries stand, or nil for a writer whose device may not write the zone (nothing of
+    /// it is kept). `rebuilt`: the range's entries rebuilt from `versions` already (by the read
+    /// loop, ``decodeAhead(_:on:)``).
     func verify(
         _ range: WriterLogSection.Range, of m: ChangesMessage, versions: [Record?],
         rebuilt: Result<[WriterLog.EncodedEntry], WriterLog.Mismatch>? = nil, shared: Bool, from peer: NodeID,
         on id: ConnectionID
-    ) async throws(SyncFailure) -> [WriterLog.EncodedEntry]? {
+    ) async throws(SyncFailure) -> CheckedRange? {
         let writer = range.writer, zone = m.zone
         let what =
             "batch \(m.batch) of zone \(zone) from \(peer.short), range of \(writer.short) from #\(range.firstSequence)"
-        let entries: [WriterLog.EncodedEntry]
-        switch rebuilt ?? WriterLog.encodedEntries(of: range, versions: versions) {
-        case .success(let e): entries = e
-        case .failure(let mismatch):
-            if range.items.contains(where: {
-                Self.index(of: $0).map { $0 < versions.count && versions[$0] == nil } ?? false
-            }) {
-                // The entries cannot be rebuilt here, and the range is not sent again: the
-                // subscription starts over with whole versions, as for any sparse record that
-                // cannot be rebuilt (Spec/replication.md §3.5.1).
-                wholeVersionsNeeded.insert(PeerZone(peer: peer, zone: zone))
-                statistics.wholeVersionRequests &+= 1
-                throw SyncFailure(
-                    .resyncNeeded,
-                    "\(what) proves writes by versions this node could not rebuild; reconnecting to receive whole versions"
-                )
-            }
-            throw refusal("\(what): \(mismatch); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+        switch try await takenOnWord(range, of: m, versions: versions, shared: shared, from: peer, on: id, what: what) {
+        case .taken(let checked): return checked
+        case .outsider: return nil
+        case .no: break
         }
+        let entries = try entries(
+            of: range, rebuilt: rebuilt ?? WriterLog.encodedEntries(of: range, versions: versions), versions: versions,
+            zone: zone, from: peer, what: what)
         let head = try await reading(what) { () throws(ShoalError) in try await store.logHead(of: writer, in: zone) }
         if range.firstSequence > head.sequence &+ 1 {
             // A range that does not join the log held here cannot be checked.
-            guard shared else { return [] }
+            guard shared else { return CheckedRange(places: []) }
             throw refusal(
                 "\(what): this node holds \(head.sequence) entries of that log, so the range leaves a gap; refused whole (Spec/authenticated-writes.md §4)",
                 knowledgeOnly: false)
@@ -351,7 +356,7 @@ extension SyncNode {
                     knowledgeOnly: false)
             }
         }
-        guard overlap < entries.count else { return entries }
+        guard overlap < entries.count else { return CheckedRange(places: entries.map { ($0.sequence, $0.hlc) }) }
         guard writer != nodeID else {
             throw refusal(
                 "\(what): it holds writes of node \(nodeID.short) (this node) past its newest, #\(head.sequence); refused whole (Spec/authenticated-writes.md §5)",
@@ -382,7 +387,95 @@ extension SyncNode {
                 knowledgeOnly: false)
         }
         statistics.writerEntriesVerified &+= fresh.count
-        return entries
+        return CheckedRange(places: entries.map { ($0.sequence, $0.hlc) })
+    }
+
+    /// The entries of `range` as `rebuilt` from the batch's `versions`.
+    /// - Throws: `resyncNeeded` when one is implied by a version that could not be rebuilt here
+    ///   (the subscription starts over with whole versions); `invalidArguments` for a mismatch.
+    func entries(
+        of range: WriterLogSection.Range, rebuilt: Result<[WriterLog.EncodedEntry], WriterLog.Mismatch>,
+        versions: [Record?], zone: RecordZone.ID, from peer: NodeID, what: String
+    ) throws(SyncFailure) -> [WriterLog.EncodedEntry] {
+        switch rebuilt {
+        case .success(let e): return e
+        case .failure(let mismatch):
+            if range.items.contains(where: {
+                Self.index(of: $0).map { $0 < versions.count && versions[$0] == nil } ?? false
+            }) {
+                // The entries cannot be rebuilt here, and the range is not sent again: the
+                // subscription starts over with whole versions, as for any sparse record that
+                // cannot be rebuilt (Spec/replication.md §3.5.1).
+                wholeVersionsNeeded.insert(PeerZone(peer: peer, zone: zone))
+                statistics.wholeVersionRequests &+= 1
+                throw SyncFailure(
+                    .resyncNeeded,
+                    "\(what) proves writes by versions this node could not rebuild; reconnecting to receive whole versions"
+                )
+            }
+            throw refusal("\(what): \(mismatch); refused whole (Spec/authenticated-writes.md §5)", knowledgeOnly: false)
+        }
+    }
+
+    /// Whether a range was taken on the connection's word.
+    enum OnWord {
+        /// Not: it is checked as it arrives.
+        case no
+        /// Its writer's device may not write the zone (nothing of it is kept).
+        case outsider
+        /// Taken: its run is kept with the batch.
+        case taken(CheckedRange)
+    }
+
+    /// Takes `range` on the connection's word (Spec/authenticated-writes.md §5.1) when it is
+    /// the peer's own log, continues the log held here, and every item is the write that made a
+    /// version of the batch (a whole version whose vector names the peer alone): mutual TLS
+    /// already proves those writes the peer's, so the entries are not rebuilt or chained now.
+    /// The key and the checkpoint's signature are checked as for any range; the run is kept
+    /// with the batch, its chain checked when the log is first read past it.
+    func takenOnWord(
+        _ range: WriterLogSection.Range, of m: ChangesMessage, versions: [Record?], shared: Bool, from peer: NodeID,
+        on id: ConnectionID, what: String
+    ) async throws(SyncFailure) -> OnWord {
+        let writer = range.writer
+        guard configuration.takesOwnWritesOnWord, writer == peer, writer != nodeID, m.sparseRecords.isEmpty,
+            let seal = range.seal, !range.items.isEmpty
+        else { return .no }
+        var items = [ImpliedRun.Item]()
+        items.reserveCapacity(range.items.count)
+        for item in range.items {
+            guard case .implied(let i) = item, i >= 0, i < versions.count, let e = versions[i]?.versionVector.entries,
+                e.count == 1, e[0].node == writer, let name = versions[i]?.id.name
+            else { return .no }
+            items.append(.made(record: name, hlc: e[0].hlc))
+        }
+        let (head, info) = try await reading(what) { () throws(ShoalError) in
+            (try await store.logHead(of: writer, in: m.zone), try await store.zone(m.zone))
+        }
+        guard range.firstSequence == head.sequence &+ 1, info.incarnation == m.incarnation else { return .no }
+        // Out of order: the full check refuses it, naming the entry.
+        var previous = head.hlc
+        for item in items {
+            guard item.hlc > previous else { return .no }
+            previous = item.hlc
+        }
+        guard let key = try await writerKey(for: range, zone: m.zone, shared: shared, from: peer, on: id, what: what)
+        else { return .outsider }
+        let checkpoint = WriterCheckpoint(
+            zone: m.zone, incarnation: m.incarnation, writer: writer, sequence: range.lastSequence,
+            chain: seal.chain, signature: seal.signature)
+        guard checkpoint.signer(key: key.der) == key.device else {
+            throw refusal(
+                "\(what): its checkpoint's signature does not verify under the writer's device key; refused whole (Spec/authenticated-writes.md §3)",
+                knowledgeOnly: false)
+        }
+        statistics.writerEntriesTaken &+= items.count
+        let places = items.indices.map { (range.firstSequence &+ UInt64($0), items[$0].hlc) }
+        return .taken(
+            CheckedRange(
+                places: places,
+                run: ImpliedRun(
+                    writer: writer, firstSequence: range.firstSequence, items: items, checkpoint: checkpoint)))
     }
 
     /// `body`'s result; a store failure becomes the failure to check `what`.
@@ -462,7 +555,8 @@ extension SyncNode {
     /// (nil: not rebuilt here, not checked). `known` holds the entries the batch brought whole;
     /// `rebuilt` the dots of those rebuilt from each version (their digests are its own, so
     /// they are not hashed again), and `implied` lists those entries,
-    /// looked up only for a dot some other version shows. Versions holding an unheld write of one
+    /// looked up only for a dot some other version shows; `taken`, the last timestamp of each run
+    /// taken on the connection's word, kept with the batch. Versions holding an unheld write of one
     /// of `outsiders` (writers whose device may not write the zone) are left out instead: their
     /// names are returned. A purge `horizon` the batch hands over is held to rule 2 as a
     /// vector is: adopting it makes this node count every write under it as seen. A write
@@ -471,8 +565,8 @@ extension SyncNode {
     /// left out wherever they show, so counting them as seen hides no write that counts.
     func checkVersions(
         _ versions: [Record?], rebuilt: RebuiltDots, zone: RecordZone.ID, known: [Dot: WriteEntry],
-        implied: [ImpliedEntry] = [], outsiders: Set<NodeID>, horizon: VersionVector? = nil,
-        what: String
+        implied: [ImpliedEntry] = [], outsiders: Set<NodeID>, taken: [NodeID: HLC] = [:],
+        horizon: VersionVector? = nil, what: String
     ) async throws(SyncFailure) -> Set<String> {
         var wanted = Set<Dot>()
         var writers = Set<NodeID>()
@@ -508,7 +602,9 @@ extension SyncNode {
         do throws(ShoalError) {
             if !wanted.isEmpty { for (d, e) in try await store.entries(of: wanted, in: zone) { entries[d] = e } }
             let held = writers.isEmpty ? VersionVector() : try await store.purgeHorizon(of: zone)
-            for w in writers { newest[w] = max(try await store.logHead(of: w, in: zone).hlc, held[w]) }
+            for w in writers {
+                newest[w] = max(try await store.logHead(of: w, in: zone).hlc, held[w], taken[w] ?? .zero)
+            }
         } catch {
             throw SyncFailure(error.code, "could not check \(what): \(error)")
         }

@@ -157,6 +157,10 @@ public actor SyncNode {
         /// Entries of other writers' logs verified against their devices' checkpoints and kept
         /// (Spec/authenticated-writes.md §5).
         public var writerEntriesVerified = 0
+        /// Entries of a peer's own log taken from that peer on its authenticated connection's
+        /// word and kept implied, their chain checked when first needed
+        /// (Spec/authenticated-writes.md §5.1).
+        public var writerEntriesTaken = 0
         /// Writer log ranges sent, and the checkpoints this node signed for its own log.
         public var writerRangesSent = 0
     }
@@ -470,6 +474,7 @@ public actor SyncNode {
         var kept = hello
         kept.zones = []
         sessions[id]?.peer = kept
+        liveReferences.publishPeer(hello.node, on: id)
         sessions[id]?.phase = .established
         var out = try await reconcile(hello.zones, on: id, from: .hello)
         // Zones that changed here after our hello went out (announcements skip connections still

@@ -193,7 +193,7 @@ struct PowerCut {
             zonesCreated = true
         }
         if migrates {
-            // Back to schema 6, as SchemaMigrationTests does: the open below migrates to 10
+            // Back to schema 6, as SchemaMigrationTests does: the open below migrates to 11
             // through the VFS (asset references listed again, the base column added, the
             // writer logs started).
             if let problem = Self.execute(
@@ -418,9 +418,9 @@ struct PowerCut {
             f.lostAcknowledged += 1
             fail("the store opened as \(openedAs) and reopens as \(s.nodeID)")
         }
-        if let schema = Self.scalar(path, "SELECT value FROM meta WHERE key = 'schema'"), schema != "10" {
+        if let schema = Self.scalar(path, "SELECT value FROM meta WHERE key = 'schema'"), schema != "11" {
             f.unusableAfterReopen += 1
-            fail("the reopened store is at schema \(schema), not 10")
+            fail("the reopened store is at schema \(schema), not 11")
         }
         let zones = await s.zones().map(\.id)
         guard zones.contains(localZone), zones.contains(remoteZone) else {

@@ -132,7 +132,7 @@ extension PowerLossTests {
         do {
             let store = try Store.open(directory: dir.path, configuration: c)
             #expect(
-                PowerCut.scalar(dir.path + "/store.sqlite", "SELECT value FROM meta WHERE key = 'schema'") == "10",
+                PowerCut.scalar(dir.path + "/store.sqlite", "SELECT value FROM meta WHERE key = 'schema'") == "11",
                 "seed \(seed)")
             for (name, v) in saved.sorted(by: { $0.key < $1.key }) {
                 let stored = try await store.record(for: Record.ID(name: name, zone: run.localZone))

@@ -186,7 +186,7 @@ import Testing
         }
         #expect(SchemaMigrationTests.exec(dir, SchemaMigrationTests.dropVersion9) == 0)
         let store = try await Store.temporary(dir)
-        #expect(SchemaMigrationTests.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "10")
+        #expect(SchemaMigrationTests.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "11")
         let (entries, _, chained) = try await Self.log(store)
         #expect(chained)
         // a: two writes (body's, then title's); b: one; gone: its deletion (its save shows nowhere).
@@ -314,7 +314,7 @@ import Testing
                 dirs[1], "ALTER TABLE writer_entries DROP COLUMN count; UPDATE meta SET value = 9 WHERE key = 'schema'")
                 == 0)
         let b = try await Store.temporary(dirs[1])
-        #expect(SchemaMigrationTests.scalar(dirs[1], "SELECT value FROM meta WHERE key = 'schema'") == "10")
+        #expect(SchemaMigrationTests.scalar(dirs[1], "SELECT value FROM meta WHERE key = 'schema'") == "11")
         #expect(try await b.entries(of: writer, in: notes, after: 0, limit: 10) == Array(entries[0..<3]))
         #expect(
             try await b.appendVerified(

@@ -136,7 +136,7 @@ import CSQLite
                     + "DROP TABLE zone_peers; DROP TABLE purged_zones; DROP TABLE merged_heads; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 4 WHERE key = 'schema'"
             ) == SQLITE_OK)
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "10")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "11")
         try await store.deleteZone(notes)
         try await store.deleteZone(RecordZone.ID(name: "other"))
         #expect(try await store.zoneTombstones().map(\.waitingFor) == [[peer], []])
@@ -173,7 +173,7 @@ import CSQLite
                     + "DROP TABLE merged_heads; DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 5 WHERE key = 'schema'"
             ) == SQLITE_OK)
         _ = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "10")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "11")
         #expect(Self.scalar(dir, "SELECT name FROM merged_heads") == "n")
     }
 
@@ -203,7 +203,7 @@ import CSQLite
                     + "DROP TABLE asset_refs; ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 6 WHERE key = 'schema'"
             ) == SQLITE_OK)
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "10")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "11")
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM asset_refs") == "4")
         #expect(try await store.zones(referencing: asset(1)) == [notes, other])
         #expect(try await store.zones(referencing: asset(2)) == [notes])
@@ -227,7 +227,7 @@ import CSQLite
                     + "ALTER TABLE records DROP COLUMN base; UPDATE meta SET value = 7 WHERE key = 'schema'")
                 == SQLITE_OK)
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "10")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "11")
         #expect(Self.scalar(dir, "SELECT COUNT(*) FROM pragma_table_info('records') WHERE name = 'base'") == "1")
         await store.setConflictResolver({ $0.merged }, for: notes)
         for t in ["v1", "v2"] {
@@ -278,7 +278,7 @@ import CSQLite
         #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "1")
 
         let store = try await Store.temporary(dir)
-        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "10")
+        #expect(Self.scalar(dir, "SELECT value FROM meta WHERE key = 'schema'") == "11")
         #expect(Self.scalar(dir, "SELECT count(*) FROM sqlite_master WHERE name = 'records_by_type'") == "0")
         // The index answers from carried-over entries and log rows, without decoding the zone.
         func titled(_ t: String) async throws -> [String] {

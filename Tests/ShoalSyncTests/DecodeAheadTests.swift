@@ -19,8 +19,10 @@ import ShoalWire
     /// Two connected nodes caught up on `notes`, which node 0 holds (shared with node 1 when the
     /// nodes have identities); node 0's next batch to node 1 after saving `second`, as a frame,
     /// and node 1's connection to node 0.
-    func nextLiveBatch(seed: UInt64, identities: Bool = false) async throws -> (Simulation, Frame, ConnectionID) {
-        let sim = try await Simulation(seed: seed, nodes: 2, identities: identities)
+    func nextLiveBatch(seed: UInt64, identities: Bool = false, configuration: SyncConfiguration = SyncConfiguration())
+        async throws -> (Simulation, Frame, ConnectionID)
+    {
+        let sim = try await Simulation(seed: seed, nodes: 2, configuration: configuration, identities: identities)
         if identities {
             try await sim.createSharedZone(Self.notes, on: 0)
         } else {
@@ -119,8 +121,12 @@ import ShoalWire
 
     /// With authenticated writes, the read loop also rebuilds the entries of the batch's
     /// writer-log ranges from its versions; the engine verifies and keeps them as its own.
+    /// (With the peer's own writes taken on the connection's word, those are not rebuilt ahead:
+    /// ``thePeersOwnRangeIsLeftToTheEngineToTake()``.)
     @Test func entriesRebuiltAheadAreVerifiedAndKept() async throws {
-        let (sim, frame, conn) = try await nextLiveBatch(seed: 0xDA3, identities: true)
+        var eager = SyncConfiguration()
+        eager.takesOwnWritesOnWord = false
+        let (sim, frame, conn) = try await nextLiveBatch(seed: 0xDA3, identities: true, configuration: eager)
         let before = await sim.nodes[1].sync.statistics
         let decoded = try #require(sim.nodes[1].sync.decodeAhead(frame, on: conn))
         let out = await sim.nodes[1].sync.receive(frame, on: conn, decoded: decoded)
@@ -134,6 +140,30 @@ import ShoalWire
         #expect(try await sim.nodes[1].store.logHead(of: writer, in: Self.notes).sequence == 2)
     }
 
+    /// The read loop does not rebuild a range of the peer's own writes: the engine takes it on
+    /// the connection's word (Spec/authenticated-writes.md §5.1), and keeps it implied.
+    @Test func thePeersOwnRangeIsLeftToTheEngineToTake() async throws {
+        let (sim, frame, conn) = try await nextLiveBatch(seed: 0xDA6, identities: true)
+        let sub = try #require(await sim.nodes[1].sync.sessions[conn]?.inbound[Self.notes])
+        let live = try LiveChangesMessage(decoding: frame.payload, zone: Self.notes, reference: sub.vectorReference)
+        let section = try #require(live.writerLog)
+        let writer = sim.nodes[0].store.nodeID
+        #expect(section.ranges.map(\.writer) == [writer])
+        let ahead = try #require(sim.nodes[1].sync.rebuiltAhead(live.records, section, on: conn))
+        #expect(ahead.count == 1 && ahead[0] == nil, "the peer's own range is not rebuilt ahead")
+        let before = await sim.nodes[1].sync.statistics
+        let decoded = try #require(sim.nodes[1].sync.decodeAhead(frame, on: conn))
+        let out = await sim.nodes[1].sync.receive(frame, on: conn, decoded: decoded)
+        #expect(Simulation.closeError(out, conn) == nil, "\(out)")
+        let st = await sim.nodes[1].sync.statistics
+        #expect(st.writerEntriesTaken == before.writerEntriesTaken + 1, "\(st)")
+        #expect(st.writerEntriesVerified == before.writerEntriesVerified, "\(st)")
+        #expect(await sim.nodes[1].store.holdsImplied(of: writer, in: Self.notes))
+        #expect(try await sim.nodes[1].store.logHead(of: writer, in: Self.notes).sequence == 2)
+        try await sim.route(out, from: 1)
+        try await settle(sim)
+    }
+
     /// A batch whose ranges name more writes than its versions (here one version's write twice
     /// over) is not rebuilt ahead: what waits for the engine stays proportional to what it
     /// carries. The engine still checks it, and refuses it.
@@ -142,14 +172,14 @@ import ShoalWire
         let sub = try #require(await sim.nodes[1].sync.sessions[conn]?.inbound[Self.notes])
         var live = try LiveChangesMessage(decoding: frame.payload, zone: Self.notes, reference: sub.vectorReference)
         var section = try #require(live.writerLog)
-        #expect(sim.nodes[1].sync.rebuiltAhead(live.records, section) != nil)
+        #expect(sim.nodes[1].sync.rebuiltAhead(live.records, section, on: conn) != nil)
         let hlc = try #require(live.records.first?.versionVector[sim.nodes[0].store.nodeID])
         let extra = SyncNode.maxEntriesAheadPerVersion * live.records.count
         section.ranges[0].items = (0...extra).map { k in
             .impliedAt(record: 0, hlc: HLC(rawValue: hlc.rawValue &+ UInt64(k)))
         }
         live.writerLog = section
-        #expect(sim.nodes[1].sync.rebuiltAhead(live.records, section) == nil)
+        #expect(sim.nodes[1].sync.rebuiltAhead(live.records, section, on: conn) == nil)
         let forged = Frame(type: .liveChanges, payload: live.encoded())
         let out = await sim.nodes[1].sync.receive(
             forged, on: conn, decoded: sim.nodes[1].sync.decodeAhead(forged, on: conn))

@@ -21,11 +21,12 @@ import ShoalWire
             onPrevious = 0
         var purged = 0, resyncs = 0, resyncDeletions = 0, leftToUpstreams = 0, rewinds = 0, deferred = 0, deltas = 0,
             wanted = 0
-        var verified = 0, refused = 0
+        var verified = 0, refused = 0, taken = 0
         for seed in Self.firstSeed..<(Self.firstSeed + UInt64(Self.seedCount)) {
             let nodeCount = 3 + Int(seed % 2)
             // Half the seeds give nodes device keys (owned, shared zones); half keep open zones.
             let sim = try await Simulation(seed: seed, nodes: nodeCount, identities: seed % 4 >= 2)
+            sim.bulkWrites = true
             let log = try await sim.run(steps: 120)
             var problems = try await sim.check(log)
             saves += log.saves.count; deletes += log.deletes.count; frames += sim.framesDelivered; purged += log.purged
@@ -39,7 +40,7 @@ import ShoalWire
                 resyncs += st.resyncsCompleted; resyncDeletions += st.resyncDeletions
                 deferred += st.knowledgeHeldBackForHorizon
                 leftToUpstreams += st.versionsLeftToUpstreams; rewinds += st.upstreamRewinds
-                verified += st.writerEntriesVerified; refused += st.refusedBatches
+                verified += st.writerEntriesVerified; refused += st.refusedBatches; taken += st.writerEntriesTaken
                 // Honest nodes never refuse each other's batches: a refusal is a false alarm.
                 if st.refusedBatches > 0 {
                     problems.append(
@@ -56,7 +57,7 @@ import ShoalWire
         }
         // The workload must really exercise replication, or a pass means nothing.
         print(
-            "simulation: \(Self.seedCount) seeds, \(failed.count) failing \(failed.prefix(20)), \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(onPrevious) rebuilt on the previous version, \(wholeRequests) whole-version requests, \(deltas) delta slots applied, \(wanted) records asked for whole), \(purged) tombstones purged, \(resyncs) resyncs (\(resyncDeletions) deletions found), \(deferred) knowledge held back for a horizon, \(leftToUpstreams) versions left to upstreams, \(rewinds) rewinds, \(verified) writer log entries verified, \(refused) batches refused"
+            "simulation: \(Self.seedCount) seeds, \(failed.count) failing \(failed.prefix(20)), \(saves) saves, \(deletes) deletes, \(crashes) crashes, \(frames) frames, \(closes) error closes, \(received) versions received (\(sparse) sparse, \(onPrevious) rebuilt on the previous version, \(wholeRequests) whole-version requests, \(deltas) delta slots applied, \(wanted) records asked for whole), \(purged) tombstones purged, \(resyncs) resyncs (\(resyncDeletions) deletions found), \(deferred) knowledge held back for a horizon, \(leftToUpstreams) versions left to upstreams, \(rewinds) rewinds, \(verified) writer log entries verified, \(taken) taken on their writer's word, \(refused) batches refused"
         )
         #expect(
             Self.seedCount < 20

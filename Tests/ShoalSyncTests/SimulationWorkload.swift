@@ -41,13 +41,19 @@ extension Simulation {
     /// Whether purging nodes sometimes retire a peer first (SHOAL_SIM_RETIRE=0 turns it off).
     static let retires = ProcessInfo.processInfo.environment["SHOAL_SIM_RETIRE"] != "0"
 
-    /// One local write on node `n`: save (create or edit one or two fields) or delete.
+    /// One local write on node `n`: save (create or edit one or two fields) or delete — now and
+    /// then of a record a bulk write made — or, rarely, a bulk write.
     func write(on n: Int, log: inout WorkloadLog) async {
         let store = nodes[n].store
         let zones = await store.zones()
         guard !zones.isEmpty else { return }
         let zone = zones[int(zones.count)].id
-        let id = Record.ID(name: "r\(int(8))", zone: zone)
+        if bulkWrites && chance(4) {
+            await bulkWrite(on: n, zone: zone, log: &log)
+            return
+        }
+        let name = bulkRecords > 0 && chance(25) ? "b\(int(bulkRecords))" : "r\(int(8))"
+        let id = Record.ID(name: name, zone: zone)
         let existing = try? await store.record(for: id)
         do {
             if let existing, chance(15) {
@@ -82,6 +88,32 @@ extension Simulation {
         } catch {
             log.failures += 1
             log.failedWrites.append((zone, id.name, store.nodeID))
+        }
+        clock.advance(UInt64(int(5)))
+        try? await notifyChanges(node: n)
+    }
+
+    /// Node `n` saves 64 to 100 new records in one transaction: a batch of versions each of
+    /// which its write made, which a peer takes on the connection's word and keeps implied
+    /// (Spec/authenticated-writes.md §5.1) when it arrives in one batch.
+    func bulkWrite(on n: Int, zone: RecordZone.ID, log: inout WorkloadLog) async {
+        let store = nodes[n].store
+        let count = 64 + int(37)
+        let records = (bulkRecords..<(bulkRecords + count)).map { k in
+            var r = Record(recordType: "Note", id: Record.ID(name: "b\(k)", zone: zone))
+            r["alpha"] = .string("bulk \(k) \(int(1000))")
+            r["beta"] = .int64(Int64(k))
+            return r
+        }
+        bulkRecords += count
+        do {
+            let saved = try await store.modify(saving: records, policy: .allKeys).savedRecords
+            for r in saved {
+                log.saves.append((zone, r.id.name, Dot(node: store.nodeID, hlc: r.versionVector[store.nodeID])))
+            }
+        } catch {
+            log.failures += 1
+            for r in records { log.failedWrites.append((zone, r.id.name, store.nodeID)) }
         }
         clock.advance(UInt64(int(5)))
         try? await notifyChanges(node: n)
@@ -219,6 +251,44 @@ extension Simulation {
                 if interrupted { continue }
                 problems.append("record \(d.name) deleted at \(d.vector) came back with no later or concurrent save")
             }
+        }
+        problems += try await checkWriterLogs(in: zones0)
+        return problems
+    }
+
+    /// Every writer's log held on every node, entries kept implied included (read back, they
+    /// are proven here), is a prefix of the log the writer keeps itself
+    /// (Spec/authenticated-writes.md §5.1): taking a peer's writes on its word never loses,
+    /// reorders or alters an entry, and no checkpoint between honest nodes is dropped.
+    func checkWriterLogs(in zones: [RecordZone.ID]) async throws -> [String] {
+        var problems = [String]()
+        for z in zones {
+            var own = [NodeID: [WriteEntry]]()
+            for w in nodes {
+                own[w.store.nodeID] = try await w.store.entries(of: w.store.nodeID, in: z, after: 0, limit: .max)
+            }
+            for (n, node) in nodes.enumerated() {
+                for w in nodes where w.store.nodeID != node.store.nodeID {
+                    let writer = w.store.nodeID
+                    let held: [WriteEntry]
+                    do {
+                        held = try await node.store.entries(of: writer, in: z, after: 0, limit: .max)
+                    } catch {
+                        problems.append("node \(n) cannot read \(writer.short)'s log for \(z): \(error)")
+                        continue
+                    }
+                    let theirs = own[writer] ?? []
+                    // A node may hold entries of a log whose writer lost them since (a zone
+                    // deleted and created again there): compare what both hold.
+                    let common = min(held.count, theirs.count)
+                    if held.prefix(common) != theirs.prefix(common) {
+                        problems.append("node \(n) holds \(writer.short)'s log for \(z) otherwise than its writer")
+                    }
+                }
+            }
+        }
+        for (n, node) in nodes.enumerated() where await node.store.impliedCheckpointsDropped > 0 {
+            problems.append("node \(n) dropped a checkpoint of an honest writer's implied entries")
         }
         return problems
     }

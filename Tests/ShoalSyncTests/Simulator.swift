@@ -77,6 +77,11 @@ final class Simulation {
     /// The most asset frames handed over together so far.
     var largestAssetBatch = 0
     var crashes = 0
+    /// Whether the workload's writes include bulk writes (``Simulation/bulkWrite(on:zone:log:)``).
+    /// Off by default, so that the seeds other tests replay keep their schedules.
+    var bulkWrites = false
+    /// Records saved by bulk writes so far, named `b0`, `b1`, ….
+    var bulkRecords = 0
     /// Whether ``run(steps:)`` purges tombstones, retires peers and has a node join late
     /// (by default; SHOAL_SIM_PURGE=0 turns it off for every seed).
     var purging = Simulation.purges

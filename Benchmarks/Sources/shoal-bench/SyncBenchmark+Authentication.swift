@@ -29,7 +29,7 @@ extension SyncBenchmark {
                 cpuRates[on, default: []].append(Double(n) / max(cpu, 1e-6))
                 wire[on] = bytes
                 print(
-                    "sync case=initial-sync-auth-run auth=\(on ? "on" : "off") records=\(n) records_per_s=\(Int(Double(n) / seconds)) cpu_records_per_s=\(Int(Double(n) / max(cpu, 1e-6))) wire_bytes=\(bytes) entries_verified=\(b.writerEntriesVerified) batches=\(b.batchesReceived) decoded_ahead=\(b.batchesDecodedAhead)"
+                    "sync case=initial-sync-auth-run auth=\(on ? "on" : "off") records=\(n) records_per_s=\(Int(Double(n) / seconds)) cpu_records_per_s=\(Int(Double(n) / max(cpu, 1e-6))) wire_bytes=\(bytes) entries_verified=\(b.writerEntriesVerified) entries_taken=\(b.writerEntriesTaken) batches=\(b.batchesReceived) decoded_ahead=\(b.batchesDecodedAhead)"
                 )
             }
         }
@@ -44,7 +44,7 @@ extension SyncBenchmark {
 
     /// One initial sync of `n` records from a fresh node A to a fresh node B configured `sync`:
     /// its seconds, the process's CPU seconds meanwhile, the bytes B received, and B's engine's
-    /// counters (writer log entries verified, batches received and decoded ahead).
+    /// counters (writer log entries verified and taken on A's word, batches received and decoded ahead).
     static func timedInitialSync(records n: Int, sync: SyncConfiguration) async throws -> (
         Double, Double, Int, SyncNode.Statistics
     ) {

@@ -54,9 +54,12 @@ extension Store {
     /// store's, the records are valid by construction (decoding checks everything
     /// `Record.validate(limits:)` does) and only the saved-version checks run again.
     @discardableResult
+    ///
+    /// `implied`: runs of the sender's own log its versions imply, kept in the same transaction
+    /// (``keepImplied(_:batch:names:keepingMade:)``; Spec/authenticated-writes.md §5.1).
     package func apply(
         remoteChanges records: [Record], encodings: [ArraySlice<UInt8>], decodedUnder: WireLimits? = nil,
-        syncState: [SyncStateKey: [UInt8]] = [:]
+        syncState: [SyncStateKey: [UInt8]] = [:], implied: [ImpliedRun] = []
     ) throws(ShoalError) -> ApplyResult {
         guard encodings.count <= records.count else {
             throw .invalidArguments(
@@ -73,14 +76,31 @@ extension Store {
             // Versions of records this store does not hold (the bulk of an initial sync) are
             // inserted in batches, without lookups; if one turns out to exist, that attempt is
             // undone and the batch takes the per-record path.
-            if try shouldAssumeNew(records), let done = try applyAssumingNew(records, encodings: encodings) {
+            // Runs are kept before the versions are written: a version replaced in the batch
+            // (a cascade) then keeps the entry it implies.
+            let names = implied.isEmpty ? [:] : Self.names(of: records)
+            if try shouldAssumeNew(records),
+                let done = try assumingNew({ () throws(ShoalError) -> ApplyResult? in
+                    // Every version is stored as it arrived, or the attempt is undone.
+                    try keepImplied(implied, batch: records, names: names, keepingMade: true)
+                    return try applyRecords(records, encodings: encodings, queued: true)
+                })
+            {
                 return done
             }
+            try keepImplied(implied, batch: records, names: names, keepingMade: false)
             guard let done = try applyRecords(records, encodings: encodings, queued: false) else {
                 throw .internalError("applying a batch record by record found a record it had not looked up")
             }
             return done
         }
+    }
+
+    /// The index of each record of `records` by name (the last, for a name given twice).
+    static func names(of records: [Record]) -> [String: Int] {
+        var out = [String: Int](minimumCapacity: records.count)
+        for (i, r) in records.enumerated() { out[r.id.name] = i }
+        return out
     }
 
     /// Whether a batch looks like versions of records this store does not hold: at least a
@@ -93,12 +113,6 @@ extension Store {
         defer { s.reset() }
         s.bind(1, z.row).bind(2, first.id.name)
         return try !s.step()
-    }
-
-    /// ``applyRecords(_:encodings:queued:)`` with queued inserts, inside a savepoint: nil, with
-    /// nothing changed, when a record turned out to exist (or to need a lookup).
-    func applyAssumingNew(_ records: [Record], encodings: [ArraySlice<UInt8>]) throws(ShoalError) -> ApplyResult? {
-        try assumingNew { () throws(ShoalError) in try applyRecords(records, encodings: encodings, queued: true) }
     }
 
     /// Applies `records` inside the current transaction. `queued`: versions of records the store

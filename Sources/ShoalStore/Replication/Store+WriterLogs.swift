@@ -92,6 +92,7 @@ extension Store {
         of writer: NodeID, in zone: RecordZone.ID, after: UInt64, limit: Int,
         decoding: (HLC) -> Bool
     ) throws(ShoalError) -> [(hlc: HLC, entry: WriteEntry?)] {
+        try proveIfImplied(writer, in: zone)
         let z = try liveZone(zone)
         // Rows hold runs of entries keyed by their last: the first row past `after` may begin
         // before it.
@@ -134,6 +135,7 @@ extension Store {
     /// The entry of the write `dot` in `zone`, if its writer's log here holds one.
     /// - Throws: `zoneNotFound`; `internalError` for an entry the store cannot read (damaged).
     package func entry(of dot: Dot, in zone: RecordZone.ID) throws(ShoalError) -> WriteEntry? {
+        try proveIfImplied(dot.node, in: zone)
         let z = try liveZone(zone)
         // The row holding the dot, if any, is the first whose last entry is not older.
         let s = try db.cached(
@@ -162,8 +164,9 @@ extension Store {
     }
 
     /// The head of `writer`'s log for `zone` as far as this store holds it: its own log's for
-    /// this node, otherwise what was verified here (an empty log, with the chain's start, when
-    /// nothing was).
+    /// this node, otherwise what was verified or kept implied here (an empty log, with the
+    /// chain's start, when nothing was). While the log holds entries kept implied, `chain` is
+    /// the value after its last proven entry (``proveIfImplied(_:in:)`` moves it to the head).
     /// - Throws: `zoneNotFound` for a zone that is not live.
     package func logHead(of writer: NodeID, in zone: RecordZone.ID) throws(ShoalError) -> WriterLogHead {
         if writer == nodeID { return try ownLogHead(of: zone) }
@@ -201,6 +204,7 @@ extension Store {
             throw .invalidArguments(
                 "entries of this node's own log (\(writer)) come only from its own writes, never from a peer")
         }
+        try proveIfImplied(writer, in: zone)
         let z = try liveZone(zone)
         guard checkpoint.zone == zone, checkpoint.writer == writer, checkpoint.incarnation == z.incarnation else {
             return false
@@ -355,6 +359,27 @@ extension Store {
                 found = max(found, item.sequence)
             }
         }
+        return z.implied.contains(writer) ? max(found, try impliedSequence(of: writer, in: z, atMost: hlc)) : found
+    }
+
+    /// As ``sequence(of:in:atMost:)`` among `writer`'s entries kept implied in zone `z`.
+    func impliedSequence(of writer: NodeID, in z: ZoneState, atMost hlc: HLC) throws(ShoalError) -> UInt64 {
+        let before = try db.cached(
+            "SELECT seq FROM writer_implied WHERE zone = ? AND writer = ? AND hlc <= ? ORDER BY hlc DESC LIMIT 1")
+        before.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
+        var found: UInt64 = try before.step() ? UInt64(bitPattern: before.int64(0)) : 0
+        before.reset()
+        let next = try db.cached(
+            "SELECT seq, count, bytes FROM writer_implied WHERE zone = ? AND writer = ? AND hlc > ? ORDER BY hlc LIMIT 1"
+        )
+        defer { next.reset() }
+        next.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
+        guard try next.step() else { return found }
+        let last = UInt64(bitPattern: next.int64(0))
+        guard let items = ImpliedPage.items(of: next.blob(2), count: next.int64(1), last: last) else {
+            throw damagedImplied(writer, in: z.id, at: last)
+        }
+        for item in items where item.hlc <= hlc { found = max(found, item.sequence) }
         return found
     }
 
@@ -364,6 +389,8 @@ extension Store {
     package func checkpoint(of writer: NodeID, in zone: RecordZone.ID, atLeast: UInt64) throws(ShoalError)
         -> WriterCheckpoint?
     {
+        // A checkpoint among entries kept implied is relayed only once they hash to it.
+        try proveIfImplied(writer, in: zone)
         let z = try liveZone(zone)
         let s = try db.cached(
             "SELECT bytes FROM writer_checkpoints WHERE zone = ? AND writer = ? AND seq >= ? ORDER BY seq LIMIT 1")

@@ -2,7 +2,7 @@
 
 import ShoalWire
 
-/// The SQL schema (version 10). Every table is `WITHOUT ROWID` keyed by what is looked up.
+/// The SQL schema (version 11). Every table is `WITHOUT ROWID` keyed by what is looked up.
 ///
 /// - `meta(key, value)`: node ID, store and database incarnations, last HLC, database sequence,
 ///   and `zone_purge_seq`, the database sequence of the newest zone deletion purged.
@@ -59,12 +59,19 @@ import ShoalWire
 ///   log_hlc, log_chain)`; the heads of other writers' logs, as far as they were verified here,
 ///   in `writer_logs(zone, writer, seq, hlc, chain, reflected_seq, reflected_hlc)`, with how far
 ///   every entry is reflected in the zone (Spec/authenticated-writes.md §6).
+///   While a writer's log holds entries kept implied (below), `writer_logs.chain` is the chain
+///   value after its last proven entry, and `seq`/`hlc` those of its last entry.
+/// - `writer_implied(zone, writer, seq, hlc, count, bytes)`: a peer's own entries taken on its
+///   authenticated connection's word and not yet chained (Spec/authenticated-writes.md §5.1),
+///   after the log's proven part in `writer_entries`: pages of up to 256, each entry as its
+///   record's name (the stored version implies it) or its bytes (``ImpliedPage``), keyed like
+///   `writer_entries`. They move there once their chain is checked.
 /// - `writer_checkpoints(zone, writer, seq, bytes)`: the signed checkpoints held, own and
 ///   verified (§3), each as its canonical bytes.
 /// - `writer_keys(writer, key)`: the public key (SubjectPublicKeyInfo DER) of the device each
 ///   writer's checkpoints are verified under, learnt with its first range (§4).
 enum Schema {
-    static let version: Int64 = 10
+    static let version: Int64 = 11
 
     static func create(
         _ db: SQLiteDatabase, synchronous: Store.Configuration.Synchronous, cacheKibibytes: Int,
@@ -119,7 +126,16 @@ enum Schema {
         CREATE TABLE IF NOT EXISTS writer_checkpoints(
             zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL,
             PRIMARY KEY(zone, writer, seq)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS writer_keys(writer BLOB PRIMARY KEY, key BLOB NOT NULL) WITHOUT ROWID
+        CREATE TABLE IF NOT EXISTS writer_keys(writer BLOB PRIMARY KEY, key BLOB NOT NULL) WITHOUT ROWID;
+        \(writerImpliedTable)
+        """
+
+    /// A peer's own entries kept before their chain is checked (version 11).
+    static let writerImpliedTable = """
+        CREATE TABLE IF NOT EXISTS writer_implied(
+            zone INTEGER NOT NULL, writer BLOB NOT NULL, seq INTEGER NOT NULL, hlc INTEGER NOT NULL, bytes BLOB NOT NULL,
+            count INTEGER NOT NULL, PRIMARY KEY(zone, writer, seq)) WITHOUT ROWID;
+        CREATE UNIQUE INDEX IF NOT EXISTS writer_implied_by_hlc ON writer_implied(zone, writer, hlc)
         """
 
     /// Live records with two or more heads (version 6).
@@ -207,6 +223,7 @@ enum Schema {
     /// (Spec/authenticated-writes.md §7).
     /// Version 9 → 10: `writer_entries` gains `count`, 1 for every row kept so far (one entry
     /// each); verified ranges are kept in pages from then on.
+    /// Version 10 → 11: `writer_implied` is added, empty.
     static func migrate(_ db: SQLiteDatabase, limits: WireLimits) throws(ShoalError) {
         let s = try db.statement("SELECT value FROM meta WHERE key = 'schema'")
         let found: Int64? = try s.step() ? s.int64(0) : nil
@@ -354,6 +371,12 @@ enum Schema {
                 has.reset()
                 if !present { try db.execute("ALTER TABLE writer_entries ADD COLUMN count INTEGER NOT NULL DEFAULT 1") }
                 try db.execute("UPDATE meta SET value = 10 WHERE key = 'schema'")
+            }
+            stored = 10
+        }
+        if stored == 10 {
+            try db.transaction { () throws(ShoalError) in
+                try db.execute("\(writerImpliedTable); UPDATE meta SET value = 11 WHERE key = 'schema'")
             }
         }
     }
