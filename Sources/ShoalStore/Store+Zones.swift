@@ -49,6 +49,7 @@ extension Store {
             z.vector = VersionVector()
             z.horizon = VersionVector()
             z.log = WriterLogHead()
+            z.implied = []
             z.scope = scope
             z.readOnly = readOnly
             z.databaseSequence = databaseSequence
@@ -128,6 +129,7 @@ extension Store {
             databaseSequence += 1
             let dot = tick()
             z.deleted = true
+            z.implied = []
             z.vector.advance(dot.node, to: dot.hlc)
             z.databaseSequence = databaseSequence
             try z.save(db)

@@ -41,7 +41,7 @@ struct ZoneState: Sendable {
     /// The head of this node's own log for the zone (Spec/authenticated-writes.md §2).
     var log = WriterLogHead()
     /// The writers whose logs for the zone hold entries kept implied, not yet chained
-    /// (``Store/keepImplied(_:batch:names:keepingMade:)``).
+    /// (``Store/keepImplied(_:batch:keepingMade:)``).
     var implied = Set<NodeID>()
 
     var info: ZoneInfo {

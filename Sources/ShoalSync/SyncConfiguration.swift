@@ -95,9 +95,9 @@ public struct SyncConfiguration: Sendable {
     /// Whether a range of the sender's own writes, whose versions show each write whole, is
     /// taken on the authenticated connection's word: kept implied by the versions, its chain
     /// checked only when the log is first read past it (Spec/authenticated-writes.md §5.1).
-    /// Default true; false checks every range as it arrives (for measuring, and for tests of
-    /// that path).
-    package var takesOwnWritesOnWord = true
+    /// Default true; false checks every range as it arrives (for measuring what taking them on
+    /// the connection's word saves).
+    public var takesOwnWritesOnWord = true
     /// Decoding limits for everything peers send.
     public var limits: WireLimits = .default
     /// A catch-up's first batch carries how many changes remain when counting them is quick (at

@@ -153,24 +153,11 @@ extension SyncNode {
                     else { continue }
                     checkpoint = c
                 }
-                let count = checkpoint.sequence &- held
-                let made = WriterLog.madeBy(writer, vectors: versions.vectors)
-                let entries = try await store.entries(of: writer, in: zone, after: held, limit: Int(clamping: count)) {
-                    made[$0] == nil
-                }
-                guard UInt64(entries.count) == count else { continue }
-                // Versions are decoded only when an entry no version made must be compared.
-                if records == nil, entries.contains(where: { $0.entry != nil }) {
-                    do throws(WireError) {
-                        records = try versions.decoded(limits: configuration.limits)
-                    } catch {
-                        throw .internalError(
-                            "a stored version of zone \(zone) does not decode (\(error)); the store is damaged")
-                    }
-                }
-                guard let items = WriterLog.items(for: entries, of: writer, versions: records ?? [], made: made) else {
-                    continue
-                }
+                guard
+                    let items = try await rangeItems(
+                        of: writer, in: zone, after: held, count: checkpoint.sequence &- held, versions: versions,
+                        records: &records)
+                else { continue }
                 var key: [UInt8]? = nil
                 if !keysSent.contains(writer) {
                     key = writer == nodeID ? signer.publicKeyDER : try await store.writerKey(of: writer)
@@ -193,6 +180,41 @@ extension SyncNode {
 }
 
 extension SyncNode {
+    /// The items of `writer`'s range of `count` entries after sequence `held`, beside the batch's
+    /// `versions` (decoded into `records` the first time an entry must be compared with them):
+    /// implied by the versions their writes made, read only where none did. Nil when the log
+    /// here does not hold them all.
+    func rangeItems(
+        of writer: NodeID, in zone: RecordZone.ID, after held: UInt64, count: UInt64, versions: ProvenVersions,
+        records: inout [Record]?
+    ) async throws(ShoalError) -> [WriterLogSection.Item]? {
+        let made = WriterLog.madeBy(writer, vectors: versions.vectors)
+        // Most ranges are the writes their batch's versions made: the timestamps alone say so.
+        let stamps = try await store.entryTimestamps(of: writer, in: zone, after: held, limit: Int(clamping: count))
+        guard UInt64(stamps.count) == count else { return nil }
+        var implied = [WriterLogSection.Item]()
+        implied.reserveCapacity(stamps.count)
+        for hlc in stamps {
+            guard let i = made[hlc] else { break }
+            implied.append(.implied(record: i))
+        }
+        if implied.count == stamps.count { return implied }
+        let entries = try await store.entries(of: writer, in: zone, after: held, limit: Int(clamping: count)) {
+            made[$0] == nil
+        }
+        guard UInt64(entries.count) == count else { return nil }
+        // Versions are decoded only when an entry no version made must be compared.
+        if records == nil, entries.contains(where: { $0.entry != nil }) {
+            do throws(WireError) {
+                records = try versions.decoded(limits: configuration.limits)
+            } catch {
+                throw .internalError(
+                    "a stored version of zone \(zone) does not decode (\(error)); the store is damaged")
+            }
+        }
+        return WriterLog.items(for: entries, of: writer, versions: records ?? [], made: made)
+    }
+
     /// Notes that a batch carrying `plan`'s section went to the subscriber `cur` on `id`.
     func note(_ plan: WriterLogPlan, in cur: inout SyncSession.Outbound, on id: ConnectionID) {
         cur.writerLogSent = plan.sent
@@ -447,7 +469,7 @@ extension SyncNode {
             guard case .implied(let i) = item, i >= 0, i < versions.count, let e = versions[i]?.versionVector.entries,
                 e.count == 1, e[0].node == writer, let name = versions[i]?.id.name
             else { return .no }
-            items.append(.made(record: name, hlc: e[0].hlc))
+            items.append(.made(record: name, hlc: e[0].hlc, index: i))
         }
         let (head, info) = try await reading(what) { () throws(ShoalError) in
             (try await store.logHead(of: writer, in: m.zone), try await store.zone(m.zone))

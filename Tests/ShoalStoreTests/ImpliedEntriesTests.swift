@@ -122,6 +122,32 @@ import Testing
         #expect(try await b.entries(of: writer, in: notes, after: 0, limit: 1000) == entries)
     }
 
+    /// A relay proves implied entries as far as what it reads reaches: the checkpoint a range
+    /// it serves ends at, or the entries it reads, a page at a time.
+    @Test func entriesAreProvenAsFarAsTheyAreRead() async throws {
+        let (a, b, _, entries, versions) = try await Self.pair(count: 300)
+        let writer = a.nodeID
+        var checkpoints = [WriterCheckpoint]()
+        for run in 0..<3 {
+            let part = entries[(run * 100)..<(run * 100 + 100)]
+            let checkpoint = try await VerifiedWriterLogTests.checkpoint(a, entries[0..<(run * 100 + 100)])
+            checkpoints.append(checkpoint)
+            try await b.apply(
+                remoteChanges: Array(versions[(run * 100)..<(run * 100 + 100)]), encodings: [],
+                implied: [Self.run(part, of: writer, versions: versions, checkpoint: checkpoint)])
+        }
+        #expect(try await b.impliedStart(of: writer, in: notes) == 1)
+        #expect(try await b.checkpoint(of: writer, in: notes, atLeast: 50) == checkpoints[0])
+        #expect(try await b.impliedStart(of: writer, in: notes) == 101, "proven through the first checkpoint only")
+        #expect(try await b.entries(of: writer, in: notes, after: 100, limit: 50) == Array(entries[100..<150]))
+        #expect(try await b.impliedStart(of: writer, in: notes) == 201, "the page holding the entries read")
+        #expect(await b.holdsImplied(of: writer, in: notes))
+        #expect(try await b.checkpoint(of: writer, in: notes, atLeast: 201) == checkpoints[2])
+        #expect(await !b.holdsImplied(of: writer, in: notes))
+        #expect(try await b.entries(of: writer, in: notes, after: 0, limit: 1000) == entries)
+        #expect(await b.impliedCheckpointsDropped == 0)
+    }
+
     /// A batch some of whose records are held already is applied record by record: its run is
     /// kept as entries rebuilt from the batch's versions, whatever the store makes of them.
     @Test func aBatchNotAllNewKeepsItsRunAsEntries() async throws {

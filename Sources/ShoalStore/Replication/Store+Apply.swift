@@ -56,7 +56,7 @@ extension Store {
     @discardableResult
     ///
     /// `implied`: runs of the sender's own log its versions imply, kept in the same transaction
-    /// (``keepImplied(_:batch:names:keepingMade:)``; Spec/authenticated-writes.md §5.1).
+    /// (``keepImplied(_:batch:keepingMade:)``; Spec/authenticated-writes.md §5.1).
     package func apply(
         remoteChanges records: [Record], encodings: [ArraySlice<UInt8>], decodedUnder: WireLimits? = nil,
         syncState: [SyncStateKey: [UInt8]] = [:], implied: [ImpliedRun] = []
@@ -78,17 +78,16 @@ extension Store {
             // undone and the batch takes the per-record path.
             // Runs are kept before the versions are written: a version replaced in the batch
             // (a cascade) then keeps the entry it implies.
-            let names = implied.isEmpty ? [:] : Self.names(of: records)
             if try shouldAssumeNew(records),
                 let done = try assumingNew({ () throws(ShoalError) -> ApplyResult? in
                     // Every version is stored as it arrived, or the attempt is undone.
-                    try keepImplied(implied, batch: records, names: names, keepingMade: true)
+                    try keepImplied(implied, batch: records, keepingMade: true)
                     return try applyRecords(records, encodings: encodings, queued: true)
                 })
             {
                 return done
             }
-            try keepImplied(implied, batch: records, names: names, keepingMade: false)
+            try keepImplied(implied, batch: records, keepingMade: false)
             guard let done = try applyRecords(records, encodings: encodings, queued: false) else {
                 throw .internalError("applying a batch record by record found a record it had not looked up")
             }

@@ -10,16 +10,17 @@ package import ShoalWire
 package struct ImpliedRun: Sendable {
     /// One entry of the run.
     package enum Item: Sendable {
-        /// The write that made the batch's version of `record`: that version's vector names the
-        /// writer alone, at `hlc`, so the version shows the write whole and implies its entry.
-        case made(record: String, hlc: HLC)
+        /// The write that made the batch's version of `record` (the `index`th of the batch, when
+        /// known): that version's vector names the writer alone, at `hlc`, so the version shows
+        /// the write whole and implies its entry.
+        case made(record: String, hlc: HLC, index: Int? = nil)
         /// An entry given as its canonical bytes.
         case entry(WriterLog.EncodedEntry)
 
         /// The write's timestamp.
         package var hlc: HLC {
             switch self {
-            case .made(_, let hlc): return hlc
+            case .made(_, let hlc, _): return hlc
             case .entry(let e): return e.hlc
             }
         }
@@ -99,25 +100,27 @@ enum ImpliedPage {
 }
 
 extension Store {
-    /// Keeps `runs` in the transaction applying `batch` (whose indices by record name are
-    /// `names`): an item a version of the batch made is kept as that version's record name when
-    /// `keepingMade` (every version of the batch is then stored as it arrived, so the stored
-    /// version implies the entry until it is replaced, ``materializeImplied(over:in:)``), and
-    /// as the entry rebuilt from the batch's version otherwise.
+    /// Keeps `runs` in the transaction applying `batch`: an item a version of the batch made is
+    /// kept as that version's record name when `keepingMade` (every version of the batch is
+    /// then stored as it arrived, so the stored version implies the entry until it is replaced,
+    /// ``materializeImplied(over:in:)``), and as the entry rebuilt from the batch's version
+    /// otherwise.
     /// - Throws: `invalidArguments` for a run that does not continue its log here, whose
     ///   timestamps do not increase, whose checkpoint is not at its end, or that names a version
     ///   the batch does not hold as that write.
-    func keepImplied(_ runs: [ImpliedRun], batch: [Record], names: [String: Int], keepingMade: Bool) throws(ShoalError)
-    {
+    func keepImplied(_ runs: [ImpliedRun], batch: [Record], keepingMade: Bool) throws(ShoalError) {
+        var names: [String: Int]? = nil
         for run in runs {
             var z = try liveZone(run.checkpoint.zone)
-            try keepImplied(run, batch: batch, names: names, keepingMade: keepingMade, in: &z)
+            try keepImplied(run, batch: batch, names: &names, keepingMade: keepingMade, in: &z)
             zones[z.id] = z
         }
     }
 
+    /// As ``keepImplied(_:batch:keepingMade:)`` for one run; `names` indexes the batch by record
+    /// name, made the first time an item's index does not name its record.
     func keepImplied(
-        _ run: ImpliedRun, batch: [Record], names: [String: Int], keepingMade: Bool, in z: inout ZoneState
+        _ run: ImpliedRun, batch: [Record], names: inout [String: Int]?, keepingMade: Bool, in z: inout ZoneState
     ) throws(ShoalError) {
         let writer = run.writer, c = run.checkpoint
         let what = "the run of \(writer)'s log for zone \(z.id) from #\(run.firstSequence)"
@@ -146,8 +149,13 @@ extension Store {
             for k in start..<end {
                 let sequence = run.firstSequence &+ UInt64(k)
                 switch run.items[k] {
-                case .made(let name, let hlc):
-                    guard let i = names[name], batch[i].versionVector.entries.count == 1,
+                case .made(let name, let hlc, let hint):
+                    var index = hint
+                    if index.map({ $0 < 0 || $0 >= batch.count || batch[$0].id.name != name }) ?? true {
+                        if names == nil { names = Self.names(of: batch) }
+                        index = names?[name]
+                    }
+                    guard let i = index, batch[i].versionVector.entries.count == 1,
                         batch[i].versionVector[writer] == hlc
                     else {
                         throw .invalidArguments(
@@ -189,7 +197,7 @@ extension Store {
     }
 
     /// Before `old`, a stored version, is replaced or removed: when it implies an entry kept
-    /// as its record's name (``keepImplied(_:batch:names:keepingMade:)``), that entry is
+    /// as its record's name (``keepImplied(_:batch:keepingMade:)``), that entry is
     /// rebuilt from it and kept as its bytes, so no entry is lost with the version.
     func materializeImplied(over old: Record, in z: ZoneState) throws(ShoalError) {
         let vector = old.versionVector
@@ -207,8 +215,11 @@ extension Store {
         let items = ImpliedPage.items(of: bytes, count: s.int64(1), last: last)
         s.reset()
         guard var items else { throw damagedImplied(e.node, in: z.id, at: last) }
-        guard let k = items.firstIndex(where: { $0.hlc == e.hlc }), !items[k].isEntry else { return }
-        guard items[k].bytes.elementsEqual(old.id.name.utf8) else { throw damagedImplied(e.node, in: z.id, at: last) }
+        // Another record's version naming the same write (only an open zone would take one)
+        // implies nothing.
+        guard let k = items.firstIndex(where: { $0.hlc == e.hlc }), !items[k].isEntry,
+            items[k].bytes.elementsEqual(old.id.name.utf8)
+        else { return }
         items[k].isEntry = true
         items[k].bytes =
             WriterLog.encodedEntry(of: old, dot: Dot(node: e.node, hlc: e.hlc), sequence: items[k].sequence)[...]
@@ -225,7 +236,9 @@ extension Store {
     /// relayed past it). Returns how many checkpoints were dropped.
     /// - Throws: `internalError` for a damaged store (an entry whose version no longer shows it).
     @discardableResult
-    func proveImplied(of writer: NodeID, in z: inout ZoneState, rows limit: Int = .max) throws(ShoalError) -> Int {
+    func proveImplied(
+        of writer: NodeID, in z: inout ZoneState, rows limit: Int = .max, through: UInt64 = .max
+    ) throws(ShoalError) -> Int {
         guard z.implied.contains(writer) else { return 0 }
         let rowsRead = try db.cached(
             "SELECT seq, count, bytes FROM writer_implied WHERE zone = ? AND writer = ? ORDER BY seq")
@@ -233,7 +246,8 @@ extension Store {
         var rows = [(last: UInt64, count: Int64, bytes: [UInt8])]()
         var more = false
         while try rowsRead.step() {
-            guard rows.count < limit else {
+            // Rows up to the one holding `through`, at most `limit` of them.
+            guard rows.count < limit, (rows.last?.last ?? 0) < through else {
                 more = true
                 break
             }
@@ -308,18 +322,34 @@ extension Store {
         return WriterLog.encodedEntry(of: stored, dot: Dot(node: writer, hlc: item.hlc), sequence: item.sequence)
     }
 
-    /// Proves `writer`'s entries kept implied in `zone`, if any (``proveImplied(of:in:rows:)``):
-    /// done before the log is read past its proven part, `rows` rows (by default up to 16,384
-    /// entries, each a record read back) per transaction, so that a long run does not make one
-    /// long transaction (and write-ahead log).
-    func proveIfImplied(_ writer: NodeID, in zone: RecordZone.ID, rows: Int = provingRows) throws(ShoalError) {
-        while zones[zone]?.implied.contains(writer) == true {
+    /// Proves `writer`'s entries kept implied in `zone` up to sequence `through` (all by
+    /// default), if any (``proveImplied(of:in:rows:through:)``): done before the log is read
+    /// there, `rows` rows (by default up to 16,384 entries, each a record read back) per
+    /// transaction, so that a long run does not make one long transaction (and write-ahead log).
+    /// A relay proves a long run a batch at a time, as far as each batch it serves reaches.
+    func proveIfImplied(
+        _ writer: NodeID, in zone: RecordZone.ID, through: UInt64 = .max, rows: Int = provingRows
+    ) throws(ShoalError) {
+        while zones[zone]?.implied.contains(writer) == true,
+            let first = try impliedStart(of: writer, in: zone), first <= through
+        {
             try writeTransaction(replication: true) { () throws(ShoalError) in
                 var z = try liveZone(zone)
-                try proveImplied(of: writer, in: &z, rows: rows)
+                try proveImplied(of: writer, in: &z, rows: rows, through: through)
                 zones[zone] = z
             }
         }
+    }
+
+    /// The sequence of `writer`'s first entry kept implied in `zone` (nil: none).
+    func impliedStart(of writer: NodeID, in zone: RecordZone.ID) throws(ShoalError) -> UInt64? {
+        let z = try liveZone(zone)
+        let s = try db.cached(
+            "SELECT seq, count FROM writer_implied WHERE zone = ? AND writer = ? ORDER BY seq LIMIT 1")
+        defer { s.reset() }
+        s.bind(1, z.row).bind(2, writer)
+        guard try s.step() else { return nil }
+        return UInt64(bitPattern: s.int64(0)) &- UInt64(max(s.int64(1), 1)) &+ 1
     }
 
     /// The rows of implied entries one transaction proves.

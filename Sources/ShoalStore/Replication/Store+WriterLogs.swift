@@ -92,7 +92,7 @@ extension Store {
         of writer: NodeID, in zone: RecordZone.ID, after: UInt64, limit: Int,
         decoding: (HLC) -> Bool
     ) throws(ShoalError) -> [(hlc: HLC, entry: WriteEntry?)] {
-        try proveIfImplied(writer, in: zone)
+        try proveIfImplied(writer, in: zone, through: after &+ UInt64(max(limit, 0)))
         let z = try liveZone(zone)
         // Rows hold runs of entries keyed by their last: the first row past `after` may begin
         // before it.
@@ -109,6 +109,33 @@ extension Store {
                         item.hlc,
                         decoding(item.hlc) ? try Self.decodeEntry(Array(bytes[item.bytes]), of: writer, in: zone) : nil
                     ))
+                if out.count == limit { break }
+            }
+        }
+        return out
+    }
+
+    /// The timestamps of the entries of `writer`'s log for `zone` after sequence `after`, at most
+    /// `limit`, in order, read without their bytes: a sender needs no more of the entries its
+    /// batch's versions imply (``entries(of:in:after:limit:decoding:)`` reads the others).
+    /// - Throws: `zoneNotFound`; `internalError` for a row the store cannot read (damaged).
+    package func entryTimestamps(of writer: NodeID, in zone: RecordZone.ID, after: UInt64, limit: Int)
+        throws(ShoalError) -> [HLC]
+    {
+        try proveIfImplied(writer, in: zone, through: after &+ UInt64(max(limit, 0)))
+        let z = try liveZone(zone)
+        let s = try db.cached(
+            "SELECT seq, hlc, bytes, count FROM writer_entries WHERE zone = ? AND writer = ? AND seq > ? ORDER BY seq")
+        defer { s.reset() }
+        s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: after))
+        var out = [HLC]()
+        while out.count < limit, try s.step() {
+            guard s.int64(3) > 1 else {
+                out.append(HLC(rawValue: UInt64(bitPattern: s.int64(1)) ^ (1 << 63)))
+                continue
+            }
+            for item in try Self.items(of: s.blob(2), row: s, writer: writer, zone: zone) where item.sequence > after {
+                out.append(item.hlc)
                 if out.count == limit { break }
             }
         }
@@ -342,44 +369,50 @@ extension Store {
     package func sequence(of writer: NodeID, in zone: RecordZone.ID, atMost hlc: HLC) throws(ShoalError) -> UInt64 {
         guard hlc != .zero else { return 0 }
         let z = try liveZone(zone)
-        // Every entry of a row whose last entry is at most `hlc` is; the next row may begin with
-        // some that are too.
-        let before = try db.cached(
-            "SELECT seq FROM writer_entries WHERE zone = ? AND writer = ? AND hlc <= ? ORDER BY hlc DESC LIMIT 1")
-        before.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
-        var found: UInt64 = try before.step() ? UInt64(bitPattern: before.int64(0)) : 0
-        before.reset()
-        let next = try db.cached(
-            "SELECT seq, hlc, bytes, count FROM writer_entries WHERE zone = ? AND writer = ? AND hlc > ? ORDER BY hlc LIMIT 1"
-        )
-        defer { next.reset() }
-        next.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
-        if try next.step(), next.int64(3) > 1 {
-            for item in try Self.items(of: next.blob(2), row: next, writer: writer, zone: zone) where item.hlc <= hlc {
-                found = max(found, item.sequence)
-            }
+        let found = try newestSequence(
+            atMost: hlc, of: writer, in: z,
+            before:
+                "SELECT seq FROM writer_entries WHERE zone = ? AND writer = ? AND hlc <= ? ORDER BY hlc DESC LIMIT 1",
+            next:
+                "SELECT seq, hlc, bytes, count FROM writer_entries WHERE zone = ? AND writer = ? AND hlc > ? ORDER BY hlc LIMIT 1"
+        ) { (s) throws(ShoalError) in
+            // A row of one entry past `hlc` holds none at most `hlc`.
+            s.int64(3) > 1
+                ? try Self.items(of: s.blob(2), row: s, writer: writer, zone: zone).map { ($0.sequence, $0.hlc) } : []
         }
-        return z.implied.contains(writer) ? max(found, try impliedSequence(of: writer, in: z, atMost: hlc)) : found
+        guard z.implied.contains(writer) else { return found }
+        let implied = try newestSequence(
+            atMost: hlc, of: writer, in: z,
+            before:
+                "SELECT seq FROM writer_implied WHERE zone = ? AND writer = ? AND hlc <= ? ORDER BY hlc DESC LIMIT 1",
+            next:
+                "SELECT seq, hlc, bytes, count FROM writer_implied WHERE zone = ? AND writer = ? AND hlc > ? ORDER BY hlc LIMIT 1"
+        ) { (s) throws(ShoalError) in
+            let last = UInt64(bitPattern: s.int64(0))
+            guard let items = ImpliedPage.items(of: s.blob(2), count: s.int64(3), last: last) else {
+                throw damagedImplied(writer, in: zone, at: last)
+            }
+            return items.map { ($0.sequence, $0.hlc) }
+        }
+        return max(found, implied)
     }
 
-    /// As ``sequence(of:in:atMost:)`` among `writer`'s entries kept implied in zone `z`.
-    func impliedSequence(of writer: NodeID, in z: ZoneState, atMost hlc: HLC) throws(ShoalError) -> UInt64 {
-        let before = try db.cached(
-            "SELECT seq FROM writer_implied WHERE zone = ? AND writer = ? AND hlc <= ? ORDER BY hlc DESC LIMIT 1")
-        before.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
-        var found: UInt64 = try before.step() ? UInt64(bitPattern: before.int64(0)) : 0
-        before.reset()
-        let next = try db.cached(
-            "SELECT seq, count, bytes FROM writer_implied WHERE zone = ? AND writer = ? AND hlc > ? ORDER BY hlc LIMIT 1"
-        )
-        defer { next.reset() }
-        next.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
-        guard try next.step() else { return found }
-        let last = UInt64(bitPattern: next.int64(0))
-        guard let items = ImpliedPage.items(of: next.blob(2), count: next.int64(1), last: last) else {
-            throw damagedImplied(writer, in: z.id, at: last)
-        }
-        for item in items where item.hlc <= hlc { found = max(found, item.sequence) }
+    /// The newest sequence at most `hlc` among the rows of one table of `writer`'s log in zone
+    /// `z` (`before` finds the last row whose last entry is at most `hlc`; every entry of it is;
+    /// `next`, the row after it, may begin with some that are too: `items` reads them).
+    func newestSequence(
+        atMost hlc: HLC, of writer: NodeID, in z: ZoneState, before: StaticString, next: StaticString,
+        items: (SQLiteStatement) throws(ShoalError) -> [(sequence: UInt64, hlc: HLC)]
+    ) throws(ShoalError) -> UInt64 {
+        let b = try db.cached(before)
+        b.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
+        var found: UInt64 = try b.step() ? UInt64(bitPattern: b.int64(0)) : 0
+        b.reset()
+        let n = try db.cached(next)
+        defer { n.reset() }
+        n.bind(1, z.row).bind(2, writer).bind(3, Bytes.hlcKey(hlc))
+        guard try n.step() else { return found }
+        for item in try items(n) where item.hlc <= hlc { found = max(found, item.sequence) }
         return found
     }
 
@@ -389,19 +422,29 @@ extension Store {
     package func checkpoint(of writer: NodeID, in zone: RecordZone.ID, atLeast: UInt64) throws(ShoalError)
         -> WriterCheckpoint?
     {
-        // A checkpoint among entries kept implied is relayed only once they hash to it.
-        try proveIfImplied(writer, in: zone)
-        let z = try liveZone(zone)
-        let s = try db.cached(
-            "SELECT bytes FROM writer_checkpoints WHERE zone = ? AND writer = ? AND seq >= ? ORDER BY seq LIMIT 1")
-        defer { s.reset() }
-        s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: min(atLeast, UInt64(Int64.max))))
-        guard try s.step() else { return nil }
-        do {
-            return try WriterCheckpoint(decoding: s.blob(0))
-        } catch {
-            throw .internalError(
-                "a checkpoint of \(writer)'s log for zone \(zone) is damaged (\(error)); the store is damaged")
+        while true {
+            let z = try liveZone(zone)
+            let s = try db.cached(
+                "SELECT bytes FROM writer_checkpoints WHERE zone = ? AND writer = ? AND seq >= ? ORDER BY seq LIMIT 1")
+            s.bind(1, z.row).bind(2, writer).bind(3, Int64(bitPattern: min(atLeast, UInt64(Int64.max))))
+            guard try s.step() else {
+                s.reset()
+                return nil
+            }
+            let c: WriterCheckpoint
+            do {
+                c = try WriterCheckpoint(decoding: s.blob(0))
+                s.reset()
+            } catch {
+                s.reset()
+                throw .internalError(
+                    "a checkpoint of \(writer)'s log for zone \(zone) is damaged (\(error)); the store is damaged")
+            }
+            // A checkpoint among entries kept implied is relayed only once they hash to it (it
+            // may be dropped then: the next one is looked up).
+            guard z.implied.contains(writer), let start = try impliedStart(of: writer, in: zone), c.sequence >= start
+            else { return c }
+            try proveIfImplied(writer, in: zone, through: c.sequence)
         }
     }
 
