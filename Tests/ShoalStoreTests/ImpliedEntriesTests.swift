@@ -200,4 +200,32 @@ import Testing
         #expect(try await reopened.entries(of: writer, in: notes, after: 0, limit: 100) == entries)
         #expect(try await reopened.logHead(of: writer, in: notes).chain == checkpoint.chain)
     }
+
+    /// A row of implied entries that does not read as one (damaged, cut short, seeded random
+    /// bytes) gives nil, never a trap, and every entry it does give lies inside the row.
+    @Test func aDamagedRowReadsAsNothing() {
+        let items = (1...4).map {
+            ImpliedPage.Item(
+                sequence: UInt64(6 + $0), hlc: HLC(rawValue: UInt64($0) << 20), isEntry: $0 % 2 == 0,
+                bytes: [UInt8](repeating: UInt8($0), count: $0 * 5)[...])
+        }
+        let row = ImpliedPage.encode(items)
+        let read = ImpliedPage.items(of: row, count: 4, last: 10)
+        #expect(read?.map(\.sequence) == [7, 8, 9, 10] && read?.map(\.isEntry) == [false, true, false, true])
+        #expect(read?.map { Array($0.bytes) } == items.map { Array($0.bytes) })
+        for cut in 0..<row.count { #expect(ImpliedPage.items(of: Array(row.prefix(cut)), count: 4, last: 10) == nil) }
+        for i in row.indices {
+            var flipped = row
+            flipped[i] ^= 0x80
+            _ = ImpliedPage.items(of: flipped, count: 4, last: 10)
+        }
+        var rng = SplitMix64(seed: 31)
+        for round in 0..<2_000 {
+            let bytes = (0..<Int(rng.next() % 80)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            let count = Int64(bitPattern: rng.next() % 300) - 20
+            if let got = ImpliedPage.items(of: bytes, count: count, last: rng.next() % 400) {
+                #expect(got.allSatisfy { $0.bytes.endIndex <= bytes.count }, "seed 31 round \(round)")
+            }
+        }
+    }
 }

@@ -23,14 +23,6 @@ import ShoalWire
         return v?.isEmpty == false
     }
 
-    /// Cuts the link between `a` and `b` and keeps them apart.
-    func separate(_ sim: Simulation, _ a: Int, _ b: Int) async {
-        sim.partitions.insert(sim.pairKey(a, b))
-        while let i = sim.links.firstIndex(where: { sim.pairKey($0.a, $0.b) == sim.pairKey(a, b) }) {
-            await sim.reset(i)
-        }
-    }
-
     /// Node 0 shares the team zone with nodes 1 and 2, and node 2 writes `c0`, which reaches
     /// everyone. Returns node 2's node ID and a time 50 s ahead of the clock (inside the drift
     /// bound), where the tests forge node 2's writes.
@@ -159,8 +151,8 @@ import ShoalWire
         let sim = try await Simulation(seed: 4923, nodes: 3, identities: true)
         try await sim.createSharedZone(Self.team, on: 0)
         #expect(try await sim.runUntilQuiet())
-        await separate(sim, 0, 2)
-        await separate(sim, 1, 2)
+        await sim.separate(0, 2)
+        await sim.separate(1, 2)
         _ = try await sim.nodes[2].store.save(note("a"))
         _ = try await sim.nodes[2].store.save(note("b"))
         let writer = sim.nodes[2].store.nodeID
@@ -208,7 +200,7 @@ import ShoalWire
         try await sim.notifyChanges(node: 2)
         #expect(try await sim.runUntilQuiet())
         #expect(await holds(sim, 0, "before"))
-        await separate(sim, 0, 1)
+        await sim.separate(0, 1)
         _ = try await sim.nodes[0].sync.setMember(try #require(sim.nodes[2].device), role: nil, of: Self.team)
         _ = try await sim.nodes[2].store.save(note("after"))
         try await sim.notifyChanges(node: 2)

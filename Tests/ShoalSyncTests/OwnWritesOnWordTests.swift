@@ -58,7 +58,7 @@ import ShoalWire
         sim.topology = [[0, 1], [1, 2]]
         try await sim.createSharedZone(Self.team, on: 0)
         #expect(try await sim.runUntilQuiet())
-        await separate(sim, 0, 1)
+        await sim.separate(0, 1)
         let names = (0..<100).map { "m\($0)" }
         _ = try await sim.nodes[2].store.modify(saving: names.map { note($0) }, deleting: [])
         try await sim.notifyChanges(node: 2)
@@ -127,14 +127,6 @@ import ShoalWire
         #expect(try await holdsAll(sim, 2, names), "the other member got them from their writer")
         let digests = try await (0..<3).asyncMap { try await sim.nodes[$0].store.digest(of: Self.team) }
         #expect(digests.allSatisfy { $0 == digests[0] }, "all three hold the same zone")
-    }
-
-    /// Cuts the link between `a` and `b` and keeps them apart.
-    func separate(_ sim: Simulation, _ a: Int, _ b: Int) async {
-        sim.partitions.insert(sim.pairKey(a, b))
-        while let i = sim.links.firstIndex(where: { sim.pairKey($0.a, $0.b) == sim.pairKey(a, b) }) {
-            await sim.reset(i)
-        }
     }
 }
 

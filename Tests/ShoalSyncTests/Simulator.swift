@@ -195,6 +195,12 @@ final class Simulation {
     // MARK: Network
 
     func pairKey(_ a: Int, _ b: Int) -> [Int] { [min(a, b), max(a, b)] }
+
+    /// Cuts the link between nodes `a` and `b` and keeps them apart.
+    func separate(_ a: Int, _ b: Int) async {
+        partitions.insert(pairKey(a, b))
+        while let i = links.firstIndex(where: { pairKey($0.a, $0.b) == pairKey(a, b) }) { await reset(i) }
+    }
     func connected(_ a: Int, _ b: Int) -> Bool { links.contains { pairKey($0.a, $0.b) == pairKey(a, b) } }
 
     /// Opens a connection between two up, unpartitioned nodes; a second one beside an open one
